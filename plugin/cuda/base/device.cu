@@ -1,0 +1,90 @@
+#include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/device.h>
+
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <sstream>
+
+namespace GPUAssembly
+{
+  unsigned int
+  n_cuda_devices()
+  {
+    int        count  = 0;
+    const auto status = cudaGetDeviceCount(&count);
+    // "No device" and "no driver" are the ordinary state of a build
+    // machine, not errors; anything else (a broken driver) is reported.
+    if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver)
+      {
+        (void)cudaGetLastError();
+        return 0;
+      }
+    GPU_ASSEMBLY_CHECK_CUDA(status);
+    return static_cast<unsigned int>(count);
+  }
+
+
+
+  DeviceInfo
+  get_device_info(const int index)
+  {
+    cudaDeviceProp properties;
+    GPU_ASSEMBLY_CHECK_CUDA(cudaGetDeviceProperties(&properties, index));
+
+    DeviceInfo info;
+    info.index                         = index;
+    info.name                          = properties.name;
+    info.compute_capability_major      = properties.major;
+    info.compute_capability_minor      = properties.minor;
+    info.n_multiprocessors             = properties.multiProcessorCount;
+    info.shared_memory_per_block_optin = properties.sharedMemPerBlockOptin;
+    info.shared_memory_per_multiprocessor =
+      properties.sharedMemPerMultiprocessor;
+    info.global_memory_bytes   = properties.totalGlobalMem;
+    info.max_threads_per_block = properties.maxThreadsPerBlock;
+    return info;
+  }
+
+
+
+  std::string
+  describe_execution_path()
+  {
+    if (n_cuda_devices() == 0)
+      return "No CUDA device found: the host (CPU) path runs.";
+
+    const DeviceInfo   info = get_device_info(0);
+    std::ostringstream out;
+    out << "CUDA device 0: " << info.name << " (sm_"
+        << info.compute_capability_major << info.compute_capability_minor
+        << ", " << info.n_multiprocessors << " SMs, "
+        << info.global_memory_bytes / (1024 * 1024) << " MiB, "
+        << info.shared_memory_per_block_optin / 1024
+        << " KiB shared memory per block)";
+    return out.str();
+  }
+
+
+
+  namespace internal
+  {
+    std::string
+    cuda_error_string(const int status)
+    {
+      const auto error = static_cast<cudaError_t>(status);
+      return std::string(cudaGetErrorName(error)) + ": " +
+             cudaGetErrorString(error);
+    }
+
+
+
+    std::string
+    cusparse_error_string(const int status)
+    {
+      const auto error = static_cast<cusparseStatus_t>(status);
+      return std::string(cusparseGetErrorName(error)) + ": " +
+             cusparseGetErrorString(error);
+    }
+  } // namespace internal
+} // namespace GPUAssembly

@@ -1,0 +1,45 @@
+#ifndef gpu_assembly_base_config_h
+#define gpu_assembly_base_config_h
+
+/**
+ * @file
+ * Configuration shared by host and device code. This header must stay
+ * includable from both .cc and .cu files, so it includes neither deal.II nor
+ * CUDA headers.
+ */
+
+/**
+ * Marks functions that the host reference assembly and the CUDA kernels
+ * share. Element kernels are written once with this annotation so the two
+ * paths cannot drift apart.
+ */
+#if defined(__CUDACC__)
+#  define GPU_ASSEMBLY_HOST_DEVICE __host__ __device__
+#else
+#  define GPU_ASSEMBLY_HOST_DEVICE
+#endif
+
+#define GPU_ASSEMBLY_VERSION_MAJOR 0
+#define GPU_ASSEMBLY_VERSION_MINOR 1
+
+/**
+ * Everything this plugin provides lives in this namespace.
+ */
+namespace GPUAssembly
+{
+  /**
+   * Index type of the flat mesh arrays. Signed so that the reduction arrays
+   * of the GPU methods can tell sources from targets by sign, as the GPU
+   * Gems chapter does, and 32 bits wide because it is read on every
+   * assembly and its bandwidth counts.
+   */
+  using index_type = int;
+
+  /**
+   * Value of a nonzero map entry whose element contribution is dropped by the
+   * constraints (and that has no slot in the sparsity pattern).
+   */
+  constexpr index_type invalid_index = -1;
+} // namespace GPUAssembly
+
+#endif

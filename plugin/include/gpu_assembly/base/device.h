@@ -1,0 +1,50 @@
+#ifndef gpu_assembly_base_device_h
+#define gpu_assembly_base_device_h
+
+#include <cstddef>
+#include <string>
+
+namespace GPUAssembly
+{
+  /**
+   * What the plugin needs to know about a CUDA device to size its plans:
+   * the shared-memory limit decides SharedNZ's partitions and must be read
+   * from the device, never assumed.
+   */
+  struct DeviceInfo
+  {
+    int         index = -1;
+    std::string name;
+    int         compute_capability_major = 0;
+    int         compute_capability_minor = 0;
+    int         n_multiprocessors        = 0;
+    /// Largest dynamic shared memory one block may opt in to, in bytes.
+    std::size_t shared_memory_per_block_optin    = 0;
+    std::size_t shared_memory_per_multiprocessor = 0;
+    std::size_t global_memory_bytes              = 0;
+    int         max_threads_per_block            = 0;
+  };
+
+  /**
+   * Number of usable CUDA devices. Returns 0, rather than throwing, when the
+   * machine has no GPU or no driver: that is the normal state of a build or
+   * CI machine, and callers then take the host path.
+   */
+  unsigned int
+  n_cuda_devices();
+
+  /**
+   * Properties of device @p index. Throws ExcCudaError for an invalid index.
+   */
+  DeviceInfo
+  get_device_info(const int index = 0);
+
+  /**
+   * One line describing which path runs: the device's name and limits, or a
+   * plain statement that no GPU is present and the host path runs.
+   */
+  std::string
+  describe_execution_path();
+} // namespace GPUAssembly
+
+#endif

@@ -1,0 +1,164 @@
+#ifndef gpu_assembly_kernels_element_kernels_h
+#define gpu_assembly_kernels_element_kernels_h
+
+#include <gpu_assembly/base/config.h>
+
+/**
+ * @file
+ * Bundled element kernels. Each is a functor called once per element, on
+ * the host by the reference assembly and on the device by every GPU method,
+ * with an element view (element_views.h) and an ElementOutput. A kernel
+ * must write every entry of A^e and F^e (the output is not zeroed for it).
+ *
+ * Local DoF d = a * n_components + c couples node a and component c.
+ */
+
+namespace GPUAssembly
+{
+  /**
+   * -div(k grad u) = f with constant k and f: A_ab = int k grad phi_a .
+   * grad phi_b, F_a = int f phi_a.
+   */
+  template <int dim, typename Number>
+  struct LaplaceKernel
+  {
+    static constexpr unsigned int n_components = 1;
+
+    Number diffusion = 1;
+    Number source    = 1;
+
+    template <class Element, class Output>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const Element &element, const Output &output) const
+    {
+      for (unsigned int a = 0; a < element.n_nodes; ++a)
+        {
+          Number rhs = 0;
+          for (unsigned int q = 0; q < element.n_q_points; ++q)
+            rhs += source * element.shape_value(a, q) * element.JxW(q);
+          output.vector_entry(a) = rhs;
+
+          for (unsigned int b = 0; b < element.n_nodes; ++b)
+            {
+              Number sum = 0;
+              for (unsigned int q = 0; q < element.n_q_points; ++q)
+                {
+                  Number dot = 0;
+                  for (unsigned int k = 0; k < dim; ++k)
+                    dot +=
+                      element.shape_grad(a, q, k) * element.shape_grad(b, q, k);
+                  sum += diffusion * dot * element.JxW(q);
+                }
+              output.matrix_entry(a, b) = sum;
+            }
+        }
+    }
+  };
+
+
+
+  /**
+   * Consistent mass matrix rho int phi_a phi_b for each of n_components
+   * components (block diagonal in the components), and a constant body
+   * force: F_(a,c) = int f_c phi_a.
+   */
+  template <int dim, int n_components_, typename Number>
+  struct MassKernel
+  {
+    static constexpr unsigned int n_components = n_components_;
+
+    Number density = 1;
+    Number body_force[n_components_]{};
+
+    template <class Element, class Output>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const Element &element, const Output &output) const
+    {
+      for (unsigned int a = 0; a < element.n_nodes; ++a)
+        {
+          Number phi_integral = 0;
+          for (unsigned int q = 0; q < element.n_q_points; ++q)
+            phi_integral += element.shape_value(a, q) * element.JxW(q);
+          for (unsigned int c = 0; c < n_components; ++c)
+            output.vector_entry(a * n_components + c) =
+              body_force[c] * phi_integral;
+
+          for (unsigned int b = 0; b < element.n_nodes; ++b)
+            {
+              Number sum = 0;
+              for (unsigned int q = 0; q < element.n_q_points; ++q)
+                sum += element.shape_value(a, q) * element.shape_value(b, q) *
+                       element.JxW(q);
+              sum *= density;
+              for (unsigned int c = 0; c < n_components; ++c)
+                for (unsigned int c2 = 0; c2 < n_components; ++c2)
+                  output.matrix_entry(a * n_components + c,
+                                      b * n_components + c2) =
+                    (c == c2 ? sum : Number(0));
+            }
+        }
+    }
+  };
+
+
+
+  /**
+   * Isotropic linear elasticity (deal.II step-8's bilinear form):
+   * A_(a,i),(b,j) = int lambda d_i phi_a d_j phi_b + mu d_j phi_a d_i phi_b
+   *                 + delta_ij mu grad phi_a . grad phi_b,
+   * with a constant body force F_(a,i) = int f_i phi_a.
+   */
+  template <int dim, typename Number>
+  struct LinearElasticityKernel
+  {
+    static constexpr unsigned int n_components = dim;
+
+    Number lambda = 1;
+    Number mu     = 1;
+    Number body_force[dim]{};
+
+    template <class Element, class Output>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const Element &element, const Output &output) const
+    {
+      for (unsigned int a = 0; a < element.n_nodes; ++a)
+        {
+          Number phi_integral = 0;
+          for (unsigned int q = 0; q < element.n_q_points; ++q)
+            phi_integral += element.shape_value(a, q) * element.JxW(q);
+          for (unsigned int i = 0; i < dim; ++i)
+            output.vector_entry(a * dim + i) = body_force[i] * phi_integral;
+
+          for (unsigned int b = 0; b < element.n_nodes; ++b)
+            {
+              // Integrate the dim x dim block of the node pair in registers
+              // so that each entry of A^e is written exactly once.
+              Number block[dim][dim] = {};
+              for (unsigned int q = 0; q < element.n_q_points; ++q)
+                {
+                  const Number JxW = element.JxW(q);
+                  Number       ga[dim], gb[dim];
+                  Number       dot = 0;
+                  for (unsigned int k = 0; k < dim; ++k)
+                    {
+                      ga[k] = element.shape_grad(a, q, k);
+                      gb[k] = element.shape_grad(b, q, k);
+                      dot += ga[k] * gb[k];
+                    }
+                  for (unsigned int i = 0; i < dim; ++i)
+                    for (unsigned int j = 0; j < dim; ++j)
+                      block[i][j] +=
+                        (lambda * ga[i] * gb[j] + mu * ga[j] * gb[i] +
+                         (i == j ? mu * dot : Number(0))) *
+                        JxW;
+                }
+              for (unsigned int i = 0; i < dim; ++i)
+                for (unsigned int j = 0; j < dim; ++j)
+                  output.matrix_entry(a * dim + i, b * dim + j) = block[i][j];
+            }
+        }
+    }
+  };
+} // namespace GPUAssembly
+
+#endif

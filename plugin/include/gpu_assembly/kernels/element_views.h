@@ -1,0 +1,145 @@
+#ifndef gpu_assembly_kernels_element_views_h
+#define gpu_assembly_kernels_element_views_h
+
+#include <gpu_assembly/base/config.h>
+
+/**
+ * @file
+ * What an element kernel sees of one element, and where it writes its
+ * element matrix and vector. The views carry a stride so that the same
+ * kernel reads an element-major host array (stride 1) or a column-major
+ * device array whose entries for neighbouring elements are adjacent
+ * (stride = number of elements), which is what makes GPU reads coalesce.
+ * Host and device code share these types; they include no other header.
+ */
+
+namespace GPUAssembly
+{
+  /**
+   * Element view for SupplementalDataFormat::quadrature_gradients: JxW and
+   * the reference-configuration shape gradients are read from S(e).
+   */
+  template <int dim, typename Number>
+  struct QuadratureGradientElement
+  {
+    /// S(e); entry i is at supplemental[i * stride].
+    const Number *supplemental;
+    unsigned int  stride;
+    unsigned int  n_nodes;
+    unsigned int  n_q_points;
+    /// Reference shape values phi_a(xhat_q) at q * n_nodes + a.
+    const Number *shape_values;
+    /// Nodal data of this element's nodes: field f of node a at
+    /// a * n_nodal_fields + f. May be null for kernels that need none.
+    const Number *nodal_data;
+    unsigned int  n_nodal_fields;
+
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    JxW(const unsigned int q) const
+    {
+      return supplemental[(q * (1 + n_nodes * dim)) * stride];
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    shape_grad(const unsigned int a,
+               const unsigned int q,
+               const unsigned int k) const
+    {
+      return supplemental[(q * (1 + n_nodes * dim) + 1 + a * dim + k) * stride];
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    shape_value(const unsigned int a, const unsigned int q) const
+    {
+      return shape_values[q * n_nodes + a];
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    nodal_value(const unsigned int a, const unsigned int f) const
+    {
+      return nodal_data[a * n_nodal_fields + f];
+    }
+  };
+
+
+
+  /**
+   * Element view for SupplementalDataFormat::inverse_edge_matrix (linear
+   * simplices): S(e) = [D^{-1} row-major, det D]. Gradients are rows of
+   * D^{-1} (node 0: minus their sum), and JxW(q) = det D * w_q with the
+   * reference weights, so S(e) stays dim^2 + 1 numbers for any quadrature.
+   */
+  template <int dim, typename Number>
+  struct EdgeMatrixElement
+  {
+    const Number *supplemental;
+    unsigned int  stride;
+    unsigned int  n_nodes;
+    unsigned int  n_q_points;
+    const Number *shape_values;
+    /// Reference quadrature weights.
+    const Number *quadrature_weights;
+    const Number *nodal_data;
+    unsigned int  n_nodal_fields;
+
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    JxW(const unsigned int q) const
+    {
+      return supplemental[(dim * dim) * stride] * quadrature_weights[q];
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    shape_grad(const unsigned int a,
+               const unsigned int /*q*/,
+               const unsigned int k) const
+    {
+      if (a > 0)
+        return supplemental[((a - 1) * dim + k) * stride];
+      Number sum = 0;
+      for (unsigned int b = 0; b < dim; ++b)
+        sum += supplemental[(b * dim + k) * stride];
+      return -sum;
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    shape_value(const unsigned int a, const unsigned int q) const
+    {
+      return shape_values[q * n_nodes + a];
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    nodal_value(const unsigned int a, const unsigned int f) const
+    {
+      return nodal_data[a * n_nodal_fields + f];
+    }
+  };
+
+
+
+  /**
+   * Where an element kernel writes A^e (dense, row-major in the local DoF
+   * numbering d = a * n_components + c) and F^e.
+   */
+  template <typename Number>
+  struct ElementOutput
+  {
+    Number      *matrix;
+    Number      *vector;
+    unsigned int n_dofs;
+    unsigned int stride;
+
+    GPU_ASSEMBLY_HOST_DEVICE Number &
+    matrix_entry(const unsigned int i, const unsigned int j) const
+    {
+      return matrix[(i * n_dofs + j) * stride];
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number &
+    vector_entry(const unsigned int i) const
+    {
+      return vector[i * stride];
+    }
+  };
+} // namespace GPUAssembly
+
+#endif

@@ -1,0 +1,513 @@
+#include <deal.II/distributed/tria_base.h>
+
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_simplex_p.h>
+#include <deal.II/fe/fe_values.h>
+
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
+
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/base/exceptions.h>
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+namespace GPUAssembly
+{
+  namespace
+  {
+    template <int dim>
+    std::string
+    describe_cell(
+      const typename dealii::Triangulation<dim>::cell_iterator &cell)
+    {
+      std::ostringstream out;
+      out << "cell " << cell->id() << " (active cell index "
+          << cell->active_cell_index() << ") with vertices";
+      for (const unsigned int v : cell->vertex_indices())
+        out << " (" << cell->vertex(v) << ')';
+      return out.str();
+    }
+
+
+
+    // The plugin's kernels work on a scalar Lagrange base element repeated
+    // n_components times; everything else is refused here, before any
+    // array is built, with the element's name in the message.
+    template <int dim>
+    void
+    check_finite_element(const dealii::FiniteElement<dim> &fe)
+    {
+      AssertThrow(fe.n_base_elements() == 1,
+                  ExcUnsupportedInput(
+                    "the finite element " + fe.get_name() +
+                    " combines different base elements; only FE_Q or "
+                    "FE_SimplexP, alone or as an FESystem of copies of one "
+                    "of them, are supported."));
+      const dealii::FiniteElement<dim> &base = fe.base_element(0);
+      const bool                        is_lagrange =
+        dynamic_cast<const dealii::FE_Q<dim> *>(&base) != nullptr ||
+        dynamic_cast<const dealii::FE_SimplexP<dim> *>(&base) != nullptr;
+      AssertThrow(is_lagrange && base.n_components() == 1,
+                  ExcUnsupportedInput(
+                    "the finite element " + fe.get_name() +
+                    " is not built on FE_Q or FE_SimplexP; only these "
+                    "Lagrange elements are supported."));
+      AssertThrow(base.degree == 1 || base.degree == 2,
+                  ExcUnsupportedInput("the finite element " + fe.get_name() +
+                                      " has degree " +
+                                      std::to_string(base.degree) +
+                                      "; only degrees 1 and 2 are supported."));
+    }
+
+
+
+    template <int dim>
+    void
+    check_triangulation(const dealii::Triangulation<dim> &tria)
+    {
+      AssertThrow(tria.n_active_cells() > 0,
+                  ExcUnsupportedInput("the triangulation has no cells."));
+      AssertThrow(
+        dynamic_cast<const dealii::parallel::TriangulationBase<dim> *>(&tria) ==
+          nullptr,
+        ExcUnsupportedInput("parallel (MPI-distributed) triangulations are not "
+                            "supported; use a serial Triangulation."));
+      AssertThrow(tria.get_reference_cells().size() == 1,
+                  ExcUnsupportedInput(
+                    "the triangulation mixes " +
+                    std::to_string(tria.get_reference_cells().size()) +
+                    " cell types; all cells must be of one type."));
+      AssertThrow(!tria.has_hanging_nodes(),
+                  ExcUnsupportedInput(
+                    "the triangulation has hanging nodes (it was refined "
+                    "locally); only conforming meshes are supported."));
+    }
+
+
+
+    // Only constraints of the form x_i = g_i are supported: they are what
+    // the element-level condensation reproduces exactly, and they are what
+    // VectorTools::interpolate_boundary_values produces.
+    void
+    read_constraints(const dealii::AffineConstraints<double> &constraints,
+                     MeshArrays                              &arrays)
+    {
+      arrays.dof_is_constrained.assign(arrays.n_dofs, 0);
+      arrays.inhomogeneities.assign(arrays.n_dofs, 0.);
+      for (const auto &line : constraints.get_lines())
+        {
+          AssertThrow(line.index < arrays.n_dofs,
+                      ExcUnsupportedInput("the constraints refer to DoF " +
+                                          std::to_string(line.index) +
+                                          ", but the DoFHandler has only " +
+                                          std::to_string(arrays.n_dofs) +
+                                          " DoFs."));
+          AssertThrow(line.entries.empty(),
+                      ExcUnsupportedInput(
+                        "DoF " + std::to_string(line.index) +
+                        " is constrained to a combination of " +
+                        std::to_string(line.entries.size()) +
+                        " other DoFs (a hanging-node or periodicity "
+                        "constraint); only Dirichlet constraints x_i = g_i "
+                        "are supported."));
+          arrays.dof_is_constrained[line.index] = 1;
+          arrays.inhomogeneities[line.index]    = line.inhomogeneity;
+        }
+    }
+  } // namespace
+
+
+
+  template <int dim>
+  DoFHandlerAdapter<dim>::DoFHandlerAdapter(
+    const dealii::Mapping<dim>              &mapping,
+    const dealii::DoFHandler<dim>           &dof_handler,
+    const dealii::Quadrature<dim>           &quadrature,
+    const dealii::AffineConstraints<double> &constraints,
+    const AdditionalData                    &additional_data)
+  {
+    reinit(mapping, dof_handler, quadrature, constraints, additional_data);
+  }
+
+
+
+  template <int dim>
+  void
+  DoFHandlerAdapter<dim>::reinit(
+    const dealii::Mapping<dim>              &mapping,
+    const dealii::DoFHandler<dim>           &dof_handler,
+    const dealii::Quadrature<dim>           &quadrature,
+    const dealii::AffineConstraints<double> &constraints,
+    const AdditionalData                    &additional_data)
+  {
+    using namespace dealii;
+
+    const Triangulation<dim> &tria = dof_handler.get_triangulation();
+    check_triangulation(tria);
+    AssertThrow(dof_handler.get_fe_collection().size() == 1,
+                ExcUnsupportedInput(
+                  "the DoFHandler uses several finite elements (hp); only "
+                  "one element for all cells is supported."));
+    AssertThrow(dof_handler.n_dofs() > 0,
+                ExcUnsupportedInput("the DoFHandler has no degrees of "
+                                    "freedom; call distribute_dofs() first."));
+    const FiniteElement<dim> &fe = dof_handler.get_fe();
+    check_finite_element(fe);
+    const FiniteElement<dim> &base = fe.base_element(0);
+    AssertThrow(base.reference_cell() == tria.get_reference_cells()[0],
+                ExcUnsupportedInput("the finite element " + fe.get_name() +
+                                    " does not match the cell type of the "
+                                    "triangulation."));
+    AssertThrow(quadrature.size() > 0,
+                ExcUnsupportedInput("the quadrature rule is empty."));
+
+    const bool edge_matrix_format = additional_data.supplemental_format ==
+                                    SupplementalDataFormat::inverse_edge_matrix;
+    AssertThrow(!edge_matrix_format ||
+                  (base.reference_cell().is_simplex() && base.degree == 1),
+                ExcUnsupportedInput(
+                  "the inverse-edge-matrix format of the supplemental data "
+                  "exists only for linear simplices, not for " +
+                  fe.get_name() + "."));
+
+    MeshArrays a;
+    a.dim                   = dim;
+    a.n_elements            = tria.n_active_cells();
+    a.n_dofs                = dof_handler.n_dofs();
+    a.keep_constrained_dofs = additional_data.keep_constrained_dofs;
+    a.supplemental_format   = additional_data.supplemental_format;
+
+    ElementLayout &layout     = a.layout;
+    layout.reference_cell     = base.reference_cell();
+    layout.degree             = base.degree;
+    layout.n_nodes            = base.n_dofs_per_cell();
+    layout.n_components       = fe.n_components();
+    layout.n_dofs             = fe.n_dofs_per_cell();
+    layout.n_q_points         = quadrature.size();
+    layout.quadrature_weights = quadrature.get_weights();
+    layout.shape_values.resize(layout.n_q_points * layout.n_nodes);
+    for (unsigned int q = 0; q < layout.n_q_points; ++q)
+      for (unsigned int n = 0; n < layout.n_nodes; ++n)
+        layout.shape_values[q * layout.n_nodes + n] =
+          base.shape_value(n, quadrature.point(q));
+
+    AssertThrow(
+      static_cast<std::size_t>(a.n_elements) * layout.n_dofs * layout.n_dofs <
+        static_cast<std::size_t>(std::numeric_limits<index_type>::max()),
+      ExcUnsupportedInput(
+        "the mesh is too large for 32-bit element data indices."));
+
+    read_constraints(constraints, a);
+
+    const unsigned int n_en = layout.n_nodes;
+    const unsigned int n_c  = layout.n_components;
+    const unsigned int n_ed = layout.n_dofs;
+
+    // Node numbers follow the DoF numbers of component 0, so a renumbering
+    // of the DoFHandler (Cuthill-McKee, say) carries over to the nodes.
+    std::vector<types::global_dof_index> local_dofs(n_ed);
+    std::vector<bool>                    is_node_dof(a.n_dofs, false);
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      {
+        cell->get_dof_indices(local_dofs);
+        for (unsigned int n = 0; n < n_en; ++n)
+          is_node_dof[local_dofs[fe.component_to_system_index(0, n)]] = true;
+      }
+    std::vector<index_type> node_of_dof(a.n_dofs, invalid_index);
+    for (unsigned int i = 0; i < a.n_dofs; ++i)
+      if (is_node_dof[i])
+        node_of_dof[i] = a.n_nodes++;
+
+    a.connectivity.resize(static_cast<std::size_t>(a.n_elements) * n_en);
+    a.location.resize(static_cast<std::size_t>(a.n_elements) * n_ed);
+    a.node_dofs.assign(static_cast<std::size_t>(a.n_nodes) * n_c,
+                       invalid_index);
+    a.nodal_coordinates.resize(static_cast<std::size_t>(a.n_nodes) * dim);
+
+    if (edge_matrix_format)
+      a.n_supplemental = dim * dim + 1;
+    else
+      a.n_supplemental = layout.n_q_points * (1 + n_en * dim);
+    a.supplemental.resize(static_cast<std::size_t>(a.n_elements) *
+                          a.n_supplemental);
+
+    FEValues<dim> fe_values(mapping,
+                            base,
+                            quadrature,
+                            update_gradients | update_JxW_values |
+                              update_jacobians);
+    // Maps the base element's support points to real space: these are the
+    // node coordinates C(n), in the node order of the element.
+    FEValues<dim> support_values(mapping,
+                                 base,
+                                 Quadrature<dim>(
+                                   base.get_unit_support_points()),
+                                 update_quadrature_points);
+
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      {
+        const unsigned int e = cell->active_cell_index();
+        cell->get_dof_indices(local_dofs);
+        const typename Triangulation<dim>::cell_iterator tria_cell(cell);
+        support_values.reinit(tria_cell);
+        fe_values.reinit(tria_cell);
+
+        for (unsigned int n = 0; n < n_en; ++n)
+          {
+            const index_type node =
+              node_of_dof[local_dofs[fe.component_to_system_index(0, n)]];
+            a.connectivity[static_cast<std::size_t>(e) * n_en + n] = node;
+            for (unsigned int c = 0; c < n_c; ++c)
+              {
+                const auto dof = local_dofs[fe.component_to_system_index(c, n)];
+                a.location[static_cast<std::size_t>(e) * n_ed + n * n_c + c] =
+                  dof;
+                a.node_dofs[static_cast<std::size_t>(node) * n_c + c] = dof;
+              }
+            const Point<dim> &x = support_values.quadrature_point(n);
+            for (unsigned int k = 0; k < dim; ++k)
+              a.nodal_coordinates[static_cast<std::size_t>(node) * dim + k] =
+                x[k];
+          }
+
+        for (unsigned int q = 0; q < layout.n_q_points; ++q)
+          {
+            const double det = fe_values.jacobian(q).determinant();
+            AssertThrow(det > 0.,
+                        ExcUnsupportedInput(
+                          "element " + std::to_string(e) + ", " +
+                          describe_cell<dim>(tria_cell) +
+                          ", is inverted or degenerate: the Jacobian "
+                          "determinant at quadrature point " +
+                          std::to_string(q) + " is " + std::to_string(det) +
+                          "."));
+          }
+
+        double *const S = a.supplemental.data() +
+                          static_cast<std::size_t>(e) * a.n_supplemental;
+        if (edge_matrix_format)
+          {
+            Tensor<2, dim> edges;
+            for (unsigned int j = 0; j < dim; ++j)
+              for (unsigned int k = 0; k < dim; ++k)
+                edges[k][j] = cell->vertex(j + 1)[k] - cell->vertex(0)[k];
+            const double det = determinant(edges);
+            AssertThrow(det > 0.,
+                        ExcUnsupportedInput(
+                          "element " + std::to_string(e) + ", " +
+                          describe_cell<dim>(tria_cell) +
+                          ", is inverted or degenerate: its edge matrix has "
+                          "determinant " +
+                          std::to_string(det) + "."));
+            const Tensor<2, dim> inverse = invert(edges);
+            for (unsigned int j = 0; j < dim; ++j)
+              for (unsigned int k = 0; k < dim; ++k)
+                S[j * dim + k] = inverse[j][k];
+            S[dim * dim] = det;
+          }
+        else
+          for (unsigned int q = 0; q < layout.n_q_points; ++q)
+            {
+              double *const Sq = S + q * (1 + n_en * dim);
+              Sq[0]            = fe_values.JxW(q);
+              for (unsigned int n = 0; n < n_en; ++n)
+                {
+                  const Tensor<1, dim> grad = fe_values.shape_grad(n, q);
+                  for (unsigned int k = 0; k < dim; ++k)
+                    Sq[1 + n * dim + k] = grad[k];
+                }
+            }
+      }
+
+    // The pattern is deal.II's own, so that it is identical by construction
+    // to what a deal.II program would use for the same constraints.
+    DynamicSparsityPattern dsp(a.n_dofs);
+    DoFTools::make_sparsity_pattern(dof_handler,
+                                    dsp,
+                                    constraints,
+                                    additional_data.keep_constrained_dofs);
+    AssertThrow(dsp.n_nonzero_elements() <
+                  static_cast<std::size_t>(
+                    std::numeric_limits<index_type>::max()),
+                ExcUnsupportedInput("the sparsity pattern has more nonzeros "
+                                    "than 32-bit indices can address."));
+    a.row_offsets.resize(a.n_dofs + 1);
+    a.column_indices.resize(dsp.n_nonzero_elements());
+    a.row_offsets[0] = 0;
+    for (unsigned int row = 0; row < a.n_dofs; ++row)
+      {
+        index_type k = a.row_offsets[row];
+        for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
+          a.column_indices[k++] = entry->column();
+        a.row_offsets[row + 1] = k;
+      }
+
+    a.nonzero_map.resize(static_cast<std::size_t>(a.n_elements) * n_ed * n_ed);
+    for (unsigned int e = 0; e < a.n_elements; ++e)
+      {
+        const index_type *const L =
+          a.location.data() + static_cast<std::size_t>(e) * n_ed;
+        for (unsigned int i = 0; i < n_ed; ++i)
+          {
+            const index_type row = L[i];
+            const auto       row_begin =
+              a.column_indices.begin() + a.row_offsets[row];
+            const auto row_end =
+              a.column_indices.begin() + a.row_offsets[row + 1];
+            for (unsigned int j = 0; j < n_ed; ++j)
+              {
+                const index_type col = L[j];
+                const bool       dropped =
+                  !a.keep_constrained_dofs && row != col &&
+                  (a.dof_is_constrained[row] || a.dof_is_constrained[col]);
+                index_type position = invalid_index;
+                if (!dropped)
+                  {
+                    const auto it = std::lower_bound(row_begin, row_end, col);
+                    Assert(it != row_end && *it == col, ExcInternalError());
+                    position = it - a.column_indices.begin();
+                  }
+                a.nonzero_map[(static_cast<std::size_t>(e) * n_ed + i) * n_ed +
+                              j] = position;
+              }
+          }
+      }
+
+    arrays = std::move(a);
+  }
+
+
+
+  template <int dim>
+  void
+  DoFHandlerAdapter<dim>::make_sparsity_pattern(
+    dealii::SparsityPattern &sparsity_pattern) const
+  {
+    dealii::DynamicSparsityPattern               dsp(arrays.n_dofs);
+    std::vector<dealii::types::global_dof_index> columns;
+    for (unsigned int row = 0; row < arrays.n_dofs; ++row)
+      {
+        columns.assign(arrays.column_indices.begin() + arrays.row_offsets[row],
+                       arrays.column_indices.begin() +
+                         arrays.row_offsets[row + 1]);
+        dsp.add_entries(row, columns.begin(), columns.end(), true);
+      }
+    sparsity_pattern.copy_from(dsp);
+  }
+
+
+
+  template <int dim>
+  template <typename Number>
+  void
+  DoFHandlerAdapter<dim>::copy_to_sparse_matrix(
+    const std::vector<Number>    &values,
+    dealii::SparseMatrix<double> &matrix) const
+  {
+    AssertThrow(values.size() == arrays.n_nonzeros(),
+                dealii::ExcDimensionMismatch(values.size(),
+                                             arrays.n_nonzeros()));
+    AssertThrow(matrix.m() == arrays.n_dofs && matrix.n() == arrays.n_dofs,
+                dealii::ExcDimensionMismatch(matrix.m(), arrays.n_dofs));
+    matrix = 0.;
+    for (unsigned int row = 0; row < arrays.n_dofs; ++row)
+      for (index_type k = arrays.row_offsets[row];
+           k < arrays.row_offsets[row + 1];
+           ++k)
+        matrix.set(row, arrays.column_indices[k], values[k]);
+  }
+
+
+
+  template <int dim>
+  template <typename Number>
+  void
+  DoFHandlerAdapter<dim>::gather_nodal_values(
+    const dealii::Vector<double> &dof_values,
+    std::vector<Number>          &nodal_values) const
+  {
+    AssertThrow(dof_values.size() == arrays.n_dofs,
+                dealii::ExcDimensionMismatch(dof_values.size(), arrays.n_dofs));
+    nodal_values.resize(arrays.node_dofs.size());
+    for (std::size_t i = 0; i < arrays.node_dofs.size(); ++i)
+      nodal_values[i] = static_cast<Number>(dof_values[arrays.node_dofs[i]]);
+  }
+
+
+
+  template <int dim>
+  template <typename Number>
+  void
+  DoFHandlerAdapter<dim>::scatter_nodal_values(
+    const std::vector<Number> &nodal_values,
+    dealii::Vector<double>    &dof_values) const
+  {
+    AssertThrow(nodal_values.size() == arrays.node_dofs.size(),
+                dealii::ExcDimensionMismatch(nodal_values.size(),
+                                             arrays.node_dofs.size()));
+    dof_values.reinit(arrays.n_dofs);
+    for (std::size_t i = 0; i < arrays.node_dofs.size(); ++i)
+      dof_values[arrays.node_dofs[i]] = nodal_values[i];
+  }
+
+
+
+  unsigned int
+  MeshArrays::n_constrained_elements() const
+  {
+    unsigned int count = 0;
+    for (unsigned int e = 0; e < n_elements; ++e)
+      for (unsigned int d = 0; d < layout.n_dofs; ++d)
+        if (dof_is_constrained
+              [location[static_cast<std::size_t>(e) * layout.n_dofs + d]])
+          {
+            ++count;
+            break;
+          }
+    return count;
+  }
+
+
+
+  std::size_t
+  MeshArrays::memory_consumption() const
+  {
+    return connectivity.size() * sizeof(index_type) +
+           location.size() * sizeof(index_type) +
+           supplemental.size() * sizeof(double) +
+           nodal_coordinates.size() * sizeof(double) +
+           node_dofs.size() * sizeof(index_type) +
+           row_offsets.size() * sizeof(index_type) +
+           column_indices.size() * sizeof(index_type) +
+           nonzero_map.size() * sizeof(index_type) + dof_is_constrained.size() +
+           inhomogeneities.size() * sizeof(double);
+  }
+} // namespace GPUAssembly
+
+
+
+// explicit instantiations
+namespace GPUAssembly
+{
+  template class DoFHandlerAdapter<2>;
+  template class DoFHandlerAdapter<3>;
+#define INSTANTIATE(dim, Number)                               \
+  template void DoFHandlerAdapter<dim>::copy_to_sparse_matrix( \
+    const std::vector<Number> &,                               \
+    dealii::SparseMatrix<double> &) const;                     \
+  template void DoFHandlerAdapter<dim>::gather_nodal_values(   \
+    const dealii::Vector<double> &,                            \
+    std::vector<Number> &) const;                              \
+  template void DoFHandlerAdapter<dim>::scatter_nodal_values(  \
+    const std::vector<Number> &,                               \
+    dealii::Vector<double> &) const;
+  INSTANTIATE(2, float)
+  INSTANTIATE(2, double)
+  INSTANTIATE(3, float)
+  INSTANTIATE(3, double)
+#undef INSTANTIATE
+} // namespace GPUAssembly
