@@ -1,0 +1,371 @@
+// The host reference assembly through the flat arrays reproduces deal.II's
+// own assembly (FEValues loop + AffineConstraints::distribute_local_to_global)
+// for every supported element, kernel and kind of constraint.
+
+#include <deal.II/base/multithread_info.h>
+
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_values.h>
+
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
+#include <deal.II/lac/full_matrix.h>
+#include <deal.II/lac/sparse_matrix.h>
+#include <deal.II/lac/vector.h>
+
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/kernels/element_kernels.h>
+
+#include <cmath>
+
+#include "test_problems.h"
+#include "tests.h"
+
+using namespace dealii;
+using namespace GPUAssembly;
+
+enum class Form
+{
+  laplace,
+  mass,
+  elasticity
+};
+
+std::string
+to_string(const Form form)
+{
+  return form == Form::laplace ? "Laplace" :
+         form == Form::mass    ? "mass" :
+                                 "elasticity";
+}
+
+constexpr double diffusion = 1.7;
+constexpr double source    = 0.8;
+constexpr double density   = 2.5;
+constexpr double lambda    = 3.;
+constexpr double mu        = 1.25;
+constexpr double force[3]  = {1., -2., 0.5};
+
+// deal.II's assembly of the same forms, written the deal.II way (step-8
+// for elasticity) and independent of the plugin's arrays.
+template <int dim>
+void
+assemble_with_dealii(const Testing::TestProblem<dim> &problem,
+                     const Form                       form,
+                     const bool                       keep_constrained_dofs,
+                     SparsityPattern                 &sparsity_pattern,
+                     SparseMatrix<double>            &matrix,
+                     Vector<double>                  &rhs)
+{
+  const auto            &fe = *problem.fe;
+  DynamicSparsityPattern dsp(problem.dof_handler.n_dofs());
+  DoFTools::make_sparsity_pattern(problem.dof_handler,
+                                  dsp,
+                                  problem.constraints,
+                                  keep_constrained_dofs);
+  sparsity_pattern.copy_from(dsp);
+  matrix.reinit(sparsity_pattern);
+  rhs.reinit(problem.dof_handler.n_dofs());
+
+  FEValues<dim>                        fe_values(*problem.mapping,
+                          fe,
+                          *problem.quadrature,
+                          update_values | update_gradients | update_JxW_values);
+  const unsigned int                   n = fe.n_dofs_per_cell();
+  FullMatrix<double>                   cell_matrix(n, n);
+  Vector<double>                       cell_rhs(n);
+  std::vector<types::global_dof_index> dofs(n);
+
+  for (const auto &cell : problem.dof_handler.active_cell_iterators())
+    {
+      fe_values.reinit(cell);
+      cell_matrix = 0;
+      cell_rhs    = 0;
+      for (const unsigned int q : fe_values.quadrature_point_indices())
+        for (unsigned int i = 0; i < n; ++i)
+          {
+            const unsigned int ci = fe.system_to_component_index(i).first;
+            const double       f  = form == Form::laplace ? source : force[ci];
+            cell_rhs(i) +=
+              f * fe_values.shape_value_component(i, q, ci) * fe_values.JxW(q);
+            for (unsigned int j = 0; j < n; ++j)
+              {
+                const unsigned int cj = fe.system_to_component_index(j).first;
+                double             value = 0;
+                if (form == Form::laplace)
+                  value = diffusion * fe_values.shape_grad(i, q) *
+                          fe_values.shape_grad(j, q);
+                else if (form == Form::mass)
+                  value =
+                    (ci == cj ?
+                       density * fe_values.shape_value_component(i, q, ci) *
+                         fe_values.shape_value_component(j, q, cj) :
+                       0.);
+                else
+                  {
+                    const Tensor<1, dim> gi =
+                      fe_values.shape_grad_component(i, q, ci);
+                    const Tensor<1, dim> gj =
+                      fe_values.shape_grad_component(j, q, cj);
+                    value = gi[ci] * gj[cj] * lambda + gi[cj] * gj[ci] * mu +
+                            (ci == cj ? gi * gj * mu : 0.);
+                  }
+                cell_matrix(i, j) += value * fe_values.JxW(q);
+              }
+          }
+      cell->get_dof_indices(dofs);
+      problem.constraints.distribute_local_to_global(cell_matrix,
+                                                     cell_rhs,
+                                                     dofs,
+                                                     matrix,
+                                                     rhs);
+    }
+}
+
+
+
+template <int dim, typename Number>
+void
+assemble_with_plugin(const DoFHandlerAdapter<dim> &adapter,
+                     const Form                    form,
+                     const unsigned int            n_components,
+                     std::vector<Number>          &values,
+                     std::vector<Number>          &rhs)
+{
+  const HostAssembler<dim, Number> assembler(adapter.get_arrays());
+  if (form == Form::laplace)
+    {
+      LaplaceKernel<dim, Number> kernel;
+      kernel.diffusion = diffusion;
+      kernel.source    = source;
+      assembler.assemble(kernel, values, rhs);
+    }
+  else if (form == Form::elasticity)
+    {
+      LinearElasticityKernel<dim, Number> kernel;
+      kernel.lambda = lambda;
+      kernel.mu     = mu;
+      for (unsigned int d = 0; d < dim; ++d)
+        kernel.body_force[d] = force[d];
+      assembler.assemble(kernel, values, rhs);
+    }
+  else if (n_components == 1)
+    {
+      MassKernel<dim, 1, Number> kernel;
+      kernel.density       = density;
+      kernel.body_force[0] = force[0];
+      assembler.assemble(kernel, values, rhs);
+    }
+  else
+    {
+      MassKernel<dim, dim, Number> kernel;
+      kernel.density = density;
+      for (unsigned int d = 0; d < dim; ++d)
+        kernel.body_force[d] = force[d];
+      assembler.assemble(kernel, values, rhs);
+    }
+}
+
+
+
+struct Errors
+{
+  double matrix;
+  double rhs;
+};
+
+template <int dim, typename Number>
+Errors
+compare(const Testing::TestProblem<dim> &problem,
+        const Form                       form,
+        const bool                       keep_constrained_dofs,
+        const SupplementalDataFormat     format)
+{
+  SparsityPattern      sparsity_pattern;
+  SparseMatrix<double> reference;
+  Vector<double>       reference_rhs;
+  assemble_with_dealii(problem,
+                       form,
+                       keep_constrained_dofs,
+                       sparsity_pattern,
+                       reference,
+                       reference_rhs);
+
+  typename DoFHandlerAdapter<dim>::AdditionalData data;
+  data.keep_constrained_dofs = keep_constrained_dofs;
+  data.supplemental_format   = format;
+  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
+                                       problem.dof_handler,
+                                       *problem.quadrature,
+                                       problem.constraints,
+                                       data);
+  std::vector<Number>          values, rhs;
+  assemble_with_plugin<dim, Number>(adapter,
+                                    form,
+                                    problem.n_components,
+                                    values,
+                                    rhs);
+
+  // Same pattern as deal.II's, so the difference is taken entry by entry.
+  SparseMatrix<double> ours(sparsity_pattern);
+  adapter.copy_to_sparse_matrix(values, ours);
+  ours.add(-1., reference);
+  Vector<double> rhs_difference(rhs.begin(), rhs.end());
+  rhs_difference -= reference_rhs;
+
+  return {ours.frobenius_norm() / reference.frobenius_norm(),
+          reference_rhs.l2_norm() > 0 ?
+            rhs_difference.l2_norm() / reference_rhs.l2_norm() :
+            rhs_difference.l2_norm()};
+}
+
+
+
+template <int dim>
+void
+test_all_elements(Testing::Checks &checks)
+{
+  for (const bool simplex : {false, true})
+    for (const unsigned int degree : {1u, 2u})
+      for (const Form form : {Form::laplace, Form::mass, Form::elasticity})
+        for (const unsigned int n_components :
+             (form == Form::laplace    ? std::vector<unsigned int>{1u} :
+              form == Form::elasticity ? std::vector<unsigned int>{dim} :
+                                         std::vector<unsigned int>{1u, dim}))
+          for (const auto kind : {Testing::ConstraintKind::none,
+                                  Testing::ConstraintKind::homogeneous,
+                                  Testing::ConstraintKind::inhomogeneous})
+            {
+              // Renumbering and dropping constrained couplings are
+              // exercised on the constrained cases.
+              const bool renumber = kind != Testing::ConstraintKind::none;
+              const bool keep = kind != Testing::ConstraintKind::homogeneous;
+              Testing::TestProblem<dim> problem;
+              Testing::setup_problem(problem,
+                                     simplex,
+                                     degree,
+                                     n_components,
+                                     kind,
+                                     renumber);
+              const Errors errors = compare<dim, double>(
+                problem,
+                form,
+                keep,
+                SupplementalDataFormat::quadrature_gradients);
+              std::ostringstream what;
+              what << problem.name() << ", " << to_string(form) << ", "
+                   << Testing::to_string(kind)
+                   << (keep ? "" : " (constrained couplings dropped)")
+                   << ": relative Frobenius error " << errors.matrix << ", rhs "
+                   << errors.rhs << " <= 1e-12";
+              checks.check(errors.matrix <= 1e-12 && errors.rhs <= 1e-12,
+                           what.str());
+            }
+}
+
+
+
+template <int dim>
+void
+test_edge_matrix_format(Testing::Checks &checks)
+{
+  for (const Form form : {Form::laplace, Form::mass, Form::elasticity})
+    {
+      Testing::TestProblem<dim> problem;
+      Testing::setup_problem(problem,
+                             true,
+                             1,
+                             form == Form::laplace ? 1 : dim,
+                             Testing::ConstraintKind::inhomogeneous);
+      const Errors errors =
+        compare<dim, double>(problem,
+                             form,
+                             true,
+                             SupplementalDataFormat::inverse_edge_matrix);
+      std::ostringstream what;
+      what << problem.name() << ", " << to_string(form)
+           << ", inverse-edge-matrix S(e): relative errors " << errors.matrix
+           << ", " << errors.rhs << " <= 1e-12";
+      checks.check(errors.matrix <= 1e-12 && errors.rhs <= 1e-12, what.str());
+    }
+}
+
+
+
+// Single precision through the same kernels: errors of the order of float's
+// rounding, not of a different discretization.
+template <int dim>
+void
+test_single_precision(Testing::Checks &checks)
+{
+  Testing::TestProblem<dim> problem;
+  Testing::setup_problem(problem,
+                         true,
+                         1,
+                         dim,
+                         Testing::ConstraintKind::inhomogeneous);
+  const Errors errors =
+    compare<dim, float>(problem,
+                        Form::elasticity,
+                        true,
+                        SupplementalDataFormat::quadrature_gradients);
+  std::ostringstream what;
+  what << problem.name() << " elasticity in float: relative errors "
+       << errors.matrix << ", " << errors.rhs << " <= 1e-6";
+  checks.check(errors.matrix <= 1e-6 && errors.rhs <= 1e-6 && errors.matrix > 0,
+               what.str());
+}
+
+
+
+// The colouring makes the result independent of the number of threads.
+void
+test_reproducibility(Testing::Checks &checks)
+{
+  Testing::TestProblem<3> problem;
+  Testing::setup_problem(problem,
+                         true,
+                         2,
+                         3,
+                         Testing::ConstraintKind::inhomogeneous,
+                         true,
+                         4);
+  const DoFHandlerAdapter<3> adapter(*problem.mapping,
+                                     problem.dof_handler,
+                                     *problem.quadrature,
+                                     problem.constraints);
+  std::vector<double>        values_1, rhs_1, values_n, rhs_n;
+  MultithreadInfo::set_thread_limit(1);
+  assemble_with_plugin<3, double>(adapter,
+                                  Form::elasticity,
+                                  3,
+                                  values_1,
+                                  rhs_1);
+  MultithreadInfo::set_thread_limit();
+  assemble_with_plugin<3, double>(adapter,
+                                  Form::elasticity,
+                                  3,
+                                  values_n,
+                                  rhs_n);
+  checks.check(values_1 == values_n && rhs_1 == rhs_n,
+               "assembly on 1 thread and on " +
+                 std::to_string(MultithreadInfo::n_threads()) +
+                 " threads is bitwise identical");
+}
+
+
+
+int
+main()
+{
+  Testing::Checks checks;
+  test_all_elements<2>(checks);
+  test_all_elements<3>(checks);
+  test_edge_matrix_format<2>(checks);
+  test_edge_matrix_format<3>(checks);
+  test_single_precision<2>(checks);
+  test_single_precision<3>(checks);
+  test_reproducibility(checks);
+  return checks.exit_code();
+}
