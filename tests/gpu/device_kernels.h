@@ -1,0 +1,39 @@
+#ifndef gpu_assembly_tests_gpu_device_kernels_h
+#define gpu_assembly_tests_gpu_device_kernels_h
+
+#include <cstddef>
+#include <vector>
+
+// Host interface to the device half of the GPU tests (device_kernels.cu),
+// so the test's deal.II code never passes through nvcc.
+namespace Testing
+{
+  enum class DeviceKernel
+  {
+    laplace,
+    elasticity
+  };
+
+  /**
+   * Run a bundled element kernel on the device, a thread per element, on
+   * column-major supplemental data (entry i of element e at
+   * i * n_elements + e) and write column-major element matrices and vectors,
+   * the layout the GPU methods use for coalesced access.
+   */
+  void
+  compute_element_data_on_device(const int                  dim,
+                                 const DeviceKernel         kernel,
+                                 const std::vector<double> &supplemental,
+                                 const unsigned int         n_elements,
+                                 const unsigned int         n_nodes,
+                                 const unsigned int         n_q_points,
+                                 const std::vector<double> &shape_values,
+                                 std::vector<double>       &matrices,
+                                 std::vector<double>       &vectors);
+
+  /// Ask for @p bytes of device memory through the checked wrapper.
+  void
+  allocate_device_memory(const std::size_t bytes);
+} // namespace Testing
+
+#endif
