@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs assembly_demo on a small clamped beam under its own weight and checks
+# the tip deflection against Timoshenko beam theory,
+#   w = q L^4 / (8 E I) + q L^2 / (2 kappa G A),  q = rho g A,
+# within 10 %: the 3D solution differs from beam theory by the clamping's
+# Poisson restraint and the coarse mesh's stiffness, both a few percent.
+set -euo pipefail
+demo=$1 workdir=$2
+mkdir -p "$workdir" && cd "$workdir"
+cat > beam.prm <<PRM
+subsection Mesh
+  set Subdivisions = 3
+  set Cell type    = hexahedra
+end
+subsection Discretization
+  set Degree = 2
+end
+set Output directory = beam_output
+PRM
+output=$("$demo" beam.prm)
+echo "$output"
+grep -q -E "No CUDA device found: the host \(CPU\) path runs|CUDA device 0:" <<<"$output"
+grep -q "Assembled on the host path" <<<"$output"
+[[ -s beam_output/solution.vtu && -s beam_output/solution.pvd ]]
+grep -q "<VTKFile" beam_output/solution.vtu
+w=$(sed -n 's/.*max |u| = \([0-9.e+-]*\) m.*/\1/p' <<<"$output")
+awk -v w="$w" 'BEGIN {
+  E = 1e4; nu = 0.3; L = 4; q = 9.81; I = 1 / 12.; G = E / (2 * (1 + nu));
+  theory = q * L^4 / (8 * E * I) + q * L^2 / (2 * 5 / 6. * G);
+  ratio = w / theory;
+  printf "tip deflection %.5f m, Timoshenko beam theory %.5f m, ratio %.4f\n", w, theory, ratio;
+  exit !(ratio > 0.9 && ratio < 1.1) }'

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs a command that must fail, and checks that its error output contains
+# the expected message: bad input gives a clear error, not a crash.
+#   expect_failure.sh "expected text" command args...
+set -uo pipefail
+expected=$1; shift
+output=$("$@" 2>&1)
+rc=$?
+echo "$output"
+if [[ $rc -eq 0 ]]; then echo "FAIL: the command succeeded"; exit 1; fi
+if [[ $rc -gt 128 ]]; then echo "FAIL: the command crashed (exit code $rc)"; exit 1; fi
+grep -q -F -- "$expected" <<<"$output" || { echo "FAIL: no '$expected' in the output"; exit 1; }
+echo "ok: failed with exit code $rc and the expected message"
