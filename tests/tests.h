@@ -3,7 +3,9 @@
 
 #include <cstdlib>
 #include <functional>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 /**
@@ -15,6 +17,15 @@ namespace Testing
 {
   /// Exit code that ctest maps to "skipped" (SKIP_RETURN_CODE).
   constexpr int skip_return_code = 77;
+
+  /// A number in the form that test output uses for errors.
+  inline std::string
+  scientific(const double value)
+  {
+    std::ostringstream out;
+    out << std::scientific << std::setprecision(2) << value;
+    return out.str();
+  }
 
   class Checks
   {
@@ -45,8 +56,14 @@ namespace Testing
         }
       catch (const Exception &exc)
         {
+          // deal.II breaks the additional information of an exception into
+          // indented lines of at most 80 characters, so white space is
+          // collapsed before comparing: a match must not depend on where
+          // the lines break.
           const std::string message = exc.what();
-          const bool matches = message.find(expected) != std::string::npos;
+          const bool        matches =
+            collapse_whitespace(message).find(collapse_whitespace(expected)) !=
+            std::string::npos;
           if (!matches)
             std::cout << "      message was: " << message << std::endl;
           check(matches, what);
@@ -68,6 +85,26 @@ namespace Testing
     }
 
   private:
+    static std::string
+    collapse_whitespace(const std::string &text)
+    {
+      std::string result;
+      bool        in_space = false;
+      for (const char c : text)
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\r')
+          in_space = true;
+        else
+          {
+            if (in_space && !result.empty())
+              result += ' ';
+            in_space = false;
+            result += c;
+          }
+      if (in_space)
+        result += ' ';
+      return result;
+    }
+
     unsigned int n_checks   = 0;
     unsigned int n_failures = 0;
   };

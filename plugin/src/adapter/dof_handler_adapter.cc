@@ -12,6 +12,7 @@
 #include <gpu_assembly/base/exceptions.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <sstream>
 
@@ -148,13 +149,16 @@ namespace GPUAssembly
 
     const Triangulation<dim> &tria = dof_handler.get_triangulation();
     check_triangulation(tria);
+    // Before distribute_dofs() the FE collection is empty, so this check
+    // must come before the one for hp DoFHandlers.
+    AssertThrow(dof_handler.get_fe_collection().size() > 0 &&
+                  dof_handler.n_dofs() > 0,
+                ExcUnsupportedInput("the DoFHandler has no degrees of "
+                                    "freedom; call distribute_dofs() first."));
     AssertThrow(dof_handler.get_fe_collection().size() == 1,
                 ExcUnsupportedInput(
                   "the DoFHandler uses several finite elements (hp); only "
                   "one element for all cells is supported."));
-    AssertThrow(dof_handler.n_dofs() > 0,
-                ExcUnsupportedInput("the DoFHandler has no degrees of "
-                                    "freedom; call distribute_dofs() first."));
     const FiniteElement<dim> &fe = dof_handler.get_fe();
     check_finite_element(fe);
     const FiniteElement<dim> &base = fe.base_element(0);
@@ -164,6 +168,33 @@ namespace GPUAssembly
                                     "triangulation."));
     AssertThrow(quadrature.size() > 0,
                 ExcUnsupportedInput("the quadrature rule is empty."));
+    // FEValues accepts a rule for another cell type (QGauss with
+    // FE_SimplexP, say) without complaint and integrates the wrong domain.
+    {
+      const ReferenceCell reference_cell = base.reference_cell();
+      double              weight_sum     = 0.;
+      for (unsigned int q = 0; q < quadrature.size(); ++q)
+        {
+          AssertThrow(
+            reference_cell.contains_point(quadrature.point(q), 1e-12),
+            ExcUnsupportedInput(
+              "quadrature point " + std::to_string(q) +
+              " lies outside the reference cell of " + fe.get_name() +
+              "; the quadrature rule must be one for this cell type "
+              "(QGaussSimplex for simplices, QGauss for hypercubes)."));
+          weight_sum += quadrature.weight(q);
+        }
+      AssertThrow(std::abs(weight_sum - reference_cell.volume()) <=
+                    1e-10 * reference_cell.volume(),
+                  ExcUnsupportedInput(
+                    "the quadrature weights sum to " +
+                    std::to_string(weight_sum) + ", not to the volume " +
+                    std::to_string(reference_cell.volume()) +
+                    " of the reference cell of " + fe.get_name() +
+                    "; the quadrature rule must be one for this cell type "
+                    "(QGaussSimplex for simplices, QGauss for "
+                    "hypercubes)."));
+    }
 
     const bool edge_matrix_format = additional_data.supplemental_format ==
                                     SupplementalDataFormat::inverse_edge_matrix;

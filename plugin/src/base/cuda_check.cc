@@ -36,6 +36,15 @@ namespace GPUAssembly
 
 
     void
+    throw_error(const std::string &message)
+    {
+      AssertThrow(false, dealii::ExcMessage(message));
+      __builtin_unreachable();
+    }
+
+
+
+    void
     check_cuda_status_nothrow(const int         status,
                               const char *const call,
                               const char *const file,

@@ -4,6 +4,7 @@
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/grid/mesh_input.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -90,7 +91,12 @@ namespace GPUAssembly
                                 std::to_string(n_elements) + " elements."));
     }
 
-    std::vector<Point<3>> vertices(n_nodes);
+    // The declared counts are not trusted with memory: storage grows with
+    // the lines actually read, so that a corrupt count line ends in an
+    // error message rather than in an allocation of its size.
+    constexpr long        max_reserve = 1 << 20;
+    std::vector<Point<3>> vertices;
+    vertices.reserve(std::min(n_nodes, max_reserve));
     for (long n = 0; n < n_nodes; ++n)
       {
         AssertThrow(next_content_line(input, line, line_number),
@@ -110,11 +116,12 @@ namespace GPUAssembly
                                   ": expected three finite coordinates, "
                                   "found '" +
                                   line + "'."));
-        vertices[n] = Point<3>(x, y, z);
+        vertices.emplace_back(x, y, z);
       }
 
-    std::vector<CellData<3>> cells(n_elements, CellData<3>(4));
-    std::vector<bool>        node_used(n_nodes, false);
+    std::vector<CellData<3>> cells;
+    cells.reserve(std::min(n_elements, max_reserve));
+    std::vector<bool> node_used(n_nodes, false);
     for (long e = 0; e < n_elements; ++e)
       {
         AssertThrow(next_content_line(input, line, line_number),
@@ -132,6 +139,7 @@ namespace GPUAssembly
                                 "element " + std::to_string(e + 1) +
                                   ": expected four node numbers, found '" +
                                   line + "'."));
+        CellData<3> cell(4);
         for (unsigned int i = 0; i < 4; ++i)
           {
             AssertThrow(v[i] >= 1 && v[i] <= n_nodes,
@@ -149,8 +157,8 @@ namespace GPUAssembly
                                       "element " + std::to_string(e + 1) +
                                         " uses node " + std::to_string(v[i]) +
                                         " twice."));
-            cells[e].vertices[i] = v[i] - 1;
-            node_used[v[i] - 1]  = true;
+            cell.vertices[i]    = v[i] - 1;
+            node_used[v[i] - 1] = true;
           }
 
         const Point<3> &a = vertices[v[0] - 1];
@@ -166,6 +174,7 @@ namespace GPUAssembly
                       "element " + std::to_string(e + 1) +
                         " is inverted or flat: det[b-a, c-a, d-a] = " +
                         std::to_string(det) + " (it must be positive)."));
+        cells.push_back(cell);
       }
     AssertThrow(!next_content_line(input, line, line_number),
                 ExcMeshFile(name,

@@ -47,6 +47,13 @@ namespace GPUAssembly
                               const int         line) noexcept;
 
     /**
+     * Throw dealii::ExcMessage(@p message): lets device-side files report
+     * misuse without including deal.II.
+     */
+    [[noreturn]] void
+    throw_error(const std::string &message);
+
+    /**
      * Name and description of a cudaError_t, e.g.
      * "cudaErrorMemoryAllocation: out of memory".
      */

@@ -31,6 +31,21 @@ namespace GPUAssembly
                  << arg3 << " failed with " << arg4);
 
   /**
+   * A device allocation failed: the message says how much was asked for and
+   * how much the device had free, so the user can pick a smaller problem,
+   * single precision or another method.
+   */
+  DeclException4(ExcDeviceMemory,
+                 std::size_t,
+                 std::size_t,
+                 std::size_t,
+                 std::string,
+                 << "Not enough device memory: " << arg1 / (1024. * 1024.)
+                 << " MiB were requested, " << arg2 / (1024. * 1024.)
+                 << " MiB of " << arg3 / (1024. * 1024.) << " MiB are free ("
+                 << arg4 << ").");
+
+  /**
    * The input (mesh, finite element, constraints) uses something the plugin
    * does not support. The message says what and where.
    */

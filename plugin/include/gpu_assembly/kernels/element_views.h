@@ -54,10 +54,17 @@ namespace GPUAssembly
       return shape_values[q * n_nodes + a];
     }
 
+    /// Where node a's data sits in nodal_data: node_indices[a * node_stride]
+    /// (block-local node numbers of a GPU method), or a itself if null.
+    const index_type *node_indices = nullptr;
+    unsigned int      node_stride  = 1;
+
     GPU_ASSEMBLY_HOST_DEVICE Number
     nodal_value(const unsigned int a, const unsigned int f) const
     {
-      return nodal_data[a * n_nodal_fields + f];
+      const unsigned int node =
+        node_indices != nullptr ? node_indices[a * node_stride] : a;
+      return nodal_data[node * n_nodal_fields + f];
     }
   };
 
@@ -107,10 +114,17 @@ namespace GPUAssembly
       return shape_values[q * n_nodes + a];
     }
 
+    /// Where node a's data sits in nodal_data: node_indices[a * node_stride]
+    /// (block-local node numbers of a GPU method), or a itself if null.
+    const index_type *node_indices = nullptr;
+    unsigned int      node_stride  = 1;
+
     GPU_ASSEMBLY_HOST_DEVICE Number
     nodal_value(const unsigned int a, const unsigned int f) const
     {
-      return nodal_data[a * n_nodal_fields + f];
+      const unsigned int node =
+        node_indices != nullptr ? node_indices[a * node_stride] : a;
+      return nodal_data[node * n_nodal_fields + f];
     }
   };
 

@@ -1,0 +1,163 @@
+#include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/lac/device_vector.h>
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace GPUAssembly
+{
+  namespace internal
+  {
+    // Defined in plugin/src/lac/device_memory.cc, where deal.II's exception
+    // machinery lives.
+    [[noreturn]] void
+    throw_device_memory_error(const std::size_t  requested,
+                              const std::size_t  free,
+                              const std::size_t  total,
+                              const std::string &cuda_message);
+  } // namespace internal
+
+
+
+  template <typename T>
+  DeviceVector<T>::DeviceVector(const std::size_t size)
+  {
+    reinit(size);
+  }
+
+
+
+  template <typename T>
+  DeviceVector<T>::DeviceVector(const std::vector<T> &host_data)
+  {
+    copy_from_host(host_data);
+  }
+
+
+
+  template <typename T>
+  DeviceVector<T>::~DeviceVector()
+  {
+    release();
+  }
+
+
+
+  template <typename T>
+  DeviceVector<T>::DeviceVector(DeviceVector &&other) noexcept
+    : pointer(other.pointer)
+    , n_elements(other.n_elements)
+  {
+    other.pointer    = nullptr;
+    other.n_elements = 0;
+  }
+
+
+
+  template <typename T>
+  DeviceVector<T> &
+  DeviceVector<T>::operator=(DeviceVector &&other) noexcept
+  {
+    if (this != &other)
+      {
+        release();
+        pointer          = other.pointer;
+        n_elements       = other.n_elements;
+        other.pointer    = nullptr;
+        other.n_elements = 0;
+      }
+    return *this;
+  }
+
+
+
+  template <typename T>
+  void
+  DeviceVector<T>::release() noexcept
+  {
+    if (pointer != nullptr)
+      GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaFree(pointer));
+    pointer    = nullptr;
+    n_elements = 0;
+  }
+
+
+
+  template <typename T>
+  void
+  DeviceVector<T>::reinit(const std::size_t size)
+  {
+    if (size != n_elements)
+      {
+        release();
+        if (size > 0)
+          {
+            const cudaError_t status =
+              cudaMalloc(reinterpret_cast<void **>(&pointer), size * sizeof(T));
+            if (status == cudaErrorMemoryAllocation)
+              {
+                (void)cudaGetLastError();
+                pointer           = nullptr;
+                std::size_t free  = 0;
+                std::size_t total = 0;
+                (void)cudaMemGetInfo(&free, &total);
+                internal::throw_device_memory_error(size * sizeof(T),
+                                                    free,
+                                                    total,
+                                                    internal::cuda_error_string(
+                                                      status));
+              }
+            GPU_ASSEMBLY_CHECK_CUDA(status);
+            n_elements = size;
+          }
+      }
+    set_zero();
+  }
+
+
+
+  template <typename T>
+  void
+  DeviceVector<T>::set_zero()
+  {
+    if (n_elements > 0)
+      GPU_ASSEMBLY_CHECK_CUDA(cudaMemset(pointer, 0, n_elements * sizeof(T)));
+  }
+
+
+
+  template <typename T>
+  void
+  DeviceVector<T>::copy_from_host(const std::vector<T> &host_data)
+  {
+    if (host_data.size() != n_elements)
+      reinit(host_data.size());
+    if (n_elements > 0)
+      GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(pointer,
+                                         host_data.data(),
+                                         n_elements * sizeof(T),
+                                         cudaMemcpyHostToDevice));
+  }
+
+
+
+  template <typename T>
+  void
+  DeviceVector<T>::copy_to_host(std::vector<T> &host_data) const
+  {
+    host_data.resize(n_elements);
+    if (n_elements > 0)
+      GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(host_data.data(),
+                                         pointer,
+                                         n_elements * sizeof(T),
+                                         cudaMemcpyDeviceToHost));
+  }
+
+
+
+  template class DeviceVector<float>;
+  template class DeviceVector<double>;
+  template class DeviceVector<int>;
+  template class DeviceVector<unsigned char>;
+} // namespace GPUAssembly

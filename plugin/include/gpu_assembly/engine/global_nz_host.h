@@ -1,0 +1,174 @@
+#ifndef gpu_assembly_engine_global_nz_host_h
+#define gpu_assembly_engine_global_nz_host_h
+
+#include <deal.II/base/parallel.h>
+
+#include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/global_nz_plan.h>
+#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/kernels/dirichlet_condensation.h>
+#include <gpu_assembly/kernels/element_views.h>
+
+#include <vector>
+
+namespace GPUAssembly
+{
+  /**
+   * GlobalNZ executed on the host, block by block and lane by lane exactly as
+   * the two device kernels execute it: the element stage reads the cluster's
+   * nodes into a "shared" buffer and writes element data through the
+   * plan's indices, the reduction stage walks the LPT-packed reduction
+   * arrays with Algorithm 2. It validates a plan without a GPU (CI runs it)
+   * and is the seed's host version of the method. Results equal the device's
+   * up to the order of floating-point additions within a target, which is
+   * the same: the two are bitwise identical where the compiler contracts
+   * the same operations.
+   */
+  template <int dim, typename Number, class Kernel>
+  void
+  global_nz_on_host(const GlobalNZPlan        &plan,
+                    const MeshArrays          &arrays,
+                    const Kernel              &kernel,
+                    const AssemblyOptions     &options,
+                    const std::vector<Number> &nodal_data,
+                    const unsigned int         n_fields,
+                    std::vector<Number>       &element_data,
+                    std::vector<Number>       &values,
+                    std::vector<Number>       &rhs)
+  {
+    const unsigned int        B    = plan.parameters.elements_per_block;
+    const unsigned int        n_ed = plan.n_dofs_per_element;
+    const std::vector<Number> supplemental(plan.block_supplemental.begin(),
+                                           plan.block_supplemental.end());
+    const std::vector<Number> shape_values(arrays.layout.shape_values.begin(),
+                                           arrays.layout.shape_values.end());
+    const std::vector<Number> weights(arrays.layout.quadrature_weights.begin(),
+                                      arrays.layout.quadrature_weights.end());
+    const std::vector<Number> inhomogeneities(arrays.inhomogeneities.begin(),
+                                              arrays.inhomogeneities.end());
+    element_data.assign(plan.element_data_size(), Number(0));
+    values.assign(plan.n_nonzeros, Number(0));
+    rhs.assign(plan.n_dofs, Number(0));
+
+    // Kernel 1: a block per element cluster, a thread per element.
+    dealii::parallel::apply_to_subranges(
+      0u,
+      plan.n_element_blocks,
+      [&](const unsigned int begin, const unsigned int end) {
+        std::vector<Number> shared;
+        for (unsigned int k = begin; k < end; ++k)
+          {
+            const index_type first = plan.cluster_node_offsets[k];
+            const index_type last  = plan.cluster_node_offsets[k + 1];
+            shared.resize((last - first) * n_fields);
+            for (index_type i = first; i < last; ++i)
+              for (unsigned int f = 0; f < n_fields; ++f)
+                shared[(i - first) * n_fields + f] =
+                  nodal_data[plan.cluster_nodes[i] * n_fields + f];
+
+            for (unsigned int t = 0; t < B; ++t)
+              {
+                if (plan.block_element[k * B + t] < 0)
+                  continue;
+                const std::size_t   slot = static_cast<std::size_t>(k) * B + t;
+                const Number *const S =
+                  supplemental.data() +
+                  static_cast<std::size_t>(k) * plan.n_supplemental * B + t;
+                const index_type *const nodes =
+                  plan.block_connectivity.data() +
+                  static_cast<std::size_t>(k) * plan.n_nodes_per_element * B +
+                  t;
+                const ElementOutput<Number> output{
+                  element_data.data() + plan.element_data_index(k, t, 0),
+                  element_data.data() +
+                    plan.element_data_index(k, t, n_ed * n_ed),
+                  n_ed,
+                  B};
+                if (arrays.supplemental_format ==
+                    SupplementalDataFormat::quadrature_gradients)
+                  {
+                    QuadratureGradientElement<dim, Number> element{
+                      S,
+                      B,
+                      arrays.layout.n_nodes,
+                      arrays.layout.n_q_points,
+                      shape_values.data(),
+                      shared.data(),
+                      n_fields};
+                    element.node_indices = nodes;
+                    element.node_stride  = B;
+                    kernel(element, output);
+                  }
+                else
+                  {
+                    EdgeMatrixElement<dim, Number> element{
+                      S,
+                      B,
+                      arrays.layout.n_nodes,
+                      arrays.layout.n_q_points,
+                      shape_values.data(),
+                      weights.data(),
+                      shared.data(),
+                      n_fields};
+                    element.node_indices = nodes;
+                    element.node_stride  = B;
+                    kernel(element, output);
+                  }
+                if (plan.block_has_constraints[slot])
+                  condense_dirichlet(n_ed,
+                                     plan.block_location.data() +
+                                       static_cast<std::size_t>(k) * n_ed * B +
+                                       t,
+                                     B,
+                                     arrays.dof_is_constrained.data(),
+                                     inhomogeneities.data(),
+                                     options.use_inhomogeneities_for_rhs,
+                                     output);
+              }
+          }
+      },
+      8);
+
+    // Kernel 2: Algorithm 2 over each reduction block's packed lists.
+    const unsigned int T = plan.parameters.reduction_threads;
+    dealii::parallel::apply_to_subranges(
+      0u,
+      plan.n_reduction_blocks(),
+      [&](const unsigned int begin, const unsigned int end) {
+        std::vector<Number> shared;
+        for (unsigned int r = begin; r < end; ++r)
+          {
+            const std::size_t first = plan.reduction_target_begin[r];
+            const std::size_t n_targets =
+              plan.reduction_target_begin[r + 1] - first;
+            shared.assign(n_targets, Number(0));
+            const index_type *const array =
+              plan.reduction_array.data() + plan.reduction_offsets[r];
+            const std::size_t n_columns =
+              (plan.reduction_offsets[r + 1] - plan.reduction_offsets[r]) / T;
+            for (unsigned int lane = 0; lane < T; ++lane)
+              {
+                Number sum = 0;
+                for (std::size_t j = 0; j < n_columns; ++j)
+                  {
+                    const index_type i = array[j * T + lane];
+                    if (i > 0)
+                      sum += element_data[i - 1];
+                    else if (i < 0)
+                      {
+                        shared[-i - 1] = sum;
+                        sum            = 0;
+                      }
+                  }
+              }
+            Number *const target = first < plan.n_nonzeros ?
+                                     values.data() + first :
+                                     rhs.data() + (first - plan.n_nonzeros);
+            std::copy(shared.begin(), shared.end(), target);
+          }
+      },
+      8);
+  }
+} // namespace GPUAssembly
+
+#endif

@@ -1,0 +1,130 @@
+#ifndef gpu_assembly_engine_global_nz_plan_h
+#define gpu_assembly_engine_global_nz_plan_h
+
+#include <gpu_assembly/adapter/mesh_arrays.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace GPUAssembly
+{
+  /**
+   * Order the elements along a Morton (Z-order) curve through their
+   * centroids, so that consecutive elements share nodes. GlobalNZ's element
+   * clusters are consecutive runs of this order, which keeps the nodal data a
+   * block prefetches small whatever order the mesh file had.
+   */
+  std::vector<index_type>
+  morton_element_order(const MeshArrays &arrays);
+
+
+
+  /**
+   * The precomputed structures of GlobalNZ (Sec. 16.3.1 of the GPU Gems
+   * chapter), built once on the host for a fixed mesh and reused by every
+   * assembly:
+   *
+   * - element clusters of elements_per_block consecutive (Morton-ordered)
+   *   elements, one per thread block, with the set N_k of nodes they need;
+   * - the block element matrices E_k: block-local node numbers and the
+   *   supplemental data, column-major with elements_per_block rows so that a
+   *   block reads them coalesced;
+   * - the reduction arrays: for every target (a nonzero of the matrix, then
+   *   an entry of the right-hand side), the list of element-data indices
+   *   that sum to it, LPT-packed per reduction block (Algorithm 2).
+   *
+   * Element data of element slot (k, t), entry i (i < n_dofs^2: A^e
+   * row-major, then F^e) lives at element_data_index(k, t, i), so the
+   * element kernel writes it coalesced.
+   */
+  struct GlobalNZPlan
+  {
+    struct Parameters
+    {
+      /// Threads (= elements) per block of the element kernel.
+      unsigned int elements_per_block = 128;
+      /// Threads per block of the reduction kernel (lanes of the packing).
+      unsigned int reduction_threads = 256;
+      /// Consecutive targets a reduction block accumulates in shared memory.
+      unsigned int targets_per_block = 2048;
+    };
+
+    Parameters parameters;
+
+    unsigned int n_element_blocks    = 0;
+    unsigned int n_nodes_per_element = 0;
+    unsigned int n_dofs_per_element  = 0;
+    unsigned int n_supplemental      = 0;
+    /// Element data values per element: n_dofs^2 + n_dofs.
+    unsigned int n_entries  = 0;
+    std::size_t  n_nonzeros = 0;
+    unsigned int n_dofs     = 0;
+
+    /// Element of slot k * elements_per_block + t, or -1 for padding.
+    std::vector<index_type> block_element;
+    /// N_k: cluster_nodes[cluster_node_offsets[k] ...] are global nodes.
+    std::vector<index_type> cluster_node_offsets;
+    std::vector<index_type> cluster_nodes;
+    unsigned int            max_cluster_nodes = 0;
+    /// E_k(e, a): block-local node of node a, at (k * n_nodes + a) * B + t.
+    std::vector<index_type> block_connectivity;
+    /// S(e) at (k * n_supplemental + i) * B + t.
+    std::vector<double> block_supplemental;
+    /// L(e, d) at (k * n_dofs + d) * B + t, read only for constrained
+    /// elements to apply the Dirichlet condensation.
+    std::vector<index_type> block_location;
+    /// 1 if the element in the slot touches a constrained DoF.
+    std::vector<unsigned char> block_has_constraints;
+
+    /// Reduction block r accumulates targets [target_begin[r],
+    /// target_begin[r+1]) of the combined index space (nonzeros, then
+    /// right-hand-side entries); no block straddles the two.
+    std::vector<index_type> reduction_target_begin;
+    /// Block r's packed lists start at reduction_offsets[r].
+    std::vector<std::size_t> reduction_offsets;
+    /// Entries > 0: element data index + 1 to add; < 0: -(local target + 1)
+    /// to store the sum to; 0: padding.
+    std::vector<index_type> reduction_array;
+
+    std::size_t
+    element_data_size() const
+    {
+      return static_cast<std::size_t>(n_element_blocks) * n_entries *
+             parameters.elements_per_block;
+    }
+
+    std::size_t
+    element_data_index(const unsigned int k,
+                       const unsigned int t,
+                       const unsigned int i) const
+    {
+      return (static_cast<std::size_t>(k) * n_entries + i) *
+               parameters.elements_per_block +
+             t;
+    }
+
+    unsigned int
+    n_reduction_blocks() const
+    {
+      return reduction_target_begin.size() - 1;
+    }
+
+    /// Bytes of the plan's arrays (element data not included).
+    std::size_t
+    memory_consumption() const;
+
+    /**
+     * Build the plan. @p n_fields is the number of nodal values per node
+     * the element kernel will read; it decides the shared memory the element
+     * kernel needs, which must not exceed @p shared_memory_limit (bytes).
+     */
+    void
+    reinit(const MeshArrays  &arrays,
+           const Parameters  &parameters,
+           const unsigned int n_fields,
+           const std::size_t  number_size,
+           const std::size_t  shared_memory_limit);
+  };
+} // namespace GPUAssembly
+
+#endif

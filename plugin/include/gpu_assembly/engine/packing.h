@@ -1,0 +1,68 @@
+#ifndef gpu_assembly_engine_packing_h
+#define gpu_assembly_engine_packing_h
+
+#include <gpu_assembly/base/config.h>
+
+#include <vector>
+
+namespace GPUAssembly
+{
+  /**
+   * Lists of signed indices to be packed for one thread block: the reduction
+   * lists of GlobalNZ (sources, then the target) and the scatter lists of
+   * SharedNZ. Stored flat: list l is entries[offsets[l], offsets[l+1]).
+   */
+  struct IndexLists
+  {
+    std::vector<index_type> offsets{0};
+    std::vector<index_type> entries;
+
+    unsigned int
+    n_lists() const
+    {
+      return offsets.size() - 1;
+    }
+
+    void
+    clear()
+    {
+      offsets.assign(1, 0);
+      entries.clear();
+    }
+
+    template <typename Iterator>
+    void
+    add_list(Iterator begin, Iterator end)
+    {
+      entries.insert(entries.end(), begin, end);
+      offsets.push_back(entries.size());
+    }
+  };
+
+
+
+  /**
+   * Pack @p lists into @p n_lanes lanes with the Largest-Processing-Time
+   * rule (longest list first, onto the currently shortest lane) and append
+   * the result to @p packed as a column-major matrix with n_lanes rows:
+   * entry j of lane t goes to packed[start + j * n_lanes + t]. Lanes shorter
+   * than the longest are padded with 0, which the kernels skip. A list is
+   * never split across lanes, so one thread processes it from its first
+   * source to its target. Returns the number of columns (the longest lane).
+   *
+   * This is the packing of Figures 16.3 and 16.6 of the GPU Gems chapter.
+   */
+  unsigned int
+  pack_lists_lpt(const IndexLists        &lists,
+                 const unsigned int       n_lanes,
+                 std::vector<index_type> &packed);
+
+  /**
+   * The lane loads pack_lists_lpt() would produce, for tests of the balance:
+   * LPT's longest lane is at most 4/3 of the optimum (plus one list).
+   */
+  std::vector<unsigned int>
+  lpt_lane_loads(const IndexLists &lists, const unsigned int n_lanes);
+} // namespace GPUAssembly
+
+#endif

@@ -1,0 +1,86 @@
+#include <gpu_assembly/engine/packing.h>
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <queue>
+
+namespace GPUAssembly
+{
+  namespace
+  {
+    // Assigns each list to a lane; lists are visited longest first, ties by
+    // index so that plans are deterministic.
+    std::vector<std::vector<unsigned int>>
+    assign_lanes(const IndexLists &lists, const unsigned int n_lanes)
+    {
+      std::vector<unsigned int> order(lists.n_lists());
+      std::iota(order.begin(), order.end(), 0u);
+      const auto length = [&](const unsigned int l) {
+        return lists.offsets[l + 1] - lists.offsets[l];
+      };
+      std::stable_sort(order.begin(),
+                       order.end(),
+                       [&](const unsigned int a, const unsigned int b) {
+                         return length(a) > length(b);
+                       });
+
+      using Lane = std::pair<unsigned long, unsigned int>; // (load, lane)
+      std::priority_queue<Lane, std::vector<Lane>, std::greater<Lane>> lanes;
+      for (unsigned int t = 0; t < n_lanes; ++t)
+        lanes.emplace(0, t);
+      std::vector<std::vector<unsigned int>> assignment(n_lanes);
+      for (const unsigned int l : order)
+        {
+          auto [load, lane] = lanes.top();
+          lanes.pop();
+          assignment[lane].push_back(l);
+          lanes.emplace(load + length(l), lane);
+        }
+      return assignment;
+    }
+  } // namespace
+
+
+
+  unsigned int
+  pack_lists_lpt(const IndexLists        &lists,
+                 const unsigned int       n_lanes,
+                 std::vector<index_type> &packed)
+  {
+    const auto                assignment = assign_lanes(lists, n_lanes);
+    unsigned int              n_columns  = 0;
+    std::vector<unsigned int> loads(n_lanes, 0);
+    for (unsigned int t = 0; t < n_lanes; ++t)
+      {
+        for (const unsigned int l : assignment[t])
+          loads[t] += lists.offsets[l + 1] - lists.offsets[l];
+        n_columns = std::max(n_columns, loads[t]);
+      }
+
+    const std::size_t start = packed.size();
+    packed.resize(start + static_cast<std::size_t>(n_columns) * n_lanes, 0);
+    for (unsigned int t = 0; t < n_lanes; ++t)
+      {
+        unsigned int j = 0;
+        for (const unsigned int l : assignment[t])
+          for (index_type k = lists.offsets[l]; k < lists.offsets[l + 1]; ++k)
+            packed[start + static_cast<std::size_t>(j++) * n_lanes + t] =
+              lists.entries[k];
+      }
+    return n_columns;
+  }
+
+
+
+  std::vector<unsigned int>
+  lpt_lane_loads(const IndexLists &lists, const unsigned int n_lanes)
+  {
+    const auto                assignment = assign_lanes(lists, n_lanes);
+    std::vector<unsigned int> loads(n_lanes, 0);
+    for (unsigned int t = 0; t < n_lanes; ++t)
+      for (const unsigned int l : assignment[t])
+        loads[t] += lists.offsets[l + 1] - lists.offsets[l];
+    return loads;
+  }
+} // namespace GPUAssembly

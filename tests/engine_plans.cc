@@ -1,0 +1,308 @@
+// Plans of the GPU assembly methods, checked on the host: LPT packing keeps
+// lists whole and balances lanes, GlobalNZ's reduction lists cover every
+// element contribution exactly once, and the plan executed on the host
+// (kernel by kernel, lane by lane) reproduces the reference assembly.
+
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/engine/global_nz_host.h>
+#include <gpu_assembly/engine/global_nz_plan.h>
+#include <gpu_assembly/engine/packing.h>
+#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/kernels/element_kernels.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "test_problems.h"
+#include "tests.h"
+
+using namespace dealii;
+using namespace GPUAssembly;
+
+void
+test_lpt_packing(Testing::Checks &checks)
+{
+  std::mt19937                                gen(42);
+  std::uniform_int_distribution<unsigned int> length(1, 40);
+  IndexLists                                  lists;
+  index_type                                  next  = 1;
+  unsigned int                                total = 0, longest = 0;
+  for (unsigned int l = 0; l < 1000; ++l)
+    {
+      std::vector<index_type> list(length(gen));
+      for (auto &entry : list)
+        entry = next++;
+      list.back() = -list.back(); // a target ends each list
+      total += list.size();
+      longest = std::max<unsigned int>(longest, list.size());
+      lists.add_list(list.begin(), list.end());
+    }
+  const unsigned int      n_lanes   = 64;
+  std::vector<index_type> packed    = {7, 7}; // packing appends
+  const unsigned int      n_columns = pack_lists_lpt(lists, n_lanes, packed);
+  checks.check(packed.size() == 2 + std::size_t(n_columns) * n_lanes &&
+                 packed[0] == 7,
+               "LPT packing appends a column-major n_lanes x n_columns block");
+
+  // Walk each lane like a thread does: lists must come out whole, in order.
+  std::vector<int> seen(next, 0);
+  bool             whole = true;
+  for (unsigned int t = 0; t < n_lanes; ++t)
+    {
+      index_type previous = 0;
+      for (unsigned int j = 0; j < n_columns; ++j)
+        {
+          const index_type i = packed[2 + std::size_t(j) * n_lanes + t];
+          if (i == 0)
+            continue;
+          ++seen[std::abs(i)];
+          // Within a list entries are consecutive numbers.
+          if (previous > 0 && std::abs(i) != previous + 1)
+            whole = false;
+          previous = i > 0 ? i : 0;
+        }
+    }
+  checks.check(whole && std::all_of(seen.begin() + 1,
+                                    seen.end(),
+                                    [](const int n) {
+                                      return n == 1;
+                                    }),
+               "every entry is packed exactly once and no list is split");
+
+  const std::vector<unsigned int> loads = lpt_lane_loads(lists, n_lanes);
+  const double                    lower_bound =
+    std::max<double>(double(total) / n_lanes, double(longest));
+  const unsigned int max_load = *std::max_element(loads.begin(), loads.end());
+  checks.check(max_load == n_columns &&
+                 max_load <= 4. / 3. * lower_bound + longest,
+               "LPT balances the lanes: longest lane " +
+                 std::to_string(max_load) + " <= 4/3 * " +
+                 std::to_string(lower_bound) + " + longest list");
+}
+
+
+
+template <int dim>
+void
+test_global_nz_plan(Testing::Checks             &checks,
+                    const bool                   simplex,
+                    const unsigned int           degree,
+                    const bool                   vector_valued,
+                    const SupplementalDataFormat format)
+{
+  Testing::TestProblem<dim> problem;
+  Testing::setup_problem(problem,
+                         simplex,
+                         degree,
+                         vector_valued ? dim : 1,
+                         Testing::ConstraintKind::inhomogeneous,
+                         true,
+                         5);
+  typename DoFHandlerAdapter<dim>::AdditionalData data;
+  data.supplemental_format = format;
+  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
+                                       problem.dof_handler,
+                                       *problem.quadrature,
+                                       problem.constraints,
+                                       data);
+  const MeshArrays            &arrays = adapter.get_arrays();
+
+  GlobalNZPlan::Parameters parameters;
+  parameters.elements_per_block = 64;
+  parameters.reduction_threads  = 64;
+  parameters.targets_per_block  = 300;
+  GlobalNZPlan plan;
+  plan.reinit(arrays, parameters, dim, sizeof(double), 48 * 1024);
+  const unsigned int B    = parameters.elements_per_block;
+  const unsigned int n_ed = plan.n_dofs_per_element;
+
+  // Clusters: every element in exactly one slot; N_k holds their nodes.
+  std::vector<int> element_seen(arrays.n_elements, 0);
+  bool             nodes_ok = true;
+  for (unsigned int k = 0; k < plan.n_element_blocks; ++k)
+    for (unsigned int t = 0; t < B; ++t)
+      if (const index_type e = plan.block_element[k * B + t]; e >= 0)
+        {
+          ++element_seen[e];
+          for (unsigned int a = 0; a < plan.n_nodes_per_element; ++a)
+            {
+              const index_type local =
+                plan.block_connectivity
+                  [(std::size_t(k) * plan.n_nodes_per_element + a) * B + t];
+              const index_type global =
+                plan.cluster_nodes[plan.cluster_node_offsets[k] + local];
+              nodes_ok &=
+                local < plan.cluster_node_offsets[k + 1] -
+                          plan.cluster_node_offsets[k] &&
+                global ==
+                  arrays
+                    .connectivity[std::size_t(e) * arrays.layout.n_nodes + a];
+            }
+        }
+  checks.check(std::all_of(element_seen.begin(),
+                           element_seen.end(),
+                           [](const int n) {
+                             return n == 1;
+                           }) &&
+                 nodes_ok,
+               problem.name() + ": each element sits in one cluster slot and "
+                                "E_k maps to its nodes through N_k");
+
+  // Reduction lists: every contribution (valid K entry or vector entry)
+  // appears exactly once as a source, and under the right target.
+  std::vector<index_type> target_of(plan.element_data_size(), -1);
+  for (unsigned int k = 0; k < plan.n_element_blocks; ++k)
+    for (unsigned int t = 0; t < B; ++t)
+      if (const index_type e = plan.block_element[k * B + t]; e >= 0)
+        {
+          for (unsigned int i = 0; i < n_ed * n_ed; ++i)
+            target_of[plan.element_data_index(k, t, i)] =
+              arrays.nonzero_map[std::size_t(e) * n_ed * n_ed + i];
+          for (unsigned int d = 0; d < n_ed; ++d)
+            target_of[plan.element_data_index(k, t, n_ed * n_ed + d)] =
+              plan.n_nonzeros + arrays.location[std::size_t(e) * n_ed + d];
+        }
+  std::vector<int>   source_seen(plan.element_data_size(), 0);
+  std::vector<int>   target_seen(plan.n_nonzeros + plan.n_dofs, 0);
+  bool               targets_right = true;
+  const unsigned int T             = parameters.reduction_threads;
+  for (unsigned int r = 0; r < plan.n_reduction_blocks(); ++r)
+    {
+      const std::size_t n_columns =
+        (plan.reduction_offsets[r + 1] - plan.reduction_offsets[r]) / T;
+      for (unsigned int lane = 0; lane < T; ++lane)
+        {
+          std::vector<index_type> pending;
+          for (std::size_t j = 0; j < n_columns; ++j)
+            {
+              const index_type i =
+                plan.reduction_array[plan.reduction_offsets[r] + j * T + lane];
+              if (i > 0)
+                pending.push_back(i - 1);
+              else if (i < 0)
+                {
+                  const index_type target =
+                    plan.reduction_target_begin[r] + (-i - 1);
+                  ++target_seen[target];
+                  for (const index_type source : pending)
+                    {
+                      ++source_seen[source];
+                      targets_right &= target_of[source] == target;
+                    }
+                  pending.clear();
+                }
+            }
+          targets_right &= pending.empty();
+        }
+    }
+  bool sources_complete = true;
+  for (std::size_t s = 0; s < source_seen.size(); ++s)
+    sources_complete &= source_seen[s] == (target_of[s] >= 0 ? 1 : 0);
+  checks.check(sources_complete && targets_right &&
+                 std::all_of(target_seen.begin(),
+                             target_seen.end(),
+                             [](const int n) {
+                               return n == 1;
+                             }),
+               problem.name() +
+                 ": reduction lists are complete and disjoint (each "
+                 "contribution once, under its own target; each target once)");
+
+  // The plan run on the host equals the reference assembly.
+  LinearElasticityKernel<dim, double> elasticity;
+  elasticity.lambda        = 3.;
+  elasticity.mu            = 1.25;
+  elasticity.body_force[0] = 1.;
+  LaplaceKernel<dim, double> laplace;
+  laplace.source = 2.;
+  std::vector<double> nodal(arrays.n_nodes * dim, 0.);
+  std::vector<double> reference_values, reference_rhs, values, rhs, scratch;
+  const HostAssembler<dim, double> reference(arrays);
+  if (vector_valued)
+    {
+      reference.assemble(elasticity, reference_values, reference_rhs);
+      global_nz_on_host<dim>(plan,
+                             arrays,
+                             elasticity,
+                             AssemblyOptions(),
+                             nodal,
+                             dim,
+                             scratch,
+                             values,
+                             rhs);
+    }
+  else
+    {
+      reference.assemble(laplace, reference_values, reference_rhs);
+      global_nz_on_host<dim>(plan,
+                             arrays,
+                             laplace,
+                             AssemblyOptions(),
+                             nodal,
+                             dim,
+                             scratch,
+                             values,
+                             rhs);
+    }
+  double error = 0, norm = 0, rhs_error = 0, rhs_norm = 0;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    {
+      error += std::pow(values[i] - reference_values[i], 2);
+      norm += std::pow(reference_values[i], 2);
+    }
+  for (std::size_t i = 0; i < rhs.size(); ++i)
+    {
+      rhs_error += std::pow(rhs[i] - reference_rhs[i], 2);
+      rhs_norm += std::pow(reference_rhs[i], 2);
+    }
+  error     = std::sqrt(error / norm);
+  rhs_error = std::sqrt(rhs_error / rhs_norm);
+  checks.check(error <= 1e-13 && rhs_error <= 1e-13,
+               problem.name() +
+                 ": GlobalNZ executed on the host equals the reference "
+                 "assembly (relative errors " +
+                 std::to_string(error) + ", " + std::to_string(rhs_error) +
+                 ")");
+
+  checks.check_throws<ExcUnsupportedInput>(
+    [&] {
+      GlobalNZPlan::Parameters small_parameters = parameters;
+      small_parameters.targets_per_block        = 32;
+      GlobalNZPlan small;
+      small.reinit(arrays, small_parameters, dim, sizeof(double), 300);
+    },
+    "nodal data of a cluster",
+    problem.name() + ": a plan that needs more shared memory than the "
+                     "device has is refused");
+}
+
+
+
+int
+main()
+{
+  Testing::Checks checks;
+  test_lpt_packing(checks);
+  test_global_nz_plan<2>(checks,
+                         false,
+                         2,
+                         false,
+                         SupplementalDataFormat::quadrature_gradients);
+  test_global_nz_plan<2>(checks,
+                         true,
+                         1,
+                         true,
+                         SupplementalDataFormat::inverse_edge_matrix);
+  test_global_nz_plan<3>(checks,
+                         true,
+                         1,
+                         true,
+                         SupplementalDataFormat::quadrature_gradients);
+  test_global_nz_plan<3>(checks,
+                         false,
+                         1,
+                         true,
+                         SupplementalDataFormat::quadrature_gradients);
+  return checks.exit_code();
+}

@@ -1,0 +1,596 @@
+// GPUAssembly::read_mesh and read_dat: the reference .dat meshes read with
+// the right counts, coordinates and volume; every kind of malformed .dat
+// input raises ExcMeshFile naming the problem and its line, and leaves the
+// triangulation as it was; Gmsh, VTK and Abaqus files go through deal.II's
+// GridIn and round-trip meshes written by GridOut.
+//
+// Runs in tests/data (the working directory ctest gives it); the files it
+// writes there are removed again.
+
+#include <deal.II/grid/grid_generator.h>
+#include <deal.II/grid/grid_out.h>
+#include <deal.II/grid/grid_tools.h>
+#include <deal.II/grid/reference_cell.h>
+#include <deal.II/grid/tria.h>
+
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/grid/mesh_input.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "tests.h"
+
+using namespace dealii;
+using namespace GPUAssembly;
+
+void
+write_file(const std::string &filename, const std::string &content)
+{
+  std::ofstream out(filename);
+  out << content;
+}
+
+
+
+// The vertices and the vertex indices of every cell.
+template <int dim>
+struct MeshSnapshot
+{
+  std::vector<Point<dim>>                vertices;
+  std::vector<std::vector<unsigned int>> cells;
+
+  explicit MeshSnapshot(const Triangulation<dim> &tria)
+    : vertices(tria.get_vertices())
+  {
+    for (const auto &cell : tria.active_cell_iterators())
+      {
+        cells.emplace_back();
+        for (const unsigned int v : cell->vertex_indices())
+          cells.back().push_back(cell->vertex_index(v));
+      }
+  }
+
+  bool
+  operator==(const MeshSnapshot &other) const
+  {
+    return vertices == other.vertices && cells == other.cells;
+  }
+};
+
+
+
+double
+volume(const Triangulation<3> &tria)
+{
+  double sum = 0;
+  for (const auto &cell : tria.active_cell_iterators())
+    sum += cell->measure();
+  return sum;
+}
+
+
+
+// A .dat file read independently of read_dat(): nodes and 0-based elements.
+struct DatFile
+{
+  std::vector<Point<3>>                  nodes;
+  std::vector<std::vector<unsigned int>> elements;
+
+  explicit DatFile(const std::string &filename)
+  {
+    std::ifstream input(filename);
+    std::string   keyword;
+    unsigned int  n_nodes, n_elements, zero;
+    input >> keyword >> n_nodes >> n_elements >> zero;
+    nodes.resize(n_nodes);
+    for (Point<3> &p : nodes)
+      input >> p[0] >> p[1] >> p[2];
+    elements.resize(n_elements, std::vector<unsigned int>(4));
+    for (auto &element : elements)
+      for (unsigned int &v : element)
+        {
+          input >> v;
+          --v;
+        }
+  }
+
+  // Sum of det[b-a, c-a, d-a] / 6.
+  double
+  volume() const
+  {
+    double sum = 0;
+    for (const auto &e : elements)
+      {
+        Tensor<2, 3> edges;
+        for (unsigned int j = 0; j < 3; ++j)
+          for (unsigned int k = 0; k < 3; ++k)
+            edges[k][j] = nodes[e[j + 1]][k] - nodes[e[0]][k];
+        sum += determinant(edges) / 6.;
+      }
+    return sum;
+  }
+};
+
+
+
+void
+test_reference_meshes(Testing::Checks &checks)
+{
+  const double sphere_volume = 4. / 3. * numbers::PI;
+  double       coarse_volume = 0;
+  for (const auto &[filename, n_nodes, n_elements] :
+       {std::tuple<std::string, unsigned int, unsigned int>{"Sphere_63.dat",
+                                                            63,
+                                                            120},
+        std::tuple<std::string, unsigned int, unsigned int>{"Sphere_305.dat",
+                                                            305,
+                                                            960}})
+    {
+      Triangulation<3> tria;
+      read_mesh(filename, tria);
+      const DatFile file(filename);
+      checks.check(tria.n_vertices() == n_nodes &&
+                     tria.n_used_vertices() == n_nodes &&
+                     tria.n_active_cells() == n_elements &&
+                     file.nodes.size() == n_nodes &&
+                     file.elements.size() == n_elements,
+                   filename + ": " + std::to_string(n_nodes) + " vertices, " +
+                     std::to_string(n_elements) + " tetrahedra");
+      checks.check(tria.get_vertices()[0] == file.nodes[0],
+                   filename + ": vertex 0 is the first node of the file");
+      checks.check(tria.get_vertices() == file.nodes,
+                   filename + ": vertex n - 1 is node n of the file");
+      checks.check(MeshSnapshot<3>(tria).cells == file.elements,
+                   filename + ": cell e has the nodes of element e + 1");
+      bool all_tets = tria.get_reference_cells().size() == 1;
+      for (const auto &cell : tria.active_cell_iterators())
+        all_tets &= cell->reference_cell() == ReferenceCells::Tetrahedron;
+      checks.check(all_tets, filename + ": all cells are tetrahedra");
+
+      const double       v = volume(tria);
+      std::ostringstream what;
+      what << filename << ": volume " << v
+           << " = the file's sum of det/6, below that of the unit ball "
+              "(inscribed polyhedron)";
+      checks.check(std::abs(v - file.volume()) <= 1e-12 * v &&
+                     v < sphere_volume,
+                   what.str());
+      // The mesh of 305 nodes is a uniform refinement of the one of 63:
+      // its new nodes are edge midpoints, not projected onto the sphere
+      // (only 62 nodes lie on it), so its volume is the coarse one,
+      // 88.5% of 4/3 pi.
+      if (n_nodes == 63)
+        coarse_volume = v;
+      else
+        checks.check(std::abs(v - coarse_volume) <= 1e-12 * v &&
+                       v > 0.85 * sphere_volume,
+                     filename + ": volume equals that of Sphere_63.dat "
+                                "(refined, not re-projected) and is within "
+                                "15% of 4/3 pi");
+
+      // read_dat() on a stream gives the same mesh.
+      std::ifstream    input(filename);
+      Triangulation<3> from_stream;
+      read_dat(input, from_stream, filename);
+      checks.check(MeshSnapshot<3>(from_stream) == MeshSnapshot<3>(tria),
+                   filename + ": read_dat() on a stream gives the same mesh");
+    }
+}
+
+
+
+// A valid two-tetrahedron mesh, line by line (line n is lines[n - 1]).
+std::vector<std::string>
+valid_dat_lines()
+{
+  return {"DAT",      // 1
+          "5 2 0",    // 2
+          "0 0 0",    // 3
+          "1 0 0",    // 4
+          "0 1 0",    // 5
+          "0 0 1",    // 6
+          "1 1 1",    // 7
+          "1 2 3 4",  // 8
+          "2 3 4 5"}; // 9
+}
+
+
+
+std::string
+join(const std::vector<std::string> &lines)
+{
+  std::string text;
+  for (const auto &line : lines)
+    text += line + '\n';
+  return text;
+}
+
+
+
+struct BadInput
+{
+  std::string name;
+  std::string content;
+  std::string expected;
+  std::string what;
+};
+
+
+
+std::vector<BadInput>
+bad_dat_inputs()
+{
+  std::vector<BadInput> inputs;
+  const auto            modified = [](const unsigned int line_number,
+                           const std::string &line) {
+    std::vector<std::string> lines = valid_dat_lines();
+    lines[line_number - 1]         = line;
+    return join(lines);
+  };
+  std::vector<std::string> lines;
+
+  lines = valid_dat_lines();
+  lines.erase(lines.begin());
+  inputs.push_back({"bad_no_keyword.dat",
+                    join(lines),
+                    "line 1: expected the keyword 'DAT', found '5'",
+                    "missing DAT keyword"});
+  inputs.push_back({"bad_keyword.dat",
+                    modified(1, "DTA"),
+                    "line 1: expected the keyword 'DAT', found 'DTA'",
+                    "misspelt DAT keyword"});
+  inputs.push_back({"bad_count_two.dat",
+                    modified(2, "5 2"),
+                    "line 2: expected '<n_nodes> <n_elements> 0', found "
+                    "'5 2'",
+                    "count line with two numbers"});
+  inputs.push_back({"bad_count_four.dat",
+                    modified(2, "5 2 0 1"),
+                    "line 2: expected '<n_nodes> <n_elements> 0', found "
+                    "'5 2 0 1'",
+                    "count line with four numbers"});
+  inputs.push_back({"bad_count_word.dat",
+                    modified(2, "five 2 0"),
+                    "line 2: expected '<n_nodes> <n_elements> 0'",
+                    "count line with a word"});
+  inputs.push_back({"bad_count_nonzero.dat",
+                    modified(2, "5 2 1"),
+                    "line 2: expected '<n_nodes> <n_elements> 0'",
+                    "count line whose third number is not 0"});
+  inputs.push_back({"bad_count_small.dat",
+                    modified(2, "3 2 0"),
+                    "line 2: a mesh needs at least 4 nodes and 1 element; "
+                    "the file declares 3 nodes and 2 elements",
+                    "count line with too few nodes"});
+  // Counts far beyond the file's content must give an error, not an
+  // attempt to allocate memory for them.
+  inputs.push_back({"bad_count_huge_nodes.dat",
+                    modified(2, "1000000000000 2 0"),
+                    "line 8: node 6: expected three finite coordinates, "
+                    "found '1 2 3 4'",
+                    "count line declaring 10^12 nodes"});
+  inputs.push_back({"bad_count_huge_elements.dat",
+                    modified(2, "5 1000000000000 0"),
+                    "line 9: the file ends after 2 of 1000000000000 elements",
+                    "count line declaring 10^12 elements"});
+  inputs.push_back({"bad_count_missing.dat",
+                    "DAT\n",
+                    "line 1: the file ends before the line",
+                    "file ending after the keyword"});
+
+  lines = valid_dat_lines();
+  lines.resize(5);
+  inputs.push_back({"bad_truncated_nodes.dat",
+                    join(lines),
+                    "line 5: the file ends after 3 of 5 nodes",
+                    "truncated node list"});
+  lines = valid_dat_lines();
+  lines.resize(8);
+  inputs.push_back({"bad_truncated_elements.dat",
+                    join(lines),
+                    "line 8: the file ends after 1 of 2 elements",
+                    "truncated element list"});
+
+  inputs.push_back({"bad_coordinate.dat",
+                    modified(4, "1 x 0"),
+                    "line 4: node 2: expected three finite coordinates, "
+                    "found '1 x 0'",
+                    "non-numeric coordinate"});
+  inputs.push_back({"bad_two_coordinates.dat",
+                    modified(5, "0 1"),
+                    "line 5: node 3: expected three finite coordinates",
+                    "node with two coordinates"});
+  inputs.push_back({"bad_four_coordinates.dat",
+                    modified(6, "0 0 1 0"),
+                    "line 6: node 4: expected three finite coordinates",
+                    "node with four coordinates"});
+
+  inputs.push_back({"bad_node_zero.dat",
+                    modified(8, "0 2 3 4"),
+                    "line 8: element 1 refers to node 0, but nodes are "
+                    "numbered 1 to 5",
+                    "element referring to node 0"});
+  inputs.push_back({"bad_node_too_large.dat",
+                    modified(9, "2 3 4 6"),
+                    "line 9: element 2 refers to node 6, but nodes are "
+                    "numbered 1 to 5",
+                    "element referring to node n_nodes + 1"});
+  inputs.push_back({"bad_three_nodes.dat",
+                    modified(9, "2 3 4"),
+                    "line 9: element 2: expected four node numbers, found "
+                    "'2 3 4'",
+                    "element with three nodes"});
+  inputs.push_back({"bad_repeated_node.dat",
+                    modified(9, "2 3 3 5"),
+                    "line 9: element 2 uses node 3 twice",
+                    "element repeating a node"});
+  inputs.push_back({"bad_inverted.dat",
+                    modified(8, "2 1 3 4"),
+                    "line 8: element 1 is inverted or flat",
+                    "inverted element (two nodes swapped)"});
+  inputs.push_back({"bad_flat.dat",
+                    modified(7, "0.5 0.5 0"),
+                    "line 9: element 2 is inverted or flat",
+                    "flat element (node in the plane of the others)"});
+
+  lines = valid_dat_lines();
+  lines.push_back("garbage");
+  inputs.push_back({"bad_trailing.dat",
+                    join(lines),
+                    "line 10: unexpected content after the last element: "
+                    "'garbage'",
+                    "trailing garbage line"});
+
+  // Blank lines are skipped but counted.
+  lines = valid_dat_lines();
+  lines.insert(lines.begin() + 1, "");
+  lines.insert(lines.begin() + 5, "   ");
+  lines[9] = "2 1 3 4";
+  inputs.push_back({"bad_blank_lines.dat",
+                    join(lines),
+                    "line 10: element 1 is inverted or flat",
+                    "line numbers count blank lines"});
+
+  lines    = valid_dat_lines();
+  lines[1] = "6 2 0";
+  lines.insert(lines.begin() + 7, "2 2 2");
+  inputs.push_back({"bad_unused_node.dat",
+                    join(lines),
+                    "'bad_unused_node.dat': node 6 belongs to no element",
+                    "unused node"});
+
+  inputs.push_back(
+    {"bad_empty.dat", "", "'bad_empty.dat': the file is empty", "empty file"});
+  inputs.push_back({"bad_blank.dat",
+                    "\n   \n\t\n",
+                    "'bad_blank.dat': the file is empty",
+                    "file of blank lines"});
+  return inputs;
+}
+
+
+
+void
+test_bad_dat_files(Testing::Checks &checks)
+{
+  // A triangulation filled before: every failed read must leave it so.
+  Triangulation<3> tria;
+  read_mesh("Sphere_63.dat", tria);
+  const MeshSnapshot<3> before(tria);
+  bool                  unchanged = true;
+
+  // The valid variant reads.
+  {
+    write_file("bad_valid.dat", join(valid_dat_lines()));
+    Triangulation<3> valid;
+    read_mesh("bad_valid.dat", valid);
+    std::remove("bad_valid.dat");
+    checks.check(valid.n_vertices() == 5 && valid.n_active_cells() == 2 &&
+                   std::abs(volume(valid) - 0.5) < 1e-14,
+                 "the valid two-tetrahedron file reads (volume 1/6 + 1/3)");
+  }
+
+  for (const BadInput &input : bad_dat_inputs())
+    {
+      write_file(input.name, input.content);
+      checks.check_throws<ExcMeshFile>(
+        [&]() {
+          read_mesh(input.name, tria);
+        },
+        input.expected,
+        "read_mesh: " + input.what + ": \"" + input.expected + "\"");
+      unchanged &= MeshSnapshot<3>(tria) == before;
+      std::remove(input.name.c_str());
+
+      // The same through read_dat() on a stream, except for what only a
+      // file can be (empty).
+      if (!input.content.empty())
+        {
+          std::istringstream stream(input.content);
+          checks.check_throws<ExcMeshFile>(
+            [&]() {
+              read_dat(stream, tria, input.name);
+            },
+            input.expected,
+            "read_dat: " + input.what);
+          unchanged &= MeshSnapshot<3>(tria) == before;
+        }
+    }
+
+  std::istringstream empty("");
+  checks.check_throws<ExcMeshFile>(
+    [&]() {
+      read_dat(empty, tria);
+    },
+    "'<stream>': the file is empty",
+    "read_dat: empty stream");
+  unchanged &= MeshSnapshot<3>(tria) == before;
+
+  checks.check_throws<ExcMeshFile>(
+    [&]() {
+      read_mesh("does_not_exist.dat", tria);
+    },
+    "'does_not_exist.dat': the file cannot be opened",
+    "read_mesh: non-existent file");
+  unchanged &= MeshSnapshot<3>(tria) == before;
+
+  write_file("bad_mesh.xyz", join(valid_dat_lines()));
+  checks.check_throws<ExcMeshFile>(
+    [&]() {
+      read_mesh("bad_mesh.xyz", tria);
+    },
+    "unknown extension '.xyz'",
+    "read_mesh: unknown extension .xyz");
+  unchanged &= MeshSnapshot<3>(tria) == before;
+  std::remove("bad_mesh.xyz");
+
+  write_file("bad_garbage.msh", "this is not a Gmsh file\n1 2 3\n");
+  checks.check_throws<ExcMeshFile>(
+    [&]() {
+      read_mesh("bad_garbage.msh", tria);
+    },
+    "'bad_garbage.msh': deal.II's GridIn could not read it",
+    "read_mesh: garbage .msh file is reported through GridIn");
+  unchanged &= MeshSnapshot<3>(tria) == before;
+  std::remove("bad_garbage.msh");
+
+  checks.check(unchanged && tria.n_active_cells() == 120,
+               "every failed read leaves the filled triangulation unchanged");
+
+  // 2D: a .dat file cannot be read, and a failed read leaves a 2D mesh
+  // as it was.
+  Triangulation<2> tria_2d;
+  GridGenerator::subdivided_hyper_cube(tria_2d, 2);
+  const MeshSnapshot<2> before_2d(tria_2d);
+  checks.check_throws<ExcMeshFile>(
+    [&]() {
+      read_mesh("Sphere_63.dat", tria_2d);
+    },
+    "'Sphere_63.dat': the .dat format holds 3D tetrahedral meshes; it cannot "
+    "be read in 2D",
+    "read_mesh: a .dat file into a 2D triangulation");
+  write_file("bad_garbage_2d.msh", "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n");
+  checks.check_throws<ExcMeshFile>(
+    [&]() {
+      read_mesh("bad_garbage_2d.msh", tria_2d);
+    },
+    "GridIn",
+    "read_mesh: truncated .msh file into 2D is reported through GridIn");
+  std::remove("bad_garbage_2d.msh");
+  checks.check(MeshSnapshot<2>(tria_2d) == before_2d,
+               "the failed 2D reads leave the 2D triangulation unchanged");
+}
+
+
+
+// Write a distorted mesh with GridOut, read it back with read_mesh().
+template <int dim>
+void
+test_round_trip(const std::string &format, Testing::Checks &checks)
+{
+  Triangulation<dim> tria;
+  GridGenerator::subdivided_hyper_cube(tria, 3);
+  GridTools::distort_random(0.25, tria, true, 4321);
+
+  const std::string filename =
+    "round_trip_" + std::to_string(dim) + "d." + format;
+  {
+    std::ofstream out(filename);
+    // Full precision, so that vertices come back to rounding.
+    out.precision(17);
+    GridOut grid_out;
+    if (format == "msh")
+      grid_out.write_msh(tria, out);
+    else
+      grid_out.write_vtk(tria, out);
+  }
+  Triangulation<dim> read;
+  read_mesh(filename, read);
+  std::remove(filename.c_str());
+
+  const std::string name = std::to_string(dim) + "D ." + format + ": ";
+  checks.check(read.n_active_cells() == tria.n_active_cells() &&
+                 read.n_vertices() == tria.n_vertices(),
+               name + std::to_string(read.n_active_cells()) + " cells and " +
+                 std::to_string(read.n_vertices()) + " vertices read back");
+  double vertex_error = read.n_vertices() == tria.n_vertices() ? 0. : 1.;
+  for (unsigned int v = 0; vertex_error < 1. && v < tria.n_vertices(); ++v)
+    vertex_error =
+      std::max(vertex_error,
+               tria.get_vertices()[v].distance(read.get_vertices()[v]));
+  std::ostringstream what;
+  what << name << "vertices read back to " << vertex_error << " <= 1e-12";
+  checks.check(vertex_error <= 1e-12, what.str());
+
+  // Cells in the same order with the same vertices (as sets: a reader may
+  // reorient a cell).
+  bool cells_ok = read.n_active_cells() == tria.n_active_cells();
+  for (auto a = tria.begin_active(), b = read.begin_active();
+       cells_ok && a != tria.end();
+       ++a, ++b)
+    {
+      std::vector<unsigned int> va, vb;
+      for (const unsigned int v : a->vertex_indices())
+        {
+          va.push_back(a->vertex_index(v));
+          vb.push_back(b->vertex_index(v));
+        }
+      std::sort(va.begin(), va.end());
+      std::sort(vb.begin(), vb.end());
+      cells_ok = va == vb && std::abs(a->measure() - b->measure()) <= 1e-12;
+    }
+  checks.check(cells_ok,
+               name + "every cell has the vertices and the measure of the "
+                      "one written");
+}
+
+
+
+void
+test_abaqus(Testing::Checks &checks)
+{
+  Triangulation<2> tria;
+  read_mesh("two_quads.inp", tria);
+  const std::vector<Point<2>> nodes =
+    {{0., 0.}, {1., 0.}, {2.5, 0.}, {0., 1.}, {1.2, 1.1}, {2., 1.}};
+  checks.check(tria.n_active_cells() == 2 && tria.n_vertices() == 6,
+               "two_quads.inp: 2 cells and 6 vertices");
+  checks.check(tria.get_vertices() == nodes,
+               "two_quads.inp: vertex i is node i + 1 of the file");
+
+  // Cell 1 has nodes 1 2 5 4, cell 2 has nodes 2 3 6 5 (counter-clockwise
+  // in the file): deal.II's lexicographic order is 1 2 4 5 and 2 3 5 6.
+  const std::vector<std::vector<unsigned int>> expected = {{0, 1, 3, 4},
+                                                           {1, 2, 4, 5}};
+  checks.check(MeshSnapshot<2>(tria).cells == expected,
+               "two_quads.inp: cells have the file's nodes in deal.II's "
+               "vertex order");
+  double area     = 0;
+  bool   positive = true;
+  for (const auto &cell : tria.active_cell_iterators())
+    {
+      area += cell->measure();
+      positive &= cell->measure() > 0;
+    }
+  checks.check(positive && std::abs(area - 2.35) < 1e-12,
+               "two_quads.inp: cell areas 1.15 + 1.2 = 2.35");
+}
+
+
+
+int
+main()
+{
+  Testing::Checks checks;
+  test_reference_meshes(checks);
+  test_bad_dat_files(checks);
+  test_round_trip<2>("msh", checks);
+  test_round_trip<3>("msh", checks);
+  test_round_trip<2>("vtk", checks);
+  test_round_trip<3>("vtk", checks);
+  test_abaqus(checks);
+  return checks.exit_code();
+}
