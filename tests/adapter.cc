@@ -235,19 +235,21 @@ check_element_arrays(const Testing::TestProblem<dim> &problem,
   const unsigned int        n_en = fe.base_element(0).n_dofs_per_cell();
   const unsigned int        n_ed = fe.n_dofs_per_cell();
 
-  checks.check(
-    arrays.dim == dim && arrays.n_elements == problem.tria.n_active_cells() &&
-      arrays.n_dofs == problem.dof_handler.n_dofs() &&
-      arrays.layout.n_components == n_c && arrays.layout.n_nodes == n_en &&
-      arrays.layout.n_dofs == n_ed && n_ed == n_en * n_c &&
-      arrays.layout.degree == problem.degree &&
-      arrays.layout.reference_cell == problem.tria.get_reference_cells()[0] &&
-      arrays.layout.n_q_points == problem.quadrature->size() &&
-      arrays.connectivity.size() ==
-        static_cast<std::size_t>(arrays.n_elements) * n_en &&
-      arrays.location.size() ==
-        static_cast<std::size_t>(arrays.n_elements) * n_ed,
-    name + "sizes and element layout");
+  checks.check(arrays.dim == dim &&
+                 arrays.n_elements == problem.tria.n_active_cells() &&
+                 arrays.n_dofs == problem.dof_handler.n_dofs() &&
+                 arrays.layout.n_components == n_c &&
+                 arrays.layout.n_nodes == n_en &&
+                 arrays.layout.n_dofs == n_ed && n_ed == n_en * n_c &&
+                 arrays.layout.degree == problem.degree &&
+                 arrays.layout.is_simplex ==
+                   problem.tria.get_reference_cells()[0].is_simplex() &&
+                 arrays.layout.n_q_points == problem.quadrature->size() &&
+                 arrays.connectivity.size() ==
+                   static_cast<std::size_t>(arrays.n_elements) * n_en &&
+                 arrays.location.size() ==
+                   static_cast<std::size_t>(arrays.n_elements) * n_ed,
+               name + "sizes and element layout");
 
   // L(e, a * n_c + c) is the DoF of component c at node a of the cell.
   bool                                 location_ok = true;

@@ -419,7 +419,7 @@ test_kernel_components(Testing::Checks &checks)
 bool
 operator==(const ElementLayout &a, const ElementLayout &b)
 {
-  return a.reference_cell == b.reference_cell && a.degree == b.degree &&
+  return a.is_simplex == b.is_simplex && a.degree == b.degree &&
          a.n_nodes == b.n_nodes && a.n_components == b.n_components &&
          a.n_dofs == b.n_dofs && a.n_q_points == b.n_q_points &&
          a.quadrature_weights == b.quadrature_weights &&

@@ -103,11 +103,13 @@ namespace GPUAssembly
   DeviceCSRMatrix<Number>::vmult(DeviceVector<Number>       &dst,
                                  const DeviceVector<Number> &src) const
   {
-    AssertThrow(handle != nullptr,
-                dealii::ExcMessage(
-                  "DeviceCSRMatrix::vmult() before reinit()."));
-    AssertThrow(src.size() == n_rows && dst.size() == n_rows,
-                dealii::ExcDimensionMismatch(src.size(), n_rows));
+    if (handle == nullptr)
+      internal::throw_error("DeviceCSRMatrix::vmult() called before reinit().");
+    if (src.size() != n_rows || dst.size() != n_rows)
+      internal::throw_error(
+        "DeviceCSRMatrix::vmult(): vectors of sizes " +
+        std::to_string(dst.size()) + " and " + std::to_string(src.size()) +
+        " do not match the matrix size " + std::to_string(n_rows) + ".");
     const DenseVectorDescriptor x(src.size(), src.data());
     const DenseVectorDescriptor y(dst.size(), dst.data());
     const Number                alpha = 1, beta = 0;

@@ -213,7 +213,7 @@ namespace GPUAssembly
     a.supplemental_format   = additional_data.supplemental_format;
 
     ElementLayout &layout     = a.layout;
-    layout.reference_cell     = base.reference_cell();
+    layout.is_simplex         = base.reference_cell().is_simplex();
     layout.degree             = base.degree;
     layout.n_nodes            = base.n_dofs_per_cell();
     layout.n_components       = fe.n_components();

@@ -1,8 +1,6 @@
 #ifndef gpu_assembly_adapter_mesh_arrays_h
 #define gpu_assembly_adapter_mesh_arrays_h
 
-#include <deal.II/grid/reference_cell.h>
-
 #include <gpu_assembly/base/config.h>
 
 #include <cstdint>
@@ -40,8 +38,11 @@ namespace GPUAssembly
    */
   struct ElementLayout
   {
-    dealii::ReferenceCell reference_cell;
-    unsigned int          degree = 0;
+    /// Simplex (triangle, tetrahedron) or hypercube (quadrilateral,
+    /// hexahedron) cells. A flag rather than deal.II's ReferenceCell so
+    /// that nvcc, which never sees deal.II's headers, can read this struct.
+    bool         is_simplex = false;
+    unsigned int degree     = 0;
     /// e_n: nodes (support points of the scalar base element) per element.
     unsigned int n_nodes = 0;
     /// n_f: vector components per node (1 for scalar problems).

@@ -6,6 +6,7 @@
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/host/assembly_options.h>
 #include <gpu_assembly/host/element_coloring.h>
 #include <gpu_assembly/kernels/dirichlet_condensation.h>
 #include <gpu_assembly/kernels/element_views.h>
@@ -14,17 +15,6 @@
 
 namespace GPUAssembly
 {
-  /**
-   * Options that change what is assembled, shared by all methods.
-   */
-  struct AssemblyOptions
-  {
-    /// As the argument of AffineConstraints::distribute_local_to_global.
-    bool use_inhomogeneities_for_rhs = false;
-  };
-
-
-
   /**
    * Reference assembly on the host through the flat MeshArrays: the
    * direct stiffness method (Algorithm 1 of the GPU Gems chapter) with the

@@ -1,0 +1,146 @@
+#ifndef gpu_assembly_engine_device_assembler_h
+#define gpu_assembly_engine_device_assembler_h
+
+#include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/global_nz_plan.h>
+#include <gpu_assembly/host/assembly_options.h>
+#include <gpu_assembly/lac/device_csr_matrix.h>
+#include <gpu_assembly/lac/device_vector.h>
+
+#include <string>
+#include <vector>
+
+namespace GPUAssembly
+{
+  /**
+   * The GPU assembly methods, chosen at run time.
+   */
+  enum class AssemblyMethod
+  {
+    /// Element kernel writes element data to global memory, a second kernel
+    /// reduces it with LPT-packed reduction arrays (chapter Sec. 16.3.1).
+    global_nz,
+    /// A thread per element adds its element data straight into the matrix
+    /// with atomicAdd: the usual baseline (results vary in the last bits
+    /// from run to run).
+    local_elem_atomic,
+    /// A thread per element, one launch per colour of a mesh colouring
+    /// (deal.II's GraphColoring): no atomics, reproducible.
+    local_elem_colored
+  };
+
+  std::string
+  to_string(const AssemblyMethod method);
+
+  /// Parse "GlobalNZ", "LocalElem-atomic" or "LocalElem-colored".
+  AssemblyMethod
+  parse_assembly_method(const std::string &name);
+
+
+
+  /**
+   * Assembles a matrix and right-hand side on the device with any of the
+   * methods above, from MeshArrays and an element kernel functor. reinit()
+   * builds the method's plan on the host and uploads it once; assemble()
+   * then runs only device kernels, allocates nothing, and can be called as
+   * often as a nonlinear or time-dependent problem needs.
+   *
+   * assemble() is a member template over the kernel. Its definition is in
+   * device_assembler.templates.cuh, for .cu files; the plugin instantiates
+   * it for the bundled kernels (Laplace, mass with 1 and dim components,
+   * linear elasticity) for dim 2 and 3 and float and double. A user kernel
+   * needs one explicit instantiation in a .cu file of the user's.
+   */
+  template <int dim, typename Number>
+  class DeviceAssembler
+  {
+  public:
+    struct AdditionalData
+    {
+      AssemblyMethod           method = AssemblyMethod::global_nz;
+      GlobalNZPlan::Parameters global_nz;
+      /// Threads per block of the LocalElem kernels.
+      unsigned int local_elem_block_size = 128;
+      /// Nodal values per node that the kernel reads (nodal_data's width).
+      unsigned int    n_nodal_fields = dim;
+      AssemblyOptions options;
+    };
+
+    /**
+     * Build and upload the plan for @p arrays, which must outlive this
+     * object. Throws ExcDeviceMemory if the device cannot hold it.
+     */
+    void
+    reinit(const MeshArrays &arrays, const AdditionalData &additional_data);
+
+    /**
+     * Assemble into @p matrix (reinit()ed with the same arrays) and @p rhs
+     * (resized if needed) from @p nodal_data (n_nodal_fields values per
+     * node). Kernels are enqueued on the default stream; copying results
+     * back synchronizes.
+     */
+    template <class Kernel>
+    void
+    assemble(const Kernel               &kernel,
+             const DeviceVector<Number> &nodal_data,
+             DeviceCSRMatrix<Number>    &matrix,
+             DeviceVector<Number>       &rhs) const;
+
+    AssemblyMethod
+    method() const
+    {
+      return additional_data.method;
+    }
+
+    const GlobalNZPlan &
+    get_global_nz_plan() const
+    {
+      return global_nz_plan;
+    }
+
+    /// Device memory held by the plan and the element-data buffer, bytes.
+    std::size_t
+    device_memory_consumption() const;
+
+    /// Number of colours (LocalElem-colored only).
+    unsigned int
+    n_colors() const
+    {
+      return color_offsets.empty() ? 0 : color_offsets.size() - 1;
+    }
+
+  private:
+    const MeshArrays *arrays = nullptr;
+    AdditionalData    additional_data;
+
+    // Shared by all methods.
+    DeviceVector<Number>         shape_values;
+    DeviceVector<Number>         quadrature_weights;
+    DeviceVector<Number>         inhomogeneities;
+    DeviceVector<unsigned char>  dof_is_constrained;
+    mutable DeviceVector<Number> element_data;
+
+    // GlobalNZ.
+    GlobalNZPlan                global_nz_plan;
+    DeviceVector<int>           block_element;
+    DeviceVector<int>           cluster_node_offsets;
+    DeviceVector<int>           cluster_nodes;
+    DeviceVector<int>           block_connectivity;
+    DeviceVector<Number>        block_supplemental;
+    DeviceVector<int>           block_location;
+    DeviceVector<unsigned char> block_has_constraints;
+    DeviceVector<int>           reduction_target_begin;
+    DeviceVector<int>           reduction_offsets;
+    DeviceVector<int>           reduction_array;
+
+    // LocalElem: element arrays column-major in the method's element order.
+    std::vector<unsigned int>   color_offsets;
+    DeviceVector<int>           element_connectivity;
+    DeviceVector<Number>        element_supplemental;
+    DeviceVector<int>           element_location;
+    DeviceVector<int>           element_nonzero_map;
+    DeviceVector<unsigned char> element_has_constraints;
+  };
+} // namespace GPUAssembly
+
+#endif

@@ -1,0 +1,16 @@
+#ifndef gpu_assembly_host_assembly_options_h
+#define gpu_assembly_host_assembly_options_h
+
+namespace GPUAssembly
+{
+  /**
+   * Options that change what is assembled, shared by all methods.
+   */
+  struct AssemblyOptions
+  {
+    /// As the argument of AffineConstraints::distribute_local_to_global.
+    bool use_inhomogeneities_for_rhs = false;
+  };
+} // namespace GPUAssembly
+
+#endif
