@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
+#include <algorithm>
+#include <limits>
 #include <sstream>
 
 namespace GPUAssembly
@@ -44,6 +46,51 @@ namespace GPUAssembly
     info.global_memory_bytes   = properties.totalGlobalMem;
     info.max_threads_per_block = properties.maxThreadsPerBlock;
     return info;
+  }
+
+
+
+  void
+  synchronize_device()
+  {
+    GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
+  }
+
+
+
+  double
+  measure_copy_bandwidth(const std::size_t  bytes,
+                         const unsigned int n_repetitions)
+  {
+    void *source = nullptr, *target = nullptr;
+    GPU_ASSEMBLY_CHECK_CUDA(cudaMalloc(&source, bytes));
+    const cudaError_t status = cudaMalloc(&target, bytes);
+    if (status != cudaSuccess)
+      GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaFree(source));
+    GPU_ASSEMBLY_CHECK_CUDA(status);
+    GPU_ASSEMBLY_CHECK_CUDA(cudaMemset(source, 1, bytes));
+
+    cudaEvent_t start, stop;
+    GPU_ASSEMBLY_CHECK_CUDA(cudaEventCreate(&start));
+    GPU_ASSEMBLY_CHECK_CUDA(cudaEventCreate(&stop));
+    float best_ms = std::numeric_limits<float>::max();
+    for (unsigned int i = 0; i < n_repetitions + 1; ++i)
+      {
+        GPU_ASSEMBLY_CHECK_CUDA(cudaEventRecord(start));
+        GPU_ASSEMBLY_CHECK_CUDA(
+          cudaMemcpy(target, source, bytes, cudaMemcpyDeviceToDevice));
+        GPU_ASSEMBLY_CHECK_CUDA(cudaEventRecord(stop));
+        GPU_ASSEMBLY_CHECK_CUDA(cudaEventSynchronize(stop));
+        float ms = 0;
+        GPU_ASSEMBLY_CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        if (i > 0) // the first copy warms up
+          best_ms = std::min(best_ms, ms);
+      }
+    GPU_ASSEMBLY_CHECK_CUDA(cudaEventDestroy(start));
+    GPU_ASSEMBLY_CHECK_CUDA(cudaEventDestroy(stop));
+    GPU_ASSEMBLY_CHECK_CUDA(cudaFree(source));
+    GPU_ASSEMBLY_CHECK_CUDA(cudaFree(target));
+    return 2. * bytes / (best_ms * 1e-3);
   }
 
 

@@ -40,6 +40,23 @@ namespace GPUAssembly
   get_device_info(const int index = 0);
 
   /**
+   * Wait for all work queued on the device (for timings and before host
+   * reads of results written by kernels).
+   */
+  void
+  synchronize_device();
+
+  /**
+   * The device's measured copy bandwidth in bytes per second: a
+   * device-to-device cudaMemcpy of @p bytes, best of @p n_repetitions,
+   * counting the bytes read and the bytes written. Benchmarks report their
+   * effective bandwidth as a fraction of this.
+   */
+  double
+  measure_copy_bandwidth(const std::size_t  bytes = std::size_t(1) << 30,
+                         const unsigned int n_repetitions = 10);
+
+  /**
    * One line describing which path runs: the device's name and limits, or a
    * plain statement that no GPU is present and the host path runs.
    */

@@ -1,0 +1,429 @@
+// Benchmark of one re-assembly of 3D linear elasticity on linear tetrahedra:
+// every GPU method against deal.II's own CPU assembly (FEValues + WorkStream
+// + AffineConstraints::distribute_local_to_global on all host cores), with
+// the effective bandwidth of each GPU method by the byte model of DESIGN.md
+// as a fraction of the device's copy bandwidth measured in the same run.
+//
+// Usage: assembly_benchmark [subdivisions ...]   (default: 34 67 100, about
+//        0.2 M, 1.5 M and 5 M tetrahedra: a cube of n^3 hexahedra, 5
+//        tetrahedra each)
+//        Options: --precision double|float|both  --repetitions N
+
+#include <deal.II/base/multithread_info.h>
+#include <deal.II/base/quadrature_lib.h>
+#include <deal.II/base/work_stream.h>
+
+#include <deal.II/dofs/dof_handler.h>
+#include <deal.II/dofs/dof_renumbering.h>
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_simplex_p.h>
+#include <deal.II/fe/fe_system.h>
+#include <deal.II/fe/fe_values.h>
+#include <deal.II/fe/mapping_fe.h>
+
+#include <deal.II/grid/grid_generator.h>
+#include <deal.II/grid/tria.h>
+
+#include <deal.II/lac/affine_constraints.h>
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
+#include <deal.II/lac/full_matrix.h>
+#include <deal.II/lac/sparse_matrix.h>
+#include <deal.II/lac/vector.h>
+
+#include <deal.II/numerics/vector_tools.h>
+
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/kernels/element_kernels.h>
+
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+
+using namespace dealii;
+using namespace GPUAssembly;
+
+namespace
+{
+  constexpr int    dim    = 3;
+  constexpr double lambda = 2., mu = 5.;
+
+  double
+  seconds_since(const std::chrono::steady_clock::time_point start)
+  {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+      .count();
+  }
+
+  struct Row
+  {
+    std::string method;
+    double      seconds;
+    double      bytes; // 0: no byte model
+    double      setup_seconds;
+    double      plan_bytes;
+  };
+
+  // deal.II's own assembly, the way a deal.II program does it (step-8's
+  // bilinear form, step-9's WorkStream).
+  double
+  dealii_assembly(const DoFHandler<dim>           &dof_handler,
+                  const Mapping<dim>              &mapping,
+                  const Quadrature<dim>           &quadrature,
+                  const AffineConstraints<double> &constraints,
+                  SparseMatrix<double>            &matrix,
+                  Vector<double>                  &rhs)
+  {
+    struct Scratch
+    {
+      FEValues<dim> fe_values;
+      Scratch(const Mapping<dim>       &mapping,
+              const FiniteElement<dim> &fe,
+              const Quadrature<dim>    &quadrature)
+        : fe_values(mapping,
+                    fe,
+                    quadrature,
+                    update_values | update_gradients | update_JxW_values)
+      {}
+      Scratch(const Scratch &other)
+        : fe_values(other.fe_values.get_mapping(),
+                    other.fe_values.get_fe(),
+                    other.fe_values.get_quadrature(),
+                    other.fe_values.get_update_flags())
+      {}
+    };
+    struct Copy
+    {
+      FullMatrix<double>                   cell_matrix;
+      Vector<double>                       cell_rhs;
+      std::vector<types::global_dof_index> dofs;
+    };
+    const FiniteElement<dim> &fe    = dof_handler.get_fe();
+    const unsigned int        n     = fe.n_dofs_per_cell();
+    const auto                start = std::chrono::steady_clock::now();
+    matrix                          = 0;
+    rhs                             = 0;
+    WorkStream::run(
+      dof_handler.begin_active(),
+      dof_handler.end(),
+      [&](const auto &cell, Scratch &scratch, Copy &copy) {
+        FEValues<dim> &fe_values = scratch.fe_values;
+        fe_values.reinit(cell);
+        copy.cell_matrix = 0;
+        copy.cell_rhs    = 0;
+        for (const unsigned int q : fe_values.quadrature_point_indices())
+          for (unsigned int i = 0; i < n; ++i)
+            {
+              const unsigned int   ci = fe.system_to_component_index(i).first;
+              const Tensor<1, dim> gi =
+                fe_values.shape_grad_component(i, q, ci);
+              copy.cell_rhs(i) += (1. - ci) *
+                                  fe_values.shape_value_component(i, q, ci) *
+                                  fe_values.JxW(q);
+              for (unsigned int j = 0; j < n; ++j)
+                {
+                  const unsigned int cj = fe.system_to_component_index(j).first;
+                  const Tensor<1, dim> gj =
+                    fe_values.shape_grad_component(j, q, cj);
+                  copy.cell_matrix(i, j) +=
+                    (gi[ci] * gj[cj] * lambda + gi[cj] * gj[ci] * mu +
+                     (ci == cj ? gi * gj * mu : 0.)) *
+                    fe_values.JxW(q);
+                }
+            }
+        copy.dofs.resize(n);
+        cell->get_dof_indices(copy.dofs);
+      },
+      [&](const Copy &copy) {
+        constraints.distribute_local_to_global(copy.cell_matrix,
+                                               copy.cell_rhs,
+                                               copy.dofs,
+                                               matrix,
+                                               rhs);
+      },
+      Scratch(mapping, fe, quadrature),
+      Copy{FullMatrix<double>(n, n), Vector<double>(n), {}});
+    return seconds_since(start);
+  }
+
+
+
+  // Bytes a method must move at least for one re-assembly (DESIGN.md).
+  template <typename Number>
+  double
+  byte_model(const AssemblyMethod                method,
+             const MeshArrays                   &arrays,
+             const DeviceAssembler<dim, Number> &assembler)
+  {
+    const double n_el   = arrays.n_elements;
+    const double n_ed   = arrays.layout.n_dofs;
+    const double n_ent  = n_ed * n_ed + n_ed;
+    const double s      = sizeof(Number);
+    const double output = (arrays.n_nonzeros() + arrays.n_dofs) * s;
+    const double inputs =
+      n_el * (arrays.n_supplemental * s + arrays.layout.n_nodes * sizeof(int));
+    if (method == AssemblyMethod::global_nz)
+      {
+        const GlobalNZPlan &plan = assembler.get_global_nz_plan();
+        return 2. * n_el * n_ent * s + // element data written and read
+               plan.reduction_array.size() * sizeof(int) +
+               plan.cluster_nodes.size() * (sizeof(int) + dim * s) + inputs +
+               output;
+      }
+    // LocalElem: inputs, nodal data per element, the nonzero map, the
+    // element data scratch written and read, and a read-modify-write of
+    // every contribution.
+    return inputs + n_el * arrays.layout.n_nodes * dim * s +
+           n_el * (n_ed * n_ed + n_ed) * sizeof(int) + 2. * n_el * n_ent * s +
+           2. * n_el * n_ent * s;
+  }
+
+
+
+  template <typename Number>
+  void
+  run_precision(const MeshArrays    &arrays,
+                const unsigned int   repetitions,
+                const double         bandwidth,
+                std::vector<Row>    &rows,
+                std::vector<Number> &reference_values)
+  {
+    LinearElasticityKernel<dim, Number> kernel;
+    kernel.lambda        = lambda;
+    kernel.mu            = mu;
+    kernel.body_force[0] = 1.;
+    DeviceVector<Number> nodal(
+      std::vector<Number>(arrays.nodal_coordinates.begin(),
+                          arrays.nodal_coordinates.end()));
+    DeviceCSRMatrix<Number> matrix;
+    matrix.reinit(arrays);
+    DeviceVector<Number> rhs(arrays.n_dofs);
+
+    for (const AssemblyMethod method : {AssemblyMethod::global_nz,
+                                        AssemblyMethod::local_elem_atomic,
+                                        AssemblyMethod::local_elem_colored})
+      {
+        typename DeviceAssembler<dim, Number>::AdditionalData data;
+        data.method = method;
+        DeviceAssembler<dim, Number> assembler;
+        auto                         start = std::chrono::steady_clock::now();
+        assembler.reinit(arrays, data);
+        synchronize_device();
+        const double setup = seconds_since(start);
+
+        assembler.assemble(kernel, nodal, matrix, rhs); // warm-up
+        synchronize_device();
+        start = std::chrono::steady_clock::now();
+        for (unsigned int r = 0; r < repetitions; ++r)
+          assembler.assemble(kernel, nodal, matrix, rhs);
+        synchronize_device();
+        const double seconds = seconds_since(start) / repetitions;
+
+        // A benchmark of wrong results is worthless: compare with the
+        // first method's values.
+        std::vector<Number> values = matrix.get_values().to_host();
+        if (reference_values.empty())
+          reference_values = values;
+        double error = 0, norm = 0;
+        for (std::size_t i = 0; i < values.size(); ++i)
+          {
+            error += std::pow(double(values[i]) - reference_values[i], 2);
+            norm += std::pow(double(reference_values[i]), 2);
+          }
+        AssertThrow(std::sqrt(error / norm) <
+                      (sizeof(Number) == 8 ? 1e-12 : 1e-5),
+                    ExcMessage(to_string(method) + " disagrees with GlobalNZ"));
+
+        rows.push_back({to_string(method),
+                        seconds,
+                        byte_model(method, arrays, assembler),
+                        setup,
+                        double(assembler.device_memory_consumption())});
+        (void)bandwidth;
+      }
+  }
+
+
+
+  void
+  print_table(const std::string      &title,
+              const std::vector<Row> &rows,
+              const double            n_nonzeros,
+              const double            bandwidth)
+  {
+    std::cout << "\n" << title << "\n";
+    std::cout << std::left << std::setw(24) << "method" << std::right
+              << std::setw(12) << "time [ms]" << std::setw(14) << "GNZ/s"
+              << std::setw(12) << "model MB" << std::setw(10) << "GB/s"
+              << std::setw(12) << "of copy BW" << std::setw(12) << "set-up [s]"
+              << std::setw(12) << "B/nonzero" << std::setw(12) << "vs deal.II"
+              << '\n';
+    const double dealii_seconds = rows.back().seconds;
+    for (const Row &row : rows)
+      {
+        std::cout << std::left << std::setw(24) << row.method << std::right
+                  << std::fixed << std::setprecision(3) << std::setw(12)
+                  << row.seconds * 1e3 << std::setprecision(2) << std::setw(14)
+                  << n_nonzeros / row.seconds * 1e-9;
+        if (row.bytes > 0)
+          std::cout << std::setw(12) << std::setprecision(0) << row.bytes * 1e-6
+                    << std::setw(10) << std::setprecision(0)
+                    << row.bytes / row.seconds * 1e-9 << std::setw(11)
+                    << std::setprecision(1)
+                    << 100. * row.bytes / row.seconds / bandwidth << '%';
+        else
+          std::cout << std::setw(12) << "-" << std::setw(10) << "-"
+                    << std::setw(12) << "-";
+        std::cout << std::setw(12) << std::setprecision(2) << row.setup_seconds
+                  << std::setw(12) << std::setprecision(1)
+                  << row.plan_bytes / n_nonzeros << std::setw(11)
+                  << std::setprecision(0) << dealii_seconds / row.seconds << 'x'
+                  << '\n';
+      }
+    std::cout << std::defaultfloat;
+  }
+} // namespace
+
+
+
+int
+main(int argc, char **argv)
+{
+  try
+    {
+      std::vector<unsigned int> sizes;
+      std::string               precision   = "both";
+      unsigned int              repetitions = 10;
+      for (int i = 1; i < argc; ++i)
+        {
+          const std::string argument = argv[i];
+          if (argument == "--precision" && i + 1 < argc)
+            precision = argv[++i];
+          else if (argument == "--repetitions" && i + 1 < argc)
+            repetitions = std::stoi(argv[++i]);
+          else
+            sizes.push_back(std::stoi(argument));
+        }
+      if (sizes.empty())
+        sizes = {34, 67, 100};
+      AssertThrow(precision == "double" || precision == "float" ||
+                    precision == "both",
+                  ExcMessage("--precision must be double, float or both."));
+
+      std::cout << describe_execution_path() << std::endl;
+      AssertThrow(n_cuda_devices() > 0,
+                  ExcMessage("assembly_benchmark needs a CUDA device."));
+      const double bandwidth = measure_copy_bandwidth();
+      std::cout << "Measured device copy bandwidth (read + write): "
+                << bandwidth * 1e-9
+                << " GB/s; host threads: " << MultithreadInfo::n_threads()
+                << std::endl;
+
+      for (const unsigned int n : sizes)
+        {
+          auto               start = std::chrono::steady_clock::now();
+          Triangulation<dim> tria;
+          GridGenerator::subdivided_hyper_cube_with_simplices(tria, n);
+          const FESystem<dim>      fe(FE_SimplexP<dim>(1), dim);
+          const MappingFE<dim>     mapping(FE_SimplexP<dim>(1));
+          const QGaussSimplex<dim> quadrature(1);
+          DoFHandler<dim>          dof_handler(tria);
+          dof_handler.distribute_dofs(fe);
+          DoFRenumbering::Cuthill_McKee(dof_handler);
+          AffineConstraints<double> constraints;
+          VectorTools::interpolate_boundary_values(mapping,
+                                                   dof_handler,
+                                                   0,
+                                                   Functions::ZeroFunction<dim>(
+                                                     dim),
+                                                   constraints);
+          constraints.close();
+          std::cout << "\nMesh n = " << n << ": " << tria.n_active_cells()
+                    << " tetrahedra, " << dof_handler.n_dofs()
+                    << " unknowns (mesh and DoFs: " << seconds_since(start)
+                    << " s)" << std::endl;
+
+          start = std::chrono::steady_clock::now();
+          const DoFHandlerAdapter<dim> adapter(mapping,
+                                               dof_handler,
+                                               quadrature,
+                                               constraints);
+          const MeshArrays            &arrays = adapter.get_arrays();
+          std::cout << "Adapter arrays: " << seconds_since(start) << " s, "
+                    << arrays.n_nonzeros() << " nonzeros" << std::endl;
+
+          SparsityPattern sparsity_pattern;
+          adapter.make_sparsity_pattern(sparsity_pattern);
+          SparseMatrix<double> dealii_matrix(sparsity_pattern);
+          Vector<double>       dealii_rhs(dof_handler.n_dofs());
+          double dealii_seconds = std::numeric_limits<double>::max();
+          for (unsigned int r = 0; r < 2; ++r)
+            dealii_seconds = std::min(dealii_seconds,
+                                      dealii_assembly(dof_handler,
+                                                      mapping,
+                                                      quadrature,
+                                                      constraints,
+                                                      dealii_matrix,
+                                                      dealii_rhs));
+
+          for (const std::string p : {"double", "float"})
+            {
+              if (precision != "both" && precision != p)
+                continue;
+              std::vector<Row> rows;
+              if (p == "double")
+                {
+                  std::vector<double> reference;
+                  run_precision<double>(arrays,
+                                        repetitions,
+                                        bandwidth,
+                                        rows,
+                                        reference);
+                  // The GPU result is deal.II's matrix.
+                  SparseMatrix<double> gpu(sparsity_pattern);
+                  adapter.copy_to_sparse_matrix(reference, gpu);
+                  gpu.add(-1., dealii_matrix);
+                  std::cout
+                    << "GlobalNZ vs deal.II's assembly: relative "
+                       "Frobenius difference "
+                    << gpu.frobenius_norm() / dealii_matrix.frobenius_norm()
+                    << std::endl;
+                }
+              else
+                {
+                  std::vector<float> reference;
+                  run_precision<float>(arrays,
+                                       repetitions,
+                                       bandwidth,
+                                       rows,
+                                       reference);
+                }
+              rows.push_back({"deal.II CPU (" +
+                                std::to_string(MultithreadInfo::n_threads()) +
+                                " threads)",
+                              dealii_seconds,
+                              0.,
+                              0.,
+                              0.});
+              print_table(std::to_string(tria.n_active_cells()) +
+                            " tetrahedra, 3D elasticity, " + p + ", " +
+                            std::to_string(arrays.n_nonzeros()) + " nonzeros",
+                          rows,
+                          arrays.n_nonzeros(),
+                          bandwidth);
+            }
+        }
+    }
+  catch (std::exception &exc)
+    {
+      std::cerr << "assembly_benchmark stopped with an error:\n"
+                << exc.what() << std::endl;
+      return 1;
+    }
+  return 0;
+}

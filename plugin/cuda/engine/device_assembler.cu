@@ -1,0 +1,31 @@
+// Instantiations of DeviceAssembler::assemble() for the bundled element
+// kernels.
+
+#include <gpu_assembly/engine/device_assembler.templates.cuh>
+#include <gpu_assembly/kernels/element_kernels.h>
+
+#define GPU_ASSEMBLY_INSTANTIATE(dim, Number, ...)                   \
+  template void GPUAssembly::DeviceAssembler<dim, Number>::assemble( \
+    const __VA_ARGS__ &,                                             \
+    const GPUAssembly::DeviceVector<Number> &,                       \
+    GPUAssembly::DeviceCSRMatrix<Number> &,                          \
+    GPUAssembly::DeviceVector<Number> &) const;
+
+#define GPU_ASSEMBLY_INSTANTIATE_ALL(dim, Number)                            \
+  GPU_ASSEMBLY_INSTANTIATE(dim,                                              \
+                           Number,                                           \
+                           GPUAssembly::LaplaceKernel<dim, Number>)          \
+  GPU_ASSEMBLY_INSTANTIATE(dim,                                              \
+                           Number,                                           \
+                           GPUAssembly::LinearElasticityKernel<dim, Number>) \
+  GPU_ASSEMBLY_INSTANTIATE(dim,                                              \
+                           Number,                                           \
+                           GPUAssembly::MassKernel<dim, 1, Number>)          \
+  GPU_ASSEMBLY_INSTANTIATE(dim,                                              \
+                           Number,                                           \
+                           GPUAssembly::MassKernel<dim, dim, Number>)
+
+GPU_ASSEMBLY_INSTANTIATE_ALL(2, float)
+GPU_ASSEMBLY_INSTANTIATE_ALL(2, double)
+GPU_ASSEMBLY_INSTANTIATE_ALL(3, float)
+GPU_ASSEMBLY_INSTANTIATE_ALL(3, double)

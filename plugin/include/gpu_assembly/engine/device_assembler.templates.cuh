@@ -1,0 +1,414 @@
+#ifndef gpu_assembly_engine_device_assembler_templates_cuh
+#define gpu_assembly_engine_device_assembler_templates_cuh
+
+// Definitions of DeviceAssembler::assemble() and its kernels. Include this
+// in a .cu file to instantiate assemble() for a kernel of your own:
+//   template void GPUAssembly::DeviceAssembler<3, double>::assemble(
+//     const MyKernel &, const DeviceVector<double> &,
+//     DeviceCSRMatrix<double> &, DeviceVector<double> &) const;
+
+#include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/kernels/dirichlet_condensation.h>
+#include <gpu_assembly/kernels/element_views.h>
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace GPUAssembly
+{
+  namespace internal
+  {
+    // Everything a kernel reads of the element itself, as raw pointers;
+    // passed by value as a kernel argument.
+    template <typename Number>
+    struct ElementStageData
+    {
+      unsigned int         n_nodes;
+      unsigned int         n_q_points;
+      unsigned int         n_dofs;
+      unsigned int         n_fields;
+      bool                 edge_matrix_format;
+      const Number        *shape_values;
+      const Number        *quadrature_weights;
+      const unsigned char *dof_is_constrained;
+      const Number        *inhomogeneities;
+      bool                 use_inhomogeneities_for_rhs;
+    };
+
+
+
+    // Runs the user's kernel on one element whose supplemental data, node
+    // indices and output are strided views, then applies the Dirichlet
+    // condensation if the element touches a constrained DoF.
+    template <int dim, typename Number, class Kernel>
+    __device__ inline void
+    compute_element(const Kernel                   &kernel,
+                    const ElementStageData<Number> &data,
+                    const Number                   *supplemental,
+                    const Number                   *nodal_data,
+                    const int                      *node_indices,
+                    const unsigned int              stride,
+                    const ElementOutput<Number>    &output,
+                    const bool                      has_constraints,
+                    const int                      *location)
+    {
+      if (data.edge_matrix_format)
+        {
+          EdgeMatrixElement<dim, Number> element{supplemental,
+                                                 stride,
+                                                 data.n_nodes,
+                                                 data.n_q_points,
+                                                 data.shape_values,
+                                                 data.quadrature_weights,
+                                                 nodal_data,
+                                                 data.n_fields};
+          element.node_indices = node_indices;
+          element.node_stride  = stride;
+          kernel(element, output);
+        }
+      else
+        {
+          QuadratureGradientElement<dim, Number> element{supplemental,
+                                                         stride,
+                                                         data.n_nodes,
+                                                         data.n_q_points,
+                                                         data.shape_values,
+                                                         nodal_data,
+                                                         data.n_fields};
+          element.node_indices = node_indices;
+          element.node_stride  = stride;
+          kernel(element, output);
+        }
+      if (has_constraints)
+        condense_dirichlet(data.n_dofs,
+                           location,
+                           stride,
+                           data.dof_is_constrained,
+                           data.inhomogeneities,
+                           data.use_inhomogeneities_for_rhs,
+                           output);
+    }
+
+
+
+    // GlobalNZ kernel 1: a block per element cluster prefetches the
+    // cluster's nodal data into shared memory; a thread per element writes
+    // its element data coalesced (stride = block size).
+    template <int dim, typename Number, class Kernel>
+    __global__ void
+    global_nz_element_kernel(const Kernel                   kernel,
+                             const ElementStageData<Number> data,
+                             const int                     *block_element,
+                             const int           *cluster_node_offsets,
+                             const int           *cluster_nodes,
+                             const int           *block_connectivity,
+                             const Number        *block_supplemental,
+                             const int           *block_location,
+                             const unsigned char *block_has_constraints,
+                             const unsigned int   n_supplemental,
+                             const unsigned int   n_entries,
+                             const Number        *nodal_data,
+                             Number              *element_data)
+    {
+      extern __shared__ unsigned char shared_bytes[];
+      Number *shared_nodal = reinterpret_cast<Number *>(shared_bytes);
+
+      const unsigned int k = blockIdx.x;
+      const unsigned int t = threadIdx.x;
+      const unsigned int B = blockDim.x;
+
+      const int first = cluster_node_offsets[k];
+      const int n_cluster_values =
+        (cluster_node_offsets[k + 1] - first) * data.n_fields;
+      for (int i = t; i < n_cluster_values; i += B)
+        {
+          const int node  = i / data.n_fields;
+          const int field = i - node * data.n_fields;
+          shared_nodal[i] =
+            nodal_data[cluster_nodes[first + node] * data.n_fields + field];
+        }
+      __syncthreads();
+
+      const std::size_t slot = static_cast<std::size_t>(k) * B + t;
+      if (block_element[slot] < 0)
+        return;
+
+      const ElementOutput<Number> output{
+        element_data + static_cast<std::size_t>(k) * n_entries * B + t,
+        element_data +
+          (static_cast<std::size_t>(k) * n_entries +
+           data.n_dofs * data.n_dofs) *
+            B +
+          t,
+        data.n_dofs,
+        B};
+      compute_element<dim>(
+        kernel,
+        data,
+        block_supplemental + static_cast<std::size_t>(k) * n_supplemental * B +
+          t,
+        shared_nodal,
+        block_connectivity + static_cast<std::size_t>(k) * data.n_nodes * B + t,
+        B,
+        output,
+        block_has_constraints[slot] != 0,
+        block_location + static_cast<std::size_t>(k) * data.n_dofs * B + t);
+    }
+
+
+
+    // GlobalNZ kernel 2, Algorithm 2 of the chapter: each thread walks one
+    // lane of the block's packed reduction lists, summing sources and
+    // storing each sum to its target in shared memory; the block's
+    // contiguous run of targets is then written out coalesced.
+    template <typename Number>
+    __global__ void
+    global_nz_reduction_kernel(const int    *reduction_target_begin,
+                               const int    *reduction_offsets,
+                               const int    *reduction_array,
+                               const Number *element_data,
+                               const int     n_nonzeros,
+                               Number       *values,
+                               Number       *rhs)
+    {
+      extern __shared__ unsigned char shared_bytes[];
+      Number *targets = reinterpret_cast<Number *>(shared_bytes);
+
+      const unsigned int r         = blockIdx.x;
+      const unsigned int T         = blockDim.x;
+      const int          first     = reduction_target_begin[r];
+      const int          n_targets = reduction_target_begin[r + 1] - first;
+
+      const int *array = reduction_array + reduction_offsets[r];
+      const int  n_columns =
+        (reduction_offsets[r + 1] - reduction_offsets[r]) / T;
+      Number sum = 0;
+      for (int j = 0; j < n_columns; ++j)
+        {
+          const int i = array[j * T + threadIdx.x];
+          if (i > 0)
+            sum += element_data[i - 1];
+          else if (i < 0)
+            {
+              targets[-i - 1] = sum;
+              sum             = 0;
+            }
+        }
+      __syncthreads();
+
+      Number *out =
+        first < n_nonzeros ? values + first : rhs + (first - n_nonzeros);
+      for (int i = threadIdx.x; i < n_targets; i += T)
+        out[i] = targets[i];
+    }
+
+
+
+    // LocalElem: a thread per element computes its element data into a
+    // column-major scratch array (coalesced), then adds each entry to the
+    // matrix through the nonzero map, atomically or, for one colour of a
+    // colouring, plainly.
+    template <int dim, typename Number, class Kernel, bool use_atomics>
+    __global__ void
+    local_elem_kernel(const Kernel                   kernel,
+                      const ElementStageData<Number> data,
+                      const unsigned int             first_element,
+                      const unsigned int             n_elements_launch,
+                      const unsigned int             n_elements,
+                      const int                     *connectivity,
+                      const Number                  *supplemental,
+                      const int                     *location,
+                      const int                     *nonzero_map,
+                      const unsigned char           *has_constraints,
+                      const Number                  *nodal_data,
+                      Number                        *element_data,
+                      Number                        *values,
+                      Number                        *rhs)
+    {
+      const unsigned int local = blockIdx.x * blockDim.x + threadIdx.x;
+      if (local >= n_elements_launch)
+        return;
+      const unsigned int e = first_element + local;
+
+      const unsigned int          n_ed = data.n_dofs;
+      const ElementOutput<Number> output{
+        element_data + e,
+        element_data + static_cast<std::size_t>(n_ed) * n_ed * n_elements + e,
+        n_ed,
+        n_elements};
+      compute_element<dim>(kernel,
+                           data,
+                           supplemental + e,
+                           nodal_data,
+                           connectivity + e,
+                           n_elements,
+                           output,
+                           has_constraints[e] != 0,
+                           location + e);
+
+      for (unsigned int i = 0; i < n_ed * n_ed; ++i)
+        {
+          const int target =
+            nonzero_map[static_cast<std::size_t>(i) * n_elements + e];
+          if (target < 0)
+            continue;
+          const Number value =
+            element_data[static_cast<std::size_t>(i) * n_elements + e];
+          if constexpr (use_atomics)
+            atomicAdd(values + target, value);
+          else
+            values[target] += value;
+        }
+      for (unsigned int d = 0; d < n_ed; ++d)
+        {
+          const int row =
+            location[static_cast<std::size_t>(d) * n_elements + e];
+          const Number value =
+            element_data[(static_cast<std::size_t>(n_ed) * n_ed + d) *
+                           n_elements +
+                         e];
+          if constexpr (use_atomics)
+            atomicAdd(rhs + row, value);
+          else
+            rhs[row] += value;
+        }
+    }
+  } // namespace internal
+
+
+
+  template <int dim, typename Number>
+  template <class Kernel>
+  void
+  DeviceAssembler<dim, Number>::assemble(const Kernel               &kernel,
+                                         const DeviceVector<Number> &nodal_data,
+                                         DeviceCSRMatrix<Number>    &matrix,
+                                         DeviceVector<Number>       &rhs) const
+  {
+    if (arrays == nullptr)
+      internal::throw_error("DeviceAssembler::assemble() before reinit().");
+    if (Kernel::n_components != arrays->layout.n_components)
+      internal::throw_error(
+        "DeviceAssembler::assemble(): the element kernel works on " +
+        std::to_string(Kernel::n_components) +
+        " components per node, the finite element has " +
+        std::to_string(arrays->layout.n_components) + ".");
+    if (nodal_data.size() != static_cast<std::size_t>(arrays->n_nodes) *
+                               additional_data.n_nodal_fields)
+      internal::throw_error(
+        "DeviceAssembler::assemble(): the nodal data has " +
+        std::to_string(nodal_data.size()) + " values, expected " +
+        std::to_string(arrays->n_nodes) + " nodes times " +
+        std::to_string(additional_data.n_nodal_fields) + " fields.");
+    if (matrix.n_nonzeros() != arrays->n_nonzeros() ||
+        matrix.m() != arrays->n_dofs)
+      internal::throw_error("DeviceAssembler::assemble(): the matrix was "
+                            "not initialized with these mesh arrays.");
+    if (rhs.size() != arrays->n_dofs)
+      rhs.reinit(arrays->n_dofs);
+
+    const internal::ElementStageData<Number> data{
+      arrays->layout.n_nodes,
+      arrays->layout.n_q_points,
+      arrays->layout.n_dofs,
+      additional_data.n_nodal_fields,
+      arrays->supplemental_format ==
+        SupplementalDataFormat::inverse_edge_matrix,
+      shape_values.data(),
+      quadrature_weights.data(),
+      dof_is_constrained.data(),
+      inhomogeneities.data(),
+      additional_data.options.use_inhomogeneities_for_rhs};
+
+    if (additional_data.method == AssemblyMethod::global_nz)
+      {
+        const GlobalNZPlan &plan = global_nz_plan;
+        const std::size_t   nodal_bytes =
+          static_cast<std::size_t>(plan.max_cluster_nodes) *
+          additional_data.n_nodal_fields * sizeof(Number);
+        const auto element_kernel =
+          internal::global_nz_element_kernel<dim, Number, Kernel>;
+        GPU_ASSEMBLY_CHECK_CUDA(
+          cudaFuncSetAttribute(element_kernel,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(nodal_bytes)));
+        element_kernel<<<plan.n_element_blocks,
+                         plan.parameters.elements_per_block,
+                         nodal_bytes>>>(kernel,
+                                        data,
+                                        block_element.data(),
+                                        cluster_node_offsets.data(),
+                                        cluster_nodes.data(),
+                                        block_connectivity.data(),
+                                        block_supplemental.data(),
+                                        block_location.data(),
+                                        block_has_constraints.data(),
+                                        plan.n_supplemental,
+                                        plan.n_entries,
+                                        nodal_data.data(),
+                                        element_data.data());
+        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+
+        const std::size_t target_bytes =
+          static_cast<std::size_t>(plan.parameters.targets_per_block) *
+          sizeof(Number);
+        const auto reduction_kernel =
+          internal::global_nz_reduction_kernel<Number>;
+        GPU_ASSEMBLY_CHECK_CUDA(
+          cudaFuncSetAttribute(reduction_kernel,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(target_bytes)));
+        reduction_kernel<<<plan.n_reduction_blocks(),
+                           plan.parameters.reduction_threads,
+                           target_bytes>>>(reduction_target_begin.data(),
+                                           reduction_offsets.data(),
+                                           reduction_array.data(),
+                                           element_data.data(),
+                                           static_cast<int>(plan.n_nonzeros),
+                                           matrix.get_values().data(),
+                                           rhs.data());
+        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+        return;
+      }
+
+    // LocalElem methods add into the matrix, which must start from zero.
+    matrix.get_values().set_zero();
+    rhs.set_zero();
+    const unsigned int block  = additional_data.local_elem_block_size;
+    const auto         launch = [&](const unsigned int first,
+                            const unsigned int count,
+                            const auto         kernel_function) {
+      if (count == 0)
+        return;
+      kernel_function<<<(count + block - 1) / block, block>>>(
+        kernel,
+        data,
+        first,
+        count,
+        arrays->n_elements,
+        element_connectivity.data(),
+        element_supplemental.data(),
+        element_location.data(),
+        element_nonzero_map.data(),
+        element_has_constraints.data(),
+        nodal_data.data(),
+        element_data.data(),
+        matrix.get_values().data(),
+        rhs.data());
+      GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+    };
+    if (additional_data.method == AssemblyMethod::local_elem_atomic)
+      launch(0,
+             arrays->n_elements,
+             internal::local_elem_kernel<dim, Number, Kernel, true>);
+    else
+      for (unsigned int c = 0; c + 1 < color_offsets.size(); ++c)
+        launch(color_offsets[c],
+               color_offsets[c + 1] - color_offsets[c],
+               internal::local_elem_kernel<dim, Number, Kernel, false>);
+  }
+} // namespace GPUAssembly
+
+#endif

@@ -1,0 +1,214 @@
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/host/element_coloring.h>
+
+#include <algorithm>
+
+namespace GPUAssembly
+{
+  std::string
+  to_string(const AssemblyMethod method)
+  {
+    switch (method)
+      {
+        case AssemblyMethod::global_nz:
+          return "GlobalNZ";
+        case AssemblyMethod::local_elem_atomic:
+          return "LocalElem-atomic";
+        case AssemblyMethod::local_elem_colored:
+          return "LocalElem-colored";
+      }
+    return "unknown";
+  }
+
+
+
+  AssemblyMethod
+  parse_assembly_method(const std::string &name)
+  {
+    for (const auto method : {AssemblyMethod::global_nz,
+                              AssemblyMethod::local_elem_atomic,
+                              AssemblyMethod::local_elem_colored})
+      if (name == to_string(method))
+        return method;
+    AssertThrow(false,
+                dealii::ExcMessage("Unknown assembly method '" + name +
+                                   "'; choose GlobalNZ, LocalElem-atomic or "
+                                   "LocalElem-colored."));
+    return AssemblyMethod::global_nz;
+  }
+
+
+
+  namespace
+  {
+    template <typename Number>
+    std::vector<Number>
+    convert(const std::vector<double> &values)
+    {
+      return std::vector<Number>(values.begin(), values.end());
+    }
+
+    // Gathers a per-element array (n_per_element values of element e at
+    // e * n_per_element + i) into column-major order over the given element
+    // order: entry i of slot s at i * n_slots + s.
+    template <typename Target, typename Source>
+    std::vector<Target>
+    column_major(const std::vector<Source>     &per_element,
+                 const unsigned int             n_per_element,
+                 const std::vector<index_type> &order)
+    {
+      const std::size_t   n_slots = order.size();
+      std::vector<Target> result(n_per_element * n_slots);
+      for (std::size_t s = 0; s < n_slots; ++s)
+        for (unsigned int i = 0; i < n_per_element; ++i)
+          result[i * n_slots + s] = static_cast<Target>(
+            per_element[static_cast<std::size_t>(order[s]) * n_per_element +
+                        i]);
+      return result;
+    }
+  } // namespace
+
+
+
+  template <int dim, typename Number>
+  void
+  DeviceAssembler<dim, Number>::reinit(const MeshArrays     &new_arrays,
+                                       const AdditionalData &new_data)
+  {
+    AssertThrow(new_arrays.dim == dim,
+                dealii::ExcMessage("DeviceAssembler<" + std::to_string(dim) +
+                                   "> was given mesh arrays of dimension " +
+                                   std::to_string(new_arrays.dim) + "."));
+    AssertThrow(n_cuda_devices() > 0,
+                dealii::ExcMessage(
+                  "DeviceAssembler needs a CUDA device and none was found; "
+                  "use HostAssembler (the host path) instead."));
+    arrays                  = &new_arrays;
+    additional_data         = new_data;
+    const DeviceInfo device = get_device_info(0);
+
+    shape_values.copy_from_host(convert<Number>(arrays->layout.shape_values));
+    quadrature_weights.copy_from_host(
+      convert<Number>(arrays->layout.quadrature_weights));
+    inhomogeneities.copy_from_host(convert<Number>(arrays->inhomogeneities));
+    dof_is_constrained.copy_from_host(
+      std::vector<unsigned char>(arrays->dof_is_constrained.begin(),
+                                 arrays->dof_is_constrained.end()));
+
+    const unsigned int n_ed      = arrays->layout.n_dofs;
+    const std::size_t  n_entries = n_ed * n_ed + n_ed;
+
+    if (additional_data.method == AssemblyMethod::global_nz)
+      {
+        GlobalNZPlan &plan = global_nz_plan;
+        plan.reinit(*arrays,
+                    additional_data.global_nz,
+                    additional_data.n_nodal_fields,
+                    sizeof(Number),
+                    device.shared_memory_per_block_optin);
+        AssertThrow(plan.reduction_array.size() <
+                      static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                    ExcUnsupportedInput("GlobalNZ: the reduction array is "
+                                        "too long for 32-bit offsets."));
+        block_element.copy_from_host(plan.block_element);
+        cluster_node_offsets.copy_from_host(plan.cluster_node_offsets);
+        cluster_nodes.copy_from_host(plan.cluster_nodes);
+        block_connectivity.copy_from_host(plan.block_connectivity);
+        block_supplemental.copy_from_host(
+          convert<Number>(plan.block_supplemental));
+        block_location.copy_from_host(plan.block_location);
+        block_has_constraints.copy_from_host(plan.block_has_constraints);
+        reduction_target_begin.copy_from_host(plan.reduction_target_begin);
+        reduction_offsets.copy_from_host(
+          std::vector<int>(plan.reduction_offsets.begin(),
+                           plan.reduction_offsets.end()));
+        reduction_array.copy_from_host(plan.reduction_array);
+        element_data.reinit(plan.element_data_size());
+        return;
+      }
+
+    // LocalElem: atomics in Morton order (neighbours in a warp share
+    // nodes, which the cache rewards), colours each in Morton order.
+    const std::vector<index_type> morton = morton_element_order(*arrays);
+    std::vector<index_type>       order;
+    color_offsets.clear();
+    if (additional_data.method == AssemblyMethod::local_elem_atomic)
+      order = morton;
+    else
+      {
+        std::vector<unsigned int> rank(arrays->n_elements);
+        for (unsigned int s = 0; s < morton.size(); ++s)
+          rank[morton[s]] = s;
+        color_offsets.push_back(0);
+        for (auto color : color_elements(*arrays))
+          {
+            std::sort(color.begin(),
+                      color.end(),
+                      [&](const unsigned int a, const unsigned int b) {
+                        return rank[a] < rank[b];
+                      });
+            order.insert(order.end(), color.begin(), color.end());
+            color_offsets.push_back(order.size());
+          }
+      }
+
+    element_connectivity.copy_from_host(
+      column_major<int>(arrays->connectivity, arrays->layout.n_nodes, order));
+    element_supplemental.copy_from_host(
+      column_major<Number>(arrays->supplemental,
+                           arrays->n_supplemental,
+                           order));
+    element_location.copy_from_host(
+      column_major<int>(arrays->location, n_ed, order));
+    element_nonzero_map.copy_from_host(
+      column_major<int>(arrays->nonzero_map, n_ed * n_ed, order));
+    std::vector<unsigned char> has_constraints(order.size(), 0);
+    for (std::size_t s = 0; s < order.size(); ++s)
+      for (unsigned int d = 0; d < n_ed; ++d)
+        if (arrays->dof_is_constrained
+              [arrays->location[static_cast<std::size_t>(order[s]) * n_ed + d]])
+          has_constraints[s] = 1;
+    element_has_constraints.copy_from_host(has_constraints);
+    element_data.reinit(n_entries * arrays->n_elements);
+  }
+
+
+
+  template <int dim, typename Number>
+  std::size_t
+  DeviceAssembler<dim, Number>::device_memory_consumption() const
+  {
+    std::size_t bytes = 0;
+    for (const std::size_t b : {shape_values.memory_consumption(),
+                                quadrature_weights.memory_consumption(),
+                                inhomogeneities.memory_consumption(),
+                                dof_is_constrained.memory_consumption(),
+                                element_data.memory_consumption(),
+                                block_element.memory_consumption(),
+                                cluster_node_offsets.memory_consumption(),
+                                cluster_nodes.memory_consumption(),
+                                block_connectivity.memory_consumption(),
+                                block_supplemental.memory_consumption(),
+                                block_location.memory_consumption(),
+                                block_has_constraints.memory_consumption(),
+                                reduction_target_begin.memory_consumption(),
+                                reduction_offsets.memory_consumption(),
+                                reduction_array.memory_consumption(),
+                                element_connectivity.memory_consumption(),
+                                element_supplemental.memory_consumption(),
+                                element_location.memory_consumption(),
+                                element_nonzero_map.memory_consumption(),
+                                element_has_constraints.memory_consumption()})
+      bytes += b;
+    return bytes;
+  }
+
+
+
+  template class DeviceAssembler<2, float>;
+  template class DeviceAssembler<2, double>;
+  template class DeviceAssembler<3, float>;
+  template class DeviceAssembler<3, double>;
+} // namespace GPUAssembly
