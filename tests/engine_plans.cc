@@ -7,6 +7,8 @@
 #include <gpu_assembly/engine/global_nz_host.h>
 #include <gpu_assembly/engine/global_nz_plan.h>
 #include <gpu_assembly/engine/packing.h>
+#include <gpu_assembly/engine/shared_nz_host.h>
+#include <gpu_assembly/engine/shared_nz_plan.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
@@ -262,8 +264,8 @@ test_global_nz_plan(Testing::Checks             &checks,
                problem.name() +
                  ": GlobalNZ executed on the host equals the reference "
                  "assembly (relative errors " +
-                 std::to_string(error) + ", " + std::to_string(rhs_error) +
-                 ")");
+                 Testing::scientific(error) + ", " +
+                 Testing::scientific(rhs_error) + " <= 1e-13" + ")");
 
   checks.check_throws<ExcUnsupportedInput>(
     [&] {
@@ -275,6 +277,143 @@ test_global_nz_plan(Testing::Checks             &checks,
     "nodal data of a cluster",
     problem.name() + ": a plan that needs more shared memory than the "
                      "device has is refused");
+}
+
+
+
+template <int dim>
+void
+test_shared_nz_plan(Testing::Checks      &checks,
+                    const bool            simplex,
+                    const bool            vector_valued,
+                    const NodePartitioner partitioner)
+{
+  Testing::TestProblem<dim> problem;
+  Testing::setup_problem(problem,
+                         simplex,
+                         1,
+                         vector_valued ? dim : 1,
+                         Testing::ConstraintKind::inhomogeneous,
+                         true,
+                         6);
+  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
+                                       problem.dof_handler,
+                                       *problem.quadrature,
+                                       problem.constraints);
+  const MeshArrays            &arrays = adapter.get_arrays();
+  const std::string            name =
+    problem.name() + (partitioner == NodePartitioner::metis ?
+                        " (METIS parts)" :
+                        " (greedy union parts)");
+  // A small limit so that the mesh needs many parts.
+  // Small enough that the mesh needs many parts, large enough for the 32
+  // tetrahedra around a node of these meshes.
+  const std::size_t limit = (vector_valued ? 120 : (dim == 2 ? 3 : 24)) * 1024;
+  SharedNZPlan::Parameters parameters;
+  parameters.partitioner       = partitioner;
+  parameters.threads_per_block = 64;
+  SharedNZPlan plan;
+  plan.reinit(arrays, parameters, dim, sizeof(double), limit);
+
+  // Parts: each node in exactly one part, every part within the limit.
+  std::vector<unsigned int> parts =
+    partition_nodes(arrays, partitioner, dim, sizeof(double), limit);
+  checks.check(parts.size() == arrays.n_nodes && plan.n_blocks > 1 &&
+                 plan.max_shared_bytes <= limit,
+               name + ": " + std::to_string(plan.n_blocks) +
+                 " parts cover all nodes; the largest needs " +
+                 std::to_string(plan.max_shared_bytes) +
+                 " <= " + std::to_string(limit) + " bytes of shared memory");
+
+  // Reduction: every target exactly once, and every element contribution
+  // to a row exactly once overall (in the block owning the row).
+  std::vector<int>   target_seen(plan.n_nonzeros + plan.n_dofs, 0);
+  std::size_t        n_sources = 0;
+  const unsigned int T         = parameters.threads_per_block;
+  for (unsigned int k = 0; k < plan.n_blocks; ++k)
+    for (std::size_t i = plan.reduction_offsets[k];
+         i < plan.reduction_offsets[k + 1];
+         ++i)
+      {
+        const index_type entry = plan.reduction_array[i];
+        if (entry < 0)
+          ++target_seen[-entry - 1];
+        else if (entry > 0)
+          ++n_sources;
+      }
+  std::size_t n_contributions = 0;
+  for (const index_type K : arrays.nonzero_map)
+    n_contributions += K != invalid_index;
+  n_contributions += arrays.location.size();
+  checks.check(std::all_of(target_seen.begin(),
+                           target_seen.end(),
+                           [](const int n) {
+                             return n == 1;
+                           }) &&
+                 n_sources == n_contributions &&
+                 (plan.reduction_array.size() % T) == 0,
+               name + ": reduction lists are complete and disjoint (" +
+                 std::to_string(n_sources) +
+                 " contributions, recomputation "
+                 "factor " +
+                 Testing::scientific(plan.recomputation_factor) + ")");
+
+  LinearElasticityKernel<dim, double> elasticity;
+  elasticity.lambda        = 3.;
+  elasticity.mu            = 1.25;
+  elasticity.body_force[0] = 1.;
+  LaplaceKernel<dim, double>       laplace;
+  std::vector<double>              nodal(arrays.nodal_coordinates);
+  std::vector<double>              reference_values, reference_rhs, values, rhs;
+  const HostAssembler<dim, double> reference(arrays);
+  if (vector_valued)
+    {
+      reference.assemble(elasticity, reference_values, reference_rhs);
+      shared_nz_on_host<dim>(plan,
+                             arrays,
+                             elasticity,
+                             AssemblyOptions(),
+                             nodal,
+                             values,
+                             rhs);
+    }
+  else
+    {
+      reference.assemble(laplace, reference_values, reference_rhs);
+      shared_nz_on_host<dim>(plan,
+                             arrays,
+                             laplace,
+                             AssemblyOptions(),
+                             nodal,
+                             values,
+                             rhs);
+    }
+  double error = 0, norm = 0;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    {
+      error += std::pow(values[i] - reference_values[i], 2);
+      norm += std::pow(reference_values[i], 2);
+    }
+  for (std::size_t i = 0; i < rhs.size(); ++i)
+    {
+      error += std::pow(rhs[i] - reference_rhs[i], 2);
+      norm += std::pow(reference_rhs[i], 2);
+    }
+  error = std::sqrt(error / norm);
+  checks.check(error <= 1e-13,
+               name +
+                 ": SharedNZ executed on the host equals the reference "
+                 "assembly (relative error " +
+                 Testing::scientific(error) + " <= 1e-13)");
+
+  checks.check_throws<ExcUnsupportedInput>(
+    [&] {
+      SharedNZPlan small;
+      small.reinit(arrays, parameters, dim, sizeof(double), 512);
+    },
+    "use GlobalNZ",
+    name + ": SharedNZ refuses a shared-memory limit below one node's "
+           "element data");
 }
 
 
@@ -304,5 +443,9 @@ main()
                          1,
                          true,
                          SupplementalDataFormat::quadrature_gradients);
+  test_shared_nz_plan<3>(checks, true, true, NodePartitioner::greedy_union);
+  test_shared_nz_plan<3>(checks, true, true, NodePartitioner::metis);
+  test_shared_nz_plan<2>(checks, false, false, NodePartitioner::greedy_union);
+  test_shared_nz_plan<3>(checks, false, false, NodePartitioner::metis);
   return checks.exit_code();
 }

@@ -112,7 +112,7 @@ namespace GPUAssembly
                              const Number        *nodal_data,
                              Number              *element_data)
     {
-      extern __shared__ unsigned char shared_bytes[];
+      extern __shared__ __align__(16) unsigned char shared_bytes[];
       Number *shared_nodal = reinterpret_cast<Number *>(shared_bytes);
 
       const unsigned int k = blockIdx.x;
@@ -173,7 +173,7 @@ namespace GPUAssembly
                                Number       *values,
                                Number       *rhs)
     {
-      extern __shared__ unsigned char shared_bytes[];
+      extern __shared__ __align__(16) unsigned char shared_bytes[];
       Number *targets = reinterpret_cast<Number *>(shared_bytes);
 
       const unsigned int r         = blockIdx.x;
