@@ -8,6 +8,9 @@
 //        0.2 M, 1.5 M and 5 M tetrahedra: a cube of n^3 hexahedra, 5
 //        tetrahedra each)
 //        Options: --precision double|float|both  --repetitions N
+//                 --method NAME (repeatable: GlobalNZ, "GlobalNZ (Morton)",
+//                 SharedNZ, LocalElem-atomic, LocalElem-colored)
+//                 --skip-dealii (no CPU peer, for profiling runs)
 
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/quadrature_lib.h>
@@ -39,6 +42,7 @@
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -175,6 +179,15 @@ namespace
                plan.cluster_nodes.size() * (sizeof(int) + dim * s) + inputs +
                output;
       }
+    if (method == AssemblyMethod::shared_nz)
+      {
+        // Element data stay on chip: halo nodal data, the (recomputed)
+        // element inputs, the reduction array and the output.
+        const SharedNZPlan &plan = assembler.get_shared_nz_plan();
+        return plan.halo_nodes.size() * (sizeof(int) + dim * s) +
+               inputs * plan.recomputation_factor +
+               plan.reduction_array.size() * sizeof(int) + output;
+      }
     // LocalElem: inputs, nodal data per element, the nonzero map, the
     // element data scratch written and read, and a read-modify-write of
     // every contribution.
@@ -185,13 +198,30 @@ namespace
 
 
 
+  // A method as benchmarked: the method and the variant of its plan.
+  struct Variant
+  {
+    std::string    name;
+    AssemblyMethod method;
+    ElementOrder   element_order;
+  };
+
+  const std::vector<Variant> all_variants = {
+    {"GlobalNZ", AssemblyMethod::global_nz, ElementOrder::rows},
+    {"GlobalNZ (Morton)", AssemblyMethod::global_nz, ElementOrder::morton},
+    {"SharedNZ", AssemblyMethod::shared_nz, ElementOrder::rows},
+    {"LocalElem-atomic", AssemblyMethod::local_elem_atomic, ElementOrder::rows},
+    {"LocalElem-colored",
+     AssemblyMethod::local_elem_colored,
+     ElementOrder::rows}};
+
   template <typename Number>
   void
-  run_precision(const MeshArrays    &arrays,
-                const unsigned int   repetitions,
-                const double         bandwidth,
-                std::vector<Row>    &rows,
-                std::vector<Number> &reference_values)
+  run_precision(const MeshArrays               &arrays,
+                const std::vector<std::string> &methods,
+                const unsigned int              repetitions,
+                std::vector<Row>               &rows,
+                std::vector<Number>            &reference_values)
   {
     LinearElasticityKernel<dim, Number> kernel;
     kernel.lambda        = lambda;
@@ -204,12 +234,16 @@ namespace
     matrix.reinit(arrays);
     DeviceVector<Number> rhs(arrays.n_dofs);
 
-    for (const AssemblyMethod method : {AssemblyMethod::global_nz,
-                                        AssemblyMethod::local_elem_atomic,
-                                        AssemblyMethod::local_elem_colored})
+    for (const Variant &variant : all_variants)
       {
+        if (!methods.empty() &&
+            std::find(methods.begin(), methods.end(), variant.name) ==
+              methods.end())
+          continue;
+        const AssemblyMethod method = variant.method;
         typename DeviceAssembler<dim, Number>::AdditionalData data;
-        data.method = method;
+        data.method                  = method;
+        data.global_nz.element_order = variant.element_order;
         DeviceAssembler<dim, Number> assembler;
         auto                         start = std::chrono::steady_clock::now();
         assembler.reinit(arrays, data);
@@ -235,16 +269,22 @@ namespace
             error += std::pow(double(values[i]) - reference_values[i], 2);
             norm += std::pow(double(reference_values[i]), 2);
           }
-        AssertThrow(std::sqrt(error / norm) <
-                      (sizeof(Number) == 8 ? 1e-12 : 1e-5),
-                    ExcMessage(to_string(method) + " disagrees with GlobalNZ"));
+        AssertThrow(
+          std::sqrt(error / norm) < (sizeof(Number) == 8 ? 1e-12 : 1e-5),
+          ExcMessage(variant.name + " disagrees with " + rows.front().method));
 
-        rows.push_back({to_string(method),
+        rows.push_back({variant.name,
                         seconds,
                         byte_model(method, arrays, assembler),
                         setup,
                         double(assembler.device_memory_consumption())});
-        (void)bandwidth;
+        if (method == AssemblyMethod::shared_nz)
+          std::cout << "SharedNZ: " << assembler.get_shared_nz_plan().n_blocks
+                    << " node parts, recomputation factor "
+                    << assembler.get_shared_nz_plan().recomputation_factor
+                    << ", up to "
+                    << assembler.get_shared_nz_plan().max_shared_bytes
+                    << " bytes of shared memory per block" << std::endl;
       }
   }
 
@@ -285,7 +325,7 @@ namespace
                   << std::setprecision(0) << dealii_seconds / row.seconds << 'x'
                   << '\n';
       }
-    std::cout << std::defaultfloat;
+    std::cout << std::defaultfloat << std::setprecision(6);
   }
 } // namespace
 
@@ -299,6 +339,8 @@ main(int argc, char **argv)
       std::vector<unsigned int> sizes;
       std::string               precision   = "both";
       unsigned int              repetitions = 10;
+      bool                      with_dealii = true;
+      std::vector<std::string>  methods;
       for (int i = 1; i < argc; ++i)
         {
           const std::string argument = argv[i];
@@ -306,6 +348,10 @@ main(int argc, char **argv)
             precision = argv[++i];
           else if (argument == "--repetitions" && i + 1 < argc)
             repetitions = std::stoi(argv[++i]);
+          else if (argument == "--method" && i + 1 < argc)
+            methods.push_back(argv[++i]);
+          else if (argument == "--skip-dealii")
+            with_dealii = false;
           else
             sizes.push_back(std::stoi(argument));
         }
@@ -361,15 +407,15 @@ main(int argc, char **argv)
           adapter.make_sparsity_pattern(sparsity_pattern);
           SparseMatrix<double> dealii_matrix(sparsity_pattern);
           Vector<double>       dealii_rhs(dof_handler.n_dofs());
-          double dealii_seconds = std::numeric_limits<double>::max();
-          for (unsigned int r = 0; r < 2; ++r)
-            dealii_seconds = std::min(dealii_seconds,
-                                      dealii_assembly(dof_handler,
-                                                      mapping,
-                                                      quadrature,
-                                                      constraints,
-                                                      dealii_matrix,
-                                                      dealii_rhs));
+          double dealii_seconds = std::numeric_limits<double>::quiet_NaN();
+          for (unsigned int r = 0; r < (with_dealii ? 2u : 0u); ++r)
+            dealii_seconds = std::fmin(dealii_seconds,
+                                       dealii_assembly(dof_handler,
+                                                       mapping,
+                                                       quadrature,
+                                                       constraints,
+                                                       dealii_matrix,
+                                                       dealii_rhs));
 
           for (const std::string p : {"double", "float"})
             {
@@ -380,26 +426,30 @@ main(int argc, char **argv)
                 {
                   std::vector<double> reference;
                   run_precision<double>(arrays,
+                                        methods,
                                         repetitions,
-                                        bandwidth,
                                         rows,
                                         reference);
                   // The GPU result is deal.II's matrix.
                   SparseMatrix<double> gpu(sparsity_pattern);
                   adapter.copy_to_sparse_matrix(reference, gpu);
-                  gpu.add(-1., dealii_matrix);
-                  std::cout
-                    << "GlobalNZ vs deal.II's assembly: relative "
-                       "Frobenius difference "
-                    << gpu.frobenius_norm() / dealii_matrix.frobenius_norm()
-                    << std::endl;
+                  if (with_dealii)
+                    {
+                      gpu.add(-1., dealii_matrix);
+                      std::cout
+                        << rows.front().method
+                        << " vs deal.II's assembly: relative "
+                           "Frobenius difference "
+                        << gpu.frobenius_norm() / dealii_matrix.frobenius_norm()
+                        << std::endl;
+                    }
                 }
               else
                 {
                   std::vector<float> reference;
                   run_precision<float>(arrays,
+                                       methods,
                                        repetitions,
-                                       bandwidth,
                                        rows,
                                        reference);
                 }

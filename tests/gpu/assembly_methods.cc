@@ -30,6 +30,7 @@ using namespace GPUAssembly;
 
 const std::vector<AssemblyMethod> all_methods = {
   AssemblyMethod::global_nz,
+  AssemblyMethod::shared_nz,
   AssemblyMethod::local_elem_atomic,
   AssemblyMethod::local_elem_colored};
 

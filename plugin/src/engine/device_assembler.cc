@@ -4,6 +4,7 @@
 #include <gpu_assembly/host/element_coloring.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace GPUAssembly
 {
@@ -14,6 +15,8 @@ namespace GPUAssembly
       {
         case AssemblyMethod::global_nz:
           return "GlobalNZ";
+        case AssemblyMethod::shared_nz:
+          return "SharedNZ";
         case AssemblyMethod::local_elem_atomic:
           return "LocalElem-atomic";
         case AssemblyMethod::local_elem_colored:
@@ -28,14 +31,16 @@ namespace GPUAssembly
   parse_assembly_method(const std::string &name)
   {
     for (const auto method : {AssemblyMethod::global_nz,
+                              AssemblyMethod::shared_nz,
                               AssemblyMethod::local_elem_atomic,
                               AssemblyMethod::local_elem_colored})
       if (name == to_string(method))
         return method;
     AssertThrow(false,
-                dealii::ExcMessage("Unknown assembly method '" + name +
-                                   "'; choose GlobalNZ, LocalElem-atomic or "
-                                   "LocalElem-colored."));
+                dealii::ExcMessage(
+                  "Unknown assembly method '" + name +
+                  "'; choose GlobalNZ, SharedNZ, LocalElem-atomic "
+                  "or LocalElem-colored."));
     return AssemblyMethod::global_nz;
   }
 
@@ -129,6 +134,33 @@ namespace GPUAssembly
         return;
       }
 
+    if (additional_data.method == AssemblyMethod::shared_nz)
+      {
+        SharedNZPlan &plan = shared_nz_plan;
+        plan.reinit(*arrays,
+                    additional_data.shared_nz,
+                    additional_data.n_nodal_fields,
+                    sizeof(Number),
+                    device.shared_memory_per_block_optin);
+        AssertThrow(plan.reduction_array.size() <
+                      static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                    ExcUnsupportedInput("SharedNZ: the reduction array is "
+                                        "too long for 32-bit offsets."));
+        shared_halo_offsets.copy_from_host(plan.halo_offsets);
+        shared_halo_nodes.copy_from_host(plan.halo_nodes);
+        shared_element_offsets.copy_from_host(plan.element_offsets);
+        shared_connectivity.copy_from_host(plan.block_connectivity);
+        shared_supplemental.copy_from_host(
+          convert<Number>(plan.block_supplemental));
+        shared_location.copy_from_host(plan.block_location);
+        shared_has_constraints.copy_from_host(plan.block_has_constraints);
+        shared_reduction_offsets.copy_from_host(
+          std::vector<int>(plan.reduction_offsets.begin(),
+                           plan.reduction_offsets.end()));
+        shared_reduction_array.copy_from_host(plan.reduction_array);
+        return;
+      }
+
     // LocalElem: atomics in Morton order (neighbours in a warp share
     // nodes, which the cache rewards), colours each in Morton order.
     const std::vector<index_type> morton = morton_element_order(*arrays);
@@ -196,6 +228,15 @@ namespace GPUAssembly
                                 reduction_target_begin.memory_consumption(),
                                 reduction_offsets.memory_consumption(),
                                 reduction_array.memory_consumption(),
+                                shared_halo_offsets.memory_consumption(),
+                                shared_halo_nodes.memory_consumption(),
+                                shared_element_offsets.memory_consumption(),
+                                shared_connectivity.memory_consumption(),
+                                shared_supplemental.memory_consumption(),
+                                shared_location.memory_consumption(),
+                                shared_has_constraints.memory_consumption(),
+                                shared_reduction_offsets.memory_consumption(),
+                                shared_reduction_array.memory_consumption(),
                                 element_connectivity.memory_consumption(),
                                 element_supplemental.memory_consumption(),
                                 element_location.memory_consumption(),

@@ -89,6 +89,27 @@ namespace GPUAssembly
 
 
 
+  std::vector<index_type>
+  row_element_order(const MeshArrays &arrays)
+  {
+    const unsigned int n_nodes = arrays.layout.n_nodes;
+    std::vector<std::pair<index_type, index_type>> keys(arrays.n_elements);
+    for (unsigned int e = 0; e < arrays.n_elements; ++e)
+      {
+        const auto first =
+          arrays.connectivity.begin() + static_cast<std::size_t>(e) * n_nodes;
+        keys[e] = {*std::min_element(first, first + n_nodes),
+                   static_cast<index_type>(e)};
+      }
+    std::sort(keys.begin(), keys.end());
+    std::vector<index_type> order(arrays.n_elements);
+    for (unsigned int e = 0; e < arrays.n_elements; ++e)
+      order[e] = keys[e].second;
+    return order;
+  }
+
+
+
   std::size_t
   GlobalNZPlan::memory_consumption() const
   {
@@ -151,7 +172,10 @@ namespace GPUAssembly
     const unsigned int n_ed = n_dofs_per_element;
 
     // Element clusters.
-    const std::vector<index_type> order = morton_element_order(arrays);
+    const std::vector<index_type> order =
+      parameters.element_order == ElementOrder::morton ?
+        morton_element_order(arrays) :
+        row_element_order(arrays);
     block_element.assign(static_cast<std::size_t>(n_element_blocks) * B, -1);
     std::copy(order.begin(), order.end(), block_element.begin());
 

@@ -3,6 +3,7 @@
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/engine/global_nz_plan.h>
+#include <gpu_assembly/engine/shared_nz_plan.h>
 #include <gpu_assembly/host/assembly_options.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
 #include <gpu_assembly/lac/device_vector.h>
@@ -20,6 +21,10 @@ namespace GPUAssembly
     /// Element kernel writes element data to global memory, a second kernel
     /// reduces it with LPT-packed reduction arrays (chapter Sec. 16.3.1).
     global_nz,
+    /// A block per node part computes, in shared memory, the element data
+    /// its rows need and assembles them straight into the matrix: element
+    /// data never reach global memory (chapter Sec. 16.3.2).
+    shared_nz,
     /// A thread per element adds its element data straight into the matrix
     /// with atomicAdd: the usual baseline (results vary in the last bits
     /// from run to run).
@@ -32,7 +37,8 @@ namespace GPUAssembly
   std::string
   to_string(const AssemblyMethod method);
 
-  /// Parse "GlobalNZ", "LocalElem-atomic" or "LocalElem-colored".
+  /// Parse "GlobalNZ", "SharedNZ", "LocalElem-atomic" or
+  /// "LocalElem-colored".
   AssemblyMethod
   parse_assembly_method(const std::string &name);
 
@@ -59,6 +65,7 @@ namespace GPUAssembly
     {
       AssemblyMethod           method = AssemblyMethod::global_nz;
       GlobalNZPlan::Parameters global_nz;
+      SharedNZPlan::Parameters shared_nz;
       /// Threads per block of the LocalElem kernels.
       unsigned int local_elem_block_size = 128;
       /// Nodal values per node that the kernel reads (nodal_data's width).
@@ -98,6 +105,12 @@ namespace GPUAssembly
       return global_nz_plan;
     }
 
+    const SharedNZPlan &
+    get_shared_nz_plan() const
+    {
+      return shared_nz_plan;
+    }
+
     /// Device memory held by the plan and the element-data buffer, bytes.
     std::size_t
     device_memory_consumption() const;
@@ -132,6 +145,18 @@ namespace GPUAssembly
     DeviceVector<int>           reduction_target_begin;
     DeviceVector<int>           reduction_offsets;
     DeviceVector<int>           reduction_array;
+
+    // SharedNZ.
+    SharedNZPlan                shared_nz_plan;
+    DeviceVector<int>           shared_halo_offsets;
+    DeviceVector<int>           shared_halo_nodes;
+    DeviceVector<int>           shared_element_offsets;
+    DeviceVector<int>           shared_connectivity;
+    DeviceVector<Number>        shared_supplemental;
+    DeviceVector<int>           shared_location;
+    DeviceVector<unsigned char> shared_has_constraints;
+    DeviceVector<int>           shared_reduction_offsets;
+    DeviceVector<int>           shared_reduction_array;
 
     // LocalElem: element arrays column-major in the method's element order.
     std::vector<unsigned int>   color_offsets;

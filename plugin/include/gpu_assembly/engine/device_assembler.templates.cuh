@@ -206,6 +206,94 @@ namespace GPUAssembly
 
 
 
+    // SharedNZ (chapter Sec. 16.3.2): a block per node part fetches the
+    // halo nodal data into shared memory, computes the element data of every
+    // element touching the part into shared memory (never to global), and
+    // sums the packed reduction lists of the part's rows straight into the
+    // matrix and right-hand side.
+    template <int dim, typename Number, class Kernel>
+    __global__ void
+    shared_nz_kernel(const Kernel                   kernel,
+                     const ElementStageData<Number> data,
+                     const int                     *halo_offsets,
+                     const int                     *halo_nodes,
+                     const int                     *element_offsets,
+                     const int                     *block_connectivity,
+                     const Number                  *block_supplemental,
+                     const int                     *block_location,
+                     const unsigned char           *block_has_constraints,
+                     const int                     *reduction_offsets,
+                     const int                     *reduction_array,
+                     const unsigned int             n_supplemental,
+                     const int                      n_nonzeros,
+                     const Number                  *nodal_data,
+                     Number                        *values,
+                     Number                        *rhs)
+    {
+      extern __shared__ __align__(16) unsigned char shared_bytes[];
+      Number *shared = reinterpret_cast<Number *>(shared_bytes);
+
+      const unsigned int k = blockIdx.x;
+      const unsigned int T = blockDim.x;
+
+      const int first_halo = halo_offsets[k];
+      const int n_halo_data =
+        (halo_offsets[k + 1] - first_halo) * data.n_fields;
+      for (int i = threadIdx.x; i < n_halo_data; i += T)
+        {
+          const int node  = i / data.n_fields;
+          const int field = i - node * data.n_fields;
+          shared[i] =
+            nodal_data[halo_nodes[first_halo + node] * data.n_fields + field];
+        }
+      __syncthreads();
+
+      const std::size_t  base         = element_offsets[k];
+      const unsigned int n_k          = element_offsets[k + 1] - base;
+      Number *const      element_data = shared + n_halo_data;
+      const unsigned int n_ed         = data.n_dofs;
+      for (unsigned int j = threadIdx.x; j < n_k; j += T)
+        {
+          const ElementOutput<Number> output{
+            element_data + j,
+            element_data + static_cast<std::size_t>(n_ed) * n_ed * n_k + j,
+            n_ed,
+            n_k};
+          compute_element<dim>(kernel,
+                               data,
+                               block_supplemental + base * n_supplemental + j,
+                               shared,
+                               block_connectivity + base * data.n_nodes + j,
+                               n_k,
+                               output,
+                               block_has_constraints[base + j] != 0,
+                               block_location + base * n_ed + j);
+        }
+      __syncthreads();
+
+      const int *array = reduction_array + reduction_offsets[k];
+      const int  n_columns =
+        (reduction_offsets[k + 1] - reduction_offsets[k]) / T;
+      Number sum = 0;
+      for (int c = 0; c < n_columns; ++c)
+        {
+          const int i = array[c * T + threadIdx.x];
+          if (i > 0)
+            sum += shared[i - 1];
+          else if (i < 0)
+            {
+              const int target = -i - 1;
+              if (target < n_nonzeros)
+                values[target] = sum;
+              else
+                rhs[target - n_nonzeros] = sum;
+              sum = 0;
+            }
+        }
+    }
+
+
+
     // LocalElem: a thread per element computes its element data into a
     // column-major scratch array (coalesced), then adds each entry to the
     // matrix through the nonzero map, atomically or, for one colour of a
@@ -369,6 +457,38 @@ namespace GPUAssembly
                                            static_cast<int>(plan.n_nonzeros),
                                            matrix.get_values().data(),
                                            rhs.data());
+        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+        return;
+      }
+
+    if (additional_data.method == AssemblyMethod::shared_nz)
+      {
+        const SharedNZPlan &plan = shared_nz_plan;
+        const auto          block_kernel =
+          internal::shared_nz_kernel<dim, Number, Kernel>;
+        GPU_ASSEMBLY_CHECK_CUDA(
+          cudaFuncSetAttribute(block_kernel,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(plan.max_shared_bytes)));
+        block_kernel<<<plan.n_blocks,
+                       plan.parameters.threads_per_block,
+                       plan.max_shared_bytes>>>(kernel,
+                                                data,
+                                                shared_halo_offsets.data(),
+                                                shared_halo_nodes.data(),
+                                                shared_element_offsets.data(),
+                                                shared_connectivity.data(),
+                                                shared_supplemental.data(),
+                                                shared_location.data(),
+                                                shared_has_constraints.data(),
+                                                shared_reduction_offsets.data(),
+                                                shared_reduction_array.data(),
+                                                plan.n_supplemental,
+                                                static_cast<int>(
+                                                  plan.n_nonzeros),
+                                                nodal_data.data(),
+                                                matrix.get_values().data(),
+                                                rhs.data());
         GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
         return;
       }

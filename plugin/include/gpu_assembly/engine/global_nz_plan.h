@@ -17,6 +17,25 @@ namespace GPUAssembly
   std::vector<index_type>
   morton_element_order(const MeshArrays &arrays);
 
+  /**
+   * Order the elements by their smallest node number (then by number). With
+   * a bandwidth-reducing DoF numbering (Cuthill-McKee) this follows the
+   * matrix rows, so that a reduction block summing a run of rows reads
+   * element data from a narrow band of element clusters, which the L2
+   * cache then holds.
+   */
+  std::vector<index_type>
+  row_element_order(const MeshArrays &arrays);
+
+  /// How GlobalNZ groups elements into clusters.
+  enum class ElementOrder
+  {
+    /// Z-order curve through element centroids.
+    morton,
+    /// Smallest node number, i.e. matrix row order.
+    rows
+  };
+
 
 
   /**
@@ -47,6 +66,8 @@ namespace GPUAssembly
       unsigned int reduction_threads = 256;
       /// Consecutive targets a reduction block accumulates in shared memory.
       unsigned int targets_per_block = 2048;
+      /// Order of the elements in the clusters.
+      ElementOrder element_order = ElementOrder::rows;
     };
 
     Parameters parameters;
