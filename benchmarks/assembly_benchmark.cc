@@ -204,6 +204,12 @@ namespace
     std::string    name;
     AssemblyMethod method;
     ElementOrder   element_order;
+    /// GlobalNZ targets per reduction block (0: default).
+    unsigned int targets_per_block = 0;
+    /// SharedNZ shared memory per block as a fraction of the device's.
+    double shared_memory_fraction = 1.;
+    /// Benchmarked only when named with --method.
+    bool on_request = false;
   };
 
   const std::vector<Variant> all_variants = {
@@ -213,7 +219,44 @@ namespace
     {"LocalElem-atomic", AssemblyMethod::local_elem_atomic, ElementOrder::rows},
     {"LocalElem-colored",
      AssemblyMethod::local_elem_colored,
-     ElementOrder::rows}};
+     ElementOrder::rows},
+    // Tuning variants, run when named with --method.
+    {"GlobalNZ R=256",
+     AssemblyMethod::global_nz,
+     ElementOrder::rows,
+     256,
+     1.,
+     true},
+    {"GlobalNZ R=512",
+     AssemblyMethod::global_nz,
+     ElementOrder::rows,
+     512,
+     1.,
+     true},
+    {"GlobalNZ R=1024",
+     AssemblyMethod::global_nz,
+     ElementOrder::rows,
+     1024,
+     1.,
+     true},
+    {"GlobalNZ R=4096",
+     AssemblyMethod::global_nz,
+     ElementOrder::rows,
+     4096,
+     1.,
+     true},
+    {"SharedNZ smem/2",
+     AssemblyMethod::shared_nz,
+     ElementOrder::rows,
+     0,
+     0.5,
+     true},
+    {"SharedNZ smem/3",
+     AssemblyMethod::shared_nz,
+     ElementOrder::rows,
+     0,
+     0.34,
+     true}};
 
   template <typename Number>
   void
@@ -236,14 +279,20 @@ namespace
 
     for (const Variant &variant : all_variants)
       {
-        if (!methods.empty() &&
-            std::find(methods.begin(), methods.end(), variant.name) ==
-              methods.end())
+        const bool named =
+          std::find(methods.begin(), methods.end(), variant.name) !=
+          methods.end();
+        if (methods.empty() ? variant.on_request : !named)
           continue;
         const AssemblyMethod method = variant.method;
         typename DeviceAssembler<dim, Number>::AdditionalData data;
         data.method                  = method;
         data.global_nz.element_order = variant.element_order;
+        if (variant.targets_per_block > 0)
+          data.global_nz.targets_per_block = variant.targets_per_block;
+        data.shared_nz.shared_memory_per_block = static_cast<std::size_t>(
+          variant.shared_memory_fraction *
+          get_device_info().shared_memory_per_block_optin);
         DeviceAssembler<dim, Number> assembler;
         auto                         start = std::chrono::steady_clock::now();
         assembler.reinit(arrays, data);

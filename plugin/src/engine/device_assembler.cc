@@ -136,12 +136,22 @@ namespace GPUAssembly
 
     if (additional_data.method == AssemblyMethod::shared_nz)
       {
-        SharedNZPlan &plan = shared_nz_plan;
+        SharedNZPlan     &plan = shared_nz_plan;
+        const std::size_t requested =
+          additional_data.shared_nz.shared_memory_per_block;
+        AssertThrow(requested <= device.shared_memory_per_block_optin,
+                    ExcUnsupportedInput(
+                      "SharedNZ: " + std::to_string(requested) +
+                      " bytes of shared memory per block were requested, the "
+                      "device allows " +
+                      std::to_string(device.shared_memory_per_block_optin) +
+                      "."));
         plan.reinit(*arrays,
                     additional_data.shared_nz,
                     additional_data.n_nodal_fields,
                     sizeof(Number),
-                    device.shared_memory_per_block_optin);
+                    requested > 0 ? requested :
+                                    device.shared_memory_per_block_optin);
         AssertThrow(plan.reduction_array.size() <
                       static_cast<std::size_t>(std::numeric_limits<int>::max()),
                     ExcUnsupportedInput("SharedNZ: the reduction array is "

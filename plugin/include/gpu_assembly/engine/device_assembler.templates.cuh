@@ -165,13 +165,13 @@ namespace GPUAssembly
     // contiguous run of targets is then written out coalesced.
     template <typename Number>
     __global__ void
-    global_nz_reduction_kernel(const int    *reduction_target_begin,
-                               const int    *reduction_offsets,
-                               const int    *reduction_array,
-                               const Number *element_data,
-                               const int     n_nonzeros,
-                               Number       *values,
-                               Number       *rhs)
+    global_nz_reduction_kernel(const int *__restrict__ reduction_target_begin,
+                               const int *__restrict__ reduction_offsets,
+                               const int *__restrict__ reduction_array,
+                               const Number *__restrict__ element_data,
+                               const int n_nonzeros,
+                               Number   *values,
+                               Number   *rhs)
     {
       extern __shared__ __align__(16) unsigned char shared_bytes[];
       Number *targets = reinterpret_cast<Number *>(shared_bytes);
@@ -189,7 +189,7 @@ namespace GPUAssembly
         {
           const int i = array[j * T + threadIdx.x];
           if (i > 0)
-            sum += element_data[i - 1];
+            sum += __ldg(element_data + i - 1);
           else if (i < 0)
             {
               targets[-i - 1] = sum;

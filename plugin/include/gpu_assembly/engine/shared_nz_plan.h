@@ -58,6 +58,10 @@ namespace GPUAssembly
     {
       NodePartitioner partitioner       = NodePartitioner::greedy_union;
       unsigned int    threads_per_block = 256;
+      /// Shared memory a block may use, in bytes; 0: all the device allows
+      /// one block. Less lets several blocks share a multiprocessor, at the
+      /// price of smaller parts and more recomputed elements.
+      std::size_t shared_memory_per_block = 0;
     };
 
     Parameters parameters;
