@@ -174,7 +174,7 @@ namespace
     if (method == AssemblyMethod::global_nz)
       {
         const GlobalNZPlan &plan = assembler.get_global_nz_plan();
-        return 2. * n_el * n_ent * s + // element data written and read
+        return 2. * n_el * plan.n_entries * s + // element data written, read
                plan.reduction_array.size() * sizeof(int) +
                plan.cluster_nodes.size() * (sizeof(int) + dim * s) + inputs +
                output;
@@ -210,10 +210,19 @@ namespace
     double shared_memory_fraction = 1.;
     /// Benchmarked only when named with --method.
     bool on_request = false;
+    /// GlobalNZ stores the upper triangle of A^e only.
+    bool symmetric = false;
   };
 
   const std::vector<Variant> all_variants = {
     {"GlobalNZ", AssemblyMethod::global_nz, ElementOrder::rows},
+    {"GlobalNZ symmetric",
+     AssemblyMethod::global_nz,
+     ElementOrder::rows,
+     0,
+     1.,
+     false,
+     true},
     {"GlobalNZ (Morton)", AssemblyMethod::global_nz, ElementOrder::morton},
     {"SharedNZ", AssemblyMethod::shared_nz, ElementOrder::rows},
     {"LocalElem-atomic", AssemblyMethod::local_elem_atomic, ElementOrder::rows},
@@ -288,6 +297,7 @@ namespace
         typename DeviceAssembler<dim, Number>::AdditionalData data;
         data.method                  = method;
         data.global_nz.element_order = variant.element_order;
+        data.global_nz.symmetric     = variant.symmetric;
         if (variant.targets_per_block > 0)
           data.global_nz.targets_per_block = variant.targets_per_block;
         data.shared_nz.shared_memory_per_block = static_cast<std::size_t>(

@@ -71,10 +71,12 @@ device_assemble(const MeshArrays    &arrays,
                 const Kernel        &kernel,
                 std::vector<Number> &values,
                 std::vector<Number> &rhs,
-                const unsigned int   n_repetitions = 1)
+                const unsigned int   n_repetitions = 1,
+                const bool           symmetric     = false)
 {
   typename DeviceAssembler<dim, Number>::AdditionalData data;
-  data.method = method;
+  data.method              = method;
+  data.global_nz.symmetric = symmetric;
   DeviceAssembler<dim, Number> assembler;
   assembler.reinit(arrays, data);
   DeviceCSRMatrix<Number> matrix;
@@ -167,6 +169,33 @@ test_against_host(Testing::Checks             &checks,
                        ": bitwise identical on a fresh plan and after "
                        "repeated re-assembly");
     }
+
+  // GlobalNZ with symmetric (upper-triangle) element data.
+  std::vector<double> values, rhs;
+  if (elasticity)
+    device_assemble<dim>(arrays,
+                         AssemblyMethod::global_nz,
+                         elasticity_kernel<dim, double>(),
+                         values,
+                         rhs,
+                         1,
+                         true);
+  else
+    device_assemble<dim>(arrays,
+                         AssemblyMethod::global_nz,
+                         laplace,
+                         values,
+                         rhs,
+                         1,
+                         true);
+  const double matrix_error = relative_l2_error(values, reference_values);
+  const double rhs_error    = relative_l2_error(rhs, reference_rhs);
+  checks.check(matrix_error <= 1e-13 && rhs_error <= 1e-13,
+               problem.name() +
+                 ", GlobalNZ with symmetric element data equals the host "
+                 "reference: relative errors " +
+                 Testing::scientific(matrix_error) + ", " +
+                 Testing::scientific(rhs_error) + " <= 1e-13");
 }
 
 

@@ -3,6 +3,7 @@
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/global_nz_plan.h>
 #include <gpu_assembly/engine/packing.h>
+#include <gpu_assembly/kernels/element_views.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -153,10 +154,13 @@ namespace GPUAssembly
     n_nodes_per_element = arrays.layout.n_nodes;
     n_dofs_per_element  = arrays.layout.n_dofs;
     n_supplemental      = arrays.n_supplemental;
-    n_entries  = n_dofs_per_element * n_dofs_per_element + n_dofs_per_element;
-    n_nonzeros = arrays.n_nonzeros();
-    n_dofs     = arrays.n_dofs;
-    n_element_blocks = (arrays.n_elements + B - 1) / B;
+    n_matrix_entries    = parameters.symmetric ?
+                            n_dofs_per_element * (n_dofs_per_element + 1) / 2 :
+                            n_dofs_per_element * n_dofs_per_element;
+    n_entries           = n_matrix_entries + n_dofs_per_element;
+    n_nonzeros          = arrays.n_nonzeros();
+    n_dofs              = arrays.n_dofs;
+    n_element_blocks    = (arrays.n_elements + B - 1) / B;
     AssertThrow(element_data_size() < static_cast<std::size_t>(
                                         std::numeric_limits<index_type>::max()),
                 ExcUnsupportedInput(
@@ -265,13 +269,21 @@ namespace GPUAssembly
               static_cast<std::size_t>(e) * n_ed * n_ed;
             for (unsigned int i = 0; i < n_ed * n_ed; ++i)
               if (K[i] != invalid_index)
-                action(static_cast<std::size_t>(K[i]),
-                       element_data_index(k, t, i));
+                action(
+                  static_cast<std::size_t>(K[i]),
+                  element_data_index(
+                    k,
+                    t,
+                    parameters.symmetric ?
+                                    SymmetricElementOutput<double>::packed_index(n_ed,
+                                                                   i / n_ed,
+                                                                   i % n_ed) :
+                                    i));
             const index_type *const L =
               arrays.location.data() + static_cast<std::size_t>(e) * n_ed;
             for (unsigned int d = 0; d < n_ed; ++d)
               action(n_nonzeros + L[d],
-                     element_data_index(k, t, n_ed * n_ed + d));
+                     element_data_index(k, t, n_matrix_entries + d));
           }
     };
     for_each_contribution([&](const std::size_t target, const std::size_t) {

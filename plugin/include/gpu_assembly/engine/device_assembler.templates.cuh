@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <type_traits>
 
 namespace GPUAssembly
 {
@@ -42,7 +43,7 @@ namespace GPUAssembly
     // Runs the user's kernel on one element whose supplemental data, node
     // indices and output are strided views, then applies the Dirichlet
     // condensation if the element touches a constrained DoF.
-    template <int dim, typename Number, class Kernel>
+    template <int dim, typename Number, class Kernel, class Output>
     __device__ inline void
     compute_element(const Kernel                   &kernel,
                     const ElementStageData<Number> &data,
@@ -50,7 +51,7 @@ namespace GPUAssembly
                     const Number                   *nodal_data,
                     const int                      *node_indices,
                     const unsigned int              stride,
-                    const ElementOutput<Number>    &output,
+                    const Output                   &output,
                     const bool                      has_constraints,
                     const int                      *location)
     {
@@ -96,7 +97,7 @@ namespace GPUAssembly
     // GlobalNZ kernel 1: a block per element cluster prefetches the
     // cluster's nodal data into shared memory; a thread per element writes
     // its element data coalesced (stride = block size).
-    template <int dim, typename Number, class Kernel>
+    template <int dim, typename Number, class Kernel, bool symmetric>
     __global__ void
     global_nz_element_kernel(const Kernel                   kernel,
                              const ElementStageData<Number> data,
@@ -108,6 +109,7 @@ namespace GPUAssembly
                              const int           *block_location,
                              const unsigned char *block_has_constraints,
                              const unsigned int   n_supplemental,
+                             const unsigned int   n_matrix_entries,
                              const unsigned int   n_entries,
                              const Number        *nodal_data,
                              Number              *element_data)
@@ -135,15 +137,15 @@ namespace GPUAssembly
       if (block_element[slot] < 0)
         return;
 
-      const ElementOutput<Number> output{
-        element_data + static_cast<std::size_t>(k) * n_entries * B + t,
+      Number *const matrix =
+        element_data + static_cast<std::size_t>(k) * n_entries * B + t;
+      Number *const vector =
         element_data +
-          (static_cast<std::size_t>(k) * n_entries +
-           data.n_dofs * data.n_dofs) *
-            B +
-          t,
-        data.n_dofs,
-        B};
+        (static_cast<std::size_t>(k) * n_entries + n_matrix_entries) * B + t;
+      using Output = std::conditional_t<symmetric,
+                                        SymmetricElementOutput<Number>,
+                                        ElementOutput<Number>>;
+      const Output output{matrix, vector, data.n_dofs, B};
       compute_element<dim>(
         kernel,
         data,
@@ -416,8 +418,16 @@ namespace GPUAssembly
         const std::size_t   nodal_bytes =
           static_cast<std::size_t>(plan.max_cluster_nodes) *
           additional_data.n_nodal_fields * sizeof(Number);
+        if constexpr (!is_symmetric_kernel<Kernel>::value)
+          if (plan.parameters.symmetric)
+            internal::throw_error(
+              "DeviceAssembler::assemble(): the GlobalNZ plan stores "
+              "symmetric element data, but the element kernel does not "
+              "declare is_symmetric = true.");
         const auto element_kernel =
-          internal::global_nz_element_kernel<dim, Number, Kernel>;
+          plan.parameters.symmetric ?
+            internal::global_nz_element_kernel<dim, Number, Kernel, true> :
+            internal::global_nz_element_kernel<dim, Number, Kernel, false>;
         GPU_ASSEMBLY_CHECK_CUDA(
           cudaFuncSetAttribute(element_kernel,
                                cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -434,6 +444,7 @@ namespace GPUAssembly
                                         block_location.data(),
                                         block_has_constraints.data(),
                                         plan.n_supplemental,
+                                        plan.n_matrix_entries,
                                         plan.n_entries,
                                         nodal_data.data(),
                                         element_data.data());

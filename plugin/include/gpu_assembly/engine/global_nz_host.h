@@ -36,6 +36,11 @@ namespace GPUAssembly
                     std::vector<Number>       &values,
                     std::vector<Number>       &rhs)
   {
+    AssertThrow(!plan.parameters.symmetric ||
+                  is_symmetric_kernel<Kernel>::value,
+                dealii::ExcMessage(
+                  "The GlobalNZ plan stores symmetric element data, but the "
+                  "element kernel does not declare is_symmetric = true."));
     const unsigned int        B    = plan.parameters.elements_per_block;
     const unsigned int        n_ed = plan.n_dofs_per_element;
     const std::vector<Number> supplemental(plan.block_supplemental.begin(),
@@ -78,52 +83,58 @@ namespace GPUAssembly
                   plan.block_connectivity.data() +
                   static_cast<std::size_t>(k) * plan.n_nodes_per_element * B +
                   t;
-                const ElementOutput<Number> output{
-                  element_data.data() + plan.element_data_index(k, t, 0),
+                const auto run = [&](const auto &output) {
+                  if (arrays.supplemental_format ==
+                      SupplementalDataFormat::quadrature_gradients)
+                    {
+                      QuadratureGradientElement<dim, Number> element{
+                        S,
+                        B,
+                        arrays.layout.n_nodes,
+                        arrays.layout.n_q_points,
+                        shape_values.data(),
+                        shared.data(),
+                        n_fields};
+                      element.node_indices = nodes;
+                      element.node_stride  = B;
+                      kernel(element, output);
+                    }
+                  else
+                    {
+                      EdgeMatrixElement<dim, Number> element{
+                        S,
+                        B,
+                        arrays.layout.n_nodes,
+                        arrays.layout.n_q_points,
+                        shape_values.data(),
+                        weights.data(),
+                        shared.data(),
+                        n_fields};
+                      element.node_indices = nodes;
+                      element.node_stride  = B;
+                      kernel(element, output);
+                    }
+                  if (plan.block_has_constraints[slot])
+                    condense_dirichlet(n_ed,
+                                       plan.block_location.data() +
+                                         static_cast<std::size_t>(k) * n_ed *
+                                           B +
+                                         t,
+                                       B,
+                                       arrays.dof_is_constrained.data(),
+                                       inhomogeneities.data(),
+                                       options.use_inhomogeneities_for_rhs,
+                                       output);
+                };
+                Number *const matrix =
+                  element_data.data() + plan.element_data_index(k, t, 0);
+                Number *const vector =
                   element_data.data() +
-                    plan.element_data_index(k, t, n_ed * n_ed),
-                  n_ed,
-                  B};
-                if (arrays.supplemental_format ==
-                    SupplementalDataFormat::quadrature_gradients)
-                  {
-                    QuadratureGradientElement<dim, Number> element{
-                      S,
-                      B,
-                      arrays.layout.n_nodes,
-                      arrays.layout.n_q_points,
-                      shape_values.data(),
-                      shared.data(),
-                      n_fields};
-                    element.node_indices = nodes;
-                    element.node_stride  = B;
-                    kernel(element, output);
-                  }
+                  plan.element_data_index(k, t, plan.n_matrix_entries);
+                if (plan.parameters.symmetric)
+                  run(SymmetricElementOutput<Number>{matrix, vector, n_ed, B});
                 else
-                  {
-                    EdgeMatrixElement<dim, Number> element{
-                      S,
-                      B,
-                      arrays.layout.n_nodes,
-                      arrays.layout.n_q_points,
-                      shape_values.data(),
-                      weights.data(),
-                      shared.data(),
-                      n_fields};
-                    element.node_indices = nodes;
-                    element.node_stride  = B;
-                    kernel(element, output);
-                  }
-                if (plan.block_has_constraints[slot])
-                  condense_dirichlet(n_ed,
-                                     plan.block_location.data() +
-                                       static_cast<std::size_t>(k) * n_ed * B +
-                                       t,
-                                     B,
-                                     arrays.dof_is_constrained.data(),
-                                     inhomogeneities.data(),
-                                     options.use_inhomogeneities_for_rhs,
-                                     output);
+                  run(ElementOutput<Number>{matrix, vector, n_ed, B});
               }
           }
       },

@@ -52,9 +52,9 @@ namespace GPUAssembly
    *   an entry of the right-hand side), the list of element-data indices
    *   that sum to it, LPT-packed per reduction block (Algorithm 2).
    *
-   * Element data of element slot (k, t), entry i (i < n_dofs^2: A^e
-   * row-major, then F^e) lives at element_data_index(k, t, i), so the
-   * element kernel writes it coalesced.
+   * Element data of element slot (k, t), entry i (i < n_matrix_entries:
+   * A^e row-major or its packed upper triangle, then F^e) lives at
+   * element_data_index(k, t, i), so the element kernel writes it coalesced.
    */
   struct GlobalNZPlan
   {
@@ -65,9 +65,17 @@ namespace GPUAssembly
       /// Threads per block of the reduction kernel (lanes of the packing).
       unsigned int reduction_threads = 256;
       /// Consecutive targets a reduction block accumulates in shared memory.
-      unsigned int targets_per_block = 2048;
+      /// Fewer keep the element data that concurrently running blocks read
+      /// within the L2 cache; too few pad the packed lists. 512 was fastest
+      /// on an H100 for 1.5 M tetrahedra (256: 4.70 ms, 512: 3.82 ms,
+      /// 1024: 4.29 ms, 2048: 4.87 ms, 4096: 6.34 ms; see
+      /// benchmarks/results/h100_tuning_sweep_n67_double.txt).
+      unsigned int targets_per_block = 512;
       /// Order of the elements in the clusters.
       ElementOrder element_order = ElementOrder::rows;
+      /// Store only the upper triangle of A^e (symmetric kernels only):
+      /// n (n + 1) / 2 matrix values per element instead of n^2.
+      bool symmetric = false;
     };
 
     Parameters parameters;
@@ -76,7 +84,11 @@ namespace GPUAssembly
     unsigned int n_nodes_per_element = 0;
     unsigned int n_dofs_per_element  = 0;
     unsigned int n_supplemental      = 0;
-    /// Element data values per element: n_dofs^2 + n_dofs.
+    /// Matrix values per element: n_dofs^2, or n_dofs (n_dofs + 1) / 2 for
+    /// symmetric element data.
+    unsigned int n_matrix_entries = 0;
+    /// Element data values per element: matrix values, then n_dofs vector
+    /// values.
     unsigned int n_entries  = 0;
     std::size_t  n_nonzeros = 0;
     unsigned int n_dofs     = 0;

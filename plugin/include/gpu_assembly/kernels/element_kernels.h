@@ -5,7 +5,9 @@
 
 /**
  * @file
- * Bundled element kernels. Each is a functor called once per element, on
+ * Bundled element kernels. A kernel declares n_components (per node) and
+ * is_symmetric (whether A^e is symmetric, which allows GlobalNZ to store
+ * only its upper triangle). Each is a functor called once per element, on
  * the host by the reference assembly and on the device by every GPU method,
  * with an element view (element_views.h) and an ElementOutput. A kernel
  * must write every entry of A^e and F^e (the output is not zeroed for it).
@@ -23,6 +25,8 @@ namespace GPUAssembly
   struct LaplaceKernel
   {
     static constexpr unsigned int n_components = 1;
+    /// A^e is symmetric: the upper triangle may be stored alone.
+    static constexpr bool is_symmetric = true;
 
     Number diffusion = 1;
     Number source    = 1;
@@ -66,6 +70,7 @@ namespace GPUAssembly
   struct MassKernel
   {
     static constexpr unsigned int n_components = n_components_;
+    static constexpr bool         is_symmetric = true;
 
     Number density = 1;
     Number body_force[n_components_]{};
@@ -112,6 +117,7 @@ namespace GPUAssembly
   struct LinearElasticityKernel
   {
     static constexpr unsigned int n_components = dim;
+    static constexpr bool         is_symmetric = true;
 
     Number lambda = 1;
     Number mu     = 1;

@@ -3,6 +3,8 @@
 
 #include <gpu_assembly/base/config.h>
 
+#include <type_traits>
+
 /**
  * @file
  * What an element kernel sees of one element, and where it writes its
@@ -146,6 +148,64 @@ namespace GPUAssembly
     matrix_entry(const unsigned int i, const unsigned int j) const
     {
       return matrix[(i * n_dofs + j) * stride];
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number &
+    vector_entry(const unsigned int i) const
+    {
+      return vector[i * stride];
+    }
+  };
+
+
+
+  /**
+   * Whether @p Kernel declares a symmetric element matrix
+   * (static constexpr bool is_symmetric = true); false if it says nothing.
+   */
+  template <class Kernel, class = void>
+  struct is_symmetric_kernel : std::false_type
+  {};
+
+  template <class Kernel>
+  struct is_symmetric_kernel<Kernel,
+                             std::void_t<decltype(Kernel::is_symmetric)>>
+    : std::bool_constant<Kernel::is_symmetric>
+  {};
+
+
+
+  /**
+   * Where a symmetric element kernel writes A^e when only the upper
+   * triangle is stored (n (n + 1) / 2 instead of n^2 values: 78 instead of
+   * 144 for a linear tetrahedron in 3D elasticity). Entries (i, j) and
+   * (j, i) are the same storage, so a kernel that writes the full matrix
+   * writes each off-diagonal value twice, and reads see the symmetric
+   * value; this is only correct for kernels whose A^e is symmetric.
+   */
+  template <typename Number>
+  struct SymmetricElementOutput
+  {
+    Number      *matrix;
+    Number      *vector;
+    unsigned int n_dofs;
+    unsigned int stride;
+
+    /// Position of (i, j), i <= j, in the row-major packed upper triangle.
+    GPU_ASSEMBLY_HOST_DEVICE static unsigned int
+    packed_index(const unsigned int n,
+                 const unsigned int i,
+                 const unsigned int j)
+    {
+      const unsigned int lo = i < j ? i : j;
+      const unsigned int hi = i < j ? j : i;
+      return lo * (2 * n - lo + 1) / 2 + (hi - lo);
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number &
+    matrix_entry(const unsigned int i, const unsigned int j) const
+    {
+      return matrix[packed_index(n_dofs, i, j) * stride];
     }
 
     GPU_ASSEMBLY_HOST_DEVICE Number &
