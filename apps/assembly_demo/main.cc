@@ -35,6 +35,7 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/grid/mesh_input.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
@@ -59,6 +60,7 @@ namespace AssemblyDemo
     double       density;
     double       gravity;
     std::string  output_directory;
+    std::string  assembly_method;
 
     static void
     declare_parameters(ParameterHandler &prm)
@@ -111,6 +113,13 @@ namespace AssemblyDemo
                         "Acceleration along -z. Units: m/s^2.");
       prm.leave_subsection();
 
+      prm.declare_entry("Assembly method",
+                        "auto",
+                        Patterns::Selection("auto|host|GlobalNZ|SharedNZ|"
+                                            "LocalElem-atomic|"
+                                            "LocalElem-colored"),
+                        "Where the matrix is assembled. auto: GlobalNZ on "
+                        "the GPU if there is one, else the host path.");
       prm.declare_entry("Output directory",
                         "output",
                         Patterns::DirectoryName(),
@@ -137,6 +146,7 @@ namespace AssemblyDemo
       gravity        = prm.get_double("Gravity");
       prm.leave_subsection();
       output_directory = prm.get("Output directory");
+      assembly_method  = prm.get("Assembly method");
       AssertThrow(poisson_ratio < 0.5,
                   ExcMessage("Poisson's ratio must be below 0.5."));
       AssertThrow(length > 0 && youngs_modulus > 0,
@@ -301,15 +311,39 @@ namespace AssemblyDemo
     kernel.mu            = E / (2 * (1 + nu));
     kernel.body_force[2] = -parameters.density * parameters.gravity;
 
-    const GPUAssembly::HostAssembler<dim, double> assembler(
-      adapter.get_arrays());
+    const GPUAssembly::MeshArrays &arrays = adapter.get_arrays();
+    std::string                    method = parameters.assembly_method;
+    if (method == "auto")
+      method = GPUAssembly::n_cuda_devices() > 0 ? "GlobalNZ" : "host";
+
     std::vector<double> values, rhs;
-    assembler.assemble(kernel, values, rhs);
+    if (method == "host")
+      {
+        const GPUAssembly::HostAssembler<dim, double> assembler(arrays);
+        assembler.assemble(kernel, values, rhs);
+        pcout << "Assembled on the host path (" << assembler.n_colors()
+              << " element colours, " << MultithreadInfo::n_threads()
+              << " threads)." << std::endl;
+      }
+    else
+      {
+        // The plan is built once here; a time-dependent or nonlinear
+        // program would keep the assembler and call assemble() each step.
+        typename GPUAssembly::DeviceAssembler<dim, double>::AdditionalData data;
+        data.method = GPUAssembly::parse_assembly_method(method);
+        GPUAssembly::DeviceAssembler<dim, double> assembler;
+        assembler.reinit(arrays, data);
+        GPUAssembly::DeviceCSRMatrix<double> matrix;
+        matrix.reinit(arrays);
+        GPUAssembly::DeviceVector<double>       device_rhs(arrays.n_dofs);
+        const GPUAssembly::DeviceVector<double> nodal(arrays.nodal_coordinates);
+        assembler.assemble(kernel, nodal, matrix, device_rhs);
+        matrix.get_values().copy_to_host(values);
+        device_rhs.copy_to_host(rhs);
+        pcout << "Assembled on the GPU with " << method << '.' << std::endl;
+      }
     adapter.copy_to_sparse_matrix(values, system_matrix);
     system_rhs = Vector<double>(rhs.begin(), rhs.end());
-    pcout << "Assembled on the host path (" << assembler.n_colors()
-          << " element colours, " << MultithreadInfo::n_threads()
-          << " threads)." << std::endl;
   }
 
 

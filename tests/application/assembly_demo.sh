@@ -20,7 +20,7 @@ PRM
 output=$("$demo" beam.prm)
 echo "$output"
 grep -q -E "No CUDA device found: the host \(CPU\) path runs|CUDA device 0:" <<<"$output"
-grep -q "Assembled on the host path" <<<"$output"
+grep -q -E "Assembled on the (host path|GPU with GlobalNZ)" <<<"$output"
 [[ -s beam_output/solution.vtu && -s beam_output/solution.pvd ]]
 grep -q "<VTKFile" beam_output/solution.vtu
 w=$(sed -n 's/.*max |u| = \([0-9.e+-]*\) m.*/\1/p' <<<"$output")
