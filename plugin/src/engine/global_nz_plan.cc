@@ -253,51 +253,73 @@ namespace GPUAssembly
                   "in the device's shared memory; use fewer elements per "
                   "block."));
 
-    // Reduction lists of every target, in CSR form: first count, then fill
-    // in slot order so that every sum is taken in a fixed order.
-    const std::size_t        n_targets = n_nonzeros + n_dofs;
-    std::vector<std::size_t> list_offsets(n_targets + 1, 0);
-    const auto               for_each_contribution = [&](const auto &action) {
-      for (unsigned int k = 0; k < n_element_blocks; ++k)
-        for (unsigned int t = 0; t < B; ++t)
-          {
-            const index_type e = block_element[k * B + t];
-            if (e < 0)
-              continue;
-            const index_type *const K =
-              arrays.nonzero_map.data() +
-              static_cast<std::size_t>(e) * n_ed * n_ed;
-            for (unsigned int i = 0; i < n_ed * n_ed; ++i)
-              if (K[i] != invalid_index)
-                action(
-                  static_cast<std::size_t>(K[i]),
-                  element_data_index(
-                    k,
-                    t,
-                    parameters.symmetric ?
-                                    SymmetricElementOutput<double>::packed_index(n_ed,
-                                                                   i / n_ed,
-                                                                   i % n_ed) :
-                                    i));
-            const index_type *const L =
-              arrays.location.data() + static_cast<std::size_t>(e) * n_ed;
-            for (unsigned int d = 0; d < n_ed; ++d)
-              action(n_nonzeros + L[d],
-                     element_data_index(k, t, n_matrix_entries + d));
-          }
+    // Reduction lists of every target, in CSR form: count, fill, then sort
+    // each list. The passes run in parallel over the clusters; sorting the
+    // (short) lists makes their order, and so every sum, independent of the
+    // threads' schedule.
+    const std::size_t       n_targets = n_nonzeros + n_dofs;
+    std::vector<index_type> list_counts(n_targets + 1, 0);
+    const auto              for_each_contribution = [&](const auto &action) {
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_element_blocks,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int k = begin; k < end; ++k)
+            for (unsigned int t = 0; t < B; ++t)
+              {
+                const index_type e = block_element[k * B + t];
+                if (e < 0)
+                  continue;
+                const index_type *const K =
+                  arrays.nonzero_map.data() +
+                  static_cast<std::size_t>(e) * n_ed * n_ed;
+                for (unsigned int i = 0; i < n_ed * n_ed; ++i)
+                  if (K[i] != invalid_index)
+                    action(static_cast<std::size_t>(K[i]),
+                           element_data_index(
+                             k,
+                             t,
+                             parameters.symmetric ?
+                                            SymmetricElementOutput<double>::packed_index(
+                                 n_ed,
+                                 i / n_ed,
+                                 i % n_ed) :
+                                            i));
+                const index_type *const L =
+                  arrays.location.data() + static_cast<std::size_t>(e) * n_ed;
+                for (unsigned int d = 0; d < n_ed; ++d)
+                  action(n_nonzeros + L[d],
+                         element_data_index(k, t, n_matrix_entries + d));
+              }
+        },
+        16);
     };
     for_each_contribution([&](const std::size_t target, const std::size_t) {
-      ++list_offsets[target + 1];
+      __atomic_fetch_add(&list_counts[target + 1], 1, __ATOMIC_RELAXED);
     });
-    std::partial_sum(list_offsets.begin(),
-                     list_offsets.end(),
-                     list_offsets.begin());
-    std::vector<index_type>  sources(list_offsets.back());
-    std::vector<std::size_t> fill(list_offsets.begin(), list_offsets.end() - 1);
+    std::vector<std::size_t> list_offsets(n_targets + 1, 0);
+    for (std::size_t p = 0; p < n_targets; ++p)
+      list_offsets[p + 1] = list_offsets[p] + list_counts[p + 1];
+    std::vector<index_type>().swap(list_counts);
+    std::vector<index_type> sources(list_offsets.back());
+    std::vector<index_type> fill(n_targets, 0);
     for_each_contribution(
       [&](const std::size_t target, const std::size_t source) {
-        sources[fill[target]++] = static_cast<index_type>(source + 1);
+        const index_type slot =
+          __atomic_fetch_add(&fill[target], 1, __ATOMIC_RELAXED);
+        sources[list_offsets[target] + slot] =
+          static_cast<index_type>(source + 1);
       });
+    std::vector<index_type>().swap(fill);
+    dealii::parallel::apply_to_subranges(
+      std::size_t(0),
+      n_targets,
+      [&](const std::size_t begin, const std::size_t end) {
+        for (std::size_t p = begin; p < end; ++p)
+          std::sort(sources.begin() + list_offsets[p],
+                    sources.begin() + list_offsets[p + 1]);
+      },
+      4096);
 
     // Reduction blocks: runs of at most R targets, split where the matrix
     // values end and the right-hand side begins.
@@ -309,8 +331,22 @@ namespace GPUAssembly
     reduction_target_begin.push_back(n_targets);
 
     const unsigned int n_blocks = n_reduction_blocks();
-    // Blocks pack independently; do it in parallel, then concatenate.
-    std::vector<std::vector<index_type>> packed(n_blocks);
+    // Blocks pack independently: size every block's packing in parallel,
+    // then pack in parallel straight into place.
+    const auto block_lists = [&](const unsigned int r, IndexLists &lists) {
+      lists.clear();
+      const std::size_t first = reduction_target_begin[r];
+      const std::size_t last  = reduction_target_begin[r + 1];
+      for (std::size_t p = first; p < last; ++p)
+        {
+          lists.entries.insert(lists.entries.end(),
+                               sources.begin() + list_offsets[p],
+                               sources.begin() + list_offsets[p + 1]);
+          lists.entries.push_back(-static_cast<index_type>(p - first + 1));
+          lists.offsets.push_back(lists.entries.size());
+        }
+    };
+    reduction_offsets.assign(n_blocks + 1, 0);
     dealii::parallel::apply_to_subranges(
       0u,
       n_blocks,
@@ -318,31 +354,29 @@ namespace GPUAssembly
         IndexLists lists;
         for (unsigned int r = begin; r < end; ++r)
           {
-            lists.clear();
-            const std::size_t first = reduction_target_begin[r];
-            for (std::size_t p = first;
-                 p < static_cast<std::size_t>(reduction_target_begin[r + 1]);
-                 ++p)
-              {
-                lists.entries.insert(lists.entries.end(),
-                                     sources.begin() + list_offsets[p],
-                                     sources.begin() + list_offsets[p + 1]);
-                lists.entries.push_back(
-                  -static_cast<index_type>(p - first + 1));
-                lists.offsets.push_back(lists.entries.size());
-              }
-            pack_lists_lpt(lists, T, packed[r]);
+            block_lists(r, lists);
+            reduction_offsets[r + 1] =
+              static_cast<std::size_t>(lpt_n_columns(lists, T)) * T;
           }
       },
       16);
-
-    reduction_offsets.assign(n_blocks + 1, 0);
-    for (unsigned int r = 0; r < n_blocks; ++r)
-      reduction_offsets[r + 1] = reduction_offsets[r] + packed[r].size();
-    reduction_array.resize(reduction_offsets.back());
-    for (unsigned int r = 0; r < n_blocks; ++r)
-      std::copy(packed[r].begin(),
-                packed[r].end(),
-                reduction_array.begin() + reduction_offsets[r]);
+    std::partial_sum(reduction_offsets.begin(),
+                     reduction_offsets.end(),
+                     reduction_offsets.begin());
+    reduction_array.assign(reduction_offsets.back(), 0);
+    dealii::parallel::apply_to_subranges(
+      0u,
+      n_blocks,
+      [&](const unsigned int begin, const unsigned int end) {
+        IndexLists lists;
+        for (unsigned int r = begin; r < end; ++r)
+          {
+            block_lists(r, lists);
+            pack_lists_lpt(lists,
+                           T,
+                           reduction_array.data() + reduction_offsets[r]);
+          }
+      },
+      16);
   }
 } // namespace GPUAssembly

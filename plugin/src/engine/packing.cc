@@ -43,31 +43,41 @@ namespace GPUAssembly
 
 
 
+  void
+  pack_lists_lpt(const IndexLists  &lists,
+                 const unsigned int n_lanes,
+                 index_type        *packed)
+  {
+    const auto assignment = assign_lanes(lists, n_lanes);
+    for (unsigned int t = 0; t < n_lanes; ++t)
+      {
+        std::size_t j = 0;
+        for (const unsigned int l : assignment[t])
+          for (index_type k = lists.offsets[l]; k < lists.offsets[l + 1]; ++k)
+            packed[j++ * n_lanes + t] = lists.entries[k];
+      }
+  }
+
+
+
+  unsigned int
+  lpt_n_columns(const IndexLists &lists, const unsigned int n_lanes)
+  {
+    const std::vector<unsigned int> loads = lpt_lane_loads(lists, n_lanes);
+    return loads.empty() ? 0 : *std::max_element(loads.begin(), loads.end());
+  }
+
+
+
   unsigned int
   pack_lists_lpt(const IndexLists        &lists,
                  const unsigned int       n_lanes,
                  std::vector<index_type> &packed)
   {
-    const auto                assignment = assign_lanes(lists, n_lanes);
-    unsigned int              n_columns  = 0;
-    std::vector<unsigned int> loads(n_lanes, 0);
-    for (unsigned int t = 0; t < n_lanes; ++t)
-      {
-        for (const unsigned int l : assignment[t])
-          loads[t] += lists.offsets[l + 1] - lists.offsets[l];
-        n_columns = std::max(n_columns, loads[t]);
-      }
-
-    const std::size_t start = packed.size();
+    const unsigned int n_columns = lpt_n_columns(lists, n_lanes);
+    const std::size_t  start     = packed.size();
     packed.resize(start + static_cast<std::size_t>(n_columns) * n_lanes, 0);
-    for (unsigned int t = 0; t < n_lanes; ++t)
-      {
-        unsigned int j = 0;
-        for (const unsigned int l : assignment[t])
-          for (index_type k = lists.offsets[l]; k < lists.offsets[l + 1]; ++k)
-            packed[start + static_cast<std::size_t>(j++) * n_lanes + t] =
-              lists.entries[k];
-      }
+    pack_lists_lpt(lists, n_lanes, packed.data() + start);
     return n_columns;
   }
 

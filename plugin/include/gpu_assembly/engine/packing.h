@@ -58,6 +58,22 @@ namespace GPUAssembly
                  std::vector<index_type> &packed);
 
   /**
+   * As pack_lists_lpt(), but write into @p packed, which must hold
+   * n_lanes * lpt_n_columns(lists, n_lanes) zeros: for filling one large
+   * array from many threads without intermediate copies.
+   */
+  void
+  pack_lists_lpt(const IndexLists  &lists,
+                 const unsigned int n_lanes,
+                 index_type        *packed);
+
+  /**
+   * The number of columns pack_lists_lpt() produces: the longest lane.
+   */
+  unsigned int
+  lpt_n_columns(const IndexLists &lists, const unsigned int n_lanes);
+
+  /**
    * The lane loads pack_lists_lpt() would produce, for tests of the balance:
    * LPT's longest lane is at most 4/3 of the optimum (plus one list).
    */
