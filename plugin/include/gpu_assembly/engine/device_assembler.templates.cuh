@@ -161,6 +161,46 @@ namespace GPUAssembly
 
 
 
+    // Walks one lane of a packed reduction array (Algorithm 2): entries
+    // > 0 are sources to add, < 0 targets to store the sum to, 0 padding.
+    // The lane is read in chunks whose source loads are all issued before
+    // any is added, so that a thread keeps several loads in flight instead
+    // of waiting for each in turn; the sums are still taken in list order.
+    template <typename Number, class Load, class Store>
+    __device__ inline void
+    walk_reduction_lane(const int *__restrict__ lane,
+                        const int    n_columns,
+                        const int    stride,
+                        const Load  &load,
+                        const Store &store)
+    {
+      constexpr int chunk = 8;
+      Number        sum   = 0;
+      for (int j = 0; j < n_columns; j += chunk)
+        {
+          int    index[chunk];
+          Number value[chunk];
+#pragma unroll
+          for (int u = 0; u < chunk; ++u)
+            index[u] = j + u < n_columns ? lane[(j + u) * stride] : 0;
+#pragma unroll
+          for (int u = 0; u < chunk; ++u)
+            value[u] = index[u] > 0 ? load(index[u] - 1) : Number(0);
+#pragma unroll
+          for (int u = 0; u < chunk; ++u)
+            {
+              sum += value[u];
+              if (index[u] < 0)
+                {
+                  store(-index[u] - 1, sum);
+                  sum = 0;
+                }
+            }
+        }
+    }
+
+
+
     // GlobalNZ kernel 2, Algorithm 2 of the chapter: each thread walks one
     // lane of the block's packed reduction lists, summing sources and
     // storing each sum to its target in shared memory; the block's
@@ -186,18 +226,16 @@ namespace GPUAssembly
       const int *array = reduction_array + reduction_offsets[r];
       const int  n_columns =
         (reduction_offsets[r + 1] - reduction_offsets[r]) / T;
-      Number sum = 0;
-      for (int j = 0; j < n_columns; ++j)
-        {
-          const int i = array[j * T + threadIdx.x];
-          if (i > 0)
-            sum += __ldg(element_data + i - 1);
-          else if (i < 0)
-            {
-              targets[-i - 1] = sum;
-              sum             = 0;
-            }
-        }
+      walk_reduction_lane<Number>(
+        array + threadIdx.x,
+        n_columns,
+        T,
+        [&](const int i) {
+          return __ldg(element_data + i);
+        },
+        [&](const int target, const Number sum) {
+          targets[target] = sum;
+        });
       __syncthreads();
 
       Number *out =
@@ -276,22 +314,19 @@ namespace GPUAssembly
       const int *array = reduction_array + reduction_offsets[k];
       const int  n_columns =
         (reduction_offsets[k + 1] - reduction_offsets[k]) / T;
-      Number sum = 0;
-      for (int c = 0; c < n_columns; ++c)
-        {
-          const int i = array[c * T + threadIdx.x];
-          if (i > 0)
-            sum += shared[i - 1];
-          else if (i < 0)
-            {
-              const int target = -i - 1;
-              if (target < n_nonzeros)
-                values[target] = sum;
-              else
-                rhs[target - n_nonzeros] = sum;
-              sum = 0;
-            }
-        }
+      walk_reduction_lane<Number>(
+        array + threadIdx.x,
+        n_columns,
+        T,
+        [&](const int i) {
+          return shared[i];
+        },
+        [&](const int target, const Number sum) {
+          if (target < n_nonzeros)
+            values[target] = sum;
+          else
+            rhs[target - n_nonzeros] = sum;
+        });
     }
 
 
