@@ -212,6 +212,8 @@ namespace
     bool on_request = false;
     /// GlobalNZ stores the upper triangle of A^e only.
     bool symmetric = false;
+    /// SharedNZ threads per block (0: default).
+    unsigned int shared_threads = 0;
   };
 
   const std::vector<Variant> all_variants = {
@@ -265,7 +267,23 @@ namespace
      ElementOrder::rows,
      0,
      0.34,
-     true}};
+     true},
+    {"SharedNZ T=128",
+     AssemblyMethod::shared_nz,
+     ElementOrder::rows,
+     0,
+     1.,
+     true,
+     false,
+     128},
+    {"SharedNZ T=512",
+     AssemblyMethod::shared_nz,
+     ElementOrder::rows,
+     0,
+     1.,
+     true,
+     false,
+     512}};
 
   template <typename Number>
   void
@@ -298,6 +316,8 @@ namespace
         data.method                  = method;
         data.global_nz.element_order = variant.element_order;
         data.global_nz.symmetric     = variant.symmetric;
+        if (variant.shared_threads > 0)
+          data.shared_nz.threads_per_block = variant.shared_threads;
         if (variant.targets_per_block > 0)
           data.global_nz.targets_per_block = variant.targets_per_block;
         data.shared_nz.shared_memory_per_block = static_cast<std::size_t>(
