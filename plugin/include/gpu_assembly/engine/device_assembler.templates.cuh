@@ -9,8 +9,7 @@
 
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/engine/device_assembler.h>
-#include <gpu_assembly/kernels/dirichlet_condensation.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/kernels/element_stage.h>
 
 #include <cuda_runtime.h>
 
@@ -21,79 +20,6 @@ namespace GPUAssembly
 {
   namespace internal
   {
-    // Everything a kernel reads of the element itself, as raw pointers;
-    // passed by value as a kernel argument.
-    template <typename Number>
-    struct ElementStageData
-    {
-      unsigned int         n_nodes;
-      unsigned int         n_q_points;
-      unsigned int         n_dofs;
-      unsigned int         n_fields;
-      bool                 edge_matrix_format;
-      const Number        *shape_values;
-      const Number        *quadrature_weights;
-      const unsigned char *dof_is_constrained;
-      const Number        *inhomogeneities;
-      bool                 use_inhomogeneities_for_rhs;
-    };
-
-
-
-    // Runs the user's kernel on one element whose supplemental data, node
-    // indices and output are strided views, then applies the Dirichlet
-    // condensation if the element touches a constrained DoF.
-    template <int dim, typename Number, class Kernel, class Output>
-    __device__ inline void
-    compute_element(const Kernel                   &kernel,
-                    const ElementStageData<Number> &data,
-                    const Number                   *supplemental,
-                    const Number                   *nodal_data,
-                    const int                      *node_indices,
-                    const unsigned int              stride,
-                    const Output                   &output,
-                    const bool                      has_constraints,
-                    const int                      *location)
-    {
-      if (data.edge_matrix_format)
-        {
-          EdgeMatrixElement<dim, Number> element{supplemental,
-                                                 stride,
-                                                 data.n_nodes,
-                                                 data.n_q_points,
-                                                 data.shape_values,
-                                                 data.quadrature_weights,
-                                                 nodal_data,
-                                                 data.n_fields};
-          element.node_indices = node_indices;
-          element.node_stride  = stride;
-          kernel(element, output);
-        }
-      else
-        {
-          QuadratureGradientElement<dim, Number> element{supplemental,
-                                                         stride,
-                                                         data.n_nodes,
-                                                         data.n_q_points,
-                                                         data.shape_values,
-                                                         nodal_data,
-                                                         data.n_fields};
-          element.node_indices = node_indices;
-          element.node_stride  = stride;
-          kernel(element, output);
-        }
-      if (has_constraints)
-        condense_dirichlet(data.n_dofs,
-                           location,
-                           stride,
-                           data.dof_is_constrained,
-                           data.inhomogeneities,
-                           data.use_inhomogeneities_for_rhs,
-                           output);
-    }
-
-
-
     // GlobalNZ kernel 1: a block per element cluster prefetches the
     // cluster's nodal data into shared memory; a thread per element writes
     // its element data coalesced (stride = block size).
@@ -434,7 +360,7 @@ namespace GPUAssembly
     if (rhs.size() != arrays->n_dofs)
       rhs.reinit(arrays->n_dofs);
 
-    const internal::ElementStageData<Number> data{
+    const ElementStageData<Number> data{
       arrays->layout.n_nodes,
       arrays->layout.n_q_points,
       arrays->layout.n_dofs,

@@ -6,8 +6,7 @@
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/engine/global_nz_plan.h>
 #include <gpu_assembly/host/host_assembler.h>
-#include <gpu_assembly/kernels/dirichlet_condensation.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/kernels/element_stage.h>
 
 #include <vector>
 
@@ -51,6 +50,17 @@ namespace GPUAssembly
                                       arrays.layout.quadrature_weights.end());
     const std::vector<Number> inhomogeneities(arrays.inhomogeneities.begin(),
                                               arrays.inhomogeneities.end());
+    const ElementStageData<Number> data{
+      arrays.layout.n_nodes,
+      arrays.layout.n_q_points,
+      n_ed,
+      n_fields,
+      arrays.supplemental_format == SupplementalDataFormat::inverse_edge_matrix,
+      shape_values.data(),
+      weights.data(),
+      arrays.dof_is_constrained.data(),
+      inhomogeneities.data(),
+      options.use_inhomogeneities_for_rhs};
     element_data.assign(plan.element_data_size(), Number(0));
     values.assign(plan.n_nonzeros, Number(0));
     rhs.assign(plan.n_dofs, Number(0));
@@ -84,47 +94,18 @@ namespace GPUAssembly
                   static_cast<std::size_t>(k) * plan.n_nodes_per_element * B +
                   t;
                 const auto run = [&](const auto &output) {
-                  if (arrays.supplemental_format ==
-                      SupplementalDataFormat::quadrature_gradients)
-                    {
-                      QuadratureGradientElement<dim, Number> element{
-                        S,
-                        B,
-                        arrays.layout.n_nodes,
-                        arrays.layout.n_q_points,
-                        shape_values.data(),
-                        shared.data(),
-                        n_fields};
-                      element.node_indices = nodes;
-                      element.node_stride  = B;
-                      kernel(element, output);
-                    }
-                  else
-                    {
-                      EdgeMatrixElement<dim, Number> element{
-                        S,
-                        B,
-                        arrays.layout.n_nodes,
-                        arrays.layout.n_q_points,
-                        shape_values.data(),
-                        weights.data(),
-                        shared.data(),
-                        n_fields};
-                      element.node_indices = nodes;
-                      element.node_stride  = B;
-                      kernel(element, output);
-                    }
-                  if (plan.block_has_constraints[slot])
-                    condense_dirichlet(n_ed,
+                  compute_element<dim>(kernel,
+                                       data,
+                                       S,
+                                       shared.data(),
+                                       nodes,
+                                       B,
+                                       output,
+                                       plan.block_has_constraints[slot] != 0,
                                        plan.block_location.data() +
                                          static_cast<std::size_t>(k) * n_ed *
                                            B +
-                                         t,
-                                       B,
-                                       arrays.dof_is_constrained.data(),
-                                       inhomogeneities.data(),
-                                       options.use_inhomogeneities_for_rhs,
-                                       output);
+                                         t);
                 };
                 Number *const matrix =
                   element_data.data() + plan.element_data_index(k, t, 0);

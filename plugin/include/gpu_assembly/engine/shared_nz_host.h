@@ -6,8 +6,7 @@
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/engine/shared_nz_plan.h>
 #include <gpu_assembly/host/assembly_options.h>
-#include <gpu_assembly/kernels/dirichlet_condensation.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/kernels/element_stage.h>
 
 #include <vector>
 
@@ -41,6 +40,17 @@ namespace GPUAssembly
                                       arrays.layout.quadrature_weights.end());
     const std::vector<Number> inhomogeneities(arrays.inhomogeneities.begin(),
                                               arrays.inhomogeneities.end());
+    const ElementStageData<Number> data{
+      arrays.layout.n_nodes,
+      arrays.layout.n_q_points,
+      n_ed,
+      n_f,
+      arrays.supplemental_format == SupplementalDataFormat::inverse_edge_matrix,
+      shape_values.data(),
+      weights.data(),
+      arrays.dof_is_constrained.data(),
+      inhomogeneities.data(),
+      options.use_inhomogeneities_for_rhs};
     values.assign(plan.n_nonzeros, Number(0));
     rhs.assign(plan.n_dofs, Number(0));
 
@@ -75,45 +85,16 @@ namespace GPUAssembly
                   element_data + std::size_t(n_ed) * n_ed * n_k + j,
                   n_ed,
                   n_k};
-                if (arrays.supplemental_format ==
-                    SupplementalDataFormat::quadrature_gradients)
-                  {
-                    QuadratureGradientElement<dim, Number> element{
-                      S,
-                      n_k,
-                      arrays.layout.n_nodes,
-                      arrays.layout.n_q_points,
-                      shape_values.data(),
-                      shared.data(),
-                      n_f};
-                    element.node_indices = nodes;
-                    element.node_stride  = n_k;
-                    kernel(element, output);
-                  }
-                else
-                  {
-                    EdgeMatrixElement<dim, Number> element{
-                      S,
-                      n_k,
-                      arrays.layout.n_nodes,
-                      arrays.layout.n_q_points,
-                      shape_values.data(),
-                      weights.data(),
-                      shared.data(),
-                      n_f};
-                    element.node_indices = nodes;
-                    element.node_stride  = n_k;
-                    kernel(element, output);
-                  }
-                if (plan.block_has_constraints[base + j])
-                  condense_dirichlet(n_ed,
-                                     plan.block_location.data() + base * n_ed +
-                                       j,
+                compute_element<dim>(kernel,
+                                     data,
+                                     S,
+                                     shared.data(),
+                                     nodes,
                                      n_k,
-                                     arrays.dof_is_constrained.data(),
-                                     inhomogeneities.data(),
-                                     options.use_inhomogeneities_for_rhs,
-                                     output);
+                                     output,
+                                     plan.block_has_constraints[base + j] != 0,
+                                     plan.block_location.data() + base * n_ed +
+                                       j);
               }
 
             const index_type *array =

@@ -8,8 +8,7 @@
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/host/assembly_options.h>
 #include <gpu_assembly/host/element_coloring.h>
-#include <gpu_assembly/kernels/dirichlet_condensation.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/kernels/element_stage.h>
 
 #include <vector>
 
@@ -58,17 +57,16 @@ namespace GPUAssembly
     }
 
   private:
-    template <class Kernel, class Element>
+    template <class Kernel>
     void
-    assemble_range(const Kernel              &kernel,
-                   Element                    element,
-                   const unsigned int         color,
-                   const unsigned int         begin,
-                   const unsigned int         end,
-                   std::vector<Number>       &matrix_values,
-                   std::vector<Number>       &rhs,
-                   const AssemblyOptions     &options,
-                   const std::vector<Number> &nodal_data) const;
+    assemble_range(const Kernel                   &kernel,
+                   const ElementStageData<Number> &data,
+                   const unsigned int              color,
+                   const unsigned int              begin,
+                   const unsigned int              end,
+                   std::vector<Number>            &matrix_values,
+                   std::vector<Number>            &rhs,
+                   const std::vector<Number>      &nodal_data) const;
 
     const MeshArrays                      *arrays;
     std::vector<std::vector<unsigned int>> colors;
@@ -128,68 +126,55 @@ namespace GPUAssembly
     matrix_values.assign(arrays->n_nonzeros(), Number(0));
     rhs.assign(arrays->n_dofs, Number(0));
 
-    const auto run = [&](const auto &element) {
-      for (unsigned int c = 0; c < colors.size(); ++c)
-        dealii::parallel::apply_to_subranges(
-          0u,
-          static_cast<unsigned int>(colors[c].size()),
-          [&](const unsigned int begin, const unsigned int end) {
-            assemble_range(kernel,
-                           element,
-                           c,
-                           begin,
-                           end,
-                           matrix_values,
-                           rhs,
-                           options,
-                           nodal_data);
-          },
-          64);
-    };
-
-    if (arrays->supplemental_format ==
-        SupplementalDataFormat::quadrature_gradients)
-      run(QuadratureGradientElement<dim, Number>{supplemental.data(),
-                                                 1,
-                                                 layout.n_nodes,
-                                                 layout.n_q_points,
-                                                 shape_values.data(),
-                                                 nullptr,
-                                                 n_nodal_fields});
-    else
-      run(EdgeMatrixElement<dim, Number>{supplemental.data(),
-                                         1,
-                                         layout.n_nodes,
-                                         layout.n_q_points,
-                                         shape_values.data(),
-                                         quadrature_weights.data(),
-                                         nullptr,
-                                         n_nodal_fields});
+    const ElementStageData<Number> data{
+      layout.n_nodes,
+      layout.n_q_points,
+      layout.n_dofs,
+      n_nodal_fields,
+      arrays->supplemental_format ==
+        SupplementalDataFormat::inverse_edge_matrix,
+      shape_values.data(),
+      quadrature_weights.data(),
+      arrays->dof_is_constrained.data(),
+      inhomogeneities.data(),
+      options.use_inhomogeneities_for_rhs};
+    for (unsigned int c = 0; c < colors.size(); ++c)
+      dealii::parallel::apply_to_subranges(
+        0u,
+        static_cast<unsigned int>(colors[c].size()),
+        [&](const unsigned int begin, const unsigned int end) {
+          assemble_range(kernel,
+                         data,
+                         c,
+                         begin,
+                         end,
+                         matrix_values,
+                         rhs,
+                         nodal_data);
+        },
+        64);
   }
 
 
 
   template <int dim, typename Number>
-  template <class Kernel, class Element>
+  template <class Kernel>
   void
   HostAssembler<dim, Number>::assemble_range(
-    const Kernel              &kernel,
-    Element                    element,
-    const unsigned int         color,
-    const unsigned int         begin,
-    const unsigned int         end,
-    std::vector<Number>       &matrix_values,
-    std::vector<Number>       &rhs,
-    const AssemblyOptions     &options,
-    const std::vector<Number> &nodal_data) const
+    const Kernel                   &kernel,
+    const ElementStageData<Number> &data,
+    const unsigned int              color,
+    const unsigned int              begin,
+    const unsigned int              end,
+    std::vector<Number>            &matrix_values,
+    std::vector<Number>            &rhs,
+    const std::vector<Number>      &nodal_data) const
   {
     const unsigned int n_en = arrays->layout.n_nodes;
     const unsigned int n_ed = arrays->layout.n_dofs;
-    const unsigned int n_f  = element.n_nodal_fields;
 
     std::vector<Number>         local_matrix(n_ed * n_ed);
     std::vector<Number>         local_vector(n_ed);
-    std::vector<Number>         local_nodal(n_en * n_f);
     const ElementOutput<Number> output{local_matrix.data(),
                                        local_vector.data(),
                                        n_ed,
@@ -197,26 +182,19 @@ namespace GPUAssembly
 
     for (unsigned int i = begin; i < end; ++i)
       {
-        const std::size_t e = colors[color][i];
-        for (unsigned int a = 0; a < n_en; ++a)
-          {
-            const index_type node = arrays->connectivity[e * n_en + a];
-            for (unsigned int f = 0; f < n_f; ++f)
-              local_nodal[a * n_f + f] = nodal_data[node * n_f + f];
-          }
-        element.supplemental = supplemental.data() + e * arrays->n_supplemental;
-        element.nodal_data   = local_nodal.data();
-
-        kernel(element, output);
-
+        const std::size_t       e = colors[color][i];
         const index_type *const L = arrays->location.data() + e * n_ed;
-        condense_dirichlet(n_ed,
-                           L,
-                           1,
-                           arrays->dof_is_constrained.data(),
-                           inhomogeneities.data(),
-                           options.use_inhomogeneities_for_rhs,
-                           output);
+        // The condensation checks itself whether the element touches a
+        // constrained DoF.
+        compute_element<dim>(kernel,
+                             data,
+                             supplemental.data() + e * arrays->n_supplemental,
+                             nodal_data.data(),
+                             arrays->connectivity.data() + e * n_en,
+                             1,
+                             output,
+                             true,
+                             L);
 
         const index_type *const K =
           arrays->nonzero_map.data() + e * n_ed * n_ed;

@@ -1,0 +1,91 @@
+#ifndef gpu_assembly_kernels_element_stage_h
+#define gpu_assembly_kernels_element_stage_h
+
+#include <gpu_assembly/base/config.h>
+#include <gpu_assembly/kernels/dirichlet_condensation.h>
+#include <gpu_assembly/kernels/element_views.h>
+
+namespace GPUAssembly
+{
+  /**
+   * What every element of a mesh shares when an element kernel runs on it:
+   * sizes, reference shape data and the constraints, as raw pointers, so
+   * that it can be passed by value to a CUDA kernel.
+   */
+  template <typename Number>
+  struct ElementStageData
+  {
+    unsigned int         n_nodes;
+    unsigned int         n_q_points;
+    unsigned int         n_dofs;
+    unsigned int         n_fields;
+    bool                 edge_matrix_format;
+    const Number        *shape_values;
+    const Number        *quadrature_weights;
+    const unsigned char *dof_is_constrained;
+    const Number        *inhomogeneities;
+    bool                 use_inhomogeneities_for_rhs;
+  };
+
+
+
+  /**
+   * Run @p kernel on one element and apply the Dirichlet condensation if
+   * the element touches a constrained DoF. The element's supplemental data
+   * S(e), its node indices into @p nodal_data and its location L(e, .) are
+   * read with the same @p stride (1 for element-major host arrays, the
+   * number of elements of a block for the column-major device layouts).
+   * Every assembly method, host and device, computes element data through
+   * this one function.
+   */
+  template <int dim, typename Number, class Kernel, class Output>
+  GPU_ASSEMBLY_HOST_DEVICE inline void
+  compute_element(const Kernel                   &kernel,
+                  const ElementStageData<Number> &data,
+                  const Number                   *supplemental,
+                  const Number                   *nodal_data,
+                  const int                      *node_indices,
+                  const unsigned int              stride,
+                  const Output                   &output,
+                  const bool                      has_constraints,
+                  const int                      *location)
+  {
+    if (data.edge_matrix_format)
+      {
+        EdgeMatrixElement<dim, Number> element{supplemental,
+                                               stride,
+                                               data.n_nodes,
+                                               data.n_q_points,
+                                               data.shape_values,
+                                               data.quadrature_weights,
+                                               nodal_data,
+                                               data.n_fields};
+        element.node_indices = node_indices;
+        element.node_stride  = stride;
+        kernel(element, output);
+      }
+    else
+      {
+        QuadratureGradientElement<dim, Number> element{supplemental,
+                                                       stride,
+                                                       data.n_nodes,
+                                                       data.n_q_points,
+                                                       data.shape_values,
+                                                       nodal_data,
+                                                       data.n_fields};
+        element.node_indices = node_indices;
+        element.node_stride  = stride;
+        kernel(element, output);
+      }
+    if (has_constraints)
+      condense_dirichlet(data.n_dofs,
+                         location,
+                         stride,
+                         data.dof_is_constrained,
+                         data.inhomogeneities,
+                         data.use_inhomogeneities_for_rhs,
+                         output);
+  }
+} // namespace GPUAssembly
+
+#endif
