@@ -6,7 +6,7 @@
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/engine/global_nz_plan.h>
 #include <gpu_assembly/host/host_assembler.h>
-#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/host/host_element_stage.h>
 
 #include <vector>
 
@@ -40,27 +40,12 @@ namespace GPUAssembly
                 dealii::ExcMessage(
                   "The GlobalNZ plan stores symmetric element data, but the "
                   "element kernel does not declare is_symmetric = true."));
-    const unsigned int        B    = plan.parameters.elements_per_block;
-    const unsigned int        n_ed = plan.n_dofs_per_element;
-    const std::vector<Number> supplemental(plan.block_supplemental.begin(),
+    const unsigned int             B    = plan.parameters.elements_per_block;
+    const unsigned int             n_ed = plan.n_dofs_per_element;
+    const std::vector<Number>      supplemental(plan.block_supplemental.begin(),
                                            plan.block_supplemental.end());
-    const std::vector<Number> shape_values(arrays.layout.shape_values.begin(),
-                                           arrays.layout.shape_values.end());
-    const std::vector<Number> weights(arrays.layout.quadrature_weights.begin(),
-                                      arrays.layout.quadrature_weights.end());
-    const std::vector<Number> inhomogeneities(arrays.inhomogeneities.begin(),
-                                              arrays.inhomogeneities.end());
-    const ElementStageData<Number> data{
-      arrays.layout.n_nodes,
-      arrays.layout.n_q_points,
-      n_ed,
-      n_fields,
-      arrays.supplemental_format == SupplementalDataFormat::inverse_edge_matrix,
-      shape_values.data(),
-      weights.data(),
-      arrays.dof_is_constrained.data(),
-      inhomogeneities.data(),
-      options.use_inhomogeneities_for_rhs};
+    const HostElementStage<Number> stage(arrays, n_fields, options);
+    const ElementStageData<Number> &data = stage.data();
     element_data.assign(plan.element_data_size(), Number(0));
     values.assign(plan.n_nonzeros, Number(0));
     rhs.assign(plan.n_dofs, Number(0));

@@ -8,7 +8,7 @@
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/host/assembly_options.h>
 #include <gpu_assembly/host/element_coloring.h>
-#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/host/host_element_stage.h>
 
 #include <vector>
 
@@ -73,9 +73,6 @@ namespace GPUAssembly
     // The arrays converted to Number once, so that single-precision
     // assembly reads single-precision input as the GPU does.
     std::vector<Number> supplemental;
-    std::vector<Number> shape_values;
-    std::vector<Number> quadrature_weights;
-    std::vector<Number> inhomogeneities;
   };
 
 
@@ -85,12 +82,6 @@ namespace GPUAssembly
     : arrays(&arrays)
     , colors(color_elements(arrays))
     , supplemental(arrays.supplemental.begin(), arrays.supplemental.end())
-    , shape_values(arrays.layout.shape_values.begin(),
-                   arrays.layout.shape_values.end())
-    , quadrature_weights(arrays.layout.quadrature_weights.begin(),
-                         arrays.layout.quadrature_weights.end())
-    , inhomogeneities(arrays.inhomogeneities.begin(),
-                      arrays.inhomogeneities.end())
   {
     AssertThrow(arrays.dim == dim,
                 dealii::ExcMessage("HostAssembler<" + std::to_string(dim) +
@@ -126,18 +117,8 @@ namespace GPUAssembly
     matrix_values.assign(arrays->n_nonzeros(), Number(0));
     rhs.assign(arrays->n_dofs, Number(0));
 
-    const ElementStageData<Number> data{
-      layout.n_nodes,
-      layout.n_q_points,
-      layout.n_dofs,
-      n_nodal_fields,
-      arrays->supplemental_format ==
-        SupplementalDataFormat::inverse_edge_matrix,
-      shape_values.data(),
-      quadrature_weights.data(),
-      arrays->dof_is_constrained.data(),
-      inhomogeneities.data(),
-      options.use_inhomogeneities_for_rhs};
+    const HostElementStage<Number>  stage(*arrays, n_nodal_fields, options);
+    const ElementStageData<Number> &data = stage.data();
     for (unsigned int c = 0; c < colors.size(); ++c)
       dealii::parallel::apply_to_subranges(
         0u,
