@@ -70,7 +70,7 @@ namespace GPUAssembly
 
     const MeshArrays                      *arrays;
     std::vector<std::vector<unsigned int>> colors;
-    // The arrays converted to Number once, so that single-precision
+    // S(e) converted to Number once, so that single-precision
     // assembly reads single-precision input as the GPU does.
     std::vector<Number> supplemental;
   };
