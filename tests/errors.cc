@@ -24,7 +24,9 @@
 #include <deal.II/hp/fe_collection.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
@@ -527,10 +529,35 @@ test_no_half_built_state(Testing::Checks &checks)
 
 
 
+// Without a GPU, asking for device assembly says so instead of failing
+// somewhere inside CUDA. (On a GPU machine there is nothing to check here.)
+void
+test_no_device(Testing::Checks &checks)
+{
+  if (GPUAssembly::n_cuda_devices() > 0)
+    return;
+  Testing::TestProblem<2> problem;
+  Testing::setup_problem(problem, false, 1, 1, Testing::ConstraintKind::none);
+  const GPUAssembly::DoFHandlerAdapter<2> adapter(*problem.mapping,
+                                                  problem.dof_handler,
+                                                  *problem.quadrature,
+                                                  problem.constraints);
+  checks.check_throws<dealii::ExceptionBase>(
+    [&] {
+      GPUAssembly::DeviceAssembler<2, double> assembler;
+      assembler.reinit(adapter.get_arrays(), {});
+    },
+    "needs a CUDA device and none was found",
+    "DeviceAssembler::reinit() without a GPU says that none was found");
+}
+
+
+
 int
 main()
 {
   Testing::Checks checks;
+  test_no_device(checks);
   test_hanging_nodes(checks);
   test_mixed_cell_types(checks);
   test_unsupported_elements(checks);

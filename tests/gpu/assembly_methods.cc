@@ -14,6 +14,7 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/grid/mesh_input.h>
 #include <gpu_assembly/host/host_assembler.h>
@@ -307,5 +308,12 @@ main(int argc, char **argv)
     },
     "before reinit",
     "assemble() before reinit() raises an error");
+  checks.check_throws<ExcDeviceMemory>(
+    [] {
+      DeviceVector<double> too_large(std::size_t(1) << 50);
+    },
+    "Not enough device memory",
+    "a device vector larger than the device raises ExcDeviceMemory with the "
+    "bytes requested and free");
   return checks.exit_code();
 }
