@@ -3,6 +3,7 @@
 
 #include <gpu_assembly/engine/device_assembler.templates.cuh>
 #include <gpu_assembly/kernels/element_kernels.h>
+#include <gpu_assembly/kernels/neo_hookean.h>
 
 #define GPU_ASSEMBLY_INSTANTIATE(dim, Number, ...)                   \
   template void GPUAssembly::DeviceAssembler<dim, Number>::assemble( \
@@ -23,7 +24,10 @@
                            GPUAssembly::MassKernel<dim, 1, Number>)          \
   GPU_ASSEMBLY_INSTANTIATE(dim,                                              \
                            Number,                                           \
-                           GPUAssembly::MassKernel<dim, dim, Number>)
+                           GPUAssembly::MassKernel<dim, dim, Number>)        \
+  GPU_ASSEMBLY_INSTANTIATE(dim,                                              \
+                           Number,                                           \
+                           GPUAssembly::NeoHookeanKernel<dim, Number>)
 
 GPU_ASSEMBLY_INSTANTIATE_ALL(2, float)
 GPU_ASSEMBLY_INSTANTIATE_ALL(2, double)

@@ -54,8 +54,8 @@ namespace GPUAssembly
    * assemble() is a member template over the kernel. Its definition is in
    * device_assembler.templates.cuh, for .cu files; the plugin instantiates
    * it for the bundled kernels (Laplace, mass with 1 and dim components,
-   * linear elasticity) for dim 2 and 3 and float and double. A user kernel
-   * needs one explicit instantiation in a .cu file of the user's.
+   * linear elasticity, neo-Hookean) for dim 2 and 3 and float and double. A
+   * user kernel needs one explicit instantiation in a .cu file of the user's.
    */
   template <int dim, typename Number>
   class DeviceAssembler

@@ -139,6 +139,10 @@ namespace GPUAssembly
   template <typename Number>
   struct ElementOutput
   {
+    /// Every (i, j) has storage of its own. Kernels that accumulate with
+    /// += must skip the lower triangle where this is true.
+    static constexpr bool stores_upper_triangle_only = false;
+
     Number      *matrix;
     Number      *vector;
     unsigned int n_dofs;
@@ -186,6 +190,8 @@ namespace GPUAssembly
   template <typename Number>
   struct SymmetricElementOutput
   {
+    static constexpr bool stores_upper_triangle_only = true;
+
     Number      *matrix;
     Number      *vector;
     unsigned int n_dofs;

@@ -1,0 +1,171 @@
+#ifndef gpu_assembly_kernels_neo_hookean_h
+#define gpu_assembly_kernels_neo_hookean_h
+
+#include <gpu_assembly/base/config.h>
+
+#include <cmath>
+
+namespace GPUAssembly
+{
+  /**
+   * Compressible neo-Hookean solid of the GPU Gems chapter (Sec. 16.4.1),
+   * W = mu/2 (F^T F - I) : I + lambda/2 ln^2 J - mu ln J, with
+   * P = mu F + (lambda ln J - mu) F^{-T} and the tangent of its eq. (7),
+   *   dP_iK/dF_jL = mu delta_ij delta_KL + lambda F^{-T}_iK F^{-T}_jL
+   *                 - (lambda ln J - mu) F^{-T}_iL F^{-T}_jK.
+   *
+   * Nodal data: the displacement (dim values per node), so F = I + grad u
+   * with gradients in the reference configuration. Writes
+   *   A^e_(a,i),(b,j) = stiffness_scale int dP_iK/dF_jL phi_a,K phi_b,L,
+   *   F^e_(a,i)       = force_scale (int P_iK phi_a,K - int b_i phi_a),
+   * i.e. the tangent and the internal minus external forces, scaled as a
+   * time integrator needs (dt/2 for the midpoint rule of eq. (4)-(6)). At
+   * u = 0 the tangent is linear elasticity with the same mu and lambda.
+   *
+   * The tangent is accumulated over quadrature points, so with
+   * upper-triangle storage only the upper triangle is added to.
+   *
+   * An inverted element (J <= 0) makes ln J undefined: the kernel then
+   * writes NaN, which the caller must check for (a kernel on the device
+   * cannot throw).
+   */
+  template <int dim, typename Number>
+  struct NeoHookeanKernel
+  {
+    static constexpr unsigned int n_components = dim;
+    static constexpr bool         is_symmetric = true;
+
+    Number mu              = 1;
+    Number lambda          = 1;
+    Number body_force[dim] = {};
+    Number stiffness_scale = 1;
+    Number force_scale     = 1;
+
+    template <class Element, class Output>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const Element &element, const Output &output) const
+    {
+      const unsigned int n_nodes = element.n_nodes;
+      for (unsigned int i = 0; i < n_nodes * dim; ++i)
+        {
+          output.vector_entry(i) = 0;
+          for (unsigned int j = 0; j < n_nodes * dim; ++j)
+            output.matrix_entry(i, j) = 0;
+        }
+
+      for (unsigned int q = 0; q < element.n_q_points; ++q)
+        {
+          // F = I + sum_a u_a (x) grad phi_a
+          Number F[dim][dim];
+          for (unsigned int i = 0; i < dim; ++i)
+            for (unsigned int K = 0; K < dim; ++K)
+              F[i][K] = (i == K ? Number(1) : Number(0));
+          for (unsigned int a = 0; a < n_nodes; ++a)
+            for (unsigned int i = 0; i < dim; ++i)
+              {
+                const Number u = element.nodal_value(a, i);
+                for (unsigned int K = 0; K < dim; ++K)
+                  F[i][K] += u * element.shape_grad(a, q, K);
+              }
+
+          Number       F_inv_T[dim][dim];
+          const Number J = invert_transpose(F, F_inv_T);
+          const Number log_J =
+            J > Number(0) ? Number(std::log(J)) : Number(NAN);
+          const Number JxW = element.JxW(q);
+
+          for (unsigned int a = 0; a < n_nodes; ++a)
+            {
+              Number ga[dim], A[dim];
+              for (unsigned int K = 0; K < dim; ++K)
+                ga[K] = element.shape_grad(a, q, K);
+              matrix_vector(F_inv_T, ga, A);
+              const Number phi_a = element.shape_value(a, q);
+              for (unsigned int i = 0; i < dim; ++i)
+                {
+                  Number P_ga = 0; // (P grad phi_a)_i
+                  for (unsigned int K = 0; K < dim; ++K)
+                    P_ga += mu * F[i][K] * ga[K];
+                  P_ga += (lambda * log_J - mu) * A[i];
+                  output.vector_entry(a * dim + i) +=
+                    force_scale * (P_ga - body_force[i] * phi_a) * JxW;
+                }
+
+              for (unsigned int b = 0; b < n_nodes; ++b)
+                {
+                  Number gb[dim], B[dim];
+                  for (unsigned int L = 0; L < dim; ++L)
+                    gb[L] = element.shape_grad(b, q, L);
+                  matrix_vector(F_inv_T, gb, B);
+                  Number dot = 0;
+                  for (unsigned int K = 0; K < dim; ++K)
+                    dot += ga[K] * gb[K];
+                  for (unsigned int i = 0; i < dim; ++i)
+                    for (unsigned int j = 0; j < dim; ++j)
+                      // Accumulating: with upper-triangle storage (i, j)
+                      // and (j, i) share a value, which must be added once.
+                      if (!Output::stores_upper_triangle_only ||
+                          a * dim + i <= b * dim + j)
+                        output.matrix_entry(a * dim + i, b * dim + j) +=
+                          stiffness_scale *
+                          ((i == j ? mu * dot : Number(0)) +
+                           lambda * A[i] * B[j] -
+                           (lambda * log_J - mu) * B[i] * A[j]) *
+                          JxW;
+                }
+            }
+        }
+    }
+
+  private:
+    // F^{-T} of a dim x dim matrix; returns det F.
+    GPU_ASSEMBLY_HOST_DEVICE static Number
+    invert_transpose(const Number (&F)[dim][dim], Number (&F_inv_T)[dim][dim])
+    {
+      if constexpr (dim == 2)
+        {
+          const Number det = F[0][0] * F[1][1] - F[0][1] * F[1][0];
+          F_inv_T[0][0]    = F[1][1] / det;
+          F_inv_T[0][1]    = -F[1][0] / det;
+          F_inv_T[1][0]    = -F[0][1] / det;
+          F_inv_T[1][1]    = F[0][0] / det;
+          return det;
+        }
+      else
+        {
+          // Cofactors: F^{-T} = cof(F) / det F.
+          Number cof[3][3];
+          cof[0][0] = F[1][1] * F[2][2] - F[1][2] * F[2][1];
+          cof[0][1] = F[1][2] * F[2][0] - F[1][0] * F[2][2];
+          cof[0][2] = F[1][0] * F[2][1] - F[1][1] * F[2][0];
+          cof[1][0] = F[0][2] * F[2][1] - F[0][1] * F[2][2];
+          cof[1][1] = F[0][0] * F[2][2] - F[0][2] * F[2][0];
+          cof[1][2] = F[0][1] * F[2][0] - F[0][0] * F[2][1];
+          cof[2][0] = F[0][1] * F[1][2] - F[0][2] * F[1][1];
+          cof[2][1] = F[0][2] * F[1][0] - F[0][0] * F[1][2];
+          cof[2][2] = F[0][0] * F[1][1] - F[0][1] * F[1][0];
+          const Number det =
+            F[0][0] * cof[0][0] + F[0][1] * cof[0][1] + F[0][2] * cof[0][2];
+          for (unsigned int i = 0; i < 3; ++i)
+            for (unsigned int j = 0; j < 3; ++j)
+              F_inv_T[i][j] = cof[i][j] / det;
+          return det;
+        }
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE static void
+    matrix_vector(const Number (&M)[dim][dim],
+                  const Number (&x)[dim],
+                  Number (&y)[dim])
+    {
+      for (unsigned int i = 0; i < dim; ++i)
+        {
+          y[i] = 0;
+          for (unsigned int k = 0; k < dim; ++k)
+            y[i] += M[i][k] * x[k];
+        }
+    }
+  };
+} // namespace GPUAssembly
+
+#endif
