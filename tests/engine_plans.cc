@@ -250,19 +250,8 @@ test_global_nz_plan(Testing::Checks             &checks,
                              values,
                              rhs);
     }
-  double error = 0, norm = 0, rhs_error = 0, rhs_norm = 0;
-  for (std::size_t i = 0; i < values.size(); ++i)
-    {
-      error += std::pow(values[i] - reference_values[i], 2);
-      norm += std::pow(reference_values[i], 2);
-    }
-  for (std::size_t i = 0; i < rhs.size(); ++i)
-    {
-      rhs_error += std::pow(rhs[i] - reference_rhs[i], 2);
-      rhs_norm += std::pow(reference_rhs[i], 2);
-    }
-  error     = std::sqrt(error / norm);
-  rhs_error = std::sqrt(rhs_error / rhs_norm);
+  const double error     = Testing::relative_l2_error(values, reference_values);
+  const double rhs_error = Testing::relative_l2_error(rhs, reference_rhs);
   checks.check(error <= 1e-13 && rhs_error <= 1e-13,
                problem.name() +
                  ": GlobalNZ executed on the host equals the reference "
@@ -304,16 +293,9 @@ test_global_nz_plan(Testing::Checks             &checks,
     // A^e of the kernels is symmetric up to the rounding of its products
     // (lambda * g_a * g_b is not lambda * g_b * g_a bit for bit), so the
     // two storages agree to rounding, not bitwise.
-    double difference = 0, size = 0;
-    for (std::size_t i = 0; i < values.size(); ++i)
-      {
-        difference =
-          std::max(difference, std::abs(symmetric_values[i] - values[i]));
-        size = std::max(size, std::abs(values[i]));
-      }
-    for (std::size_t i = 0; i < rhs.size(); ++i)
-      difference = std::max(difference, std::abs(symmetric_rhs[i] - rhs[i]));
-    difference /= size;
+    const double difference =
+      std::max(Testing::max_relative_difference(symmetric_values, values),
+               Testing::max_relative_difference(symmetric_rhs, rhs));
     const unsigned int n = plan.n_dofs_per_element;
     checks.check(symmetric_plan.n_matrix_entries == n * (n + 1) / 2 &&
                    difference <= 1e-14,
@@ -446,18 +428,13 @@ test_shared_nz_plan(Testing::Checks      &checks,
                              values,
                              rhs);
     }
-  double error = 0, norm = 0;
-  for (std::size_t i = 0; i < values.size(); ++i)
-    {
-      error += std::pow(values[i] - reference_values[i], 2);
-      norm += std::pow(reference_values[i], 2);
-    }
-  for (std::size_t i = 0; i < rhs.size(); ++i)
-    {
-      error += std::pow(rhs[i] - reference_rhs[i], 2);
-      norm += std::pow(reference_rhs[i], 2);
-    }
-  error = std::sqrt(error / norm);
+  // Matrix and right-hand side together.
+  std::vector<double> result(values), reference_result(reference_values);
+  result.insert(result.end(), rhs.begin(), rhs.end());
+  reference_result.insert(reference_result.end(),
+                          reference_rhs.begin(),
+                          reference_rhs.end());
+  const double error = Testing::relative_l2_error(result, reference_result);
   checks.check(error <= 1e-13,
                name +
                  ": SharedNZ executed on the host equals the reference "

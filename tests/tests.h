@@ -1,12 +1,15 @@
 #ifndef gpu_assembly_tests_tests_h
 #define gpu_assembly_tests_tests_h
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 /**
  * A minimal check collector for the unit tests: each check prints one line
@@ -25,6 +28,42 @@ namespace Testing
     std::ostringstream out;
     out << std::scientific << std::setprecision(2) << value;
     return out.str();
+  }
+
+  /**
+   * [sum (a_i - b_i)^2 / sum b_i^2]^(1/2): the relative L2 error of @p a
+   * against the reference @p b (Table 16.1's measure).
+   */
+  template <typename NumberA, typename NumberB>
+  double
+  relative_l2_error(const std::vector<NumberA> &a,
+                    const std::vector<NumberB> &b)
+  {
+    double error = 0, norm = 0;
+    for (std::size_t i = 0; i < b.size(); ++i)
+      {
+        const double difference = double(a[i]) - double(b[i]);
+        error += difference * difference;
+        norm += double(b[i]) * double(b[i]);
+      }
+    return norm > 0 ? std::sqrt(error / norm) : std::sqrt(error);
+  }
+
+  /**
+   * max |a_i - b_i| / max |b_i|: the largest entry-wise difference relative
+   * to the size of the reference @p b.
+   */
+  inline double
+  max_relative_difference(const std::vector<double> &a,
+                          const std::vector<double> &b)
+  {
+    double difference = 0, size = 0;
+    for (std::size_t i = 0; i < b.size(); ++i)
+      {
+        difference = std::max(difference, std::abs(a[i] - b[i]));
+        size       = std::max(size, std::abs(b[i]));
+      }
+    return size > 0 ? difference / size : difference;
   }
 
   class Checks

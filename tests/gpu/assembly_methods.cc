@@ -36,22 +36,6 @@ const std::vector<AssemblyMethod> all_methods = {
   AssemblyMethod::local_elem_atomic,
   AssemblyMethod::local_elem_colored};
 
-template <typename Number>
-double
-relative_l2_error(const std::vector<Number> &value,
-                  const std::vector<double> &reference)
-{
-  double error = 0, norm = 0;
-  for (std::size_t i = 0; i < reference.size(); ++i)
-    {
-      error += std::pow(static_cast<double>(value[i]) - reference[i], 2);
-      norm += std::pow(reference[i], 2);
-    }
-  return std::sqrt(error / norm);
-}
-
-
-
 template <int dim, typename Number>
 LinearElasticityKernel<dim, Number>
 elasticity_kernel()
@@ -154,8 +138,9 @@ test_against_host(Testing::Checks             &checks,
           device_assemble<dim>(arrays, method, laplace, values, rhs);
           device_assemble<dim>(arrays, method, laplace, values_2, rhs_2, 3);
         }
-      const double matrix_error = relative_l2_error(values, reference_values);
-      const double rhs_error    = relative_l2_error(rhs, reference_rhs);
+      const double matrix_error =
+        Testing::relative_l2_error(values, reference_values);
+      const double rhs_error = Testing::relative_l2_error(rhs, reference_rhs);
       checks.check(matrix_error <= 1e-13 && rhs_error <= 1e-13,
                    problem.name() +
                      (format == SupplementalDataFormat::inverse_edge_matrix ?
@@ -190,8 +175,9 @@ test_against_host(Testing::Checks             &checks,
                          rhs,
                          1,
                          true);
-  const double matrix_error = relative_l2_error(values, reference_values);
-  const double rhs_error    = relative_l2_error(rhs, reference_rhs);
+  const double matrix_error =
+    Testing::relative_l2_error(values, reference_values);
+  const double rhs_error = Testing::relative_l2_error(rhs, reference_rhs);
   checks.check(matrix_error <= 1e-13 && rhs_error <= 1e-13,
                problem.name() +
                  ", GlobalNZ with symmetric element data equals the host "
@@ -250,9 +236,10 @@ test_neo_hookean(Testing::Checks &checks)
         const DeviceVector<double> nodal(displacement);
         assembler.assemble(kernel, nodal, matrix, forces);
         const double matrix_error =
-          relative_l2_error(matrix.get_values().to_host(), reference_values);
+          Testing::relative_l2_error(matrix.get_values().to_host(),
+                                     reference_values);
         const double force_error =
-          relative_l2_error(forces.to_host(), reference_forces);
+          Testing::relative_l2_error(forces.to_host(), reference_forces);
         checks.check(matrix_error <= 1e-13 && force_error <= 1e-13,
                      "neo-Hookean tangent and forces, " + to_string(method) +
                        (symmetric ? " (symmetric element data)" : "") +
@@ -310,7 +297,8 @@ table_16_1(Testing::Checks &checks)
                              elasticity_kernel<3, float>(),
                              values,
                              rhs);
-          errors[m].push_back(relative_l2_error(values, reference_values));
+          errors[m].push_back(
+            Testing::relative_l2_error(values, reference_values));
         }
     }
   for (unsigned int m = 0; m < all_methods.size(); ++m)

@@ -52,20 +52,6 @@ host_element_data(const Kernel        &kernel,
 
 
 
-double
-relative_difference(const std::vector<double> &a, const std::vector<double> &b)
-{
-  double max_difference = 0, max_value = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    {
-      max_difference = std::max(max_difference, std::abs(a[i] - b[i]));
-      max_value      = std::max(max_value, std::abs(a[i]));
-    }
-  return max_value > 0 ? max_difference / max_value : max_difference;
-}
-
-
-
 template <int dim>
 void
 test_kernel(Testing::Checks            &checks,
@@ -125,8 +111,9 @@ test_kernel(Testing::Checks            &checks,
                                           device_vectors);
 
   const double matrix_error =
-    relative_difference(host_matrices, device_matrices);
-  const double vector_error = relative_difference(host_vectors, device_vectors);
+    Testing::max_relative_difference(device_matrices, host_matrices);
+  const double vector_error =
+    Testing::max_relative_difference(device_vectors, host_vectors);
   std::ostringstream what;
   what << problem.name() << ", " << (laplace ? "Laplace" : "elasticity") << ", "
        << arrays.n_elements
