@@ -251,6 +251,61 @@ test_neo_hookean(Testing::Checks &checks)
 
 
 
+// One assembler reinitialized with another method: it assembles with the
+// new method and no longer holds the old method's plan and element data.
+void
+test_method_switch(Testing::Checks &checks)
+{
+  Testing::TestProblem<3> problem;
+  Testing::setup_problem(problem,
+                         true,
+                         1,
+                         3,
+                         Testing::ConstraintKind::inhomogeneous,
+                         true,
+                         6);
+  const DoFHandlerAdapter<3> adapter(*problem.mapping,
+                                     problem.dof_handler,
+                                     *problem.quadrature,
+                                     problem.constraints);
+  const MeshArrays          &arrays = adapter.get_arrays();
+  std::vector<double>        reference_values, reference_rhs;
+  HostAssembler<3, double>(arrays).assemble(elasticity_kernel<3, double>(),
+                                            reference_values,
+                                            reference_rhs);
+
+  DeviceAssembler<3, double>                 assembler;
+  DeviceAssembler<3, double>::AdditionalData data;
+  data.method = AssemblyMethod::global_nz;
+  assembler.reinit(arrays, data);
+  const std::size_t global_nz_bytes = assembler.device_memory_consumption();
+  data.method                       = AssemblyMethod::shared_nz;
+  assembler.reinit(arrays, data);
+  const std::size_t shared_nz_bytes = assembler.device_memory_consumption();
+  DeviceAssembler<3, double> fresh;
+  fresh.reinit(arrays, data);
+
+  DeviceCSRMatrix<double> matrix;
+  matrix.reinit(arrays);
+  DeviceVector<double>       rhs(arrays.n_dofs);
+  const DeviceVector<double> nodal(arrays.nodal_coordinates);
+  assembler.assemble(elasticity_kernel<3, double>(), nodal, matrix, rhs);
+  const double error =
+    Testing::relative_l2_error(matrix.get_values().to_host(), reference_values);
+  checks.check(error <= 1e-13 &&
+                 shared_nz_bytes == fresh.device_memory_consumption() &&
+                 shared_nz_bytes < global_nz_bytes,
+               "an assembler switched from GlobalNZ to SharedNZ assembles "
+               "with SharedNZ (relative error " +
+                 Testing::scientific(error) + ") and holds only its plan (" +
+                 std::to_string(shared_nz_bytes) +
+                 " bytes, as a fresh one; "
+                 "GlobalNZ held " +
+                 std::to_string(global_nz_bytes) + ")");
+}
+
+
+
 // Table 16.1: single precision on the device against double on the host,
 // linear elasticity on the sphere meshes.
 void
@@ -335,6 +390,7 @@ main(int argc, char **argv)
   Testing::Checks checks;
   const auto      gradients = SupplementalDataFormat::quadrature_gradients;
   test_against_host<3>(checks, true, 1, true, gradients);
+  test_method_switch(checks);
   if (quick)
     return checks.exit_code();
   test_against_host<3>(checks,

@@ -90,6 +90,9 @@ namespace GPUAssembly
                 dealii::ExcMessage(
                   "DeviceAssembler needs a CUDA device and none was found; "
                   "use HostAssembler (the host path) instead."));
+    // Start from nothing: a reinit() with another method must not keep the
+    // previous method's plan and element-data buffer on the device.
+    *this                   = DeviceAssembler();
     arrays                  = &new_arrays;
     additional_data         = new_data;
     const DeviceInfo device = get_device_info(0);
