@@ -19,7 +19,7 @@ namespace
 subsection Geometry
   set Bar size     = 4, 1, 1
   set Subdivisions = 8, 2, 2
-  set Cell type    = CELLS
+  set Cell type    = @CELLS@
 end
 subsection Boundary conditions
   set Load region        = 3.9, 0, 0, 4, 1, 1
@@ -30,8 +30,8 @@ subsection Initial conditions
   set Velocity = 0; 0; 0.02*x
 end
 subsection Solver
-  set Newton tolerance      = NEWTON
-  set CG relative tolerance = CG
+  set Newton tolerance      = @NEWTON@
+  set CG relative tolerance = @CG@
 end
 )";
 
@@ -42,9 +42,9 @@ end
                 const std::string &execution)
   {
     std::string text = scenario;
-    text.replace(text.find("CELLS"), 5, cells);
-    text.replace(text.find("NEWTON"), 6, newton);
-    text.replace(text.find("CG"), 2, cg);
+    text.replace(text.find("@CELLS@"), 7, cells);
+    text.replace(text.find("@NEWTON@"), 8, newton);
+    text.replace(text.find("@CG@"), 4, cg);
     return text + "subsection Execution\n" + execution + "end\n";
   }
 } // namespace
