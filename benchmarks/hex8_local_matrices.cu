@@ -401,6 +401,7 @@ main(int argc, char **argv)
                                             24,
                                             3,
                                             false,
+                                            false,
                                             reference_values.data(),
                                             nullptr,
                                             no_constraints.data(),
