@@ -25,7 +25,7 @@ namespace GPUAssembly
       class DeviceArray
       {
       public:
-        DeviceArray() = default;
+        DeviceArray()                    = default;
         DeviceArray(const DeviceArray &) = delete;
         DeviceArray &
         operator=(const DeviceArray &) = delete;
@@ -138,14 +138,14 @@ namespace GPUAssembly
         const int h0 = halo_offsets[b], h1 = halo_offsets[b + 1];
         for (int h = h0 + int(t); h < h1; h += B)
           {
-            const int q       = halo_positions[h];
+            const int q      = halo_positions[h];
             sx[B + (h - h0)] = u_curr[q];
             sy[B + (h - h0)] = u_curr[n_padded + q];
           }
-        const Number       cp      = c_prime[p];
-        Number             ax      = rounded_mul(cp, u_prev[p]);
-        Number             ay      = rounded_mul(cp, u_prev[n_padded + p]);
-        const unsigned int n_links = warp_links[b * (B / 32) + t / 32];
+        const Number         cp      = c_prime[p];
+        Number               ax      = rounded_mul(cp, u_prev[p]);
+        Number               ay      = rounded_mul(cp, u_prev[n_padded + p]);
+        const unsigned int   n_links = warp_links[b * (B / 32) + t / 32];
         const std::uint16_t *my_links =
           links + std::size_t(b) * max_links * B + t;
         const Number *K = stiffness + std::size_t(b) * max_links * 4 * B + t;
@@ -156,8 +156,14 @@ namespace GPUAssembly
           {
             const unsigned int index = my_links[std::size_t(j) * B];
             const Number      *k     = K + std::size_t(j) * 4 * B;
-            accumulate_link(
-              k[0], k[B], k[2 * B], k[3 * B], sx[index], sy[index], ax, ay);
+            accumulate_link(k[0],
+                            k[B],
+                            k[2 * B],
+                            k[3 * B],
+                            sx[index],
+                            sy[index],
+                            ax,
+                            ay);
           }
         u_next[p]            = ax;
         u_next[n_padded + p] = ay;
@@ -188,8 +194,8 @@ namespace GPUAssembly
                      const unsigned int n_signal_steps,
                      const unsigned int step)
       {
-        const int    i   = blockIdx.x * blockDim.x + threadIdx.x;
-        const auto   row = std::size_t(n_signal_steps) + 1;
+        const int  i      = blockIdx.x * blockDim.x + threadIdx.x;
+        const auto row    = std::size_t(n_signal_steps) + 1;
         const auto signal = [&](const int s, const unsigned int n) {
           return n <= n_signal_steps ? signal_values[s * row + n] : Number(0);
         };
@@ -246,10 +252,10 @@ namespace GPUAssembly
                    max_halo = 0, n_blocks = 0, n_signal_steps = 0;
       std::vector<unsigned int> position;
 
-      DeviceArray<Number>        u[3];
-      unsigned int               previous = 0, current = 1, next = 2;
-      DeviceArray<Number>        c_prime, stiffness, force_weights,
-        prescribed_weights, signal_values;
+      DeviceArray<Number> u[3];
+      unsigned int        previous = 0, current = 1, next = 2;
+      DeviceArray<Number> c_prime, stiffness, force_weights, prescribed_weights,
+        signal_values;
       DeviceArray<std::uint16_t> links;
       DeviceArray<std::uint8_t>  warp_links;
       DeviceArray<int> halo_offsets, halo_positions, force_dofs, force_offsets,
@@ -331,10 +337,10 @@ namespace GPUAssembly
       d.shared_bytes =
         2 * std::size_t(d.block_size + d.max_halo) * sizeof(Number);
       if (d.shared_bytes > 48 * 1024)
-        GPU_ASSEMBLY_CHECK_CUDA(cudaFuncSetAttribute(
-          explicit_step_kernel<Number>,
-          cudaFuncAttributeMaxDynamicSharedMemorySize,
-          int(d.shared_bytes)));
+        GPU_ASSEMBLY_CHECK_CUDA(
+          cudaFuncSetAttribute(explicit_step_kernel<Number>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(d.shared_bytes)));
       this->interval     = record_interval;
       this->current_step = 0;
       this->history.clear();
@@ -344,9 +350,10 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    DeviceExplicitStepper<Number>::set_state(const unsigned int step,
-                                             const std::vector<double> &u_previous,
-                                             const std::vector<double> &u_current)
+    DeviceExplicitStepper<Number>::set_state(
+      const unsigned int         step,
+      const std::vector<double> &u_previous,
+      const std::vector<double> &u_current)
     {
       Implementation &d = *implementation;
       if (u_previous.size() != 2 * std::size_t(d.n_nodes) ||
@@ -372,8 +379,9 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    DeviceExplicitStepper<Number>::get_state(std::vector<double> &u_previous,
-                                             std::vector<double> &u_current) const
+    DeviceExplicitStepper<Number>::get_state(
+      std::vector<double> &u_previous,
+      std::vector<double> &u_current) const
     {
       const Implementation &d = *implementation;
       std::vector<Number>   previous, current;
@@ -397,7 +405,7 @@ namespace GPUAssembly
     void
     DeviceExplicitStepper<Number>::advance(const unsigned int n_steps)
     {
-      Implementation &d     = *implementation;
+      Implementation    &d     = *implementation;
       const unsigned int first = this->current_step;
       // Records in this call: steps first + 1 .. first + n_steps that are
       // multiples of the interval.
@@ -407,8 +415,8 @@ namespace GPUAssembly
       if (d.records.size() < n_records * record_size)
         d.records.resize(n_records * record_size);
 
-      const int n_source_threads = d.n_force + d.n_prescribed;
-      unsigned int record = 0;
+      const int    n_source_threads = d.n_force + d.n_prescribed;
+      unsigned int record           = 0;
       for (unsigned int i = 0; i < n_steps; ++i)
         {
           const unsigned int n = first + i;

@@ -65,16 +65,16 @@ namespace GPUAssembly
       // points for quadrilaterals.
       struct CellGradients
       {
-        unsigned int                       n_points = 0;
-        std::array<double, 4>              jxw{};
+        unsigned int                         n_points = 0;
+        std::array<double, 4>                jxw{};
         std::array<std::array<double, 8>, 4> gradients{}; // [q][a * 2 + k]
       };
 
       CellGradients
       cell_gradients(const WaveMesh &mesh, const unsigned int c)
       {
-        CellGradients      result;
-        const unsigned int nv    = mesh.nodes_per_cell;
+        CellGradients       result;
+        const unsigned int  nv   = mesh.nodes_per_cell;
         const unsigned int *node = &mesh.cells[c * nv];
         const auto x = [&](const unsigned int a, const unsigned int k) {
           return mesh.coordinates[2 * node[a] + k];
@@ -83,15 +83,15 @@ namespace GPUAssembly
           {
             const double two_area = (x(1, 0) - x(0, 0)) * (x(2, 1) - x(0, 1)) -
                                     (x(2, 0) - x(0, 0)) * (x(1, 1) - x(0, 1));
-            result.n_points      = 1;
-            result.jxw[0]        = 0.5 * two_area;
-            auto &g              = result.gradients[0];
-            g[0]                 = (x(1, 1) - x(2, 1)) / two_area;
-            g[1]                 = (x(2, 0) - x(1, 0)) / two_area;
-            g[2]                 = (x(2, 1) - x(0, 1)) / two_area;
-            g[3]                 = (x(0, 0) - x(2, 0)) / two_area;
-            g[4]                 = (x(0, 1) - x(1, 1)) / two_area;
-            g[5]                 = (x(1, 0) - x(0, 0)) / two_area;
+            result.n_points = 1;
+            result.jxw[0]   = 0.5 * two_area;
+            auto &g         = result.gradients[0];
+            g[0]            = (x(1, 1) - x(2, 1)) / two_area;
+            g[1]            = (x(2, 0) - x(1, 0)) / two_area;
+            g[2]            = (x(2, 1) - x(0, 1)) / two_area;
+            g[3]            = (x(0, 0) - x(2, 0)) / two_area;
+            g[4]            = (x(0, 1) - x(1, 1)) / two_area;
+            g[5]            = (x(1, 0) - x(0, 0)) / two_area;
             return result;
           }
         static const double xi_a[4]  = {-1, 1, 1, -1};
@@ -156,10 +156,11 @@ namespace GPUAssembly
           {
             const unsigned int p = cells[c * nv + a],
                                q = cells[c * nv + (a + 1) % nv];
-            result = std::min(result,
-                              std::hypot(coordinates[2 * p] - coordinates[2 * q],
-                                         coordinates[2 * p + 1] -
-                                           coordinates[2 * q + 1]));
+            result =
+              std::min(result,
+                       std::hypot(coordinates[2 * p] - coordinates[2 * q],
+                                  coordinates[2 * p + 1] -
+                                    coordinates[2 * q + 1]));
           }
       return result;
     }
@@ -233,7 +234,7 @@ namespace GPUAssembly
       // counter-clockwise, so boundary edges taken in cell order walk the
       // outer boundary counter-clockwise and holes clockwise.
       std::map<std::pair<unsigned int, unsigned int>, int> edges;
-      const unsigned int                                  nv = nodes_per_cell;
+      const unsigned int                                   nv = nodes_per_cell;
       for (unsigned int c = 0; c < n_cells(); ++c)
         for (unsigned int a = 0; a < nv; ++a)
           {
@@ -257,7 +258,7 @@ namespace GPUAssembly
       while (!next.empty())
         {
           std::vector<unsigned int> loop;
-          auto                      it = next.begin();
+          auto                      it    = next.begin();
           const unsigned int        start = it->first;
           unsigned int              node  = start;
           while (it != next.end())
@@ -382,8 +383,8 @@ namespace GPUAssembly
                 std::clamp((layer.thickness - distance) / layer.thickness,
                            0.,
                            1.);
-              damping = std::max(damping, layer.max_damping * depth * depth *
-                                            depth);
+              damping =
+                std::max(damping, layer.max_damping * depth * depth * depth);
             }
           mesh.cell_extra_damping[c] = damping;
         }
@@ -397,8 +398,7 @@ namespace GPUAssembly
     {
       AssertThrow(arrays.dim == 2 && arrays.layout.degree == 1 &&
                     arrays.layout.n_components == 2 &&
-                    (arrays.layout.n_nodes == 3 ||
-                     arrays.layout.n_nodes == 4),
+                    (arrays.layout.n_nodes == 3 || arrays.layout.n_nodes == 4),
                   ExcMessage("The explicit wave solver needs a 2D mesh of "
                              "linear triangles or bilinear quadrilaterals "
                              "with two displacement components per node."));
@@ -452,8 +452,7 @@ namespace GPUAssembly
           for (unsigned int i = begin; i < end; ++i)
             {
               double sx = 0, sy = 0;
-              for (unsigned int k = row_offsets[i]; k < row_offsets[i + 1];
-                   ++k)
+              for (unsigned int k = row_offsets[i]; k < row_offsets[i + 1]; ++k)
                 {
                   const unsigned int j = columns[k];
                   const double      *K = &stiffness[4 * k];
@@ -575,8 +574,7 @@ namespace GPUAssembly
             for (unsigned int a = 0; a < nv; ++a)
               linked.push_back(mesh.cells[node_cells[k] * nv + a]);
           std::sort(linked.begin(), linked.end());
-          linked.erase(std::unique(linked.begin(), linked.end()),
-                       linked.end());
+          linked.erase(std::unique(linked.begin(), linked.end()), linked.end());
           system.row_offsets[i + 1] = system.row_offsets[i] + linked.size();
           system.columns.insert(system.columns.end(),
                                 linked.begin(),
@@ -591,20 +589,19 @@ namespace GPUAssembly
         n_nodes,
         [&](const unsigned int begin, const unsigned int end) {
           for (unsigned int i = begin; i < end; ++i)
-            for (unsigned int k = cell_offsets[i]; k < cell_offsets[i + 1];
-                 ++k)
+            for (unsigned int k = cell_offsets[i]; k < cell_offsets[i + 1]; ++k)
               {
                 const unsigned int     c   = node_cells[k];
                 const ElasticMaterial &mat = materials[mesh.cell_material[c]];
-                const double lambda = mat.lambda(), mu = mat.mu();
-                unsigned int a = 0;
+                const double           lambda = mat.lambda(), mu = mat.mu();
+                unsigned int           a = 0;
                 while (mesh.cells[c * nv + a] != i)
                   ++a;
-                const CellGradients g    = cell_gradients(mesh, c);
-                const double        area = mesh.cell_area(c);
-                const double extra = mesh.cell_extra_damping.empty() ?
-                                       0. :
-                                       mesh.cell_extra_damping[c];
+                const CellGradients g     = cell_gradients(mesh, c);
+                const double        area  = mesh.cell_area(c);
+                const double        extra = mesh.cell_extra_damping.empty() ?
+                                              0. :
+                                              mesh.cell_extra_damping[c];
                 system.mass[i] += mat.density * area / nv;
                 system.damping[i] +=
                   (mat.damping + extra) * mat.density * area / nv;
@@ -621,15 +618,15 @@ namespace GPUAssembly
                     double *K = &system.stiffness[4 * slot];
                     for (unsigned int q = 0; q < g.n_points; ++q)
                       {
-                        const double *ga = &g.gradients[q][2 * a];
-                        const double *gb = &g.gradients[q][2 * b];
+                        const double *ga  = &g.gradients[q][2 * a];
+                        const double *gb  = &g.gradients[q][2 * b];
                         const double  dot = ga[0] * gb[0] + ga[1] * gb[1];
                         for (unsigned int r = 0; r < 2; ++r)
                           for (unsigned int s = 0; s < 2; ++s)
                             K[2 * r + s] +=
-                              g.jxw[q] * (lambda * ga[r] * gb[s] +
-                                          mu * ga[s] * gb[r] +
-                                          (r == s ? mu * dot : 0.));
+                              g.jxw[q] *
+                              (lambda * ga[r] * gb[s] + mu * ga[s] * gb[r] +
+                               (r == s ? mu * dot : 0.));
                       }
                   }
               }

@@ -78,18 +78,17 @@ namespace GPUAssembly
     std::string
     ExplicitPlan<Number>::describe_bytes_per_step() const
     {
-      const std::size_t S = sizeof(Number);
+      const std::size_t S             = sizeof(Number);
       std::size_t       warp_link_sum = 0;
       for (const auto l : warp_links)
         warp_link_sum += l;
-      const double      total = bytes_per_step();
+      const double       total = bytes_per_step();
       std::ostringstream out;
       out.precision(3);
-      out << "U_prev, U_curr, U_next, C': "
-          << 100. * n_padded() * 7 * S / total << " %, K': "
-          << 100. * warp_link_sum * 32 * 4 * S / total
-          << " %, link pointers: "
-          << 100. * warp_link_sum * 32 * 2 / total << " %, halo: "
+      out << "U_prev, U_curr, U_next, C': " << 100. * n_padded() * 7 * S / total
+          << " %, K': " << 100. * warp_link_sum * 32 * 4 * S / total
+          << " %, link pointers: " << 100. * warp_link_sum * 32 * 2 / total
+          << " %, halo: "
           << 100. * halo_positions.size() * (sizeof(int) + 2 * S) / total
           << " %";
       return out.str();
@@ -169,7 +168,7 @@ namespace GPUAssembly
                            });
           for (unsigned int t = 0; t < nodes.size(); ++t)
             {
-              plan.position[nodes[t]]   = b * B + t;
+              plan.position[nodes[t]] = b * B + t;
               plan.node_at[b * B + t] = nodes[t];
             }
         }
@@ -223,7 +222,8 @@ namespace GPUAssembly
                 continue;
               const double M = system.mass[node], C = system.damping[node];
               const double A = M * m_factor + C * c_factor;
-              plan.c_prime[b * B + t] = Number((C * c_factor - M * m_factor) / A);
+              plan.c_prime[b * B + t] =
+                Number((C * c_factor - M * m_factor) / A);
               unsigned int j = 0;
               for (unsigned int k = system.row_offsets[node];
                    k < system.row_offsets[node + 1];
@@ -231,10 +231,10 @@ namespace GPUAssembly
                 {
                   const unsigned int col = system.columns[k];
                   const double      *K   = &system.stiffness[4 * k];
-                  const double diagonal = col == unsigned(node) ? 2 * M * m_factor : 0.;
+                  const double       diagonal =
+                    col == unsigned(node) ? 2 * M * m_factor : 0.;
                   const std::size_t link = (std::size_t(b) * L + j) * B + t;
-                  plan.links[link] =
-                    local_index[plan.position[col]];
+                  plan.links[link]       = local_index[plan.position[col]];
                   for (unsigned int c = 0; c < 4; ++c)
                     plan.stiffness[((std::size_t(b) * L + j) * 4 + c) * B + t] =
                       Number(((c == 0 || c == 3 ? diagonal : 0.) - K[c]) / A);
@@ -266,8 +266,8 @@ namespace GPUAssembly
                           ExcMessage("Source " + std::to_string(s) +
                                      " refers to node " + std::to_string(node) +
                                      ", which does not exist."));
-              const double A = system.mass[node] * m_factor +
-                               system.damping[node] * c_factor;
+              const double A =
+                system.mass[node] * m_factor + system.damping[node] * c_factor;
               for (unsigned int c = 0; c < 2; ++c)
                 {
                   const int dof = c * n_padded + plan.position[node];
@@ -300,7 +300,8 @@ namespace GPUAssembly
         offsets = {0};
         for (std::size_t i = 0; i < entries.size(); ++i)
           {
-            if (i == 0 || std::get<0>(entries[i]) != std::get<0>(entries[i - 1]))
+            if (i == 0 ||
+                std::get<0>(entries[i]) != std::get<0>(entries[i - 1]))
               {
                 if (i > 0)
                   offsets.push_back(i);

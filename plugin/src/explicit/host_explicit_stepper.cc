@@ -34,9 +34,10 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    HostExplicitStepper<Number>::set_state(const unsigned int         step,
-                                           const std::vector<double> &u_previous,
-                                           const std::vector<double> &u_current)
+    HostExplicitStepper<Number>::set_state(
+      const unsigned int         step,
+      const std::vector<double> &u_previous,
+      const std::vector<double> &u_current)
     {
       AssertThrow(u_previous.size() == 2 * std::size_t(plan.n_nodes) &&
                     u_current.size() == u_previous.size(),
@@ -67,8 +68,9 @@ namespace GPUAssembly
       for (unsigned int i = 0; i < plan.n_nodes; ++i)
         for (unsigned int c = 0; c < 2; ++c)
           {
-            u_previous[2 * i + c] = u[previous][c * n_padded + plan.position[i]];
-            u_current[2 * i + c]  = u[current][c * n_padded + plan.position[i]];
+            u_previous[2 * i + c] =
+              u[previous][c * n_padded + plan.position[i]];
+            u_current[2 * i + c] = u[current][c * n_padded + plan.position[i]];
           }
     }
 
@@ -80,8 +82,8 @@ namespace GPUAssembly
     {
       const unsigned int B = plan.block_size, L = plan.max_links;
       const std::size_t  n_padded = plan.n_padded();
-      const Number      *u_prev = u[previous].data(), *u_curr = u[current].data();
-      Number            *u_next = u[next].data();
+      const Number *u_prev = u[previous].data(), *u_curr = u[current].data();
+      Number       *u_next = u[next].data();
 
       dealii::parallel::apply_to_subranges(
         0u,
@@ -89,23 +91,24 @@ namespace GPUAssembly
         [&](const unsigned int begin, const unsigned int end) {
           for (unsigned int b = begin; b < end; ++b)
             {
-              const int *halo = plan.halo_positions.data() + plan.halo_offsets[b];
+              const int *halo =
+                plan.halo_positions.data() + plan.halo_offsets[b];
               for (unsigned int t = 0; t < B; ++t)
                 {
-                  const std::size_t p  = std::size_t(b) * B + t;
-                  const Number      cp = plan.c_prime[p];
-                  Number            ax = rounded_mul(cp, u_prev[p]);
-                  Number            ay = rounded_mul(cp, u_prev[n_padded + p]);
+                  const std::size_t  p  = std::size_t(b) * B + t;
+                  const Number       cp = plan.c_prime[p];
+                  Number             ax = rounded_mul(cp, u_prev[p]);
+                  Number             ay = rounded_mul(cp, u_prev[n_padded + p]);
                   const unsigned int n_links =
                     plan.warp_links[b * (B / 32) + t / 32];
                   for (unsigned int j = 0; j < n_links; ++j)
                     {
-                      const std::size_t   link = (std::size_t(b) * L + j) * B + t;
+                      const std::size_t link = (std::size_t(b) * L + j) * B + t;
                       const std::uint16_t index = plan.links[link];
-                      const std::size_t q =
-                        index < B ? std::size_t(b) * B + index :
-                                    std::size_t(halo[index - B]);
-                      const Number *K =
+                      const std::size_t   q     = index < B ?
+                                                    std::size_t(b) * B + index :
+                                                    std::size_t(halo[index - B]);
+                      const Number       *K =
                         &plan.stiffness[(std::size_t(b) * L + j) * 4 * B + t];
                       accumulate_link(K[0],
                                       K[B],
@@ -123,17 +126,18 @@ namespace GPUAssembly
         },
         16);
 
-      const unsigned int n   = this->current_step;
-      const unsigned int row = plan.n_signal_steps + 1;
-      const auto signal = [&](const int s, const unsigned int step) {
+      const unsigned int n      = this->current_step;
+      const unsigned int row    = plan.n_signal_steps + 1;
+      const auto         signal = [&](const int s, const unsigned int step) {
         return step <= plan.n_signal_steps ?
-                 plan.signal_values[std::size_t(s) * row + step] :
-                 Number(0);
+                         plan.signal_values[std::size_t(s) * row + step] :
+                         Number(0);
       };
       for (std::size_t k = 0; k < plan.force_dofs.size(); ++k)
         {
           Number value = u_next[plan.force_dofs[k]];
-          for (int i = plan.force_offsets[k]; i < plan.force_offsets[k + 1]; ++i)
+          for (int i = plan.force_offsets[k]; i < plan.force_offsets[k + 1];
+               ++i)
             value = rounded_add(value,
                                 rounded_mul(plan.force_weights[i],
                                             signal(plan.force_signals[i], n)));
@@ -141,9 +145,10 @@ namespace GPUAssembly
         }
       for (std::size_t k = 0; k < plan.prescribed_dofs.size(); ++k)
         {
-          const int i0    = plan.prescribed_offsets[k];
-          Number    value = rounded_mul(plan.prescribed_weights[i0],
-                                     signal(plan.prescribed_signals[i0], n + 1));
+          const int i0 = plan.prescribed_offsets[k];
+          Number    value =
+            rounded_mul(plan.prescribed_weights[i0],
+                        signal(plan.prescribed_signals[i0], n + 1));
           for (int i = i0 + 1; i < plan.prescribed_offsets[k + 1]; ++i)
             value = rounded_add(value,
                                 rounded_mul(plan.prescribed_weights[i],

@@ -41,10 +41,9 @@ namespace GPUAssembly
     double
     NodeBlocks::efficiency() const
     {
-      return n_blocks() == 0 ?
-               0. :
-               double(nodes.size()) /
-                 (double(n_blocks()) * limits.max_block_size);
+      return n_blocks() == 0 ? 0. :
+                               double(nodes.size()) /
+                                 (double(n_blocks()) * limits.max_block_size);
     }
 
 
@@ -107,8 +106,7 @@ namespace GPUAssembly
           std::vector<unsigned int> queue = {start};
           label[start]                    = -3;
           for (std::size_t i = 0; i < queue.size(); ++i)
-            for (unsigned int k = offsets[queue[i]];
-                 k < offsets[queue[i] + 1];
+            for (unsigned int k = offsets[queue[i]]; k < offsets[queue[i] + 1];
                  ++k)
               if (label[neighbours[k]] == -2)
                 {
@@ -123,7 +121,7 @@ namespace GPUAssembly
         const unsigned int end_b = farthest(end_a);
 
         std::vector<unsigned int> front[2] = {{end_a}, {end_b}};
-        label[end_a]                        = 0;
+        label[end_a]                       = 0;
         if (end_b != end_a)
           label[end_b] = 1;
         std::size_t size[2] = {1, end_b != end_a ? 1u : 0u};
@@ -171,9 +169,9 @@ namespace GPUAssembly
                   std::vector<int>                       &owner,
                   std::vector<std::vector<unsigned int>> &blocks)
       {
-        const unsigned int n_nodes    = offsets.size() - 1;
-        unsigned int       next_free  = 0;
-        int                next_seed  = -1;
+        const unsigned int n_nodes   = offsets.size() - 1;
+        unsigned int       next_free = 0;
+        int                next_seed = -1;
         while (true)
           {
             unsigned int seed;
@@ -187,7 +185,7 @@ namespace GPUAssembly
                   break;
                 seed = next_free;
               }
-            const int                 id = blocks.size();
+            const int                 id    = blocks.size();
             std::vector<unsigned int> block = {seed};
             owner[seed]                     = id;
             for (std::size_t i = 0;
@@ -239,8 +237,9 @@ namespace GPUAssembly
 
 
     unsigned int
-    NodeBlocks::max_halo(const std::vector<unsigned int> &graph_offsets,
-                         const std::vector<unsigned int> &graph_neighbours) const
+    NodeBlocks::max_halo(
+      const std::vector<unsigned int> &graph_offsets,
+      const std::vector<unsigned int> &graph_neighbours) const
     {
       std::vector<unsigned int> stamp(graph_offsets.size() - 1, 0);
       unsigned int              marker = 0, result = 0;
@@ -262,8 +261,7 @@ namespace GPUAssembly
                      const std::vector<unsigned int> &graph_neighbours,
                      const BlockLimits               &limits)
     {
-      std::vector<int>                       owner(graph_offsets.size() - 1,
-                             -1);
+      std::vector<int> owner(graph_offsets.size() - 1, -1);
       std::vector<std::vector<unsigned int>> blocks;
       greedy_fill(graph_offsets,
                   graph_neighbours,
@@ -318,7 +316,7 @@ namespace GPUAssembly
         {
           // Steps 3-4: test advance of R rows from the seed rows.
           const unsigned int                     n_seeds = seeds.size();
-          std::vector<std::vector<unsigned int>> test    = seeds, front = seeds;
+          std::vector<std::vector<unsigned int>> test = seeds, front = seeds;
           std::vector<unsigned int>              touched;
           for (unsigned int k = 0; k < n_seeds; ++k)
             for (const unsigned int v : seeds[k])
@@ -356,13 +354,11 @@ namespace GPUAssembly
                   {
                     int best = -1;
                     for (const unsigned int v : test[k])
-                      for (unsigned int j = offsets[v]; j < offsets[v + 1];
-                           ++j)
+                      for (unsigned int j = offsets[v]; j < offsets[v + 1]; ++j)
                         {
                           const int m = tentative[neighbours[j]];
                           if (m >= 0 && m != int(k) && alive[m] &&
-                              (best < 0 ||
-                               test[m].size() < test[best].size()))
+                              (best < 0 || test[m].size() < test[best].size()))
                             best = m;
                         }
                     if (best >= 0 &&
@@ -417,8 +413,7 @@ namespace GPUAssembly
           std::vector<std::vector<unsigned int>> blocks;
           for (unsigned int k = 0; k < seeds.size(); ++k)
             if (alive[k] && !seeds[k].empty())
-              for (std::size_t start = 0; start < seeds[k].size();
-                   start += npb)
+              for (std::size_t start = 0; start < seeds[k].size(); start += npb)
                 blocks.emplace_back(seeds[k].begin() + start,
                                     seeds[k].begin() +
                                       std::min<std::size_t>(start + npb,
@@ -445,7 +440,8 @@ namespace GPUAssembly
               const auto advance = [&](const std::vector<unsigned int> &from) {
                 for (const unsigned int v : from)
                   for (unsigned int j = offsets[v];
-                       j < offsets[v + 1] && blocks[k].size() + row.size() < npb;
+                       j < offsets[v + 1] &&
+                       blocks[k].size() + row.size() < npb;
                        ++j)
                     if (owner[neighbours[j]] < 0)
                       {
@@ -521,11 +517,11 @@ namespace GPUAssembly
                          const std::vector<unsigned int> &neighbours,
                          NodeBlocks                      &blocks)
     {
-      const unsigned int        n_nodes = offsets.size() - 1;
-      std::vector<unsigned int> stamp(n_nodes, 0);
-      unsigned int              marker = 0;
-      std::vector<int>          label(n_nodes, -1);
-      std::deque<std::vector<unsigned int>> work;
+      const unsigned int                     n_nodes = offsets.size() - 1;
+      std::vector<unsigned int>              stamp(n_nodes, 0);
+      unsigned int                           marker = 0;
+      std::vector<int>                       label(n_nodes, -1);
+      std::deque<std::vector<unsigned int>>  work;
       std::vector<std::vector<unsigned int>> done;
       for (unsigned int b = 0; b < blocks.n_blocks(); ++b)
         work.emplace_back(blocks.nodes.begin() + blocks.block_offsets[b],
@@ -534,8 +530,12 @@ namespace GPUAssembly
         {
           std::vector<unsigned int> block = std::move(work.front());
           work.pop_front();
-          const unsigned int halo = halo_size(
-            offsets, neighbours, block.data(), block.size(), stamp, marker);
+          const unsigned int halo = halo_size(offsets,
+                                              neighbours,
+                                              block.data(),
+                                              block.size(),
+                                              stamp,
+                                              marker);
           if (block.size() <= blocks.limits.max_block_size &&
               halo <= blocks.limits.max_halo_nodes)
             {
@@ -543,11 +543,10 @@ namespace GPUAssembly
               continue;
             }
           AssertThrow(block.size() > 1,
-                      ExcMessage("A single node has a halo of " +
-                                 std::to_string(halo) +
-                                 " nodes, more than the limit of " +
-                                 std::to_string(blocks.limits.max_halo_nodes) +
-                                 "."));
+                      ExcMessage(
+                        "A single node has a halo of " + std::to_string(halo) +
+                        " nodes, more than the limit of " +
+                        std::to_string(blocks.limits.max_halo_nodes) + "."));
           auto parts = split_in_two(offsets, neighbours, block, label);
           work.push_front(std::move(parts.second));
           work.push_front(std::move(parts.first));
@@ -597,8 +596,10 @@ namespace GPUAssembly
                       stamp,
                       marker);
           AssertThrow(halo <= blocks.limits.max_halo_nodes,
-                      ExcMessage("Block " + std::to_string(b) + " has a halo "
-                                 "of " + std::to_string(halo) + " nodes."));
+                      ExcMessage("Block " + std::to_string(b) +
+                                 " has a halo "
+                                 "of " +
+                                 std::to_string(halo) + " nodes."));
         }
     }
 

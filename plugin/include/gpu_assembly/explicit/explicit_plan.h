@@ -25,7 +25,7 @@ namespace GPUAssembly
         /// exp(-((t - t0) / width)^2).
         gaussian
       };
-      Type   type = Type::hann_tone_burst;
+      Type type = Type::hann_tone_burst;
       /// Centre frequency f. Units: Hz.
       double frequency = 1e6;
       /// Cycles n of the tone burst.
@@ -90,7 +90,7 @@ namespace GPUAssembly
       /// Fixed maximum of links per node (padding beyond a node's own).
       unsigned int max_links = 0;
       /// Largest halo of a block.
-      unsigned int max_halo = 0;
+      unsigned int max_halo  = 0;
       double       time_step = 0;
 
       /// Padded position of every node.
@@ -125,8 +125,7 @@ namespace GPUAssembly
       std::vector<Number> force_weights;
       /// Prescribed displacements, merged the same way: the value is the
       /// sum of weight * signal at the new time.
-      std::vector<int>    prescribed_dofs, prescribed_offsets,
-        prescribed_signals;
+      std::vector<int> prescribed_dofs, prescribed_offsets, prescribed_signals;
       std::vector<Number> prescribed_weights;
       /// Signal s at step n (time n dt) at s * (n_signal_steps + 1) + n;
       /// beyond the table signals are zero.
