@@ -289,11 +289,17 @@ namespace GPUAssembly
                            const double x1,
                            const double y1) const
     {
+      // Boxes are written with the round numbers of the geometry; nodes on
+      // an edge of the box may miss it by rounding, hence the tolerance.
+      const auto   box = bounding_box();
+      const double tolerance =
+        1e-9 * std::max(box[2] - box[0], box[3] - box[1]);
       std::vector<unsigned int> result;
       for (unsigned int n = 0; n < n_nodes; ++n)
         {
           const double x = coordinates[2 * n], y = coordinates[2 * n + 1];
-          if (x >= x0 && x <= x1 && y >= y0 && y <= y1)
+          if (x >= x0 - tolerance && x <= x1 + tolerance &&
+              y >= y0 - tolerance && y <= y1 + tolerance)
             result.push_back(n);
         }
       return result;

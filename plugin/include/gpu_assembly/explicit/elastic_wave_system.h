@@ -106,7 +106,8 @@ namespace GPUAssembly
       double
       minimum_edge_length() const;
 
-      /// Nodes with x0 <= x <= x1 and y0 <= y <= y1, in increasing order.
+      /// Nodes with x0 <= x <= x1 and y0 <= y <= y1 (within 1e-9 of the
+      /// mesh size), in increasing order.
       std::vector<unsigned int>
       nodes_in_box(const double x0,
                    const double y0,
