@@ -261,7 +261,10 @@ namespace GPUAssembly
       DeviceArray<int> halo_offsets, halo_positions, force_dofs, force_offsets,
         force_signals, prescribed_dofs, prescribed_offsets, prescribed_signals,
         receiver_positions;
-      int                 n_force = 0, n_prescribed = 0, n_receivers = 0;
+      int n_force = 0, n_prescribed = 0, n_receivers = 0;
+      /// Whether any force signal is non-zero at step n: once a burst has
+      /// ended its kernel is skipped (adding F' times zero changes nothing).
+      std::vector<char>   force_active;
       DeviceArray<double> records;
       std::size_t         shared_bytes = 0;
     };
@@ -330,6 +333,13 @@ namespace GPUAssembly
       std::vector<int> receivers(plan.receiver_positions.begin(),
                                  plan.receiver_positions.end());
       d.receiver_positions.upload(receivers);
+      d.force_active.assign(plan.n_signal_steps + 1, 0);
+      for (std::size_t e = 0; e < plan.force_signals.size(); ++e)
+        for (unsigned int n = 0; n <= plan.n_signal_steps; ++n)
+          if (plan.signal_values[std::size_t(plan.force_signals[e]) *
+                                   (plan.n_signal_steps + 1) +
+                                 n] != Number(0))
+            d.force_active[n] = 1;
       d.n_force      = plan.force_dofs.size();
       d.n_prescribed = plan.prescribed_dofs.size();
       d.n_receivers  = receivers.size();
@@ -434,7 +444,9 @@ namespace GPUAssembly
               d.n_padded,
               d.max_links,
               d.block_size + d.max_halo);
-          if (n_source_threads > 0)
+          const bool forces =
+            d.n_force > 0 && n <= d.n_signal_steps && d.force_active[n];
+          if (d.n_prescribed > 0 || forces)
             sources_kernel<Number><<<(n_source_threads + 255) / 256, 256>>>(
               d.u[d.next].data(),
               d.force_dofs.data(),
