@@ -280,7 +280,7 @@ namespace Wave2D
               const std::vector<std::string>         &labels)
   {
     const unsigned int n_panels = std::max<std::size_t>(1, ux.size());
-    const int panel = 230, left = 150, right = 30, top = 50, width = 1200;
+    const int panel = 230, left = 230, right = 60, top = 50, width = 1280;
     Image     image(width, top + n_panels * panel + 40);
     const Image::Color black = {{0, 0, 0}}, grey = {{190, 190, 190}},
                        blue = {{20, 80, 200}}, red = {{210, 40, 30}};
@@ -329,7 +329,10 @@ namespace Wave2D
             const double t = t0 + tick * (t1 - t0) / 4;
             image.line(X(t), y_bottom, X(t), y_bottom + 5, black);
             if (k + 1 == ux.size())
-              image.text(int(X(t)) - 20, y_bottom + 10, short_number(t), black);
+              image.text(int(X(t)) - (tick == 4 ? 60 : 20),
+                         y_bottom + 10,
+                         short_number(t),
+                         black);
           }
       }
     image.write_png(filename);
