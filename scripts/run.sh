@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, and runs the demo
-# application on its built-in mesh (arguments are passed on to it, e.g. a
-# parameter file). Output goes to ./output/.
+# The main job: installs what is missing, builds, and runs the hyperelastic
+# app (real-time neo-Hookean elastodynamics, every stage on the GPU if there
+# is one) on its built-in tetrahedral bar; arguments are passed on to it,
+# e.g. a parameter file. Output goes to ./output/ (solid.pvd for ParaView).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-dependencies.sh
 ./scripts/build.sh
-exec ./"${BUILD_DIR:-build}"/apps/assembly_demo/assembly_demo "$@"
+exec ./"${BUILD_DIR:-build}"/apps/hyperelastic/hyperelastic "$@"

@@ -3,6 +3,7 @@
 
 #include <gpu_assembly/engine/device_assembler.templates.cuh>
 #include <gpu_assembly/kernels/element_kernels.h>
+#include <gpu_assembly/kernels/hex8_elasticity.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 
 #define GPU_ASSEMBLY_INSTANTIATE(dim, Number, ...)                   \
@@ -33,3 +34,5 @@ GPU_ASSEMBLY_INSTANTIATE_ALL(2, float)
 GPU_ASSEMBLY_INSTANTIATE_ALL(2, double)
 GPU_ASSEMBLY_INSTANTIATE_ALL(3, float)
 GPU_ASSEMBLY_INSTANTIATE_ALL(3, double)
+GPU_ASSEMBLY_INSTANTIATE(3, float, GPUAssembly::Hex8ElasticityKernel<float>)
+GPU_ASSEMBLY_INSTANTIATE(3, double, GPUAssembly::Hex8ElasticityKernel<double>)

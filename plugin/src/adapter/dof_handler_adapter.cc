@@ -35,6 +35,51 @@ namespace GPUAssembly
 
 
 
+    // R^{-1} of D = Q R with det Q = 1 and R's diagonal positive (det D > 0
+    // is checked before): modified Gram-Schmidt on D's columns, then back
+    // substitution. Only R^{-1} is stored; Q, a rotation, drops out of
+    // rotation-invariant element kernels.
+    template <int dim>
+    dealii::Tensor<2, dim>
+    inverse_upper_triangular_factor(const dealii::Tensor<2, dim> &D)
+    {
+      dealii::Tensor<2, dim> Q, R;
+      for (unsigned int j = 0; j < dim; ++j)
+        {
+          dealii::Tensor<1, dim> v;
+          for (unsigned int k = 0; k < dim; ++k)
+            v[k] = D[k][j];
+          for (unsigned int i = 0; i < j; ++i)
+            {
+              double r = 0;
+              for (unsigned int k = 0; k < dim; ++k)
+                r += Q[k][i] * v[k];
+              R[i][j] = r;
+              for (unsigned int k = 0; k < dim; ++k)
+                v[k] -= r * Q[k][i];
+            }
+          R[j][j] = v.norm();
+          for (unsigned int k = 0; k < dim; ++k)
+            Q[k][j] = v[k] / R[j][j];
+        }
+      // With det D > 0 and a positive diagonal, det Q = det D / det R > 0.
+      dealii::Tensor<2, dim> R_inverse;
+      for (int j = dim - 1; j >= 0; --j)
+        {
+          R_inverse[j][j] = 1. / R[j][j];
+          for (int k = j + 1; k < dim; ++k)
+            {
+              double sum = 0;
+              for (int i = j + 1; i <= k; ++i)
+                sum += R[j][i] * R_inverse[i][k];
+              R_inverse[j][k] = -sum / R[j][j];
+            }
+        }
+      return R_inverse;
+    }
+
+
+
     // The plugin's kernels work on a scalar Lagrange base element repeated
     // n_components times; everything else is refused here, before any
     // array is built, with the element's name in the message.
@@ -196,8 +241,12 @@ namespace GPUAssembly
                     "hypercubes)."));
     }
 
-    const bool edge_matrix_format = additional_data.supplemental_format ==
-                                    SupplementalDataFormat::inverse_edge_matrix;
+    const bool compressed_format =
+      additional_data.supplemental_format ==
+      SupplementalDataFormat::compressed_edge_matrix;
+    const bool edge_matrix_format =
+      compressed_format || additional_data.supplemental_format ==
+                             SupplementalDataFormat::inverse_edge_matrix;
     AssertThrow(!edge_matrix_format ||
                   (base.reference_cell().is_simplex() && base.degree == 1),
                 ExcUnsupportedInput(
@@ -259,7 +308,9 @@ namespace GPUAssembly
                        invalid_index);
     a.nodal_coordinates.resize(static_cast<std::size_t>(a.n_nodes) * dim);
 
-    if (edge_matrix_format)
+    if (compressed_format)
+      a.n_supplemental = dim * (dim + 1) / 2;
+    else if (edge_matrix_format)
       a.n_supplemental = dim * dim + 1;
     else
       a.n_supplemental = layout.n_q_points * (1 + n_en * dim);
@@ -334,11 +385,23 @@ namespace GPUAssembly
                           ", is inverted or degenerate: its edge matrix has "
                           "determinant " +
                           std::to_string(det) + "."));
-            const Tensor<2, dim> inverse = invert(edges);
-            for (unsigned int j = 0; j < dim; ++j)
-              for (unsigned int k = 0; k < dim; ++k)
-                S[j * dim + k] = inverse[j][k];
-            S[dim * dim] = det;
+            if (compressed_format)
+              {
+                const Tensor<2, dim> R_inverse =
+                  inverse_upper_triangular_factor(edges);
+                unsigned int i_packed = 0;
+                for (unsigned int j = 0; j < dim; ++j)
+                  for (unsigned int k = j; k < dim; ++k)
+                    S[i_packed++] = R_inverse[j][k];
+              }
+            else
+              {
+                const Tensor<2, dim> inverse = invert(edges);
+                for (unsigned int j = 0; j < dim; ++j)
+                  for (unsigned int k = 0; k < dim; ++k)
+                    S[j * dim + k] = inverse[j][k];
+                S[dim * dim] = det;
+              }
           }
         else
           for (unsigned int q = 0; q < layout.n_q_points; ++q)

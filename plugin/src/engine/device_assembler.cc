@@ -107,6 +107,33 @@ namespace GPUAssembly
 
     const unsigned int n_ed      = arrays->layout.n_dofs;
     const std::size_t  n_entries = n_ed * n_ed + n_ed;
+    any_constrained_element      = arrays->n_constrained_elements() > 0;
+
+    if (additional_data.element_strategy != ElementStrategy::thread_per_element)
+      {
+        AssertThrow(additional_data.method == AssemblyMethod::global_nz,
+                    dealii::ExcMessage(
+                      "The element strategy " +
+                      to_string(additional_data.element_strategy) +
+                      " computes element data for GlobalNZ only; " +
+                      to_string(additional_data.method) +
+                      " needs the strategy thread-per-element."));
+        AssertThrow(dim == 3 && additional_data.n_nodal_fields == 3,
+                    dealii::ExcMessage(
+                      "The element strategy " +
+                      to_string(additional_data.element_strategy) +
+                      " reads the nodal coordinates: set n_nodal_fields to "
+                      "3 (it is " +
+                      std::to_string(additional_data.n_nodal_fields) + ")."));
+        const unsigned int G = additional_data.hex8_elements_per_block;
+        AssertThrow((G == 1 || G == 2 || G == 4 || G == 8) &&
+                      additional_data.global_nz.elements_per_block % G == 0,
+                    dealii::ExcMessage(
+                      "hex8_elements_per_block must be 1, 2, 4 or 8 and "
+                      "divide GlobalNZ's elements per block; it is " +
+                      std::to_string(G) + "."));
+        verify_hex8_arrays(*arrays);
+      }
 
     if (additional_data.method == AssemblyMethod::global_nz)
       {

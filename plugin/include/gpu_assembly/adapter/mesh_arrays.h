@@ -28,7 +28,19 @@ namespace GPUAssembly
      * gradients are rows of D^{-1}, so S(e) holds dim^2 + 1 numbers
      * whatever the quadrature.
      */
-    inverse_edge_matrix
+    inverse_edge_matrix,
+    /**
+     * Linear simplices only: R^{-1} of the orientation-preserving QR
+     * decomposition D = Q R (R with a positive diagonal), its upper
+     * triangle row by row: dim (dim + 1) / 2 numbers (6 in 3D), the
+     * chapter's compression of Sec. 16.4.2.1. The gradients it gives are
+     * those of the element rotated by Q^T, so only kernels that are
+     * invariant under a rotation of the reference element may use it (an
+     * isotropic material written with F = sum phi_a (x) grad N_a, e.g.
+     * NeoHookeanKernel with nodal_data_are_positions). det D is the
+     * inverse of the product of the diagonal.
+     */
+    compressed_edge_matrix
   };
 
   /**

@@ -5,6 +5,7 @@
 #include <gpu_assembly/engine/global_nz_plan.h>
 #include <gpu_assembly/engine/shared_nz_plan.h>
 #include <gpu_assembly/host/assembly_options.h>
+#include <gpu_assembly/kernels/hex8_elasticity.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
 #include <gpu_assembly/lac/device_vector.h>
 
@@ -69,7 +70,23 @@ namespace GPUAssembly
       /// Threads per block of the LocalElem kernels.
       unsigned int local_elem_block_size = 128;
       /// Nodal values per node that the kernel reads (nodal_data's width).
-      unsigned int    n_nodal_fields = dim;
+      unsigned int n_nodal_fields = dim;
+      /**
+       * How GlobalNZ computes the element data of a Hex8ElasticityKernel
+       * (kernels/hex8_elasticity.h): the engine's thread per element, or a
+       * block per group of elements with a thread per entry (Sanfui-Sharma's
+       * shapeMap strategy or their standard implementation). The block
+       * strategies need method global_nz, trilinear hexahedra with
+       * QGauss<3>(2) and MappingQ(1) (verify_hex8_arrays()), and the nodal
+       * coordinates as nodal data (n_nodal_fields = 3). SharedNZ keeps the
+       * thread per element: a hex8 element's 600 values (4.7 KiB in double)
+       * would let a block hold so few elements that most would be computed
+       * again by the blocks of each of their nodes.
+       */
+      ElementStrategy element_strategy = ElementStrategy::thread_per_element;
+      /// Elements per thread block of the block strategies: 1, 2, 4 or 8,
+      /// dividing global_nz.elements_per_block.
+      unsigned int    hex8_elements_per_block = 8;
       AssemblyOptions options;
     };
 
@@ -111,6 +128,17 @@ namespace GPUAssembly
       return shared_nz_plan;
     }
 
+    /**
+     * The element data of the last GlobalNZ or LocalElem assemble(), in the
+     * method's layout (GlobalNZPlan::element_data_index() for GlobalNZ):
+     * for inspecting element matrices, e.g. in tests.
+     */
+    const DeviceVector<Number> &
+    get_element_data() const
+    {
+      return element_data;
+    }
+
     /// Device memory held by the plan and the element-data buffer, bytes.
     std::size_t
     device_memory_consumption() const;
@@ -132,6 +160,8 @@ namespace GPUAssembly
     DeviceVector<Number>         inhomogeneities;
     DeviceVector<unsigned char>  dof_is_constrained;
     mutable DeviceVector<Number> element_data;
+    /// Whether any element touches a constrained DoF.
+    bool any_constrained_element = false;
 
     // GlobalNZ.
     GlobalNZPlan                global_nz_plan;

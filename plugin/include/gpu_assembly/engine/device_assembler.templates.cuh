@@ -10,6 +10,7 @@
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/kernels/hex8_elasticity.cuh>
 
 #include <cuda_runtime.h>
 
@@ -366,7 +367,11 @@ namespace GPUAssembly
       arrays->layout.n_dofs,
       additional_data.n_nodal_fields,
       arrays->supplemental_format ==
-        SupplementalDataFormat::inverse_edge_matrix,
+          SupplementalDataFormat::inverse_edge_matrix ||
+        arrays->supplemental_format ==
+          SupplementalDataFormat::compressed_edge_matrix,
+      arrays->supplemental_format ==
+        SupplementalDataFormat::compressed_edge_matrix,
       shape_values.data(),
       quadrature_weights.data(),
       dof_is_constrained.data(),
@@ -385,31 +390,91 @@ namespace GPUAssembly
               "DeviceAssembler::assemble(): the GlobalNZ plan stores "
               "symmetric element data, but the element kernel does not "
               "declare is_symmetric = true.");
-        const auto element_kernel =
-          plan.parameters.symmetric ?
-            internal::global_nz_element_kernel<dim, Number, Kernel, true> :
-            internal::global_nz_element_kernel<dim, Number, Kernel, false>;
-        GPU_ASSEMBLY_CHECK_CUDA(
-          cudaFuncSetAttribute(element_kernel,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(nodal_bytes)));
-        element_kernel<<<plan.n_element_blocks,
-                         plan.parameters.elements_per_block,
-                         nodal_bytes>>>(kernel,
-                                        data,
-                                        block_element.data(),
-                                        cluster_node_offsets.data(),
-                                        cluster_nodes.data(),
-                                        block_connectivity.data(),
-                                        block_supplemental.data(),
-                                        block_location.data(),
-                                        block_has_constraints.data(),
-                                        plan.n_supplemental,
-                                        plan.n_matrix_entries,
-                                        plan.n_entries,
-                                        nodal_data.data(),
-                                        element_data.data());
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+        if (additional_data.element_strategy !=
+            ElementStrategy::thread_per_element)
+          {
+            if constexpr (is_hex8_elasticity_kernel<Kernel>::value && dim == 3)
+              {
+                if (kernel.per_element_material &&
+                    arrays->n_supplemental < Hex8::material_offset + 2)
+                  internal::throw_error(
+                    "DeviceAssembler::assemble(): the kernel reads a "
+                    "per-element material, but the mesh arrays have none "
+                    "(append_element_material()).");
+                const internal::Hex8KernelArguments<Number> arguments{
+                  block_element.data(),
+                  cluster_node_offsets.data(),
+                  cluster_nodes.data(),
+                  block_connectivity.data(),
+                  block_supplemental.data(),
+                  plan.n_supplemental,
+                  plan.parameters.elements_per_block,
+                  static_cast<std::size_t>(plan.n_element_blocks) *
+                    plan.parameters.elements_per_block,
+                  nodal_data.data(),
+                  element_data.data()};
+                internal::launch_hex8_element_kernel(
+                  kernel,
+                  additional_data.element_strategy,
+                  plan.parameters.symmetric,
+                  additional_data.hex8_elements_per_block,
+                  arguments);
+                if (any_constrained_element)
+                  {
+                    const unsigned int n_slots = arguments.n_slots;
+                    const auto         condense =
+                      plan.parameters.symmetric ?
+                                internal::hex8_condense_kernel<Number, true> :
+                                internal::hex8_condense_kernel<Number, false>;
+                    condense<<<(n_slots + 127) / 128, 128>>>(
+                      n_slots,
+                      plan.parameters.elements_per_block,
+                      plan.n_matrix_entries,
+                      plan.n_entries,
+                      block_has_constraints.data(),
+                      block_location.data(),
+                      dof_is_constrained.data(),
+                      inhomogeneities.data(),
+                      additional_data.options.use_inhomogeneities_for_rhs,
+                      element_data.data());
+                    GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+                  }
+              }
+            else
+              internal::throw_error(
+                "DeviceAssembler::assemble(): the element strategy " +
+                to_string(additional_data.element_strategy) +
+                " is for Hex8ElasticityKernel only; other kernels need "
+                "thread-per-element.");
+          }
+        else
+          {
+            const auto element_kernel =
+              plan.parameters.symmetric ?
+                internal::global_nz_element_kernel<dim, Number, Kernel, true> :
+                internal::global_nz_element_kernel<dim, Number, Kernel, false>;
+            GPU_ASSEMBLY_CHECK_CUDA(
+              cudaFuncSetAttribute(element_kernel,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(nodal_bytes)));
+            element_kernel<<<plan.n_element_blocks,
+                             plan.parameters.elements_per_block,
+                             nodal_bytes>>>(kernel,
+                                            data,
+                                            block_element.data(),
+                                            cluster_node_offsets.data(),
+                                            cluster_nodes.data(),
+                                            block_connectivity.data(),
+                                            block_supplemental.data(),
+                                            block_location.data(),
+                                            block_has_constraints.data(),
+                                            plan.n_supplemental,
+                                            plan.n_matrix_entries,
+                                            plan.n_entries,
+                                            nodal_data.data(),
+                                            element_data.data());
+            GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+          }
 
         const std::size_t target_bytes =
           static_cast<std::size_t>(plan.parameters.targets_per_block) *

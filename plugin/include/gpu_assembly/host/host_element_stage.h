@@ -33,7 +33,11 @@ namespace GPUAssembly
               arrays.layout.n_dofs,
               n_nodal_fields,
               arrays.supplemental_format ==
-                SupplementalDataFormat::inverse_edge_matrix,
+                  SupplementalDataFormat::inverse_edge_matrix ||
+                arrays.supplemental_format ==
+                  SupplementalDataFormat::compressed_edge_matrix,
+              arrays.supplemental_format ==
+                SupplementalDataFormat::compressed_edge_matrix,
               shape_values.data(),
               quadrature_weights.data(),
               arrays.dof_is_constrained.data(),

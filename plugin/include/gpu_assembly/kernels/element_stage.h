@@ -15,11 +15,14 @@ namespace GPUAssembly
   template <typename Number>
   struct ElementStageData
   {
-    unsigned int         n_nodes;
-    unsigned int         n_q_points;
-    unsigned int         n_dofs;
-    unsigned int         n_fields;
-    bool                 edge_matrix_format;
+    unsigned int n_nodes;
+    unsigned int n_q_points;
+    unsigned int n_dofs;
+    unsigned int n_fields;
+    bool         edge_matrix_format;
+    /// With edge_matrix_format: S(e) is the packed R^{-1} of a QR
+    /// decomposition (SupplementalDataFormat::compressed_edge_matrix).
+    bool                 compressed_edge_matrix;
     const Number        *shape_values;
     const Number        *quadrature_weights;
     const unsigned char *dof_is_constrained;
@@ -62,6 +65,7 @@ namespace GPUAssembly
                                                data.n_fields};
         element.node_indices = node_indices;
         element.node_stride  = stride;
+        element.compressed   = data.compressed_edge_matrix;
         kernel(element, output);
       }
     else

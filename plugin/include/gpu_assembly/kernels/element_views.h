@@ -91,10 +91,19 @@ namespace GPUAssembly
     const Number *nodal_data;
     unsigned int  n_nodal_fields;
 
+    /// S(e) is the packed upper triangle of R^{-1}
+    /// (SupplementalDataFormat::compressed_edge_matrix).
+    bool compressed = false;
+
     GPU_ASSEMBLY_HOST_DEVICE Number
     JxW(const unsigned int q) const
     {
-      return supplemental[(dim * dim) * stride] * quadrature_weights[q];
+      if (!compressed)
+        return supplemental[(dim * dim) * stride] * quadrature_weights[q];
+      Number diagonal_product = 1;
+      for (unsigned int i = 0; i < dim; ++i)
+        diagonal_product *= supplemental[packed_index(i, i) * stride];
+      return quadrature_weights[q] / diagonal_product;
     }
 
     GPU_ASSEMBLY_HOST_DEVICE Number
@@ -103,11 +112,26 @@ namespace GPUAssembly
                const unsigned int k) const
     {
       if (a > 0)
-        return supplemental[((a - 1) * dim + k) * stride];
+        return inverse_entry(a - 1, k);
       Number sum = 0;
       for (unsigned int b = 0; b < dim; ++b)
-        sum += supplemental[(b * dim + k) * stride];
+        sum += inverse_entry(b, k);
       return -sum;
+    }
+
+    /// Position of (i, k), k >= i, in a row-by-row packed upper triangle.
+    GPU_ASSEMBLY_HOST_DEVICE static unsigned int
+    packed_index(const unsigned int i, const unsigned int k)
+    {
+      return i * dim - (i * (i - 1)) / 2 + k - i;
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    inverse_entry(const unsigned int i, const unsigned int k) const
+    {
+      if (!compressed)
+        return supplemental[(i * dim + k) * stride];
+      return k < i ? Number(0) : supplemental[packed_index(i, k) * stride];
     }
 
     GPU_ASSEMBLY_HOST_DEVICE Number

@@ -15,8 +15,14 @@ namespace GPUAssembly
    *                 - (lambda ln J - mu) F^{-T}_iL F^{-T}_jK.
    *
    * Nodal data: the displacement (dim values per node), so F = I + grad u
-   * with gradients in the reference configuration. Writes
-   *   A^e_(a,i),(b,j) = stiffness_scale int dP_iK/dF_jL phi_a,K phi_b,L,
+   * with gradients in the reference configuration; or, with
+   * nodal_data_are_positions, the current positions phi, so
+   * F = sum_a phi_a (x) grad N_a. The second form is the one that stays
+   * correct when S(e) is rotated (QR-compressed, chapter Sec. 16.4.2.1):
+   * it gives F Q for a rotation Q of the reference element, and W, the
+   * forces and the tangent are invariant under it for this isotropic
+   * material. In single precision the displacement form is more accurate.
+   * Writes A^e_(a,i),(b,j) = stiffness_scale int dP_iK/dF_jL phi_a,K phi_b,L,
    *   F^e_(a,i)       = force_scale (int P_iK phi_a,K - int b_i phi_a),
    * i.e. the tangent and the internal minus external forces, scaled as a
    * time integrator needs (dt/2 for the midpoint rule of eq. (4)-(6)). At
@@ -35,11 +41,12 @@ namespace GPUAssembly
     static constexpr unsigned int n_components = dim;
     static constexpr bool         is_symmetric = true;
 
-    Number mu              = 1;
-    Number lambda          = 1;
-    Number body_force[dim] = {};
-    Number stiffness_scale = 1;
-    Number force_scale     = 1;
+    Number mu                       = 1;
+    Number lambda                   = 1;
+    Number body_force[dim]          = {};
+    Number stiffness_scale          = 1;
+    Number force_scale              = 1;
+    bool   nodal_data_are_positions = false;
 
     template <class Element, class Output>
     GPU_ASSEMBLY_HOST_DEVICE void
@@ -55,11 +62,12 @@ namespace GPUAssembly
 
       for (unsigned int q = 0; q < element.n_q_points; ++q)
         {
-          // F = I + sum_a u_a (x) grad phi_a
+          // F = I + sum_a u_a (x) grad phi_a, or sum_a phi_a (x) grad phi_a
           Number F[dim][dim];
           for (unsigned int i = 0; i < dim; ++i)
             for (unsigned int K = 0; K < dim; ++K)
-              F[i][K] = (i == K ? Number(1) : Number(0));
+              F[i][K] =
+                (i == K && !nodal_data_are_positions ? Number(1) : Number(0));
           for (unsigned int a = 0; a < n_nodes; ++a)
             for (unsigned int i = 0; i < dim; ++i)
               {

@@ -1,0 +1,293 @@
+#include "host_backend.h"
+
+#include <deal.II/base/multithread_info.h>
+#include <deal.II/base/parallel.h>
+
+#include <deal.II/lac/vector.h>
+
+#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/kernels/neo_hookean.h>
+
+#include <cmath>
+
+namespace Hyperelastic
+{
+  namespace
+  {
+    using namespace dealii;
+    constexpr int dim = 3;
+
+    // Apply f(i) to every i in [0, n) on all threads.
+    template <class Function>
+    void
+    for_each_index(const unsigned int n, const Function &f)
+    {
+      parallel::apply_to_subranges(
+        0u,
+        n,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int i = begin; i < end; ++i)
+            f(i);
+        },
+        1024);
+    }
+
+
+
+    class HostBackend : public IntegratorBackend
+    {
+    public:
+      explicit HostBackend(const BackendData &data);
+
+      void
+      set_state(const std::vector<double> &u,
+                const std::vector<double> &p) override;
+
+      void
+      get_state(std::vector<double> &u, std::vector<double> &p) const override;
+
+      void
+      get_iterate(std::vector<double> &u) const override;
+
+      void
+      predict(const StepLoads &loads) override;
+
+      double
+      assemble_residual(const StepLoads &loads) override;
+
+      LinearSolveResult
+      solve_and_update(const double       relative_tolerance,
+                       const unsigned int max_iterations) override;
+
+      void
+      finish_step(const StepLoads &loads) override;
+
+      std::size_t
+      memory_consumption() const override;
+
+      std::string
+      description() const override;
+
+    private:
+      void
+      vmult(Vector<double> &dst, const Vector<double> &src) const;
+
+      const BackendData                            &data;
+      const GPUAssembly::MeshArrays                &arrays;
+      const unsigned int                            n_dofs;
+      const GPUAssembly::HostAssembler<dim, double> assembler;
+      std::vector<double>                           values, assembled;
+      std::vector<double>                           nodal_data;
+      Vector<double> u, u_old, p_old, residual, delta, inverse_diagonal;
+      Vector<double> cg_r, cg_z, cg_p, cg_q;
+    };
+
+
+
+    HostBackend::HostBackend(const BackendData &data)
+      : data(data)
+      , arrays(*data.arrays)
+      , n_dofs(arrays.n_dofs)
+      , assembler(arrays)
+      , nodal_data(std::size_t(arrays.n_nodes) * dim)
+      , u(n_dofs)
+      , u_old(n_dofs)
+      , p_old(n_dofs)
+      , residual(n_dofs)
+      , delta(n_dofs)
+      , inverse_diagonal(n_dofs)
+      , cg_r(n_dofs)
+      , cg_z(n_dofs)
+      , cg_p(n_dofs)
+      , cg_q(n_dofs)
+    {}
+
+
+
+    void
+    HostBackend::set_state(const std::vector<double> &u_host,
+                           const std::vector<double> &p_host)
+    {
+      AssertDimension(u_host.size(), n_dofs);
+      AssertDimension(p_host.size(), n_dofs);
+      std::copy(u_host.begin(), u_host.end(), u_old.begin());
+      std::copy(p_host.begin(), p_host.end(), p_old.begin());
+      u = u_old;
+    }
+
+
+
+    void
+    HostBackend::get_state(std::vector<double> &u_host,
+                           std::vector<double> &p_host) const
+    {
+      u_host.assign(u_old.begin(), u_old.end());
+      p_host.assign(p_old.begin(), p_old.end());
+    }
+
+
+
+    void
+    HostBackend::get_iterate(std::vector<double> &u_host) const
+    {
+      u_host.assign(u.begin(), u.end());
+    }
+
+
+
+    void
+    HostBackend::predict(const StepLoads &loads)
+    {
+      const double dt = loads.dt;
+      for_each_index(n_dofs, [&](const unsigned int i) {
+        u[i] =
+          dt > 0 ? u_old[i] + dt * p_old[i] / data.lumped_mass[i] : u_old[i];
+      });
+    }
+
+
+
+    double
+    HostBackend::assemble_residual(const StepLoads &loads)
+    {
+      const bool dynamic = loads.dt > 0;
+      for_each_index(arrays.n_nodes * dim, [&](const unsigned int i) {
+        const unsigned int dof = arrays.node_dofs[i];
+        nodal_data[i]          = dynamic ? 0.5 * (u[dof] + u_old[dof]) : u[dof];
+        if (data.nodal_data_are_positions)
+          nodal_data[i] += arrays.nodal_coordinates[i];
+      });
+
+      GPUAssembly::NeoHookeanKernel<dim, double> kernel;
+      kernel.mu                       = data.mu;
+      kernel.lambda                   = data.lambda;
+      kernel.nodal_data_are_positions = data.nodal_data_are_positions;
+      for (unsigned int d = 0; d < dim; ++d)
+        kernel.body_force[d] = loads.body_force_factor * data.body_force[d];
+      kernel.stiffness_scale = dynamic ? loads.dt / 4 : 1.;
+      kernel.force_scale     = dynamic ? loads.dt / 2 : 1.;
+      assembler.assemble(kernel,
+                         values,
+                         assembled,
+                         GPUAssembly::AssemblyOptions(),
+                         nodal_data,
+                         dim);
+
+      const double load_factor =
+        (dynamic ? loads.dt / 2 : 1.) * loads.load_amplitude;
+      for_each_index(n_dofs, [&](const unsigned int i) {
+        double value = load_factor * data.load_pattern[i] - assembled[i];
+        if (dynamic)
+          value +=
+            p_old[i] - data.lumped_mass[i] * (u[i] - u_old[i]) / loads.dt;
+        residual[i] = arrays.dof_is_constrained[i] ? 0. : value;
+
+        double &diagonal = values[data.diagonal_index[i]];
+        if (dynamic)
+          diagonal += data.lumped_mass[i] / loads.dt;
+        inverse_diagonal[i] = 1. / diagonal;
+      });
+      return residual.l2_norm();
+    }
+
+
+
+    void
+    HostBackend::vmult(Vector<double> &dst, const Vector<double> &src) const
+    {
+      for_each_index(n_dofs, [&](const unsigned int row) {
+        double sum = 0;
+        for (int k = arrays.row_offsets[row]; k < arrays.row_offsets[row + 1];
+             ++k)
+          sum += values[k] * src[arrays.column_indices[k]];
+        dst[row] = sum;
+      });
+    }
+
+
+
+    LinearSolveResult
+    HostBackend::solve_and_update(const double       relative_tolerance,
+                                  const unsigned int max_iterations)
+    {
+      // The iteration of DeviceJacobiCG, step by step, with x_0 = 0.
+      LinearSolveResult result;
+      delta = 0.;
+      cg_r  = residual;
+      cg_z  = cg_r;
+      cg_z.scale(inverse_diagonal);
+      cg_p                    = cg_z;
+      double rz               = cg_r * cg_z;
+      result.initial_residual = cg_r.l2_norm();
+      result.final_residual   = result.initial_residual;
+      const double tolerance  = relative_tolerance * result.initial_residual;
+      if (result.initial_residual <= tolerance)
+        result.converged = true;
+      for (unsigned int it = 0; it < max_iterations && !result.converged; ++it)
+        {
+          vmult(cg_q, cg_p);
+          const double alpha = rz / (cg_p * cg_q);
+          delta.add(alpha, cg_p);
+          cg_r.add(-alpha, cg_q);
+          cg_z = cg_r;
+          cg_z.scale(inverse_diagonal);
+          const double rz_new   = cg_r * cg_z;
+          result.iterations     = it + 1;
+          result.final_residual = cg_r.l2_norm();
+          if (!std::isfinite(result.final_residual))
+            break;
+          if (result.final_residual <= tolerance)
+            {
+              result.converged = true;
+              break;
+            }
+          cg_p.sadd(rz_new / rz, 1., cg_z);
+          rz = rz_new;
+        }
+      u += delta;
+      return result;
+    }
+
+
+
+    void
+    HostBackend::finish_step(const StepLoads &loads)
+    {
+      const double dt = loads.dt;
+      for_each_index(n_dofs, [&](const unsigned int i) {
+        if (dt > 0)
+          p_old[i] =
+            2. * data.lumped_mass[i] * (u[i] - u_old[i]) / dt - p_old[i];
+        u_old[i] = u[i];
+      });
+    }
+
+
+
+    std::size_t
+    HostBackend::memory_consumption() const
+    {
+      return (values.size() + assembled.size() + nodal_data.size() +
+              13 * std::size_t(n_dofs)) *
+             sizeof(double);
+    }
+
+
+
+    std::string
+    HostBackend::description() const
+    {
+      return "host: coloured HostAssembler, Jacobi-CG and updates on " +
+             std::to_string(MultithreadInfo::n_threads()) +
+             " threads in double precision";
+    }
+  } // namespace
+
+
+
+  std::unique_ptr<IntegratorBackend>
+  make_host_backend(const BackendData &data)
+  {
+    return std::make_unique<HostBackend>(data);
+  }
+} // namespace Hyperelastic

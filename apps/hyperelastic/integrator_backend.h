@@ -1,0 +1,134 @@
+#ifndef hyperelastic_integrator_backend_h
+#define hyperelastic_integrator_backend_h
+
+// The operations of one time step of the midpoint rule (GPU Gems chapter,
+// eq. 4-6) that the host and the device carry out, each on its own data.
+// The Newton loop that strings them together lives once, in
+// HyperelasticSolid; a backend only moves numbers. This header includes
+// no deal.II header, so that nvcc can compile the device backend.
+
+#include <gpu_assembly/adapter/mesh_arrays.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace Hyperelastic
+{
+  /**
+   * What a backend needs besides the mesh arrays: constant over a run.
+   */
+  struct BackendData
+  {
+    const GPUAssembly::MeshArrays *arrays = nullptr;
+    /// Lumped (Lobatto) mass per DoF.
+    std::vector<double> lumped_mass;
+    /// Nodal load per DoF at unit amplitude of the load time function.
+    std::vector<double> load_pattern;
+    /// Position of the diagonal entry of each row in column_indices.
+    std::vector<int> diagonal_index;
+    double           mu     = 5;
+    double           lambda = 2;
+    /// Body force per unit reference volume.
+    double body_force[3] = {0, 0, 0};
+    /// Nodal data are current positions (X + u), not displacements: needed
+    /// when S(e) is QR-compressed, since only F = sum phi_a (x) grad N_a is
+    /// invariant under the rotation the compression drops.
+    bool nodal_data_are_positions = false;
+    /// Assembly method on the device ("GlobalNZ" or "SharedNZ").
+    std::string assembly_method = "GlobalNZ";
+    /// Store only the upper triangle of the symmetric element matrices.
+    bool symmetric_element_data = true;
+  };
+
+
+
+  /**
+   * What changes from step to step: the step size and the load factors.
+   */
+  struct StepLoads
+  {
+    /// Time step; 0 means quasi-static (no inertia).
+    double dt = 0;
+    /// Factor on the body force.
+    double body_force_factor = 1;
+    /// Amplitude of the nodal load (BackendData::load_pattern).
+    double load_amplitude = 0;
+  };
+
+
+
+  struct LinearSolveResult
+  {
+    unsigned int iterations       = 0;
+    double       initial_residual = 0;
+    double       final_residual   = 0;
+    bool         converged        = false;
+  };
+
+
+
+  /**
+   * State: displacement u and momentum p per DoF (deal.II's numbering) at
+   * the last completed step, plus the Newton iterate u for the next one.
+   */
+  class IntegratorBackend
+  {
+  public:
+    virtual ~IntegratorBackend() = default;
+
+    /// Set u_k = u, p_k = p (host vectors, one value per DoF).
+    virtual void
+    set_state(const std::vector<double> &u, const std::vector<double> &p) = 0;
+
+    /// Copy u_k and p_k to the host.
+    virtual void
+    get_state(std::vector<double> &u, std::vector<double> &p) const = 0;
+
+    /// Copy the current Newton iterate to the host.
+    virtual void
+    get_iterate(std::vector<double> &u) const = 0;
+
+    /// First Newton iterate: u = u_k + dt p_k / m (dynamic) or u = u_k.
+    virtual void
+    predict(const StepLoads &loads) = 0;
+
+    /**
+     * Assemble the tangent and the residual at the current iterate and
+     * return the residual's Euclidean norm (NaN if an element is inverted).
+     * Dynamic: r = p_k - h(u) of eq. (4), tangent m/dt + dt/4 K(u_mid).
+     * Quasi-static: r = f_ext - f_int(u), tangent K(u).
+     */
+    virtual double
+    assemble_residual(const StepLoads &loads) = 0;
+
+    /// Solve tangent * delta = r by Jacobi-CG and set u += delta.
+    virtual LinearSolveResult
+    solve_and_update(const double       relative_tolerance,
+                     const unsigned int max_iterations) = 0;
+
+    /// p_{k+1} from eq. (5), then u_k = u, p_k = p_{k+1}.
+    virtual void
+    finish_step(const StepLoads &loads) = 0;
+
+    /// Device or host memory held, bytes.
+    virtual std::size_t
+    memory_consumption() const = 0;
+
+    /// A line saying where the work runs.
+    virtual std::string
+    description() const = 0;
+  };
+
+
+
+  /**
+   * The backend that runs every stage on the device in @p Number precision
+   * (double or float). Defined in device_backend.cu.
+   */
+  template <typename Number>
+  std::unique_ptr<IntegratorBackend>
+  make_device_backend(const BackendData &data);
+} // namespace Hyperelastic
+
+#endif

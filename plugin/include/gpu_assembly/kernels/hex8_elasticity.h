@@ -1,0 +1,526 @@
+#ifndef gpu_assembly_kernels_hex8_elasticity_h
+#define gpu_assembly_kernels_hex8_elasticity_h
+
+#include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/base/config.h>
+
+#include <string>
+#include <vector>
+
+/**
+ * @file
+ * Linear elasticity on trilinear hexahedra (8 nodes, 3 DoFs per node, 2x2x2
+ * Gauss points) with a constitutive matrix per element, computed the way of
+ * Sanfui and Sharma ("GPU acceleration of local matrix generation in FEA by
+ * utilizing sparsity pattern"): a thread per entry of the 24 x 24 element
+ * matrix, the strain-displacement matrix B never formed. Column 3a+c of B
+ * holds the three derivatives of phi_a in the Voigt rows shapeMap[c][k], so
+ *
+ *   K_(a,c),(b,c') = sum_q JxW_q sum_l (sum_k g_ak C[map(c,k)][map(c',l)])
+ *                                       g_bl,
+ *
+ * four dot products of length 3 per entry and Gauss point instead of the
+ * seven of length 6 of B^T (C B). The functions here are written once for
+ * the host and the device: the CUDA kernels of hex8_elasticity.cuh and the
+ * host reference call the same entry functions with the same tables.
+ *
+ * Voigt order: xx, yy, zz, yz, xz, xy, engineering shear strains. Local DoF
+ * d = 3 a + c, nodes in deal.II's lexicographic FE_Q(1) order, reference
+ * cell [0,1]^3, Gauss points lexicographic with x fastest (QGauss<3>(2)).
+ */
+
+namespace GPUAssembly
+{
+  namespace Hex8
+  {
+    constexpr unsigned int n_nodes      = 8;
+    constexpr unsigned int n_components = 3;
+    constexpr unsigned int n_dofs       = 24;
+    constexpr unsigned int n_q_points   = 8;
+    constexpr unsigned int n_voigt      = 6;
+    /// Entries of the full element matrix.
+    constexpr unsigned int n_matrix_entries = n_dofs * n_dofs;
+    /// Entries of its packed upper triangle.
+    constexpr unsigned int n_symmetric_entries = n_dofs * (n_dofs + 1) / 2;
+    /// Values of S(e) that DoFHandlerAdapter writes for a hexahedron (JxW
+    /// and 8 x 3 gradients per Gauss point); a per-element material
+    /// (append_element_material) follows them.
+    constexpr unsigned int n_geometry_values =
+      n_q_points * (1 + n_nodes * n_components);
+    /// Position of Young's modulus in S(e); Poisson's ratio follows.
+    constexpr unsigned int material_offset = n_geometry_values;
+
+    /**
+     * The seed's shapeMap table: the Voigt row of B that holds
+     * d phi_a / d x_k in the column of component c (of any node a).
+     */
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
+    shape_map(const unsigned int c, const unsigned int k)
+    {
+      // Diagonal strains sit in rows 0..2; the shear row of the pair {c, k}
+      // is 3 for {1,2}, 4 for {0,2} and 5 for {0,1}, i.e. 6 - c - k.
+      return c == k ? k : 6 - c - k;
+    }
+
+    /// Reference coordinate of Gauss point i (0 or 1) of the 2-point rule
+    /// on [0, 1].
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    gauss_coordinate(const unsigned int i)
+    {
+      // 0.5 -+ 0.5 / sqrt(3), written out so that host and device agree.
+      constexpr double offset = 0.28867513459481288225457439025098;
+      return Number(i == 0 ? 0.5 - offset : 0.5 + offset);
+    }
+
+    /// phi_a at Gauss point q.
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    reference_value(const unsigned int a, const unsigned int q)
+    {
+      Number value = 1;
+      for (unsigned int d = 0; d < 3; ++d)
+        {
+          const Number xi = gauss_coordinate<Number>((q >> d) & 1);
+          value *= ((a >> d) & 1) ? xi : Number(1) - xi;
+        }
+      return value;
+    }
+
+    /// d phi_a / d xi_k at Gauss point q.
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    reference_gradient(const unsigned int a,
+                       const unsigned int q,
+                       const unsigned int k)
+    {
+      Number value = ((a >> k) & 1) ? Number(1) : Number(-1);
+      for (unsigned int d = 0; d < 3; ++d)
+        if (d != k)
+          {
+            const Number xi = gauss_coordinate<Number>((q >> d) & 1);
+            value *= ((a >> d) & 1) ? xi : Number(1) - xi;
+          }
+      return value;
+    }
+
+    /**
+     * Jacobian of the trilinear map at Gauss point q from the nodal
+     * coordinates x(a, d); writes the physical shape gradients through
+     * gradient(a, k) (a callable returning a reference) and returns JxW
+     * (det J times the weight 1/8). Floating-point operations: 144 for J,
+     * 35 for det J and its inverse, 144 for the gradients, 1 for JxW.
+     */
+    template <typename Number, class Coordinates, class Gradients>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    compute_geometry(const Coordinates &x,
+                     const unsigned int q,
+                     const Gradients   &gradient)
+    {
+      Number J[3][3] = {};
+      for (unsigned int a = 0; a < n_nodes; ++a)
+        for (unsigned int k = 0; k < 3; ++k)
+          {
+            const Number dphi = reference_gradient<Number>(a, q, k);
+            for (unsigned int d = 0; d < 3; ++d)
+              J[d][k] += x(a, d) * dphi;
+          }
+      const Number c00 = J[1][1] * J[2][2] - J[1][2] * J[2][1];
+      const Number c01 = J[1][2] * J[2][0] - J[1][0] * J[2][2];
+      const Number c02 = J[1][0] * J[2][1] - J[1][1] * J[2][0];
+      const Number det = J[0][0] * c00 + J[0][1] * c01 + J[0][2] * c02;
+      const Number inv = Number(1) / det;
+      // Inverse of J: row k, column d, as cofactors over det.
+      const Number Jinv[3][3] = {
+        {c00 * inv,
+         (J[0][2] * J[2][1] - J[0][1] * J[2][2]) * inv,
+         (J[0][1] * J[1][2] - J[0][2] * J[1][1]) * inv},
+        {c01 * inv,
+         (J[0][0] * J[2][2] - J[0][2] * J[2][0]) * inv,
+         (J[0][2] * J[1][0] - J[0][0] * J[1][2]) * inv},
+        {c02 * inv,
+         (J[0][1] * J[2][0] - J[0][0] * J[2][1]) * inv,
+         (J[0][0] * J[1][1] - J[0][1] * J[1][0]) * inv}};
+      for (unsigned int a = 0; a < n_nodes; ++a)
+        {
+          Number dphi[3];
+          for (unsigned int k = 0; k < 3; ++k)
+            dphi[k] = reference_gradient<Number>(a, q, k);
+          // grad phi = J^{-T} grad_xi phi.
+          for (unsigned int d = 0; d < 3; ++d)
+            gradient(a, d) = dphi[0] * Jinv[0][d] + dphi[1] * Jinv[1][d] +
+                             dphi[2] * Jinv[2][d];
+        }
+      return det * Number(0.125);
+    }
+
+    /// Lame's lambda of Young's modulus @p E and Poisson's ratio @p nu.
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    lame_lambda(const Number E, const Number nu)
+    {
+      return E * nu / ((Number(1) + nu) * (Number(1) - Number(2) * nu));
+    }
+
+    /// The shear modulus mu of @p E and @p nu.
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    lame_mu(const Number E, const Number nu)
+    {
+      return E / (Number(2) * (Number(1) + nu));
+    }
+
+    /**
+     * Entry (m, n) of the isotropic 6 x 6 constitutive matrix in Voigt
+     * notation with engineering shear strains.
+     */
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    constitutive_entry(const Number       lambda,
+                       const Number       mu,
+                       const unsigned int m,
+                       const unsigned int n)
+    {
+      if (m < 3 && n < 3)
+        return m == n ? lambda + Number(2) * mu : lambda;
+      return m == n ? mu : Number(0);
+    }
+
+    /**
+     * Row and column of entry @p i of an element matrix stored row-major
+     * (24 x 24) or, if @p symmetric, as the row-major packed upper triangle
+     * (the order of SymmetricElementOutput).
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    entry_position(const unsigned int i,
+                   const bool         symmetric,
+                   unsigned int      &row,
+                   unsigned int      &column)
+    {
+      if (!symmetric)
+        {
+          row    = i / n_dofs;
+          column = i % n_dofs;
+          return;
+        }
+      unsigned int first = 0;
+      row                = 0;
+      while (first + (n_dofs - row) <= i)
+        {
+          first += n_dofs - row;
+          ++row;
+        }
+      column = row + (i - first);
+    }
+
+    /**
+     * Entry (row, column) of the element matrix with the seed's shapeMap
+     * strategy. @p view provides gradient(q, a, k) (physical gradients),
+     * scaled_gradient(q, a, k) (the same times JxW(q)), C(m, n) (the
+     * constitutive matrix) and map(c, k) (the shapeMap table). Per Gauss
+     * point the seed's four dot products of length 3: the non-zeros of
+     * column "row" of B against the three columns of the 3 x 3 block of C
+     * that the non-zeros of column "column" select, then the result against
+     * those non-zeros, accumulated into the sum (21 floating-point
+     * operations; the seed counts 4 x 5 = 20). The weight JxW is folded
+     * into the column node's gradients once per element.
+     */
+    template <typename Number, class View>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    shape_map_entry(const View        &view,
+                    const unsigned int row,
+                    const unsigned int column)
+    {
+      const unsigned int a = row / 3, c = row % 3;
+      const unsigned int b = column / 3, c2 = column % 3;
+      Number             Cs[3][3];
+      for (unsigned int k = 0; k < 3; ++k)
+        for (unsigned int l = 0; l < 3; ++l)
+          Cs[k][l] = view.C(view.map(c, k), view.map(c2, l));
+      Number sum = 0;
+      for (unsigned int q = 0; q < n_q_points; ++q)
+        {
+          const Number ga0 = view.gradient(q, a, 0);
+          const Number ga1 = view.gradient(q, a, 1);
+          const Number ga2 = view.gradient(q, a, 2);
+          for (unsigned int l = 0; l < 3; ++l)
+            sum += (ga0 * Cs[0][l] + ga1 * Cs[1][l] + ga2 * Cs[2][l]) *
+                   view.scaled_gradient(q, b, l);
+        }
+      return sum;
+    }
+
+    /**
+     * The seed's standard implementation of the same entry: @p view
+     * provides B(q, m, j) (the formed 6 x 24 matrix B at Gauss point q),
+     * JxW(q) and C(m, n); per Gauss point six dot products of length 6
+     * (column "row" of B against the columns of C) and one of length 6,
+     * then the weight: 79 floating-point operations (the seed counts 77).
+     */
+    template <typename Number, class View>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    standard_entry(const View        &view,
+                   const unsigned int row,
+                   const unsigned int column)
+    {
+      Number sum = 0;
+      for (unsigned int q = 0; q < n_q_points; ++q)
+        {
+          Number value = 0;
+          for (unsigned int n = 0; n < n_voigt; ++n)
+            {
+              Number t = 0;
+              for (unsigned int m = 0; m < n_voigt; ++m)
+                t += view.B(q, m, row) * view.C(m, n);
+              value += t * view.B(q, n, column);
+            }
+          sum += value * view.JxW(q);
+        }
+      return sum;
+    }
+
+    /**
+     * Entry (row m, column j) of B at Gauss point q from the gradients:
+     * what the standard implementation stores (zeros included).
+     */
+    template <typename Number, class View>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    b_matrix_entry(const View        &view,
+                   const unsigned int q,
+                   const unsigned int m,
+                   const unsigned int j)
+    {
+      const unsigned int a = j / 3, c = j % 3;
+      for (unsigned int k = 0; k < 3; ++k)
+        if (shape_map(c, k) == m)
+          return view.gradient(q, a, k);
+      return Number(0);
+    }
+
+    /**
+     * Entry d = 3 a + c of the element vector for the constant body force
+     * @p f: f_c sum_q phi_a(x_q) JxW_q.
+     */
+    template <typename Number, class View>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    body_force_entry(const View &view, const unsigned int d, const Number *f)
+    {
+      Number sum = 0;
+      for (unsigned int q = 0; q < n_q_points; ++q)
+        sum += reference_value<Number>(d / 3, q) * view.JxW(q);
+      return f[d % 3] * sum;
+    }
+
+    /**
+     * Geometry and material of one element in local arrays, with the view
+     * interface the entry functions read: the host version of what a
+     * thread block of the device kernels holds in shared memory.
+     */
+    template <typename Number>
+    struct ElementData
+    {
+      Number gradients[n_q_points][n_nodes][3];
+      Number scaled[n_q_points][n_nodes][3];
+      Number weights[n_q_points];
+      Number constitutive[n_voigt][n_voigt];
+
+      /// Fill from the nodal coordinates x(a, d), E and nu.
+      template <class Coordinates>
+      GPU_ASSEMBLY_HOST_DEVICE void
+      reinit(const Coordinates &x, const Number E, const Number nu)
+      {
+        for (unsigned int q = 0; q < n_q_points; ++q)
+          weights[q] =
+            compute_geometry<Number>(x,
+                                     q,
+                                     [&](const unsigned int a,
+                                         const unsigned int k) -> Number & {
+                                       return gradients[q][a][k];
+                                     });
+        for (unsigned int q = 0; q < n_q_points; ++q)
+          for (unsigned int a = 0; a < n_nodes; ++a)
+            for (unsigned int k = 0; k < 3; ++k)
+              scaled[q][a][k] = gradients[q][a][k] * weights[q];
+        const Number lambda = lame_lambda(E, nu), mu = lame_mu(E, nu);
+        for (unsigned int m = 0; m < n_voigt; ++m)
+          for (unsigned int n = 0; n < n_voigt; ++n)
+            constitutive[m][n] = constitutive_entry(lambda, mu, m, n);
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE Number
+      gradient(const unsigned int q,
+               const unsigned int a,
+               const unsigned int k) const
+      {
+        return gradients[q][a][k];
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE Number
+      scaled_gradient(const unsigned int q,
+                      const unsigned int a,
+                      const unsigned int k) const
+      {
+        return scaled[q][a][k];
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE Number
+      JxW(const unsigned int q) const
+      {
+        return weights[q];
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE Number
+      C(const unsigned int m, const unsigned int n) const
+      {
+        return constitutive[m][n];
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE unsigned int
+      map(const unsigned int c, const unsigned int k) const
+      {
+        return shape_map(c, k);
+      }
+
+      /// B formed on the fly (the host's standard implementation).
+      GPU_ASSEMBLY_HOST_DEVICE Number
+      B(const unsigned int q, const unsigned int m, const unsigned int j) const
+      {
+        return b_matrix_entry<Number>(*this, q, m, j);
+      }
+    };
+  } // namespace Hex8
+
+
+
+  /**
+   * How the element data of hex8 linear elasticity (Hex8ElasticityKernel)
+   * are computed on the device by GlobalNZ.
+   */
+  enum class ElementStrategy
+  {
+    /// The engine's element stage: a thread per element runs the kernel's
+    /// operator() (every method and kernel).
+    thread_per_element,
+    /// Sanfui-Sharma: a thread block per group of elements, a thread per
+    /// entry, B never formed, shapeMap-reduced dot products.
+    shape_map,
+    /// Sanfui-Sharma's "standard implementation": the same thread layout
+    /// with B formed in shared memory and full dot products.
+    standard
+  };
+
+  /// "thread-per-element", "shapeMap" or "standard".
+  std::string
+  to_string(const ElementStrategy strategy);
+
+  /// Inverse of to_string(); throws for an unknown name.
+  ElementStrategy
+  parse_element_strategy(const std::string &name);
+
+
+
+  /**
+   * Linear elasticity on trilinear hexahedra with Young's modulus and
+   * Poisson's ratio either uniform (the members) or per element, read from
+   * S(e) at Hex8::material_offset (append_element_material()). The nodal
+   * data must be the nodal coordinates (3 fields per node): the kernel
+   * computes the Jacobians from them, as the seed does, and uses the
+   * supplemental data only for the material.
+   *
+   * operator() is the host (and thread-per-element) version of the
+   * shapeMap computation; DeviceAssembler's GlobalNZ runs the block kernels
+   * of hex8_elasticity.cuh for ElementStrategy::shape_map and ::standard.
+   */
+  template <typename Number>
+  struct Hex8ElasticityKernel
+  {
+    static constexpr unsigned int n_components = 3;
+    static constexpr bool         is_symmetric = true;
+
+    Number youngs_modulus = 1;
+    Number poissons_ratio = 0.3;
+    /// Read E and nu of each element from S(e) instead of the members.
+    bool   per_element_material = false;
+    Number body_force[3]{};
+
+    /// E and nu of the element whose S(e) is @p supplemental (stride
+    /// @p stride).
+    GPU_ASSEMBLY_HOST_DEVICE void
+    material(const Number      *supplemental,
+             const unsigned int stride,
+             Number            &E,
+             Number            &nu) const
+    {
+      E  = per_element_material ? supplemental[Hex8::material_offset * stride] :
+                                  youngs_modulus;
+      nu = per_element_material ?
+             supplemental[(Hex8::material_offset + 1) * stride] :
+             poissons_ratio;
+    }
+
+    template <class Element, class Output>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const Element &element, const Output &output) const
+    {
+      Number E, nu;
+      material(element.supplemental, element.stride, E, nu);
+      Hex8::ElementData<Number> data;
+      data.reinit(
+        [&](const unsigned int a, const unsigned int d) {
+          return element.nodal_value(a, d);
+        },
+        E,
+        nu);
+      for (unsigned int i = 0; i < Hex8::n_dofs; ++i)
+        {
+          output.vector_entry(i) =
+            Hex8::body_force_entry<Number>(data, i, body_force);
+          for (unsigned int j = Output::stores_upper_triangle_only ? i : 0;
+               j < Hex8::n_dofs;
+               ++j)
+            output.matrix_entry(i, j) =
+              Hex8::shape_map_entry<Number>(data, i, j);
+        }
+    }
+  };
+
+  /// Whether @p Kernel is a Hex8ElasticityKernel.
+  template <class Kernel>
+  struct is_hex8_elasticity_kernel
+  {
+    static constexpr bool value = false;
+  };
+
+  template <typename Number>
+  struct is_hex8_elasticity_kernel<Hex8ElasticityKernel<Number>>
+  {
+    static constexpr bool value = true;
+  };
+
+
+
+  /**
+   * Append Young's modulus and Poisson's ratio of every element to its
+   * supplemental data (at Hex8::material_offset), for
+   * Hex8ElasticityKernel::per_element_material. Throws if @p arrays are not
+   * hexahedral S(e) without a material yet, if the sizes differ from the
+   * number of elements, or for E <= 0 or nu outside (-1, 0.5).
+   */
+  void
+  append_element_material(MeshArrays                &arrays,
+                          const std::vector<double> &youngs_modulus,
+                          const std::vector<double> &poissons_ratio);
+
+  /**
+   * Check that @p arrays suit the hex8 block kernels: trilinear hexahedra
+   * with 3 components, the 2x2x2 Gauss rule (lexicographic, as QGauss<3>(2)
+   * orders it), and supplemental data that the trilinear map of the nodal
+   * coordinates reproduces (so the Mapping was MappingQ(1) or equivalent
+   * and the node order is the one assumed). Throws ExcMessage naming the
+   * first mismatch.
+   */
+  void
+  verify_hex8_arrays(const MeshArrays &arrays);
+} // namespace GPUAssembly
+
+#endif

@@ -1,0 +1,138 @@
+#ifndef gpu_assembly_lac_device_solver_h
+#define gpu_assembly_lac_device_solver_h
+
+#include <gpu_assembly/lac/device_csr_matrix.h>
+#include <gpu_assembly/lac/device_vector.h>
+
+namespace GPUAssembly
+{
+  /**
+   * Sums over device vectors in a fixed order: a first kernel leaves one
+   * partial sum per block of a grid whose size depends only on the vector
+   * length, a second kernel adds the partial sums in one block. The result
+   * is therefore bitwise reproducible from run to run, which atomics would
+   * not give. Sums are accumulated in double for float vectors too, so that
+   * single-precision solvers do not lose their stopping test to rounding.
+   *
+   * Results can stay on the device (scalar slots that solver kernels read
+   * without a round trip) or come back to the host; only the latter
+   * synchronizes.
+   *
+   * Instantiated for float and double.
+   */
+  template <typename Number>
+  class DeviceReduction
+  {
+  public:
+    /// Number of device scalar slots that results can be written to.
+    static constexpr unsigned int n_slots = 8;
+
+    DeviceReduction();
+
+    /// x . y, returned to the host.
+    double
+    dot(const DeviceVector<Number> &x, const DeviceVector<Number> &y) const;
+
+    /// Euclidean norm, returned to the host.
+    double
+    l2_norm(const DeviceVector<Number> &x) const;
+
+    /// x . y into device slot @p slot (no synchronization).
+    void
+    dot_to_slot(const DeviceVector<Number> &x,
+                const DeviceVector<Number> &y,
+                const unsigned int          slot) const;
+
+    /// Device pointer to the scalar slots, for kernels that read them.
+    double *
+    slots() const
+    {
+      return scalar_slots.data();
+    }
+
+    /// Device pointer to room for two partial sums per block.
+    double *
+    partial_sums() const
+    {
+      return partial.data();
+    }
+
+    /// Blocks (and partial sums) the first kernel uses for @p n entries.
+    static unsigned int
+    n_blocks(const std::size_t n);
+
+    /// Add the partial sums of @p n_blocks blocks (@p n_sums, 1 or 2,
+    /// interleaved sums each) into slots @p slot_0 and @p slot_1.
+    void
+    finish(const unsigned int n_blocks,
+           const unsigned int n_sums,
+           const unsigned int slot_0,
+           const unsigned int slot_1) const;
+
+    /// Copy slot values to the host (synchronizes).
+    void
+    read_slots(const unsigned int first_slot,
+               const unsigned int n,
+               double            *values) const;
+
+    static constexpr unsigned int block_size = 256;
+    static constexpr unsigned int max_blocks = 1024;
+
+  private:
+    mutable DeviceVector<double> partial;
+    mutable DeviceVector<double> scalar_slots;
+  };
+
+
+
+  /**
+   * Conjugate gradients with a diagonal (Jacobi) preconditioner, every
+   * operation on the device: the DCG_GPU of the GPU Gems chapter
+   * (Sec. 16.4.2). One iteration is a cuSPARSE SpMV and three fused vector
+   * kernels; the scalars alpha and beta never leave the device, and only
+   * the squared residual norm comes back to the host for the stopping test
+   * (8 bytes per iteration). Stops when ||r|| <= relative_tolerance
+   * ||r_0|| (the chapter's criterion, with x_0 = 0 so r_0 = b) or, if
+   * larger, absolute_tolerance. Working vectors are allocated on the first
+   * solve of a size and reused.
+   *
+   * Instantiated for float and double.
+   */
+  template <typename Number>
+  class DeviceJacobiCG
+  {
+  public:
+    struct Control
+    {
+      double       relative_tolerance = 1e-6;
+      double       absolute_tolerance = 0;
+      unsigned int max_iterations     = 1000;
+    };
+
+    struct Result
+    {
+      unsigned int iterations       = 0;
+      double       initial_residual = 0;
+      double       final_residual   = 0;
+      bool         converged        = false;
+    };
+
+    /**
+     * Solve A x = b with x_0 = 0, using the inverse diagonal
+     * @p inverse_diagonal of A as preconditioner. Does not throw if the
+     * iteration limit is reached: the caller decides (Result::converged).
+     */
+    Result
+    solve(const DeviceCSRMatrix<Number> &A,
+          const DeviceVector<Number>    &inverse_diagonal,
+          DeviceVector<Number>          &x,
+          const DeviceVector<Number>    &b,
+          const Control                 &control) const;
+
+  private:
+    DeviceReduction<Number>      reduction;
+    mutable DeviceVector<Number> r, z, p, q;
+  };
+} // namespace GPUAssembly
+
+#endif

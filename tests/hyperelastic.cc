@@ -1,0 +1,294 @@
+// The hyperelastic app's solver on the host path: conservation of linear
+// momentum and the energy behaviour of the midpoint rule on a free body,
+// the QR-compressed supplemental data, path independence of quasi-static
+// load stepping, and the stop with a message when an element inverts.
+
+#include <gpu_assembly/base/device.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "hyperelastic_test_utilities.h"
+#include "tests.h"
+
+namespace
+{
+  using namespace Testing;
+
+  // A bar with no support and no load, set spinning, drifting and bending.
+  const std::string free_body = R"(
+subsection Geometry
+  set Bar size     = 2, 1, 1
+  set Subdivisions = 4, 2, 2
+end
+subsection Boundary conditions
+  set Fixed boundary ids = 
+  set Load region        = 
+  set Load               = 0, 0, 0
+end
+subsection Initial conditions
+  set Velocity = 0.05 + 0.3*(z-0.5); 0.02; -0.3*(x-1) + 0.2*sin(pi*x/2)
+end
+subsection Execution
+  set Device = host
+end
+subsection Solver
+  set Newton tolerance      = 1e-11
+  set CG relative tolerance = 1e-12
+end
+)";
+
+  struct EnergyHistory
+  {
+    double max_relative_deviation = 0;
+    double max_momentum_drift     = 0;
+    double momentum_norm          = 0;
+    double drift_bound            = 0;
+  };
+
+  EnergyHistory
+  run_free_body(const double dt, const double end_time)
+  {
+    std::ostringstream log;
+    const std::string  prm =
+      free_body + "subsection Time\n  set Time step = " + std::to_string(dt) +
+      "\n  set End time = " + std::to_string(end_time) + "\nend\n";
+    auto solid      = run_hyperelastic(prm, 0, log);
+    auto [u, p]     = solid->state();
+    const double E0 = solid->kinetic_energy(p) + solid->strain_energy(u);
+    const dealii::Tensor<1, 3> P0 = solid->linear_momentum(p);
+    EnergyHistory              history;
+    history.momentum_norm      = P0.norm();
+    const unsigned int n_steps = std::lround(end_time / dt);
+    for (unsigned int s = 0; s < n_steps; ++s)
+      {
+        solid->do_step();
+        std::tie(u, p) = solid->state();
+        const double E = solid->kinetic_energy(p) + solid->strain_energy(u);
+        history.max_relative_deviation =
+          std::max(history.max_relative_deviation, std::abs(E - E0) / E0);
+        history.max_momentum_drift =
+          std::max(history.max_momentum_drift,
+                   (solid->linear_momentum(p) - P0).norm());
+      }
+    // Each step changes the momentum by the sum of the Newton residual's
+    // entries (see eq. (4)-(5)), at most sqrt(n) |r| <= sqrt(n) tol per
+    // component; everything else cancels exactly.
+    history.drift_bound =
+      n_steps * std::sqrt(3. * solid->arrays().n_dofs) * 1e-11;
+    return history;
+  }
+} // namespace
+
+
+
+int
+main()
+{
+  Checks checks;
+
+  {
+    // Linear momentum: with no external force the midpoint rule keeps it
+    // up to the Newton residuals.
+    const EnergyHistory coarse = run_free_body(0.1, 4.);
+    checks.check(coarse.max_momentum_drift <= coarse.drift_bound,
+                 "free body: linear momentum drift " +
+                   scientific(coarse.max_momentum_drift) +
+                   " (|P| = " + scientific(coarse.momentum_norm) +
+                   ") within the Newton-tolerance bound " +
+                   scientific(coarse.drift_bound));
+
+    // Energy: the implicit midpoint rule is symplectic but not exactly
+    // energy-conserving for a nonlinear material. Its energy error is a
+    // bounded oscillation of order dt^2 (backward error analysis: it
+    // conserves a modified energy E + O(dt^2)). So the bound is justified
+    // by checking the order: halving dt must divide the largest deviation
+    // by about 4, and the deviation with dt = 0.1 must stay below 1 % of
+    // the energy (the measured constant times dt^2, with a safety factor).
+    const EnergyHistory fine = run_free_body(0.05, 4.);
+    const double        ratio =
+      coarse.max_relative_deviation / fine.max_relative_deviation;
+    checks.check(ratio > 3. && ratio < 6.,
+                 "free body: energy deviation " +
+                   scientific(coarse.max_relative_deviation) +
+                   " (dt = 0.1) and " +
+                   scientific(fine.max_relative_deviation) +
+                   " (dt = 0.05): ratio " + std::to_string(ratio) +
+                   ", second order in dt");
+    checks.check(coarse.max_relative_deviation < 1e-2,
+                 "free body: energy stays within 1 % with dt = 0.1");
+  }
+
+  {
+    // The QR-compressed S(e) (6 values) gives the same motion as the full
+    // inverse edge matrix (10 values): the material is isotropic.
+    const std::string  loaded = R"(
+subsection Geometry
+  set Bar size     = 2, 1, 1
+  set Subdivisions = 4, 2, 2
+end
+subsection Boundary conditions
+  set Load region = 1.9, 0, 0, 2, 1, 1
+  set Load        = 0, 0.05, -0.1
+end
+subsection Execution
+  set Device = host
+end
+subsection Solver
+  set Newton tolerance      = 1e-12
+  set CG relative tolerance = 1e-13
+end
+)";
+    std::ostringstream log;
+    const auto         full = run_hyperelastic(loaded, 10, log);
+    const auto         compressed =
+      run_hyperelastic(loaded +
+                         "subsection Execution\n  set Compressed supplemental "
+                         "data = true\nend\n",
+                       10,
+                       log);
+    checks.check(compressed->arrays().n_supplemental == 6 &&
+                   full->arrays().n_supplemental == 10,
+                 "compressed S(e) holds 6 values instead of 10");
+    const auto [u_full, p_full] = full->state();
+    const auto [u_comp, p_comp] = compressed->state();
+    const double difference     = max_relative_difference(u_comp, u_full);
+    checks.check(difference < 1e-9,
+                 "compressed S(e): displacement after 10 steps differs by " +
+                   scientific(difference) + " (relative)");
+  }
+
+  {
+    // Quasi-static stepping of a hyperelastic solid is path independent:
+    // one load step and four give the same equilibrium.
+    const std::string  statics = R"(
+subsection Geometry
+  set Bar size     = 2, 1, 1
+  set Subdivisions = 4, 2, 2
+  set Cell type    = hexahedra
+end
+subsection Boundary conditions
+  set Load region        = 1.9, 0, 0, 2, 1, 1
+  set Load               = 0, 0, -0.5
+  set Load time function = t
+end
+subsection Time
+  set Mode     = quasi-static
+  set End time = 1
+end
+subsection Execution
+  set Device = host
+end
+subsection Solver
+  set Newton tolerance      = 1e-12
+  set CG relative tolerance = 1e-13
+end
+)";
+    std::ostringstream log;
+    const auto         one_step =
+      run_hyperelastic(statics + "subsection Time\n  set Time step = 1\nend\n",
+                       1,
+                       log);
+    const auto four_steps =
+      run_hyperelastic(statics +
+                         "subsection Time\n  set Time step = 0.25\nend\n",
+                       4,
+                       log);
+    const auto   u1         = one_step->state().first;
+    const auto   u4         = four_steps->state().first;
+    const double difference = max_relative_difference(u1, u4);
+    const double tip        = *std::max_element(u4.begin(),
+                                         u4.end(),
+                                         [](const double a, const double b) {
+                                           return std::abs(a) < std::abs(b);
+                                         });
+    checks.check(difference < 1e-8 && std::abs(tip) > 1e-2,
+                 "quasi-static hexahedra: 1 and 4 load steps agree to " +
+                   scientific(difference) + " (largest displacement " +
+                   scientific(std::abs(tip)) + ")");
+  }
+
+  {
+    // A load far too large inverts elements: the run stops, names the step
+    // and the element, and writes the last good state.
+    const std::filesystem::path directory = "hyperelastic_inversion_output";
+    std::filesystem::remove_all(directory);
+    const std::string               crushing = R"(
+subsection Geometry
+  set Bar size     = 2, 1, 1
+  set Subdivisions = 4, 2, 2
+end
+subsection Boundary conditions
+  set Load region = 1.9, 0, 0, 2, 1, 1
+  set Load        = 0, 0, -500
+end
+subsection Execution
+  set Device = host
+end
+subsection Output
+  set Directory       = hyperelastic_inversion_output
+  set Output interval = 0
+end
+)";
+    std::ostringstream              log;
+    Hyperelastic::HyperelasticSolid solid(hyperelastic_parameters(crushing),
+                                          log);
+    solid.setup();
+    checks.check_throws<Hyperelastic::ExcSimulationStopped>(
+      [&]() {
+        for (unsigned int s = 0; s < 50; ++s)
+          solid.do_step();
+      },
+      "is inverted",
+      "an inverting load stops the run with the element named");
+    checks.check(std::filesystem::exists(directory / "solid.pvd") &&
+                   !solid.statistics().output_files.empty(),
+                 "the last good state was written before stopping");
+  }
+
+  {
+    // Bad input is refused with a message.
+    std::ostringstream log;
+    checks.check_throws<dealii::ExceptionBase>(
+      [&]() {
+        hyperelastic_parameters(
+          "subsection Boundary conditions\n  set Load region = 5, 5, 5, 6, "
+          "6\nend\n");
+      },
+      "needs 6 comma-separated numbers",
+      "a box with five numbers is refused");
+    checks.check_throws<dealii::ExceptionBase>(
+      [&]() {
+        Hyperelastic::HyperelasticSolid solid(
+          hyperelastic_parameters("subsection Boundary conditions\n  set "
+                                  "Load region = 5, 5, 5, 6, 6, 6\nend\n"),
+          log);
+        solid.setup();
+      },
+      "contains no node",
+      "a load region outside the body is refused");
+    checks.check_throws<dealii::ExceptionBase>(
+      [&]() {
+        Hyperelastic::HyperelasticSolid solid(
+          hyperelastic_parameters("subsection Boundary conditions\n  set "
+                                  "Fixed boundary ids = 17\nend\n"),
+          log);
+        solid.setup();
+      },
+      "boundary id 17",
+      "a fixed boundary id the mesh lacks is refused");
+    if (GPUAssembly::n_cuda_devices() == 0)
+      checks.check_throws<dealii::ExceptionBase>(
+        [&]() {
+          Hyperelastic::HyperelasticSolid solid(
+            hyperelastic_parameters(
+              "subsection Execution\n  set Device = gpu\nend\n"),
+            log);
+          solid.setup();
+        },
+        "no CUDA device was found",
+        "Device = gpu without a GPU is refused");
+  }
+
+  return checks.exit_code();
+}
