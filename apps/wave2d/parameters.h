@@ -1,0 +1,126 @@
+#ifndef wave2d_parameters_h
+#define wave2d_parameters_h
+
+#include <deal.II/base/parameter_handler.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace Wave2D
+{
+  /**
+   * Everything the parameter file sets, one struct per subsection, each
+   * with declare_parameters() and parse_parameters() (deal.II step-44's
+   * pattern). Values are checked when parsed: a bad file stops the program
+   * with a message that names the entry.
+   */
+  struct Parameters
+  {
+    struct Mesh
+    {
+      std::string mesh_file;
+      std::string cell_type;
+      double      width, height, element_size;
+      std::string defect;
+      double      hole_x, hole_y, hole_radius;
+      void
+      declare(dealii::ParameterHandler &prm);
+      void
+      parse(dealii::ParameterHandler &prm);
+    } mesh;
+
+    struct Material
+    {
+      /// Element set name or material id, as written in the file.
+      std::string key;
+      double      youngs_modulus, poissons_ratio, density, damping;
+    };
+    std::vector<Material> materials;
+
+    struct Absorbing
+    {
+      std::vector<std::string> sides;
+      double                   thickness, max_damping;
+      void
+      declare(dealii::ParameterHandler &prm);
+      void
+      parse(dealii::ParameterHandler &prm);
+    } absorbing;
+
+    struct Source
+    {
+      std::string           type;
+      std::array<double, 4> region;
+      std::array<double, 2> direction;
+      double                amplitude;
+      std::string           signal;
+      double                frequency, cycles, delay, width;
+      std::vector<double>   fixed_region; // empty or 4 values
+      void
+      declare(dealii::ParameterHandler &prm);
+      void
+      parse(dealii::ParameterHandler &prm);
+    } source;
+
+    struct Receivers
+    {
+      std::vector<std::array<double, 2>> points;
+      unsigned int                       record_interval;
+      void
+      declare(dealii::ParameterHandler &prm);
+      void
+      parse(dealii::ParameterHandler &prm);
+    } receivers;
+
+    struct Time
+    {
+      double end_time, time_step, courant_number;
+      void
+      declare(dealii::ParameterHandler &prm);
+      void
+      parse(dealii::ParameterHandler &prm);
+    } time;
+
+    struct Solver
+    {
+      std::string  device, precision, partitioner;
+      unsigned int nodes_per_block;
+      void
+      declare(dealii::ParameterHandler &prm);
+      void
+      parse(dealii::ParameterHandler &prm);
+    } solver;
+
+    struct Output
+    {
+      std::string  directory;
+      unsigned int snapshot_interval;
+      bool         snapshot_images;
+      double       progress_interval;
+      void
+      declare(dealii::ParameterHandler &prm);
+      void
+      parse(dealii::ParameterHandler &prm);
+    } output;
+
+    struct Checkpoint
+    {
+      unsigned int interval;
+      bool         restart;
+      unsigned int stop_after;
+      void
+      declare(dealii::ParameterHandler &prm);
+      void
+      parse(dealii::ParameterHandler &prm);
+    } checkpoint;
+
+    static void
+    declare_parameters(dealii::ParameterHandler &prm);
+
+    void
+    parse_parameters(dealii::ParameterHandler &prm);
+  };
+} // namespace Wave2D
+
+#endif

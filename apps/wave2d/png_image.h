@@ -1,0 +1,100 @@
+#ifndef wave2d_png_image_h
+#define wave2d_png_image_h
+
+#include <gpu_assembly/explicit/elastic_wave_system.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace Wave2D
+{
+  /**
+   * An RGB raster written as PNG through zlib: enough to plot receiver
+   * traces and render displacement snapshots without a plotting package.
+   */
+  class Image
+  {
+  public:
+    using Color = std::array<std::uint8_t, 3>;
+
+    Image(const unsigned int width,
+          const unsigned int height,
+          const Color       &background = {{255, 255, 255}});
+
+    void
+    set(const int x, const int y, const Color &color);
+
+    void
+    line(double       x0,
+         double       y0,
+         const double x1,
+         const double y1,
+         const Color &color);
+
+    /// Text in a 5x7 pixel font scaled by @p scale (digits, letters,
+    /// and . , - + = : ( ) / %).
+    void
+    text(const int          x,
+         const int          y,
+         const std::string &text,
+         const Color       &color,
+         const int          scale = 2);
+
+    /// Fill a triangle (pixel coordinates) with colors interpolated from
+    /// values at its corners through the colormap of color_map().
+    void
+    triangle(const std::array<double, 6> &xy, const std::array<double, 3> &v);
+
+    /// Throws if the file cannot be written.
+    void
+    write_png(const std::string &filename) const;
+
+    unsigned int
+    width() const
+    {
+      return w;
+    }
+
+    unsigned int
+    height() const
+    {
+      return h;
+    }
+
+  private:
+    unsigned int              w, h;
+    std::vector<std::uint8_t> pixels;
+  };
+
+  /// A perceptual-ish colormap from dark blue (0) through white to dark
+  /// red (1).
+  Image::Color
+  color_map(const double value);
+
+  /**
+   * One panel per receiver, both displacement components against time,
+   * with axes, zero line, and labels.
+   */
+  void
+  plot_traces(const std::string                      &filename,
+              const std::vector<double>              &times,
+              const std::vector<std::vector<double>> &ux,
+              const std::vector<std::vector<double>> &uy,
+              const std::vector<std::string>         &labels);
+
+  /**
+   * The displacement magnitude |u| on the mesh (quadrilaterals split in
+   * two triangles), colour scale from 0 to @p scale (0: the field's own
+   * maximum), with a title.
+   */
+  void
+  render_field(const std::string                     &filename,
+               const GPUAssembly::Explicit::WaveMesh &mesh,
+               const std::vector<double>             &displacement,
+               const double                           scale,
+               const std::string                     &title);
+} // namespace Wave2D
+
+#endif

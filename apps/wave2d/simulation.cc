@@ -1,0 +1,719 @@
+#include "simulation.h"
+
+#include <deal.II/base/multithread_info.h>
+
+#include <deal.II/grid/grid_generator.h>
+#include <deal.II/grid/grid_tools.h>
+#include <deal.II/grid/manifold_lib.h>
+
+#include <deal.II/numerics/data_out.h>
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/explicit/abaqus_input.h>
+#include <gpu_assembly/grid/mesh_input.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <memory>
+
+#include "png_image.h"
+
+namespace Wave2D
+{
+  using namespace dealii;
+  using namespace GPUAssembly::Explicit;
+
+  Simulation::Simulation(const Parameters &parameters)
+    : parameters(parameters)
+    , pcout(std::cout)
+    , timer(pcout, TimerOutput::summary, TimerOutput::wall_times)
+  {}
+
+
+
+  void
+  Simulation::make_grid()
+  {
+    TimerOutput::Scope      scope(timer, "Mesh");
+    const Parameters::Mesh &p = parameters.mesh;
+    if (!p.mesh_file.empty())
+      {
+        const std::string extension =
+          std::filesystem::path(p.mesh_file).extension().string();
+        if (extension == ".inp")
+          element_sets = read_abaqus_with_sets(p.mesh_file, tria);
+        else
+          GPUAssembly::read_mesh(p.mesh_file, tria);
+        pcout << "Mesh " << p.mesh_file << ": " << tria.n_active_cells()
+              << " cells";
+        for (const auto &[name, id] : element_sets)
+          pcout << (id == 1 ? "; element sets: " : ", ") << name << " -> "
+                << int(id);
+        pcout << std::endl;
+        return;
+      }
+
+    // The built-in plate: coarse cells of about the hole's size, the 2 x 2
+    // cells around the hole replaced by deal.II's square with a cylindrical
+    // hole, then refined to the element size. Triangles come from splitting
+    // each quadrilateral into 8 (node spacing half the quadrilateral size).
+    const bool       triangles = p.cell_type == "triangles";
+    const double     target = triangles ? 2 * p.element_size : p.element_size;
+    Triangulation<2> quads;
+    if (p.defect == "hole")
+      {
+        const double a = 2 * p.hole_radius;
+        const auto   steps =
+          [a](const double from, const double hole, const double to) {
+            std::vector<double> s;
+            const unsigned int  n_before =
+              std::max(1., std::round((hole - a - from) / a));
+            for (unsigned int i = 0; i < n_before; ++i)
+              s.push_back((hole - a - from) / n_before);
+            s.push_back(a);
+            s.push_back(a);
+            const unsigned int n_after =
+              std::max(1., std::round((to - hole - a) / a));
+            for (unsigned int i = 0; i < n_after; ++i)
+              s.push_back((to - hole - a) / n_after);
+            return s;
+          };
+        const std::vector<std::vector<double>> step_sizes =
+          {steps(0, p.hole_x, p.width), steps(0, p.hole_y, p.height)};
+        Triangulation<2> full, outside, square;
+        GridGenerator::subdivided_hyper_rectangle(full,
+                                                  step_sizes,
+                                                  Point<2>(0, 0),
+                                                  Point<2>(p.width, p.height));
+        std::set<Triangulation<2>::active_cell_iterator> remove;
+        for (const auto &cell : full.active_cell_iterators())
+          if (std::abs(cell->center()[0] - p.hole_x) < a &&
+              std::abs(cell->center()[1] - p.hole_y) < a)
+            remove.insert(cell);
+        GridGenerator::create_triangulation_with_removed_cells(full,
+                                                               remove,
+                                                               outside);
+        GridGenerator::hyper_cube_with_cylindrical_hole(square,
+                                                        p.hole_radius,
+                                                        a);
+        GridTools::shift(Point<2>(p.hole_x, p.hole_y), square);
+        GridGenerator::merge_triangulations(outside, square, quads, 1e-9 * a);
+        const Point<2> centre(p.hole_x, p.hole_y);
+        quads.set_all_manifold_ids(numbers::flat_manifold_id);
+        for (const auto &cell : quads.active_cell_iterators())
+          if (std::abs(cell->center()[0] - p.hole_x) < a &&
+              std::abs(cell->center()[1] - p.hole_y) < a)
+            {
+              cell->set_all_manifold_ids(1);
+              for (const auto &face : cell->face_iterators())
+                if (face->at_boundary() &&
+                    face->center().distance(centre) < 1.5 * p.hole_radius)
+                  face->set_manifold_id(0);
+            }
+        quads.set_manifold(0, SphericalManifold<2>(centre));
+        TransfiniteInterpolationManifold<2> transfinite;
+        transfinite.initialize(quads);
+        quads.set_manifold(1, transfinite);
+        const unsigned int n_refinements =
+          std::max(0., std::ceil(std::log2(1.5 * a / target)));
+        quads.refine_global(n_refinements);
+      }
+    else
+      GridGenerator::subdivided_hyper_rectangle(
+        quads,
+        {static_cast<unsigned int>(std::ceil(p.width / target)),
+         static_cast<unsigned int>(std::ceil(p.height / target))},
+        Point<2>(0, 0),
+        Point<2>(p.width, p.height));
+
+    if (triangles)
+      {
+        Triangulation<2> flat;
+        GridGenerator::flatten_triangulation(quads, flat);
+        GridGenerator::convert_hypercube_to_simplex_mesh(flat, tria);
+      }
+    else
+      {
+        GridGenerator::flatten_triangulation(quads, tria);
+      }
+    for (const auto &cell : tria.active_cell_iterators())
+      cell->set_material_id(0);
+    pcout << "Built-in plate " << p.width << " m x " << p.height << " m"
+          << (p.defect == "hole" ? " with a hole of radius " +
+                                     std::to_string(p.hole_radius) + " m" :
+                                   std::string())
+          << ": " << tria.n_active_cells() << ' ' << p.cell_type << std::endl;
+  }
+
+
+
+  void
+  Simulation::setup()
+  {
+    TimerOutput::Scope scope(timer, "Set-up (system, partition)");
+
+    // Materials: keys are element-set names or material ids.
+    std::map<types::material_id, unsigned int> material_index;
+    for (unsigned int m = 0; m < parameters.materials.size(); ++m)
+      {
+        const Parameters::Material &entry = parameters.materials[m];
+        types::material_id          id;
+        if (element_sets.count(entry.key) > 0)
+          id = element_sets.at(entry.key);
+        else
+          {
+            std::size_t used  = 0;
+            long        value = -1;
+            try
+              {
+                value = std::stol(entry.key, &used);
+              }
+            catch (...)
+              {}
+            AssertThrow(used == entry.key.size() && value >= 0 &&
+                          value < numbers::invalid_material_id,
+                        ExcMessage("Materials: '" + entry.key +
+                                   "' is neither a material id nor an "
+                                   "element set of the mesh."));
+            id = value;
+          }
+        material_index[id] = m;
+        materials.push_back({entry.youngs_modulus,
+                             entry.poissons_ratio,
+                             entry.density,
+                             entry.damping});
+      }
+    discretization.reinit(tria, material_index);
+    mesh = discretization.get_mesh();
+
+    std::vector<AbsorbingLayer> layers;
+    for (const std::string &side : parameters.absorbing.sides)
+      layers.push_back({side == "left"   ? AbsorbingLayer::Side::left :
+                        side == "right"  ? AbsorbingLayer::Side::right :
+                        side == "bottom" ? AbsorbingLayer::Side::bottom :
+                                           AbsorbingLayer::Side::top,
+                        parameters.absorbing.thickness,
+                        parameters.absorbing.max_damping});
+    apply_absorbing_layers(layers, mesh);
+    system           = assemble_nodal_system(mesh, materials);
+    stable_time_step = 2. / std::sqrt(system.estimate_max_eigenvalue());
+    time_step        = parameters.time.time_step > 0 ?
+                         parameters.time.time_step :
+                         parameters.time.courant_number * stable_time_step;
+    AssertThrow(time_step <= stable_time_step,
+                ExcMessage("Time/Time step " + std::to_string(time_step) +
+                           " s exceeds the stability limit " +
+                           std::to_string(stable_time_step) +
+                           " s of this mesh: the run would blow up. Use a "
+                           "smaller time step, or 0 for an automatic one."));
+    n_steps = std::ceil(parameters.time.end_time / time_step - 1e-9);
+
+    // Sources.
+    const Parameters::Source &s = parameters.source;
+    Source                    source;
+    source.type =
+      s.type == "force" ? Source::Type::force : Source::Type::displacement;
+    source.nodes =
+      mesh.nodes_in_box(s.region[0], s.region[1], s.region[2], s.region[3]);
+    if (source.nodes.empty())
+      {
+        const unsigned int n =
+          mesh.nearest_node(0.5 * (s.region[0] + s.region[2]),
+                            0.5 * (s.region[1] + s.region[3]));
+        AssertThrow(false,
+                    ExcMessage("Source/Region contains no node of the mesh; "
+                               "the node nearest to its centre is at (" +
+                               std::to_string(mesh.coordinates[2 * n]) + ", " +
+                               std::to_string(mesh.coordinates[2 * n + 1]) +
+                               ")."));
+      }
+    source.direction[0] = s.direction[0];
+    source.direction[1] = s.direction[1];
+    source.amplitude    = s.amplitude;
+    source.signal.type  = s.signal == "hann" ? Signal::Type::hann_tone_burst :
+                                               Signal::Type::gaussian;
+    source.signal.frequency = s.frequency;
+    source.signal.n_cycles  = s.cycles;
+    source.signal.delay     = s.delay;
+    source.signal.width     = s.width;
+    sources                 = {source};
+    if (!s.fixed_region.empty())
+      {
+        Source clamp;
+        clamp.type      = Source::Type::displacement;
+        clamp.amplitude = 0;
+        clamp.nodes     = mesh.nodes_in_box(s.fixed_region[0],
+                                        s.fixed_region[1],
+                                        s.fixed_region[2],
+                                        s.fixed_region[3]);
+        AssertThrow(!clamp.nodes.empty(),
+                    ExcMessage("Source/Fixed region contains no node of the "
+                               "mesh."));
+        sources.push_back(clamp);
+      }
+    AssertThrow(!parameters.receivers.points.empty(),
+                ExcMessage("Receivers/Points: at least one receiver is "
+                           "needed."));
+    for (const auto &point : parameters.receivers.points)
+      receiver_nodes.push_back(mesh.nearest_node(point[0], point[1]));
+
+    std::vector<unsigned int> offsets, neighbours;
+    make_node_graph(system, offsets, neighbours);
+    BlockLimits limits;
+    limits.max_block_size = parameters.solver.nodes_per_block;
+    limits.max_halo_nodes = parameters.solver.nodes_per_block;
+    blocks =
+      partition_nodes(parse_partitioner_type(parameters.solver.partitioner),
+                      mesh,
+                      offsets,
+                      neighbours,
+                      limits);
+
+    const std::string &device = parameters.solver.device;
+    use_gpu                   = device == "gpu" ||
+              (device == "auto" && GPUAssembly::n_cuda_devices() > 0);
+    AssertThrow(!use_gpu || GPUAssembly::n_cuda_devices() > 0,
+                ExcMessage("Solver/Device = gpu, but no CUDA device was "
+                           "found. Use auto or host."));
+
+    pcout << "Nodes: " << mesh.n_nodes << ", unknowns: " << 2 * mesh.n_nodes
+          << ", cells: " << mesh.n_cells() << ", shortest edge "
+          << mesh.minimum_edge_length()
+          << " m, links per node <= " << system.max_links() << std::endl;
+    for (unsigned int m = 0; m < materials.size(); ++m)
+      pcout << "Material " << parameters.materials[m].key
+            << ": c_p = " << materials[m].p_wave_speed()
+            << " m/s, c_s = " << materials[m].s_wave_speed()
+            << " m/s, c_R = " << materials[m].rayleigh_wave_speed() << " m/s"
+            << std::endl;
+    pcout << "Time step " << time_step << " s (stability limit "
+          << stable_time_step << " s), " << n_steps << " steps to "
+          << n_steps * time_step << " s" << std::endl;
+    pcout << "Source: " << s.type << " on " << source.nodes.size()
+          << " nodes; receivers at nodes";
+    for (const unsigned int n : receiver_nodes)
+      pcout << " (" << mesh.coordinates[2 * n] << ", "
+            << mesh.coordinates[2 * n + 1] << ")";
+    pcout << "\nNode blocks (" << parameters.solver.partitioner
+          << " partitioner): " << blocks.n_blocks() << " of "
+          << limits.max_block_size
+          << " nodes, efficiency eta = " << blocks.efficiency() << std::endl;
+    pcout << (use_gpu ?
+                GPUAssembly::describe_execution_path() :
+                "Host path: " + std::to_string(MultithreadInfo::n_threads()) +
+                  " threads.")
+          << std::endl;
+  }
+
+
+
+  std::uint64_t
+  Simulation::fingerprint() const
+  {
+    // FNV-1a over what fixes the discrete model: a restart from a
+    // checkpoint of another model is refused.
+    std::uint64_t hash = 1469598103934665603ull;
+    const auto    mix  = [&hash](const void *data, const std::size_t size) {
+      const unsigned char *bytes = static_cast<const unsigned char *>(data);
+      for (std::size_t i = 0; i < size; ++i)
+        hash = (hash ^ bytes[i]) * 1099511628211ull;
+    };
+    mix(mesh.coordinates.data(), mesh.coordinates.size() * sizeof(double));
+    mix(mesh.cells.data(), mesh.cells.size() * sizeof(unsigned int));
+    mix(system.mass.data(), system.mass.size() * sizeof(double));
+    mix(system.damping.data(), system.damping.size() * sizeof(double));
+    mix(&time_step, sizeof(double));
+    mix(&n_steps, sizeof(n_steps));
+    for (const auto &source : sources)
+      {
+        mix(source.nodes.data(), source.nodes.size() * sizeof(unsigned int));
+        mix(source.direction, sizeof(source.direction));
+        mix(&source.amplitude, sizeof(double));
+        const double signal[4] = {source.signal.frequency,
+                                  source.signal.n_cycles,
+                                  source.signal.delay,
+                                  source.signal.width};
+        mix(signal, sizeof(signal));
+      }
+    mix(receiver_nodes.data(), receiver_nodes.size() * sizeof(unsigned int));
+    mix(&parameters.receivers.record_interval, sizeof(unsigned int));
+    return hash;
+  }
+
+
+
+  void
+  Simulation::write_checkpoint(const unsigned int         step,
+                               const std::vector<double> &u_previous,
+                               const std::vector<double> &u_current,
+                               const std::vector<double> &history,
+                               const unsigned int         precision) const
+  {
+    const std::string name = parameters.output.directory + "/checkpoint.bin";
+    {
+      std::ofstream out(name + ".tmp", std::ios::binary);
+      AssertThrow(out, ExcMessage("Cannot write " + name + ".tmp"));
+      const auto put = [&out](const void *data, const std::size_t size) {
+        out.write(static_cast<const char *>(data), size);
+      };
+      const char          magic[8] = {'W', 'A', 'V', 'E', '2', 'D', 'C', '1'};
+      const std::uint64_t hash     = fingerprint();
+      const std::uint64_t sizes[3] = {u_previous.size(),
+                                      history.size(),
+                                      snapshots.size()};
+      put(magic, 8);
+      put(&hash, 8);
+      put(&precision, sizeof(precision));
+      put(&step, sizeof(step));
+      put(sizes, sizeof(sizes));
+      put(u_previous.data(), u_previous.size() * sizeof(double));
+      put(u_current.data(), u_current.size() * sizeof(double));
+      put(history.data(), history.size() * sizeof(double));
+      for (const auto &[t, file] : snapshots)
+        {
+          const std::uint64_t length = file.size();
+          put(&t, sizeof(double));
+          put(&length, sizeof(length));
+          put(file.data(), length);
+        }
+      AssertThrow(out, ExcMessage("Writing " + name + ".tmp failed."));
+    }
+    // The rename is atomic: an interruption while writing leaves the
+    // previous checkpoint intact.
+    std::filesystem::rename(name + ".tmp", name);
+  }
+
+
+
+  void
+  Simulation::read_checkpoint(unsigned int        &step,
+                              std::vector<double> &u_previous,
+                              std::vector<double> &u_current,
+                              std::vector<double> &history,
+                              const unsigned int   precision)
+  {
+    const std::string name = parameters.output.directory + "/checkpoint.bin";
+    std::ifstream     in(name, std::ios::binary);
+    AssertThrow(in,
+                ExcMessage("Checkpoint/Restart is set, but " + name +
+                           " cannot be opened."));
+    const auto get = [&in, &name](void *data, const std::size_t size) {
+      in.read(static_cast<char *>(data), size);
+      AssertThrow(in, ExcMessage(name + " is truncated or damaged."));
+    };
+    char          magic[8];
+    std::uint64_t hash, sizes[3];
+    unsigned int  file_precision;
+    get(magic, 8);
+    AssertThrow(std::memcmp(magic, "WAVE2DC1", 8) == 0,
+                ExcMessage(name + " is not a wave2d checkpoint."));
+    get(&hash, 8);
+    AssertThrow(hash == fingerprint(),
+                ExcMessage(name + " was written for another model (mesh, "
+                                  "materials, time step, sources or "
+                                  "receivers differ): it cannot be "
+                                  "continued."));
+    get(&file_precision, sizeof(file_precision));
+    AssertThrow(file_precision == precision,
+                ExcMessage(name + " was written in another precision."));
+    get(&step, sizeof(step));
+    get(sizes, sizeof(sizes));
+    AssertThrow(sizes[0] == 2 * std::size_t(mesh.n_nodes),
+                ExcMessage(name + " does not match the mesh."));
+    u_previous.resize(sizes[0]);
+    u_current.resize(sizes[0]);
+    history.resize(sizes[1]);
+    get(u_previous.data(), sizes[0] * sizeof(double));
+    get(u_current.data(), sizes[0] * sizeof(double));
+    get(history.data(), sizes[1] * sizeof(double));
+    snapshots.clear();
+    for (std::uint64_t i = 0; i < sizes[2]; ++i)
+      {
+        double        t;
+        std::uint64_t length;
+        get(&t, sizeof(t));
+        get(&length, sizeof(length));
+        std::string file(length, ' ');
+        get(file.data(), length);
+        snapshots.emplace_back(t, file);
+      }
+  }
+
+
+
+  void
+  Simulation::write_snapshot(const unsigned int         step,
+                             const std::vector<double> &u)
+  {
+    TimerOutput::Scope scope(timer, "Output (snapshots)");
+    char               base[32];
+    std::snprintf(base, sizeof(base), "snapshot-%06u", step);
+    const std::string directory = parameters.output.directory + "/";
+
+    Vector<double> displacement;
+    discretization.nodal_to_dof_vector(u, displacement);
+    Vector<float> material(tria.n_active_cells()),
+      damping(tria.n_active_cells());
+    for (const auto &cell : tria.active_cell_iterators())
+      {
+        material[cell->active_cell_index()] = cell->material_id();
+        damping[cell->active_cell_index()] =
+          mesh.cell_extra_damping[cell->active_cell_index()];
+      }
+    DataOut<2> data_out;
+    data_out.attach_dof_handler(discretization.get_dof_handler());
+    data_out.add_data_vector(
+      displacement,
+      std::vector<std::string>(2, "displacement"),
+      DataOut<2>::type_dof_data,
+      std::vector<DataComponentInterpretation::DataComponentInterpretation>(
+        2,
+        DataComponentInterpretation::component_is_part_of_vector));
+    data_out.add_data_vector(material, "material_id");
+    data_out.add_data_vector(damping, "absorbing_damping");
+    data_out.build_patches(discretization.get_mapping());
+    // Snapshots of large models are written often: favour speed over size.
+    DataOutBase::VtkFlags flags;
+    flags.compression_level = DataOutBase::VtkFlags::best_speed;
+    data_out.set_flags(flags);
+    std::ofstream vtu(directory + base + ".vtu");
+    AssertThrow(vtu, ExcMessage("Cannot write " + directory + base + ".vtu"));
+    data_out.write_vtu(vtu);
+
+    if (snapshots.empty() ||
+        snapshots.back().second != std::string(base) + ".vtu")
+      snapshots.emplace_back(step * time_step, std::string(base) + ".vtu");
+    std::ofstream pvd(directory + "snapshots.pvd");
+    DataOutBase::write_pvd_record(pvd, snapshots);
+
+    if (parameters.output.snapshot_images)
+      {
+        char title[96];
+        std::snprintf(title,
+                      sizeof(title),
+                      "t = %.4g s (step %u)",
+                      step * time_step,
+                      step);
+        render_field(directory + base + ".png", mesh, u, 0, title);
+      }
+  }
+
+
+
+  void
+  Simulation::write_traces(const std::vector<double> &history) const
+  {
+    const unsigned int n_receivers = receiver_nodes.size();
+    const unsigned int n_records   = history.size() / (2 * n_receivers);
+    const double dt_record = parameters.receivers.record_interval * time_step;
+    const std::string name = parameters.output.directory + "/traces.csv";
+    std::ofstream     csv(name);
+    AssertThrow(csv, ExcMessage("Cannot write " + name));
+    for (unsigned int k = 0; k < n_receivers; ++k)
+      csv << "# receiver " << k << ": asked for ("
+          << parameters.receivers.points[k][0] << ", "
+          << parameters.receivers.points[k][1] << "), node at ("
+          << mesh.coordinates[2 * receiver_nodes[k]] << ", "
+          << mesh.coordinates[2 * receiver_nodes[k] + 1] << ")\n";
+    csv << "time";
+    for (unsigned int k = 0; k < n_receivers; ++k)
+      csv << ",r" << k << "_ux,r" << k << "_uy";
+    csv << '\n' << std::setprecision(17);
+    std::vector<double>              times = {0};
+    std::vector<std::vector<double>> ux(n_receivers, {0.}),
+      uy(n_receivers, {0.});
+    csv << 0.;
+    for (unsigned int k = 0; k < n_receivers; ++k)
+      csv << ",0,0";
+    csv << '\n';
+    for (unsigned int r = 0; r < n_records; ++r)
+      {
+        const double t = (r + 1) * dt_record;
+        times.push_back(t);
+        csv << t;
+        for (unsigned int k = 0; k < n_receivers; ++k)
+          {
+            const double x = history[(r * n_receivers + k) * 2],
+                         y = history[(r * n_receivers + k) * 2 + 1];
+            csv << ',' << x << ',' << y;
+            ux[k].push_back(x);
+            uy[k].push_back(y);
+          }
+        csv << '\n';
+      }
+    std::vector<std::string> labels;
+    for (unsigned int k = 0; k < n_receivers; ++k)
+      {
+        char label[64];
+        std::snprintf(label,
+                      sizeof(label),
+                      "R%u (%.3g, %.3g)",
+                      k,
+                      mesh.coordinates[2 * receiver_nodes[k]],
+                      mesh.coordinates[2 * receiver_nodes[k] + 1]);
+        labels.push_back(label);
+      }
+    plot_traces(parameters.output.directory + "/traces.png",
+                times,
+                ux,
+                uy,
+                labels);
+  }
+
+
+
+  template <typename Number>
+  void
+  Simulation::time_loop()
+  {
+    std::unique_ptr<ExplicitStepper<Number>> stepper;
+    {
+      TimerOutput::Scope         scope(timer, "Set-up (plan, upload)");
+      const ExplicitPlan<Number> plan =
+        make_explicit_plan<Number>(system,
+                                   blocks,
+                                   time_step,
+                                   stable_time_step,
+                                   sources,
+                                   receiver_nodes,
+                                   n_steps);
+      if (use_gpu)
+        stepper = std::make_unique<DeviceExplicitStepper<Number>>();
+      else
+        stepper = std::make_unique<HostExplicitStepper<Number>>();
+      stepper->reinit(plan, parameters.receivers.record_interval);
+      pcout << "Plan: L_av = " << plan.average_warp_links()
+            << " links per warp, " << plan.bytes_per_step() / 1e6
+            << " MB moved per step (" << plan.describe_bytes_per_step() << ")"
+            << std::endl;
+    }
+    const unsigned int  precision = sizeof(Number);
+    std::vector<double> u_previous, u_current;
+    if (parameters.checkpoint.restart)
+      {
+        unsigned int        step;
+        std::vector<double> history;
+        read_checkpoint(step, u_previous, u_current, history, precision);
+        stepper->set_state(step, u_previous, u_current);
+        stepper->set_receiver_history(history);
+        pcout << "Restarted from the checkpoint at step " << step
+              << " (t = " << step * time_step << " s)" << std::endl;
+      }
+    else
+      {
+        stepper->get_state(u_previous, u_current);
+        write_snapshot(0, u_current);
+      }
+
+    const Parameters::Output     &output        = parameters.output;
+    const Parameters::Checkpoint &checkpoint    = parameters.checkpoint;
+    const auto                    next_multiple = [](const unsigned int step,
+                                  const unsigned int interval) {
+      return interval == 0 ? std::numeric_limits<unsigned int>::max() :
+                                                (step / interval + 1) * interval;
+    };
+    auto               last_progress = std::chrono::steady_clock::now();
+    const auto         start         = last_progress;
+    const unsigned int first_step    = stepper->step();
+    bool               stopped       = false;
+    while (stepper->step() < n_steps && !stopped)
+      {
+        const unsigned int step = stepper->step();
+        unsigned int       next =
+          std::min({n_steps,
+                    next_multiple(step, output.snapshot_interval),
+                    next_multiple(step, checkpoint.interval),
+                    step + 1000});
+        if (checkpoint.stop_after > step)
+          next = std::min(next, checkpoint.stop_after);
+        {
+          TimerOutput::Scope scope(timer, "Time stepping");
+          stepper->advance(next - step);
+        }
+        const unsigned int now = stepper->step();
+        stopped = checkpoint.stop_after > 0 && now >= checkpoint.stop_after &&
+                  now < n_steps;
+        const bool snapshot =
+          output.snapshot_interval > 0 && now % output.snapshot_interval == 0;
+        const bool save = stopped || (checkpoint.interval > 0 &&
+                                      now % checkpoint.interval == 0);
+        if (snapshot || save)
+          stepper->get_state(u_previous, u_current);
+        if (snapshot)
+          write_snapshot(now, u_current);
+        if (save)
+          {
+            TimerOutput::Scope scope(timer, "Checkpoints");
+            write_checkpoint(now,
+                             u_previous,
+                             u_current,
+                             stepper->receiver_history(),
+                             precision);
+          }
+        const double since = std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - last_progress)
+                               .count();
+        if (since >= output.progress_interval || now == n_steps || stopped)
+          {
+            const double elapsed = std::chrono::duration<double>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count();
+            const double rate = (now - first_step) / std::max(elapsed, 1e-9);
+            pcout << "  step " << now << " / " << n_steps
+                  << ", t = " << now * time_step << " s, "
+                  << std::setprecision(4) << rate << " steps/s, "
+                  << rate * mesh.n_nodes / 1e6 << " M node updates/s, about "
+                  << (n_steps - now) / std::max(rate, 1e-9) << " s left"
+                  << std::setprecision(6) << std::endl;
+            last_progress = std::chrono::steady_clock::now();
+          }
+      }
+    if (stopped)
+      {
+        write_traces(stepper->receiver_history());
+        pcout << "Stopped after step " << stepper->step()
+              << " as 'Stop after steps' asks; checkpoint written. Set "
+                 "'Restart = true' to continue."
+              << std::endl;
+        return;
+      }
+    stepper->get_state(u_previous, u_current);
+    if (snapshots.empty() ||
+        snapshots.back().first < stepper->step() * time_step * (1 - 1e-12))
+      write_snapshot(stepper->step(), u_current);
+    {
+      TimerOutput::Scope scope(timer, "Checkpoints");
+      write_checkpoint(stepper->step(),
+                       u_previous,
+                       u_current,
+                       stepper->receiver_history(),
+                       precision);
+    }
+    {
+      TimerOutput::Scope scope(timer, "Output (traces)");
+      write_traces(stepper->receiver_history());
+    }
+    pcout << "Wrote " << parameters.output.directory
+          << "/traces.csv, traces.png, snapshots.pvd and " << snapshots.size()
+          << " snapshots." << std::endl;
+  }
+
+
+
+  void
+  Simulation::run()
+  {
+    std::filesystem::create_directories(parameters.output.directory);
+    make_grid();
+    setup();
+    if (parameters.solver.precision == "double")
+      time_loop<double>();
+    else
+      time_loop<float>();
+  }
+} // namespace Wave2D

@@ -1,0 +1,89 @@
+#ifndef wave2d_simulation_h
+#define wave2d_simulation_h
+
+#include <deal.II/base/conditional_ostream.h>
+#include <deal.II/base/timer.h>
+
+#include <deal.II/grid/tria.h>
+
+#include <gpu_assembly/explicit/explicit_stepper.h>
+#include <gpu_assembly/explicit/wave_discretization.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "parameters.h"
+
+namespace Wave2D
+{
+  /**
+   * One run of the explicit elastic wave solver: mesh, set-up, time
+   * stepping on the GPU or the host, snapshots, receiver traces and
+   * checkpoints, as the parameter file says.
+   */
+  class Simulation
+  {
+  public:
+    explicit Simulation(const Parameters &parameters);
+
+    void
+    run();
+
+  private:
+    void
+    make_grid();
+
+    void
+    setup();
+
+    template <typename Number>
+    void
+    time_loop();
+
+    void
+    write_snapshot(const unsigned int step, const std::vector<double> &u);
+
+    void
+    write_traces(const std::vector<double> &history) const;
+
+    void
+    write_checkpoint(const unsigned int         step,
+                     const std::vector<double> &u_previous,
+                     const std::vector<double> &u_current,
+                     const std::vector<double> &history,
+                     const unsigned int         precision) const;
+
+    void
+    read_checkpoint(unsigned int        &step,
+                    std::vector<double> &u_previous,
+                    std::vector<double> &u_current,
+                    std::vector<double> &history,
+                    const unsigned int   precision);
+
+    std::uint64_t
+    fingerprint() const;
+
+    const Parameters           parameters;
+    dealii::ConditionalOStream pcout;
+    dealii::TimerOutput        timer;
+
+    dealii::Triangulation<2>                            tria;
+    std::map<std::string, dealii::types::material_id>   element_sets;
+    GPUAssembly::Explicit::WaveDiscretization           discretization;
+    GPUAssembly::Explicit::WaveMesh                     mesh;
+    std::vector<GPUAssembly::Explicit::ElasticMaterial> materials;
+    GPUAssembly::Explicit::NodalSystem                  system;
+    GPUAssembly::Explicit::NodeBlocks                   blocks;
+    std::vector<GPUAssembly::Explicit::Source>          sources;
+    std::vector<unsigned int>                           receiver_nodes;
+    double                                              time_step        = 0;
+    double                                              stable_time_step = 0;
+    unsigned int                                        n_steps          = 0;
+    bool                                                use_gpu = false;
+    std::vector<std::pair<double, std::string>>         snapshots;
+  };
+} // namespace Wave2D
+
+#endif

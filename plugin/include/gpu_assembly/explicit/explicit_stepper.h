@@ -1,0 +1,164 @@
+#ifndef gpu_assembly_explicit_explicit_stepper_h
+#define gpu_assembly_explicit_explicit_stepper_h
+
+#include <gpu_assembly/explicit/explicit_plan.h>
+
+#include <memory>
+#include <vector>
+
+namespace GPUAssembly
+{
+  namespace Explicit
+  {
+    /**
+     * Time stepping with the central-difference update of Pogo's eq. 4 on
+     * an ExplicitPlan. Step n (from time n dt) computes
+     *   U_{n+1} = C' U_{n-1} + K' U_n            (one thread per node)
+     *   U_{n+1} += F' f(t_n)                      (force sources)
+     *   U_{n+1} = g(t_{n+1})                      (prescribed displacements)
+     * and records U_{n+1} at the receivers when n + 1 is a multiple of the
+     * record interval. States are exchanged in node numbering, interleaved
+     * (x, y of node i at 2 i, 2 i + 1), in double whatever Number is (the
+     * conversion of float values to double is exact, so a checkpoint
+     * written from them restarts bitwise).
+     */
+    template <typename Number>
+    class ExplicitStepper
+    {
+    public:
+      virtual ~ExplicitStepper() = default;
+
+      /**
+       * Take the plan (copied: to the device for the GPU stepper) and start
+       * from rest at step 0 with no receiver records.
+       */
+      virtual void
+      reinit(const ExplicitPlan<Number> &plan,
+             const unsigned int          record_interval) = 0;
+
+      /// Continue from U_{n-1} = @p u_previous, U_n = @p u_current at
+      /// step n = @p step (a restart).
+      virtual void
+      set_state(const unsigned int         step,
+                const std::vector<double> &u_previous,
+                const std::vector<double> &u_current) = 0;
+
+      virtual void
+      get_state(std::vector<double> &u_previous,
+                std::vector<double> &u_current) const = 0;
+
+      /// Do @p n_steps steps.
+      virtual void
+      advance(const unsigned int n_steps) = 0;
+
+      /// Steps done so far (the n of U_n).
+      unsigned int
+      step() const
+      {
+        return current_step;
+      }
+
+      /**
+       * Receiver records so far: record r, receiver k, component c at
+       * (r * n_receivers + k) * 2 + c; record r is step (r + 1) times the
+       * record interval.
+       */
+      const std::vector<double> &
+      receiver_history() const
+      {
+        return history;
+      }
+
+      /// Replace the records (a restart).
+      void
+      set_receiver_history(const std::vector<double> &records)
+      {
+        history = records;
+      }
+
+    protected:
+      unsigned int        current_step = 0;
+      unsigned int        interval     = 1;
+      std::vector<double> history;
+    };
+
+
+
+    /**
+     * The reference: the same arithmetic as the GPU kernel, in the same
+     * order (explicit_update.h), run over blocks by all host threads.
+     * Bitwise reproducible whatever the number of threads, since every
+     * node is computed by one thread from the previous states only.
+     */
+    template <typename Number>
+    class HostExplicitStepper : public ExplicitStepper<Number>
+    {
+    public:
+      void
+      reinit(const ExplicitPlan<Number> &plan,
+             const unsigned int          record_interval) override;
+
+      void
+      set_state(const unsigned int         step,
+                const std::vector<double> &u_previous,
+                const std::vector<double> &u_current) override;
+
+      void
+      get_state(std::vector<double> &u_previous,
+                std::vector<double> &u_current) const override;
+
+      void
+      advance(const unsigned int n_steps) override;
+
+    private:
+      void
+      do_step();
+
+      ExplicitPlan<Number> plan;
+      std::vector<Number>  u[3];
+      unsigned int         previous = 0, current = 1, next = 2;
+    };
+
+
+
+    /**
+     * The GPU stepper: one thread per node, one CUDA block per node block;
+     * a block loads its own U_curr and its halo into shared memory, then
+     * every thread loops over its warp's links reading K' coalesced. Throws
+     * if no CUDA device exists.
+     */
+    template <typename Number>
+    class DeviceExplicitStepper : public ExplicitStepper<Number>
+    {
+    public:
+      DeviceExplicitStepper();
+      ~DeviceExplicitStepper() override;
+
+      void
+      reinit(const ExplicitPlan<Number> &plan,
+             const unsigned int          record_interval) override;
+
+      void
+      set_state(const unsigned int         step,
+                const std::vector<double> &u_previous,
+                const std::vector<double> &u_current) override;
+
+      void
+      get_state(std::vector<double> &u_previous,
+                std::vector<double> &u_current) const override;
+
+      void
+      advance(const unsigned int n_steps) override;
+
+      /// Bytes of device memory held.
+      std::size_t
+      memory_consumption() const;
+
+    private:
+      struct Implementation;
+      std::unique_ptr<Implementation> implementation;
+    };
+  } // namespace Explicit
+} // namespace GPUAssembly
+
+#endif

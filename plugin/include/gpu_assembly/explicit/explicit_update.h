@@ -1,0 +1,81 @@
+#ifndef gpu_assembly_explicit_explicit_update_h
+#define gpu_assembly_explicit_explicit_update_h
+
+#include <gpu_assembly/base/config.h>
+
+/**
+ * @file
+ * The arithmetic of one node's central-difference update, shared by the
+ * host stepper and the CUDA kernel so that both do the same operations in
+ * the same order. On the device every product and sum is rounded on its
+ * own (no fused multiply-add): with the host compiled with
+ * -ffp-contract=off, double-precision results are then bitwise equal.
+ */
+
+namespace GPUAssembly
+{
+  namespace Explicit
+  {
+    GPU_ASSEMBLY_HOST_DEVICE inline double
+    rounded_mul(const double a, const double b)
+    {
+#if defined(__CUDA_ARCH__)
+      return __dmul_rn(a, b);
+#else
+      return a * b;
+#endif
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE inline float
+    rounded_mul(const float a, const float b)
+    {
+#if defined(__CUDA_ARCH__)
+      return __fmul_rn(a, b);
+#else
+      return a * b;
+#endif
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE inline double
+    rounded_add(const double a, const double b)
+    {
+#if defined(__CUDA_ARCH__)
+      return __dadd_rn(a, b);
+#else
+      return a + b;
+#endif
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE inline float
+    rounded_add(const float a, const float b)
+    {
+#if defined(__CUDA_ARCH__)
+      return __fadd_rn(a, b);
+#else
+      return a + b;
+#endif
+    }
+
+    /**
+     * (ax, ay) += K'_ij u_j for one link, K' as xx, xy, yx, yy.
+     */
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    accumulate_link(const Number kxx,
+                    const Number kxy,
+                    const Number kyx,
+                    const Number kyy,
+                    const Number ux,
+                    const Number uy,
+                    Number      &ax,
+                    Number      &ay)
+    {
+      ax = rounded_add(rounded_add(ax, rounded_mul(kxx, ux)),
+                       rounded_mul(kxy, uy));
+      ay = rounded_add(rounded_add(ay, rounded_mul(kyx, ux)),
+                       rounded_mul(kyy, uy));
+    }
+  } // namespace Explicit
+} // namespace GPUAssembly
+
+#endif

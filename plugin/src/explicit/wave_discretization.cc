@@ -1,0 +1,82 @@
+#include <deal.II/base/quadrature_lib.h>
+
+#include <deal.II/dofs/dof_renumbering.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_simplex_p.h>
+#include <deal.II/fe/mapping_fe.h>
+#include <deal.II/fe/mapping_q.h>
+
+#include <deal.II/lac/affine_constraints.h>
+
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/explicit/wave_discretization.h>
+
+namespace GPUAssembly
+{
+  namespace Explicit
+  {
+    using namespace dealii;
+
+    void
+    WaveDiscretization::reinit(
+      const Triangulation<2>                           &tria,
+      const std::map<types::material_id, unsigned int> &material_index)
+    {
+      AssertThrow(tria.n_active_cells() > 0,
+                  ExcMessage("The mesh has no cells."));
+      AssertThrow(tria.all_reference_cells_are_simplex() ||
+                    tria.all_reference_cells_are_hyper_cube(),
+                  ExcUnsupportedInput("a mesh that mixes triangles and "
+                                      "quadrilaterals"));
+      dof_handler.clear();
+      if (tria.all_reference_cells_are_simplex())
+        {
+          fe         = std::make_unique<FESystem<2>>(FE_SimplexP<2>(1), 2);
+          mapping    = std::make_unique<MappingFE<2>>(FE_SimplexP<2>(1));
+          quadrature = std::make_unique<QGaussSimplex<2>>(1);
+        }
+      else
+        {
+          fe         = std::make_unique<FESystem<2>>(FE_Q<2>(1), 2);
+          mapping    = std::make_unique<MappingQ<2>>(1);
+          quadrature = std::make_unique<QGauss<2>>(2);
+        }
+      dof_handler.reinit(tria);
+      dof_handler.distribute_dofs(*fe);
+      // Nodes follow the DoFs of component 0: a bandwidth-reducing order
+      // keeps neighbours close in memory for the partitioners' seeds.
+      DoFRenumbering::Cuthill_McKee(dof_handler);
+
+      std::vector<unsigned int> cell_material(tria.n_active_cells());
+      for (const auto &cell : tria.active_cell_iterators())
+        {
+          const auto it = material_index.find(cell->material_id());
+          AssertThrow(it != material_index.end(),
+                      ExcMessage(
+                        "Cell " + std::to_string(cell->active_cell_index()) +
+                        " (centre " + std::to_string(cell->center()[0]) + ", " +
+                        std::to_string(cell->center()[1]) +
+                        ") has material id " +
+                        std::to_string(cell->material_id()) +
+                        ", for which no material is defined."));
+          cell_material[cell->active_cell_index()] = it->second;
+        }
+
+      AffineConstraints<double> constraints;
+      constraints.close();
+      adapter.reinit(*mapping, dof_handler, *quadrature, constraints);
+      mesh = make_wave_mesh(adapter.get_arrays(), cell_material);
+    }
+
+
+
+    void
+    WaveDiscretization::nodal_to_dof_vector(const std::vector<double> &nodal,
+                                            Vector<double> &dof_values) const
+    {
+      dof_values.reinit(dof_handler.n_dofs());
+      adapter.scatter_nodal_values(nodal, dof_values);
+    }
+  } // namespace Explicit
+} // namespace GPUAssembly

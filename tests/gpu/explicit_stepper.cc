@@ -1,0 +1,180 @@
+// The GPU stepper of the explicit wave solver against the host stepper:
+// the same receiver traces and final states, 1e-12 relative in double (the
+// arithmetic is the same, so they are expected to be bitwise equal) and
+// 1e-6 in single precision, for both partitioners, two block sizes,
+// triangles and quadrilaterals, with two materials, damping, an absorbing
+// layer, force and prescribed-displacement sources. A GPU run stopped and
+// restarted from its state gives the same traces. Exits with 77 (skipped)
+// without a CUDA device.
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/explicit/explicit_stepper.h>
+
+#include <cmath>
+
+#include "../explicit_test_meshes.h"
+#include "../tests.h"
+
+using namespace GPUAssembly::Explicit;
+
+namespace
+{
+  struct Model
+  {
+    WaveMesh                  mesh;
+    NodalSystem               system;
+    std::vector<unsigned int> offsets, neighbours;
+    std::vector<Source>       sources;
+    std::vector<unsigned int> receivers;
+    double                    dt_stable = 0;
+  };
+
+  Model
+  make_model(const bool triangles)
+  {
+    Model                    model;
+    dealii::Triangulation<2> tria;
+    Testing::make_plate_with_hole(triangles ? 4 : 5, triangles, tria);
+    for (const auto &cell : tria.active_cell_iterators())
+      cell->set_material_id(cell->center()[0] < 0 ? 1 : 0);
+    WaveDiscretization discretization;
+    discretization.reinit(tria, {{0, 0}, {1, 1}});
+    model.mesh = discretization.get_mesh();
+    apply_absorbing_layers({{AbsorbingLayer::Side::right, 0.3, 2.0}},
+                           model.mesh);
+    model.system =
+      assemble_nodal_system(model.mesh,
+                            {ElasticMaterial{1.0, 0.3, 1.0, 0},
+                             ElasticMaterial{2.0, 0.25, 1.5, 0.05}});
+    make_node_graph(model.system, model.offsets, model.neighbours);
+    model.dt_stable = 2. / std::sqrt(model.system.estimate_max_eigenvalue());
+    Source force;
+    force.nodes        = model.mesh.nodes_in_box(-0.3, 0.99, 0.3, 1.01);
+    force.direction[0] = 0.3, force.direction[1] = -1;
+    force.signal.frequency = 1.0;
+    force.signal.n_cycles  = 3;
+    Source pulse;
+    pulse.type         = Source::Type::displacement;
+    pulse.nodes        = model.mesh.nodes_in_box(-1.01, -0.2, -0.99, 0.2);
+    pulse.direction[0] = 1, pulse.direction[1] = 0;
+    pulse.amplitude    = 1e-3;
+    pulse.signal.type  = Signal::Type::gaussian;
+    pulse.signal.delay = 1.0, pulse.signal.width = 0.3;
+    Source clamp;
+    clamp.type      = Source::Type::displacement;
+    clamp.nodes     = model.mesh.nodes_in_box(-1.01, -1.01, 1.01, -0.99);
+    clamp.amplitude = 0;
+    model.sources   = {force, pulse, clamp};
+    model.receivers = {model.mesh.nearest_node(0.5, 0.5),
+                       model.mesh.nearest_node(-0.6, -0.6),
+                       model.mesh.nearest_node(0.9, -0.1),
+                       model.mesh.nearest_node(0, 0.99)};
+    return model;
+  }
+
+  template <typename Number>
+  void
+  compare(const Model          &model,
+          const PartitionerType type,
+          const unsigned int    block_size,
+          const std::string    &what,
+          Testing::Checks      &checks)
+  {
+    BlockLimits limits;
+    limits.max_block_size              = block_size;
+    limits.max_halo_nodes              = block_size;
+    const NodeBlocks           blocks  = partition_nodes(type,
+                                              model.mesh,
+                                              model.offsets,
+                                              model.neighbours,
+                                              limits);
+    const double               dt      = 0.8 * model.dt_stable;
+    const unsigned int         n_steps = 3000;
+    const ExplicitPlan<Number> plan =
+      make_explicit_plan<Number>(model.system,
+                                 blocks,
+                                 dt,
+                                 model.dt_stable,
+                                 model.sources,
+                                 model.receivers,
+                                 n_steps);
+    HostExplicitStepper<Number>   host;
+    DeviceExplicitStepper<Number> device;
+    host.reinit(plan, 2);
+    device.reinit(plan, 2);
+    host.advance(n_steps);
+    // In uneven pieces, so that records straddle the calls.
+    device.advance(1001);
+    device.advance(n_steps - 1001);
+    std::vector<double> host_prev, host_curr, device_prev, device_curr;
+    host.get_state(host_prev, host_curr);
+    device.get_state(device_prev, device_curr);
+
+    const double tolerance = sizeof(Number) == 8 ? 1e-12 : 1e-6;
+    double       peak      = 0;
+    for (const double v : host.receiver_history())
+      peak = std::max(peak, std::abs(v));
+    const double trace_error =
+      Testing::max_relative_difference(device.receiver_history(),
+                                       host.receiver_history());
+    const double state_error =
+      Testing::max_relative_difference(device_curr, host_curr);
+    const std::string name =
+      what + ", " + to_string(type) + ", " + std::to_string(block_size) +
+      " per block, " + (sizeof(Number) == 8 ? "double" : "float") + " (eta " +
+      Testing::scientific(plan.efficiency()) + "): ";
+    checks.check(peak > 1e-4 && device.receiver_history().size() ==
+                                  host.receiver_history().size(),
+                 name + "traces recorded, peak " + Testing::scientific(peak));
+    checks.check(trace_error <= tolerance,
+                 name + "GPU traces = host traces, max relative difference " +
+                   Testing::scientific(trace_error) +
+                   " <= " + Testing::scientific(tolerance));
+    checks.check(state_error <= tolerance,
+                 name + "GPU final state = host, max relative difference " +
+                   Testing::scientific(state_error));
+
+    if (type == PartitionerType::aligned && block_size == 512)
+      {
+        DeviceExplicitStepper<Number> first, second;
+        first.reinit(plan, 2);
+        first.advance(777);
+        std::vector<double> u_prev, u_curr;
+        first.get_state(u_prev, u_curr);
+        second.reinit(plan, 2);
+        second.set_state(first.step(), u_prev, u_curr);
+        second.set_receiver_history(first.receiver_history());
+        second.advance(n_steps - 777);
+        checks.check(second.receiver_history() == device.receiver_history(),
+                     name + "GPU run restarted after 777 steps records "
+                            "bitwise the same traces");
+      }
+  }
+} // namespace
+
+int
+main()
+{
+  if (GPUAssembly::n_cuda_devices() == 0)
+    {
+      std::cout << "No CUDA device: skipped." << std::endl;
+      return Testing::skip_return_code;
+    }
+  std::cout << GPUAssembly::describe_execution_path() << std::endl;
+  Testing::Checks checks;
+  for (const bool triangles : {true, false})
+    {
+      const Model       model = make_model(triangles);
+      const std::string what =
+        std::string(triangles ? "triangles" : "quadrilaterals") + " (" +
+        std::to_string(model.mesh.n_nodes) + " nodes)";
+      for (const PartitionerType type :
+           {PartitionerType::greedy, PartitionerType::aligned})
+        for (const unsigned int block_size : {128u, 512u})
+          {
+            compare<double>(model, type, block_size, what, checks);
+            compare<float>(model, type, block_size, what, checks);
+          }
+    }
+  return checks.exit_code();
+}
