@@ -237,10 +237,11 @@ main(int argc, char **argv)
                                          receivers,
                                          n_steps);
             std::cout << "| plan " << name << ", " << precision << " ("
-                      << plan.memory_consumption() / 1048576
-                      << " MiB; bytes per step: "
-                      << plan.describe_bytes_per_step() << ") | "
-                      << seconds_since(start) << " |" << std::endl;
+                      << plan.memory_consumption() / 1048576 << " MiB; L_av "
+                      << plan.average_warp_links() << ", unsorted "
+                      << plan.unsorted_average_warp_links
+                      << "; bytes per step: " << plan.describe_bytes_per_step()
+                      << ") | " << seconds_since(start) << " |" << std::endl;
             if (have_gpu)
               {
                 start = std::chrono::steady_clock::now();

@@ -588,9 +588,10 @@ namespace Wave2D
         stepper = std::make_unique<HostExplicitStepper<Number>>();
       stepper->reinit(plan, parameters.receivers.record_interval);
       pcout << "Plan: L_av = " << plan.average_warp_links()
-            << " links per warp, " << plan.bytes_per_step() / 1e6
-            << " MB moved per step (" << plan.describe_bytes_per_step() << ")"
-            << std::endl;
+            << " links per warp (" << plan.unsorted_average_warp_links
+            << " without sorting nodes by links), "
+            << plan.bytes_per_step() / 1e6 << " MB moved per step ("
+            << plan.describe_bytes_per_step() << ")" << std::endl;
     }
     const unsigned int  precision = sizeof(Number);
     std::vector<double> u_previous, u_current;

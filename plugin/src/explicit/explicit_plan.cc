@@ -161,6 +161,15 @@ namespace GPUAssembly
           AssertThrow(nodes.size() <= B,
                       ExcMessage("Block " + std::to_string(b) +
                                  " is larger than the block size."));
+          for (std::size_t w = 0; w < B / 32; ++w)
+            {
+              unsigned int warp_max = 0;
+              for (std::size_t t = 32 * w;
+                   t < std::min<std::size_t>(32 * (w + 1), nodes.size());
+                   ++t)
+                warp_max = std::max(warp_max, system.n_links(nodes[t]));
+              plan.unsorted_average_warp_links += warp_max;
+            }
           std::stable_sort(nodes.begin(),
                            nodes.end(),
                            [&](const unsigned int a, const unsigned int c) {
@@ -172,6 +181,9 @@ namespace GPUAssembly
               plan.node_at[b * B + t] = nodes[t];
             }
         }
+
+      plan.unsorted_average_warp_links /=
+        std::max<std::size_t>(1, std::size_t(plan.n_blocks) * (B / 32));
 
       // Halos and shared-memory indices.
       plan.halo_offsets.assign(plan.n_blocks + 1, 0);

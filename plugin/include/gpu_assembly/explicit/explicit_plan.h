@@ -153,6 +153,11 @@ namespace GPUAssembly
       double
       average_warp_links() const;
 
+      /// L_av had the nodes of each block kept in the partitioner's order
+      /// instead of being sorted by their number of links: what the sort
+      /// saves.
+      double unsorted_average_warp_links = 0;
+
       /**
        * The bytes one time step must move between global memory and the
        * chip, by inspection of the kernel (Pogo's Appendix A for this
