@@ -319,20 +319,10 @@ namespace Hyperelastic
         nodal_data.data());
       check_launch();
 
-      GPUAssembly::NeoHookeanKernel<dim, Number> kernel;
-      kernel.mu                       = data.mu;
-      kernel.lambda                   = data.lambda;
-      kernel.nodal_data_are_positions = data.nodal_data_are_positions;
-      for (unsigned int d = 0; d < dim; ++d)
-        kernel.body_force[d] = loads.body_force_factor * data.body_force[d];
-      // h(u) of eq. (4) evaluates f at the midpoint, so dh/du carries the
-      // factor 1/2 of d u_mid / d u: dt/4 on K, dt/2 on f.
-      kernel.stiffness_scale = dynamic ? loads.dt / 4 : 1.;
-      kernel.force_scale     = dynamic ? loads.dt / 2 : 1.;
+      const auto kernel = make_step_kernel<Number>(data, loads);
       assembler.assemble(kernel, nodal_data, matrix, assembled);
 
-      const double load_factor =
-        (dynamic ? loads.dt / 2 : 1.) * loads.load_amplitude;
+      const double factor = load_factor(loads);
       residual_kernel<<<n_blocks(n_dofs), block_size>>>(assembled.data(),
                                                         u.data(),
                                                         u_old.data(),
@@ -342,7 +332,7 @@ namespace Hyperelastic
                                                         constrained.data(),
                                                         n_dofs,
                                                         Number(loads.dt),
-                                                        Number(load_factor),
+                                                        Number(factor),
                                                         residual.data());
       check_launch();
       diagonal_kernel<<<n_blocks(n_dofs), block_size>>>(

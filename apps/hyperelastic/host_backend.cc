@@ -158,14 +158,7 @@ namespace Hyperelastic
           nodal_data[i] += arrays.nodal_coordinates[i];
       });
 
-      GPUAssembly::NeoHookeanKernel<dim, double> kernel;
-      kernel.mu                       = data.mu;
-      kernel.lambda                   = data.lambda;
-      kernel.nodal_data_are_positions = data.nodal_data_are_positions;
-      for (unsigned int d = 0; d < dim; ++d)
-        kernel.body_force[d] = loads.body_force_factor * data.body_force[d];
-      kernel.stiffness_scale = dynamic ? loads.dt / 4 : 1.;
-      kernel.force_scale     = dynamic ? loads.dt / 2 : 1.;
+      const auto kernel = make_step_kernel<double>(data, loads);
       assembler.assemble(kernel,
                          values,
                          assembled,
@@ -173,10 +166,9 @@ namespace Hyperelastic
                          nodal_data,
                          dim);
 
-      const double load_factor =
-        (dynamic ? loads.dt / 2 : 1.) * loads.load_amplitude;
+      const double factor = load_factor(loads);
       for_each_index(n_dofs, [&](const unsigned int i) {
-        double value = load_factor * data.load_pattern[i] - assembled[i];
+        double value = factor * data.load_pattern[i] - assembled[i];
         if (dynamic)
           value +=
             p_old[i] - data.lumped_mass[i] * (u[i] - u_old[i]) / loads.dt;

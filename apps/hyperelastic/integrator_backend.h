@@ -8,6 +8,7 @@
 // no deal.II header, so that nvcc can compile the device backend.
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/kernels/neo_hookean.h>
 
 #include <memory>
 #include <string>
@@ -55,6 +56,37 @@ namespace Hyperelastic
     /// Amplitude of the nodal load (BackendData::load_pattern).
     double load_amplitude = 0;
   };
+
+
+
+  /**
+   * The element kernel of one assembly, the same on host and device.
+   * Dynamic: h(u) of eq. (4) evaluates f at the midpoint, so dh/du carries
+   * the factor 1/2 of d u_mid / d u: dt/4 on K, dt/2 on f. Quasi-static:
+   * K and f unscaled.
+   */
+  template <typename Number>
+  GPUAssembly::NeoHookeanKernel<3, Number>
+  make_step_kernel(const BackendData &data, const StepLoads &loads)
+  {
+    const bool                               dynamic = loads.dt > 0;
+    GPUAssembly::NeoHookeanKernel<3, Number> kernel;
+    kernel.mu                       = data.mu;
+    kernel.lambda                   = data.lambda;
+    kernel.nodal_data_are_positions = data.nodal_data_are_positions;
+    for (unsigned int d = 0; d < 3; ++d)
+      kernel.body_force[d] = loads.body_force_factor * data.body_force[d];
+    kernel.stiffness_scale = dynamic ? loads.dt / 4 : 1.;
+    kernel.force_scale     = dynamic ? loads.dt / 2 : 1.;
+    return kernel;
+  }
+
+  /// Factor on BackendData::load_pattern in the residual, scaled as f is.
+  inline double
+  load_factor(const StepLoads &loads)
+  {
+    return (loads.dt > 0 ? loads.dt / 2 : 1.) * loads.load_amplitude;
+  }
 
 
 
