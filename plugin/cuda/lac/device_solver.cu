@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <string>
 
 namespace GPUAssembly
 {
@@ -85,13 +87,77 @@ namespace GPUAssembly
 
 
 
-    // Slots used by the CG: alpha's denominator p.q, and (r.z, r.r) for the
-    // two parities of the iteration so that beta reads old and new r.z.
-    constexpr unsigned int slot_pq = 0;
-    constexpr unsigned int slot_rz = 1; // 1, 2: r.z of parity 0, 1
-    constexpr unsigned int slot_rr = 3;
+    // Sum of @p n_partials block sums (n_sums interleaved sums each), the
+    // same value in every thread of every block that calls it: each block
+    // adds the same numbers in the same order. Lets a kernel use a global
+    // sum without a separate one-block kernel and without atomics.
+    template <unsigned int n_sums>
+    __device__ void
+    sum_partials(const double      *partial,
+                 const unsigned int n_partials,
+                 double (&total)[n_sums])
+    {
+      __shared__ double buffer[n_sums][block_size];
+      double            value[n_sums] = {};
+      for (unsigned int b = threadIdx.x; b < n_partials; b += block_size)
+        for (unsigned int s = 0; s < n_sums; ++s)
+          value[s] += partial[b * n_sums + s];
+      for (unsigned int s = 0; s < n_sums; ++s)
+        buffer[s][threadIdx.x] = value[s];
+      __syncthreads();
+      for (unsigned int stride = block_size / 2; stride > 0; stride /= 2)
+        {
+          if (threadIdx.x < stride)
+            for (unsigned int s = 0; s < n_sums; ++s)
+              buffer[s][threadIdx.x] += buffer[s][threadIdx.x + stride];
+          __syncthreads();
+        }
+      for (unsigned int s = 0; s < n_sums; ++s)
+        total[s] = buffer[s][0];
+      __syncthreads();
+    }
 
-    // r = b, z = D^{-1} r, p = z, x = 0; partial sums of r.z and r.r.
+
+
+    // The CG's device scalars (DeviceJacobiCG::state).
+    namespace cg_state
+    {
+      constexpr unsigned int rz         = 0; // r.z of the current iterate
+      constexpr unsigned int rr         = 1; // r.r of the current iterate
+      constexpr unsigned int rr_0       = 2; // r.r of the initial residual
+      constexpr unsigned int tolerance  = 3; // on ||r||
+      constexpr unsigned int iterations = 4;
+      constexpr unsigned int new_rz     = 5; // from the direction kernel
+      constexpr unsigned int new_rr     = 6;
+      constexpr unsigned int go_on      = 7; // 1: another iteration
+      constexpr unsigned int converged  = 8;
+      constexpr unsigned int size       = 9;
+    } // namespace cg_state
+
+    // The stopping decision, the same expression as a host-driven loop
+    // would evaluate: ||r|| <= max(relative ||r_0||, absolute), in double.
+    __device__ void
+    cg_decide(double                  *state,
+              const double             rr,
+              const unsigned int       iterations,
+              const unsigned int       max_iterations,
+              const unsigned long long handle)
+    {
+      const double residual  = sqrt(rr);
+      const bool   finite    = isfinite(residual);
+      const bool   converged = finite && residual <= state[cg_state::tolerance];
+      const bool   go_on  = finite && !converged && iterations < max_iterations;
+      state[cg_state::rr] = rr;
+      state[cg_state::iterations] = iterations;
+      state[cg_state::converged]  = converged ? 1. : 0.;
+      state[cg_state::go_on]      = go_on ? 1. : 0.;
+      if (handle != 0)
+        cudaGraphSetConditional(handle, go_on ? 1u : 0u);
+    }
+
+
+
+    // r = b, z = D^{-1} r, p = z, x = 0; block sums of r.z and r.r.
     template <typename Number>
     __global__ void
     cg_start(const Number     *b,
@@ -122,8 +188,76 @@ namespace GPUAssembly
 
 
 
-    // alpha = (r.z)_old / p.q; x += alpha p; r -= alpha q; z = D^{-1} r;
-    // partial sums of the new r.z and r.r.
+    // One block: r.z and r.r of the start, the tolerance, and whether to
+    // iterate at all.
+    __global__ void
+    cg_start_decision(const double            *partial,
+                      const unsigned int       n_partials,
+                      const double             relative_tolerance,
+                      const double             absolute_tolerance,
+                      const unsigned int       max_iterations,
+                      const unsigned long long handle,
+                      double                  *state)
+    {
+      double total[2];
+      sum_partials<2>(partial, n_partials, total);
+      if (threadIdx.x != 0)
+        return;
+      state[cg_state::rz]   = total[0];
+      state[cg_state::rr_0] = total[1];
+      state[cg_state::tolerance] =
+        fmax(relative_tolerance * sqrt(total[1]), absolute_tolerance);
+      cg_decide(state, total[1], 0, max_iterations, handle);
+    }
+
+
+
+    // q = A p for a CSR matrix, eight threads per row (an elasticity row
+    // of linear tetrahedra has about 40 entries), plus the block sums of
+    // p.q. The eight partial row sums are combined by a butterfly, which
+    // gives every lane the same, order-independent value.
+    constexpr unsigned int spmv_threads_per_row = 8;
+    constexpr unsigned int spmv_rows_per_block =
+      block_size / spmv_threads_per_row;
+
+    template <typename Number>
+    __global__ void
+    cg_spmv(const int *__restrict__ row_offsets,
+            const int *__restrict__ column_indices,
+            const Number *__restrict__ values,
+            const Number *__restrict__ p,
+            Number            *q,
+            const unsigned int n,
+            double            *partial)
+    {
+      const unsigned int lane  = threadIdx.x % spmv_threads_per_row;
+      const unsigned int group = threadIdx.x / spmv_threads_per_row;
+      double             pq[1] = {0.};
+      for (unsigned int first = blockIdx.x * spmv_rows_per_block; first < n;
+           first += gridDim.x * spmv_rows_per_block)
+        {
+          const unsigned int row = first + group;
+          Number             sum = 0;
+          if (row < n)
+            for (int j = row_offsets[row] + lane; j < row_offsets[row + 1];
+                 j += spmv_threads_per_row)
+              sum += values[j] * p[column_indices[j]];
+          for (unsigned int offset = spmv_threads_per_row / 2; offset > 0;
+               offset /= 2)
+            sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+          if (lane == 0 && row < n)
+            {
+              q[row] = sum;
+              pq[0] += double(sum) * double(p[row]);
+            }
+        }
+      block_sums<1>(pq, partial);
+    }
+
+
+
+    // alpha = r.z / p.q; x += alpha p; r -= alpha q; z = D^{-1} r; block
+    // sums of the new r.z and r.r.
     template <typename Number>
     __global__ void
     cg_update(const Number      *p,
@@ -133,11 +267,14 @@ namespace GPUAssembly
               Number            *r,
               Number            *z,
               const std::size_t  n,
-              const double      *slots,
-              const unsigned int parity,
+              const double      *spmv_partial,
+              const unsigned int n_spmv_partials,
+              const double      *state,
               double            *partial)
     {
-      const Number alpha   = Number(slots[slot_rz + parity] / slots[slot_pq]);
+      double pq[1];
+      sum_partials<1>(spmv_partial, n_spmv_partials, pq);
+      const Number alpha   = Number(state[cg_state::rz] / pq[0]);
       double       sums[2] = {0., 0.};
       for (std::size_t i = blockIdx.x * std::size_t(block_size) + threadIdx.x;
            i < n;
@@ -156,21 +293,60 @@ namespace GPUAssembly
 
 
 
-    // beta = (r.z)_new / (r.z)_old; p = z + beta p.
+    // beta = (r.z)_new / (r.z)_old; p = z + beta p. The new sums go to
+    // separate slots: other blocks may still be reading the old r.z.
     template <typename Number>
     __global__ void
     cg_direction(const Number      *z,
                  Number            *p,
                  const std::size_t  n,
-                 const double      *slots,
-                 const unsigned int parity)
+                 const double      *partial,
+                 const unsigned int n_partials,
+                 double            *state)
     {
-      const Number beta =
-        Number(slots[slot_rz + 1 - parity] / slots[slot_rz + parity]);
+      double total[2];
+      sum_partials<2>(partial, n_partials, total);
+      const Number beta = Number(total[0] / state[cg_state::rz]);
       for (std::size_t i = blockIdx.x * std::size_t(block_size) + threadIdx.x;
            i < n;
            i += std::size_t(gridDim.x) * block_size)
         p[i] = z[i] + beta * p[i];
+      if (blockIdx.x == 0 && threadIdx.x == 0)
+        {
+          state[cg_state::new_rz] = total[0];
+          state[cg_state::new_rr] = total[1];
+        }
+    }
+
+
+
+    // One thread: the new sums become current, and the stopping decision.
+    __global__ void
+    cg_iteration_decision(const unsigned int       max_iterations,
+                          const unsigned long long handle,
+                          double                  *state)
+    {
+      state[cg_state::rz] = state[cg_state::new_rz];
+      const unsigned int iterations =
+        static_cast<unsigned int>(state[cg_state::iterations]) + 1;
+      cg_decide(state,
+                state[cg_state::new_rr],
+                iterations,
+                max_iterations,
+                handle);
+    }
+
+
+
+    // Blocks of the SpMV: a function of n alone, so that the order of the
+    // p.q sums, and so the result, does not depend on the device.
+    unsigned int
+    spmv_blocks(const std::size_t n)
+    {
+      const std::size_t blocks =
+        (n + 4 * spmv_rows_per_block - 1) / (4 * spmv_rows_per_block);
+      return static_cast<unsigned int>(
+        std::clamp<std::size_t>(blocks, 1, 2048));
     }
   } // namespace
 
@@ -269,6 +445,227 @@ namespace GPUAssembly
 
 
   template <typename Number>
+  bool
+  DeviceJacobiCG<Number>::GraphKey::operator==(const GraphKey &other) const
+  {
+    return std::equal(std::begin(pointers),
+                      std::end(pointers),
+                      std::begin(other.pointers)) &&
+           n == other.n && relative_tolerance == other.relative_tolerance &&
+           absolute_tolerance == other.absolute_tolerance &&
+           max_iterations == other.max_iterations;
+  }
+
+
+
+  template <typename Number>
+  DeviceJacobiCG<Number>::DeviceJacobiCG()
+    : spmv_partial(2048)
+    , partial(2 * DeviceReduction<Number>::max_blocks)
+    , state(cg_state::size)
+  {}
+
+
+
+  template <typename Number>
+  DeviceJacobiCG<Number>::~DeviceJacobiCG()
+  {
+    release_graph();
+  }
+
+
+
+  template <typename Number>
+  void
+  DeviceJacobiCG<Number>::release_graph() const noexcept
+  {
+    if (graph_exec != nullptr)
+      GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(
+        cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph_exec)));
+    if (graph != nullptr)
+      GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(
+        cudaGraphDestroy(static_cast<cudaGraph_t>(graph)));
+    graph_exec = nullptr;
+    graph      = nullptr;
+    graph_key  = GraphKey();
+  }
+
+
+
+  namespace
+  {
+    template <typename T>
+    struct NonDeduced
+    {
+      using type = T;
+    };
+
+    // Appends a kernel node that depends on @p previous (if any). The
+    // arguments take the kernel's parameter types (converted here, not
+    // deduced), since the node stores them byte for byte.
+    template <typename... Args>
+    cudaGraphNode_t
+    add_kernel_node(cudaGraph_t           graph,
+                    const cudaGraphNode_t previous,
+                    void (*kernel)(Args...),
+                    const unsigned int grid,
+                    const unsigned int block,
+                    const typename NonDeduced<Args>::type... arguments)
+    {
+      void                *argument_pointers[] = {(void *)&arguments...};
+      cudaKernelNodeParams parameters          = {};
+      parameters.func                          = (void *)kernel;
+      parameters.gridDim                       = dim3(grid);
+      parameters.blockDim                      = dim3(block);
+      parameters.kernelParams                  = argument_pointers;
+      cudaGraphNode_t node;
+      GPU_ASSEMBLY_CHECK_CUDA(
+        cudaGraphAddKernelNode(&node,
+                               graph,
+                               previous ? &previous : nullptr,
+                               previous ? 1 : 0,
+                               &parameters));
+      return node;
+    }
+  } // namespace
+
+
+
+  template <typename Number>
+  void
+  DeviceJacobiCG<Number>::build_graph(
+    const DeviceCSRMatrix<Number> &A,
+    const DeviceVector<Number>    &inverse_diagonal,
+    DeviceVector<Number>          &x,
+    const DeviceVector<Number>    &b,
+    const Control                 &control) const
+  {
+    release_graph();
+    const std::size_t  n          = b.size();
+    const unsigned int blocks     = DeviceReduction<Number>::n_blocks(n);
+    const unsigned int spmv_grid  = spmv_blocks(n);
+    const unsigned int n_rows     = static_cast<unsigned int>(n);
+    double *const      state_data = state.data();
+
+    cudaGraph_t g;
+    GPU_ASSEMBLY_CHECK_CUDA(cudaGraphCreate(&g, 0));
+    graph = g;
+    // A driver without conditional nodes refuses the handle or the node:
+    // then the iteration runs from the host.
+    const auto fall_back = [&]() {
+      (void)cudaGetLastError();
+      release_graph();
+      graph_supported = false;
+    };
+    cudaGraphConditionalHandle handle;
+    if (cudaGraphConditionalHandleCreate(&handle,
+                                         g,
+                                         0,
+                                         cudaGraphCondAssignDefault) !=
+        cudaSuccess)
+      {
+        fall_back();
+        return;
+      }
+
+    cudaGraphNode_t node =
+      add_kernel_node(g,
+                      nullptr,
+                      cg_start<Number>,
+                      blocks,
+                      block_size,
+                      (const Number *)b.data(),
+                      (const Number *)inverse_diagonal.data(),
+                      x.data(),
+                      r.data(),
+                      z.data(),
+                      p.data(),
+                      n,
+                      partial.data());
+    node = add_kernel_node(g,
+                           node,
+                           cg_start_decision,
+                           1u,
+                           block_size,
+                           (const double *)partial.data(),
+                           blocks,
+                           control.relative_tolerance,
+                           control.absolute_tolerance,
+                           control.max_iterations,
+                           (unsigned long long)handle,
+                           state_data);
+
+    cudaGraphNodeParams loop = {};
+    loop.type                = cudaGraphNodeTypeConditional;
+    loop.conditional.handle  = handle;
+    loop.conditional.type    = cudaGraphCondTypeWhile;
+    loop.conditional.size    = 1;
+    cudaGraphNode_t   loop_node;
+    const cudaError_t status =
+      cudaGraphAddNode(&loop_node, g, &node, nullptr, 1, &loop);
+    if (status != cudaSuccess)
+      {
+        fall_back();
+        return;
+      }
+    cudaGraph_t body = loop.conditional.phGraph_out[0];
+
+    node = add_kernel_node(body,
+                           nullptr,
+                           cg_spmv<Number>,
+                           spmv_grid,
+                           block_size,
+                           A.get_row_offsets().data(),
+                           A.get_column_indices().data(),
+                           A.get_values().data(),
+                           (const Number *)p.data(),
+                           q.data(),
+                           n_rows,
+                           spmv_partial.data());
+    node = add_kernel_node(body,
+                           node,
+                           cg_update<Number>,
+                           blocks,
+                           block_size,
+                           (const Number *)p.data(),
+                           (const Number *)q.data(),
+                           (const Number *)inverse_diagonal.data(),
+                           x.data(),
+                           r.data(),
+                           z.data(),
+                           n,
+                           (const double *)spmv_partial.data(),
+                           spmv_grid,
+                           (const double *)state_data,
+                           partial.data());
+    node = add_kernel_node(body,
+                           node,
+                           cg_direction<Number>,
+                           blocks,
+                           block_size,
+                           (const Number *)z.data(),
+                           p.data(),
+                           n,
+                           (const double *)partial.data(),
+                           blocks,
+                           state_data);
+    add_kernel_node(body,
+                    node,
+                    cg_iteration_decision,
+                    1u,
+                    1u,
+                    control.max_iterations,
+                    (unsigned long long)handle,
+                    state_data);
+
+    cudaGraphExec_t exec;
+    GPU_ASSEMBLY_CHECK_CUDA(cudaGraphInstantiate(&exec, g, 0));
+    graph_exec = exec;
+  }
+
+
+
+  template <typename Number>
   typename DeviceJacobiCG<Number>::Result
   DeviceJacobiCG<Number>::solve(const DeviceCSRMatrix<Number> &A,
                                 const DeviceVector<Number>    &inverse_diagonal,
@@ -277,75 +674,114 @@ namespace GPUAssembly
                                 const Control                 &control) const
   {
     const std::size_t n = b.size();
+    if (A.m() != n || inverse_diagonal.size() != n)
+      internal::throw_error("DeviceJacobiCG::solve(): the matrix has " +
+                            std::to_string(A.m()) +
+                            " rows, the right-hand side " + std::to_string(n) +
+                            " entries and the inverse diagonal " +
+                            std::to_string(inverse_diagonal.size()) + ".");
     if (x.size() != n)
       x.reinit(n);
     for (DeviceVector<Number> *v : {&r, &z, &p, &q})
       if (v->size() != n)
         v->reinit(n);
 
-    const unsigned int blocks = DeviceReduction<Number>::n_blocks(n);
-    double            *slots  = reduction.slots();
-    cg_start<<<blocks, block_size>>>(b.data(),
-                                     inverse_diagonal.data(),
-                                     x.data(),
-                                     r.data(),
-                                     z.data(),
-                                     p.data(),
-                                     n,
-                                     reduction.partial_sums());
-    GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-    reduction.finish(blocks, 2, slot_rz, slot_rr);
-    double rr = 0;
-    reduction.read_slots(slot_rr, 1, &rr);
+    GraphKey          key;
+    const void *const pointers[] = {A.get_values().data(),
+                                    A.get_row_offsets().data(),
+                                    A.get_column_indices().data(),
+                                    inverse_diagonal.data(),
+                                    x.data(),
+                                    b.data(),
+                                    r.data(),
+                                    p.data()};
+    std::copy(std::begin(pointers), std::end(pointers), key.pointers);
+    key.n                  = n;
+    key.relative_tolerance = control.relative_tolerance;
+    key.absolute_tolerance = control.absolute_tolerance;
+    key.max_iterations     = control.max_iterations;
 
-    Result result;
-    result.initial_residual = std::sqrt(rr);
-    result.final_residual   = result.initial_residual;
-    const double tolerance =
-      std::max(control.relative_tolerance * result.initial_residual,
-               control.absolute_tolerance);
-    if (result.initial_residual <= tolerance)
+    if (graph_supported && !(graph_exec != nullptr && key == graph_key))
       {
-        result.converged = true;
-        return result;
+        build_graph(A, inverse_diagonal, x, b, control);
+        if (graph_supported)
+          graph_key = key;
       }
 
-    for (unsigned int it = 0; it < control.max_iterations; ++it)
+    if (graph_supported)
+      GPU_ASSEMBLY_CHECK_CUDA(
+        cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph_exec), 0));
+    else
       {
-        const unsigned int parity = it % 2;
-        A.vmult(q, p);
-        reduction.dot_to_slot(p, q, slot_pq);
-        cg_update<<<blocks, block_size>>>(p.data(),
-                                          q.data(),
-                                          inverse_diagonal.data(),
-                                          x.data(),
-                                          r.data(),
-                                          z.data(),
-                                          n,
-                                          slots,
-                                          parity,
-                                          reduction.partial_sums());
+        const unsigned int blocks    = DeviceReduction<Number>::n_blocks(n);
+        const unsigned int spmv_grid = spmv_blocks(n);
+        cg_start<<<blocks, block_size>>>(b.data(),
+                                         inverse_diagonal.data(),
+                                         x.data(),
+                                         r.data(),
+                                         z.data(),
+                                         p.data(),
+                                         n,
+                                         partial.data());
         GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-        // The new r.z goes to the other parity's slot, so that the
-        // direction update reads the old and the new one.
-        reduction.finish(blocks, 2, slot_rz + 1 - parity, slot_rr);
-        reduction.read_slots(slot_rr, 1, &rr);
-        result.iterations     = it + 1;
-        result.final_residual = std::sqrt(rr);
-        if (!std::isfinite(result.final_residual))
-          return result;
-        if (result.final_residual <= tolerance)
+        cg_start_decision<<<1, block_size>>>(partial.data(),
+                                             blocks,
+                                             control.relative_tolerance,
+                                             control.absolute_tolerance,
+                                             control.max_iterations,
+                                             0,
+                                             state.data());
+        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+        double go_on = 0;
+        GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(&go_on,
+                                           state.data() + cg_state::go_on,
+                                           sizeof(double),
+                                           cudaMemcpyDeviceToHost));
+        while (go_on != 0)
           {
-            result.converged = true;
-            return result;
+            cg_spmv<<<spmv_grid, block_size>>>(A.get_row_offsets().data(),
+                                               A.get_column_indices().data(),
+                                               A.get_values().data(),
+                                               p.data(),
+                                               q.data(),
+                                               static_cast<unsigned int>(n),
+                                               spmv_partial.data());
+            cg_update<<<blocks, block_size>>>(p.data(),
+                                              q.data(),
+                                              inverse_diagonal.data(),
+                                              x.data(),
+                                              r.data(),
+                                              z.data(),
+                                              n,
+                                              spmv_partial.data(),
+                                              spmv_grid,
+                                              state.data(),
+                                              partial.data());
+            cg_direction<<<blocks, block_size>>>(z.data(),
+                                                 p.data(),
+                                                 n,
+                                                 partial.data(),
+                                                 blocks,
+                                                 state.data());
+            cg_iteration_decision<<<1, 1>>>(control.max_iterations,
+                                            0,
+                                            state.data());
+            GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+            GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(&go_on,
+                                               state.data() + cg_state::go_on,
+                                               sizeof(double),
+                                               cudaMemcpyDeviceToHost));
           }
-        cg_direction<<<blocks, block_size>>>(z.data(),
-                                             p.data(),
-                                             n,
-                                             slots,
-                                             parity);
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
       }
+
+    double values[cg_state::size];
+    GPU_ASSEMBLY_CHECK_CUDA(
+      cudaMemcpy(values, state.data(), sizeof(values), cudaMemcpyDeviceToHost));
+    Result result;
+    result.iterations = static_cast<unsigned int>(values[cg_state::iterations]);
+    result.initial_residual = std::sqrt(values[cg_state::rr_0]);
+    result.final_residual   = std::sqrt(values[cg_state::rr]);
+    result.converged        = values[cg_state::converged] != 0;
     return result;
   }
 

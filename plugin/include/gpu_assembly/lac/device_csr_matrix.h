@@ -63,6 +63,20 @@ namespace GPUAssembly
       return values;
     }
 
+    /// Row offsets of the pattern on the device (m() + 1 entries).
+    const DeviceVector<int> &
+    get_row_offsets() const
+    {
+      return row_offsets;
+    }
+
+    /// Column indices of the pattern on the device, sorted in each row.
+    const DeviceVector<int> &
+    get_column_indices() const
+    {
+      return column_indices;
+    }
+
     /// dst = A src, through cusparseSpMV.
     void
     vmult(DeviceVector<Number> &dst, const DeviceVector<Number> &src) const;

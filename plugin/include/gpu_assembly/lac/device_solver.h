@@ -88,13 +88,27 @@ namespace GPUAssembly
   /**
    * Conjugate gradients with a diagonal (Jacobi) preconditioner, every
    * operation on the device: the DCG_GPU of the GPU Gems chapter
-   * (Sec. 16.4.2). One iteration is a cuSPARSE SpMV and three fused vector
-   * kernels; the scalars alpha and beta never leave the device, and only
-   * the squared residual norm comes back to the host for the stopping test
-   * (8 bytes per iteration). Stops when ||r|| <= relative_tolerance
-   * ||r_0|| (the chapter's criterion, with x_0 = 0 so r_0 = b) or, if
-   * larger, absolute_tolerance. Working vectors are allocated on the first
-   * solve of a size and reused.
+   * (Sec. 16.4.2). Stops when ||r|| <= relative_tolerance ||r_0|| (the
+   * chapter's criterion, with x_0 = 0 so r_0 = b) or, if larger,
+   * absolute_tolerance.
+   *
+   * A solve is one launch of a CUDA graph whose body, a conditional
+   * "while" node, is one iteration: an SpMV that also leaves the block sums
+   * of p.q, a fused update of x, r and z that leaves those of r.z and r.r,
+   * the direction update, and a one-thread kernel that takes the stopping
+   * decision on the device. The iteration therefore never waits for the
+   * host: for the small systems of real-time simulation the launch latency
+   * and the per-iteration round trip of a host-driven loop cost more than
+   * the arithmetic. Every block that needs a global sum adds the same block
+   * sums in the same order, so the scalars are bitwise reproducible (no
+   * atomics), and sums are accumulated in double for float vectors too.
+   * Only the result (three numbers) comes back to the host, once per solve.
+   *
+   * The graph is built on the first solve and rebuilt only when the matrix,
+   * the vectors or the control change. Where the driver does not support
+   * conditional graph nodes, the same kernels run in a host-driven loop
+   * (one 8-byte read per iteration). Working vectors are allocated on the
+   * first solve of a size and reused.
    *
    * Instantiated for float and double.
    */
@@ -117,6 +131,12 @@ namespace GPUAssembly
       bool         converged        = false;
     };
 
+    DeviceJacobiCG();
+    ~DeviceJacobiCG();
+    DeviceJacobiCG(const DeviceJacobiCG &) = delete;
+    DeviceJacobiCG &
+    operator=(const DeviceJacobiCG &) = delete;
+
     /**
      * Solve A x = b with x_0 = 0, using the inverse diagonal
      * @p inverse_diagonal of A as preconditioner. Does not throw if the
@@ -129,9 +149,49 @@ namespace GPUAssembly
           const DeviceVector<Number>    &b,
           const Control                 &control) const;
 
+    /// Whether solves run as one graph launch (false: host-driven loop).
+    bool
+    uses_graph() const
+    {
+      return graph_supported;
+    }
+
   private:
-    DeviceReduction<Number>      reduction;
+    /// What a built graph was built for.
+    struct GraphKey
+    {
+      const void  *pointers[8]        = {};
+      std::size_t  n                  = 0;
+      double       relative_tolerance = 0;
+      double       absolute_tolerance = 0;
+      unsigned int max_iterations     = 0;
+
+      bool
+      operator==(const GraphKey &other) const;
+    };
+
+    void
+    release_graph() const noexcept;
+
+    void
+    build_graph(const DeviceCSRMatrix<Number> &A,
+                const DeviceVector<Number>    &inverse_diagonal,
+                DeviceVector<Number>          &x,
+                const DeviceVector<Number>    &b,
+                const Control                 &control) const;
+
+    /// Block sums: spmv_partial for p.q, partial for (r.z, r.r).
+    mutable DeviceVector<double> spmv_partial, partial;
+    /// Device scalars of the iteration (see device_solver.cu).
+    mutable DeviceVector<double> state;
     mutable DeviceVector<Number> r, z, p, q;
+
+    // CUDA graph objects, opaque here so that host code needs no CUDA
+    // header.
+    mutable void    *graph           = nullptr;
+    mutable void    *graph_exec      = nullptr;
+    mutable bool     graph_supported = true;
+    mutable GraphKey graph_key;
   };
 } // namespace GPUAssembly
 
