@@ -59,12 +59,14 @@ namespace GPUAssembly
     };
 
     /**
-     * The order in which a block's threads take the entries of an element
-     * matrix, as row * 32 + column: first the entries whose two DoFs have
-     * the same component, then the others, each in storage order. The two
-     * kinds load different numbers of values in
-     * Hex8::shape_map_isotropic_entry; ordered so, a warp (4 entries of 8
-     * elements) holds one kind and does not run both branches.
+     * The order in which a block's threads take the entries of a packed
+     * upper triangle, as row * 32 + column (full matrices use the closed
+     * form Hex8::entry_position_by_component_pair instead): storage order,
+     * or, if by_component_pair, first the entries whose two DoFs have the
+     * same component, then the others. The two kinds load different
+     * numbers of values in Hex8::shape_map_isotropic_entry; ordered so, a
+     * warp (4 entries of 8 elements) holds one kind and does not run both
+     * branches.
      */
     template <bool symmetric>
     struct Hex8EntryOrder
@@ -310,7 +312,7 @@ namespace GPUAssembly
       const unsigned int k     = slot0 / B;
       const unsigned int t0    = slot0 - static_cast<std::size_t>(k) * B;
 
-      // Phase 1: coordinates, Lame parameters, the entry order.
+      // Phase 1: coordinates, Lame parameters, the packed-entry order.
       const int cluster_first = cluster_node_offsets[k];
       for (unsigned int i = tid; i < Layout::n_coordinates; i += blockDim.x)
         {
@@ -604,13 +606,8 @@ namespace GPUAssembly
               kernel,
               arguments,
               stream);
-          case 16:
-            return launch_hex8_element_kernel<Number, symmetric, form, 16>(
-              kernel,
-              arguments,
-              stream);
           default:
-            throw_error("The hex8 block kernels take 1, 2, 4, 8 or 16 elements "
+            throw_error("The hex8 block kernels take 1, 2, 4 or 8 elements "
                         "per block, not " +
                         std::to_string(G) + ".");
         }
@@ -618,7 +615,7 @@ namespace GPUAssembly
 
     /**
      * Launch the hex8 block kernel that computes entries in @p form with
-     * @p G elements per block (1, 2, 4, 8 or 16, dividing arguments.B) on
+     * @p G elements per block (1, 2, 4 or 8, dividing arguments.B) on
      * @p stream, writing full (or, if @p symmetric, packed upper-triangle)
      * element matrices and vectors into GlobalNZ's layout.
      */

@@ -366,6 +366,12 @@ namespace GPUAssembly
                    const unsigned int column)
     {
       Number sum = 0;
+      // Four Gauss points per iteration, as nvcc chose by itself before
+      // the gradients moved to pairs; fewer left the device kernel 4 %
+      // slower.
+#if defined(__CUDA_ARCH__)
+#  pragma unroll 4
+#endif
       for (unsigned int q = 0; q < n_q_points; ++q)
         {
           Number value = 0;
