@@ -20,9 +20,11 @@
  *                                       g_bl,
  *
  * four dot products of length 3 per entry and Gauss point instead of the
- * seven of length 6 of B^T (C B). The functions here are written once for
- * the host and the device: the CUDA kernels of hex8_elasticity.cuh and the
- * host reference call the same entry functions with the same tables.
+ * seven of length 6 of B^T (C B); for an isotropic C, most of the block
+ * C[map(c,k)][map(c',l)] is zero and shape_map_isotropic_entry() skips it.
+ * The functions here are written once for the host and the device: the
+ * CUDA kernels of hex8_elasticity.cuh and the host reference call the same
+ * entry functions with the same tables.
  *
  * Voigt order: xx, yy, zz, yz, xz, xy, engineering shear strains. Local DoF
  * d = 3 a + c, nodes in deal.II's lexicographic FE_Q(1) order, reference
@@ -555,7 +557,9 @@ namespace GPUAssembly
     /// operator() (every method and kernel).
     thread_per_element,
     /// Sanfui-Sharma: a thread block per group of elements, a thread per
-    /// entry, B never formed, shapeMap-reduced dot products.
+    /// entry, B never formed, shapeMap-reduced dot products with the zeros
+    /// of the isotropic C's blocks skipped too
+    /// (Hex8::shape_map_isotropic_entry).
     shape_map,
     /// Sanfui-Sharma's "standard implementation": the same thread layout
     /// with B formed in shared memory and full dot products.
