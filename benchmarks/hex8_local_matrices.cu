@@ -261,14 +261,20 @@ namespace
     ElementStrategy strategy; // thread_per_element: the engine's kernel
     bool            symmetric;
     unsigned int    G;
+    // The entry form of the block kernels: ElementStrategy::shape_map runs
+    // the isotropic one; the block form is the seed's arithmetic as it is.
+    internal::Hex8EntryForm form = internal::Hex8EntryForm::standard;
   };
 
   // FLOPs per element counted the seed's way (its 20 and 77 per entry and
-  // Gauss point) and as the code executes them (hex8_elasticity.h: 21 per
-  // entry and Gauss point for shapeMap, 79 for the standard one, 348 per
-  // Gauss point for the geometry, 17 per vector entry; for the engine's
-  // kernel 74 per node pair and Gauss point plus 16 per node and Gauss
-  // point, as LinearElasticityKernel is written).
+  // Gauss point) and as the code executes them (hex8_elasticity.h: for the
+  // isotropic shapeMap form 4 per Gauss point and 3 more for each of the
+  // 384 entries with different components, 6 per Gauss point and 6 more for
+  // each of the 192 with the same component (in the upper triangle 192 and
+  // 108); 21 per entry and Gauss point for the block form, 79 for the
+  // standard one; 348 per Gauss point for the geometry, 17 per vector
+  // entry; for the engine's kernel 74 per node pair and Gauss point plus 16
+  // per node and Gauss point, as LinearElasticityKernel is written).
   double
   seed_flops(const Variant &v)
   {
@@ -285,11 +291,16 @@ namespace
   {
     const double entries = v.symmetric ? 300 : 576;
     const double extra   = 8 * 348 + 24 * 17;
-    if (v.strategy == ElementStrategy::shape_map)
+    if (v.strategy == ElementStrategy::thread_per_element)
+      return 64 * 8 * 74 + 8 * 8 * 2 + 24;
+    if (v.form == internal::Hex8EntryForm::shape_map_isotropic)
+      {
+        const double same = v.symmetric ? 108 : 192;
+        return same * (8 * 6 + 6) + (entries - same) * (8 * 4 + 3) + extra;
+      }
+    if (v.form == internal::Hex8EntryForm::shape_map_block)
       return entries * 8 * 21 + extra;
-    if (v.strategy == ElementStrategy::standard)
-      return entries * 8 * 79 + extra;
-    return 64 * 8 * 74 + 8 * 8 * 2 + 24;
+    return entries * 8 * 79 + extra;
   }
 } // namespace
 
@@ -355,15 +366,41 @@ main(int argc, char **argv)
       for (unsigned int d = 0; d < 3; ++d)
         engine.body_force[d] = body_force[d];
 
+      using Form                          = internal::Hex8EntryForm;
       const std::vector<Variant> variants = {
-        {"shapeMap G=8", ElementStrategy::shape_map, false, 8},
-        {"shapeMap G=4", ElementStrategy::shape_map, false, 4},
-        {"shapeMap G=2", ElementStrategy::shape_map, false, 2},
-        {"shapeMap G=1", ElementStrategy::shape_map, false, 1},
-        {"standard G=8", ElementStrategy::standard, false, 8},
-        {"standard G=1", ElementStrategy::standard, false, 1},
+        {"shapeMap G=8",
+         ElementStrategy::shape_map,
+         false,
+         8,
+         Form::shape_map_isotropic},
+        {"shapeMap G=4",
+         ElementStrategy::shape_map,
+         false,
+         4,
+         Form::shape_map_isotropic},
+        {"shapeMap G=2",
+         ElementStrategy::shape_map,
+         false,
+         2,
+         Form::shape_map_isotropic},
+        {"shapeMap G=1",
+         ElementStrategy::shape_map,
+         false,
+         1,
+         Form::shape_map_isotropic},
+        {"shapeMap C-block G=8",
+         ElementStrategy::shape_map,
+         false,
+         8,
+         Form::shape_map_block},
+        {"standard G=8", ElementStrategy::standard, false, 8, Form::standard},
+        {"standard G=1", ElementStrategy::standard, false, 1, Form::standard},
         {"engine thread/elem", ElementStrategy::thread_per_element, false, 0},
-        {"shapeMap sym G=8", ElementStrategy::shape_map, true, 8},
+        {"shapeMap sym G=8",
+         ElementStrategy::shape_map,
+         true,
+         8,
+         Form::shape_map_isotropic},
         {"engine sym", ElementStrategy::thread_per_element, true, 0}};
 
       unsigned int max_cluster_nodes = 0;
@@ -390,7 +427,7 @@ main(int argc, char **argv)
               nodal.data(),
               element_data.data()};
             internal::launch_hex8_element_kernel(hex8,
-                                                 v.strategy,
+                                                 v.form,
                                                  v.symmetric,
                                                  v.G,
                                                  arguments);

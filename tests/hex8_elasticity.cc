@@ -20,6 +20,8 @@
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/hex8_elasticity.h>
 
+#include <algorithm>
+
 #include "hex8_reference.h"
 #include "test_problems.h"
 #include "tests.h"
@@ -84,7 +86,7 @@ test_local_matrices(Testing::Checks &checks)
                  Testing::scientific(jacobian_variation) +
                  " within an element)");
 
-  double shape_map = 0, standard = 0;
+  double shape_map = 0, isotropic = 0, standard = 0;
   for (unsigned int e = 0; e < arrays.n_elements; ++e)
     {
       Hex8::ElementData<double> data;
@@ -95,7 +97,10 @@ test_local_matrices(Testing::Checks &checks)
         },
         E[e],
         nu[e]);
-      std::vector<double> matrix_a(576), matrix_b(576), vector(24);
+      const double lambda = Hex8::lame_lambda(E[e], nu[e]),
+                   mu     = Hex8::lame_mu(E[e], nu[e]);
+      std::vector<double> matrix_a(576), matrix_b(576), matrix_c(576),
+        vector(24);
       for (unsigned int i = 0; i < 24; ++i)
         {
           vector[i] = Hex8::body_force_entry<double>(data, i, body_force);
@@ -103,12 +108,19 @@ test_local_matrices(Testing::Checks &checks)
             {
               matrix_a[i * 24 + j] = Hex8::shape_map_entry<double>(data, i, j);
               matrix_b[i * 24 + j] = Hex8::standard_entry<double>(data, i, j);
+              matrix_c[i * 24 + j] =
+                Hex8::shape_map_isotropic_entry<double>(data, i, j, lambda, mu);
             }
         }
       const double *Kref = reference_matrices.data() + e * 576;
       const double *Fref = reference_vectors.data() + e * 24;
       shape_map          = std::max(shape_map,
                            Testing::element_difference(matrix_a.data(),
+                                                       vector.data(),
+                                                       Kref,
+                                                       Fref));
+      isotropic          = std::max(isotropic,
+                           Testing::element_difference(matrix_c.data(),
                                                        vector.data(),
                                                        Kref,
                                                        Fref));
@@ -122,6 +134,10 @@ test_local_matrices(Testing::Checks &checks)
                "host shapeMap element matrices = FEValues' (max relative "
                "difference " +
                  Testing::scientific(shape_map) + ")");
+  checks.check(isotropic < 1e-13,
+               "host shapeMap element matrices with the isotropic C's zeros "
+               "skipped = FEValues' (max relative difference " +
+                 Testing::scientific(isotropic) + ")");
   checks.check(standard < 1e-13,
                "host standard-implementation element matrices = FEValues' "
                "(max relative difference " +
@@ -144,6 +160,20 @@ test_local_matrices(Testing::Checks &checks)
       }
   checks.check(packed && i == Hex8::n_symmetric_entries,
                "entry_position() inverts the packed upper-triangle index");
+
+  // The device's thread order of a full matrix: a permutation, the 192
+  // same-component entries first.
+  std::vector<unsigned int> hits(576, 0);
+  bool                      grouped = true;
+  for (unsigned int j = 0; j < 576; ++j)
+    {
+      Hex8::entry_position_by_component_pair(j, true, row, column);
+      ++hits[row * 24 + column];
+      grouped = grouped && (j < 192) == (row % 3 == column % 3);
+    }
+  checks.check(grouped && std::count(hits.begin(), hits.end(), 1u) == 576,
+               "entry_position_by_component_pair() is a permutation with the "
+               "same-component entries first");
 }
 
 

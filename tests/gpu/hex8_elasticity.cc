@@ -137,6 +137,7 @@ test_local_matrices(Testing::Checks &checks)
            {ElementStrategy::shape_map, 8},
            {ElementStrategy::shape_map, 1},
            {ElementStrategy::shape_map, 2},
+           {ElementStrategy::shape_map, 4},
            {ElementStrategy::standard, 8},
            {ElementStrategy::standard, 1},
            {ElementStrategy::thread_per_element, 8}})

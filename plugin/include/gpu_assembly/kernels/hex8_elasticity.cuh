@@ -26,63 +26,197 @@ namespace GPUAssembly
     /// Threads per block of the hex8 block kernels.
     constexpr unsigned int hex8_block_threads = 256;
 
+    /// Two values in one load: 16 bytes for double, 8 for float.
+    template <typename Number>
+    struct Hex8Pair;
+
+    template <>
+    struct Hex8Pair<double>
+    {
+      using type = double2;
+    };
+
+    template <>
+    struct Hex8Pair<float>
+    {
+      using type = float2;
+    };
+
+    /// How the block kernel computes an entry.
+    enum class Hex8EntryForm
+    {
+      /// The seed's standard implementation: B formed in shared memory,
+      /// full dot products (Hex8::standard_entry).
+      standard,
+      /// The seed's shapeMap: the 3 x 3 block of C that shapeMap selects,
+      /// four dot products of length 3 per Gauss point
+      /// (Hex8::shape_map_entry).
+      shape_map_block,
+      /// shapeMap with the zeros of the isotropic C's blocks skipped
+      /// (Hex8::shape_map_isotropic_entry): what ElementStrategy::shape_map
+      /// runs.
+      shape_map_isotropic
+    };
+
+    /**
+     * The order in which a block's threads take the entries of a packed
+     * upper triangle, as row * 32 + column (full matrices use the closed
+     * form Hex8::entry_position_by_component_pair instead): storage order,
+     * or, if by_component_pair, first the entries whose two DoFs have the
+     * same component, then the others. The two kinds load different
+     * numbers of values in Hex8::shape_map_isotropic_entry; ordered so, a
+     * warp (4 entries of 8 elements) holds one kind and does not run both
+     * branches.
+     */
+    template <bool symmetric>
+    struct Hex8EntryOrder
+    {
+      static constexpr unsigned int n_entries =
+        symmetric ? Hex8::n_symmetric_entries : Hex8::n_matrix_entries;
+      unsigned short position[n_entries];
+
+      static Hex8EntryOrder
+      make(const bool by_component_pair)
+      {
+        Hex8EntryOrder order{};
+        unsigned int   n = 0;
+        for (const bool same_component : {true, false})
+          for (unsigned int i = 0; i < n_entries; ++i)
+            {
+              unsigned int row, column;
+              Hex8::entry_position(i, symmetric, row, column);
+              if (!by_component_pair ?
+                    same_component :
+                    (row % 3 == column % 3) == same_component)
+                order.position[n++] =
+                  static_cast<unsigned short>(row * 32 + column);
+            }
+        return order;
+      }
+    };
+
     /**
      * Shared-memory layout of a block of G elements. Arrays are g-fastest
-     * (value x of element g at x * G + g) so that the threads of a warp,
-     * which work on the G elements side by side, read adjacent words.
+     * (value x of element g at x * G + g): a warp works on 4 entries of
+     * the G = 8 elements side by side, so each quarter warp (the unit of a
+     * 16-byte load) reads 8 adjacent pairs. Gradients are stored as pairs
+     * (component k of node a at Gauss points 2p and 2p+1) at pair index
+     * ((k * 4 + p) * 8 + a) * G + g, so one 16-byte load brings a thread
+     * two of the values it needs.
      */
     template <typename Number, unsigned int G>
     struct Hex8SharedLayout
     {
-      static constexpr unsigned int n_coordinates = Hex8::n_nodes * 3 * G;
-      static constexpr unsigned int n_gradients =
-        Hex8::n_q_points * Hex8::n_nodes * 3 * G;
-      static constexpr unsigned int n_weights = Hex8::n_q_points * G;
+      static constexpr unsigned int n_gradient_pairs =
+        3 * (Hex8::n_q_points / 2) * Hex8::n_nodes * G;
+      /// The shapeMap blocks C[map(c, k)][map(c2, l)] of the block form,
+      /// 9 values padded to 5 pairs, at pair ((3 c + c2) * 5 + j) * G + g.
+      static constexpr unsigned int n_block_pairs = 9 * 5 * G;
       static constexpr unsigned int n_constitutive =
         Hex8::n_voigt * Hex8::n_voigt * G;
+      static constexpr unsigned int n_weights     = Hex8::n_q_points * G;
+      static constexpr unsigned int n_coordinates = Hex8::n_nodes * 3 * G;
+      static constexpr unsigned int n_lame        = 2 * G;
       static constexpr unsigned int n_b_matrix =
         Hex8::n_q_points * Hex8::n_voigt * Hex8::n_dofs * G;
 
       /// Bytes of dynamic shared memory the kernel needs.
       static constexpr std::size_t
-      bytes(const bool standard, const unsigned int n_matrix_entries)
+      bytes(const Hex8EntryForm form, const unsigned int n_matrix_entries)
       {
-        return sizeof(Number) * (n_coordinates + 2 * n_gradients + n_weights +
-                                 n_constitutive + (standard ? n_b_matrix : 0)) +
-               sizeof(unsigned short) * n_matrix_entries + 16;
+        return sizeof(typename Hex8Pair<Number>::type) *
+                 (2 * n_gradient_pairs +
+                  (form == Hex8EntryForm::shape_map_block ? n_block_pairs :
+                                                            0)) +
+               sizeof(Number) * (n_weights + n_coordinates + n_lame +
+                                 (form == Hex8EntryForm::standard ?
+                                    n_constitutive + n_b_matrix :
+                                    0)) +
+               sizeof(unsigned short) * n_matrix_entries;
       }
     };
 
     /**
      * What the entry functions of hex8_elasticity.h read, for element g of
-     * the block: gradients, their JxW-scaled copy, the constitutive
-     * matrix, the shapeMap table and, for the standard implementation, B.
+     * the block.
      */
     template <typename Number, unsigned int G>
     struct Hex8SharedView
     {
-      const Number        *gradients;
-      const Number        *scaled_gradients;
-      const Number        *weights;
-      const Number        *constitutive;
-      const Number        *b_matrix;
-      const unsigned char *map_table;
-      unsigned int         g;
+      using Pair = typename Hex8Pair<Number>::type;
+
+      const Pair   *gradients;
+      const Pair   *scaled_gradients;
+      const Pair   *blocks;
+      const Number *constitutive;
+      const Number *weights;
+      const Number *b_matrix;
+      unsigned int  g;
+
+      static __device__ unsigned int
+      pair_index(const unsigned int p,
+                 const unsigned int a,
+                 const unsigned int k)
+      {
+        return (k * (Hex8::n_q_points / 2) + p) * Hex8::n_nodes + a;
+      }
+
+      __device__ void
+      component_pair(const unsigned int p,
+                     const unsigned int a,
+                     const unsigned int k,
+                     Number            *v) const
+      {
+        const Pair w = gradients[pair_index(p, a, k) * G + g];
+        v[0]         = w.x;
+        v[1]         = w.y;
+      }
+
+      __device__ void
+      scaled_component_pair(const unsigned int p,
+                            const unsigned int a,
+                            const unsigned int k,
+                            Number            *v) const
+      {
+        const Pair w = scaled_gradients[pair_index(p, a, k) * G + g];
+        v[0]         = w.x;
+        v[1]         = w.y;
+      }
+
+      __device__ void
+      gradient_pair(const unsigned int p, const unsigned int a, Number *v) const
+      {
+        for (unsigned int k = 0; k < 3; ++k)
+          {
+            Number w[2];
+            component_pair(p, a, k, w);
+            v[k]     = w[0];
+            v[3 + k] = w[1];
+          }
+      }
+
+      __device__ void
+      scaled_gradient_pair(const unsigned int p,
+                           const unsigned int a,
+                           Number            *v) const
+      {
+        for (unsigned int k = 0; k < 3; ++k)
+          {
+            Number w[2];
+            scaled_component_pair(p, a, k, w);
+            v[k]     = w[0];
+            v[3 + k] = w[1];
+          }
+      }
 
       __device__ Number
       gradient(const unsigned int q,
                const unsigned int a,
                const unsigned int k) const
       {
-        return gradients[((q * Hex8::n_nodes + a) * 3 + k) * G + g];
-      }
-
-      __device__ Number
-      scaled_gradient(const unsigned int q,
-                      const unsigned int a,
-                      const unsigned int k) const
-      {
-        return scaled_gradients[((q * Hex8::n_nodes + a) * 3 + k) * G + g];
+        Number w[2];
+        component_pair(q / 2, a, k, w);
+        return w[q % 2];
       }
 
       __device__ Number
@@ -97,10 +231,21 @@ namespace GPUAssembly
         return constitutive[(m * Hex8::n_voigt + n) * G + g];
       }
 
-      __device__ unsigned int
-      map(const unsigned int c, const unsigned int k) const
+      __device__ void
+      constitutive_block(const unsigned int c,
+                         const unsigned int c2,
+                         Number (&Cs)[3][3]) const
       {
-        return map_table[c * 3 + k];
+        Number values[10];
+        for (unsigned int j = 0; j < 5; ++j)
+          {
+            const Pair w      = blocks[((3 * c + c2) * 5 + j) * G + g];
+            values[2 * j]     = w.x;
+            values[2 * j + 1] = w.y;
+          }
+        for (unsigned int k = 0; k < 3; ++k)
+          for (unsigned int l = 0; l < 3; ++l)
+            Cs[k][l] = values[3 * k + l];
       }
 
       __device__ Number
@@ -113,19 +258,23 @@ namespace GPUAssembly
     /**
      * The block kernel. Block r covers slots [r G, r G + G) of the GlobalNZ
      * plan (G divides the plan's elements per block B, so a block stays in
-     * one cluster). Phase 1 gathers coordinates, material and the tables
-     * into shared memory; phase 2 computes, a thread per element and Gauss
-     * point, the Jacobian and the physical gradients (and, for the
-     * standard implementation, B); phase 3 computes the entries, a thread
-     * per entry and element, and writes them coalesced in runs of G.
+     * one cluster). Phase 1 gathers coordinates and material into shared
+     * memory; phase 2 computes, a thread per element and Gauss point, the
+     * Jacobian and the physical gradients, and with the other threads the
+     * constitutive matrices (and the shapeMap blocks of the block form);
+     * the standard implementation then forms B. Phase 3 computes the
+     * entries, a thread per entry and element, and writes them coalesced in
+     * runs of G. Since 256 is a multiple of G, a thread always works on the
+     * same element and keeps its lambda and mu in registers.
      */
     template <typename Number,
-              bool         symmetric,
-              bool         use_shape_map,
-              unsigned int G>
+              bool          symmetric,
+              Hex8EntryForm form,
+              unsigned int  G>
     __global__ void
     __launch_bounds__(hex8_block_threads)
       hex8_element_kernel(const Hex8ElasticityKernel<Number> kernel,
+                          const Hex8EntryOrder<symmetric>    order,
                           const int *__restrict__ block_element,
                           const int *__restrict__ cluster_node_offsets,
                           const int *__restrict__ cluster_nodes,
@@ -137,87 +286,128 @@ namespace GPUAssembly
                           Number *__restrict__ element_data)
     {
       using Layout = Hex8SharedLayout<Number, G>;
+      using Pair   = typename Hex8Pair<Number>::type;
       constexpr unsigned int n_matrix_entries =
-        symmetric ? Hex8::n_symmetric_entries : Hex8::n_matrix_entries;
+        Hex8EntryOrder<symmetric>::n_entries;
       constexpr unsigned int n_entries = n_matrix_entries + Hex8::n_dofs;
+      constexpr unsigned int n_nodes   = Hex8::n_nodes;
 
       extern __shared__ __align__(16) unsigned char shared_bytes[];
-      Number *const         x        = reinterpret_cast<Number *>(shared_bytes);
-      Number *const         grads    = x + Layout::n_coordinates;
-      Number *const         scaled   = grads + Layout::n_gradients;
-      Number *const         weights  = scaled + Layout::n_gradients;
-      Number *const         C        = weights + Layout::n_weights;
-      Number *const         b_matrix = C + Layout::n_constitutive;
+      Pair *const   grads  = reinterpret_cast<Pair *>(shared_bytes);
+      Pair *const   scaled = grads + Layout::n_gradient_pairs;
+      Pair *const   blocks = scaled + Layout::n_gradient_pairs;
+      Number *const C      = reinterpret_cast<Number *>(
+        blocks +
+        (form == Hex8EntryForm::shape_map_block ? Layout::n_block_pairs : 0));
+      Number *const weights =
+        C + (form == Hex8EntryForm::standard ? Layout::n_constitutive : 0);
+      Number *const         x        = weights + Layout::n_weights;
+      Number *const         lame     = x + Layout::n_coordinates;
+      Number *const         b_matrix = lame + Layout::n_lame;
       unsigned short *const position = reinterpret_cast<unsigned short *>(
-        b_matrix + (use_shape_map ? 0 : Layout::n_b_matrix));
-      unsigned char *const map_table =
-        reinterpret_cast<unsigned char *>(position + n_matrix_entries);
+        b_matrix + (form == Hex8EntryForm::standard ? Layout::n_b_matrix : 0));
 
       const unsigned int tid   = threadIdx.x;
       const std::size_t  slot0 = static_cast<std::size_t>(blockIdx.x) * G;
       const unsigned int k     = slot0 / B;
       const unsigned int t0    = slot0 - static_cast<std::size_t>(k) * B;
 
-      // Phase 1: coordinates, constitutive matrices, index tables.
+      // Phase 1: coordinates, Lame parameters, the packed-entry order.
       const int cluster_first = cluster_node_offsets[k];
       for (unsigned int i = tid; i < Layout::n_coordinates; i += blockDim.x)
         {
-          const unsigned int g = i % G, ad = i / G, a = ad / 3, d = ad % 3;
-          const int          node =
-            cluster_nodes[cluster_first +
-                          block_connectivity
-                            [(static_cast<std::size_t>(k) * Hex8::n_nodes + a) *
-                               B +
-                             t0 + g]];
-          x[i] = nodal_data[static_cast<std::size_t>(node) * 3 + d];
+          const unsigned int g = i % G, ad = i / G;
+          const int          node = cluster_nodes
+            [cluster_first +
+             block_connectivity
+               [(static_cast<std::size_t>(k) * n_nodes + ad / 3) * B + t0 + g]];
+          x[i] = nodal_data[static_cast<std::size_t>(node) * 3 + ad % 3];
         }
-      for (unsigned int i = tid; i < Layout::n_constitutive; i += blockDim.x)
+      if (tid < G)
         {
-          const unsigned int g = i % G, mn = i / G;
-          Number             E, nu;
+          Number E, nu;
           kernel.material(block_supplemental +
                             static_cast<std::size_t>(k) * n_supplemental * B +
-                            t0 + g,
+                            t0 + tid,
                           B,
                           E,
                           nu);
-          C[i] = Hex8::constitutive_entry(Hex8::lame_lambda(E, nu),
-                                          Hex8::lame_mu(E, nu),
-                                          mn / Hex8::n_voigt,
-                                          mn % Hex8::n_voigt);
+          lame[tid]     = Hex8::lame_lambda(E, nu);
+          lame[G + tid] = Hex8::lame_mu(E, nu);
         }
-      for (unsigned int i = tid; i < n_matrix_entries; i += blockDim.x)
-        {
-          unsigned int row, column;
-          Hex8::entry_position(i, symmetric, row, column);
-          position[i] = static_cast<unsigned short>(row * 32 + column);
-        }
-      if (tid < 9)
-        map_table[tid] = Hex8::shape_map(tid / 3, tid % 3);
+      if constexpr (symmetric)
+        for (unsigned int i = tid; i < n_matrix_entries; i += blockDim.x)
+          position[i] = order.position[i];
       __syncthreads();
 
-      // Phase 2: geometry of every Gauss point of every element.
-      for (unsigned int i = tid; i < Hex8::n_q_points * G; i += blockDim.x)
-        {
-          const unsigned int g = i % G, q = i / G;
-          const Number       JxW = Hex8::compute_geometry<Number>(
-            [&](const unsigned int a, const unsigned int d) {
-              return x[(a * 3 + d) * G + g];
-            },
-            q,
-            [&](const unsigned int a, const unsigned int d) -> Number       &{
-              return grads[((q * Hex8::n_nodes + a) * 3 + d) * G + g];
-            });
-          weights[q * G + g] = JxW;
-          for (unsigned int ad = 0; ad < Hex8::n_nodes * 3; ++ad)
-            scaled[(q * Hex8::n_nodes * 3 + ad) * G + g] =
-              grads[(q * Hex8::n_nodes * 3 + ad) * G + g] * JxW;
-        }
+      // Phase 2: the geometry of every Gauss point of every element (the
+      // first 8 G tasks), then the constitutive matrices and blocks.
+      constexpr unsigned int n_geometry = Hex8::n_q_points * G;
+      constexpr unsigned int n_material =
+        form == Hex8EntryForm::standard ?
+          Hex8::n_voigt * Hex8::n_voigt :
+          (form == Hex8EntryForm::shape_map_block ? 9 * 10 : 0);
+      Number *const gradient_values = reinterpret_cast<Number *>(grads);
+      Number *const scaled_values   = reinterpret_cast<Number *>(scaled);
+      for (unsigned int i = tid; i < n_geometry + n_material * G;
+           i += blockDim.x)
+        if (i < n_geometry)
+          {
+            const unsigned int g = i % G, q = i / G;
+            // In registers first: shared memory bandwidth is what the
+            // kernel is short of, so the gradients are not read back for
+            // scaling.
+            Number       gradient[n_nodes][3];
+            const Number JxW = Hex8::compute_geometry<Number>(
+              [&](const unsigned int a, const unsigned int d) {
+                return x[(a * 3 + d) * G + g];
+              },
+              q,
+              [&](const unsigned int a, const unsigned int d) -> Number & {
+                return gradient[a][d];
+              });
+            weights[q * G + g] = JxW;
+            for (unsigned int a = 0; a < n_nodes; ++a)
+              for (unsigned int d = 0; d < 3; ++d)
+                {
+                  const unsigned int index =
+                    (Hex8SharedView<Number, G>::pair_index(q / 2, a, d) * G +
+                     g) *
+                      2 +
+                    q % 2;
+                  gradient_values[index] = gradient[a][d];
+                  scaled_values[index]   = gradient[a][d] * JxW;
+                }
+          }
+        else
+          {
+            const unsigned int j = i - n_geometry, g = j % G, r = j / G;
+            const Number       lambda = lame[g], mu = lame[G + g];
+            if (form == Hex8EntryForm::standard)
+              C[r * G + g] = Hex8::constitutive_entry(lambda,
+                                                      mu,
+                                                      r / Hex8::n_voigt,
+                                                      r % Hex8::n_voigt);
+            else
+              {
+                // Value kl of block (c, c2): what the shapeMap table
+                // selects for a thread of the component pair (c, c2).
+                const unsigned int c = r / 30, c2 = (r / 10) % 3, kl = r % 10;
+                reinterpret_cast<Number *>(
+                  blocks)[(((3 * c + c2) * 5 + kl / 2) * G + g) * 2 + kl % 2] =
+                  kl < 9 ?
+                    Hex8::constitutive_entry(lambda,
+                                             mu,
+                                             Hex8::shape_map(c, kl / 3),
+                                             Hex8::shape_map(c2, kl % 3)) :
+                    Number(0);
+              }
+          }
       __syncthreads();
 
       Hex8SharedView<Number, G>
-        view{grads, scaled, weights, C, b_matrix, map_table, 0};
-      if constexpr (!use_shape_map)
+        view{grads, scaled, blocks, C, weights, b_matrix, tid % G};
+      if constexpr (form == Hex8EntryForm::standard)
         {
           for (unsigned int i = tid; i < Layout::n_b_matrix; i += blockDim.x)
             {
@@ -230,35 +420,59 @@ namespace GPUAssembly
                                                          qm % Hex8::n_voigt,
                                                          j);
             }
+          view.g = tid % G;
           __syncthreads();
         }
 
       // Phase 3: a thread per entry and element; consecutive threads take
       // the G elements of one entry, so a warp writes runs of G values.
+      const unsigned int g = tid % G;
+      if (block_element[slot0 + g] < 0)
+        return;
+      const Number  lambda = lame[g], mu = lame[G + g];
       Number *const out =
-        element_data + static_cast<std::size_t>(k) * n_entries * B + t0;
+        element_data + static_cast<std::size_t>(k) * n_entries * B + t0 + g;
       for (unsigned int i = tid; i < n_entries * G; i += blockDim.x)
         {
-          const unsigned int g     = i % G;
-          const unsigned int entry = i / G;
-          if (block_element[slot0 + g] < 0)
-            continue;
-          view.g = g;
-          Number value;
-          if (entry < n_matrix_entries)
+          const unsigned int w = i / G;
+          Number             value;
+          unsigned int       entry = w;
+          if (w < n_matrix_entries)
             {
-              const unsigned int row    = position[entry] / 32;
-              const unsigned int column = position[entry] % 32;
-              if constexpr (use_shape_map)
+              unsigned int row, column;
+              if constexpr (symmetric)
+                {
+                  row    = position[w] / 32;
+                  column = position[w] % 32;
+                }
+              else
+                Hex8::entry_position_by_component_pair(
+                  w,
+                  form == Hex8EntryForm::shape_map_isotropic,
+                  row,
+                  column);
+              if constexpr (form == Hex8EntryForm::shape_map_isotropic)
+                value = Hex8::shape_map_isotropic_entry<Number>(view,
+                                                                row,
+                                                                column,
+                                                                lambda,
+                                                                mu);
+              else if constexpr (form == Hex8EntryForm::shape_map_block)
                 value = Hex8::shape_map_entry<Number>(view, row, column);
               else
                 value = Hex8::standard_entry<Number>(view, row, column);
+              entry =
+                symmetric ?
+                  SymmetricElementOutput<Number>::packed_index(Hex8::n_dofs,
+                                                               row,
+                                                               column) :
+                  row * Hex8::n_dofs + column;
             }
           else
             value = Hex8::body_force_entry<Number>(view,
-                                                   entry - n_matrix_entries,
+                                                   w - n_matrix_entries,
                                                    kernel.body_force);
-          out[static_cast<std::size_t>(entry) * B + g] = value;
+          out[static_cast<std::size_t>(entry) * B] = value;
         }
     }
 
@@ -327,27 +541,30 @@ namespace GPUAssembly
     };
 
     template <typename Number,
-              bool         symmetric,
-              bool         use_shape_map,
-              unsigned int G>
+              bool          symmetric,
+              Hex8EntryForm form,
+              unsigned int  G>
     void
     launch_hex8_element_kernel(const Hex8ElasticityKernel<Number> &kernel,
                                const Hex8KernelArguments<Number>  &arguments,
                                const cudaStream_t                  stream)
     {
-      const auto function =
-        hex8_element_kernel<Number, symmetric, use_shape_map, G>;
-      const std::size_t bytes =
-        Hex8SharedLayout<Number, G>::bytes(!use_shape_map,
-                                           symmetric ?
-                                             Hex8::n_symmetric_entries :
-                                             Hex8::n_matrix_entries);
+      // Storage order for the other forms: neighbouring columns keep the
+      // standard implementation's reads of B free of bank conflicts.
+      static const Hex8EntryOrder<symmetric> order =
+        Hex8EntryOrder<symmetric>::make(form ==
+                                        Hex8EntryForm::shape_map_isotropic);
+      const auto function     = hex8_element_kernel<Number, symmetric, form, G>;
+      const std::size_t bytes = Hex8SharedLayout<Number, G>::bytes(
+        form,
+        symmetric ? Hex8EntryOrder<symmetric>::n_entries : 0);
       GPU_ASSEMBLY_CHECK_CUDA(
         cudaFuncSetAttribute(function,
                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(bytes)));
       function<<<arguments.n_slots / G, hex8_block_threads, bytes, stream>>>(
         kernel,
+        order,
         arguments.block_element,
         arguments.cluster_node_offsets,
         arguments.cluster_nodes,
@@ -360,7 +577,7 @@ namespace GPUAssembly
       GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
     }
 
-    template <typename Number, bool symmetric, bool use_shape_map>
+    template <typename Number, bool symmetric, Hex8EntryForm form>
     void
     launch_hex8_element_kernel(const Hex8ElasticityKernel<Number> &kernel,
                                const unsigned int                  G,
@@ -370,25 +587,25 @@ namespace GPUAssembly
       switch (G)
         {
           case 1:
-            return launch_hex8_element_kernel<Number,
-                                              symmetric,
-                                              use_shape_map,
-                                              1>(kernel, arguments, stream);
+            return launch_hex8_element_kernel<Number, symmetric, form, 1>(
+              kernel,
+              arguments,
+              stream);
           case 2:
-            return launch_hex8_element_kernel<Number,
-                                              symmetric,
-                                              use_shape_map,
-                                              2>(kernel, arguments, stream);
+            return launch_hex8_element_kernel<Number, symmetric, form, 2>(
+              kernel,
+              arguments,
+              stream);
           case 4:
-            return launch_hex8_element_kernel<Number,
-                                              symmetric,
-                                              use_shape_map,
-                                              4>(kernel, arguments, stream);
+            return launch_hex8_element_kernel<Number, symmetric, form, 4>(
+              kernel,
+              arguments,
+              stream);
           case 8:
-            return launch_hex8_element_kernel<Number,
-                                              symmetric,
-                                              use_shape_map,
-                                              8>(kernel, arguments, stream);
+            return launch_hex8_element_kernel<Number, symmetric, form, 8>(
+              kernel,
+              arguments,
+              stream);
           default:
             throw_error("The hex8 block kernels take 1, 2, 4 or 8 elements "
                         "per block, not " +
@@ -397,10 +614,69 @@ namespace GPUAssembly
     }
 
     /**
-     * Launch the hex8 block kernel of @p strategy (shape_map or standard)
-     * with @p G elements per block (1, 2, 4 or 8, dividing arguments.B) on
+     * Launch the hex8 block kernel that computes entries in @p form with
+     * @p G elements per block (1, 2, 4 or 8, dividing arguments.B) on
      * @p stream, writing full (or, if @p symmetric, packed upper-triangle)
      * element matrices and vectors into GlobalNZ's layout.
+     */
+    template <typename Number>
+    void
+    launch_hex8_element_kernel(const Hex8ElasticityKernel<Number> &kernel,
+                               const Hex8EntryForm                 form,
+                               const bool                          symmetric,
+                               const unsigned int                  G,
+                               const Hex8KernelArguments<Number>  &arguments,
+                               const cudaStream_t                  stream = 0)
+    {
+      if (G == 0 || arguments.B % G != 0)
+        throw_error("launch_hex8_element_kernel(): needs a group size G "
+                    "dividing the cluster size.");
+      const auto launch = [&](const auto symmetric_constant,
+                              const auto form_constant) {
+        launch_hex8_element_kernel<Number,
+                                   decltype(symmetric_constant)::value,
+                                   decltype(form_constant)::value>(kernel,
+                                                                   G,
+                                                                   arguments,
+                                                                   stream);
+      };
+      using Form = Hex8EntryForm;
+      if (symmetric)
+        switch (form)
+          {
+            case Form::standard:
+              return launch(std::true_type(),
+                            std::integral_constant<Form, Form::standard>());
+            case Form::shape_map_block:
+              return launch(
+                std::true_type(),
+                std::integral_constant<Form, Form::shape_map_block>());
+            case Form::shape_map_isotropic:
+              return launch(
+                std::true_type(),
+                std::integral_constant<Form, Form::shape_map_isotropic>());
+          }
+      else
+        switch (form)
+          {
+            case Form::standard:
+              return launch(std::false_type(),
+                            std::integral_constant<Form, Form::standard>());
+            case Form::shape_map_block:
+              return launch(
+                std::false_type(),
+                std::integral_constant<Form, Form::shape_map_block>());
+            case Form::shape_map_isotropic:
+              return launch(
+                std::false_type(),
+                std::integral_constant<Form, Form::shape_map_isotropic>());
+          }
+    }
+
+    /**
+     * Launch the hex8 block kernel of @p strategy: shape_map runs the
+     * isotropic shapeMap form (Hex8ElasticityKernel's C is isotropic),
+     * standard the seed's standard implementation.
      */
     template <typename Number>
     void
@@ -411,32 +687,17 @@ namespace GPUAssembly
                                const Hex8KernelArguments<Number>  &arguments,
                                const cudaStream_t                  stream = 0)
     {
-      if (strategy == ElementStrategy::thread_per_element || G == 0 ||
-          arguments.B % G != 0)
+      if (strategy == ElementStrategy::thread_per_element)
         throw_error("launch_hex8_element_kernel(): needs the shapeMap or "
-                    "standard strategy and a group size G dividing the "
-                    "cluster size.");
-      const bool use_shape_map = strategy == ElementStrategy::shape_map;
-      if (symmetric && use_shape_map)
-        launch_hex8_element_kernel<Number, true, true>(kernel,
-                                                       G,
-                                                       arguments,
-                                                       stream);
-      else if (symmetric)
-        launch_hex8_element_kernel<Number, true, false>(kernel,
-                                                        G,
-                                                        arguments,
-                                                        stream);
-      else if (use_shape_map)
-        launch_hex8_element_kernel<Number, false, true>(kernel,
-                                                        G,
-                                                        arguments,
-                                                        stream);
-      else
-        launch_hex8_element_kernel<Number, false, false>(kernel,
-                                                         G,
-                                                         arguments,
-                                                         stream);
+                    "standard strategy.");
+      launch_hex8_element_kernel(kernel,
+                                 strategy == ElementStrategy::shape_map ?
+                                   Hex8EntryForm::shape_map_isotropic :
+                                   Hex8EntryForm::standard,
+                                 symmetric,
+                                 G,
+                                 arguments,
+                                 stream);
     }
   } // namespace internal
 } // namespace GPUAssembly

@@ -20,9 +20,11 @@
  *                                       g_bl,
  *
  * four dot products of length 3 per entry and Gauss point instead of the
- * seven of length 6 of B^T (C B). The functions here are written once for
- * the host and the device: the CUDA kernels of hex8_elasticity.cuh and the
- * host reference call the same entry functions with the same tables.
+ * seven of length 6 of B^T (C B); for an isotropic C, most of the block
+ * C[map(c,k)][map(c',l)] is zero and shape_map_isotropic_entry() skips it.
+ * The functions here are written once for the host and the device: the
+ * CUDA kernels of hex8_elasticity.cuh and the host reference call the same
+ * entry functions with the same tables.
  *
  * Voigt order: xx, yy, zz, yz, xz, xy, engineering shear strains. Local DoF
  * d = 3 a + c, nodes in deal.II's lexicographic FE_Q(1) order, reference
@@ -214,16 +216,55 @@ namespace GPUAssembly
     }
 
     /**
+     * Row and column of the entry that thread slot @p i of a full element
+     * matrix computes. In storage order (row-major) unless
+     * @p by_component_pair: then first the 192 entries whose DoFs have the
+     * same component (3 a + c, 3 b + c), then the 384 others, each group
+     * in storage order, so that a warp of the device kernel takes one kind.
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    entry_position_by_component_pair(const unsigned int i,
+                                     const bool         by_component_pair,
+                                     unsigned int      &row,
+                                     unsigned int      &column)
+    {
+      constexpr unsigned int n_same = n_nodes * n_nodes * 3;
+      if (!by_component_pair)
+        {
+          row    = i / n_dofs;
+          column = i % n_dofs;
+        }
+      else if (i < n_same)
+        {
+          // Row 3 a + c holds the same-component entries of the 8 nodes b.
+          const unsigned int a = i / 24, r = i % 24, b = r / 3, c = r % 3;
+          row    = 3 * a + c;
+          column = 3 * b + c;
+        }
+      else
+        {
+          // Row 3 a + c: node b, then one of the two other components.
+          const unsigned int j = i - n_same, a = j / 48, r = j % 48;
+          const unsigned int c = r / 16, b = (r % 16) / 2;
+          row    = 3 * a + c;
+          column = 3 * b + (c + 1 + r % 2) % 3;
+        }
+    }
+
+    /**
      * Entry (row, column) of the element matrix with the seed's shapeMap
-     * strategy. @p view provides gradient(q, a, k) (physical gradients),
-     * scaled_gradient(q, a, k) (the same times JxW(q)), C(m, n) (the
-     * constitutive matrix) and map(c, k) (the shapeMap table). Per Gauss
-     * point the seed's four dot products of length 3: the non-zeros of
-     * column "row" of B against the three columns of the 3 x 3 block of C
-     * that the non-zeros of column "column" select, then the result against
-     * those non-zeros, accumulated into the sum (21 floating-point
-     * operations; the seed counts 4 x 5 = 20). The weight JxW is folded
-     * into the column node's gradients once per element.
+     * strategy. @p view provides constitutive_block(c, c2, Cs), the 3 x 3
+     * block C[map(c, k)][map(c2, l)] of the constitutive matrix that the
+     * shapeMap table selects, and gradient_pair(p, a, g) and
+     * scaled_gradient_pair(p, a, g), the physical gradients of node a at the
+     * Gauss points 2p and 2p+1 (g[3 i + k] at q = 2p + i; the scaled ones
+     * times JxW(q)). Per Gauss point the seed's four dot products of length
+     * 3: the non-zeros of column "row" of B against the three columns of
+     * Cs, then the result against the non-zeros of column "column",
+     * accumulated into the sum (21 floating-point operations; the seed
+     * counts 4 x 5 = 20). The weight JxW is folded into the column node's
+     * gradients once per element. Gauss points come in pairs so that the
+     * device reads a node's six values as three 16-byte words.
      */
     template <typename Number, class View>
     GPU_ASSEMBLY_HOST_DEVICE inline Number
@@ -234,20 +275,83 @@ namespace GPUAssembly
       const unsigned int a = row / 3, c = row % 3;
       const unsigned int b = column / 3, c2 = column % 3;
       Number             Cs[3][3];
-      for (unsigned int k = 0; k < 3; ++k)
-        for (unsigned int l = 0; l < 3; ++l)
-          Cs[k][l] = view.C(view.map(c, k), view.map(c2, l));
+      view.constitutive_block(c, c2, Cs);
       Number sum = 0;
-      for (unsigned int q = 0; q < n_q_points; ++q)
+      for (unsigned int p = 0; p < n_q_points / 2; ++p)
         {
-          const Number ga0 = view.gradient(q, a, 0);
-          const Number ga1 = view.gradient(q, a, 1);
-          const Number ga2 = view.gradient(q, a, 2);
-          for (unsigned int l = 0; l < 3; ++l)
-            sum += (ga0 * Cs[0][l] + ga1 * Cs[1][l] + ga2 * Cs[2][l]) *
-                   view.scaled_gradient(q, b, l);
+          Number ga[6], gb[6];
+          view.gradient_pair(p, a, ga);
+          view.scaled_gradient_pair(p, b, gb);
+          for (unsigned int i = 0; i < 2; ++i)
+            for (unsigned int l = 0; l < 3; ++l)
+              sum += (ga[3 * i] * Cs[0][l] + ga[3 * i + 1] * Cs[1][l] +
+                      ga[3 * i + 2] * Cs[2][l]) *
+                     gb[3 * i + l];
         }
       return sum;
+    }
+
+    /**
+     * Entry (row, column) with the shapeMap strategy where the constitutive
+     * matrix is isotropic: of the 3 x 3 block C[map(c, k)][map(c2, l)] that
+     * shapeMap selects, only (c, c2) = lambda and (c2, c) = mu are non-zero
+     * for c != c2, and only the diagonal (lambda + 2 mu at c, mu elsewhere)
+     * for c == c2, so
+     *
+     *   K = sum_q lambda g_ac s_bc2 + mu g_ac2 s_bc                (c != c2)
+     *   K = sum_q (lambda + mu) g_ac s_bc + mu grad phi_a . s_b    (c == c2)
+     *
+     * with s = JxW grad phi. The thread of an entry reads four gradient
+     * components per Gauss point (six for c == c2) instead of six, which
+     * is what bounds the device kernel: the bytes each thread loads from
+     * shared memory. @p view provides component_pair(p, a, k, v) and
+     * scaled_component_pair(p, a, k, v), component k of the gradient of
+     * node a at the Gauss points 2p and 2p+1 (the scaled one times JxW).
+     * Floating-point operations: 4 per Gauss point and 3 more for c != c2,
+     * 6 per Gauss point and 6 more for c == c2.
+     */
+    template <typename Number, class View>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    shape_map_isotropic_entry(const View        &view,
+                              const unsigned int row,
+                              const unsigned int column,
+                              const Number       lambda,
+                              const Number       mu)
+    {
+      const unsigned int a = row / 3, c = row % 3;
+      const unsigned int b = column / 3, c2 = column % 3;
+      if (c != c2)
+        {
+          Number s1 = 0, s2 = 0;
+          for (unsigned int p = 0; p < n_q_points / 2; ++p)
+            {
+              Number ga_c[2], ga_c2[2], sb_c[2], sb_c2[2];
+              view.component_pair(p, a, c, ga_c);
+              view.component_pair(p, a, c2, ga_c2);
+              view.scaled_component_pair(p, b, c, sb_c);
+              view.scaled_component_pair(p, b, c2, sb_c2);
+              for (unsigned int i = 0; i < 2; ++i)
+                {
+                  s1 += ga_c[i] * sb_c2[i];
+                  s2 += ga_c2[i] * sb_c[i];
+                }
+            }
+          return lambda * s1 + mu * s2;
+        }
+      // One sum per component, so that the component c is picked once at
+      // the end rather than per Gauss point.
+      Number s[3] = {0, 0, 0};
+      for (unsigned int p = 0; p < n_q_points / 2; ++p)
+        for (unsigned int k = 0; k < 3; ++k)
+          {
+            Number ga[2], sb[2];
+            view.component_pair(p, a, k, ga);
+            view.scaled_component_pair(p, b, k, sb);
+            for (unsigned int i = 0; i < 2; ++i)
+              s[k] += ga[i] * sb[i];
+          }
+      const Number s_c = c == 0 ? s[0] : (c == 1 ? s[1] : s[2]);
+      return mu * (s[0] + s[1] + s[2]) + (lambda + mu) * s_c;
     }
 
     /**
@@ -264,6 +368,12 @@ namespace GPUAssembly
                    const unsigned int column)
     {
       Number sum = 0;
+      // Four Gauss points per iteration, as nvcc chose by itself before
+      // the gradients moved to pairs; fewer left the device kernel 4 %
+      // slower.
+#if defined(__CUDA_ARCH__)
+#  pragma unroll 4
+#endif
       for (unsigned int q = 0; q < n_q_points; ++q)
         {
           Number value = 0;
@@ -308,7 +418,10 @@ namespace GPUAssembly
       Number sum = 0;
       for (unsigned int q = 0; q < n_q_points; ++q)
         sum += reference_value<Number>(d / 3, q) * view.JxW(q);
-      return f[d % 3] * sum;
+      // A select rather than f[d % 3]: indexing the kernel's parameter
+      // with a thread-dependent index copies it to local memory.
+      const unsigned int c = d % 3;
+      return (c == 0 ? f[0] : (c == 1 ? f[1] : f[2])) * sum;
     }
 
     /**
@@ -363,6 +476,44 @@ namespace GPUAssembly
         return scaled[q][a][k];
       }
 
+      GPU_ASSEMBLY_HOST_DEVICE void
+      gradient_pair(const unsigned int p, const unsigned int a, Number *g) const
+      {
+        for (unsigned int i = 0; i < 2; ++i)
+          for (unsigned int k = 0; k < 3; ++k)
+            g[3 * i + k] = gradients[2 * p + i][a][k];
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE void
+      scaled_gradient_pair(const unsigned int p,
+                           const unsigned int a,
+                           Number            *g) const
+      {
+        for (unsigned int i = 0; i < 2; ++i)
+          for (unsigned int k = 0; k < 3; ++k)
+            g[3 * i + k] = scaled[2 * p + i][a][k];
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE void
+      component_pair(const unsigned int p,
+                     const unsigned int a,
+                     const unsigned int k,
+                     Number            *v) const
+      {
+        v[0] = gradients[2 * p][a][k];
+        v[1] = gradients[2 * p + 1][a][k];
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE void
+      scaled_component_pair(const unsigned int p,
+                            const unsigned int a,
+                            const unsigned int k,
+                            Number            *v) const
+      {
+        v[0] = scaled[2 * p][a][k];
+        v[1] = scaled[2 * p + 1][a][k];
+      }
+
       GPU_ASSEMBLY_HOST_DEVICE Number
       JxW(const unsigned int q) const
       {
@@ -375,10 +526,14 @@ namespace GPUAssembly
         return constitutive[m][n];
       }
 
-      GPU_ASSEMBLY_HOST_DEVICE unsigned int
-      map(const unsigned int c, const unsigned int k) const
+      GPU_ASSEMBLY_HOST_DEVICE void
+      constitutive_block(const unsigned int c,
+                         const unsigned int c2,
+                         Number (&Cs)[3][3]) const
       {
-        return shape_map(c, k);
+        for (unsigned int k = 0; k < 3; ++k)
+          for (unsigned int l = 0; l < 3; ++l)
+            Cs[k][l] = constitutive[shape_map(c, k)][shape_map(c2, l)];
       }
 
       /// B formed on the fly (the host's standard implementation).
@@ -402,7 +557,9 @@ namespace GPUAssembly
     /// operator() (every method and kernel).
     thread_per_element,
     /// Sanfui-Sharma: a thread block per group of elements, a thread per
-    /// entry, B never formed, shapeMap-reduced dot products.
+    /// entry, B never formed, shapeMap-reduced dot products with the zeros
+    /// of the isotropic C's blocks skipped too
+    /// (Hex8::shape_map_isotropic_entry).
     shape_map,
     /// Sanfui-Sharma's "standard implementation": the same thread layout
     /// with B formed in shared memory and full dot products.
