@@ -11,6 +11,10 @@
 //                 --method NAME (repeatable: GlobalNZ, "GlobalNZ (Morton)",
 //                 SharedNZ, LocalElem-atomic, LocalElem-colored)
 //                 --skip-dealii (no CPU peer, for profiling runs)
+//                 --plans-only (no GPU needed: time the host construction
+//                 of the GlobalNZ and SharedNZ plans for an H100/H200's
+//                 227 KiB of shared memory per block)
+//                 --threads N (host threads; default: all cores)
 
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/quadrature_lib.h>
@@ -181,12 +185,24 @@ namespace
       }
     if (method == AssemblyMethod::shared_nz)
       {
-        // Element data stay on chip: halo nodal data, the (recomputed)
-        // element inputs, the reduction array and the output.
-        const SharedNZPlan &plan = assembler.get_shared_nz_plan();
+        // Element data stay on chip: the halo nodal data, the inputs of
+        // every (recomputed) element with its slots, the location of
+        // elements the condensation needs it for, the per-block offsets,
+        // the reduction stream (16-bit) and targets, and the output.
+        const SharedNZPlan &plan       = assembler.get_shared_nz_plan();
+        const double        n_computed = plan.elements.size();
+        const double        n_constrained =
+          std::count(plan.block_has_constraints.begin(),
+                     plan.block_has_constraints.end(),
+                     1);
+        const double n_en = arrays.layout.n_nodes;
         return plan.halo_nodes.size() * (sizeof(int) + dim * s) +
-               inputs * plan.recomputation_factor +
-               plan.reduction_array.size() * sizeof(int) + output;
+               n_computed * (n_en * (sizeof(int) + sizeof(std::uint16_t)) +
+                             arrays.n_supplemental * s + 1) +
+               n_constrained * n_ed * sizeof(int) +
+               (plan.n_blocks * 5. + plan.slice_offsets.size()) * sizeof(int) +
+               plan.sources.size() * sizeof(std::uint16_t) +
+               plan.targets.size() * sizeof(int) + output;
       }
     // LocalElem: inputs, nodal data per element, the nonzero map, the
     // element data scratch written and read, and a read-modify-write of
@@ -406,6 +422,46 @@ namespace
       }
     std::cout << std::defaultfloat << std::setprecision(6);
   }
+
+
+
+  // Host construction of the plans alone, as DeviceAssembler::reinit() makes
+  // them in double for a Hopper GPU (227 KiB of shared memory per block):
+  // the set-up column of the table without a GPU.
+  void
+  time_plans(const MeshArrays &arrays)
+  {
+    const std::size_t hopper_shared_memory = 227 * 1024;
+    for (const bool symmetric : {false, true})
+      {
+        GlobalNZPlan::Parameters parameters;
+        parameters.symmetric = symmetric;
+        GlobalNZPlan plan;
+        const auto   start = std::chrono::steady_clock::now();
+        plan.reinit(arrays,
+                    parameters,
+                    dim,
+                    sizeof(double),
+                    hopper_shared_memory);
+        std::cout << "GlobalNZ" << (symmetric ? " symmetric" : "")
+                  << " plan: " << seconds_since(start) << " s, "
+                  << plan.reduction_array.size() << " reduction entries"
+                  << std::endl;
+      }
+    SharedNZPlan plan;
+    const auto   start = std::chrono::steady_clock::now();
+    plan.reinit(arrays,
+                SharedNZPlan::Parameters(),
+                dim,
+                sizeof(double),
+                hopper_shared_memory);
+    std::cout << "SharedNZ plan: " << seconds_since(start) << " s, "
+              << plan.n_blocks << " node parts, recomputation factor "
+              << plan.recomputation_factor << ", up to "
+              << plan.max_shared_bytes << " bytes of shared memory per block, "
+              << plan.sources.size() << " reduction entries, "
+              << plan.targets.size() << " targets" << std::endl;
+  }
 } // namespace
 
 
@@ -419,6 +475,7 @@ main(int argc, char **argv)
       std::string               precision   = "both";
       unsigned int              repetitions = 10;
       bool                      with_dealii = true;
+      bool                      plans_only  = false;
       std::vector<std::string>  methods;
       for (int i = 1; i < argc; ++i)
         {
@@ -431,6 +488,10 @@ main(int argc, char **argv)
             methods.push_back(argv[++i]);
           else if (argument == "--skip-dealii")
             with_dealii = false;
+          else if (argument == "--plans-only")
+            plans_only = true;
+          else if (argument == "--threads" && i + 1 < argc)
+            MultithreadInfo::set_thread_limit(std::stoi(argv[++i]));
           else
             sizes.push_back(std::stoi(argument));
         }
@@ -440,14 +501,22 @@ main(int argc, char **argv)
                     precision == "both",
                   ExcMessage("--precision must be double, float or both."));
 
-      std::cout << describe_execution_path() << std::endl;
-      AssertThrow(n_cuda_devices() > 0,
-                  ExcMessage("assembly_benchmark needs a CUDA device."));
-      const double bandwidth = measure_copy_bandwidth();
-      std::cout << "Measured device copy bandwidth (read + write): "
-                << bandwidth * 1e-9
-                << " GB/s; host threads: " << MultithreadInfo::n_threads()
-                << std::endl;
+      double bandwidth = 0;
+      if (plans_only)
+        std::cout << "Plan construction only; host threads: "
+                  << MultithreadInfo::n_threads() << std::endl;
+      else
+        {
+          std::cout << describe_execution_path() << std::endl;
+          AssertThrow(n_cuda_devices() > 0,
+                      ExcMessage("assembly_benchmark needs a CUDA device "
+                                 "(--plans-only does not)."));
+          bandwidth = measure_copy_bandwidth();
+          std::cout << "Measured device copy bandwidth (read + write): "
+                    << bandwidth * 1e-9
+                    << " GB/s; host threads: " << MultithreadInfo::n_threads()
+                    << std::endl;
+        }
 
       for (const unsigned int n : sizes)
         {
@@ -481,6 +550,11 @@ main(int argc, char **argv)
           const MeshArrays            &arrays = adapter.get_arrays();
           std::cout << "Adapter arrays: " << seconds_since(start) << " s, "
                     << arrays.n_nonzeros() << " nonzeros" << std::endl;
+          if (plans_only)
+            {
+              time_plans(arrays);
+              continue;
+            }
 
           SparsityPattern sparsity_pattern;
           adapter.make_sparsity_pattern(sparsity_pattern);

@@ -8,6 +8,7 @@
 #include <gpu_assembly/engine/global_nz_plan.h>
 #include <gpu_assembly/engine/packing.h>
 #include <gpu_assembly/engine/shared_nz_host.h>
+#include <gpu_assembly/engine/shared_nz_layout.h>
 #include <gpu_assembly/engine/shared_nz_plan.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
@@ -355,47 +356,140 @@ test_shared_nz_plan(Testing::Checks      &checks,
   SharedNZPlan plan;
   plan.reinit(arrays, parameters, dim, sizeof(double), limit);
 
-  // Parts: each node in exactly one part, every part within the limit.
+  // Parts: each node in exactly one part, every block within the limit.
   std::vector<unsigned int> parts =
-    partition_nodes(arrays, partitioner, dim, sizeof(double), limit);
+    partition_nodes(arrays,
+                    partitioner,
+                    dim,
+                    sizeof(double),
+                    limit,
+                    parameters.threads_per_block);
+  std::vector<int> owner_seen(arrays.n_nodes, 0);
+  for (const index_type n : plan.owned_nodes)
+    ++owner_seen[n];
+  bool blocks_fit = true;
+  for (unsigned int k = 0; k < plan.n_blocks; ++k)
+    blocks_fit &= plan.shared_bytes(k, sizeof(double)) <= limit;
   checks.check(parts.size() == arrays.n_nodes && plan.n_blocks > 1 &&
-                 plan.max_shared_bytes <= limit,
+                 blocks_fit && plan.max_shared_bytes <= limit &&
+                 std::all_of(owner_seen.begin(),
+                             owner_seen.end(),
+                             [](const int n) {
+                               return n == 1;
+                             }),
                name + ": " + std::to_string(plan.n_blocks) +
-                 " parts cover all nodes; the largest needs " +
+                 " parts cover all nodes once; the largest needs " +
                  std::to_string(plan.max_shared_bytes) +
                  " <= " + std::to_string(limit) + " bytes of shared memory");
 
-  // Reduction: every target exactly once, and every element contribution
-  // to a row exactly once overall (in the block owning the row).
-  std::vector<int>   target_seen(plan.n_nonzeros + plan.n_dofs, 0);
-  std::size_t        n_sources = 0;
+  // Reduction: decode every source back to (element, row node, column
+  // node). Each such triple of the mesh must be summed exactly once, in
+  // the block owning the row node, under the list of that node pair; each
+  // nonzero and each right-hand-side row is stored exactly once.
+  const unsigned int        n_en = plan.n_nodes_per_element;
+  const unsigned int        n_ed = plan.n_dofs_per_element;
+  const unsigned int        n_c  = plan.n_components;
+  std::vector<unsigned int> block_of_node(arrays.n_nodes);
+  for (unsigned int k = 0; k < plan.n_blocks; ++k)
+    for (index_type i = plan.owned_offsets[k]; i < plan.owned_offsets[k + 1];
+         ++i)
+      block_of_node[plan.owned_nodes[i]] = k;
+  std::vector<int> triple_seen(std::size_t(arrays.n_elements) * n_en * n_en, 0);
+  std::vector<int> target_seen(plan.n_nonzeros, 0), rhs_seen(plan.n_dofs, 0);
+  bool             lists_right = true;
   const unsigned int T         = parameters.threads_per_block;
   for (unsigned int k = 0; k < plan.n_blocks; ++k)
-    for (std::size_t i = plan.reduction_offsets[k];
-         i < plan.reduction_offsets[k + 1];
-         ++i)
-      {
-        const index_type entry = plan.reduction_array[i];
-        if (entry < 0)
-          ++target_seen[-entry - 1];
-        else if (entry > 0)
-          ++n_sources;
-      }
-  std::size_t n_contributions = 0;
-  for (const index_type K : arrays.nonzero_map)
-    n_contributions += K != invalid_index;
-  n_contributions += arrays.location.size();
-  checks.check(std::all_of(target_seen.begin(),
-                           target_seen.end(),
-                           [](const int n) {
-                             return n == 1;
-                           }) &&
-                 n_sources == n_contributions &&
-                 (plan.reduction_array.size() % T) == 0,
+    {
+      const std::size_t  base    = plan.element_offsets[k];
+      const unsigned int n_k     = plan.element_offsets[k + 1] - base;
+      const unsigned int n_slots = plan.n_slots[k];
+      std::vector<std::pair<unsigned int, unsigned int>> slot_owner(n_slots);
+      for (unsigned int a = 0; a < n_en; ++a)
+        for (unsigned int j = 0; j < n_k; ++j)
+          if (const auto s = plan.block_slots[base * n_en + a * n_k + j];
+              s != SharedNZLayout::no_slot)
+            slot_owner[s] = {j, a};
+      for (unsigned int lane = 0; lane < T; ++lane)
+        {
+          const std::size_t  slice = std::size_t(k) * (T / 32) + lane / 32;
+          const unsigned int n_columns =
+            (plan.slice_offsets[slice + 1] - plan.slice_offsets[slice]) / 32;
+          std::vector<std::uint16_t> pending;
+          for (unsigned int column = 0; column < n_columns; ++column)
+            {
+              const std::uint16_t entry =
+                plan
+                  .sources[plan.slice_offsets[slice] + column * 32 + lane % 32];
+              if (entry == 0)
+                continue;
+              if (entry < SharedNZLayout::end_flag)
+                {
+                  pending.push_back(entry);
+                  continue;
+                }
+              const unsigned int l        = entry - SharedNZLayout::end_flag;
+              const bool         diagonal = int(l) < plan.n_diagonal_lists[k];
+              const std::size_t  first =
+                plan.target_offsets[k] +
+                (diagonal ? l * (n_c * n_c + n_c) :
+                            plan.n_diagonal_lists[k] * (n_c * n_c + n_c) +
+                              (l - plan.n_diagonal_lists[k]) * n_c * n_c);
+              index_type row_node = -1, column_node = -1;
+              lists_right &= !pending.empty();
+              for (const std::uint16_t source : pending)
+                {
+                  const unsigned int offset = (source - 1) >> 1;
+                  const unsigned int s      = offset % n_slots;
+                  const unsigned int shift  = offset / n_slots;
+                  const auto [j, a]         = slot_owner[s];
+                  const unsigned int c      = (a + shift / n_c) % n_en;
+                  const std::size_t  e      = plan.elements[base + j];
+                  const index_type   n      = arrays.connectivity[e * n_en + a];
+                  const index_type   m      = arrays.connectivity[e * n_en + c];
+                  lists_right &=
+                    shift % n_c == 0 && bool((source - 1) & 1) == diagonal &&
+                    (a == c) == diagonal && block_of_node[n] == k &&
+                    (row_node < 0 || row_node == n) &&
+                    (column_node < 0 || column_node == m);
+                  row_node    = n;
+                  column_node = m;
+                  ++triple_seen[(e * n_en + a) * n_en + c];
+                  // The list's nonzeros are those of this element's block.
+                  for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                    for (unsigned int c2 = 0; c2 < n_c; ++c2)
+                      lists_right &=
+                        plan.targets[first + c1 * n_c + c2] ==
+                        arrays.nonzero_map[(e * n_ed + a * n_c + c1) * n_ed +
+                                           c * n_c + c2];
+                  if (diagonal)
+                    for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                      lists_right &= plan.targets[first + n_c * n_c + c1] ==
+                                     arrays.location[e * n_ed + a * n_c + c1];
+                }
+              for (unsigned int i = 0; i < n_c * n_c; ++i)
+                if (plan.targets[first + i] >= 0)
+                  ++target_seen[plan.targets[first + i]];
+              if (diagonal)
+                for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                  ++rhs_seen[plan.targets[first + n_c * n_c + c1]];
+              pending.clear();
+            }
+          lists_right &= pending.empty();
+        }
+    }
+  const auto all_once = [](const std::vector<int> &seen) {
+    return std::all_of(seen.begin(), seen.end(), [](const int n) {
+      return n == 1;
+    });
+  };
+  checks.check(lists_right && all_once(triple_seen) && all_once(target_seen) &&
+                 all_once(rhs_seen) &&
+                 plan.slice_offsets.back() == plan.sources.size(),
                name + ": reduction lists are complete and disjoint (" +
-                 std::to_string(n_sources) +
-                 " contributions, recomputation "
-                 "factor " +
+                 std::to_string(triple_seen.size()) +
+                 " element node pairs once each, under their own node "
+                 "pair; every nonzero and right-hand-side row once; "
+                 "recomputation factor " +
                  Testing::scientific(plan.recomputation_factor) + ")");
 
   LinearElasticityKernel<dim, double> elasticity;
