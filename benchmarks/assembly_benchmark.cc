@@ -222,8 +222,9 @@ namespace
     ElementOrder   element_order;
     /// GlobalNZ targets per reduction block (0: default).
     unsigned int targets_per_block = 0;
-    /// SharedNZ shared memory per block as a fraction of the device's.
-    double shared_memory_fraction = 1.;
+    /// SharedNZ shared memory per block as a fraction of the device's (0:
+    /// the plan's default, two blocks per multiprocessor).
+    double shared_memory_fraction = 0.;
     /// Benchmarked only when named with --method.
     bool on_request = false;
     /// GlobalNZ stores the upper triangle of A^e only.
@@ -272,23 +273,17 @@ namespace
      4096,
      1.,
      true},
-    {"SharedNZ smem/2",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     0.5,
-     true},
-    {"SharedNZ smem/3",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     0.34,
-     true},
-    {"SharedNZ T=128",
+    {"SharedNZ 1 block/SM",
      AssemblyMethod::shared_nz,
      ElementOrder::rows,
      0,
      1.,
+     true},
+    {"SharedNZ T=128 smem/4",
+     AssemblyMethod::shared_nz,
+     ElementOrder::rows,
+     0,
+     0.25,
      true,
      false,
      128},
@@ -336,9 +331,10 @@ namespace
           data.shared_nz.threads_per_block = variant.shared_threads;
         if (variant.targets_per_block > 0)
           data.global_nz.targets_per_block = variant.targets_per_block;
-        data.shared_nz.shared_memory_per_block = static_cast<std::size_t>(
-          variant.shared_memory_fraction *
-          get_device_info().shared_memory_per_block_optin);
+        if (variant.shared_memory_fraction > 0)
+          data.shared_nz.shared_memory_per_block = static_cast<std::size_t>(
+            variant.shared_memory_fraction *
+            get_device_info().shared_memory_per_block_optin);
         DeviceAssembler<dim, Number> assembler;
         auto                         start = std::chrono::steady_clock::now();
         assembler.reinit(arrays, data);
@@ -448,13 +444,15 @@ namespace
                   << plan.reduction_array.size() << " reduction entries"
                   << std::endl;
       }
+    // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
+    // driver reserves: DeviceAssembler's default.
     SharedNZPlan plan;
     const auto   start = std::chrono::steady_clock::now();
     plan.reinit(arrays,
                 SharedNZPlan::Parameters(),
                 dim,
                 sizeof(double),
-                hopper_shared_memory);
+                228 * 1024 / 2 - 1024);
     std::cout << "SharedNZ plan: " << seconds_since(start) << " s, "
               << plan.n_blocks << " node parts, recomputation factor "
               << plan.recomputation_factor << ", up to "

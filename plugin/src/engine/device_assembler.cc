@@ -185,12 +185,19 @@ namespace GPUAssembly
                       "device allows " +
                       std::to_string(device.shared_memory_per_block_optin) +
                       "."));
+        // The driver reserves 1 KiB of each block's shared memory.
+        const unsigned int blocks =
+          std::max(1u, additional_data.shared_nz.blocks_per_multiprocessor);
+        const std::size_t shared_memory =
+          requested > 0 ?
+            requested :
+            std::min(device.shared_memory_per_block_optin,
+                     device.shared_memory_per_multiprocessor / blocks - 1024);
         plan.reinit(*arrays,
                     additional_data.shared_nz,
                     additional_data.n_nodal_fields,
                     sizeof(Number),
-                    requested > 0 ? requested :
-                                    device.shared_memory_per_block_optin);
+                    shared_memory);
         AssertThrow(std::max(plan.sources.size(), plan.targets.size()) <
                       static_cast<std::size_t>(std::numeric_limits<int>::max()),
                     ExcUnsupportedInput("SharedNZ: the reduction arrays are "

@@ -196,8 +196,10 @@ namespace GPUAssembly
       std::vector<std::size_t> lists;
     };
 
-    // Whether a part of this many halo nodes, slots and lists fits.
-    using Fits = std::function<bool(std::size_t, std::size_t, std::size_t)>;
+    // Whether a part of this many halo nodes, slots, lists and elements
+    // fits.
+    using Fits =
+      std::function<bool(std::size_t, std::size_t, std::size_t, std::size_t)>;
 
     // The chapter's greedy algorithm: every node starts as its own part;
     // in turn, each part joins the adjacent part whose union touches the
@@ -282,7 +284,8 @@ namespace GPUAssembly
                 {
                   if (!fits(union_size(halo[p], halo[q]),
                             slots[p] + slots[q],
-                            lists[p] + lists[q]))
+                            lists[p] + lists[q],
+                            size))
                     continue;
                   any_fits = true;
                   if (joined[q] != sweep)
@@ -366,7 +369,7 @@ namespace GPUAssembly
                   slots += weights.slots[n];
                   lists += weights.lists[n];
                 }
-              all_fit &= fits(halo.size(), slots, lists);
+              all_fit &= fits(halo.size(), slots, lists, elements.size());
             }
           if (all_fit)
             return part_of;
@@ -397,21 +400,25 @@ namespace GPUAssembly
              number_size;
     }
 
+    // Elements per part are limited to the threads of a block, so that
+    // each thread computes one element and none waits for a second round.
     std::vector<unsigned int>
-    partition(const MeshArrays     &arrays,
-              const Csr            &elements_of,
-              const Csr            &neighbors,
-              const NodePartitioner partitioner,
-              const unsigned int    n_fields,
-              const std::size_t     number_size,
-              const std::size_t     shared_memory_limit,
-              const unsigned int    threads_per_block)
+    partition(const MeshArrays                 &arrays,
+              const Csr                        &elements_of,
+              const Csr                        &neighbors,
+              const std::vector<unsigned char> &constrained,
+              const NodePartitioner             partitioner,
+              const unsigned int                n_fields,
+              const std::size_t                 number_size,
+              const std::size_t                 shared_memory_limit,
+              const unsigned int                threads_per_block)
     {
       const unsigned int n_en = arrays.layout.n_nodes;
       const unsigned int n_ed = arrays.layout.n_dofs;
       const Fits         fits = [&](const std::size_t n_halo,
                             const std::size_t n_slots,
-                            const std::size_t n_lists) {
+                            const std::size_t n_lists,
+                            const std::size_t n_elements) {
         return part_bytes(arrays,
                           n_fields,
                           number_size,
@@ -419,11 +426,10 @@ namespace GPUAssembly
                           n_halo,
                           n_slots) <= shared_memory_limit &&
                n_slots * n_ed <= SharedNZLayout::max_offset + 1 &&
-               n_lists <= SharedNZLayout::max_lists;
+               n_lists <= SharedNZLayout::max_lists &&
+               n_elements <= threads_per_block;
       };
 
-      const std::vector<unsigned char> constrained =
-        constrained_elements(arrays);
       NodeWeights weights;
       weights.slots.resize(arrays.n_nodes);
       weights.lists.resize(arrays.n_nodes);
@@ -444,7 +450,10 @@ namespace GPUAssembly
         {
           const std::size_t n_halo =
             neighbors.offsets[n + 1] - neighbors.offsets[n];
-          AssertThrow(fits(n_halo, weights.slots[n], weights.lists[n]),
+          AssertThrow(fits(n_halo,
+                           weights.slots[n],
+                           weights.lists[n],
+                           elements_of.offsets[n + 1] - elements_of.offsets[n]),
                       ExcUnsupportedInput(
                         "SharedNZ: node " + std::to_string(n) + " belongs to " +
                         std::to_string(elements_of.offsets[n + 1] -
@@ -458,7 +467,10 @@ namespace GPUAssembly
                                                   weights.slots[n])) +
                         " bytes with the halo) do not fit in the " +
                         std::to_string(shared_memory_limit) +
-                        " bytes of shared memory per block; use GlobalNZ."));
+                        " bytes of shared memory per block, or are more than "
+                        "its " +
+                        std::to_string(threads_per_block) +
+                        " threads; use GlobalNZ."));
         }
 
       if (partitioner == NodePartitioner::greedy_union)
@@ -494,6 +506,7 @@ namespace GPUAssembly
     return partition(arrays,
                      elements_of,
                      node_neighbors(arrays, elements_of),
+                     constrained_elements(arrays),
                      partitioner,
                      n_fields,
                      number_size,
@@ -560,9 +573,11 @@ namespace GPUAssembly
 
     const Csr elements_of = node_to_elements(arrays);
     const Csr neighbors   = node_neighbors(arrays, elements_of);
-    const std::vector<unsigned int> part_of = partition(arrays,
+    const std::vector<unsigned char> constrained = constrained_elements(arrays);
+    const std::vector<unsigned int>  part_of     = partition(arrays,
                                                         elements_of,
                                                         neighbors,
+                                                        constrained,
                                                         parameters.partitioner,
                                                         n_fields,
                                                         number_size,
@@ -617,7 +632,8 @@ namespace GPUAssembly
       0u,
       n_blocks,
       [&](const unsigned int begin, const unsigned int end) {
-        std::vector<index_type> owned;
+        std::vector<index_type>                        owned;
+        std::vector<std::pair<index_type, index_type>> sorted;
         // One element's contribution to the lists of one owned node.
         struct Contribution
         {
@@ -644,7 +660,23 @@ namespace GPUAssembly
             owned.assign(owned_nodes.begin() + owned_offsets[k],
                          owned_nodes.begin() + owned_offsets[k + 1]);
             elements_and_halo(arrays, elements_of, owned, b.elements, b.halo);
+            // Position in E_k by element number, before the reordering.
+            sorted.clear();
+            for (const index_type e : b.elements)
+              sorted.emplace_back(e, 0);
+            // Elements with constraints last, so that the warps of the
+            // others skip the condensation instead of waiting for it.
+            std::stable_partition(b.elements.begin(),
+                                  b.elements.end(),
+                                  [&](const index_type e) {
+                                    return !constrained[e];
+                                  });
             const std::size_t n_k = b.elements.size();
+            for (std::size_t j = 0; j < n_k; ++j)
+              std::lower_bound(sorted.begin(),
+                               sorted.end(),
+                               std::make_pair(b.elements[j], index_type(0)))
+                ->second = j;
             b.connectivity.resize(n_en * n_k);
             b.slots.assign(n_en * n_k, SharedNZLayout::no_slot);
             b.location.resize(n_ed * n_k);
@@ -696,10 +728,12 @@ namespace GPUAssembly
                      ++i)
                   {
                     const std::size_t e = elements_of.entries[i];
-                    const index_type  j = std::lower_bound(b.elements.begin(),
-                                                          b.elements.end(),
-                                                          index_type(e)) -
-                                         b.elements.begin();
+                    const index_type  j =
+                      std::lower_bound(sorted.begin(),
+                                       sorted.end(),
+                                       std::make_pair(index_type(e),
+                                                      index_type(0)))
+                        ->second;
                     unsigned int a = 0;
                     while (arrays.connectivity[e * n_en + a] != n)
                       ++a;
@@ -707,10 +741,7 @@ namespace GPUAssembly
                     for (unsigned int c = 0; c < n_en; ++c)
                       {
                         const index_type m = arrays.connectivity[e * n_en + c];
-                        const unsigned int offset =
-                          SharedNZLayout::rotated_node(a, c, n_en) * n_c *
-                            b.n_slots +
-                          s;
+                        const unsigned int offset = c * n_c * b.n_slots + s;
                         contributions.push_back(
                           {m == n ? -1 : m,
                            j,

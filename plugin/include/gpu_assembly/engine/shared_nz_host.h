@@ -73,7 +73,6 @@ namespace GPUAssembly
                   plan.block_slots.data() + base * n_en + j,
                   n_k,
                   n_slots,
-                  n_en,
                   n_ed};
                 compute_element<dim>(
                   kernel,

@@ -17,13 +17,10 @@ namespace GPUAssembly
    * node a (n_c * n_dofs matrix values and n_c vector values). Elements that
    * touch a constrained DoF get a slot for every node, because the Dirichlet
    * condensation reads the whole element matrix. Slot s, component c,
-   * column position p (p < n_dofs: matrix, p = n_dofs: vector) is at
-   *   (c * (n_dofs + 1) + p) * n_slots + s
+   * column j (j < n_dofs: matrix, j = n_dofs: vector) is at
+   *   (c * (n_dofs + 1) + j) * n_slots + s
    * of the element-data region, so that the threads of a warp, each
-   * computing one element, write neighbouring words. The columns of a slot
-   * of node a are rotated by a nodes (node b at position ((b - a) mod n_en)
-   * * n_c), so that a slot's own diagonal block and its vector entries sit
-   * at fixed offsets from the slot.
+   * computing one element, write neighbouring words.
    */
   namespace SharedNZLayout
   {
@@ -33,8 +30,8 @@ namespace GPUAssembly
     /**
      * Reduction-stream entries (16 bits): 0 is padding; below end_flag a
      * source, encoded as 1 + (offset << 1 | diagonal) with offset the
-     * position of the (c1, c2) = (0, 0) value of the source's node-pair
-     * block in the element-data region, and diagonal set where the list
+     * position b * n_c * n_slots + s of the (c1, c2) = (0, 0) value of the
+     * block of column node b in slot s, and diagonal set where the list
      * also sums the right-hand side; end_flag | l ends list l of the block.
      */
     constexpr std::uint16_t end_flag = 0x8000;
@@ -51,13 +48,26 @@ namespace GPUAssembly
       return static_cast<std::uint16_t>(1 + (offset << 1 | (diagonal ? 1 : 0)));
     }
 
-    /// Position of node b's first column in a slot of node a.
+    /**
+     * x / d for x, d < 2^16 by a multiplication with @p magic =
+     * division_magic(d) (exact there, since x * d < 2^32): a slot from an
+     * offset without a division in the reduction's inner loop.
+     */
     GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
-    rotated_node(const unsigned int a,
-                 const unsigned int b,
-                 const unsigned int n_nodes)
+    division_magic(const unsigned int d)
     {
-      return b >= a ? b - a : b + n_nodes - a;
+      return 0xffffffffu / d + 1;
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
+    divide(const unsigned int x, const unsigned int magic)
+    {
+#ifdef __CUDA_ARCH__
+      return __umulhi(x, magic);
+#else
+      return static_cast<unsigned int>(
+        (static_cast<unsigned long long>(x) * magic) >> 32);
+#endif
     }
 
     /**
@@ -66,7 +76,9 @@ namespace GPUAssembly
      * own that is never read. Kernels may write an entry several times and
      * read it back (+=), but must not read entries of other rows to compute
      * one: the bundled kernels and the Dirichlet condensation of elements
-     * with slots for every node satisfy this.
+     * with slots for every node satisfy this. The choice between slot and
+     * sink is a select, not a branch, so that the threads of a warp do not
+     * diverge on every entry.
      */
     template <typename Number, unsigned int n_components>
     struct OwnedRowsOutput
@@ -79,34 +91,29 @@ namespace GPUAssembly
       const std::uint16_t *slots;
       unsigned int         slot_stride;
       unsigned int         n_slots;
-      unsigned int         n_nodes;
       unsigned int         n_dofs;
+
+      GPU_ASSEMBLY_HOST_DEVICE Number &
+      entry(const unsigned int i, const unsigned int j) const
+      {
+        const unsigned int  a     = i / n_components;
+        const std::uint16_t s     = slots[a * slot_stride];
+        const bool          kept  = s != no_slot;
+        Number *const       row   = kept ? element_data + s : sink;
+        const unsigned int  shift = kept ? n_slots : 0;
+        return row[((i - a * n_components) * (n_dofs + 1) + j) * shift];
+      }
 
       GPU_ASSEMBLY_HOST_DEVICE Number &
       matrix_entry(const unsigned int i, const unsigned int j) const
       {
-        const unsigned int  a = i / n_components;
-        const std::uint16_t s = slots[a * slot_stride];
-        if (s == no_slot)
-          return *sink;
-        const unsigned int b = j / n_components;
-        const unsigned int p =
-          rotated_node(a, b, n_nodes) * n_components + (j - b * n_components);
-        return element_data[((i - a * n_components) * (n_dofs + 1) + p) *
-                              n_slots +
-                            s];
+        return entry(i, j);
       }
 
       GPU_ASSEMBLY_HOST_DEVICE Number &
       vector_entry(const unsigned int i) const
       {
-        const unsigned int  a = i / n_components;
-        const std::uint16_t s = slots[a * slot_stride];
-        if (s == no_slot)
-          return *sink;
-        return element_data[((i - a * n_components) * (n_dofs + 1) + n_dofs) *
-                              n_slots +
-                            s];
+        return entry(i, n_dofs);
       }
     };
 
@@ -142,6 +149,7 @@ namespace GPUAssembly
       constexpr unsigned int chunk  = 8;
       const unsigned int     row    = (n_dofs + 1) * n_slots;
       const unsigned int     vector = n_dofs * n_slots;
+      const unsigned int     magic  = division_magic(n_slots);
       Number                 sum[nc][nc], rhs[nc];
       for (unsigned int c1 = 0; c1 < nc; ++c1)
         {
@@ -169,8 +177,12 @@ namespace GPUAssembly
                     for (unsigned int c2 = 0; c2 < nc; ++c2)
                       sum[c1][c2] += load(offset + c1 * row + c2 * n_slots);
                   if ((e - 1) & 1)
-                    for (unsigned int c1 = 0; c1 < nc; ++c1)
-                      rhs[c1] += load(offset + c1 * row + vector);
+                    {
+                      const unsigned int slot =
+                        offset - divide(offset, magic) * n_slots;
+                      for (unsigned int c1 = 0; c1 < nc; ++c1)
+                        rhs[c1] += load(slot + c1 * row + vector);
+                    }
                   continue;
                 }
               const unsigned int list     = e - end_flag;

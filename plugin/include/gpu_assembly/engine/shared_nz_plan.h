@@ -32,8 +32,10 @@ namespace GPUAssembly
    * element rows P keeps (SharedNZLayout): one slot per element of each node
    * of P, and n_nodes - 1 more for each element with a constrained DoF
    * (bounded so that the sizes of parts add up). The slots must also be few
-   * enough for the 16-bit reduction entries. Returns the part of every
-   * node. Throws ExcUnsupportedInput if a single node does not fit.
+   * enough for the 16-bit reduction entries, and the elements touching P no
+   * more than @p threads_per_block, so that each thread computes one
+   * element. Returns the part of every node. Throws ExcUnsupportedInput if
+   * a single node does not fit.
    */
   std::vector<unsigned int>
   partition_nodes(const MeshArrays     &arrays,
@@ -70,10 +72,17 @@ namespace GPUAssembly
     {
       NodePartitioner partitioner       = NodePartitioner::greedy_union;
       unsigned int    threads_per_block = 256;
-      /// Shared memory a block may use, in bytes; 0: all the device allows
-      /// one block. Less lets several blocks share a multiprocessor, at the
+      /// Shared memory a block may use, in bytes; 0: the device's shared
+      /// memory per multiprocessor shared by blocks_per_multiprocessor
+      /// blocks. Less lets several blocks share a multiprocessor, at the
       /// price of smaller parts and more recomputed elements.
       std::size_t shared_memory_per_block = 0;
+      /// Blocks that share a multiprocessor where shared_memory_per_block
+      /// is 0. Two overlap one block's element phase with the other's
+      /// reduction: on an H100 with 1.5 M tetrahedra (double) 3.80 ms
+      /// against 4.80 ms for one block of all the shared memory
+      /// (benchmarks/results/h100_sharednz_variants_n67_double.txt).
+      unsigned int blocks_per_multiprocessor = 2;
     };
 
     Parameters parameters;
@@ -93,7 +102,9 @@ namespace GPUAssembly
     /// Nbar_k: halo_nodes[halo_offsets[k] ...] (global node numbers).
     std::vector<index_type> halo_offsets;
     std::vector<index_type> halo_nodes;
-    /// E_k: elements[element_offsets[k] ...] (global element numbers).
+    /// E_k: elements[element_offsets[k] ...] (global element numbers; those
+    /// with a constrained DoF last, so that the warps of the others skip the
+    /// condensation).
     std::vector<index_type> element_offsets;
     std::vector<index_type> elements;
     /// Block-local node (index into Nbar_k) of node a of the j-th element
