@@ -3,6 +3,8 @@
 // element contribution exactly once, and the plan executed on the host
 // (kernel by kernel, lane by lane) reproduces the reference assembly.
 
+#include <deal.II/base/multithread_info.h>
+
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/engine/global_nz_host.h>
 #include <gpu_assembly/engine/global_nz_plan.h>
@@ -175,15 +177,19 @@ test_global_nz_plan(Testing::Checks             &checks,
   const unsigned int T             = parameters.reduction_threads;
   for (unsigned int r = 0; r < plan.n_reduction_blocks(); ++r)
     {
-      const std::size_t n_columns =
-        (plan.reduction_offsets[r + 1] - plan.reduction_offsets[r]) / T;
       for (unsigned int lane = 0; lane < T; ++lane)
         {
+          const std::size_t slice = std::size_t(r) * (T / 32) + lane / 32;
+          const std::size_t n_columns =
+            (plan.reduction_slice_offsets[slice + 1] -
+             plan.reduction_slice_offsets[slice]) /
+            32;
           std::vector<index_type> pending;
           for (std::size_t j = 0; j < n_columns; ++j)
             {
               const index_type i =
-                plan.reduction_array[plan.reduction_offsets[r] + j * T + lane];
+                plan.reduction_array[plan.reduction_slice_offsets[slice] +
+                                     j * 32 + lane % 32];
               if (i > 0)
                 pending.push_back(i - 1);
               else if (i < 0)
@@ -547,6 +553,78 @@ test_shared_nz_plan(Testing::Checks      &checks,
 
 
 
+// Plans are built in parallel; their arrays must not depend on how many
+// threads built them, or results would differ from machine to machine.
+void
+test_plans_independent_of_threads(Testing::Checks &checks)
+{
+  Testing::TestProblem<3> problem;
+  Testing::setup_problem(problem,
+                         true,
+                         1,
+                         3,
+                         Testing::ConstraintKind::inhomogeneous,
+                         true,
+                         8);
+  const DoFHandlerAdapter<3> adapter(*problem.mapping,
+                                     problem.dof_handler,
+                                     *problem.quadrature,
+                                     problem.constraints);
+  const MeshArrays          &arrays = adapter.get_arrays();
+
+  std::vector<GlobalNZPlan> global(3);
+  std::vector<SharedNZPlan> shared(3);
+  const unsigned int thread_limits[] = {1, 4, numbers::invalid_unsigned_int};
+  for (unsigned int i = 0; i < 3; ++i)
+    {
+      MultithreadInfo::set_thread_limit(thread_limits[i]);
+      GlobalNZPlan::Parameters global_parameters;
+      global_parameters.targets_per_block = 300;
+      global[i].reinit(arrays, global_parameters, 3, sizeof(double), 48 * 1024);
+      SharedNZPlan::Parameters shared_parameters;
+      shared_parameters.threads_per_block = 128;
+      shared[i].reinit(arrays, shared_parameters, 3, sizeof(double), 64 * 1024);
+    }
+  MultithreadInfo::set_thread_limit();
+
+  bool same = true;
+  for (unsigned int i = 1; i < 3; ++i)
+    {
+      const GlobalNZPlan &a = global[0], &b = global[i];
+      same &= a.block_element == b.block_element &&
+              a.cluster_node_offsets == b.cluster_node_offsets &&
+              a.cluster_nodes == b.cluster_nodes &&
+              a.block_connectivity == b.block_connectivity &&
+              a.block_supplemental == b.block_supplemental &&
+              a.block_location == b.block_location &&
+              a.block_has_constraints == b.block_has_constraints &&
+              a.reduction_target_begin == b.reduction_target_begin &&
+              a.reduction_slice_offsets == b.reduction_slice_offsets &&
+              a.reduction_array == b.reduction_array;
+      const SharedNZPlan &c = shared[0], &d = shared[i];
+      same &=
+        c.owned_offsets == d.owned_offsets && c.owned_nodes == d.owned_nodes &&
+        c.halo_offsets == d.halo_offsets && c.halo_nodes == d.halo_nodes &&
+        c.element_offsets == d.element_offsets && c.elements == d.elements &&
+        c.block_connectivity == d.block_connectivity &&
+        c.block_slots == d.block_slots && c.n_slots == d.n_slots &&
+        c.block_supplemental == d.block_supplemental &&
+        c.block_location == d.block_location &&
+        c.block_has_constraints == d.block_has_constraints &&
+        c.slice_offsets == d.slice_offsets && c.sources == d.sources &&
+        c.n_diagonal_lists == d.n_diagonal_lists &&
+        c.target_offsets == d.target_offsets && c.targets == d.targets;
+    }
+  checks.check(same && shared[0].n_blocks > 1,
+               "GlobalNZ and SharedNZ plans are identical whether built by "
+               "1, 4 or all threads (" +
+                 std::to_string(global[0].n_reduction_blocks()) +
+                 " reduction blocks, " + std::to_string(shared[0].n_blocks) +
+                 " node parts)");
+}
+
+
+
 int
 main()
 {
@@ -576,5 +654,6 @@ main()
   test_shared_nz_plan<3>(checks, true, true, NodePartitioner::metis);
   test_shared_nz_plan<2>(checks, false, false, NodePartitioner::greedy_union);
   test_shared_nz_plan<3>(checks, false, false, NodePartitioner::metis);
+  test_plans_independent_of_threads(checks);
   return checks.exit_code();
 }

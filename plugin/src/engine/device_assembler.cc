@@ -165,9 +165,9 @@ namespace GPUAssembly
         block_location.copy_from_host(plan.block_location);
         block_has_constraints.copy_from_host(plan.block_has_constraints);
         reduction_target_begin.copy_from_host(plan.reduction_target_begin);
-        reduction_offsets.copy_from_host(
-          std::vector<int>(plan.reduction_offsets.begin(),
-                           plan.reduction_offsets.end()));
+        reduction_slice_offsets.copy_from_host(
+          std::vector<int>(plan.reduction_slice_offsets.begin(),
+                           plan.reduction_slice_offsets.end()));
         reduction_array.copy_from_host(plan.reduction_array);
         element_data.reinit(plan.element_data_size());
         return;
@@ -289,7 +289,7 @@ namespace GPUAssembly
                                 block_location.memory_consumption(),
                                 block_has_constraints.memory_consumption(),
                                 reduction_target_begin.memory_consumption(),
-                                reduction_offsets.memory_consumption(),
+                                reduction_slice_offsets.memory_consumption(),
                                 reduction_array.memory_consumption(),
                                 shared_halo_offsets.memory_consumption(),
                                 shared_halo_nodes.memory_consumption(),

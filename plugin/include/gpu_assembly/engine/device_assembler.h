@@ -173,7 +173,7 @@ namespace GPUAssembly
     DeviceVector<int>           block_location;
     DeviceVector<unsigned char> block_has_constraints;
     DeviceVector<int>           reduction_target_begin;
-    DeviceVector<int>           reduction_offsets;
+    DeviceVector<int>           reduction_slice_offsets;
     DeviceVector<int>           reduction_array;
 
     // SharedNZ. 16-bit arrays are held as bytes (DeviceVector has no 16-bit

@@ -137,7 +137,7 @@ namespace GPUAssembly
     template <typename Number>
     __global__ void
     global_nz_reduction_kernel(const int *__restrict__ reduction_target_begin,
-                               const int *__restrict__ reduction_offsets,
+                               const int *__restrict__ slice_offsets,
                                const int *__restrict__ reduction_array,
                                const Number *__restrict__ element_data,
                                const int n_nonzeros,
@@ -152,13 +152,12 @@ namespace GPUAssembly
       const int          first     = reduction_target_begin[r];
       const int          n_targets = reduction_target_begin[r + 1] - first;
 
-      const int *array = reduction_array + reduction_offsets[r];
-      const int  n_columns =
-        (reduction_offsets[r + 1] - reduction_offsets[r]) / T;
+      const int slice       = r * (T / 32) + threadIdx.x / 32;
+      const int first_entry = slice_offsets[slice];
       walk_reduction_lane<Number>(
-        array + threadIdx.x,
-        n_columns,
-        T,
+        reduction_array + first_entry + threadIdx.x % 32,
+        (slice_offsets[slice + 1] - first_entry) / 32,
+        32,
         [&](const int i) {
           return __ldg(element_data + i);
         },
@@ -567,7 +566,7 @@ namespace GPUAssembly
         reduction_kernel<<<plan.n_reduction_blocks(),
                            plan.parameters.reduction_threads,
                            target_bytes>>>(reduction_target_begin.data(),
-                                           reduction_offsets.data(),
+                                           reduction_slice_offsets.data(),
                                            reduction_array.data(),
                                            element_data.data(),
                                            static_cast<int>(plan.n_nonzeros),
