@@ -8,8 +8,11 @@
 //        0.2 M, 1.5 M and 5 M tetrahedra: a cube of n^3 hexahedra, 5
 //        tetrahedra each)
 //        Options: --precision double|float|both  --repetitions N
-//                 --method NAME (repeatable: GlobalNZ, "GlobalNZ (Morton)",
-//                 SharedNZ, LocalElem-atomic, LocalElem-colored)
+//                 --method NAME (repeatable: GlobalNZ, "GlobalNZ symmetric",
+//                 "GlobalNZ (Morton)", SharedNZ, LocalElem-atomic,
+//                 LocalElem-colored; tuning variants: "GlobalNZ R=256" ...
+//                 "R=4096", "SharedNZ 1 block/SM", "SharedNZ T=128 smem/4",
+//                 "SharedNZ T=512")
 //                 --skip-dealii (no CPU peer, for profiling runs)
 //                 --plans-only (no GPU needed: time the host construction
 //                 of the GlobalNZ and SharedNZ plans for an H100/H200's

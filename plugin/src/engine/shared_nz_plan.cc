@@ -660,7 +660,8 @@ namespace GPUAssembly
             owned.assign(owned_nodes.begin() + owned_offsets[k],
                          owned_nodes.begin() + owned_offsets[k + 1]);
             elements_and_halo(arrays, elements_of, owned, b.elements, b.halo);
-            // Position in E_k by element number, before the reordering.
+            // Element number -> position in E_k after the reordering
+            // below, found by binary search in E_k's sorted copy.
             sorted.clear();
             for (const index_type e : b.elements)
               sorted.emplace_back(e, 0);

@@ -36,8 +36,9 @@ namespace GPUAssembly
      */
     constexpr std::uint16_t end_flag = 0x8000;
 
-    /// Largest offset a source entry can hold.
-    constexpr unsigned int max_offset = (end_flag - 2) / 2;
+    /// Largest offset a source entry can hold: 1 + (max_offset << 1 | 1)
+    /// stays below end_flag.
+    constexpr unsigned int max_offset = (end_flag - 3) / 2;
 
     /// Lists a block can number.
     constexpr unsigned int max_lists = end_flag;

@@ -79,9 +79,10 @@ namespace GPUAssembly
       std::size_t shared_memory_per_block = 0;
       /// Blocks that share a multiprocessor where shared_memory_per_block
       /// is 0. Two overlap one block's element phase with the other's
-      /// reduction: on an H100 with 1.5 M tetrahedra (double) 3.80 ms
-      /// against 4.80 ms for one block of all the shared memory
-      /// (benchmarks/results/h100_sharednz_variants_n67_double.txt).
+      /// reduction: on an H100 with 1.5 M tetrahedra (double) 3.56 ms
+      /// against 4.43 ms for one block of all the shared memory and 3.85 ms
+      /// for four blocks of 128 threads
+      /// (benchmarks/results/h100_sharednz_benchmark_n67_double.txt).
       unsigned int blocks_per_multiprocessor = 2;
     };
 
