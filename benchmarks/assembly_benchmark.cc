@@ -8,9 +8,16 @@
 //        0.2 M, 1.5 M and 5 M tetrahedra: a cube of n^3 hexahedra, 5
 //        tetrahedra each)
 //        Options: --precision double|float|both  --repetitions N
-//                 --method NAME (repeatable: GlobalNZ, "GlobalNZ (Morton)",
-//                 SharedNZ, LocalElem-atomic, LocalElem-colored)
+//                 --method NAME (repeatable: GlobalNZ, "GlobalNZ symmetric",
+//                 "GlobalNZ (Morton)", SharedNZ, LocalElem-atomic,
+//                 LocalElem-colored; tuning variants: "GlobalNZ R=256" ...
+//                 "R=4096", "SharedNZ 1 block/SM", "SharedNZ T=128 smem/4",
+//                 "SharedNZ T=512")
 //                 --skip-dealii (no CPU peer, for profiling runs)
+//                 --plans-only (no GPU needed: time the host construction
+//                 of the GlobalNZ and SharedNZ plans for an H100/H200's
+//                 227 KiB of shared memory per block)
+//                 --threads N (host threads; default: all cores)
 
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/quadrature_lib.h>
@@ -181,12 +188,24 @@ namespace
       }
     if (method == AssemblyMethod::shared_nz)
       {
-        // Element data stay on chip: halo nodal data, the (recomputed)
-        // element inputs, the reduction array and the output.
-        const SharedNZPlan &plan = assembler.get_shared_nz_plan();
+        // Element data stay on chip: the halo nodal data, the inputs of
+        // every (recomputed) element with its slots, the location of
+        // elements the condensation needs it for, the per-block offsets,
+        // the reduction stream (16-bit) and targets, and the output.
+        const SharedNZPlan &plan       = assembler.get_shared_nz_plan();
+        const double        n_computed = plan.elements.size();
+        const double        n_constrained =
+          std::count(plan.block_has_constraints.begin(),
+                     plan.block_has_constraints.end(),
+                     1);
+        const double n_en = arrays.layout.n_nodes;
         return plan.halo_nodes.size() * (sizeof(int) + dim * s) +
-               inputs * plan.recomputation_factor +
-               plan.reduction_array.size() * sizeof(int) + output;
+               n_computed * (n_en * (sizeof(int) + sizeof(std::uint16_t)) +
+                             arrays.n_supplemental * s + 1) +
+               n_constrained * n_ed * sizeof(int) +
+               (plan.n_blocks * 5. + plan.slice_offsets.size()) * sizeof(int) +
+               plan.sources.size() * sizeof(std::uint16_t) +
+               plan.targets.size() * sizeof(int) + output;
       }
     // LocalElem: inputs, nodal data per element, the nonzero map, the
     // element data scratch written and read, and a read-modify-write of
@@ -206,8 +225,9 @@ namespace
     ElementOrder   element_order;
     /// GlobalNZ targets per reduction block (0: default).
     unsigned int targets_per_block = 0;
-    /// SharedNZ shared memory per block as a fraction of the device's.
-    double shared_memory_fraction = 1.;
+    /// SharedNZ shared memory per block as a fraction of the device's (0:
+    /// the plan's default, two blocks per multiprocessor).
+    double shared_memory_fraction = 0.;
     /// Benchmarked only when named with --method.
     bool on_request = false;
     /// GlobalNZ stores the upper triangle of A^e only.
@@ -256,23 +276,17 @@ namespace
      4096,
      1.,
      true},
-    {"SharedNZ smem/2",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     0.5,
-     true},
-    {"SharedNZ smem/3",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     0.34,
-     true},
-    {"SharedNZ T=128",
+    {"SharedNZ 1 block/SM",
      AssemblyMethod::shared_nz,
      ElementOrder::rows,
      0,
      1.,
+     true},
+    {"SharedNZ T=128 smem/4",
+     AssemblyMethod::shared_nz,
+     ElementOrder::rows,
+     0,
+     0.25,
      true,
      false,
      128},
@@ -320,9 +334,10 @@ namespace
           data.shared_nz.threads_per_block = variant.shared_threads;
         if (variant.targets_per_block > 0)
           data.global_nz.targets_per_block = variant.targets_per_block;
-        data.shared_nz.shared_memory_per_block = static_cast<std::size_t>(
-          variant.shared_memory_fraction *
-          get_device_info().shared_memory_per_block_optin);
+        if (variant.shared_memory_fraction > 0)
+          data.shared_nz.shared_memory_per_block = static_cast<std::size_t>(
+            variant.shared_memory_fraction *
+            get_device_info().shared_memory_per_block_optin);
         DeviceAssembler<dim, Number> assembler;
         auto                         start = std::chrono::steady_clock::now();
         assembler.reinit(arrays, data);
@@ -406,6 +421,48 @@ namespace
       }
     std::cout << std::defaultfloat << std::setprecision(6);
   }
+
+
+
+  // Host construction of the plans alone, as DeviceAssembler::reinit() makes
+  // them in double for a Hopper GPU (227 KiB of shared memory per block):
+  // the set-up column of the table without a GPU.
+  void
+  time_plans(const MeshArrays &arrays)
+  {
+    const std::size_t hopper_shared_memory = 227 * 1024;
+    for (const bool symmetric : {false, true})
+      {
+        GlobalNZPlan::Parameters parameters;
+        parameters.symmetric = symmetric;
+        GlobalNZPlan plan;
+        const auto   start = std::chrono::steady_clock::now();
+        plan.reinit(arrays,
+                    parameters,
+                    dim,
+                    sizeof(double),
+                    hopper_shared_memory);
+        std::cout << "GlobalNZ" << (symmetric ? " symmetric" : "")
+                  << " plan: " << seconds_since(start) << " s, "
+                  << plan.reduction_array.size() << " reduction entries"
+                  << std::endl;
+      }
+    // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
+    // driver reserves: DeviceAssembler's default.
+    SharedNZPlan plan;
+    const auto   start = std::chrono::steady_clock::now();
+    plan.reinit(arrays,
+                SharedNZPlan::Parameters(),
+                dim,
+                sizeof(double),
+                228 * 1024 / 2 - 1024);
+    std::cout << "SharedNZ plan: " << seconds_since(start) << " s, "
+              << plan.n_blocks << " node parts, recomputation factor "
+              << plan.recomputation_factor << ", up to "
+              << plan.max_shared_bytes << " bytes of shared memory per block, "
+              << plan.sources.size() << " reduction entries, "
+              << plan.targets.size() << " targets" << std::endl;
+  }
 } // namespace
 
 
@@ -419,6 +476,7 @@ main(int argc, char **argv)
       std::string               precision   = "both";
       unsigned int              repetitions = 10;
       bool                      with_dealii = true;
+      bool                      plans_only  = false;
       std::vector<std::string>  methods;
       for (int i = 1; i < argc; ++i)
         {
@@ -431,6 +489,10 @@ main(int argc, char **argv)
             methods.push_back(argv[++i]);
           else if (argument == "--skip-dealii")
             with_dealii = false;
+          else if (argument == "--plans-only")
+            plans_only = true;
+          else if (argument == "--threads" && i + 1 < argc)
+            MultithreadInfo::set_thread_limit(std::stoi(argv[++i]));
           else
             sizes.push_back(std::stoi(argument));
         }
@@ -440,14 +502,22 @@ main(int argc, char **argv)
                     precision == "both",
                   ExcMessage("--precision must be double, float or both."));
 
-      std::cout << describe_execution_path() << std::endl;
-      AssertThrow(n_cuda_devices() > 0,
-                  ExcMessage("assembly_benchmark needs a CUDA device."));
-      const double bandwidth = measure_copy_bandwidth();
-      std::cout << "Measured device copy bandwidth (read + write): "
-                << bandwidth * 1e-9
-                << " GB/s; host threads: " << MultithreadInfo::n_threads()
-                << std::endl;
+      double bandwidth = 0;
+      if (plans_only)
+        std::cout << "Plan construction only; host threads: "
+                  << MultithreadInfo::n_threads() << std::endl;
+      else
+        {
+          std::cout << describe_execution_path() << std::endl;
+          AssertThrow(n_cuda_devices() > 0,
+                      ExcMessage("assembly_benchmark needs a CUDA device "
+                                 "(--plans-only does not)."));
+          bandwidth = measure_copy_bandwidth();
+          std::cout << "Measured device copy bandwidth (read + write): "
+                    << bandwidth * 1e-9
+                    << " GB/s; host threads: " << MultithreadInfo::n_threads()
+                    << std::endl;
+        }
 
       for (const unsigned int n : sizes)
         {
@@ -481,6 +551,11 @@ main(int argc, char **argv)
           const MeshArrays            &arrays = adapter.get_arrays();
           std::cout << "Adapter arrays: " << seconds_since(start) << " s, "
                     << arrays.n_nonzeros() << " nonzeros" << std::endl;
+          if (plans_only)
+            {
+              time_plans(arrays);
+              continue;
+            }
 
           SparsityPattern sparsity_pattern;
           adapter.make_sparsity_pattern(sparsity_pattern);

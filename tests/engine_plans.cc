@@ -3,11 +3,14 @@
 // element contribution exactly once, and the plan executed on the host
 // (kernel by kernel, lane by lane) reproduces the reference assembly.
 
+#include <deal.II/base/multithread_info.h>
+
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/engine/global_nz_host.h>
 #include <gpu_assembly/engine/global_nz_plan.h>
 #include <gpu_assembly/engine/packing.h>
 #include <gpu_assembly/engine/shared_nz_host.h>
+#include <gpu_assembly/engine/shared_nz_layout.h>
 #include <gpu_assembly/engine/shared_nz_plan.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
@@ -174,15 +177,19 @@ test_global_nz_plan(Testing::Checks             &checks,
   const unsigned int T             = parameters.reduction_threads;
   for (unsigned int r = 0; r < plan.n_reduction_blocks(); ++r)
     {
-      const std::size_t n_columns =
-        (plan.reduction_offsets[r + 1] - plan.reduction_offsets[r]) / T;
       for (unsigned int lane = 0; lane < T; ++lane)
         {
+          const std::size_t slice = std::size_t(r) * (T / 32) + lane / 32;
+          const std::size_t n_columns =
+            (plan.reduction_slice_offsets[slice + 1] -
+             plan.reduction_slice_offsets[slice]) /
+            32;
           std::vector<index_type> pending;
           for (std::size_t j = 0; j < n_columns; ++j)
             {
               const index_type i =
-                plan.reduction_array[plan.reduction_offsets[r] + j * T + lane];
+                plan.reduction_array[plan.reduction_slice_offsets[slice] +
+                                     j * 32 + lane % 32];
               if (i > 0)
                 pending.push_back(i - 1);
               else if (i < 0)
@@ -355,47 +362,140 @@ test_shared_nz_plan(Testing::Checks      &checks,
   SharedNZPlan plan;
   plan.reinit(arrays, parameters, dim, sizeof(double), limit);
 
-  // Parts: each node in exactly one part, every part within the limit.
+  // Parts: each node in exactly one part, every block within the limit.
   std::vector<unsigned int> parts =
-    partition_nodes(arrays, partitioner, dim, sizeof(double), limit);
+    partition_nodes(arrays,
+                    partitioner,
+                    dim,
+                    sizeof(double),
+                    limit,
+                    parameters.threads_per_block);
+  std::vector<int> owner_seen(arrays.n_nodes, 0);
+  for (const index_type n : plan.owned_nodes)
+    ++owner_seen[n];
+  bool blocks_fit = true;
+  for (unsigned int k = 0; k < plan.n_blocks; ++k)
+    blocks_fit &= plan.shared_bytes(k, sizeof(double)) <= limit;
   checks.check(parts.size() == arrays.n_nodes && plan.n_blocks > 1 &&
-                 plan.max_shared_bytes <= limit,
+                 blocks_fit && plan.max_shared_bytes <= limit &&
+                 std::all_of(owner_seen.begin(),
+                             owner_seen.end(),
+                             [](const int n) {
+                               return n == 1;
+                             }),
                name + ": " + std::to_string(plan.n_blocks) +
-                 " parts cover all nodes; the largest needs " +
+                 " parts cover all nodes once; the largest needs " +
                  std::to_string(plan.max_shared_bytes) +
                  " <= " + std::to_string(limit) + " bytes of shared memory");
 
-  // Reduction: every target exactly once, and every element contribution
-  // to a row exactly once overall (in the block owning the row).
-  std::vector<int>   target_seen(plan.n_nonzeros + plan.n_dofs, 0);
-  std::size_t        n_sources = 0;
+  // Reduction: decode every source back to (element, row node, column
+  // node). Each such triple of the mesh must be summed exactly once, in
+  // the block owning the row node, under the list of that node pair; each
+  // nonzero and each right-hand-side row is stored exactly once.
+  const unsigned int        n_en = plan.n_nodes_per_element;
+  const unsigned int        n_ed = plan.n_dofs_per_element;
+  const unsigned int        n_c  = plan.n_components;
+  std::vector<unsigned int> block_of_node(arrays.n_nodes);
+  for (unsigned int k = 0; k < plan.n_blocks; ++k)
+    for (index_type i = plan.owned_offsets[k]; i < plan.owned_offsets[k + 1];
+         ++i)
+      block_of_node[plan.owned_nodes[i]] = k;
+  std::vector<int> triple_seen(std::size_t(arrays.n_elements) * n_en * n_en, 0);
+  std::vector<int> target_seen(plan.n_nonzeros, 0), rhs_seen(plan.n_dofs, 0);
+  bool             lists_right = true;
   const unsigned int T         = parameters.threads_per_block;
   for (unsigned int k = 0; k < plan.n_blocks; ++k)
-    for (std::size_t i = plan.reduction_offsets[k];
-         i < plan.reduction_offsets[k + 1];
-         ++i)
-      {
-        const index_type entry = plan.reduction_array[i];
-        if (entry < 0)
-          ++target_seen[-entry - 1];
-        else if (entry > 0)
-          ++n_sources;
-      }
-  std::size_t n_contributions = 0;
-  for (const index_type K : arrays.nonzero_map)
-    n_contributions += K != invalid_index;
-  n_contributions += arrays.location.size();
-  checks.check(std::all_of(target_seen.begin(),
-                           target_seen.end(),
-                           [](const int n) {
-                             return n == 1;
-                           }) &&
-                 n_sources == n_contributions &&
-                 (plan.reduction_array.size() % T) == 0,
+    {
+      const std::size_t  base    = plan.element_offsets[k];
+      const unsigned int n_k     = plan.element_offsets[k + 1] - base;
+      const unsigned int n_slots = plan.n_slots[k];
+      std::vector<std::pair<unsigned int, unsigned int>> slot_owner(n_slots);
+      for (unsigned int a = 0; a < n_en; ++a)
+        for (unsigned int j = 0; j < n_k; ++j)
+          if (const auto s = plan.block_slots[base * n_en + a * n_k + j];
+              s != SharedNZLayout::no_slot)
+            slot_owner[s] = {j, a};
+      for (unsigned int lane = 0; lane < T; ++lane)
+        {
+          const std::size_t  slice = std::size_t(k) * (T / 32) + lane / 32;
+          const unsigned int n_columns =
+            (plan.slice_offsets[slice + 1] - plan.slice_offsets[slice]) / 32;
+          std::vector<std::uint16_t> pending;
+          for (unsigned int column = 0; column < n_columns; ++column)
+            {
+              const std::uint16_t entry =
+                plan
+                  .sources[plan.slice_offsets[slice] + column * 32 + lane % 32];
+              if (entry == 0)
+                continue;
+              if (entry < SharedNZLayout::end_flag)
+                {
+                  pending.push_back(entry);
+                  continue;
+                }
+              const unsigned int l        = entry - SharedNZLayout::end_flag;
+              const bool         diagonal = int(l) < plan.n_diagonal_lists[k];
+              const std::size_t  first =
+                plan.target_offsets[k] +
+                (diagonal ? l * (n_c * n_c + n_c) :
+                            plan.n_diagonal_lists[k] * (n_c * n_c + n_c) +
+                              (l - plan.n_diagonal_lists[k]) * n_c * n_c);
+              index_type row_node = -1, column_node = -1;
+              lists_right &= !pending.empty();
+              for (const std::uint16_t source : pending)
+                {
+                  const unsigned int offset = (source - 1) >> 1;
+                  const unsigned int s      = offset % n_slots;
+                  const unsigned int shift  = offset / n_slots;
+                  const auto [j, a]         = slot_owner[s];
+                  const unsigned int c      = shift / n_c;
+                  const std::size_t  e      = plan.elements[base + j];
+                  const index_type   n      = arrays.connectivity[e * n_en + a];
+                  const index_type   m      = arrays.connectivity[e * n_en + c];
+                  lists_right &=
+                    shift % n_c == 0 && bool((source - 1) & 1) == diagonal &&
+                    (a == c) == diagonal && block_of_node[n] == k &&
+                    (row_node < 0 || row_node == n) &&
+                    (column_node < 0 || column_node == m);
+                  row_node    = n;
+                  column_node = m;
+                  ++triple_seen[(e * n_en + a) * n_en + c];
+                  // The list's nonzeros are those of this element's block.
+                  for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                    for (unsigned int c2 = 0; c2 < n_c; ++c2)
+                      lists_right &=
+                        plan.targets[first + c1 * n_c + c2] ==
+                        arrays.nonzero_map[(e * n_ed + a * n_c + c1) * n_ed +
+                                           c * n_c + c2];
+                  if (diagonal)
+                    for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                      lists_right &= plan.targets[first + n_c * n_c + c1] ==
+                                     arrays.location[e * n_ed + a * n_c + c1];
+                }
+              for (unsigned int i = 0; i < n_c * n_c; ++i)
+                if (plan.targets[first + i] >= 0)
+                  ++target_seen[plan.targets[first + i]];
+              if (diagonal)
+                for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                  ++rhs_seen[plan.targets[first + n_c * n_c + c1]];
+              pending.clear();
+            }
+          lists_right &= pending.empty();
+        }
+    }
+  const auto all_once = [](const std::vector<int> &seen) {
+    return std::all_of(seen.begin(), seen.end(), [](const int n) {
+      return n == 1;
+    });
+  };
+  checks.check(lists_right && all_once(triple_seen) && all_once(target_seen) &&
+                 all_once(rhs_seen) &&
+                 plan.slice_offsets.back() == plan.sources.size(),
                name + ": reduction lists are complete and disjoint (" +
-                 std::to_string(n_sources) +
-                 " contributions, recomputation "
-                 "factor " +
+                 std::to_string(triple_seen.size()) +
+                 " element node pairs once each, under their own node "
+                 "pair; every nonzero and right-hand-side row once; "
+                 "recomputation factor " +
                  Testing::scientific(plan.recomputation_factor) + ")");
 
   LinearElasticityKernel<dim, double> elasticity;
@@ -453,6 +553,78 @@ test_shared_nz_plan(Testing::Checks      &checks,
 
 
 
+// Plans are built in parallel; their arrays must not depend on how many
+// threads built them, or results would differ from machine to machine.
+void
+test_plans_independent_of_threads(Testing::Checks &checks)
+{
+  Testing::TestProblem<3> problem;
+  Testing::setup_problem(problem,
+                         true,
+                         1,
+                         3,
+                         Testing::ConstraintKind::inhomogeneous,
+                         true,
+                         8);
+  const DoFHandlerAdapter<3> adapter(*problem.mapping,
+                                     problem.dof_handler,
+                                     *problem.quadrature,
+                                     problem.constraints);
+  const MeshArrays          &arrays = adapter.get_arrays();
+
+  std::vector<GlobalNZPlan> global(3);
+  std::vector<SharedNZPlan> shared(3);
+  const unsigned int thread_limits[] = {1, 4, numbers::invalid_unsigned_int};
+  for (unsigned int i = 0; i < 3; ++i)
+    {
+      MultithreadInfo::set_thread_limit(thread_limits[i]);
+      GlobalNZPlan::Parameters global_parameters;
+      global_parameters.targets_per_block = 300;
+      global[i].reinit(arrays, global_parameters, 3, sizeof(double), 48 * 1024);
+      SharedNZPlan::Parameters shared_parameters;
+      shared_parameters.threads_per_block = 128;
+      shared[i].reinit(arrays, shared_parameters, 3, sizeof(double), 64 * 1024);
+    }
+  MultithreadInfo::set_thread_limit();
+
+  bool same = true;
+  for (unsigned int i = 1; i < 3; ++i)
+    {
+      const GlobalNZPlan &a = global[0], &b = global[i];
+      same &= a.block_element == b.block_element &&
+              a.cluster_node_offsets == b.cluster_node_offsets &&
+              a.cluster_nodes == b.cluster_nodes &&
+              a.block_connectivity == b.block_connectivity &&
+              a.block_supplemental == b.block_supplemental &&
+              a.block_location == b.block_location &&
+              a.block_has_constraints == b.block_has_constraints &&
+              a.reduction_target_begin == b.reduction_target_begin &&
+              a.reduction_slice_offsets == b.reduction_slice_offsets &&
+              a.reduction_array == b.reduction_array;
+      const SharedNZPlan &c = shared[0], &d = shared[i];
+      same &=
+        c.owned_offsets == d.owned_offsets && c.owned_nodes == d.owned_nodes &&
+        c.halo_offsets == d.halo_offsets && c.halo_nodes == d.halo_nodes &&
+        c.element_offsets == d.element_offsets && c.elements == d.elements &&
+        c.block_connectivity == d.block_connectivity &&
+        c.block_slots == d.block_slots && c.n_slots == d.n_slots &&
+        c.block_supplemental == d.block_supplemental &&
+        c.block_location == d.block_location &&
+        c.block_has_constraints == d.block_has_constraints &&
+        c.slice_offsets == d.slice_offsets && c.sources == d.sources &&
+        c.n_diagonal_lists == d.n_diagonal_lists &&
+        c.target_offsets == d.target_offsets && c.targets == d.targets;
+    }
+  checks.check(same && shared[0].n_blocks > 1,
+               "GlobalNZ and SharedNZ plans are identical whether built by "
+               "1, 4 or all threads (" +
+                 std::to_string(global[0].n_reduction_blocks()) +
+                 " reduction blocks, " + std::to_string(shared[0].n_blocks) +
+                 " node parts)");
+}
+
+
+
 int
 main()
 {
@@ -482,5 +654,6 @@ main()
   test_shared_nz_plan<3>(checks, true, true, NodePartitioner::metis);
   test_shared_nz_plan<2>(checks, false, false, NodePartitioner::greedy_union);
   test_shared_nz_plan<3>(checks, false, false, NodePartitioner::metis);
+  test_plans_independent_of_threads(checks);
   return checks.exit_code();
 }

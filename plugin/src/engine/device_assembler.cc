@@ -4,6 +4,7 @@
 #include <gpu_assembly/host/element_coloring.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 namespace GPUAssembly
@@ -53,6 +54,14 @@ namespace GPUAssembly
     convert(const std::vector<double> &values)
     {
       return std::vector<Number>(values.begin(), values.end());
+    }
+
+    std::vector<unsigned char>
+    as_bytes(const std::vector<std::uint16_t> &values)
+    {
+      std::vector<unsigned char> bytes(values.size() * sizeof(std::uint16_t));
+      std::memcpy(bytes.data(), values.data(), bytes.size());
+      return bytes;
     }
 
     // Gathers a per-element array (n_per_element values of element e at
@@ -156,9 +165,9 @@ namespace GPUAssembly
         block_location.copy_from_host(plan.block_location);
         block_has_constraints.copy_from_host(plan.block_has_constraints);
         reduction_target_begin.copy_from_host(plan.reduction_target_begin);
-        reduction_offsets.copy_from_host(
-          std::vector<int>(plan.reduction_offsets.begin(),
-                           plan.reduction_offsets.end()));
+        reduction_slice_offsets.copy_from_host(
+          std::vector<int>(plan.reduction_slice_offsets.begin(),
+                           plan.reduction_slice_offsets.end()));
         reduction_array.copy_from_host(plan.reduction_array);
         element_data.reinit(plan.element_data_size());
         return;
@@ -176,28 +185,42 @@ namespace GPUAssembly
                       "device allows " +
                       std::to_string(device.shared_memory_per_block_optin) +
                       "."));
+        // The driver reserves 1 KiB of each block's shared memory.
+        const unsigned int blocks =
+          std::max(1u, additional_data.shared_nz.blocks_per_multiprocessor);
+        const std::size_t shared_memory =
+          requested > 0 ?
+            requested :
+            std::min(device.shared_memory_per_block_optin,
+                     device.shared_memory_per_multiprocessor / blocks - 1024);
         plan.reinit(*arrays,
                     additional_data.shared_nz,
                     additional_data.n_nodal_fields,
                     sizeof(Number),
-                    requested > 0 ? requested :
-                                    device.shared_memory_per_block_optin);
-        AssertThrow(plan.reduction_array.size() <
+                    shared_memory);
+        AssertThrow(std::max(plan.sources.size(), plan.targets.size()) <
                       static_cast<std::size_t>(std::numeric_limits<int>::max()),
-                    ExcUnsupportedInput("SharedNZ: the reduction array is "
+                    ExcUnsupportedInput("SharedNZ: the reduction arrays are "
                                         "too long for 32-bit offsets."));
         shared_halo_offsets.copy_from_host(plan.halo_offsets);
         shared_halo_nodes.copy_from_host(plan.halo_nodes);
         shared_element_offsets.copy_from_host(plan.element_offsets);
         shared_connectivity.copy_from_host(plan.block_connectivity);
+        shared_slots.copy_from_host(as_bytes(plan.block_slots));
         shared_supplemental.copy_from_host(
           convert<Number>(plan.block_supplemental));
         shared_location.copy_from_host(plan.block_location);
         shared_has_constraints.copy_from_host(plan.block_has_constraints);
-        shared_reduction_offsets.copy_from_host(
-          std::vector<int>(plan.reduction_offsets.begin(),
-                           plan.reduction_offsets.end()));
-        shared_reduction_array.copy_from_host(plan.reduction_array);
+        shared_n_slots.copy_from_host(plan.n_slots);
+        shared_n_diagonal_lists.copy_from_host(plan.n_diagonal_lists);
+        shared_slice_offsets.copy_from_host(
+          std::vector<int>(plan.slice_offsets.begin(),
+                           plan.slice_offsets.end()));
+        shared_sources.copy_from_host(as_bytes(plan.sources));
+        shared_target_offsets.copy_from_host(
+          std::vector<int>(plan.target_offsets.begin(),
+                           plan.target_offsets.end()));
+        shared_targets.copy_from_host(plan.targets);
         return;
       }
 
@@ -266,17 +289,22 @@ namespace GPUAssembly
                                 block_location.memory_consumption(),
                                 block_has_constraints.memory_consumption(),
                                 reduction_target_begin.memory_consumption(),
-                                reduction_offsets.memory_consumption(),
+                                reduction_slice_offsets.memory_consumption(),
                                 reduction_array.memory_consumption(),
                                 shared_halo_offsets.memory_consumption(),
                                 shared_halo_nodes.memory_consumption(),
                                 shared_element_offsets.memory_consumption(),
                                 shared_connectivity.memory_consumption(),
+                                shared_slots.memory_consumption(),
                                 shared_supplemental.memory_consumption(),
                                 shared_location.memory_consumption(),
                                 shared_has_constraints.memory_consumption(),
-                                shared_reduction_offsets.memory_consumption(),
-                                shared_reduction_array.memory_consumption(),
+                                shared_n_slots.memory_consumption(),
+                                shared_n_diagonal_lists.memory_consumption(),
+                                shared_slice_offsets.memory_consumption(),
+                                shared_sources.memory_consumption(),
+                                shared_target_offsets.memory_consumption(),
+                                shared_targets.memory_consumption(),
                                 element_connectivity.memory_consumption(),
                                 element_supplemental.memory_consumption(),
                                 element_location.memory_consumption(),

@@ -93,19 +93,30 @@ namespace GPUAssembly
   std::vector<index_type>
   row_element_order(const MeshArrays &arrays)
   {
-    const unsigned int n_nodes = arrays.layout.n_nodes;
-    std::vector<std::pair<index_type, index_type>> keys(arrays.n_elements);
-    for (unsigned int e = 0; e < arrays.n_elements; ++e)
-      {
-        const auto first =
-          arrays.connectivity.begin() + static_cast<std::size_t>(e) * n_nodes;
-        keys[e] = {*std::min_element(first, first + n_nodes),
-                   static_cast<index_type>(e)};
-      }
-    std::sort(keys.begin(), keys.end());
+    // A counting sort by smallest node keeps elements of equal key in
+    // increasing order: the order of sorting (key, element) pairs, in
+    // linear time.
+    const unsigned int      n_nodes = arrays.layout.n_nodes;
+    std::vector<index_type> key(arrays.n_elements);
+    dealii::parallel::apply_to_subranges(
+      0u,
+      arrays.n_elements,
+      [&](const unsigned int begin, const unsigned int end) {
+        for (unsigned int e = begin; e < end; ++e)
+          {
+            const auto first = arrays.connectivity.begin() +
+                               static_cast<std::size_t>(e) * n_nodes;
+            key[e] = *std::min_element(first, first + n_nodes);
+          }
+      },
+      4096);
+    std::vector<std::size_t> start(arrays.n_nodes + 1, 0);
+    for (const index_type k : key)
+      ++start[k + 1];
+    std::partial_sum(start.begin(), start.end(), start.begin());
     std::vector<index_type> order(arrays.n_elements);
     for (unsigned int e = 0; e < arrays.n_elements; ++e)
-      order[e] = keys[e].second;
+      order[start[key[e]]++] = e;
     return order;
   }
 
@@ -121,7 +132,7 @@ namespace GPUAssembly
              sizeof(index_type) +
            block_supplemental.size() * sizeof(double) +
            block_has_constraints.size() +
-           reduction_offsets.size() * sizeof(std::size_t);
+           reduction_slice_offsets.size() * sizeof(std::size_t);
   }
 
 
@@ -175,13 +186,16 @@ namespace GPUAssembly
     const unsigned int n_en = n_nodes_per_element;
     const unsigned int n_ed = n_dofs_per_element;
 
-    // Element clusters.
+    // Element clusters, and the slot of each element.
     const std::vector<index_type> order =
       parameters.element_order == ElementOrder::morton ?
         morton_element_order(arrays) :
         row_element_order(arrays);
     block_element.assign(static_cast<std::size_t>(n_element_blocks) * B, -1);
     std::copy(order.begin(), order.end(), block_element.begin());
+    std::vector<index_type> slot_of(arrays.n_elements);
+    for (unsigned int s = 0; s < arrays.n_elements; ++s)
+      slot_of[order[s]] = s;
 
     block_connectivity.assign(static_cast<std::size_t>(n_element_blocks) *
                                 n_en * B,
@@ -193,55 +207,40 @@ namespace GPUAssembly
                           0);
     block_has_constraints.assign(static_cast<std::size_t>(n_element_blocks) * B,
                                  0);
+
+    // N_k of every cluster: sized in parallel, then filled in parallel with
+    // the block element matrices.
+    const auto cluster = [&](const unsigned int       k,
+                             std::vector<index_type> &nodes) {
+      nodes.clear();
+      for (unsigned int t = 0; t < B; ++t)
+        if (const index_type e = block_element[k * B + t]; e >= 0)
+          nodes.insert(nodes.end(),
+                       arrays.connectivity.begin() +
+                         static_cast<std::size_t>(e) * n_en,
+                       arrays.connectivity.begin() +
+                         static_cast<std::size_t>(e + 1) * n_en);
+      std::sort(nodes.begin(), nodes.end());
+      nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    };
     cluster_node_offsets.assign(n_element_blocks + 1, 0);
-    cluster_nodes.clear();
-    max_cluster_nodes = 0;
-
-    std::vector<index_type> nodes;
-    for (unsigned int k = 0; k < n_element_blocks; ++k)
-      {
-        nodes.clear();
-        for (unsigned int t = 0; t < B; ++t)
-          if (const index_type e = block_element[k * B + t]; e >= 0)
-            nodes.insert(nodes.end(),
-                         arrays.connectivity.begin() +
-                           static_cast<std::size_t>(e) * n_en,
-                         arrays.connectivity.begin() +
-                           static_cast<std::size_t>(e + 1) * n_en);
-        std::sort(nodes.begin(), nodes.end());
-        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-        cluster_nodes.insert(cluster_nodes.end(), nodes.begin(), nodes.end());
-        cluster_node_offsets[k + 1] = cluster_nodes.size();
-        max_cluster_nodes =
-          std::max<unsigned int>(max_cluster_nodes, nodes.size());
-
-        for (unsigned int t = 0; t < B; ++t)
+    dealii::parallel::apply_to_subranges(
+      0u,
+      n_element_blocks,
+      [&](const unsigned int begin, const unsigned int end) {
+        std::vector<index_type> nodes;
+        for (unsigned int k = begin; k < end; ++k)
           {
-            const index_type e = block_element[k * B + t];
-            if (e < 0)
-              continue;
-            const std::size_t element = e;
-            for (unsigned int a = 0; a < n_en; ++a)
-              block_connectivity[(static_cast<std::size_t>(k) * n_en + a) * B +
-                                 t] =
-                std::lower_bound(nodes.begin(),
-                                 nodes.end(),
-                                 arrays.connectivity[element * n_en + a]) -
-                nodes.begin();
-            for (unsigned int i = 0; i < n_supplemental; ++i)
-              block_supplemental
-                [(static_cast<std::size_t>(k) * n_supplemental + i) * B + t] =
-                  arrays.supplemental[element * n_supplemental + i];
-            for (unsigned int d = 0; d < n_ed; ++d)
-              {
-                const index_type dof = arrays.location[element * n_ed + d];
-                block_location[(static_cast<std::size_t>(k) * n_ed + d) * B +
-                               t]    = dof;
-                if (arrays.dof_is_constrained[dof])
-                  block_has_constraints[k * B + t] = 1;
-              }
+            cluster(k, nodes);
+            cluster_node_offsets[k + 1] = nodes.size();
           }
-      }
+      },
+      64);
+    max_cluster_nodes = *std::max_element(cluster_node_offsets.begin(),
+                                          cluster_node_offsets.end());
+    std::partial_sum(cluster_node_offsets.begin(),
+                     cluster_node_offsets.end(),
+                     cluster_node_offsets.begin());
     AssertThrow(static_cast<std::size_t>(max_cluster_nodes) * n_fields *
                     number_size <=
                   shared_memory_limit,
@@ -252,131 +251,218 @@ namespace GPUAssembly
                   " nodes) does not fit "
                   "in the device's shared memory; use fewer elements per "
                   "block."));
-
-    // Reduction lists of every target, in CSR form: count, fill, then sort
-    // each list. The passes run in parallel over the clusters; sorting the
-    // (short) lists makes their order, and so every sum, independent of the
-    // threads' schedule.
-    const std::size_t       n_targets = n_nonzeros + n_dofs;
-    std::vector<index_type> list_counts(n_targets + 1, 0);
-    const auto              for_each_contribution = [&](const auto &action) {
-      dealii::parallel::apply_to_subranges(
-        0u,
-        n_element_blocks,
-        [&](const unsigned int begin, const unsigned int end) {
-          for (unsigned int k = begin; k < end; ++k)
+    cluster_nodes.resize(cluster_node_offsets.back());
+    dealii::parallel::apply_to_subranges(
+      0u,
+      n_element_blocks,
+      [&](const unsigned int begin, const unsigned int end) {
+        std::vector<index_type> nodes;
+        for (unsigned int k = begin; k < end; ++k)
+          {
+            cluster(k, nodes);
+            std::copy(nodes.begin(),
+                      nodes.end(),
+                      cluster_nodes.begin() + cluster_node_offsets[k]);
             for (unsigned int t = 0; t < B; ++t)
               {
                 const index_type e = block_element[k * B + t];
                 if (e < 0)
                   continue;
-                const index_type *const K =
-                  arrays.nonzero_map.data() +
-                  static_cast<std::size_t>(e) * n_ed * n_ed;
-                for (unsigned int i = 0; i < n_ed * n_ed; ++i)
-                  if (K[i] != invalid_index)
-                    action(static_cast<std::size_t>(K[i]),
-                           element_data_index(
-                             k,
-                             t,
-                             parameters.symmetric ?
-                                            SymmetricElementOutput<double>::packed_index(
-                                 n_ed,
-                                 i / n_ed,
-                                 i % n_ed) :
-                                            i));
-                const index_type *const L =
-                  arrays.location.data() + static_cast<std::size_t>(e) * n_ed;
+                const std::size_t element = e;
+                for (unsigned int a = 0; a < n_en; ++a)
+                  block_connectivity[(static_cast<std::size_t>(k) * n_en + a) *
+                                       B +
+                                     t] =
+                    std::lower_bound(nodes.begin(),
+                                     nodes.end(),
+                                     arrays.connectivity[element * n_en + a]) -
+                    nodes.begin();
+                for (unsigned int i = 0; i < n_supplemental; ++i)
+                  block_supplemental
+                    [(static_cast<std::size_t>(k) * n_supplemental + i) * B +
+                     t] = arrays.supplemental[element * n_supplemental + i];
                 for (unsigned int d = 0; d < n_ed; ++d)
-                  action(n_nonzeros + L[d],
-                         element_data_index(k, t, n_matrix_entries + d));
+                  {
+                    const index_type dof = arrays.location[element * n_ed + d];
+                    block_location[(static_cast<std::size_t>(k) * n_ed + d) *
+                                     B +
+                                   t]    = dof;
+                    if (arrays.dof_is_constrained[dof])
+                      block_has_constraints[k * B + t] = 1;
+                  }
               }
-        },
-        16);
-    };
-    for_each_contribution([&](const std::size_t target, const std::size_t) {
-      __atomic_fetch_add(&list_counts[target + 1], 1, __ATOMIC_RELAXED);
-    });
-    std::vector<std::size_t> list_offsets(n_targets + 1, 0);
-    for (std::size_t p = 0; p < n_targets; ++p)
-      list_offsets[p + 1] = list_offsets[p] + list_counts[p + 1];
-    std::vector<index_type>().swap(list_counts);
-    std::vector<index_type> sources(list_offsets.back());
-    std::vector<index_type> fill(n_targets, 0);
-    for_each_contribution(
-      [&](const std::size_t target, const std::size_t source) {
-        const index_type slot =
-          __atomic_fetch_add(&fill[target], 1, __ATOMIC_RELAXED);
-        sources[list_offsets[target] + slot] =
-          static_cast<index_type>(source + 1);
-      });
-    std::vector<index_type>().swap(fill);
-    dealii::parallel::apply_to_subranges(
-      std::size_t(0),
-      n_targets,
-      [&](const std::size_t begin, const std::size_t end) {
-        for (std::size_t p = begin; p < end; ++p)
-          std::sort(sources.begin() + list_offsets[p],
-                    sources.begin() + list_offsets[p + 1]);
+          }
       },
-      4096);
+      64);
 
-    // Reduction blocks: runs of at most R targets, split where the matrix
-    // values end and the right-hand side begins.
+    // Reduction blocks: runs of at most R targets of the combined index
+    // space (nonzeros, then right-hand-side entries), split where the
+    // matrix values end and the right-hand side begins.
+    const std::size_t n_targets = n_nonzeros + n_dofs;
     reduction_target_begin.clear();
     for (std::size_t p = 0; p < n_nonzeros; p += R)
       reduction_target_begin.push_back(p);
     for (std::size_t p = n_nonzeros; p < n_targets; p += R)
       reduction_target_begin.push_back(p);
     reduction_target_begin.push_back(n_targets);
-
     const unsigned int n_blocks = n_reduction_blocks();
-    // Blocks pack independently: size every block's packing in parallel,
-    // then pack in parallel straight into place.
-    const auto block_lists = [&](const unsigned int r, IndexLists &lists) {
-      lists.clear();
-      const std::size_t first = reduction_target_begin[r];
-      const std::size_t last  = reduction_target_begin[r + 1];
-      for (std::size_t p = first; p < last; ++p)
+
+    // Each block gathers the sources of its targets from the rows they lie
+    // in: the elements of a row's node, in the row's local DoF. This needs
+    // neither atomics nor a global list of sources, and the blocks are
+    // independent. Sources are sorted within a list, so the order of every
+    // sum is fixed whatever the number of threads.
+    const unsigned int      n_c = arrays.layout.n_components;
+    std::vector<index_type> node_of_dof(n_dofs), component_of_dof(n_dofs);
+    for (unsigned int n = 0; n < arrays.n_nodes; ++n)
+      for (unsigned int c = 0; c < n_c; ++c)
         {
-          lists.entries.insert(lists.entries.end(),
-                               sources.begin() + list_offsets[p],
-                               sources.begin() + list_offsets[p + 1]);
-          lists.entries.push_back(-static_cast<index_type>(p - first + 1));
-          lists.offsets.push_back(lists.entries.size());
+          const index_type dof =
+            arrays.node_dofs[static_cast<std::size_t>(n) * n_c + c];
+          node_of_dof[dof]      = n;
+          component_of_dof[dof] = c;
         }
+    std::vector<std::size_t> elements_of_offsets(arrays.n_nodes + 1, 0);
+    for (const index_type node : arrays.connectivity)
+      ++elements_of_offsets[node + 1];
+    std::partial_sum(elements_of_offsets.begin(),
+                     elements_of_offsets.end(),
+                     elements_of_offsets.begin());
+    std::vector<index_type> elements_of(elements_of_offsets.back());
+    {
+      std::vector<std::size_t> fill(elements_of_offsets.begin(),
+                                    elements_of_offsets.end() - 1);
+      for (unsigned int e = 0; e < arrays.n_elements; ++e)
+        for (unsigned int a = 0; a < n_en; ++a)
+          elements_of[fill[arrays.connectivity
+                             [static_cast<std::size_t>(e) * n_en + a]]++] = e;
+    }
+    const auto entry = [&](const unsigned int d1, const unsigned int d2) {
+      return parameters.symmetric ?
+               SymmetricElementOutput<double>::packed_index(n_ed, d1, d2) :
+               d1 * n_ed + d2;
     };
-    reduction_offsets.assign(n_blocks + 1, 0);
+
+    const unsigned int                    W = T / 32;
+    std::vector<std::vector<index_type>>  packed(n_blocks);
+    std::vector<std::vector<std::size_t>> slice_ends(n_blocks);
     dealii::parallel::apply_to_subranges(
       0u,
       n_blocks,
       [&](const unsigned int begin, const unsigned int end) {
-        IndexLists lists;
+        std::vector<std::pair<index_type, index_type>> contributions;
+        IndexLists                                     lists;
+        std::vector<index_type>                        fill;
         for (unsigned int r = begin; r < end; ++r)
           {
-            block_lists(r, lists);
-            reduction_offsets[r + 1] =
-              static_cast<std::size_t>(lpt_n_columns(lists, T)) * T;
+            const std::size_t first = reduction_target_begin[r];
+            const std::size_t last  = reduction_target_begin[r + 1];
+            contributions.clear();
+            // Every element of a DoF's node, with the DoF's local index.
+            const auto for_each_element = [&](const index_type dof,
+                                              const auto      &action) {
+              const index_type node = node_of_dof[dof];
+              for (std::size_t i = elements_of_offsets[node];
+                   i < elements_of_offsets[node + 1];
+                   ++i)
+                {
+                  const std::size_t e = elements_of[i];
+                  unsigned int      a = 0;
+                  while (arrays.connectivity[e * n_en + a] != node)
+                    ++a;
+                  const index_type slot = slot_of[e];
+                  action(e,
+                         a * n_c + component_of_dof[dof],
+                         slot / B,
+                         slot % B);
+                }
+            };
+            if (first < n_nonzeros)
+              {
+                index_type row =
+                  std::upper_bound(arrays.row_offsets.begin(),
+                                   arrays.row_offsets.end(),
+                                   static_cast<index_type>(first)) -
+                  arrays.row_offsets.begin() - 1;
+                for (; row < static_cast<index_type>(n_dofs) &&
+                       static_cast<std::size_t>(arrays.row_offsets[row]) < last;
+                     ++row)
+                  for_each_element(
+                    row,
+                    [&](const std::size_t  e,
+                        const unsigned int d1,
+                        const unsigned int k,
+                        const unsigned int t) {
+                      const index_type *K =
+                        arrays.nonzero_map.data() + (e * n_ed + d1) * n_ed;
+                      for (unsigned int d2 = 0; d2 < n_ed; ++d2)
+                        if (K[d2] != invalid_index &&
+                            static_cast<std::size_t>(K[d2]) >= first &&
+                            static_cast<std::size_t>(K[d2]) < last)
+                          contributions.emplace_back(
+                            K[d2] - first,
+                            element_data_index(k, t, entry(d1, d2)) + 1);
+                    });
+              }
+            else
+              for (std::size_t p = first; p < last; ++p)
+                for_each_element(
+                  p - n_nonzeros,
+                  [&](const std::size_t,
+                      const unsigned int d,
+                      const unsigned int k,
+                      const unsigned int t) {
+                    contributions.emplace_back(
+                      p - first,
+                      element_data_index(k, t, n_matrix_entries + d) + 1);
+                  });
+            // Bucket by target (a counting sort: targets are a short
+            // range), each list closed by its target.
+            const std::size_t n_local = last - first;
+            lists.offsets.assign(n_local + 1, 0);
+            for (const auto &c : contributions)
+              ++lists.offsets[c.first + 1];
+            for (std::size_t p = 0; p < n_local; ++p)
+              lists.offsets[p + 1] += lists.offsets[p] + 1;
+            lists.entries.resize(lists.offsets.back());
+            fill.assign(lists.offsets.begin(), lists.offsets.end() - 1);
+            for (const auto &c : contributions)
+              lists.entries[fill[c.first]++] = c.second;
+            for (std::size_t p = 0; p < n_local; ++p)
+              {
+                std::sort(lists.entries.begin() + lists.offsets[p],
+                          lists.entries.begin() + fill[p]);
+                lists.entries[fill[p]] = -static_cast<index_type>(p + 1);
+              }
+            pack_lists_sliced(lists, T, 32, packed[r], slice_ends[r]);
           }
       },
       16);
-    std::partial_sum(reduction_offsets.begin(),
-                     reduction_offsets.end(),
-                     reduction_offsets.begin());
-    reduction_array.assign(reduction_offsets.back(), 0);
+
+    // Concatenate in block order.
+    reduction_slice_offsets.assign(static_cast<std::size_t>(n_blocks) * W + 1,
+                                   0);
+    std::vector<std::size_t> block_start(n_blocks + 1, 0);
+    for (unsigned int r = 0; r < n_blocks; ++r)
+      {
+        for (unsigned int w = 0; w < W; ++w)
+          reduction_slice_offsets[static_cast<std::size_t>(r) * W + w + 1] =
+            block_start[r] + slice_ends[r][w];
+        block_start[r + 1] = block_start[r] + packed[r].size();
+      }
+    reduction_array.resize(block_start.back());
     dealii::parallel::apply_to_subranges(
       0u,
       n_blocks,
       [&](const unsigned int begin, const unsigned int end) {
-        IndexLists lists;
         for (unsigned int r = begin; r < end; ++r)
           {
-            block_lists(r, lists);
-            pack_lists_lpt(lists,
-                           T,
-                           reduction_array.data() + reduction_offsets[r]);
+            std::copy(packed[r].begin(),
+                      packed[r].end(),
+                      reduction_array.begin() + block_start[r]);
+            std::vector<index_type>().swap(packed[r]);
           }
       },
-      16);
+      64);
   }
 } // namespace GPUAssembly

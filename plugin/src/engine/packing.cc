@@ -83,6 +83,43 @@ namespace GPUAssembly
 
 
 
+  void
+  pack_lists_sliced(const IndexLists         &lists,
+                    const unsigned int        n_lanes,
+                    const unsigned int        slice_width,
+                    std::vector<index_type>  &packed,
+                    std::vector<std::size_t> &slice_ends)
+  {
+    const auto                assignment = assign_lanes(lists, n_lanes);
+    std::vector<unsigned int> load(n_lanes, 0), order(n_lanes);
+    for (unsigned int t = 0; t < n_lanes; ++t)
+      for (const unsigned int l : assignment[t])
+        load[t] += lists.offsets[l + 1] - lists.offsets[l];
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(),
+                     order.end(),
+                     [&](const unsigned int a, const unsigned int b) {
+                       return load[a] > load[b];
+                     });
+    for (unsigned int first = 0; first < n_lanes; first += slice_width)
+      {
+        const unsigned int width = load[order[first]];
+        const std::size_t  start = packed.size();
+        packed.resize(start + std::size_t(width) * slice_width, 0);
+        for (unsigned int i = 0; i < slice_width; ++i)
+          {
+            std::size_t j = 0;
+            for (const unsigned int l : assignment[order[first + i]])
+              for (index_type k = lists.offsets[l]; k < lists.offsets[l + 1];
+                   ++k)
+                packed[start + j++ * slice_width + i] = lists.entries[k];
+          }
+        slice_ends.push_back(packed.size());
+      }
+  }
+
+
+
   std::vector<unsigned int>
   lpt_lane_loads(const IndexLists &lists, const unsigned int n_lanes)
   {

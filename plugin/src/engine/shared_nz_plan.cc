@@ -6,6 +6,7 @@
 
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/packing.h>
+#include <gpu_assembly/engine/shared_nz_layout.h>
 #include <gpu_assembly/engine/shared_nz_plan.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@ namespace GPUAssembly
       std::vector<index_type>  entries;
     };
 
+    // Elements of every node, in increasing order.
     Csr
     node_to_elements(const MeshArrays &arrays)
     {
@@ -46,31 +48,82 @@ namespace GPUAssembly
       return result;
     }
 
+    // Whether each element touches a constrained DoF.
+    std::vector<unsigned char>
+    constrained_elements(const MeshArrays &arrays)
+    {
+      const unsigned int         n_ed = arrays.layout.n_dofs;
+      std::vector<unsigned char> result(arrays.n_elements, 0);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        arrays.n_elements,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int e = begin; e < end; ++e)
+            for (unsigned int d = 0; d < n_ed; ++d)
+              if (arrays.dof_is_constrained
+                    [arrays.location[static_cast<std::size_t>(e) * n_ed + d]])
+                result[e] = 1;
+        },
+        4096);
+      return result;
+    }
+
     // Nodes sharing an element with each node (itself included), sorted.
     Csr
     node_neighbors(const MeshArrays &arrays, const Csr &elements_of)
     {
       const unsigned int n_en = arrays.layout.n_nodes;
-      Csr                result;
-      result.offsets.assign(arrays.n_nodes + 1, 0);
-      std::vector<index_type> row;
-      for (unsigned int n = 0; n < arrays.n_nodes; ++n)
-        {
-          row.clear();
-          for (std::size_t i = elements_of.offsets[n];
-               i < elements_of.offsets[n + 1];
-               ++i)
-            {
-              const std::size_t e = elements_of.entries[i];
-              row.insert(row.end(),
-                         arrays.connectivity.begin() + e * n_en,
-                         arrays.connectivity.begin() + (e + 1) * n_en);
-            }
-          std::sort(row.begin(), row.end());
-          row.erase(std::unique(row.begin(), row.end()), row.end());
-          result.entries.insert(result.entries.end(), row.begin(), row.end());
-          result.offsets[n + 1] = result.entries.size();
-        }
+      const unsigned int n    = arrays.n_nodes;
+      // Rows are independent: fill fixed-size chunks in parallel, then
+      // concatenate in node order.
+      constexpr unsigned int                chunk    = 4096;
+      const unsigned int                    n_chunks = (n + chunk - 1) / chunk;
+      std::vector<std::vector<index_type>>  rows(n_chunks);
+      std::vector<std::vector<std::size_t>> lengths(n_chunks);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_chunks,
+        [&](const unsigned int begin, const unsigned int end) {
+          std::vector<index_type> row;
+          for (unsigned int c = begin; c < end; ++c)
+            for (unsigned int node = c * chunk;
+                 node < std::min(n, (c + 1) * chunk);
+                 ++node)
+              {
+                row.clear();
+                for (std::size_t i = elements_of.offsets[node];
+                     i < elements_of.offsets[node + 1];
+                     ++i)
+                  {
+                    const std::size_t e = elements_of.entries[i];
+                    row.insert(row.end(),
+                               arrays.connectivity.begin() + e * n_en,
+                               arrays.connectivity.begin() + (e + 1) * n_en);
+                  }
+                std::sort(row.begin(), row.end());
+                row.erase(std::unique(row.begin(), row.end()), row.end());
+                rows[c].insert(rows[c].end(), row.begin(), row.end());
+                lengths[c].push_back(row.size());
+              }
+        },
+        1);
+      Csr result;
+      result.offsets.assign(n + 1, 0);
+      for (unsigned int c = 0; c < n_chunks; ++c)
+        for (std::size_t i = 0; i < lengths[c].size(); ++i)
+          result.offsets[c * chunk + i + 1] =
+            result.offsets[c * chunk + i] + lengths[c][i];
+      result.entries.resize(result.offsets.back());
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_chunks,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int c = begin; c < end; ++c)
+            std::copy(rows[c].begin(),
+                      rows[c].end(),
+                      result.entries.begin() + result.offsets[c * chunk]);
+        },
+        1);
       return result;
     }
 
@@ -92,18 +145,18 @@ namespace GPUAssembly
       return n + (a.size() - i) + (b.size() - j);
     }
 
-    std::vector<index_type>
-    set_union(const std::vector<index_type> &a,
-              const std::vector<index_type> &b)
+    void
+    merge_into(std::vector<index_type>       &a,
+               const std::vector<index_type> &b,
+               std::vector<index_type>       &scratch)
     {
-      std::vector<index_type> result;
-      result.reserve(a.size() + b.size());
+      scratch.clear();
       std::set_union(a.begin(),
                      a.end(),
                      b.begin(),
                      b.end(),
-                     std::back_inserter(result));
-      return result;
+                     std::back_inserter(scratch));
+      a.swap(scratch);
     }
 
     // Sorted elements and halo nodes of a set of nodes.
@@ -135,72 +188,134 @@ namespace GPUAssembly
       halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
     }
 
-    // The chapter's greedy algorithm: every node starts as its own part;
-    // each node in turn joins its part with the adjacent part whose union
-    // needs the fewest elements, if the union fits; repeat until nothing
-    // joins. A part joins at most once per sweep so that parts grow evenly.
-    std::vector<unsigned int>
-    greedy_union_partition(
-      const MeshArrays                                    &arrays,
-      const Csr                                           &elements_of,
-      const std::function<bool(std::size_t, std::size_t)> &fits)
+    // What a node adds to a part: its slots (bounded as in
+    // partition_nodes()) and its node-pair lists. Both add up over a part.
+    struct NodeWeights
     {
-      const unsigned int        n_nodes   = arrays.n_nodes;
-      const Csr                 neighbors = node_neighbors(arrays, elements_of);
-      std::vector<unsigned int> part_of(n_nodes);
+      std::vector<std::size_t> slots;
+      std::vector<std::size_t> lists;
+    };
+
+    // Whether a part of this many halo nodes, slots, lists and elements
+    // fits.
+    using Fits =
+      std::function<bool(std::size_t, std::size_t, std::size_t, std::size_t)>;
+
+    // The chapter's greedy algorithm: every node starts as its own part;
+    // in turn, each part joins the adjacent part whose union touches the
+    // fewest elements, if the union fits; repeat until nothing joins. A part
+    // joins at most once per sweep so that parts grow evenly. Candidates are
+    // all parts adjacent to any member (counted through the elements the
+    // part touches), tried from the smallest union on until one fits.
+    std::vector<unsigned int>
+    greedy_union_partition(const MeshArrays  &arrays,
+                           const Csr         &elements_of,
+                           const NodeWeights &weights,
+                           const Fits        &fits)
+    {
+      const unsigned int                   n_nodes = arrays.n_nodes;
+      const unsigned int                   n_en    = arrays.layout.n_nodes;
+      std::vector<unsigned int>            part_of(n_nodes);
       std::vector<std::vector<index_type>> members(n_nodes), elements(n_nodes),
         halo(n_nodes);
-      for (unsigned int n = 0; n < n_nodes; ++n)
-        {
-          part_of[n] = n;
-          members[n] = {static_cast<index_type>(n)};
-          elements_and_halo(arrays,
-                            elements_of,
-                            members[n],
-                            elements[n],
-                            halo[n]);
-        }
+      std::vector<std::size_t> slots(weights.slots), lists(weights.lists);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_nodes,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int n = begin; n < end; ++n)
+            {
+              part_of[n] = n;
+              members[n] = {static_cast<index_type>(n)};
+              elements_and_halo(arrays,
+                                elements_of,
+                                members[n],
+                                elements[n],
+                                halo[n]);
+            }
+        },
+        1024);
 
-      std::vector<unsigned int> joined(n_nodes, 0);
+      // A part that fits with none of its neighbours never will: parts only
+      // grow. It is not looked at again.
+      std::vector<unsigned char> closed(n_nodes, 0);
+      std::vector<unsigned int>  joined(n_nodes, 0);
+      std::vector<unsigned int>  shared(n_nodes, 0);
+      std::vector<index_type>    last_element(n_nodes, -1);
+      std::vector<unsigned int>  candidates;
+      std::vector<std::pair<std::size_t, unsigned int>> ranked;
+      std::vector<index_type>                           scratch;
       for (unsigned int sweep = 1;; ++sweep)
         {
           bool any_joined = false;
-          for (unsigned int n = 0; n < n_nodes; ++n)
+          for (unsigned int p = 0; p < n_nodes; ++p)
             {
-              const unsigned int p = part_of[n];
-              if (joined[p] == sweep)
+              if (part_of[p] != p || closed[p] || joined[p] == sweep)
                 continue;
-              unsigned int best      = std::numeric_limits<unsigned int>::max();
-              std::size_t  best_size = std::numeric_limits<std::size_t>::max();
-              for (std::size_t i = neighbors.offsets[n];
-                   i < neighbors.offsets[n + 1];
-                   ++i)
+              // Elements each adjacent part shares with p.
+              candidates.clear();
+              for (const index_type e : elements[p])
+                for (unsigned int a = 0; a < n_en; ++a)
+                  {
+                    const unsigned int q =
+                      part_of[arrays.connectivity
+                                [static_cast<std::size_t>(e) * n_en + a]];
+                    if (q == p || last_element[q] == e)
+                      continue;
+                    if (shared[q] == 0)
+                      candidates.push_back(q);
+                    last_element[q] = e;
+                    ++shared[q];
+                  }
+              ranked.clear();
+              for (const unsigned int q : candidates)
                 {
-                  const unsigned int q = part_of[neighbors.entries[i]];
-                  if (q == p || joined[q] == sweep)
+                  ranked.emplace_back(elements[p].size() + elements[q].size() -
+                                        shared[q],
+                                      q);
+                  shared[q]       = 0;
+                  last_element[q] = -1;
+                }
+              std::sort(ranked.begin(), ranked.end());
+
+              bool         any_fits = false;
+              unsigned int best     = std::numeric_limits<unsigned int>::max();
+              for (const auto &[size, q] : ranked)
+                {
+                  if (!fits(union_size(halo[p], halo[q]),
+                            slots[p] + slots[q],
+                            lists[p] + lists[q],
+                            size))
                     continue;
-                  const std::size_t size = union_size(elements[p], elements[q]);
-                  if (size < best_size || (size == best_size && q < best))
+                  any_fits = true;
+                  if (joined[q] != sweep)
                     {
-                      best      = q;
-                      best_size = size;
+                      best = q;
+                      break;
                     }
                 }
-              if (best == std::numeric_limits<unsigned int>::max() ||
-                  !fits(best_size, union_size(halo[p], halo[best])))
+              if (!any_fits)
+                closed[p] = 1;
+              if (best == std::numeric_limits<unsigned int>::max())
                 continue;
 
-              elements[p] = set_union(elements[p], elements[best]);
-              halo[p]     = set_union(halo[p], halo[best]);
-              for (const index_type m : members[best])
-                part_of[m] = p;
-              members[p].insert(members[p].end(),
-                                members[best].begin(),
-                                members[best].end());
-              for (auto *list : {&members[best], &elements[best], &halo[best]})
+              // The union keeps the smaller name, so that a part is always
+              // named after its first node.
+              const unsigned int keep = std::min(p, best);
+              const unsigned int gone = std::max(p, best);
+              merge_into(elements[keep], elements[gone], scratch);
+              merge_into(halo[keep], halo[gone], scratch);
+              for (const index_type m : members[gone])
+                part_of[m] = keep;
+              members[keep].insert(members[keep].end(),
+                                   members[gone].begin(),
+                                   members[gone].end());
+              slots[keep] += slots[gone];
+              lists[keep] += lists[gone];
+              for (auto *list : {&members[gone], &elements[gone], &halo[gone]})
                 std::vector<index_type>().swap(*list);
-              joined[p] = joined[best] = sweep;
-              any_joined               = true;
+              joined[keep] = joined[gone] = sweep;
+              any_joined                  = true;
             }
           if (!any_joined)
             break;
@@ -210,12 +325,13 @@ namespace GPUAssembly
 
     // METIS k-way on the node graph, with more parts until all fit.
     std::vector<unsigned int>
-    metis_partition(const MeshArrays &arrays,
-                    const Csr        &elements_of,
-                    const std::function<bool(std::size_t, std::size_t)> &fits,
-                    const std::size_t single_part_elements)
+    metis_partition(const MeshArrays  &arrays,
+                    const Csr         &elements_of,
+                    const Csr         &neighbors,
+                    const NodeWeights &weights,
+                    const Fits        &fits,
+                    const std::size_t  first_guess)
     {
-      const Csr neighbors = node_neighbors(arrays, elements_of);
       dealii::DynamicSparsityPattern               dsp(arrays.n_nodes);
       std::vector<dealii::types::global_dof_index> row;
       for (unsigned int n = 0; n < arrays.n_nodes; ++n)
@@ -227,12 +343,9 @@ namespace GPUAssembly
       dealii::SparsityPattern graph;
       graph.copy_from(dsp);
 
-      unsigned int n_parts =
-        std::max<std::size_t>(1,
-                              2 * arrays.n_elements /
-                                std::max<std::size_t>(1, single_part_elements));
+      unsigned int              n_parts = std::max<std::size_t>(1, first_guess);
       std::vector<unsigned int> part_of;
-      std::vector<index_type>   nodes, elements, halo;
+      std::vector<index_type>   elements, halo;
       for (unsigned int attempt = 0; attempt < 30; ++attempt)
         {
           n_parts = std::min(n_parts, arrays.n_nodes);
@@ -250,7 +363,13 @@ namespace GPUAssembly
           for (const auto &part : members)
             {
               elements_and_halo(arrays, elements_of, part, elements, halo);
-              all_fit &= fits(elements.size(), halo.size());
+              std::size_t slots = 0, lists = 0;
+              for (const index_type n : part)
+                {
+                  slots += weights.slots[n];
+                  lists += weights.lists[n];
+                }
+              all_fit &= fits(halo.size(), slots, lists, elements.size());
             }
           if (all_fit)
             return part_of;
@@ -264,6 +383,113 @@ namespace GPUAssembly
                                       "that fits in 30 attempts."));
       return part_of;
     }
+
+    // Bytes of shared memory of a part (SharedNZLayout).
+    std::size_t
+    part_bytes(const MeshArrays  &arrays,
+               const unsigned int n_fields,
+               const std::size_t  number_size,
+               const unsigned int threads_per_block,
+               const std::size_t  n_halo,
+               const std::size_t  n_slots)
+    {
+      const std::size_t n_ed = arrays.layout.n_dofs;
+      const std::size_t n_c  = arrays.layout.n_components;
+      return (n_halo * n_fields + threads_per_block +
+              n_slots * n_c * (n_ed + 1)) *
+             number_size;
+    }
+
+    // Elements per part are limited to the threads of a block, so that
+    // each thread computes one element and none waits for a second round.
+    std::vector<unsigned int>
+    partition(const MeshArrays                 &arrays,
+              const Csr                        &elements_of,
+              const Csr                        &neighbors,
+              const std::vector<unsigned char> &constrained,
+              const NodePartitioner             partitioner,
+              const unsigned int                n_fields,
+              const std::size_t                 number_size,
+              const std::size_t                 shared_memory_limit,
+              const unsigned int                threads_per_block)
+    {
+      const unsigned int n_en = arrays.layout.n_nodes;
+      const unsigned int n_ed = arrays.layout.n_dofs;
+      const Fits         fits = [&](const std::size_t n_halo,
+                            const std::size_t n_slots,
+                            const std::size_t n_lists,
+                            const std::size_t n_elements) {
+        return part_bytes(arrays,
+                          n_fields,
+                          number_size,
+                          threads_per_block,
+                          n_halo,
+                          n_slots) <= shared_memory_limit &&
+               n_slots * n_ed <= SharedNZLayout::max_offset + 1 &&
+               n_lists <= SharedNZLayout::max_lists &&
+               n_elements <= threads_per_block;
+      };
+
+      NodeWeights weights;
+      weights.slots.resize(arrays.n_nodes);
+      weights.lists.resize(arrays.n_nodes);
+      for (unsigned int n = 0; n < arrays.n_nodes; ++n)
+        {
+          std::size_t slots = 0;
+          for (std::size_t i = elements_of.offsets[n];
+               i < elements_of.offsets[n + 1];
+               ++i)
+            slots += constrained[elements_of.entries[i]] ? n_en : 1;
+          weights.slots[n] = slots;
+          weights.lists[n] = neighbors.offsets[n + 1] - neighbors.offsets[n];
+        }
+
+      // A node that does not fit alone makes SharedNZ impossible.
+      std::vector<index_type> elements, halo;
+      for (unsigned int n = 0; n < arrays.n_nodes; ++n)
+        {
+          const std::size_t n_halo =
+            neighbors.offsets[n + 1] - neighbors.offsets[n];
+          AssertThrow(fits(n_halo,
+                           weights.slots[n],
+                           weights.lists[n],
+                           elements_of.offsets[n + 1] - elements_of.offsets[n]),
+                      ExcUnsupportedInput(
+                        "SharedNZ: node " + std::to_string(n) + " belongs to " +
+                        std::to_string(elements_of.offsets[n + 1] -
+                                       elements_of.offsets[n]) +
+                        " elements, whose rows of element data (" +
+                        std::to_string(part_bytes(arrays,
+                                                  n_fields,
+                                                  number_size,
+                                                  threads_per_block,
+                                                  n_halo,
+                                                  weights.slots[n])) +
+                        " bytes with the halo) do not fit in the " +
+                        std::to_string(shared_memory_limit) +
+                        " bytes of shared memory per block, or are more than "
+                        "its " +
+                        std::to_string(threads_per_block) +
+                        " threads; use GlobalNZ."));
+        }
+
+      if (partitioner == NodePartitioner::greedy_union)
+        return greedy_union_partition(arrays, elements_of, weights, fits);
+      const std::size_t total_slots = std::accumulate(weights.slots.begin(),
+                                                      weights.slots.end(),
+                                                      std::size_t(0));
+      const std::size_t per_part =
+        std::max<std::size_t>(1,
+                              shared_memory_limit /
+                                (arrays.layout.n_components * (n_ed + 1) *
+                                 number_size));
+      return metis_partition(arrays,
+                             elements_of,
+                             neighbors,
+                             weights,
+                             fits,
+                             2 * total_slots / per_part);
+    }
   } // namespace
 
 
@@ -273,45 +499,31 @@ namespace GPUAssembly
                   const NodePartitioner partitioner,
                   const unsigned int    n_fields,
                   const std::size_t     number_size,
-                  const std::size_t     shared_memory_limit)
+                  const std::size_t     shared_memory_limit,
+                  const unsigned int    threads_per_block)
   {
-    const std::size_t n_ed      = arrays.layout.n_dofs;
-    const std::size_t n_entries = n_ed * n_ed + n_ed;
-    const auto        fits      = [&](const std::size_t n_elements,
-                          const std::size_t n_halo) {
-      return (n_elements * n_entries + n_halo * n_fields) * number_size <=
-             shared_memory_limit;
-    };
     const Csr elements_of = node_to_elements(arrays);
+    return partition(arrays,
+                     elements_of,
+                     node_neighbors(arrays, elements_of),
+                     constrained_elements(arrays),
+                     partitioner,
+                     n_fields,
+                     number_size,
+                     shared_memory_limit,
+                     threads_per_block);
+  }
 
-    // A node whose own elements do not fit makes SharedNZ impossible.
-    std::vector<index_type> elements, halo;
-    std::size_t             largest = 0;
-    for (unsigned int n = 0; n < arrays.n_nodes; ++n)
-      {
-        elements_and_halo(arrays,
-                          elements_of,
-                          {static_cast<index_type>(n)},
-                          elements,
-                          halo);
-        largest = std::max(largest, elements.size());
-        AssertThrow(
-          fits(elements.size(), halo.size()),
-          ExcUnsupportedInput(
-            "SharedNZ: node " + std::to_string(n) + " belongs to " +
-            std::to_string(elements.size()) +
-            " elements, whose element data (" +
-            std::to_string(elements.size() * n_entries * number_size) +
-            " bytes) do not fit in the " + std::to_string(shared_memory_limit) +
-            " bytes of shared memory per block; use GlobalNZ."));
-      }
 
-    if (partitioner == NodePartitioner::greedy_union)
-      return greedy_union_partition(arrays, elements_of, fits);
-    return metis_partition(arrays,
-                           elements_of,
-                           fits,
-                           shared_memory_limit / (n_entries * number_size + 1));
+
+  std::size_t
+  SharedNZPlan::shared_bytes(const unsigned int k,
+                             const std::size_t  number_size) const
+  {
+    return ((halo_offsets[k + 1] - halo_offsets[k]) * std::size_t(n_fields) +
+            parameters.threads_per_block +
+            std::size_t(n_slots[k]) * n_components * (n_dofs_per_element + 1)) *
+           number_size;
   }
 
 
@@ -319,13 +531,15 @@ namespace GPUAssembly
   std::size_t
   SharedNZPlan::memory_consumption() const
   {
-    return (halo_offsets.size() + halo_nodes.size() + element_offsets.size() +
-            elements.size() + block_connectivity.size() +
-            block_location.size() + reduction_array.size()) *
+    return (owned_offsets.size() + owned_nodes.size() + halo_offsets.size() +
+            halo_nodes.size() + element_offsets.size() + elements.size() +
+            block_connectivity.size() + n_slots.size() +
+            n_diagonal_lists.size() + block_location.size() + targets.size()) *
              sizeof(index_type) +
+           (block_slots.size() + sources.size()) * sizeof(std::uint16_t) +
            block_supplemental.size() * sizeof(double) +
            block_has_constraints.size() +
-           reduction_offsets.size() * sizeof(std::size_t);
+           (slice_offsets.size() + target_offsets.size()) * sizeof(std::size_t);
   }
 
 
@@ -344,75 +558,131 @@ namespace GPUAssembly
                                    "multiple of 32 between 32 and 1024."));
     n_nodes_per_element = arrays.layout.n_nodes;
     n_dofs_per_element  = arrays.layout.n_dofs;
+    n_components        = arrays.layout.n_components;
     n_supplemental      = arrays.n_supplemental;
-    n_entries  = n_dofs_per_element * n_dofs_per_element + n_dofs_per_element;
-    n_nonzeros = arrays.n_nonzeros();
-    n_dofs     = arrays.n_dofs;
-    n_fields   = new_n_fields;
+    n_nonzeros          = arrays.n_nonzeros();
+    n_dofs              = arrays.n_dofs;
+    n_fields            = new_n_fields;
+    AssertThrow(n_nonzeros <
+                  static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                ExcUnsupportedInput("SharedNZ: too many nonzeros for 32-bit "
+                                    "target indices."));
     const unsigned int n_en = n_nodes_per_element;
     const unsigned int n_ed = n_dofs_per_element;
-    const unsigned int n_c  = arrays.layout.n_components;
+    const unsigned int n_c  = n_components;
 
-    const std::vector<unsigned int> part_of =
-      partition_nodes(arrays,
-                      parameters.partitioner,
-                      n_fields,
-                      number_size,
-                      shared_memory_limit);
+    const Csr elements_of = node_to_elements(arrays);
+    const Csr neighbors   = node_neighbors(arrays, elements_of);
+    const std::vector<unsigned char> constrained = constrained_elements(arrays);
+    const std::vector<unsigned int>  part_of     = partition(arrays,
+                                                        elements_of,
+                                                        neighbors,
+                                                        constrained,
+                                                        parameters.partitioner,
+                                                        n_fields,
+                                                        number_size,
+                                                        shared_memory_limit,
+                                                        T);
 
     // Parts renumbered densely in the order of their first node.
     std::vector<unsigned int> block_of_part(
       arrays.n_nodes,
       std::numeric_limits<unsigned int>::max());
-    std::vector<std::vector<index_type>> members;
+    owned_offsets.assign(1, 0);
+    std::vector<unsigned int> block_of_node(arrays.n_nodes);
+    std::vector<index_type>   count;
     for (unsigned int n = 0; n < arrays.n_nodes; ++n)
       {
         unsigned int &block = block_of_part[part_of[n]];
         if (block == std::numeric_limits<unsigned int>::max())
           {
-            block = members.size();
-            members.emplace_back();
+            block = count.size();
+            count.push_back(0);
           }
-        members[block].push_back(n);
+        block_of_node[n] = block;
+        ++count[block];
       }
-    n_blocks = members.size();
-    std::vector<unsigned int> block_of_node(arrays.n_nodes);
+    n_blocks = count.size();
+    owned_offsets.resize(n_blocks + 1);
     for (unsigned int k = 0; k < n_blocks; ++k)
-      for (const index_type n : members[k])
-        block_of_node[n] = k;
-
-    const Csr elements_of = node_to_elements(arrays);
+      owned_offsets[k + 1] = owned_offsets[k] + count[k];
+    owned_nodes.resize(arrays.n_nodes);
+    {
+      std::vector<index_type> fill(owned_offsets.begin(),
+                                   owned_offsets.end() - 1);
+      for (unsigned int n = 0; n < arrays.n_nodes; ++n)
+        owned_nodes[fill[block_of_node[n]]++] = n;
+    }
 
     // Blocks are independent: build them in parallel, then concatenate.
     struct Block
     {
       std::vector<index_type>    halo, elements, connectivity, location;
+      std::vector<std::uint16_t> slots;
+      index_type                 n_slots    = 0;
+      index_type                 n_diagonal = 0;
       std::vector<double>        supplemental;
       std::vector<unsigned char> has_constraints;
-      std::vector<index_type>    packed;
+      std::vector<std::uint16_t> sources;
+      std::vector<std::size_t>   slice_ends;
+      std::vector<index_type>    targets;
     };
     std::vector<Block> blocks(n_blocks);
     dealii::parallel::apply_to_subranges(
       0u,
       n_blocks,
       [&](const unsigned int begin, const unsigned int end) {
-        std::vector<std::pair<index_type, index_type>> contributions;
-        IndexLists                                     lists;
+        std::vector<index_type>                        owned;
+        std::vector<std::pair<index_type, index_type>> sorted;
+        // One element's contribution to the lists of one owned node.
+        struct Contribution
+        {
+          index_type    column_node; // -1: the owned node itself
+          index_type    j;           // element position in E_k
+          std::uint16_t entry;
+          std::uint8_t  a, b; // local positions of row and column node
+          bool
+          operator<(const Contribution &other) const
+          {
+            return column_node < other.column_node ||
+                   (column_node == other.column_node && j < other.j);
+          }
+        };
+        std::vector<Contribution> contributions;
+        // Diagonal lists (0) and the others (1), with their targets.
+        IndexLists              lists[2];
+        std::vector<index_type> list_targets[2];
+        IndexLists              ended;
+        std::vector<index_type> packed;
         for (unsigned int k = begin; k < end; ++k)
           {
             Block &b = blocks[k];
-            elements_and_halo(arrays,
-                              elements_of,
-                              members[k],
-                              b.elements,
-                              b.halo);
+            owned.assign(owned_nodes.begin() + owned_offsets[k],
+                         owned_nodes.begin() + owned_offsets[k + 1]);
+            elements_and_halo(arrays, elements_of, owned, b.elements, b.halo);
+            // Element number -> position in E_k after the reordering
+            // below, found by binary search in E_k's sorted copy.
+            sorted.clear();
+            for (const index_type e : b.elements)
+              sorted.emplace_back(e, 0);
+            // Elements with constraints last, so that the warps of the
+            // others skip the condensation instead of waiting for it.
+            std::stable_partition(b.elements.begin(),
+                                  b.elements.end(),
+                                  [&](const index_type e) {
+                                    return !constrained[e];
+                                  });
             const std::size_t n_k = b.elements.size();
+            for (std::size_t j = 0; j < n_k; ++j)
+              std::lower_bound(sorted.begin(),
+                               sorted.end(),
+                               std::make_pair(b.elements[j], index_type(0)))
+                ->second = j;
             b.connectivity.resize(n_en * n_k);
+            b.slots.assign(n_en * n_k, SharedNZLayout::no_slot);
             b.location.resize(n_ed * n_k);
             b.supplemental.resize(n_supplemental * n_k);
             b.has_constraints.assign(n_k, 0);
-            const std::size_t nodal_size = b.halo.size() * n_fields;
-            contributions.clear();
             for (std::size_t j = 0; j < n_k; ++j)
               {
                 const std::size_t e = b.elements[j];
@@ -432,89 +702,152 @@ namespace GPUAssembly
                     if (arrays.dof_is_constrained[dof])
                       b.has_constraints[j] = 1;
                   }
-                // Only rows of this part's nodes are assembled here.
-                for (unsigned int d1 = 0; d1 < n_ed; ++d1)
+              }
+            // Slots node by node, then element by element, so that the
+            // threads of a warp write neighbouring words.
+            index_type slot = 0;
+            for (unsigned int a = 0; a < n_en; ++a)
+              for (std::size_t j = 0; j < n_k; ++j)
+                if (b.has_constraints[j] ||
+                    block_of_node[arrays.connectivity[b.elements[j] * n_en +
+                                                      a]] == k)
+                  b.slots[a * n_k + j] = slot++;
+            b.n_slots = slot;
+
+            // Node-pair lists of each owned node: sources in element order,
+            // targets from the first source's element.
+            for (unsigned int d = 0; d < 2; ++d)
+              {
+                lists[d].clear();
+                list_targets[d].clear();
+              }
+            for (const index_type n : owned)
+              {
+                contributions.clear();
+                for (std::size_t i = elements_of.offsets[n];
+                     i < elements_of.offsets[n + 1];
+                     ++i)
                   {
-                    const index_type node =
-                      arrays.connectivity[e * n_en + d1 / n_c];
-                    if (block_of_node[node] != k)
-                      continue;
-                    for (unsigned int d2 = 0; d2 < n_ed; ++d2)
+                    const std::size_t e = elements_of.entries[i];
+                    const index_type  j =
+                      std::lower_bound(sorted.begin(),
+                                       sorted.end(),
+                                       std::make_pair(index_type(e),
+                                                      index_type(0)))
+                        ->second;
+                    unsigned int a = 0;
+                    while (arrays.connectivity[e * n_en + a] != n)
+                      ++a;
+                    const unsigned int s = b.slots[a * n_k + j];
+                    for (unsigned int c = 0; c < n_en; ++c)
                       {
-                        const index_type target =
-                          arrays.nonzero_map[(e * n_ed + d1) * n_ed + d2];
-                        if (target != invalid_index)
-                          contributions.emplace_back(target,
-                                                     nodal_size +
-                                                       (d1 * n_ed + d2) * n_k +
-                                                       j + 1);
+                        const index_type m = arrays.connectivity[e * n_en + c];
+                        const unsigned int offset = c * n_c * b.n_slots + s;
+                        contributions.push_back(
+                          {m == n ? -1 : m,
+                           j,
+                           SharedNZLayout::encode_source(offset, m == n),
+                           static_cast<std::uint8_t>(a),
+                           static_cast<std::uint8_t>(c)});
                       }
-                    contributions.emplace_back(
-                      n_nonzeros + arrays.location[e * n_ed + d1],
-                      nodal_size + (n_ed * n_ed + d1) * n_k + j + 1);
+                  }
+                std::sort(contributions.begin(), contributions.end());
+                for (std::size_t i = 0; i < contributions.size();)
+                  {
+                    const Contribution &first    = contributions[i];
+                    const unsigned int  diagonal = first.column_node < 0;
+                    IndexLists         &into     = lists[1 - diagonal];
+                    for (; i < contributions.size() &&
+                           contributions[i].column_node == first.column_node;
+                         ++i)
+                      into.entries.push_back(contributions[i].entry);
+                    into.offsets.push_back(into.entries.size());
+                    const std::size_t e = b.elements[first.j];
+                    const std::size_t row =
+                      (e * n_ed + first.a * n_c) * n_ed + first.b * n_c;
+                    for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                      for (unsigned int c2 = 0; c2 < n_c; ++c2)
+                        list_targets[1 - diagonal].push_back(
+                          arrays.nonzero_map[row + c1 * n_ed + c2]);
+                    if (diagonal)
+                      for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                        list_targets[0].push_back(
+                          arrays.location[e * n_ed + first.a * n_c + c1]);
                   }
               }
-            // Group by target; the stable sort keeps the element order
-            // within a target, so sums are taken in a fixed order.
-            std::stable_sort(contributions.begin(),
-                             contributions.end(),
-                             [](const auto &x, const auto &y) {
-                               return x.first < y.first;
-                             });
-            lists.clear();
-            for (std::size_t i = 0; i < contributions.size();)
-              {
-                const index_type target = contributions[i].first;
-                for (; i < contributions.size() &&
-                       contributions[i].first == target;
-                     ++i)
-                  lists.entries.push_back(contributions[i].second);
-                lists.entries.push_back(-(target + 1));
-                lists.offsets.push_back(lists.entries.size());
-              }
-            pack_lists_lpt(lists, T, b.packed);
+
+            // Diagonal lists first, each ended by its number.
+            b.n_diagonal = lists[0].n_lists();
+            ended.clear();
+            unsigned int l = 0;
+            for (unsigned int d = 0; d < 2; ++d)
+              for (unsigned int i = 0; i < lists[d].n_lists(); ++i, ++l)
+                {
+                  ended.entries.insert(ended.entries.end(),
+                                       lists[d].entries.begin() +
+                                         lists[d].offsets[i],
+                                       lists[d].entries.begin() +
+                                         lists[d].offsets[i + 1]);
+                  ended.entries.push_back(SharedNZLayout::end_flag | l);
+                  ended.offsets.push_back(ended.entries.size());
+                }
+            b.targets = list_targets[0];
+            b.targets.insert(b.targets.end(),
+                             list_targets[1].begin(),
+                             list_targets[1].end());
+            packed.clear();
+            b.slice_ends.clear();
+            pack_lists_sliced(ended, T, 32, packed, b.slice_ends);
+            b.sources.assign(packed.begin(), packed.end());
           }
       },
       16);
 
-    halo_offsets.assign(n_blocks + 1, 0);
-    element_offsets.assign(n_blocks + 1, 0);
-    reduction_offsets.assign(n_blocks + 1, 0);
-    halo_nodes.clear();
-    elements.clear();
-    block_connectivity.clear();
-    block_location.clear();
-    block_supplemental.clear();
-    block_has_constraints.clear();
-    reduction_array.clear();
+    // Concatenate in block order.
+    const auto concatenate = [&](auto member, auto &result, auto &offsets) {
+      offsets.assign(n_blocks + 1, 0);
+      for (unsigned int k = 0; k < n_blocks; ++k)
+        offsets[k + 1] = offsets[k] + (blocks[k].*member).size();
+      result.resize(offsets.back());
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_blocks,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int k = begin; k < end; ++k)
+            std::copy((blocks[k].*member).begin(),
+                      (blocks[k].*member).end(),
+                      result.begin() + offsets[k]);
+        },
+        64);
+    };
+    std::vector<std::size_t> scratch_offsets;
+    concatenate(&Block::halo, halo_nodes, halo_offsets);
+    concatenate(&Block::elements, elements, element_offsets);
+    concatenate(&Block::connectivity, block_connectivity, scratch_offsets);
+    concatenate(&Block::slots, block_slots, scratch_offsets);
+    concatenate(&Block::location, block_location, scratch_offsets);
+    concatenate(&Block::supplemental, block_supplemental, scratch_offsets);
+    concatenate(&Block::has_constraints,
+                block_has_constraints,
+                scratch_offsets);
+    std::vector<std::size_t> source_offsets;
+    concatenate(&Block::sources, sources, source_offsets);
+    const unsigned int W = T / 32;
+    slice_offsets.assign(std::size_t(n_blocks) * W + 1, 0);
+    for (unsigned int k = 0; k < n_blocks; ++k)
+      for (unsigned int w = 0; w < W; ++w)
+        slice_offsets[std::size_t(k) * W + w + 1] =
+          source_offsets[k] + blocks[k].slice_ends[w];
+    concatenate(&Block::targets, targets, target_offsets);
+    n_slots.resize(n_blocks);
+    n_diagonal_lists.resize(n_blocks);
     max_shared_bytes = 0;
     for (unsigned int k = 0; k < n_blocks; ++k)
       {
-        const Block &b = blocks[k];
-        halo_nodes.insert(halo_nodes.end(), b.halo.begin(), b.halo.end());
-        elements.insert(elements.end(), b.elements.begin(), b.elements.end());
-        block_connectivity.insert(block_connectivity.end(),
-                                  b.connectivity.begin(),
-                                  b.connectivity.end());
-        block_location.insert(block_location.end(),
-                              b.location.begin(),
-                              b.location.end());
-        block_supplemental.insert(block_supplemental.end(),
-                                  b.supplemental.begin(),
-                                  b.supplemental.end());
-        block_has_constraints.insert(block_has_constraints.end(),
-                                     b.has_constraints.begin(),
-                                     b.has_constraints.end());
-        reduction_array.insert(reduction_array.end(),
-                               b.packed.begin(),
-                               b.packed.end());
-        halo_offsets[k + 1]      = halo_nodes.size();
-        element_offsets[k + 1]   = elements.size();
-        reduction_offsets[k + 1] = reduction_array.size();
+        n_slots[k]          = blocks[k].n_slots;
+        n_diagonal_lists[k] = blocks[k].n_diagonal;
         max_shared_bytes =
-          std::max(max_shared_bytes,
-                   (b.halo.size() * n_fields + b.elements.size() * n_entries) *
-                     number_size);
+          std::max(max_shared_bytes, shared_bytes(k, number_size));
       }
     recomputation_factor = double(elements.size()) / arrays.n_elements;
   }

@@ -173,20 +173,26 @@ namespace GPUAssembly
     DeviceVector<int>           block_location;
     DeviceVector<unsigned char> block_has_constraints;
     DeviceVector<int>           reduction_target_begin;
-    DeviceVector<int>           reduction_offsets;
+    DeviceVector<int>           reduction_slice_offsets;
     DeviceVector<int>           reduction_array;
 
-    // SharedNZ.
+    // SharedNZ. 16-bit arrays are held as bytes (DeviceVector has no 16-bit
+    // instantiation).
     SharedNZPlan                shared_nz_plan;
     DeviceVector<int>           shared_halo_offsets;
     DeviceVector<int>           shared_halo_nodes;
     DeviceVector<int>           shared_element_offsets;
     DeviceVector<int>           shared_connectivity;
+    DeviceVector<unsigned char> shared_slots;
     DeviceVector<Number>        shared_supplemental;
     DeviceVector<int>           shared_location;
     DeviceVector<unsigned char> shared_has_constraints;
-    DeviceVector<int>           shared_reduction_offsets;
-    DeviceVector<int>           shared_reduction_array;
+    DeviceVector<int>           shared_n_slots;
+    DeviceVector<int>           shared_n_diagonal_lists;
+    DeviceVector<int>           shared_slice_offsets;
+    DeviceVector<unsigned char> shared_sources;
+    DeviceVector<int>           shared_target_offsets;
+    DeviceVector<int>           shared_targets;
 
     // LocalElem: element arrays column-major in the method's element order.
     std::vector<unsigned int>   color_offsets;

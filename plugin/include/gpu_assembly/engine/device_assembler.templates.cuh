@@ -9,11 +9,13 @@
 
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/engine/shared_nz_layout.h>
 #include <gpu_assembly/kernels/element_stage.h>
 #include <gpu_assembly/kernels/hex8_elasticity.cuh>
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -135,7 +137,7 @@ namespace GPUAssembly
     template <typename Number>
     __global__ void
     global_nz_reduction_kernel(const int *__restrict__ reduction_target_begin,
-                               const int *__restrict__ reduction_offsets,
+                               const int *__restrict__ slice_offsets,
                                const int *__restrict__ reduction_array,
                                const Number *__restrict__ element_data,
                                const int n_nonzeros,
@@ -150,13 +152,12 @@ namespace GPUAssembly
       const int          first     = reduction_target_begin[r];
       const int          n_targets = reduction_target_begin[r + 1] - first;
 
-      const int *array = reduction_array + reduction_offsets[r];
-      const int  n_columns =
-        (reduction_offsets[r + 1] - reduction_offsets[r]) / T;
+      const int slice       = r * (T / 32) + threadIdx.x / 32;
+      const int first_entry = slice_offsets[slice];
       walk_reduction_lane<Number>(
-        array + threadIdx.x,
-        n_columns,
-        T,
+        reduction_array + first_entry + threadIdx.x % 32,
+        (slice_offsets[slice + 1] - first_entry) / 32,
+        32,
         [&](const int i) {
           return __ldg(element_data + i);
         },
@@ -173,86 +174,163 @@ namespace GPUAssembly
 
 
 
+    __device__ inline void
+    prefetch_l1(const void *address)
+    {
+      asm volatile("prefetch.global.L1 [%0];" ::"l"(address));
+    }
+
+    __device__ inline void
+    prefetch_l2(const void *address)
+    {
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
+    }
+
+
+
+    // The device arrays of a SharedNZ plan (SharedNZPlan's, by the same
+    // names).
+    template <typename Number>
+    struct SharedNZArguments
+    {
+      const int *__restrict__ halo_offsets;
+      const int *__restrict__ halo_nodes;
+      const int *__restrict__ element_offsets;
+      const int *__restrict__ connectivity;
+      const std::uint16_t *__restrict__ slots;
+      const Number *__restrict__ supplemental;
+      const int *__restrict__ location;
+      const unsigned char *__restrict__ has_constraints;
+      const int *__restrict__ n_slots;
+      const int *__restrict__ n_diagonal_lists;
+      const int *__restrict__ slice_offsets;
+      const std::uint16_t *__restrict__ sources;
+      const int *__restrict__ target_offsets;
+      const int *__restrict__ targets;
+      unsigned int n_supplemental;
+    };
+
+
+
     // SharedNZ (chapter Sec. 16.3.2): a block per node part fetches the
-    // halo nodal data into shared memory, computes the element data of every
-    // element touching the part into shared memory (never to global), and
-    // sums the packed reduction lists of the part's rows straight into the
-    // matrix and right-hand side.
+    // halo nodal data into shared memory, computes every element touching
+    // the part with a thread per element, keeping in shared memory only the
+    // rows the part owns (SharedNZLayout), and sums its node-pair lists
+    // straight into the matrix and right-hand side.
     template <int dim, typename Number, class Kernel>
     __global__ void
-    shared_nz_kernel(const Kernel                   kernel,
-                     const ElementStageData<Number> data,
-                     const int                     *halo_offsets,
-                     const int                     *halo_nodes,
-                     const int                     *element_offsets,
-                     const int                     *block_connectivity,
-                     const Number                  *block_supplemental,
-                     const int                     *block_location,
-                     const unsigned char           *block_has_constraints,
-                     const int                     *reduction_offsets,
-                     const int                     *reduction_array,
-                     const unsigned int             n_supplemental,
-                     const int                      n_nonzeros,
-                     const Number                  *nodal_data,
-                     Number                        *values,
-                     Number                        *rhs)
+    shared_nz_kernel(const Kernel                    kernel,
+                     const ElementStageData<Number>  data,
+                     const SharedNZArguments<Number> plan,
+                     const Number *__restrict__ nodal_data,
+                     Number *__restrict__ values,
+                     Number *__restrict__ rhs)
     {
       extern __shared__ __align__(16) unsigned char shared_bytes[];
       Number *shared = reinterpret_cast<Number *>(shared_bytes);
 
       const unsigned int k = blockIdx.x;
+      const unsigned int t = threadIdx.x;
       const unsigned int T = blockDim.x;
 
-      const int first_halo = halo_offsets[k];
+      // The reduction's streams do not depend on the element data: ask for
+      // them now, into L2, so that the reduction finds them on chip instead
+      // of waiting for memory list after list. The element inputs go to L1
+      // while the halo arrives.
+      const int slice = k * (T / 32) + t / 32;
+      {
+        const char *sources = reinterpret_cast<const char *>(
+          plan.sources + plan.slice_offsets[slice]);
+        const int n_bytes =
+          (plan.slice_offsets[slice + 1] - plan.slice_offsets[slice]) * 2;
+        for (int b = (t % 32) * 128; b < n_bytes; b += 32 * 128)
+          prefetch_l2(sources + b);
+        const char *targets =
+          reinterpret_cast<const char *>(plan.targets + plan.target_offsets[k]);
+        const int n_target_bytes =
+          (plan.target_offsets[k + 1] - plan.target_offsets[k]) * 4;
+        for (int b = t * 128; b < n_target_bytes; b += T * 128)
+          prefetch_l2(targets + b);
+      }
+      {
+        const std::size_t  base = plan.element_offsets[k];
+        const unsigned int n_k  = plan.element_offsets[k + 1] - base;
+        if (t < n_k)
+          {
+            for (unsigned int i = 0; i < plan.n_supplemental; ++i)
+              prefetch_l1(plan.supplemental +
+                          (base * plan.n_supplemental + i * n_k + t));
+            for (unsigned int a = 0; a < data.n_nodes; ++a)
+              {
+                prefetch_l1(plan.connectivity + base * data.n_nodes + a * n_k +
+                            t);
+                prefetch_l1(plan.slots + base * data.n_nodes + a * n_k + t);
+              }
+          }
+      }
+
+      const int first_halo = plan.halo_offsets[k];
       const int n_halo_data =
-        (halo_offsets[k + 1] - first_halo) * data.n_fields;
-      for (int i = threadIdx.x; i < n_halo_data; i += T)
+        (plan.halo_offsets[k + 1] - first_halo) * data.n_fields;
+      for (int i = t; i < n_halo_data; i += T)
         {
           const int node  = i / data.n_fields;
           const int field = i - node * data.n_fields;
           shared[i] =
-            nodal_data[halo_nodes[first_halo + node] * data.n_fields + field];
+            nodal_data[plan.halo_nodes[first_halo + node] * data.n_fields +
+                       field];
         }
       __syncthreads();
 
-      const std::size_t  base         = element_offsets[k];
-      const unsigned int n_k          = element_offsets[k + 1] - base;
-      Number *const      element_data = shared + n_halo_data;
+      const std::size_t  base         = plan.element_offsets[k];
+      const unsigned int n_k          = plan.element_offsets[k + 1] - base;
+      const unsigned int n_slots      = plan.n_slots[k];
+      Number *const      sink         = shared + n_halo_data;
+      Number *const      element_data = sink + T;
+      const unsigned int n_en         = data.n_nodes;
       const unsigned int n_ed         = data.n_dofs;
-      for (unsigned int j = threadIdx.x; j < n_k; j += T)
+      for (unsigned int j = t; j < n_k; j += T)
         {
-          const ElementOutput<Number> output{
-            element_data + j,
-            element_data + static_cast<std::size_t>(n_ed) * n_ed * n_k + j,
-            n_ed,
-            n_k};
+          const SharedNZLayout::OwnedRowsOutput<Number, Kernel::n_components>
+            output{element_data,
+                   sink + t,
+                   plan.slots + base * n_en + j,
+                   n_k,
+                   n_slots,
+                   n_ed};
           compute_element<dim>(kernel,
                                data,
-                               block_supplemental + base * n_supplemental + j,
+                               plan.supplemental + base * plan.n_supplemental +
+                                 j,
                                shared,
-                               block_connectivity + base * data.n_nodes + j,
+                               plan.connectivity + base * n_en + j,
                                n_k,
                                output,
-                               block_has_constraints[base + j] != 0,
-                               block_location + base * n_ed + j);
+                               plan.has_constraints[base + j] != 0,
+                               plan.location + base * n_ed + j);
         }
       __syncthreads();
 
-      const int *array = reduction_array + reduction_offsets[k];
-      const int  n_columns =
-        (reduction_offsets[k + 1] - reduction_offsets[k]) / T;
-      walk_reduction_lane<Number>(
-        array + threadIdx.x,
-        n_columns,
-        T,
-        [&](const int i) {
-          return shared[i];
+      const int *targets = plan.targets + plan.target_offsets[k];
+      const int  first   = plan.slice_offsets[slice];
+      SharedNZLayout::walk_lane<Number, Kernel::n_components>(
+        plan.sources + first + t % 32,
+        (plan.slice_offsets[slice + 1] - first) / 32,
+        32,
+        n_slots,
+        n_ed,
+        plan.n_diagonal_lists[k],
+        [&](const unsigned int i) {
+          return element_data[i];
+        },
+        [&](const unsigned int i) {
+          return __ldg(targets + i);
         },
         [&](const int target, const Number sum) {
-          if (target < n_nonzeros)
-            values[target] = sum;
-          else
-            rhs[target - n_nonzeros] = sum;
+          values[target] = sum;
+        },
+        [&](const int row, const Number sum) {
+          rhs[row] = sum;
         });
     }
 
@@ -488,7 +566,7 @@ namespace GPUAssembly
         reduction_kernel<<<plan.n_reduction_blocks(),
                            plan.parameters.reduction_threads,
                            target_bytes>>>(reduction_target_begin.data(),
-                                           reduction_offsets.data(),
+                                           reduction_slice_offsets.data(),
                                            reduction_array.data(),
                                            element_data.data(),
                                            static_cast<int>(plan.n_nonzeros),
@@ -503,6 +581,22 @@ namespace GPUAssembly
         const SharedNZPlan &plan = shared_nz_plan;
         const auto          block_kernel =
           internal::shared_nz_kernel<dim, Number, Kernel>;
+        const internal::SharedNZArguments<Number> arguments{
+          shared_halo_offsets.data(),
+          shared_halo_nodes.data(),
+          shared_element_offsets.data(),
+          shared_connectivity.data(),
+          reinterpret_cast<const std::uint16_t *>(shared_slots.data()),
+          shared_supplemental.data(),
+          shared_location.data(),
+          shared_has_constraints.data(),
+          shared_n_slots.data(),
+          shared_n_diagonal_lists.data(),
+          shared_slice_offsets.data(),
+          reinterpret_cast<const std::uint16_t *>(shared_sources.data()),
+          shared_target_offsets.data(),
+          shared_targets.data(),
+          plan.n_supplemental};
         GPU_ASSEMBLY_CHECK_CUDA(
           cudaFuncSetAttribute(block_kernel,
                                cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -511,18 +605,7 @@ namespace GPUAssembly
                        plan.parameters.threads_per_block,
                        plan.max_shared_bytes>>>(kernel,
                                                 data,
-                                                shared_halo_offsets.data(),
-                                                shared_halo_nodes.data(),
-                                                shared_element_offsets.data(),
-                                                shared_connectivity.data(),
-                                                shared_supplemental.data(),
-                                                shared_location.data(),
-                                                shared_has_constraints.data(),
-                                                shared_reduction_offsets.data(),
-                                                shared_reduction_array.data(),
-                                                plan.n_supplemental,
-                                                static_cast<int>(
-                                                  plan.n_nonzeros),
+                                                arguments,
                                                 nodal_data.data(),
                                                 matrix.get_values().data(),
                                                 rhs.data());

@@ -119,16 +119,21 @@ namespace GPUAssembly
             const std::size_t n_targets =
               plan.reduction_target_begin[r + 1] - first;
             shared.assign(n_targets, Number(0));
-            const index_type *const array =
-              plan.reduction_array.data() + plan.reduction_offsets[r];
-            const std::size_t n_columns =
-              (plan.reduction_offsets[r + 1] - plan.reduction_offsets[r]) / T;
             for (unsigned int lane = 0; lane < T; ++lane)
               {
+                const std::size_t slice =
+                  static_cast<std::size_t>(r) * (T / 32) + lane / 32;
+                const index_type *const array =
+                  plan.reduction_array.data() +
+                  plan.reduction_slice_offsets[slice];
+                const std::size_t n_columns =
+                  (plan.reduction_slice_offsets[slice + 1] -
+                   plan.reduction_slice_offsets[slice]) /
+                  32;
                 Number sum = 0;
                 for (std::size_t j = 0; j < n_columns; ++j)
                   {
-                    const index_type i = array[j * T + lane];
+                    const index_type i = array[j * 32 + lane % 32];
                     if (i > 0)
                       sum += element_data[i - 1];
                     else if (i < 0)

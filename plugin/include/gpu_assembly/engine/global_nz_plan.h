@@ -50,7 +50,8 @@ namespace GPUAssembly
    *   block reads them coalesced;
    * - the reduction arrays: for every target (a nonzero of the matrix, then
    *   an entry of the right-hand side), the list of element-data indices
-   *   that sum to it, LPT-packed per reduction block (Algorithm 2).
+   *   that sum to it, LPT-packed per reduction block (Algorithm 2) and
+   *   stored warp by warp.
    *
    * Element data of element slot (k, t), entry i (i < n_matrix_entries:
    * A^e row-major or its packed upper triangle, then F^e) lives at
@@ -113,8 +114,13 @@ namespace GPUAssembly
     /// target_begin[r+1]) of the combined index space (nonzeros, then
     /// right-hand-side entries); no block straddles the two.
     std::vector<index_type> reduction_target_begin;
-    /// Block r's packed lists start at reduction_offsets[r].
-    std::vector<std::size_t> reduction_offsets;
+    /// Block r's lists, LPT-packed into reduction_threads lanes and stored
+    /// by warps (pack_lists_sliced()): warp w of block r reads
+    /// reduction_array[reduction_slice_offsets[r * W + w] ...
+    /// reduction_slice_offsets[r * W + w + 1]) with W = reduction_threads /
+    /// 32, entry j of its lane l at j * 32 + l. Storing by warps pads a lane
+    /// only to the longest lane of its warp, not of the block.
+    std::vector<std::size_t> reduction_slice_offsets;
     /// Entries > 0: element data index + 1 to add; < 0: -(local target + 1)
     /// to store the sum to; 0: padding.
     std::vector<index_type> reduction_array;

@@ -74,6 +74,24 @@ namespace GPUAssembly
   lpt_n_columns(const IndexLists &lists, const unsigned int n_lanes);
 
   /**
+   * LPT packing as pack_lists_lpt(), stored by slices of @p slice_width
+   * lanes (a warp) so that short lanes need no padding up to the longest
+   * lane of the block: lanes are sorted by decreasing load (thread t takes
+   * the t-th longest) and slice w holds lanes [w * slice_width, (w + 1) *
+   * slice_width) column-major with as many columns as its longest lane:
+   * entry j of lane t is at slice_start(w) + j * slice_width + t %
+   * slice_width. Appends the slices to @p packed and the end of each slice
+   * to @p slice_ends (n_lanes / slice_width values; n_lanes must be a
+   * multiple of slice_width). Padding is 0.
+   */
+  void
+  pack_lists_sliced(const IndexLists         &lists,
+                    const unsigned int        n_lanes,
+                    const unsigned int        slice_width,
+                    std::vector<index_type>  &packed,
+                    std::vector<std::size_t> &slice_ends);
+
+  /**
    * The lane loads pack_lists_lpt() would produce, for tests of the balance:
    * LPT's longest lane is at most 4/3 of the optimum (plus one list).
    */

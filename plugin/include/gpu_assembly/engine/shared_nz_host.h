@@ -4,6 +4,7 @@
 #include <deal.II/base/parallel.h>
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/shared_nz_layout.h>
 #include <gpu_assembly/engine/shared_nz_plan.h>
 #include <gpu_assembly/host/assembly_options.h>
 #include <gpu_assembly/host/host_element_stage.h>
@@ -14,10 +15,11 @@ namespace GPUAssembly
 {
   /**
    * SharedNZ executed on the host exactly as the device kernel executes it,
-   * block by block: halo nodal data and element data in a per-block
-   * "shared" buffer laid out as on the device, then the packed reduction
-   * lists summed lane by lane straight into the value array. It validates a
-   * plan without a GPU and is the method's host version.
+   * block by block: halo nodal data, the threads' sinks and the kept rows of
+   * element data in a per-block "shared" buffer laid out as on the device,
+   * then the packed reduction stream walked lane by lane straight into the
+   * value array. It validates a plan without a GPU and is the method's host
+   * version.
    */
   template <int dim, typename Number, class Kernel>
   void
@@ -29,6 +31,8 @@ namespace GPUAssembly
                     std::vector<Number>       &values,
                     std::vector<Number>       &rhs)
   {
+    constexpr unsigned int         n_c  = Kernel::n_components;
+    const unsigned int             n_en = plan.n_nodes_per_element;
     const unsigned int             n_ed = plan.n_dofs_per_element;
     const unsigned int             n_f  = plan.n_fields;
     const unsigned int             T    = plan.parameters.threads_per_block;
@@ -48,62 +52,67 @@ namespace GPUAssembly
           {
             const std::size_t n_halo =
               plan.halo_offsets[k + 1] - plan.halo_offsets[k];
-            const std::size_t  base = plan.element_offsets[k];
-            const unsigned int n_k  = plan.element_offsets[k + 1] - base;
-            shared.assign(n_halo * n_f + std::size_t(n_k) * plan.n_entries,
+            const std::size_t  base    = plan.element_offsets[k];
+            const unsigned int n_k     = plan.element_offsets[k + 1] - base;
+            const unsigned int n_slots = plan.n_slots[k];
+            shared.assign(plan.shared_bytes(k, sizeof(Number)) / sizeof(Number),
                           Number(0));
             for (std::size_t i = 0; i < n_halo * n_f; ++i)
               shared[i] =
                 nodal_data[plan.halo_nodes[plan.halo_offsets[k] + i / n_f] *
                              n_f +
                            i % n_f];
-            Number *const element_data = shared.data() + n_halo * n_f;
+            Number *const sink         = shared.data() + n_halo * n_f;
+            Number *const element_data = sink + T;
 
             for (unsigned int j = 0; j < n_k; ++j)
               {
-                const Number *S =
-                  supplemental.data() + base * plan.n_supplemental + j;
-                const index_type *nodes = plan.block_connectivity.data() +
-                                          base * plan.n_nodes_per_element + j;
-                const ElementOutput<Number> output{
-                  element_data + j,
-                  element_data + std::size_t(n_ed) * n_ed * n_k + j,
-                  n_ed,
-                  n_k};
-                compute_element<dim>(kernel,
-                                     data,
-                                     S,
-                                     shared.data(),
-                                     nodes,
-                                     n_k,
-                                     output,
-                                     plan.block_has_constraints[base + j] != 0,
-                                     plan.block_location.data() + base * n_ed +
-                                       j);
+                const SharedNZLayout::OwnedRowsOutput<Number, n_c> output{
+                  element_data,
+                  sink + j % T,
+                  plan.block_slots.data() + base * n_en + j,
+                  n_k,
+                  n_slots,
+                  n_ed};
+                compute_element<dim>(
+                  kernel,
+                  data,
+                  supplemental.data() + base * plan.n_supplemental + j,
+                  shared.data(),
+                  plan.block_connectivity.data() + base * n_en + j,
+                  n_k,
+                  output,
+                  plan.block_has_constraints[base + j] != 0,
+                  plan.block_location.data() + base * n_ed + j);
               }
 
-            const index_type *array =
-              plan.reduction_array.data() + plan.reduction_offsets[k];
-            const std::size_t n_columns =
-              (plan.reduction_offsets[k + 1] - plan.reduction_offsets[k]) / T;
+            const index_type *targets =
+              plan.targets.data() + plan.target_offsets[k];
             for (unsigned int lane = 0; lane < T; ++lane)
               {
-                Number sum = 0;
-                for (std::size_t c = 0; c < n_columns; ++c)
-                  {
-                    const index_type i = array[c * T + lane];
-                    if (i > 0)
-                      sum += shared[i - 1];
-                    else if (i < 0)
-                      {
-                        const std::size_t target = -i - 1;
-                        if (target < plan.n_nonzeros)
-                          values[target] = sum;
-                        else
-                          rhs[target - plan.n_nonzeros] = sum;
-                        sum = 0;
-                      }
-                  }
+                const std::size_t slice = std::size_t(k) * (T / 32) + lane / 32;
+                const unsigned int n_columns =
+                  (plan.slice_offsets[slice + 1] - plan.slice_offsets[slice]) /
+                  32;
+                SharedNZLayout::walk_lane<Number, n_c>(
+                  plan.sources.data() + plan.slice_offsets[slice] + lane % 32,
+                  n_columns,
+                  32,
+                  n_slots,
+                  n_ed,
+                  plan.n_diagonal_lists[k],
+                  [&](const unsigned int i) {
+                    return element_data[i];
+                  },
+                  [&](const unsigned int i) {
+                    return targets[i];
+                  },
+                  [&](const index_type target, const Number sum) {
+                    values[target] = sum;
+                  },
+                  [&](const index_type row, const Number sum) {
+                    rhs[row] = sum;
+                  });
               }
           }
       },

@@ -4,6 +4,7 @@
 #include <gpu_assembly/adapter/mesh_arrays.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace GPUAssembly
@@ -23,34 +24,47 @@ namespace GPUAssembly
 
 
   /**
-   * Partition the nodes so that each part's element data and halo nodal
-   * data fit in @p shared_memory_limit bytes: a part P needs
-   * |E(P)| * n_entries * number_size + |Nbar(P)| * n_fields * number_size,
-   * with E(P) the elements touching P and Nbar(P) their nodes. Returns the
-   * part of every node. Throws ExcUnsupportedInput if a single node's
-   * elements do not fit.
+   * Partition the nodes so that each part's data fit in
+   * @p shared_memory_limit bytes: a part P needs
+   *   (|Nbar(P)| * n_fields + threads_per_block
+   *    + n_slots(P) * n_components * (n_dofs + 1)) * number_size,
+   * with Nbar(P) the nodes of the elements touching P and n_slots(P) the
+   * element rows P keeps (SharedNZLayout): one slot per element of each node
+   * of P, and n_nodes - 1 more for each element with a constrained DoF
+   * (bounded so that the sizes of parts add up). The slots must also be few
+   * enough for the 16-bit reduction entries, and the elements touching P no
+   * more than @p threads_per_block, so that each thread computes one
+   * element. Returns the part of every node. Throws ExcUnsupportedInput if
+   * a single node does not fit.
    */
   std::vector<unsigned int>
   partition_nodes(const MeshArrays     &arrays,
                   const NodePartitioner partitioner,
                   const unsigned int    n_fields,
                   const std::size_t     number_size,
-                  const std::size_t     shared_memory_limit);
+                  const std::size_t     shared_memory_limit,
+                  const unsigned int    threads_per_block);
 
 
 
   /**
    * The precomputed structures of SharedNZ (Sec. 16.3.2): a thread block per
-   * node part P_k computes the element data of every element E_k touching
-   * P_k into shared memory, from halo nodal data Nbar_k it fetched into
-   * shared memory, and assembles all nonzeros (and right-hand-side entries)
-   * of the rows of P_k's DoFs straight into the value array. Element data
-   * never leaves the chip; elements on part boundaries are computed by each
-   * part they touch.
+   * node part P_k fetches the halo nodal data Nbar_k into shared memory,
+   * computes every element E_k touching P_k with a thread per element, and
+   * keeps in shared memory the rows of the element data that P_k's rows
+   * need (SharedNZLayout); then it assembles all nonzeros and
+   * right-hand-side entries of P_k's rows straight into the value arrays.
+   * Element data never leave the chip; elements on part boundaries are
+   * computed by each part they touch, but each of their rows is kept by
+   * one part only.
    *
-   * In block k, element data entry i of its j-th element sits in shared
-   * memory at nodal_size_k + i * n_elements_k + j (after the halo nodal
-   * data), so that threads j of a warp touch consecutive banks.
+   * The reduction is organised by node pairs: a list sums, for an owned node
+   * n and a node m sharing an element with n, the n_c x n_c blocks of the
+   * elements of the edge (n, m), and stores them to the n_c^2 nonzeros of
+   * (n, m) (and, for m = n, the n_c right-hand-side rows of n). A list's
+   * sources are 16-bit shared-memory offsets, one per element rather than
+   * one per nonzero, so the lists cost about 2 bytes per element and node
+   * pair; the targets, one 32-bit index per nonzero, are stored list by list.
    */
   struct SharedNZPlan
   {
@@ -58,10 +72,18 @@ namespace GPUAssembly
     {
       NodePartitioner partitioner       = NodePartitioner::greedy_union;
       unsigned int    threads_per_block = 256;
-      /// Shared memory a block may use, in bytes; 0: all the device allows
-      /// one block. Less lets several blocks share a multiprocessor, at the
+      /// Shared memory a block may use, in bytes; 0: the device's shared
+      /// memory per multiprocessor shared by blocks_per_multiprocessor
+      /// blocks. Less lets several blocks share a multiprocessor, at the
       /// price of smaller parts and more recomputed elements.
       std::size_t shared_memory_per_block = 0;
+      /// Blocks that share a multiprocessor where shared_memory_per_block
+      /// is 0. Two overlap one block's element phase with the other's
+      /// reduction: on an H100 with 1.5 M tetrahedra (double) 3.56 ms
+      /// against 4.43 ms for one block of all the shared memory and 3.85 ms
+      /// for four blocks of 128 threads
+      /// (benchmarks/results/h100_sharednz_benchmark_n67_double.txt).
+      unsigned int blocks_per_multiprocessor = 2;
     };
 
     Parameters parameters;
@@ -69,37 +91,63 @@ namespace GPUAssembly
     unsigned int n_blocks            = 0;
     unsigned int n_nodes_per_element = 0;
     unsigned int n_dofs_per_element  = 0;
+    unsigned int n_components        = 0;
     unsigned int n_supplemental      = 0;
-    unsigned int n_entries           = 0;
     std::size_t  n_nonzeros          = 0;
     unsigned int n_dofs              = 0;
     unsigned int n_fields            = 0;
 
+    /// P_k: owned_nodes[owned_offsets[k] ...] (global node numbers, sorted).
+    std::vector<index_type> owned_offsets;
+    std::vector<index_type> owned_nodes;
     /// Nbar_k: halo_nodes[halo_offsets[k] ...] (global node numbers).
     std::vector<index_type> halo_offsets;
     std::vector<index_type> halo_nodes;
-    /// E_k: elements[element_offsets[k] ...] (global element numbers).
+    /// E_k: elements[element_offsets[k] ...] (global element numbers; those
+    /// with a constrained DoF last, so that the warps of the others skip the
+    /// condensation).
     std::vector<index_type> element_offsets;
     std::vector<index_type> elements;
     /// Block-local node (index into Nbar_k) of node a of the j-th element
     /// of block k: element_offsets[k] * n_nodes + a * n_k + j.
     std::vector<index_type> block_connectivity;
+    /// Slot (SharedNZLayout) of node a of the j-th element of block k, same
+    /// layout as block_connectivity; SharedNZLayout::no_slot if none.
+    std::vector<std::uint16_t> block_slots;
+    /// Slots of block k.
+    std::vector<index_type> n_slots;
     /// S(e), same layout with n_supplemental rows.
     std::vector<double> block_supplemental;
     /// L(e, d), same layout with n_dofs rows (for the condensation).
     std::vector<index_type>    block_location;
     std::vector<unsigned char> block_has_constraints;
-    /// Packed reduction lists of block k start at reduction_offsets[k];
-    /// entries > 0: shared-memory element data index + 1, < 0: -(target +
-    /// 1) with targets numbered nonzeros first, then right-hand side.
-    std::vector<std::size_t> reduction_offsets;
-    std::vector<index_type>  reduction_array;
+
+    /// Block k's reduction stream (SharedNZLayout's entries), LPT-packed by
+    /// lists into threads_per_block lanes and stored by warps
+    /// (pack_lists_sliced()): warp w of block k reads
+    /// sources[slice_offsets[k * W + w], slice_offsets[k * W + w + 1]) with
+    /// W = threads_per_block / 32, entry j of its lane l at j * 32 + l. The
+    /// diagonal lists (m = n) of the owned nodes come first, in
+    /// owned_nodes' order.
+    std::vector<std::size_t>   slice_offsets;
+    std::vector<std::uint16_t> sources;
+    /// Diagonal lists of block k (its owned nodes that have elements).
+    std::vector<index_type> n_diagonal_lists;
+    /// Targets of block k's lists from target_offsets[k], list after list:
+    /// n_c^2 nonzero indices (c1 * n_c + c2; -1 where the pattern has no
+    /// nonzero), then for the diagonal lists the n_c DoFs of the node.
+    std::vector<std::size_t> target_offsets;
+    std::vector<index_type>  targets;
 
     /// Largest shared memory a block needs, in bytes.
     std::size_t max_shared_bytes = 0;
     /// Element computations per element of the mesh (>= 1: boundary
     /// elements of parts are computed more than once).
     double recomputation_factor = 0;
+
+    /// Shared memory of block k, in bytes.
+    std::size_t
+    shared_bytes(const unsigned int k, const std::size_t number_size) const;
 
     void
     reinit(const MeshArrays  &arrays,

@@ -1,0 +1,215 @@
+#ifndef gpu_assembly_engine_shared_nz_layout_h
+#define gpu_assembly_engine_shared_nz_layout_h
+
+#include <gpu_assembly/base/config.h>
+
+#include <cstdint>
+
+namespace GPUAssembly
+{
+  /**
+   * The on-chip layout of SharedNZ, shared by the plan, the device kernel and
+   * its host version so that the three cannot drift apart.
+   *
+   * A block keeps in shared memory only the rows of the element data that
+   * its own nodes' rows need: for every element j touching the part and
+   * every local node a of j owned by the part, a slot holds the n_c rows of
+   * node a (n_c * n_dofs matrix values and n_c vector values). Elements that
+   * touch a constrained DoF get a slot for every node, because the Dirichlet
+   * condensation reads the whole element matrix. Slot s, component c,
+   * column j (j < n_dofs: matrix, j = n_dofs: vector) is at
+   *   (c * (n_dofs + 1) + j) * n_slots + s
+   * of the element-data region, so that the threads of a warp, each
+   * computing one element, write neighbouring words.
+   */
+  namespace SharedNZLayout
+  {
+    /// No slot: the block does not keep this row of the element.
+    constexpr std::uint16_t no_slot = 0xffff;
+
+    /**
+     * Reduction-stream entries (16 bits): 0 is padding; below end_flag a
+     * source, encoded as 1 + (offset << 1 | diagonal) with offset the
+     * position b * n_c * n_slots + s of the (c1, c2) = (0, 0) value of the
+     * block of column node b in slot s, and diagonal set where the list
+     * also sums the right-hand side; end_flag | l ends list l of the block.
+     */
+    constexpr std::uint16_t end_flag = 0x8000;
+
+    /// Largest offset a source entry can hold: 1 + (max_offset << 1 | 1)
+    /// stays below end_flag.
+    constexpr unsigned int max_offset = (end_flag - 3) / 2;
+
+    /// Lists a block can number.
+    constexpr unsigned int max_lists = end_flag;
+
+    GPU_ASSEMBLY_HOST_DEVICE inline std::uint16_t
+    encode_source(const unsigned int offset, const bool diagonal)
+    {
+      return static_cast<std::uint16_t>(1 + (offset << 1 | (diagonal ? 1 : 0)));
+    }
+
+    /**
+     * x / d for x, d < 2^16 by a multiplication with @p magic =
+     * division_magic(d) (exact there, since x * d < 2^32): a slot from an
+     * offset without a division in the reduction's inner loop.
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
+    division_magic(const unsigned int d)
+    {
+      return 0xffffffffu / d + 1;
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
+    divide(const unsigned int x, const unsigned int magic)
+    {
+#ifdef __CUDA_ARCH__
+      return __umulhi(x, magic);
+#else
+      return static_cast<unsigned int>(
+        (static_cast<unsigned long long>(x) * magic) >> 32);
+#endif
+    }
+
+    /**
+     * The element-kernel output of SharedNZ: entry (i, j) of an element goes
+     * to its slot if the block keeps row i, else to a sink of the thread's
+     * own that is never read. Kernels may write an entry several times and
+     * read it back (+=), but must not read entries of other rows to compute
+     * one: the bundled kernels and the Dirichlet condensation of elements
+     * with slots for every node satisfy this. The choice between slot and
+     * sink is a select, not a branch, so that the threads of a warp do not
+     * diverge on every entry.
+     */
+    template <typename Number, unsigned int n_components>
+    struct OwnedRowsOutput
+    {
+      static constexpr bool stores_upper_triangle_only = false;
+
+      Number *element_data;
+      Number *sink;
+      /// Slot of node a at slots[a * slot_stride].
+      const std::uint16_t *slots;
+      unsigned int         slot_stride;
+      unsigned int         n_slots;
+      unsigned int         n_dofs;
+
+      GPU_ASSEMBLY_HOST_DEVICE Number &
+      entry(const unsigned int i, const unsigned int j) const
+      {
+        const unsigned int  a     = i / n_components;
+        const std::uint16_t s     = slots[a * slot_stride];
+        const bool          kept  = s != no_slot;
+        Number *const       row   = kept ? element_data + s : sink;
+        const unsigned int  shift = kept ? n_slots : 0;
+        return row[((i - a * n_components) * (n_dofs + 1) + j) * shift];
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE Number &
+      matrix_entry(const unsigned int i, const unsigned int j) const
+      {
+        return entry(i, j);
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE Number &
+      vector_entry(const unsigned int i) const
+      {
+        return entry(i, n_dofs);
+      }
+    };
+
+    /**
+     * Walks one lane of a block's packed reduction stream: for each source,
+     * adds the n_c x n_c node-pair block (and, for a diagonal list, the n_c
+     * vector entries) to registers; at the end of list l, stores the sums to
+     * the list's targets: n_c^2 nonzeros row by row (negative: no nonzero),
+     * then, for the diagonal lists numbered first, the n_c right-hand-side
+     * rows. Entries are read in chunks whose loads are all issued before any
+     * is used, so that a thread keeps several in flight; sums are taken in
+     * list order.
+     */
+    template <typename Number,
+              unsigned int n_components,
+              class Load,
+              class LoadIndex,
+              class Store,
+              class StoreRhs>
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    walk_lane(const std::uint16_t *lane,
+              const unsigned int   n_columns,
+              const unsigned int   stride,
+              const unsigned int   n_slots,
+              const unsigned int   n_dofs,
+              const unsigned int   n_diagonal_lists,
+              const Load          &load,
+              const LoadIndex     &load_target,
+              const Store         &store,
+              const StoreRhs      &store_rhs)
+    {
+      constexpr unsigned int nc     = n_components;
+      constexpr unsigned int chunk  = 8;
+      const unsigned int     row    = (n_dofs + 1) * n_slots;
+      const unsigned int     vector = n_dofs * n_slots;
+      const unsigned int     magic  = division_magic(n_slots);
+      Number                 sum[nc][nc], rhs[nc];
+      for (unsigned int c1 = 0; c1 < nc; ++c1)
+        {
+          rhs[c1] = 0;
+          for (unsigned int c2 = 0; c2 < nc; ++c2)
+            sum[c1][c2] = 0;
+        }
+      for (unsigned int column = 0; column < n_columns; column += chunk)
+        {
+          std::uint16_t entry[chunk];
+#ifdef __CUDA_ARCH__
+#  pragma unroll
+#endif
+          for (unsigned int u = 0; u < chunk; ++u)
+            entry[u] = column + u < n_columns ? lane[(column + u) * stride] : 0;
+          for (unsigned int u = 0; u < chunk; ++u)
+            {
+              const unsigned int e = entry[u];
+              if (e == 0)
+                continue;
+              if (e < end_flag)
+                {
+                  const unsigned int offset = (e - 1) >> 1;
+                  for (unsigned int c1 = 0; c1 < nc; ++c1)
+                    for (unsigned int c2 = 0; c2 < nc; ++c2)
+                      sum[c1][c2] += load(offset + c1 * row + c2 * n_slots);
+                  if ((e - 1) & 1)
+                    {
+                      const unsigned int slot =
+                        offset - divide(offset, magic) * n_slots;
+                      for (unsigned int c1 = 0; c1 < nc; ++c1)
+                        rhs[c1] += load(slot + c1 * row + vector);
+                    }
+                  continue;
+                }
+              const unsigned int list     = e - end_flag;
+              const bool         diagonal = list < n_diagonal_lists;
+              const unsigned int first =
+                diagonal ? list * (nc * nc + nc) :
+                           n_diagonal_lists * (nc * nc + nc) +
+                             (list - n_diagonal_lists) * nc * nc;
+              for (unsigned int c1 = 0; c1 < nc; ++c1)
+                for (unsigned int c2 = 0; c2 < nc; ++c2)
+                  {
+                    const index_type target = load_target(first + c1 * nc + c2);
+                    if (target >= 0)
+                      store(target, sum[c1][c2]);
+                    sum[c1][c2] = 0;
+                  }
+              if (diagonal)
+                for (unsigned int c1 = 0; c1 < nc; ++c1)
+                  {
+                    store_rhs(load_target(first + nc * nc + c1), rhs[c1]);
+                    rhs[c1] = 0;
+                  }
+            }
+        }
+    }
+  } // namespace SharedNZLayout
+} // namespace GPUAssembly
+
+#endif
