@@ -275,7 +275,7 @@ test_errors(Testing::Checks &checks)
   DeviceVector<double>              rhs;
   const DeviceVector<double>        nodal(setup.arrays.nodal_coordinates);
   LinearElasticityKernel<3, double> engine;
-  checks.check_throws<std::exception>(
+  checks.check_throws<ExceptionBase>(
     [&] {
       assembler.assemble(engine, nodal, matrix, rhs);
     },
@@ -283,7 +283,7 @@ test_errors(Testing::Checks &checks)
     "shapeMap with another kernel is refused at assemble()");
   MeshArrays no_material = setup.adapter.get_arrays();
   assembler.reinit(no_material, data);
-  checks.check_throws<std::exception>(
+  checks.check_throws<ExceptionBase>(
     [&] {
       assembler.assemble(hex8_kernel(), nodal, matrix, rhs);
     },
