@@ -477,6 +477,16 @@ namespace GPUAssembly
 
   template <typename Number>
   void
+  DeviceJacobiCG<Number>::disable_graph()
+  {
+    release_graph();
+    graph_supported = false;
+  }
+
+
+
+  template <typename Number>
+  void
   DeviceJacobiCG<Number>::release_graph() const noexcept
   {
     if (graph_exec != nullptr)

@@ -156,6 +156,15 @@ namespace GPUAssembly
       return graph_supported;
     }
 
+    /**
+     * Run the same kernels from a host-driven loop from now on, as on a
+     * driver without conditional graph nodes; the results are bitwise the
+     * same. For tools that do not follow device-side graph control, such
+     * as compute-sanitizer's racecheck.
+     */
+    void
+    disable_graph();
+
   private:
     /// What a built graph was built for.
     struct GraphKey
