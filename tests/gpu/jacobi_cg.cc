@@ -170,9 +170,11 @@ namespace
     const double              residual = relative_residual(A, x_first, b_host);
     const double difference = Testing::relative_l2_error(x_first, reference.x);
     std::cout << "      " << precision << ": "
-              << (solver.uses_graph() ? "one graph launch per solve" :
-                                        "host-driven loop (no conditional "
-                                        "graph nodes)")
+              << (solver.uses_graph() ?
+                    "one graph launch per solve" :
+                    (use_graph ? "host-driven loop (the driver has no "
+                                 "conditional graph nodes)" :
+                                 "host-driven loop (--no-graph)"))
               << ", " << result.iterations << " iterations (host "
               << reference.iterations << ")" << std::endl;
     checks.check(result.converged &&
