@@ -7,6 +7,7 @@
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
+#include <gpu_assembly/lac/block_sum.cuh>
 #include <gpu_assembly/lac/device_solver.h>
 
 #include <cuda_runtime.h>
@@ -84,7 +85,7 @@ namespace Hyperelastic
                     Number              *inverse_diagonal,
                     double              *partial)
     {
-      double rr = 0;
+      double rr[1] = {0.};
       for (unsigned int i = blockIdx.x * block_size + threadIdx.x; i < n;
            i += gridDim.x * block_size)
         {
@@ -93,7 +94,7 @@ namespace Hyperelastic
             value += p_old[i] - mass[i] * (u[i] - u_old[i]) / dt;
           value = constrained[i] ? Number(0) : value;
           r[i]  = value;
-          rr += double(value) * double(value);
+          rr[0] += double(value) * double(value);
 
           Number diagonal = values[diagonal_index[i]];
           if (dt > Number(0))
@@ -104,18 +105,9 @@ namespace Hyperelastic
           inverse_diagonal[i] = Number(1) / diagonal;
         }
 
-      // Fixed-order tree sum over the block (reproducible; no atomics).
-      __shared__ double buffer[block_size];
-      buffer[threadIdx.x] = rr;
-      __syncthreads();
-      for (unsigned int stride = block_size / 2; stride > 0; stride /= 2)
-        {
-          if (threadIdx.x < stride)
-            buffer[threadIdx.x] += buffer[threadIdx.x + stride];
-          __syncthreads();
-        }
+      GPUAssembly::internal::block_sum<block_size>(rr);
       if (threadIdx.x == 0)
-        partial[blockIdx.x] = buffer[0];
+        partial[blockIdx.x] = rr[0];
     }
 
 

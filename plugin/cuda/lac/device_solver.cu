@@ -1,4 +1,5 @@
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/lac/block_sum.cuh>
 #include <gpu_assembly/lac/device_solver.h>
 
 #include <cuda_runtime.h>
@@ -14,26 +15,16 @@ namespace GPUAssembly
   {
     constexpr unsigned int block_size = DeviceReduction<double>::block_size;
 
-    // Tree sum of n_sums interleaved per-thread values over one block;
-    // thread 0 writes the block's sums to out[blockIdx.x * n_sums + s].
+    // Block sums of n_sums interleaved per-thread values; thread 0 writes
+    // them to out[blockIdx.x * n_sums + s].
     template <unsigned int n_sums>
     __device__ void
     block_sums(double (&value)[n_sums], double *out)
     {
-      __shared__ double buffer[n_sums][block_size];
-      for (unsigned int s = 0; s < n_sums; ++s)
-        buffer[s][threadIdx.x] = value[s];
-      __syncthreads();
-      for (unsigned int stride = block_size / 2; stride > 0; stride /= 2)
-        {
-          if (threadIdx.x < stride)
-            for (unsigned int s = 0; s < n_sums; ++s)
-              buffer[s][threadIdx.x] += buffer[s][threadIdx.x + stride];
-          __syncthreads();
-        }
+      internal::block_sum<block_size>(value);
       if (threadIdx.x == 0)
         for (unsigned int s = 0; s < n_sums; ++s)
-          out[blockIdx.x * n_sums + s] = buffer[s][0];
+          out[blockIdx.x * n_sums + s] = value[s];
     }
 
 
@@ -70,18 +61,9 @@ namespace GPUAssembly
           double value[1] = {0.};
           for (unsigned int b = threadIdx.x; b < n_blocks; b += block_size)
             value[0] += partial[b * n_sums + s];
-          __shared__ double buffer[block_size];
-          buffer[threadIdx.x] = value[0];
-          __syncthreads();
-          for (unsigned int stride = block_size / 2; stride > 0; stride /= 2)
-            {
-              if (threadIdx.x < stride)
-                buffer[threadIdx.x] += buffer[threadIdx.x + stride];
-              __syncthreads();
-            }
+          internal::block_sum<block_size>(value);
           if (threadIdx.x == 0)
-            slots[s == 0 ? slot_0 : slot_1] = buffer[0];
-          __syncthreads();
+            slots[s == 0 ? slot_0 : slot_1] = value[0];
         }
     }
 
@@ -97,24 +79,12 @@ namespace GPUAssembly
                  const unsigned int n_partials,
                  double (&total)[n_sums])
     {
-      __shared__ double buffer[n_sums][block_size];
-      double            value[n_sums] = {};
+      for (unsigned int s = 0; s < n_sums; ++s)
+        total[s] = 0;
       for (unsigned int b = threadIdx.x; b < n_partials; b += block_size)
         for (unsigned int s = 0; s < n_sums; ++s)
-          value[s] += partial[b * n_sums + s];
-      for (unsigned int s = 0; s < n_sums; ++s)
-        buffer[s][threadIdx.x] = value[s];
-      __syncthreads();
-      for (unsigned int stride = block_size / 2; stride > 0; stride /= 2)
-        {
-          if (threadIdx.x < stride)
-            for (unsigned int s = 0; s < n_sums; ++s)
-              buffer[s][threadIdx.x] += buffer[s][threadIdx.x + stride];
-          __syncthreads();
-        }
-      for (unsigned int s = 0; s < n_sums; ++s)
-        total[s] = buffer[s][0];
-      __syncthreads();
+          total[s] += partial[b * n_sums + s];
+      internal::block_sum<block_size>(total);
     }
 
 

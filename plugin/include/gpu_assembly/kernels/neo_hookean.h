@@ -76,17 +76,13 @@ namespace GPUAssembly
           g[a][K] = element.shape_grad(a, 0, K);
 
       Number F[dim][dim];
-      for (unsigned int i = 0; i < dim; ++i)
-        for (unsigned int K = 0; K < dim; ++K)
-          F[i][K] =
-            (i == K && !nodal_data_are_positions ? Number(1) : Number(0));
-      for (unsigned int a = 0; a < n_nodes; ++a)
-        for (unsigned int i = 0; i < dim; ++i)
-          {
-            const Number u = element.nodal_value(a, i);
-            for (unsigned int K = 0; K < dim; ++K)
-              F[i][K] += u * g[a][K];
-          }
+      deformation_gradient(
+        element,
+        n_nodes,
+        [&](const unsigned int a, const unsigned int K) {
+          return g[a][K];
+        },
+        F);
 
       Number       F_inv_T[dim][dim];
       const Number J     = invert_transpose(F, F_inv_T);
@@ -147,19 +143,14 @@ namespace GPUAssembly
 
       for (unsigned int q = 0; q < element.n_q_points; ++q)
         {
-          // F = I + sum_a u_a (x) grad phi_a, or sum_a phi_a (x) grad phi_a
           Number F[dim][dim];
-          for (unsigned int i = 0; i < dim; ++i)
-            for (unsigned int K = 0; K < dim; ++K)
-              F[i][K] =
-                (i == K && !nodal_data_are_positions ? Number(1) : Number(0));
-          for (unsigned int a = 0; a < n_nodes; ++a)
-            for (unsigned int i = 0; i < dim; ++i)
-              {
-                const Number u = element.nodal_value(a, i);
-                for (unsigned int K = 0; K < dim; ++K)
-                  F[i][K] += u * element.shape_grad(a, q, K);
-              }
+          deformation_gradient(
+            element,
+            n_nodes,
+            [&](const unsigned int a, const unsigned int K) {
+              return element.shape_grad(a, q, K);
+            },
+            F);
 
           Number       F_inv_T[dim][dim];
           const Number J = invert_transpose(F, F_inv_T);
@@ -208,6 +199,28 @@ namespace GPUAssembly
                 }
             }
         }
+    }
+
+    // F = I + sum_a u_a (x) grad phi_a (nodal data are displacements), or
+    // sum_a phi_a (x) grad phi_a (positions); grad phi_a = gradient(a, .).
+    template <class Element, class Gradient>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    deformation_gradient(const Element     &element,
+                         const unsigned int n_nodes,
+                         const Gradient    &gradient,
+                         Number (&F)[dim][dim]) const
+    {
+      for (unsigned int i = 0; i < dim; ++i)
+        for (unsigned int K = 0; K < dim; ++K)
+          F[i][K] =
+            (i == K && !nodal_data_are_positions ? Number(1) : Number(0));
+      for (unsigned int a = 0; a < n_nodes; ++a)
+        for (unsigned int i = 0; i < dim; ++i)
+          {
+            const Number u = element.nodal_value(a, i);
+            for (unsigned int K = 0; K < dim; ++K)
+              F[i][K] += u * gradient(a, K);
+          }
     }
 
     // F^{-T} of a dim x dim matrix; returns det F.
