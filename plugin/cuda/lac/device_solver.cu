@@ -480,168 +480,203 @@ namespace GPUAssembly
       using type = T;
     };
 
-    // Appends a kernel node that depends on @p previous (if any). The
-    // arguments take the kernel's parameter types (converted here, not
-    // deduced), since the node stores them byte for byte.
-    template <typename... Args>
-    cudaGraphNode_t
-    add_kernel_node(cudaGraph_t           graph,
-                    const cudaGraphNode_t previous,
-                    void (*kernel)(Args...),
-                    const unsigned int grid,
-                    const unsigned int block,
-                    const typename NonDeduced<Args>::type... arguments)
+    // A sequence of kernel launches, run at once on the default stream or,
+    // given a graph, added to it as a chain of kernel nodes: the CG lists
+    // its kernels once and runs them either way.
+    class KernelSequence
     {
-      void                *argument_pointers[] = {(void *)&arguments...};
-      cudaKernelNodeParams parameters          = {};
-      parameters.func                          = (void *)kernel;
-      parameters.gridDim                       = dim3(grid);
-      parameters.blockDim                      = dim3(block);
-      parameters.kernelParams                  = argument_pointers;
-      cudaGraphNode_t node;
-      GPU_ASSEMBLY_CHECK_CUDA(
-        cudaGraphAddKernelNode(&node,
-                               graph,
-                               previous ? &previous : nullptr,
-                               previous ? 1 : 0,
-                               &parameters));
-      return node;
+    public:
+      explicit KernelSequence(cudaGraph_t graph = nullptr)
+        : graph(graph)
+      {}
+
+      // The arguments take the kernel's parameter types (converted here,
+      // not deduced), since a launch copies them byte for byte.
+      template <typename... Args>
+      void
+      operator()(void (*kernel)(Args...),
+                 const unsigned int grid,
+                 const unsigned int block,
+                 const typename NonDeduced<Args>::type... arguments)
+      {
+        void *argument_pointers[] = {(void *)&arguments...};
+        if (graph == nullptr)
+          {
+            GPU_ASSEMBLY_CHECK_CUDA(cudaLaunchKernel((const void *)kernel,
+                                                     dim3(grid),
+                                                     dim3(block),
+                                                     argument_pointers,
+                                                     0,
+                                                     0));
+            return;
+          }
+        cudaKernelNodeParams parameters = {};
+        parameters.func                 = (void *)kernel;
+        parameters.gridDim              = dim3(grid);
+        parameters.blockDim             = dim3(block);
+        parameters.kernelParams         = argument_pointers;
+        cudaGraphNode_t node;
+        GPU_ASSEMBLY_CHECK_CUDA(
+          cudaGraphAddKernelNode(&node,
+                                 graph,
+                                 last != nullptr ? &last : nullptr,
+                                 last != nullptr ? 1 : 0,
+                                 &parameters));
+        last = node;
+      }
+
+      /// The last node added (graphs only).
+      cudaGraphNode_t
+      last_node() const
+      {
+        return last;
+      }
+
+    private:
+      cudaGraph_t     graph;
+      cudaGraphNode_t last = nullptr;
+    };
+
+
+
+    // What the CG's kernels read and write, gathered once per solve.
+    template <typename Number>
+    struct CGArguments
+    {
+      const int    *row_offsets;
+      const int    *column_indices;
+      const Number *values;
+      const Number *inverse_diagonal;
+      const Number *b;
+      Number       *x, *r, *z, *p, *q;
+      double       *spmv_partial, *partial, *state;
+      std::size_t   n;
+      unsigned int  blocks, spmv_grid;
+      double        relative_tolerance, absolute_tolerance;
+      unsigned int  max_iterations;
+      /// The graph's loop condition; 0 in a host-driven loop.
+      unsigned long long handle;
+    };
+
+    // The initial residual and the decision whether to iterate at all.
+    template <typename Number>
+    void
+    enqueue_start(KernelSequence &launch, const CGArguments<Number> &a)
+    {
+      launch(cg_start<Number>,
+             a.blocks,
+             block_size,
+             a.b,
+             a.inverse_diagonal,
+             a.x,
+             a.r,
+             a.z,
+             a.p,
+             a.n,
+             a.partial);
+      launch(cg_start_decision,
+             1u,
+             block_size,
+             a.partial,
+             a.blocks,
+             a.relative_tolerance,
+             a.absolute_tolerance,
+             a.max_iterations,
+             a.handle,
+             a.state);
+    }
+
+    // One iteration and the decision whether to go on.
+    template <typename Number>
+    void
+    enqueue_iteration(KernelSequence &launch, const CGArguments<Number> &a)
+    {
+      launch(cg_spmv<Number>,
+             a.spmv_grid,
+             block_size,
+             a.row_offsets,
+             a.column_indices,
+             a.values,
+             a.p,
+             a.q,
+             static_cast<unsigned int>(a.n),
+             a.spmv_partial);
+      launch(cg_update<Number>,
+             a.blocks,
+             block_size,
+             a.p,
+             a.q,
+             a.inverse_diagonal,
+             a.x,
+             a.r,
+             a.z,
+             a.n,
+             a.spmv_partial,
+             a.spmv_grid,
+             a.state,
+             a.partial);
+      launch(cg_direction<Number>,
+             a.blocks,
+             block_size,
+             a.z,
+             a.p,
+             a.n,
+             a.partial,
+             a.blocks,
+             a.state);
+      launch(cg_iteration_decision,
+             1u,
+             1u,
+             a.max_iterations,
+             a.handle,
+             a.state);
+    }
+
+    // The whole solve as a graph whose loop is a conditional "while" node.
+    // Returns false, with no graph left, where the driver does not support
+    // conditional nodes (it refuses the handle or the node).
+    template <typename Number>
+    bool
+    build_cg_graph(CGArguments<Number> arguments,
+                   cudaGraph_t        &graph,
+                   cudaGraphExec_t    &graph_exec)
+    {
+      GPU_ASSEMBLY_CHECK_CUDA(cudaGraphCreate(&graph, 0));
+      const auto refuse = [&]() {
+        (void)cudaGetLastError();
+        GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaGraphDestroy(graph));
+        graph = nullptr;
+        return false;
+      };
+      cudaGraphConditionalHandle handle;
+      if (cudaGraphConditionalHandleCreate(&handle,
+                                           graph,
+                                           0,
+                                           cudaGraphCondAssignDefault) !=
+          cudaSuccess)
+        return refuse();
+      arguments.handle = handle;
+
+      KernelSequence start(graph);
+      enqueue_start(start, arguments);
+
+      cudaGraphNodeParams loop = {};
+      loop.type                = cudaGraphNodeTypeConditional;
+      loop.conditional.handle  = handle;
+      loop.conditional.type    = cudaGraphCondTypeWhile;
+      loop.conditional.size    = 1;
+      cudaGraphNode_t       loop_node;
+      const cudaGraphNode_t before = start.last_node();
+      if (cudaGraphAddNode(&loop_node, graph, &before, nullptr, 1, &loop) !=
+          cudaSuccess)
+        return refuse();
+
+      KernelSequence body(loop.conditional.phGraph_out[0]);
+      enqueue_iteration(body, arguments);
+      GPU_ASSEMBLY_CHECK_CUDA(cudaGraphInstantiate(&graph_exec, graph, 0));
+      return true;
     }
   } // namespace
-
-
-
-  template <typename Number>
-  void
-  DeviceJacobiCG<Number>::build_graph(
-    const DeviceCSRMatrix<Number> &A,
-    const DeviceVector<Number>    &inverse_diagonal,
-    DeviceVector<Number>          &x,
-    const DeviceVector<Number>    &b,
-    const Control                 &control) const
-  {
-    release_graph();
-    const std::size_t  n          = b.size();
-    const unsigned int blocks     = DeviceReduction<Number>::n_blocks(n);
-    const unsigned int spmv_grid  = spmv_blocks(n);
-    const unsigned int n_rows     = static_cast<unsigned int>(n);
-    double *const      state_data = state.data();
-
-    cudaGraph_t g;
-    GPU_ASSEMBLY_CHECK_CUDA(cudaGraphCreate(&g, 0));
-    graph = g;
-    // A driver without conditional nodes refuses the handle or the node:
-    // then the iteration runs from the host.
-    const auto fall_back = [&]() {
-      (void)cudaGetLastError();
-      release_graph();
-      graph_supported = false;
-    };
-    cudaGraphConditionalHandle handle;
-    if (cudaGraphConditionalHandleCreate(&handle,
-                                         g,
-                                         0,
-                                         cudaGraphCondAssignDefault) !=
-        cudaSuccess)
-      {
-        fall_back();
-        return;
-      }
-
-    cudaGraphNode_t node =
-      add_kernel_node(g,
-                      nullptr,
-                      cg_start<Number>,
-                      blocks,
-                      block_size,
-                      (const Number *)b.data(),
-                      (const Number *)inverse_diagonal.data(),
-                      x.data(),
-                      r.data(),
-                      z.data(),
-                      p.data(),
-                      n,
-                      partial.data());
-    node = add_kernel_node(g,
-                           node,
-                           cg_start_decision,
-                           1u,
-                           block_size,
-                           (const double *)partial.data(),
-                           blocks,
-                           control.relative_tolerance,
-                           control.absolute_tolerance,
-                           control.max_iterations,
-                           (unsigned long long)handle,
-                           state_data);
-
-    cudaGraphNodeParams loop = {};
-    loop.type                = cudaGraphNodeTypeConditional;
-    loop.conditional.handle  = handle;
-    loop.conditional.type    = cudaGraphCondTypeWhile;
-    loop.conditional.size    = 1;
-    cudaGraphNode_t   loop_node;
-    const cudaError_t status =
-      cudaGraphAddNode(&loop_node, g, &node, nullptr, 1, &loop);
-    if (status != cudaSuccess)
-      {
-        fall_back();
-        return;
-      }
-    cudaGraph_t body = loop.conditional.phGraph_out[0];
-
-    node = add_kernel_node(body,
-                           nullptr,
-                           cg_spmv<Number>,
-                           spmv_grid,
-                           block_size,
-                           A.get_row_offsets().data(),
-                           A.get_column_indices().data(),
-                           A.get_values().data(),
-                           (const Number *)p.data(),
-                           q.data(),
-                           n_rows,
-                           spmv_partial.data());
-    node = add_kernel_node(body,
-                           node,
-                           cg_update<Number>,
-                           blocks,
-                           block_size,
-                           (const Number *)p.data(),
-                           (const Number *)q.data(),
-                           (const Number *)inverse_diagonal.data(),
-                           x.data(),
-                           r.data(),
-                           z.data(),
-                           n,
-                           (const double *)spmv_partial.data(),
-                           spmv_grid,
-                           (const double *)state_data,
-                           partial.data());
-    node = add_kernel_node(body,
-                           node,
-                           cg_direction<Number>,
-                           blocks,
-                           block_size,
-                           (const Number *)z.data(),
-                           p.data(),
-                           n,
-                           (const double *)partial.data(),
-                           blocks,
-                           state_data);
-    add_kernel_node(body,
-                    node,
-                    cg_iteration_decision,
-                    1u,
-                    1u,
-                    control.max_iterations,
-                    (unsigned long long)handle,
-                    state_data);
-
-    cudaGraphExec_t exec;
-    GPU_ASSEMBLY_CHECK_CUDA(cudaGraphInstantiate(&exec, g, 0));
-    graph_exec = exec;
-  }
 
 
 
@@ -681,9 +716,45 @@ namespace GPUAssembly
     key.absolute_tolerance = control.absolute_tolerance;
     key.max_iterations     = control.max_iterations;
 
+    const CGArguments<Number> arguments{A.get_row_offsets().data(),
+                                        A.get_column_indices().data(),
+                                        A.get_values().data(),
+                                        inverse_diagonal.data(),
+                                        b.data(),
+                                        x.data(),
+                                        r.data(),
+                                        z.data(),
+                                        p.data(),
+                                        q.data(),
+                                        spmv_partial.data(),
+                                        partial.data(),
+                                        state.data(),
+                                        n,
+                                        DeviceReduction<Number>::n_blocks(n),
+                                        spmv_blocks(n),
+                                        control.relative_tolerance,
+                                        control.absolute_tolerance,
+                                        control.max_iterations,
+                                        0};
+
     if (graph_supported && !(graph_exec != nullptr && key == graph_key))
       {
-        build_graph(A, inverse_diagonal, x, b, control);
+        release_graph();
+        cudaGraph_t     new_graph = nullptr;
+        cudaGraphExec_t new_exec  = nullptr;
+        try
+          {
+            graph_supported = build_cg_graph(arguments, new_graph, new_exec);
+          }
+        catch (...)
+          {
+            // A failed CUDA call while building: no graph may leak.
+            if (new_graph != nullptr)
+              GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaGraphDestroy(new_graph));
+            throw;
+          }
+        graph      = new_graph;
+        graph_exec = new_exec;
         if (graph_supported)
           graph_key = key;
       }
@@ -693,65 +764,18 @@ namespace GPUAssembly
         cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph_exec), 0));
     else
       {
-        const unsigned int blocks    = DeviceReduction<Number>::n_blocks(n);
-        const unsigned int spmv_grid = spmv_blocks(n);
-        cg_start<<<blocks, block_size>>>(b.data(),
-                                         inverse_diagonal.data(),
-                                         x.data(),
-                                         r.data(),
-                                         z.data(),
-                                         p.data(),
-                                         n,
-                                         partial.data());
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-        cg_start_decision<<<1, block_size>>>(partial.data(),
-                                             blocks,
-                                             control.relative_tolerance,
-                                             control.absolute_tolerance,
-                                             control.max_iterations,
-                                             0,
-                                             state.data());
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-        double go_on = 0;
-        GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(&go_on,
-                                           state.data() + cg_state::go_on,
-                                           sizeof(double),
-                                           cudaMemcpyDeviceToHost));
-        while (go_on != 0)
-          {
-            cg_spmv<<<spmv_grid, block_size>>>(A.get_row_offsets().data(),
-                                               A.get_column_indices().data(),
-                                               A.get_values().data(),
-                                               p.data(),
-                                               q.data(),
-                                               static_cast<unsigned int>(n),
-                                               spmv_partial.data());
-            cg_update<<<blocks, block_size>>>(p.data(),
-                                              q.data(),
-                                              inverse_diagonal.data(),
-                                              x.data(),
-                                              r.data(),
-                                              z.data(),
-                                              n,
-                                              spmv_partial.data(),
-                                              spmv_grid,
-                                              state.data(),
-                                              partial.data());
-            cg_direction<<<blocks, block_size>>>(z.data(),
-                                                 p.data(),
-                                                 n,
-                                                 partial.data(),
-                                                 blocks,
-                                                 state.data());
-            cg_iteration_decision<<<1, 1>>>(control.max_iterations,
-                                            0,
-                                            state.data());
-            GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-            GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(&go_on,
-                                               state.data() + cg_state::go_on,
-                                               sizeof(double),
-                                               cudaMemcpyDeviceToHost));
-          }
+        const auto go_on = [&]() {
+          double value = 0;
+          GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(&value,
+                                             state.data() + cg_state::go_on,
+                                             sizeof(double),
+                                             cudaMemcpyDeviceToHost));
+          return value != 0;
+        };
+        KernelSequence launch;
+        enqueue_start(launch, arguments);
+        while (go_on())
+          enqueue_iteration(launch, arguments);
       }
 
     double values[cg_state::size];

@@ -182,13 +182,6 @@ namespace GPUAssembly
     void
     release_graph() const noexcept;
 
-    void
-    build_graph(const DeviceCSRMatrix<Number> &A,
-                const DeviceVector<Number>    &inverse_diagonal,
-                DeviceVector<Number>          &x,
-                const DeviceVector<Number>    &b,
-                const Control                 &control) const;
-
     /// Block sums: spmv_partial for p.q, partial for (r.z, r.r).
     mutable DeviceVector<double> spmv_partial, partial;
     /// Device scalars of the iteration (see device_solver.cu).
