@@ -99,12 +99,8 @@ namespace GPUAssembly
           const Number phi_a = element.shape_value(a, 0);
           for (unsigned int i = 0; i < dim; ++i)
             {
-              Number P_ga = 0;
-              for (unsigned int K = 0; K < dim; ++K)
-                P_ga += mu * F[i][K] * g[a][K];
-              P_ga += (lambda * log_J - mu) * A[a][i];
               output.vector_entry(a * dim + i) =
-                Number(0) + force_scale * (P_ga - body_force[i] * phi_a) * JxW;
+                Number(0) + force_entry(F, g[a], A[a], log_J, phi_a, JxW, i);
             }
         }
 
@@ -121,11 +117,8 @@ namespace GPUAssembly
                 if (!Output::stores_upper_triangle_only ||
                     a * dim + i <= b * dim + j)
                   output.matrix_entry(a * dim + i, b * dim + j) =
-                    Number(0) + stiffness_scale *
-                                  ((i == j ? mu * dot : Number(0)) +
-                                   lambda * A[a][i] * A[b][j] -
-                                   (lambda * log_J - mu) * A[b][i] * A[a][j]) *
-                                  JxW;
+                    Number(0) +
+                    tangent_entry(dot, A[a], A[b], log_J, JxW, i, j);
           }
     }
 
@@ -166,14 +159,8 @@ namespace GPUAssembly
               matrix_vector(F_inv_T, ga, A);
               const Number phi_a = element.shape_value(a, q);
               for (unsigned int i = 0; i < dim; ++i)
-                {
-                  Number P_ga = 0; // (P grad phi_a)_i
-                  for (unsigned int K = 0; K < dim; ++K)
-                    P_ga += mu * F[i][K] * ga[K];
-                  P_ga += (lambda * log_J - mu) * A[i];
-                  output.vector_entry(a * dim + i) +=
-                    force_scale * (P_ga - body_force[i] * phi_a) * JxW;
-                }
+                output.vector_entry(a * dim + i) +=
+                  force_entry(F, ga, A, log_J, phi_a, JxW, i);
 
               for (unsigned int b = 0; b < n_nodes; ++b)
                 {
@@ -191,14 +178,45 @@ namespace GPUAssembly
                       if (!Output::stores_upper_triangle_only ||
                           a * dim + i <= b * dim + j)
                         output.matrix_entry(a * dim + i, b * dim + j) +=
-                          stiffness_scale *
-                          ((i == j ? mu * dot : Number(0)) +
-                           lambda * A[i] * B[j] -
-                           (lambda * log_J - mu) * B[i] * A[j]) *
-                          JxW;
+                          tangent_entry(dot, A, B, log_J, JxW, i, j);
                 }
             }
         }
+    }
+
+    // force_scale (P grad phi_a - b phi_a)_i JxW, with A_a = F^{-T} grad
+    // phi_a and P = mu F + (lambda ln J - mu) F^{-T}.
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    force_entry(const Number (&F)[dim][dim],
+                const Number (&grad_a)[dim],
+                const Number (&A_a)[dim],
+                const Number       log_J,
+                const Number       phi_a,
+                const Number       JxW,
+                const unsigned int i) const
+    {
+      Number P_ga = 0;
+      for (unsigned int K = 0; K < dim; ++K)
+        P_ga += mu * F[i][K] * grad_a[K];
+      P_ga += (lambda * log_J - mu) * A_a[i];
+      return force_scale * (P_ga - body_force[i] * phi_a) * JxW;
+    }
+
+    // stiffness_scale dP_iK/dF_jL phi_a,K phi_b,L JxW (eq. 7), with
+    // dot = grad phi_a . grad phi_b and A_a = F^{-T} grad phi_a.
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    tangent_entry(const Number dot,
+                  const Number (&A_a)[dim],
+                  const Number (&A_b)[dim],
+                  const Number       log_J,
+                  const Number       JxW,
+                  const unsigned int i,
+                  const unsigned int j) const
+    {
+      return stiffness_scale *
+             ((i == j ? mu * dot : Number(0)) + lambda * A_a[i] * A_b[j] -
+              (lambda * log_J - mu) * A_b[i] * A_a[j]) *
+             JxW;
     }
 
     // F = I + sum_a u_a (x) grad phi_a (nodal data are displacements), or
