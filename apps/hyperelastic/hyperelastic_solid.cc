@@ -302,6 +302,7 @@ namespace Hyperelastic
     backend_data.nodal_data_are_positions = e.compressed_supplemental_data;
     backend_data.assembly_method          = e.assembly_method;
     backend_data.symmetric_element_data   = e.symmetric_element_data;
+    backend_data.step_graph               = e.step_graph;
 
     const bool has_gpu = GPUAssembly::n_cuda_devices() > 0;
     AssertThrow(e.device != "gpu" || has_gpu,
@@ -397,6 +398,63 @@ namespace Hyperelastic
 
 
 
+  StepReport
+  HyperelasticSolid::newton_loop(const StepLoads &loads)
+  {
+    const auto &solver = parameters.solver;
+    {
+      TimerOutput::Scope scope(timer, "Update");
+      backend->predict(loads);
+    }
+
+    StepReport report;
+    for (unsigned int it = 0;; ++it)
+      {
+        double residual;
+        {
+          TimerOutput::Scope scope(timer, "Assembly");
+          residual = backend->assemble_residual(loads);
+        }
+        report.residuals.push_back(residual);
+        if (!std::isfinite(residual))
+          {
+            report.status = StepStatus::not_finite;
+            return report;
+          }
+        if (residual <= solver.newton_tolerance)
+          break;
+        if (it == solver.max_newton_iterations ||
+            residual > solver.divergence_limit *
+                         std::max(report.residuals.front(),
+                                  solver.newton_tolerance))
+          {
+            report.status = StepStatus::diverged;
+            return report;
+          }
+        LinearSolveResult cg;
+        {
+          TimerOutput::Scope scope(timer, "Solve (Jacobi-CG)");
+          cg = backend->solve_and_update(solver.cg_tolerance,
+                                         solver.max_cg_iterations);
+        }
+        report.n_cg_iterations += cg.iterations;
+        if (!std::isfinite(cg.final_residual))
+          {
+            report.status = StepStatus::cg_breakdown;
+            return report;
+          }
+      }
+
+    {
+      TimerOutput::Scope scope(timer, "Update");
+      backend->finish_step(loads);
+    }
+    report.status = StepStatus::converged;
+    return report;
+  }
+
+
+
   void
   HyperelasticSolid::do_step()
   {
@@ -405,22 +463,31 @@ namespace Hyperelastic
       std::min(time + parameters.time.time_step, parameters.time.end_time);
     const StepLoads loads = loads_at(t_new);
 
-    {
-      TimerOutput::Scope scope(timer, "Update");
-      backend->predict(loads);
-    }
-
-    std::vector<double> residuals;
-    unsigned int        n_cg = 0;
-    for (unsigned int it = 0;; ++it)
+    // The whole step on the device where the backend can (one graph
+    // launch, the same tests in the same order), else the loop above.
+    StepReport report;
+    bool       ran_whole = false;
+    if (backend->runs_whole_steps())
       {
-        double residual;
-        {
-          TimerOutput::Scope scope(timer, "Assembly");
-          residual = backend->assemble_residual(loads);
-        }
-        residuals.push_back(residual);
-        if (!std::isfinite(residual))
+      NewtonControl control;
+      control.tolerance         = solver.newton_tolerance;
+      control.max_iterations    = solver.max_newton_iterations;
+      control.divergence_limit  = solver.divergence_limit;
+      control.cg_tolerance      = solver.cg_tolerance;
+      control.max_cg_iterations = solver.max_cg_iterations;
+      TimerOutput::Scope scope(timer, step_graph_section);
+      ran_whole = backend->run_step(loads, control, report);
+      }
+    if (!ran_whole)
+      report = newton_loop(loads);
+
+    const std::vector<double> &residuals = report.residuals;
+    const unsigned int         it        = residuals.size() - 1;
+    switch (report.status)
+      {
+        case StepStatus::converged:
+          break;
+        case StepStatus::not_finite:
           {
             std::vector<double> u;
             {
@@ -444,11 +511,7 @@ namespace Hyperelastic
                       std::to_string(J_min) + " at " + where + ")") +
                  ". Try a smaller time step or load increment.");
           }
-        if (residual <= solver.newton_tolerance)
-          break;
-        if (it == solver.max_newton_iterations ||
-            residual > solver.divergence_limit *
-                         std::max(residuals.front(), solver.newton_tolerance))
+        case StepStatus::diverged:
           {
             std::ostringstream history;
             for (const double r : residuals)
@@ -460,28 +523,16 @@ namespace Hyperelastic
                  ". Try a smaller time step, more Newton iterations or a "
                  "looser tolerance.");
           }
-        LinearSolveResult cg;
-        {
-          TimerOutput::Scope scope(timer, "Solve (Jacobi-CG)");
-          cg = backend->solve_and_update(solver.cg_tolerance,
-                                         solver.max_cg_iterations);
-        }
-        n_cg += cg.iterations;
-        AssertThrow(std::isfinite(cg.final_residual),
-                    ExcSimulationStopped(
-                      "CG broke down in step " +
-                      std::to_string(step_number + 1) +
-                      " (the tangent is not positive definite: an element "
-                      "is close to inversion or the body is unstable)."));
+        case StepStatus::cg_breakdown:
+          stop("CG broke down in step " + std::to_string(step_number + 1) +
+               " (the tangent is not positive definite: an element is close "
+               "to inversion or the body is unstable).");
       }
 
-    {
-      TimerOutput::Scope scope(timer, "Update");
-      backend->finish_step(loads);
-    }
     time = t_new;
     ++step_number;
-    const unsigned int n_newton = residuals.size() - 1;
+    const unsigned int n_newton = it;
+    const unsigned int n_cg     = report.n_cg_iterations;
     stats.n_steps += 1;
     stats.n_newton_iterations += n_newton;
     stats.n_cg_iterations += n_cg;
@@ -500,6 +551,41 @@ namespace Hyperelastic
           pcout << ' ' << format_scientific(r);
         pcout << std::endl;
       }
+  }
+
+
+
+  std::map<std::string, double>
+  HyperelasticSolid::stage_times() const
+  {
+    std::map<std::string, double> stages =
+      timer.get_summary_data(TimerOutput::total_wall_time);
+    DeviceStageTimes device;
+    if (backend != nullptr && backend->device_stage_times(device))
+      {
+        // The graph's wall time is the device's stages plus the launch
+        // and the report's copy: the latter is a transfer.
+        const double step = stages[step_graph_section];
+        stages.erase(step_graph_section);
+        stages["Assembly"] += device.assembly;
+        stages["Solve (Jacobi-CG)"] += device.solve;
+        stages["Update"] += device.update;
+        stages["Transfers"] +=
+          std::max(0., step - device.assembly - device.solve - device.update);
+      }
+    else
+      stages.erase(step_graph_section);
+    return stages;
+  }
+
+
+
+  void
+  HyperelasticSolid::reset_timers()
+  {
+    timer.reset();
+    if (backend != nullptr)
+      backend->reset_device_stage_times();
   }
 
 
@@ -796,5 +882,23 @@ namespace Hyperelastic
       pcout << "Open " << o.directory << "/" << o.base_name
             << ".pvd in ParaView." << std::endl;
     timer.print_summary();
+    DeviceStageTimes device;
+    if (backend->device_stage_times(device))
+      {
+        // TimerOutput sees one section per step graph; the device's clock
+        // splits it into the chapter's stages (Figures 16.10-16.11).
+        const double total = device.assembly + device.solve + device.update;
+        pcout << "Stages of the steps run as device graphs, by the device's "
+                 "clock:\n";
+        for (const auto &[name, seconds] :
+             {std::pair<const char *, double>{"Assembly", device.assembly},
+              {"Solve (Jacobi-CG)", device.solve},
+              {"Update", device.update}})
+          pcout << "  " << std::left << std::setw(20) << name << std::right
+                << std::fixed << std::setprecision(4) << std::setw(10)
+                << seconds << " s  " << std::setprecision(1) << std::setw(5)
+                << (total > 0 ? 100. * seconds / total : 0.) << " %\n";
+        pcout << std::flush;
+      }
   }
 } // namespace Hyperelastic

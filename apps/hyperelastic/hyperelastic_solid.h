@@ -18,6 +18,7 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -130,6 +131,19 @@ namespace Hyperelastic
       return timer;
     }
 
+    /**
+     * Seconds per stage so far: the host's timers, with the steps that ran
+     * whole on the device (one graph launch each) split into the stages by
+     * the device's own clock, and the rest of their wall time (launch,
+     * report copy) counted as transfers.
+     */
+    std::map<std::string, double>
+    stage_times() const;
+
+    /// Restart the timers (host and device) from zero.
+    void
+    reset_timers();
+
   private:
     void
     make_grid();
@@ -141,6 +155,9 @@ namespace Hyperelastic
     set_initial_state();
     StepLoads
     loads_at(const double t_new) const;
+    // The Newton loop driven from the host, stage by stage.
+    StepReport
+    newton_loop(const StepLoads &loads);
     void
     write_output(const std::vector<double> &u,
                  const std::vector<double> &p,
@@ -159,6 +176,8 @@ namespace Hyperelastic
     const Parameters   parameters;
     ConditionalOStream pcout;
     TimerOutput        timer;
+    /// TimerOutput section of the steps run whole on the device.
+    static constexpr const char *step_graph_section = "Step (one device graph)";
 
     Triangulation<dim>                  triangulation;
     std::unique_ptr<FESystem<dim>>      fe;

@@ -40,6 +40,8 @@ namespace Hyperelastic
     std::string assembly_method = "GlobalNZ";
     /// Store only the upper triangle of the symmetric element matrices.
     bool symmetric_element_data = true;
+    /// Run each time step as one CUDA graph launch (device backend).
+    bool step_graph = true;
   };
 
 
@@ -101,6 +103,52 @@ namespace Hyperelastic
 
 
   /**
+   * The Newton loop's controls (Parameters::Solver), for a backend that
+   * runs the whole loop itself.
+   */
+  struct NewtonControl
+  {
+    double       tolerance             = 1e-5;
+    unsigned int max_iterations        = 20;
+    double       divergence_limit      = 1e3;
+    double       cg_tolerance          = 1e-6;
+    unsigned int max_cg_iterations     = 1000;
+  };
+
+  /// How a time step's Newton loop ended.
+  enum class StepStatus
+  {
+    converged,
+    /// The residual is not finite (an inverted element, as a rule).
+    not_finite,
+    /// Too many iterations, or the residual grew past the divergence limit.
+    diverged,
+    /// CG's residual is not finite (the tangent is not positive definite).
+    cg_breakdown
+  };
+
+  /**
+   * A time step's Newton loop: the residual norm before each iteration and
+   * after the last, and the CG iterations taken.
+   */
+  struct StepReport
+  {
+    StepStatus          status = StepStatus::converged;
+    std::vector<double> residuals;
+    unsigned int        n_cg_iterations = 0;
+  };
+
+  /// Seconds the device spent in each stage of the steps it ran whole.
+  struct DeviceStageTimes
+  {
+    double assembly = 0;
+    double solve    = 0;
+    double update   = 0;
+  };
+
+
+
+  /**
    * State: displacement u and momentum p per DoF (deal.II's numbering) at
    * the last completed step, plus the Newton iterate u for the next one.
    */
@@ -142,6 +190,47 @@ namespace Hyperelastic
     /// p_{k+1} from eq. (5), then u_k = u, p_k = p_{k+1}.
     virtual void
     finish_step(const StepLoads &loads) = 0;
+
+    /**
+     * Run a whole step: predict(), the Newton loop of
+     * HyperelasticSolid::do_step() with the same tests in the same order,
+     * and finish_step() if it converged, with nothing crossing to the host
+     * but @p report at the end. On failure the state stays that of the last
+     * completed step and the iterate that of the failing iteration, as the
+     * loop on the host leaves them. Returns false, having done nothing,
+     * where the backend cannot (the caller then runs the loop).
+     */
+    /// Whether run_step() is worth trying.
+    virtual bool
+    runs_whole_steps() const
+    {
+      return false;
+    }
+
+    virtual bool
+    run_step(const StepLoads     &loads,
+             const NewtonControl &control,
+             StepReport          &report)
+    {
+      (void)loads;
+      (void)control;
+      (void)report;
+      return false;
+    }
+
+    /// Stage times of the steps run_step() ran, measured on the device;
+    /// false if it ran none.
+    virtual bool
+    device_stage_times(DeviceStageTimes &times) const
+    {
+      (void)times;
+      return false;
+    }
+
+    /// Restart the device stage times from zero.
+    virtual void
+    reset_device_stage_times()
+    {}
 
     /// Device or host memory held, bytes.
     virtual std::size_t

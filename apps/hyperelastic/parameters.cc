@@ -392,6 +392,16 @@ namespace Hyperelastic
                       "QR-compressed inverse edge matrix (chapter Sec. "
                       "16.4.2.1) instead of 10; the kernel then reads "
                       "positions rather than displacements.");
+    prm.declare_entry("Step graph",
+                      "true",
+                      Patterns::Bool(),
+                      "GPU: run each time step, Newton loop included, as "
+                      "one CUDA graph launch whose loops are conditional "
+                      "nodes; only the step's report (residuals, CG "
+                      "iterations) comes back to the host. false: the host "
+                      "drives the Newton loop and reads each residual norm "
+                      "(needed for per-stage host timers; results are the "
+                      "same). Ignored on the host.");
     prm.leave_subsection();
   }
 
@@ -406,6 +416,7 @@ namespace Hyperelastic
     precision                    = prm.get("Precision");
     symmetric_element_data       = prm.get_bool("Symmetric element data");
     compressed_supplemental_data = prm.get_bool("Compressed supplemental data");
+    step_graph                   = prm.get_bool("Step graph");
     prm.leave_subsection();
   }
 

@@ -118,6 +118,7 @@ namespace Hyperelastic
       std::string precision;
       bool        symmetric_element_data;
       bool        compressed_supplemental_data;
+      bool        step_graph;
 
       static void
       declare_parameters(ParameterHandler &prm);

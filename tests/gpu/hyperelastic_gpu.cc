@@ -1,8 +1,11 @@
 // The hyperelastic app's GPU path against its host path: the same short
 // simulations must give the same positions (1e-10 relative in double),
 // for GlobalNZ (full and symmetric element data), SharedNZ, QR-compressed
-// S(e) and hexahedra; GPU runs are bitwise reproducible; single precision
-// stays close to the double-precision host run.
+// S(e) and hexahedra; GPU runs are bitwise reproducible; a step run as one
+// device graph (the default) is bitwise the step the host-driven loop runs
+// with the same kernels, takes the same iterations, and stops on the same
+// failures with the same messages, leaving the last good state; single
+// precision stays close to the double-precision host run.
 
 #include <gpu_assembly/base/device.h>
 
@@ -126,6 +129,118 @@ main()
     checks.check(first->state() == second->state(),
                  "GlobalNZ: two GPU runs give bitwise identical states");
   }
+
+  for (const std::string method : {"GlobalNZ", "SharedNZ"})
+    {
+      // The Newton loop on the device (one graph per step) against the
+      // host-driven loop: the same kernels and tests in the same order.
+      const std::string execution = "  set Device = gpu\n"
+                                    "  set Assembly method = " +
+                                    method + "\n";
+      const auto graph = run_hyperelastic(
+        make_scenario("tetrahedra", "1e-8", "1e-6", execution), n_steps, log);
+      const auto loop = run_hyperelastic(
+        make_scenario("tetrahedra",
+                      "1e-8",
+                      "1e-6",
+                      execution + "  set Step graph = false\n"),
+        n_steps,
+        log);
+      const auto &a = graph->statistics();
+      const auto &b = loop->statistics();
+      checks.check(graph->state() == loop->state() &&
+                     a.n_newton_iterations == b.n_newton_iterations &&
+                     a.n_cg_iterations == b.n_cg_iterations &&
+                     a.last_newton_residual == b.last_newton_residual &&
+                     a.n_newton_iterations > n_steps,
+                   method + ": steps as device graphs equal the host-driven "
+                            "loop bitwise (Newton " +
+                     std::to_string(a.n_newton_iterations) + " vs " +
+                     std::to_string(b.n_newton_iterations) + ", CG " +
+                     std::to_string(a.n_cg_iterations) + " vs " +
+                     std::to_string(b.n_cg_iterations) + ")");
+      const auto stages = graph->stage_times();
+      const auto at     = [&](const std::string &name) {
+        const auto it = stages.find(name);
+        return it == stages.end() ? 0. : it->second;
+      };
+      checks.check(at("Assembly") > 0 && at("Solve (Jacobi-CG)") > 0 &&
+                     at("Update") > 0,
+                   method + ": the device clock splits the step graphs into "
+                            "assembly " +
+                     scientific(at("Assembly")) + " s, solve " +
+                     scientific(at("Solve (Jacobi-CG)")) + " s, update " +
+                     scientific(at("Update")) + " s");
+    }
+
+  for (const bool step_graph : {true, false})
+    {
+      // Failures found on the device stop the run with the host loop's
+      // messages, and the state stays the last completed step's.
+      const std::string mode = step_graph ? "device graph" : "host loop";
+      const std::string execution =
+        std::string("  set Device = gpu\n  set Step graph = ") +
+        (step_graph ? "true" : "false") + "\n";
+      {
+        const std::string crushing = R"(
+subsection Geometry
+  set Bar size     = 2, 1, 1
+  set Subdivisions = 4, 2, 2
+end
+subsection Boundary conditions
+  set Load region = 1.9, 0, 0, 2, 1, 1
+  set Load        = 0, 0, -500
+end
+subsection Output
+  set Output interval = 0
+  set Screen interval = 0
+end
+)";
+        Hyperelastic::HyperelasticSolid solid(
+          hyperelastic_parameters(crushing + "subsection Execution\n" +
+                                  execution + "end\n"),
+          log);
+        solid.setup();
+        std::pair<std::vector<double>, std::vector<double>> last_good;
+        unsigned int                                        completed = 0;
+        checks.check_throws<Hyperelastic::ExcSimulationStopped>(
+          [&]() {
+            for (unsigned int s = 0; s < 50; ++s)
+              {
+                last_good = solid.state();
+                solid.do_step();
+                ++completed;
+              }
+          },
+          "is inverted",
+          mode + ": an inverting load stops the run with the element named");
+        checks.check(completed > 0 && solid.state() == last_good &&
+                       solid.statistics().n_steps == completed,
+                     mode + ": after the failure in step " +
+                       std::to_string(completed + 1) +
+                       " the state is the last completed step's");
+      }
+      {
+        // One Newton iteration allowed, a tolerance it cannot reach.
+        const std::string prm =
+          make_scenario("tetrahedra", "1e-14", "1e-6", execution) +
+          "subsection Solver\n  set Maximum Newton iterations = 1\nend\n";
+        Hyperelastic::HyperelasticSolid solid(
+          hyperelastic_parameters(prm +
+                                  "subsection Output\n  set Output interval "
+                                  "= 0\n  set Screen interval = 0\nend\n"),
+          log);
+        solid.setup();
+        const auto initial = solid.state();
+        checks.check_throws<Hyperelastic::ExcSimulationStopped>(
+          [&]() { solid.do_step(); },
+          "Newton's method diverged in step 1",
+          mode + ": too few Newton iterations stop the run as diverged");
+        checks.check(solid.state() == initial,
+                     mode + ": the state after the diverged step is the "
+                            "initial one");
+      }
+    }
 
   {
     // Single precision with tolerances it can reach, against the double

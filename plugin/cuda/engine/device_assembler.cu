@@ -11,7 +11,8 @@
     const __VA_ARGS__ &,                                             \
     const GPUAssembly::DeviceVector<Number> &,                       \
     GPUAssembly::DeviceCSRMatrix<Number> &,                          \
-    GPUAssembly::DeviceVector<Number> &) const;
+    GPUAssembly::DeviceVector<Number> &,                             \
+    CUstream_st *) const;
 
 #define GPU_ASSEMBLY_INSTANTIATE_ALL(dim, Number)                            \
   GPU_ASSEMBLY_INSTANTIATE(dim,                                              \

@@ -92,16 +92,17 @@ namespace GPUAssembly
     // The CG's device scalars (DeviceJacobiCG::state).
     namespace cg_state
     {
-      constexpr unsigned int rz         = 0; // r.z of the current iterate
-      constexpr unsigned int rr         = 1; // r.r of the current iterate
-      constexpr unsigned int rr_0       = 2; // r.r of the initial residual
-      constexpr unsigned int tolerance  = 3; // on ||r||
-      constexpr unsigned int iterations = 4;
-      constexpr unsigned int new_rz     = 5; // from the direction kernel
-      constexpr unsigned int new_rr     = 6;
-      constexpr unsigned int go_on      = 7; // 1: another iteration
-      constexpr unsigned int converged  = 8;
-      constexpr unsigned int size       = 9;
+      // The first four are the result, DeviceJacobiCG::device_result().
+      constexpr unsigned int iterations = DeviceJacobiCG<double>::result_iterations;
+      constexpr unsigned int rr_0 = DeviceJacobiCG<double>::result_initial_rr;
+      constexpr unsigned int rr   = DeviceJacobiCG<double>::result_final_rr;
+      constexpr unsigned int converged = DeviceJacobiCG<double>::result_converged;
+      constexpr unsigned int rz        = 4; // r.z of the current iterate
+      constexpr unsigned int tolerance = 5; // on ||r||
+      constexpr unsigned int new_rz    = 6; // from the direction kernel
+      constexpr unsigned int new_rr    = 7;
+      constexpr unsigned int go_on     = 8; // 1: another iteration
+      constexpr unsigned int size      = 9;
     } // namespace cg_state
 
     // The stopping decision, the same expression as a host-driven loop
@@ -480,14 +481,20 @@ namespace GPUAssembly
       using type = T;
     };
 
-    // A sequence of kernel launches, run at once on the default stream or,
-    // given a graph, added to it as a chain of kernel nodes: the CG lists
-    // its kernels once and runs them either way.
+    // A sequence of kernel launches, run at once on a stream (captured, if
+    // the stream is capturing) or, given a graph, added to it as a chain of
+    // kernel nodes: the CG lists its kernels once and runs them either way.
     class KernelSequence
     {
     public:
-      explicit KernelSequence(cudaGraph_t graph = nullptr)
+      explicit KernelSequence(cudaGraph_t graph)
         : graph(graph)
+        , stream(nullptr)
+      {}
+
+      explicit KernelSequence(cudaStream_t stream)
+        : graph(nullptr)
+        , stream(stream)
       {}
 
       // The arguments take the kernel's parameter types (converted here,
@@ -507,7 +514,7 @@ namespace GPUAssembly
                                                      dim3(block),
                                                      argument_pointers,
                                                      0,
-                                                     0));
+                                                     stream));
             return;
           }
         cudaKernelNodeParams parameters = {};
@@ -534,6 +541,7 @@ namespace GPUAssembly
 
     private:
       cudaGraph_t     graph;
+      cudaStream_t    stream;
       cudaGraphNode_t last = nullptr;
     };
 
@@ -632,9 +640,56 @@ namespace GPUAssembly
              a.state);
     }
 
-    // The whole solve as a graph whose loop is a conditional "while" node.
-    // Returns false, with no graph left, where the driver does not support
-    // conditional nodes (it refuses the handle or the node).
+    // The handle of the loop's condition, for a conditional node of
+    // @p graph; false where the driver does not support conditional nodes.
+    template <typename Number>
+    bool
+    create_loop_handle(CGArguments<Number> &arguments, cudaGraph_t graph)
+    {
+      cudaGraphConditionalHandle handle;
+      if (cudaGraphConditionalHandleCreate(&handle,
+                                           graph,
+                                           0,
+                                           cudaGraphCondAssignDefault) !=
+          cudaSuccess)
+        {
+          (void)cudaGetLastError();
+          return false;
+        }
+      arguments.handle = handle;
+      return true;
+    }
+
+    // Add the solve's loop to @p graph after @p before: a conditional
+    // "while" node on arguments.handle whose body is one iteration. False,
+    // with nothing added, where the driver refuses the node.
+    template <typename Number>
+    bool
+    add_loop(const CGArguments<Number> &arguments,
+             cudaGraph_t                graph,
+             const cudaGraphNode_t     *before,
+             const std::size_t          n_before,
+             cudaGraphNode_t           &loop_node)
+    {
+      cudaGraphNodeParams loop = {};
+      loop.type                = cudaGraphNodeTypeConditional;
+      loop.conditional.handle  = arguments.handle;
+      loop.conditional.type    = cudaGraphCondTypeWhile;
+      loop.conditional.size    = 1;
+      if (cudaGraphAddNode(&loop_node, graph, before, nullptr, n_before, &loop) !=
+          cudaSuccess)
+        {
+          (void)cudaGetLastError();
+          return false;
+        }
+      KernelSequence body(loop.conditional.phGraph_out[0]);
+      enqueue_iteration(body, arguments);
+      return true;
+    }
+
+    // The whole solve as a graph: the start, then the loop. Returns false,
+    // with no graph left, where the driver does not support conditional
+    // nodes.
     template <typename Number>
     bool
     build_cg_graph(CGArguments<Number> arguments,
@@ -642,37 +697,21 @@ namespace GPUAssembly
                    cudaGraphExec_t    &graph_exec)
     {
       GPU_ASSEMBLY_CHECK_CUDA(cudaGraphCreate(&graph, 0));
-      const auto refuse = [&]() {
-        (void)cudaGetLastError();
-        GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaGraphDestroy(graph));
-        graph = nullptr;
-        return false;
-      };
-      cudaGraphConditionalHandle handle;
-      if (cudaGraphConditionalHandleCreate(&handle,
-                                           graph,
-                                           0,
-                                           cudaGraphCondAssignDefault) !=
-          cudaSuccess)
-        return refuse();
-      arguments.handle = handle;
-
       KernelSequence start(graph);
-      enqueue_start(start, arguments);
-
-      cudaGraphNodeParams loop = {};
-      loop.type                = cudaGraphNodeTypeConditional;
-      loop.conditional.handle  = handle;
-      loop.conditional.type    = cudaGraphCondTypeWhile;
-      loop.conditional.size    = 1;
-      cudaGraphNode_t       loop_node;
-      const cudaGraphNode_t before = start.last_node();
-      if (cudaGraphAddNode(&loop_node, graph, &before, nullptr, 1, &loop) !=
-          cudaSuccess)
-        return refuse();
-
-      KernelSequence body(loop.conditional.phGraph_out[0]);
-      enqueue_iteration(body, arguments);
+      cudaGraphNode_t loop_node;
+      bool supported = create_loop_handle(arguments, graph);
+      if (supported)
+        {
+          enqueue_start(start, arguments);
+          const cudaGraphNode_t before = start.last_node();
+          supported = add_loop(arguments, graph, &before, 1, loop_node);
+        }
+      if (!supported)
+        {
+          GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaGraphDestroy(graph));
+          graph = nullptr;
+          return false;
+        }
       GPU_ASSEMBLY_CHECK_CUDA(cudaGraphInstantiate(&graph_exec, graph, 0));
       return true;
     }
@@ -681,12 +720,11 @@ namespace GPUAssembly
 
 
   template <typename Number>
-  typename DeviceJacobiCG<Number>::Result
-  DeviceJacobiCG<Number>::solve(const DeviceCSRMatrix<Number> &A,
-                                const DeviceVector<Number>    &inverse_diagonal,
-                                DeviceVector<Number>          &x,
-                                const DeviceVector<Number>    &b,
-                                const Control                 &control) const
+  void
+  DeviceJacobiCG<Number>::initialize(const DeviceCSRMatrix<Number> &A,
+                                  const DeviceVector<Number> &inverse_diagonal,
+                                  DeviceVector<Number>       &x,
+                                  const DeviceVector<Number> &b) const
   {
     const std::size_t n = b.size();
     if (A.m() != n || inverse_diagonal.size() != n)
@@ -700,6 +738,98 @@ namespace GPUAssembly
     for (DeviceVector<Number> *v : {&r, &z, &p, &q})
       if (v->size() != n)
         v->reinit(n);
+  }
+
+
+
+  namespace
+  {
+    template <typename Number>
+    CGArguments<Number>
+    make_arguments(const DeviceCSRMatrix<Number> &A,
+                   const DeviceVector<Number>    &inverse_diagonal,
+                   DeviceVector<Number>          &x,
+                   const DeviceVector<Number>    &b,
+                   DeviceVector<Number>          &r,
+                   DeviceVector<Number>          &z,
+                   DeviceVector<Number>          &p,
+                   DeviceVector<Number>          &q,
+                   DeviceVector<double>          &spmv_partial,
+                   DeviceVector<double>          &partial,
+                   DeviceVector<double>          &state,
+                   const typename DeviceJacobiCG<Number>::Control &control)
+    {
+      const std::size_t n = b.size();
+      return {A.get_row_offsets().data(),
+              A.get_column_indices().data(),
+              A.get_values().data(),
+              inverse_diagonal.data(),
+              b.data(),
+              x.data(),
+              r.data(),
+              z.data(),
+              p.data(),
+              q.data(),
+              spmv_partial.data(),
+              partial.data(),
+              state.data(),
+              n,
+              DeviceReduction<Number>::n_blocks(n),
+              spmv_blocks(n),
+              control.relative_tolerance,
+              control.absolute_tolerance,
+              control.max_iterations,
+              0};
+    }
+  } // namespace
+
+
+
+  template <typename Number>
+  void
+  DeviceJacobiCG<Number>::enqueue_solve(
+    const DeviceCSRMatrix<Number> &A,
+    const DeviceVector<Number>    &inverse_diagonal,
+    DeviceVector<Number>          &x,
+    const DeviceVector<Number>    &b,
+    const Control                 &control,
+    CUstream_st                   *stream) const
+  {
+    initialize(A, inverse_diagonal, x, b);
+    CGArguments<Number> arguments = make_arguments(
+      A, inverse_diagonal, x, b, r, z, p, q, spmv_partial, partial, state, control);
+
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (stream != nullptr)
+      GPU_ASSEMBLY_CHECK_CUDA(cudaStreamIsCapturing(stream, &capture));
+    if (capture == cudaStreamCaptureStatusActive)
+      {
+        // Into the caller's graph: the start kernels through the stream,
+        // the loop as a node after them, which the stream then continues
+        // from.
+        cudaGraph_t graph = nullptr;
+        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(
+          stream, &capture, nullptr, &graph, nullptr, nullptr, nullptr));
+        if (!create_loop_handle(arguments, graph))
+          internal::throw_error(
+            "DeviceJacobiCG::enqueue_solve(): capturing a solve into a "
+            "graph needs conditional graph nodes, which this driver does "
+            "not support.");
+        KernelSequence start(stream);
+        enqueue_start(start, arguments);
+        const cudaGraphNode_t *before   = nullptr;
+        std::size_t            n_before = 0;
+        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(
+          stream, &capture, nullptr, &graph, &before, nullptr, &n_before));
+        cudaGraphNode_t loop_node;
+        if (!add_loop(arguments, graph, before, n_before, loop_node))
+          internal::throw_error(
+            "DeviceJacobiCG::enqueue_solve(): the driver refused a "
+            "conditional graph node.");
+        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamUpdateCaptureDependencies(
+          stream, &loop_node, nullptr, 1, cudaStreamSetCaptureDependencies));
+        return;
+      }
 
     GraphKey          key;
     const void *const pointers[] = {A.get_values().data(),
@@ -711,31 +841,10 @@ namespace GPUAssembly
                                     r.data(),
                                     p.data()};
     std::copy(std::begin(pointers), std::end(pointers), key.pointers);
-    key.n                  = n;
+    key.n                  = b.size();
     key.relative_tolerance = control.relative_tolerance;
     key.absolute_tolerance = control.absolute_tolerance;
     key.max_iterations     = control.max_iterations;
-
-    const CGArguments<Number> arguments{A.get_row_offsets().data(),
-                                        A.get_column_indices().data(),
-                                        A.get_values().data(),
-                                        inverse_diagonal.data(),
-                                        b.data(),
-                                        x.data(),
-                                        r.data(),
-                                        z.data(),
-                                        p.data(),
-                                        q.data(),
-                                        spmv_partial.data(),
-                                        partial.data(),
-                                        state.data(),
-                                        n,
-                                        DeviceReduction<Number>::n_blocks(n),
-                                        spmv_blocks(n),
-                                        control.relative_tolerance,
-                                        control.absolute_tolerance,
-                                        control.max_iterations,
-                                        0};
 
     if (graph_supported && !(graph_exec != nullptr && key == graph_key))
       {
@@ -761,23 +870,38 @@ namespace GPUAssembly
 
     if (graph_supported)
       GPU_ASSEMBLY_CHECK_CUDA(
-        cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph_exec), 0));
+        cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph_exec), stream));
     else
       {
         const auto go_on = [&]() {
           double value = 0;
-          GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(&value,
-                                             state.data() + cg_state::go_on,
-                                             sizeof(double),
-                                             cudaMemcpyDeviceToHost));
+          GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpyAsync(&value,
+                                                  state.data() +
+                                                    cg_state::go_on,
+                                                  sizeof(double),
+                                                  cudaMemcpyDeviceToHost,
+                                                  stream));
+          GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(stream));
           return value != 0;
         };
-        KernelSequence launch;
+        KernelSequence launch(stream);
         enqueue_start(launch, arguments);
         while (go_on())
           enqueue_iteration(launch, arguments);
       }
+  }
 
+
+
+  template <typename Number>
+  typename DeviceJacobiCG<Number>::Result
+  DeviceJacobiCG<Number>::solve(const DeviceCSRMatrix<Number> &A,
+                                const DeviceVector<Number>    &inverse_diagonal,
+                                DeviceVector<Number>          &x,
+                                const DeviceVector<Number>    &b,
+                                const Control                 &control) const
+  {
+    enqueue_solve(A, inverse_diagonal, x, b, control, nullptr);
     double values[cg_state::size];
     GPU_ASSEMBLY_CHECK_CUDA(
       cudaMemcpy(values, state.data(), sizeof(values), cudaMemcpyDeviceToHost));

@@ -160,4 +160,5 @@ namespace GPUAssembly
   template class DeviceVector<double>;
   template class DeviceVector<int>;
   template class DeviceVector<unsigned char>;
+  template class DeviceVector<unsigned long long>;
 } // namespace GPUAssembly

@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+// cudaStream_t without the CUDA headers, for host code.
+struct CUstream_st;
+
 namespace GPUAssembly
 {
   /**
@@ -100,15 +103,19 @@ namespace GPUAssembly
     /**
      * Assemble into @p matrix (reinit()ed with the same arrays) and @p rhs
      * (resized if needed) from @p nodal_data (n_nodal_fields values per
-     * node). Kernels are enqueued on the default stream; copying results
-     * back synchronizes.
+     * node). Kernels are enqueued on @p stream (the default stream if
+     * none); copying results back synchronizes. An assembly is only
+     * asynchronous operations on that stream, so a caller may capture it
+     * into a CUDA graph (on a stream of its own: the legacy default stream
+     * cannot be captured).
      */
     template <class Kernel>
     void
     assemble(const Kernel               &kernel,
              const DeviceVector<Number> &nodal_data,
              DeviceCSRMatrix<Number>    &matrix,
-             DeviceVector<Number>       &rhs) const;
+             DeviceVector<Number>       &rhs,
+             CUstream_st                *stream = nullptr) const;
 
     AssemblyMethod
     method() const

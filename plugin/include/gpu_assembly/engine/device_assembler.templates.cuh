@@ -415,7 +415,8 @@ namespace GPUAssembly
   DeviceAssembler<dim, Number>::assemble(const Kernel               &kernel,
                                          const DeviceVector<Number> &nodal_data,
                                          DeviceCSRMatrix<Number>    &matrix,
-                                         DeviceVector<Number>       &rhs) const
+                                         DeviceVector<Number>       &rhs,
+                                         CUstream_st *const stream) const
   {
     if (arrays == nullptr)
       internal::throw_error("DeviceAssembler::assemble() before reinit().");
@@ -496,7 +497,8 @@ namespace GPUAssembly
                   additional_data.element_strategy,
                   plan.parameters.symmetric,
                   additional_data.hex8_elements_per_block,
-                  arguments);
+                  arguments,
+                  stream);
                 if (any_constrained_element)
                   {
                     const unsigned int n_slots = arguments.n_slots;
@@ -504,7 +506,7 @@ namespace GPUAssembly
                       plan.parameters.symmetric ?
                                 internal::hex8_condense_kernel<Number, true> :
                                 internal::hex8_condense_kernel<Number, false>;
-                    condense<<<(n_slots + 127) / 128, 128>>>(
+                    condense<<<(n_slots + 127) / 128, 128, 0, stream>>>(
                       n_slots,
                       plan.parameters.elements_per_block,
                       plan.n_matrix_entries,
@@ -537,7 +539,8 @@ namespace GPUAssembly
                                    static_cast<int>(nodal_bytes)));
             element_kernel<<<plan.n_element_blocks,
                              plan.parameters.elements_per_block,
-                             nodal_bytes>>>(kernel,
+                             nodal_bytes,
+                             stream>>>(kernel,
                                             data,
                                             block_element.data(),
                                             cluster_node_offsets.data(),
@@ -565,7 +568,8 @@ namespace GPUAssembly
                                static_cast<int>(target_bytes)));
         reduction_kernel<<<plan.n_reduction_blocks(),
                            plan.parameters.reduction_threads,
-                           target_bytes>>>(reduction_target_begin.data(),
+                           target_bytes,
+                           stream>>>(reduction_target_begin.data(),
                                            reduction_slice_offsets.data(),
                                            reduction_array.data(),
                                            element_data.data(),
@@ -603,7 +607,8 @@ namespace GPUAssembly
                                static_cast<int>(plan.max_shared_bytes)));
         block_kernel<<<plan.n_blocks,
                        plan.parameters.threads_per_block,
-                       plan.max_shared_bytes>>>(kernel,
+                       plan.max_shared_bytes,
+                       stream>>>(kernel,
                                                 data,
                                                 arguments,
                                                 nodal_data.data(),
@@ -614,15 +619,20 @@ namespace GPUAssembly
       }
 
     // LocalElem methods add into the matrix, which must start from zero.
-    matrix.get_values().set_zero();
-    rhs.set_zero();
+    GPU_ASSEMBLY_CHECK_CUDA(
+      cudaMemsetAsync(matrix.get_values().data(),
+                      0,
+                      matrix.get_values().size() * sizeof(Number),
+                      stream));
+    GPU_ASSEMBLY_CHECK_CUDA(
+      cudaMemsetAsync(rhs.data(), 0, rhs.size() * sizeof(Number), stream));
     const unsigned int block  = additional_data.local_elem_block_size;
     const auto         launch = [&](const unsigned int first,
                             const unsigned int count,
                             const auto         kernel_function) {
       if (count == 0)
         return;
-      kernel_function<<<(count + block - 1) / block, block>>>(
+      kernel_function<<<(count + block - 1) / block, block, 0, stream>>>(
         kernel,
         data,
         first,

@@ -4,6 +4,9 @@
 #include <gpu_assembly/lac/device_csr_matrix.h>
 #include <gpu_assembly/lac/device_vector.h>
 
+// cudaStream_t without the CUDA headers, for host code.
+struct CUstream_st;
+
 namespace GPUAssembly
 {
   /**
@@ -148,6 +151,52 @@ namespace GPUAssembly
           DeviceVector<Number>          &x,
           const DeviceVector<Number>    &b,
           const Control                 &control) const;
+
+    /**
+     * Enqueue the same solve on @p stream and return at once; the result is
+     * left on the device (device_result()). If @p stream is capturing a
+     * CUDA graph, the solve is captured into it, its loop a conditional
+     * "while" node, so that a caller can put whole solves into graphs of
+     * its own (for example, inside a Newton loop that runs on the device).
+     * Capturing needs conditional graph nodes; without them this throws.
+     * Otherwise, without conditional nodes, the host-driven loop runs and
+     * this waits for it.
+     */
+    void
+    enqueue_solve(const DeviceCSRMatrix<Number> &A,
+                  const DeviceVector<Number>    &inverse_diagonal,
+                  DeviceVector<Number>          &x,
+                  const DeviceVector<Number>    &b,
+                  const Control                 &control,
+                  CUstream_st                   *stream) const;
+
+    /**
+     * Check the sizes of a system and size the work vectors (and @p x) for
+     * it. solve() and enqueue_solve() do so themselves; a caller that
+     * captures enqueue_solve() into a graph calls this before capturing,
+     * since memory cannot be allocated during a capture.
+     */
+    void
+    initialize(const DeviceCSRMatrix<Number> &A,
+               const DeviceVector<Number>    &inverse_diagonal,
+               DeviceVector<Number>          &x,
+               const DeviceVector<Number>    &b) const;
+
+    /// Where the last solve leaves its result on the device: doubles at
+    /// these offsets from device_result().
+    static constexpr unsigned int result_iterations = 0;
+    /// r_0 . r_0
+    static constexpr unsigned int result_initial_rr = 1;
+    /// r . r of the final iterate
+    static constexpr unsigned int result_final_rr = 2;
+    /// 1 if converged, else 0
+    static constexpr unsigned int result_converged = 3;
+
+    const double *
+    device_result() const
+    {
+      return state.data();
+    }
 
     /// Whether solves run as one graph launch (false: host-driven loop).
     bool
