@@ -183,6 +183,9 @@ namespace
         const GlobalNZPlan &plan = assembler.get_global_nz_plan();
         return 2. * n_el * plan.n_entries * s + // element data written, read
                plan.reduction_array.size() * sizeof(int) +
+               // symmetric data: where each pair's sum goes
+               (plan.upper_position.size() + plan.mirror_position.size()) *
+                 sizeof(int) +
                plan.cluster_nodes.size() * (sizeof(int) + dim * s) + inputs +
                output;
       }

@@ -88,93 +88,84 @@ test_lpt_packing(Testing::Checks &checks)
 
 
 
-template <int dim>
+// Reduction lists of a GlobalNZ plan: every contribution (valid K entry
+// or vector entry) appears exactly once as a source, and under the right
+// target; every target is stored once. With symmetric element data a
+// target is a pair of transposed nonzeros, and every nonzero must be the
+// upper or the mirror position of exactly one target.
 void
-test_global_nz_plan(Testing::Checks             &checks,
-                    const bool                   simplex,
-                    const unsigned int           degree,
-                    const bool                   vector_valued,
-                    const SupplementalDataFormat format)
+check_reduction_lists(Testing::Checks    &checks,
+                      const GlobalNZPlan &plan,
+                      const MeshArrays   &arrays,
+                      const std::string  &name)
 {
-  Testing::TestProblem<dim> problem;
-  Testing::setup_problem(problem,
-                         simplex,
-                         degree,
-                         vector_valued ? dim : 1,
-                         Testing::ConstraintKind::inhomogeneous,
-                         true,
-                         5);
-  typename DoFHandlerAdapter<dim>::AdditionalData data;
-  data.supplemental_format = format;
-  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints,
-                                       data);
-  const MeshArrays            &arrays = adapter.get_arrays();
-
-  GlobalNZPlan::Parameters parameters;
-  parameters.elements_per_block = 64;
-  parameters.reduction_threads  = 64;
-  parameters.targets_per_block  = 300;
-  // Both cluster orders must give valid plans; alternate between them.
-  parameters.element_order =
-    dim == 2 ? ElementOrder::morton : ElementOrder::rows;
-  GlobalNZPlan plan;
-  plan.reinit(arrays, parameters, dim, sizeof(double), 48 * 1024);
-  const unsigned int B    = parameters.elements_per_block;
-  const unsigned int n_ed = plan.n_dofs_per_element;
-
-  // Clusters: every element in exactly one slot; N_k holds their nodes.
-  std::vector<int> element_seen(arrays.n_elements, 0);
-  bool             nodes_ok = true;
-  for (unsigned int k = 0; k < plan.n_element_blocks; ++k)
-    for (unsigned int t = 0; t < B; ++t)
-      if (const index_type e = plan.block_element[k * B + t]; e >= 0)
+  const unsigned int      B         = plan.parameters.elements_per_block;
+  const unsigned int      n_ed      = plan.n_dofs_per_element;
+  const bool              symmetric = plan.parameters.symmetric;
+  std::vector<index_type> target_of_position(plan.n_nonzeros, -1);
+  bool                    positions_once = true;
+  if (symmetric)
+    {
+      std::vector<int> stored(plan.n_nonzeros, 0);
+      for (std::size_t u = 0; u < plan.n_value_targets; ++u)
         {
-          ++element_seen[e];
-          for (unsigned int a = 0; a < plan.n_nodes_per_element; ++a)
+          ++stored[plan.upper_position[u]];
+          target_of_position[plan.upper_position[u]] = u;
+          if (const index_type m = plan.mirror_position[u]; m >= 0)
             {
-              const index_type local =
-                plan.block_connectivity
-                  [(std::size_t(k) * plan.n_nodes_per_element + a) * B + t];
-              const index_type global =
-                plan.cluster_nodes[plan.cluster_node_offsets[k] + local];
-              nodes_ok &=
-                local < plan.cluster_node_offsets[k + 1] -
-                          plan.cluster_node_offsets[k] &&
-                global ==
-                  arrays
-                    .connectivity[std::size_t(e) * arrays.layout.n_nodes + a];
+              ++stored[m];
+              target_of_position[m] = u;
+              // The mirror is the transpose of the upper member.
+              const auto row_of = [&](const index_type p) {
+                return std::upper_bound(arrays.row_offsets.begin(),
+                                        arrays.row_offsets.end(),
+                                        p) -
+                       arrays.row_offsets.begin() - 1;
+              };
+              const index_type p = plan.upper_position[u];
+              positions_once &= row_of(m) == arrays.column_indices[p] &&
+                                arrays.column_indices[m] == row_of(p);
             }
         }
-  checks.check(std::all_of(element_seen.begin(),
-                           element_seen.end(),
-                           [](const int n) {
-                             return n == 1;
-                           }) &&
-                 nodes_ok,
-               problem.name() + ": each element sits in one cluster slot and "
-                                "E_k maps to its nodes through N_k");
+      positions_once &=
+        std::all_of(stored.begin(), stored.end(), [](const int n) {
+          return n == 1;
+        });
+    }
+  else
+    for (std::size_t p = 0; p < plan.n_nonzeros; ++p)
+      target_of_position[p] = p;
 
-  // Reduction lists: every contribution (valid K entry or vector entry)
-  // appears exactly once as a source, and under the right target.
   std::vector<index_type> target_of(plan.element_data_size(), -1);
   for (unsigned int k = 0; k < plan.n_element_blocks; ++k)
     for (unsigned int t = 0; t < B; ++t)
       if (const index_type e = plan.block_element[k * B + t]; e >= 0)
         {
-          for (unsigned int i = 0; i < n_ed * n_ed; ++i)
-            target_of[plan.element_data_index(k, t, i)] =
-              arrays.nonzero_map[std::size_t(e) * n_ed * n_ed + i];
+          const index_type *K =
+            arrays.nonzero_map.data() + std::size_t(e) * n_ed * n_ed;
+          for (unsigned int d1 = 0; d1 < n_ed; ++d1)
+            for (unsigned int d2 = symmetric ? d1 : 0; d2 < n_ed; ++d2)
+              {
+                const index_type   p = K[d1 * n_ed + d2] != invalid_index ?
+                                         K[d1 * n_ed + d2] :
+                                         K[d2 * n_ed + d1];
+                const unsigned int i =
+                  symmetric ?
+                    SymmetricElementOutput<double>::packed_index(n_ed, d1, d2) :
+                    d1 * n_ed + d2;
+                target_of[plan.element_data_index(k, t, i)] =
+                  p == invalid_index ? -1 : target_of_position[p];
+              }
           for (unsigned int d = 0; d < n_ed; ++d)
-            target_of[plan.element_data_index(k, t, n_ed * n_ed + d)] =
-              plan.n_nonzeros + arrays.location[std::size_t(e) * n_ed + d];
+            target_of[plan
+                        .element_data_index(k, t, plan.n_matrix_entries + d)] =
+              plan.n_value_targets + arrays.location[std::size_t(e) * n_ed + d];
         }
+
   std::vector<int>   source_seen(plan.element_data_size(), 0);
-  std::vector<int>   target_seen(plan.n_nonzeros + plan.n_dofs, 0);
+  std::vector<int>   target_seen(plan.n_value_targets + plan.n_dofs, 0);
   bool               targets_right = true;
-  const unsigned int T             = parameters.reduction_threads;
+  const unsigned int T             = plan.parameters.reduction_threads;
   for (unsigned int r = 0; r < plan.n_reduction_blocks(); ++r)
     {
       for (unsigned int lane = 0; lane < T; ++lane)
@@ -211,15 +202,95 @@ test_global_nz_plan(Testing::Checks             &checks,
   bool sources_complete = true;
   for (std::size_t s = 0; s < source_seen.size(); ++s)
     sources_complete &= source_seen[s] == (target_of[s] >= 0 ? 1 : 0);
-  checks.check(sources_complete && targets_right &&
+  checks.check(sources_complete && targets_right && positions_once &&
                  std::all_of(target_seen.begin(),
                              target_seen.end(),
                              [](const int n) {
                                return n == 1;
                              }),
-               problem.name() +
+               name + (symmetric ? ", symmetric element data" : "") +
                  ": reduction lists are complete and disjoint (each "
-                 "contribution once, under its own target; each target once)");
+                 "contribution once, under its own target; each target once" +
+                 (symmetric ?
+                    "; each nonzero stored once, as the upper or "
+                    "the mirror member of a pair of " +
+                      std::to_string(plan.n_value_targets) + " targets for " +
+                      std::to_string(plan.n_nonzeros) + " nonzeros" :
+                    "") +
+                 ")");
+}
+
+
+
+template <int dim>
+void
+test_global_nz_plan(Testing::Checks             &checks,
+                    const bool                   simplex,
+                    const unsigned int           degree,
+                    const bool                   vector_valued,
+                    const SupplementalDataFormat format)
+{
+  Testing::TestProblem<dim> problem;
+  Testing::setup_problem(problem,
+                         simplex,
+                         degree,
+                         vector_valued ? dim : 1,
+                         Testing::ConstraintKind::inhomogeneous,
+                         true,
+                         5);
+  typename DoFHandlerAdapter<dim>::AdditionalData data;
+  data.supplemental_format = format;
+  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
+                                       problem.dof_handler,
+                                       *problem.quadrature,
+                                       problem.constraints,
+                                       data);
+  const MeshArrays            &arrays = adapter.get_arrays();
+
+  GlobalNZPlan::Parameters parameters;
+  parameters.elements_per_block = 64;
+  parameters.reduction_threads  = 64;
+  parameters.targets_per_block  = 300;
+  // Both cluster orders must give valid plans; alternate between them.
+  parameters.element_order =
+    dim == 2 ? ElementOrder::morton : ElementOrder::rows;
+  GlobalNZPlan plan;
+  plan.reinit(arrays, parameters, dim, sizeof(double), 48 * 1024);
+  const unsigned int B = parameters.elements_per_block;
+
+  // Clusters: every element in exactly one slot; N_k holds their nodes.
+  std::vector<int> element_seen(arrays.n_elements, 0);
+  bool             nodes_ok = true;
+  for (unsigned int k = 0; k < plan.n_element_blocks; ++k)
+    for (unsigned int t = 0; t < B; ++t)
+      if (const index_type e = plan.block_element[k * B + t]; e >= 0)
+        {
+          ++element_seen[e];
+          for (unsigned int a = 0; a < plan.n_nodes_per_element; ++a)
+            {
+              const index_type local =
+                plan.block_connectivity
+                  [(std::size_t(k) * plan.n_nodes_per_element + a) * B + t];
+              const index_type global =
+                plan.cluster_nodes[plan.cluster_node_offsets[k] + local];
+              nodes_ok &=
+                local < plan.cluster_node_offsets[k + 1] -
+                          plan.cluster_node_offsets[k] &&
+                global ==
+                  arrays
+                    .connectivity[std::size_t(e) * arrays.layout.n_nodes + a];
+            }
+        }
+  checks.check(std::all_of(element_seen.begin(),
+                           element_seen.end(),
+                           [](const int n) {
+                             return n == 1;
+                           }) &&
+                 nodes_ok,
+               problem.name() + ": each element sits in one cluster slot and "
+                                "E_k maps to its nodes through N_k");
+
+  check_reduction_lists(checks, plan, arrays, problem.name());
 
   // The plan run on the host equals the reference assembly.
   LinearElasticityKernel<dim, double> elasticity;
@@ -276,6 +347,7 @@ test_global_nz_plan(Testing::Checks             &checks,
                           dim,
                           sizeof(double),
                           48 * 1024);
+    check_reduction_lists(checks, symmetric_plan, arrays, problem.name());
     std::vector<double> symmetric_values, symmetric_rhs;
     if (vector_valued)
       global_nz_on_host<dim>(symmetric_plan,

@@ -169,6 +169,8 @@ namespace GPUAssembly
           std::vector<int>(plan.reduction_slice_offsets.begin(),
                            plan.reduction_slice_offsets.end()));
         reduction_array.copy_from_host(plan.reduction_array);
+        upper_position.copy_from_host(plan.upper_position);
+        mirror_position.copy_from_host(plan.mirror_position);
         element_data.reinit(plan.element_data_size());
         return;
       }
@@ -291,6 +293,8 @@ namespace GPUAssembly
                                 reduction_target_begin.memory_consumption(),
                                 reduction_slice_offsets.memory_consumption(),
                                 reduction_array.memory_consumption(),
+                                upper_position.memory_consumption(),
+                                mirror_position.memory_consumption(),
                                 shared_halo_offsets.memory_consumption(),
                                 shared_halo_nodes.memory_consumption(),
                                 shared_element_offsets.memory_consumption(),

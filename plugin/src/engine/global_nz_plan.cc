@@ -128,7 +128,8 @@ namespace GPUAssembly
     return (block_element.size() + cluster_node_offsets.size() +
             cluster_nodes.size() + block_connectivity.size() +
             block_location.size() + reduction_target_begin.size() +
-            reduction_array.size()) *
+            reduction_array.size() + upper_position.size() +
+            mirror_position.size()) *
              sizeof(index_type) +
            block_supplemental.size() * sizeof(double) +
            block_has_constraints.size() +
@@ -295,14 +296,64 @@ namespace GPUAssembly
       },
       64);
 
+    // Symmetric element data: one matrix target per pair of transposed
+    // nonzeros, numbered in row order of its upper member.
+    // target_of_position[p] is the target nonzero p is summed into from its
+    // own row, or -1 where its transpose's row sums it.
+    std::vector<index_type> target_of_position;
+    upper_position.clear();
+    mirror_position.clear();
+    if (parameters.symmetric)
+      {
+        const auto position_of = [&](const index_type row,
+                                     const index_type column) -> index_type {
+          const auto begin =
+            arrays.column_indices.begin() + arrays.row_offsets[row];
+          const auto end =
+            arrays.column_indices.begin() + arrays.row_offsets[row + 1];
+          const auto it = std::lower_bound(begin, end, column);
+          return it != end && *it == column ?
+                   static_cast<index_type>(it - arrays.column_indices.begin()) :
+                   -1;
+        };
+        for (unsigned int row = 0; row < n_dofs; ++row)
+          AssertThrow(std::is_sorted(arrays.column_indices.begin() +
+                                       arrays.row_offsets[row],
+                                     arrays.column_indices.begin() +
+                                       arrays.row_offsets[row + 1]),
+                      ExcUnsupportedInput(
+                        "GlobalNZ: symmetric element data need the column "
+                        "indices of each row sorted."));
+        target_of_position.assign(n_nonzeros, -1);
+        for (unsigned int row = 0; row < n_dofs; ++row)
+          for (index_type p = arrays.row_offsets[row];
+               p < arrays.row_offsets[row + 1];
+               ++p)
+            {
+              const index_type column = arrays.column_indices[p];
+              const index_type mirror = column == static_cast<index_type>(row) ?
+                                          -1 :
+                                          position_of(column, row);
+              // Below the diagonal with a transpose: summed from there.
+              if (column < static_cast<index_type>(row) && mirror >= 0)
+                continue;
+              target_of_position[p] = upper_position.size();
+              upper_position.push_back(p);
+              mirror_position.push_back(mirror);
+            }
+        n_value_targets = upper_position.size();
+      }
+    else
+      n_value_targets = n_nonzeros;
+
     // Reduction blocks: runs of at most R targets of the combined index
-    // space (nonzeros, then right-hand-side entries), split where the
-    // matrix values end and the right-hand side begins.
-    const std::size_t n_targets = n_nonzeros + n_dofs;
+    // space (matrix targets, then right-hand-side entries), split where
+    // the matrix targets end and the right-hand side begins.
+    const std::size_t n_targets = n_value_targets + n_dofs;
     reduction_target_begin.clear();
-    for (std::size_t p = 0; p < n_nonzeros; p += R)
+    for (std::size_t p = 0; p < n_value_targets; p += R)
       reduction_target_begin.push_back(p);
-    for (std::size_t p = n_nonzeros; p < n_targets; p += R)
+    for (std::size_t p = n_value_targets; p < n_targets; p += R)
       reduction_target_begin.push_back(p);
     reduction_target_begin.push_back(n_targets);
     const unsigned int n_blocks = n_reduction_blocks();
@@ -377,16 +428,25 @@ namespace GPUAssembly
                          slot % B);
                 }
             };
-            if (first < n_nonzeros)
+            if (first < n_value_targets)
               {
-                index_type row =
-                  std::upper_bound(arrays.row_offsets.begin(),
-                                   arrays.row_offsets.end(),
-                                   static_cast<index_type>(first)) -
-                  arrays.row_offsets.begin() - 1;
-                for (; row < static_cast<index_type>(n_dofs) &&
-                       static_cast<std::size_t>(arrays.row_offsets[row]) < last;
-                     ++row)
+                // The rows of the block's targets: those of their
+                // nonzeros (the upper members, with symmetric data).
+                const auto position = [&](const std::size_t target) {
+                  return parameters.symmetric ?
+                           static_cast<std::size_t>(upper_position[target]) :
+                           target;
+                };
+                const auto row_of = [&](const std::size_t p) {
+                  return static_cast<index_type>(
+                    std::upper_bound(arrays.row_offsets.begin(),
+                                     arrays.row_offsets.end(),
+                                     static_cast<index_type>(p)) -
+                    arrays.row_offsets.begin() - 1);
+                };
+                const index_type first_row = row_of(position(first));
+                const index_type last_row  = row_of(position(last - 1));
+                for (index_type row = first_row; row <= last_row; ++row)
                   for_each_element(
                     row,
                     [&](const std::size_t  e,
@@ -396,18 +456,25 @@ namespace GPUAssembly
                       const index_type *K =
                         arrays.nonzero_map.data() + (e * n_ed + d1) * n_ed;
                       for (unsigned int d2 = 0; d2 < n_ed; ++d2)
-                        if (K[d2] != invalid_index &&
-                            static_cast<std::size_t>(K[d2]) >= first &&
-                            static_cast<std::size_t>(K[d2]) < last)
-                          contributions.emplace_back(
-                            K[d2] - first,
-                            element_data_index(k, t, entry(d1, d2)) + 1);
+                        {
+                          if (K[d2] == invalid_index)
+                            continue;
+                          const index_type target =
+                            parameters.symmetric ? target_of_position[K[d2]] :
+                                                   K[d2];
+                          if (target >= 0 &&
+                              static_cast<std::size_t>(target) >= first &&
+                              static_cast<std::size_t>(target) < last)
+                            contributions.emplace_back(
+                              target - first,
+                              element_data_index(k, t, entry(d1, d2)) + 1);
+                        }
                     });
               }
             else
               for (std::size_t p = first; p < last; ++p)
                 for_each_element(
-                  p - n_nonzeros,
+                  p - n_value_targets,
                   [&](const std::size_t,
                       const unsigned int d,
                       const unsigned int k,

@@ -182,6 +182,8 @@ namespace GPUAssembly
     DeviceVector<int>           reduction_target_begin;
     DeviceVector<int>           reduction_slice_offsets;
     DeviceVector<int>           reduction_array;
+    DeviceVector<int>           upper_position;
+    DeviceVector<int>           mirror_position;
 
     // SharedNZ. 16-bit arrays are held as bytes (DeviceVector has no 16-bit
     // instantiation).

@@ -133,16 +133,21 @@ namespace GPUAssembly
     // GlobalNZ kernel 2, Algorithm 2 of the chapter: each thread walks one
     // lane of the block's packed reduction lists, summing sources and
     // storing each sum to its target in shared memory; the block's
-    // contiguous run of targets is then written out coalesced.
+    // contiguous run of targets is then written out coalesced. With
+    // symmetric element data a target is a pair of transposed nonzeros
+    // (GlobalNZPlan::upper_position): its sum is stored twice, the upper
+    // member coalesced along the row, the mirror scattered.
     template <typename Number>
     __global__ void
     global_nz_reduction_kernel(const int *__restrict__ reduction_target_begin,
                                const int *__restrict__ slice_offsets,
                                const int *__restrict__ reduction_array,
                                const Number *__restrict__ element_data,
-                               const int n_nonzeros,
-                               Number   *values,
-                               Number   *rhs)
+                               const int n_value_targets,
+                               const int *__restrict__ upper_position,
+                               const int *__restrict__ mirror_position,
+                               Number *values,
+                               Number *rhs)
     {
       extern __shared__ __align__(16) unsigned char shared_bytes[];
       Number *targets = reinterpret_cast<Number *>(shared_bytes);
@@ -166,10 +171,20 @@ namespace GPUAssembly
         });
       __syncthreads();
 
-      Number *out =
-        first < n_nonzeros ? values + first : rhs + (first - n_nonzeros);
-      for (int i = threadIdx.x; i < n_targets; i += T)
-        out[i] = targets[i];
+      if (first >= n_value_targets)
+        for (int i = threadIdx.x; i < n_targets; i += T)
+          rhs[first - n_value_targets + i] = targets[i];
+      else if (upper_position != nullptr)
+        for (int i = threadIdx.x; i < n_targets; i += T)
+          {
+            const Number sum                  = targets[i];
+            values[upper_position[first + i]] = sum;
+            if (const int m = mirror_position[first + i]; m >= 0)
+              values[m] = sum;
+          }
+      else
+        for (int i = threadIdx.x; i < n_targets; i += T)
+          values[first + i] = targets[i];
     }
 
 
@@ -541,19 +556,19 @@ namespace GPUAssembly
                              plan.parameters.elements_per_block,
                              nodal_bytes,
                              stream>>>(kernel,
-                                            data,
-                                            block_element.data(),
-                                            cluster_node_offsets.data(),
-                                            cluster_nodes.data(),
-                                            block_connectivity.data(),
-                                            block_supplemental.data(),
-                                            block_location.data(),
-                                            block_has_constraints.data(),
-                                            plan.n_supplemental,
-                                            plan.n_matrix_entries,
-                                            plan.n_entries,
-                                            nodal_data.data(),
-                                            element_data.data());
+                                       data,
+                                       block_element.data(),
+                                       cluster_node_offsets.data(),
+                                       cluster_nodes.data(),
+                                       block_connectivity.data(),
+                                       block_supplemental.data(),
+                                       block_location.data(),
+                                       block_has_constraints.data(),
+                                       plan.n_supplemental,
+                                       plan.n_matrix_entries,
+                                       plan.n_entries,
+                                       nodal_data.data(),
+                                       element_data.data());
             GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
           }
 
@@ -570,12 +585,16 @@ namespace GPUAssembly
                            plan.parameters.reduction_threads,
                            target_bytes,
                            stream>>>(reduction_target_begin.data(),
-                                           reduction_slice_offsets.data(),
-                                           reduction_array.data(),
-                                           element_data.data(),
-                                           static_cast<int>(plan.n_nonzeros),
-                                           matrix.get_values().data(),
-                                           rhs.data());
+                                     reduction_slice_offsets.data(),
+                                     reduction_array.data(),
+                                     element_data.data(),
+                                     static_cast<int>(plan.n_value_targets),
+                                     plan.parameters.symmetric ?
+                                       upper_position.data() :
+                                       nullptr,
+                                     mirror_position.data(),
+                                     matrix.get_values().data(),
+                                     rhs.data());
         GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
         return;
       }
@@ -609,11 +628,11 @@ namespace GPUAssembly
                        plan.parameters.threads_per_block,
                        plan.max_shared_bytes,
                        stream>>>(kernel,
-                                                data,
-                                                arguments,
-                                                nodal_data.data(),
-                                                matrix.get_values().data(),
-                                                rhs.data());
+                                 data,
+                                 arguments,
+                                 nodal_data.data(),
+                                 matrix.get_values().data(),
+                                 rhs.data());
         GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
         return;
       }

@@ -143,10 +143,20 @@ namespace GPUAssembly
                       }
                   }
               }
-            Number *const target = first < plan.n_nonzeros ?
-                                     values.data() + first :
-                                     rhs.data() + (first - plan.n_nonzeros);
-            std::copy(shared.begin(), shared.end(), target);
+            if (first >= plan.n_value_targets)
+              std::copy(shared.begin(),
+                        shared.end(),
+                        rhs.data() + (first - plan.n_value_targets));
+            else if (plan.parameters.symmetric)
+              for (std::size_t i = 0; i < n_targets; ++i)
+                {
+                  values[plan.upper_position[first + i]] = shared[i];
+                  if (const index_type m = plan.mirror_position[first + i];
+                      m >= 0)
+                    values[m] = shared[i];
+                }
+            else
+              std::copy(shared.begin(), shared.end(), values.data() + first);
           }
       },
       8);

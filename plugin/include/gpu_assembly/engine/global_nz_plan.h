@@ -75,7 +75,11 @@ namespace GPUAssembly
       /// Order of the elements in the clusters.
       ElementOrder element_order = ElementOrder::rows;
       /// Store only the upper triangle of A^e (symmetric kernels only):
-      /// n (n + 1) / 2 matrix values per element instead of n^2.
+      /// n (n + 1) / 2 matrix values per element instead of n^2. The
+      /// reduction then sums each pair of transposed nonzeros once and
+      /// stores the sum to both (upper_position, mirror_position): half the
+      /// gathers, whose scattered 4- or 8-byte reads of element data are
+      /// what the reduction's time goes to.
       bool symmetric = false;
     };
 
@@ -93,6 +97,16 @@ namespace GPUAssembly
     unsigned int n_entries  = 0;
     std::size_t  n_nonzeros = 0;
     unsigned int n_dofs     = 0;
+    /// Matrix targets of the reduction: n_nonzeros, or with symmetric
+    /// element data the number of nonzero pairs (upper_position.size()).
+    std::size_t n_value_targets = 0;
+    /// Symmetric element data: matrix target u is stored to
+    /// values[upper_position[u]] (a nonzero on or above the diagonal, or
+    /// one below it whose transpose is not in the pattern) and, unless -1,
+    /// to values[mirror_position[u]] (its transpose). Empty otherwise,
+    /// where target u is values[u].
+    std::vector<index_type> upper_position;
+    std::vector<index_type> mirror_position;
 
     /// Element of slot k * elements_per_block + t, or -1 for padding.
     std::vector<index_type> block_element;
@@ -111,8 +125,9 @@ namespace GPUAssembly
     std::vector<unsigned char> block_has_constraints;
 
     /// Reduction block r accumulates targets [target_begin[r],
-    /// target_begin[r+1]) of the combined index space (nonzeros, then
-    /// right-hand-side entries); no block straddles the two.
+    /// target_begin[r+1]) of the combined index space (n_value_targets
+    /// matrix targets, then right-hand-side entries); no block straddles
+    /// the two.
     std::vector<index_type> reduction_target_begin;
     /// Block r's lists, LPT-packed into reduction_threads lanes and stored
     /// by warps (pack_lists_sliced()): warp w of block r reads
