@@ -41,11 +41,11 @@ namespace Hyperelastic
     // The report of a step run on the device (run_step()), doubles.
     namespace report_slot
     {
-      constexpr unsigned int status     = 0; // StepCode
-      constexpr unsigned int iteration  = 1; // index of the next residual
-      constexpr unsigned int cg         = 2; // CG iterations of the step
-      constexpr unsigned int residuals  = 3; // one per Newton iteration + 1
-    } // namespace report_slot
+      constexpr unsigned int status    = 0; // StepCode
+      constexpr unsigned int iteration = 1; // index of the next residual
+      constexpr unsigned int cg        = 2; // CG iterations of the step
+      constexpr unsigned int residuals = 3; // one per Newton iteration + 1
+    }                                       // namespace report_slot
 
     // StepStatus, plus "still iterating".
     namespace step_code
@@ -235,14 +235,14 @@ namespace Hyperelastic
     // tests of HyperelasticSolid::do_step(), in its order, and whether the
     // loop goes on.
     __global__ void
-    newton_test_kernel(const double                   *partial,
-                       const unsigned int              n_partials,
-                       const double                    tolerance,
-                       const unsigned int              max_iterations,
-                       const double                    divergence_limit,
+    newton_test_kernel(const double                    *partial,
+                       const unsigned int               n_partials,
+                       const double                     tolerance,
+                       const unsigned int               max_iterations,
+                       const double                     divergence_limit,
                        const cudaGraphConditionalHandle loop,
-                       double                         *report,
-                       unsigned long long             *clock)
+                       double                          *report,
+                       unsigned long long              *clock)
     {
       double value[1] = {0.};
       for (unsigned int b = threadIdx.x; b < n_partials; b += block_size)
@@ -256,9 +256,9 @@ namespace Hyperelastic
         {
           const unsigned int it =
             static_cast<unsigned int>(report[report_slot::iteration]);
-          const double residual = sqrt(value[0]);
+          const double residual               = sqrt(value[0]);
           report[report_slot::residuals + it] = residual;
-          const double first = report[report_slot::residuals];
+          const double first                  = report[report_slot::residuals];
           if (!isfinite(residual))
             status = step_code::not_finite;
           else if (residual <= tolerance)
@@ -276,11 +276,11 @@ namespace Hyperelastic
     // iteration's.
     template <typename Number>
     __global__ void
-    newton_update_kernel(const Number      *delta,
-                         const unsigned int n,
-                         const double      *cg_result,
-                         Number            *u,
-                         double            *report,
+    newton_update_kernel(const Number       *delta,
+                         const unsigned int  n,
+                         const double       *cg_result,
+                         Number             *u,
+                         double             *report,
                          unsigned long long *clock)
     {
       const unsigned int i = blockIdx.x * block_size + threadIdx.x;
@@ -645,8 +645,8 @@ namespace Hyperelastic
     DeviceBackend<Number>::assemble_residual(const StepLoads &loads)
     {
       set_load_factor(loads, nullptr);
-      const unsigned int blocks = enqueue_assembly(loads, nullptr);
-      using Reduction           = GPUAssembly::DeviceReduction<Number>;
+      const unsigned int blocks   = enqueue_assembly(loads, nullptr);
+      using Reduction             = GPUAssembly::DeviceReduction<Number>;
       constexpr unsigned int slot = Reduction::n_slots - 1;
       reduction.finish(blocks, 1, slot, slot);
       double rr = 0;
@@ -732,8 +732,13 @@ namespace Hyperelastic
             cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
           capture = true;
           cudaStreamCaptureStatus status;
-          GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(
-            stream, &status, nullptr, &graph, nullptr, nullptr, nullptr));
+          GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(stream,
+                                                           &status,
+                                                           nullptr,
+                                                           &graph,
+                                                           nullptr,
+                                                           nullptr,
+                                                           nullptr));
           cudaGraphConditionalHandle loop;
           if (cudaGraphConditionalHandleCreate(&loop,
                                                graph,
@@ -767,23 +772,35 @@ namespace Hyperelastic
           // captured from a second stream.
           const cudaGraphNode_t *before   = nullptr;
           std::size_t            n_before = 0;
-          GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(
-            stream, &status, nullptr, &graph, &before, nullptr, &n_before));
+          GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(stream,
+                                                           &status,
+                                                           nullptr,
+                                                           &graph,
+                                                           &before,
+                                                           nullptr,
+                                                           &n_before));
           cudaGraphNodeParams while_node = {};
           while_node.type                = cudaGraphNodeTypeConditional;
           while_node.conditional.handle  = loop;
           while_node.conditional.type    = cudaGraphCondTypeWhile;
           while_node.conditional.size    = 1;
           cudaGraphNode_t loop_node;
-          if (cudaGraphAddNode(
-                &loop_node, graph, before, nullptr, n_before, &while_node) !=
-              cudaSuccess)
+          if (cudaGraphAddNode(&loop_node,
+                               graph,
+                               before,
+                               nullptr,
+                               n_before,
+                               &while_node) != cudaSuccess)
             {
               end_captures();
               return false;
             }
           GPU_ASSEMBLY_CHECK_CUDA(cudaStreamUpdateCaptureDependencies(
-            stream, &loop_node, nullptr, 1, cudaStreamSetCaptureDependencies));
+            stream,
+            &loop_node,
+            nullptr,
+            1,
+            cudaStreamSetCaptureDependencies));
 
           GPU_ASSEMBLY_CHECK_CUDA(
             cudaStreamBeginCaptureToGraph(body_stream,
@@ -793,8 +810,12 @@ namespace Hyperelastic
                                           0,
                                           cudaStreamCaptureModeThreadLocal));
           body_capture = true;
-          cg.enqueue_solve(
-            matrix, inverse_diagonal, delta, residual, cg_control, body_stream);
+          cg.enqueue_solve(matrix,
+                           inverse_diagonal,
+                           delta,
+                           residual,
+                           cg_control,
+                           body_stream);
           newton_update_kernel<Number>
             <<<n_blocks(n_dofs), block_size, 0, body_stream>>>(
               delta.data(),
@@ -874,16 +895,15 @@ namespace Hyperelastic
       GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(stream));
       ran_whole_steps = true;
 
-      const int status = static_cast<int>(report_host[report_slot::status]);
-      step_report.status          = static_cast<StepStatus>(status);
+      const int status   = static_cast<int>(report_host[report_slot::status]);
+      step_report.status = static_cast<StepStatus>(status);
       step_report.n_cg_iterations = report_host[report_slot::cg];
       const unsigned int last =
         static_cast<unsigned int>(report_host[report_slot::iteration]);
       // A CG breakdown ends the iteration before its residual.
       const unsigned int n_residuals =
         step_report.status == StepStatus::cg_breakdown ? last : last + 1;
-      step_report.residuals.assign(report_host.begin() +
-                                     report_slot::residuals,
+      step_report.residuals.assign(report_host.begin() + report_slot::residuals,
                                    report_host.begin() +
                                      report_slot::residuals + n_residuals);
       return true;

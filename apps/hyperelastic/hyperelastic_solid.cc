@@ -424,9 +424,9 @@ namespace Hyperelastic
         if (residual <= solver.newton_tolerance)
           break;
         if (it == solver.max_newton_iterations ||
-            residual > solver.divergence_limit *
-                         std::max(report.residuals.front(),
-                                  solver.newton_tolerance))
+            residual >
+              solver.divergence_limit *
+                std::max(report.residuals.front(), solver.newton_tolerance))
           {
             report.status = StepStatus::diverged;
             return report;
@@ -469,14 +469,14 @@ namespace Hyperelastic
     bool       ran_whole = false;
     if (backend->runs_whole_steps())
       {
-      NewtonControl control;
-      control.tolerance         = solver.newton_tolerance;
-      control.max_iterations    = solver.max_newton_iterations;
-      control.divergence_limit  = solver.divergence_limit;
-      control.cg_tolerance      = solver.cg_tolerance;
-      control.max_cg_iterations = solver.max_cg_iterations;
-      TimerOutput::Scope scope(timer, step_graph_section);
-      ran_whole = backend->run_step(loads, control, report);
+        NewtonControl control;
+        control.tolerance         = solver.newton_tolerance;
+        control.max_iterations    = solver.max_newton_iterations;
+        control.divergence_limit  = solver.divergence_limit;
+        control.cg_tolerance      = solver.cg_tolerance;
+        control.max_cg_iterations = solver.max_cg_iterations;
+        TimerOutput::Scope scope(timer, step_graph_section);
+        ran_whole = backend->run_step(loads, control, report);
       }
     if (!ran_whole)
       report = newton_loop(loads);

@@ -108,11 +108,11 @@ namespace Hyperelastic
    */
   struct NewtonControl
   {
-    double       tolerance             = 1e-5;
-    unsigned int max_iterations        = 20;
-    double       divergence_limit      = 1e3;
-    double       cg_tolerance          = 1e-6;
-    unsigned int max_cg_iterations     = 1000;
+    double       tolerance         = 1e-5;
+    unsigned int max_iterations    = 20;
+    double       divergence_limit  = 1e3;
+    double       cg_tolerance      = 1e-6;
+    unsigned int max_cg_iterations = 1000;
   };
 
   /// How a time step's Newton loop ended.

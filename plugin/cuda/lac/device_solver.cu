@@ -93,10 +93,12 @@ namespace GPUAssembly
     namespace cg_state
     {
       // The first four are the result, DeviceJacobiCG::device_result().
-      constexpr unsigned int iterations = DeviceJacobiCG<double>::result_iterations;
+      constexpr unsigned int iterations =
+        DeviceJacobiCG<double>::result_iterations;
       constexpr unsigned int rr_0 = DeviceJacobiCG<double>::result_initial_rr;
       constexpr unsigned int rr   = DeviceJacobiCG<double>::result_final_rr;
-      constexpr unsigned int converged = DeviceJacobiCG<double>::result_converged;
+      constexpr unsigned int converged =
+        DeviceJacobiCG<double>::result_converged;
       constexpr unsigned int rz        = 4; // r.z of the current iterate
       constexpr unsigned int tolerance = 5; // on ||r||
       constexpr unsigned int new_rz    = 6; // from the direction kernel
@@ -676,8 +678,12 @@ namespace GPUAssembly
       loop.conditional.handle  = arguments.handle;
       loop.conditional.type    = cudaGraphCondTypeWhile;
       loop.conditional.size    = 1;
-      if (cudaGraphAddNode(&loop_node, graph, before, nullptr, n_before, &loop) !=
-          cudaSuccess)
+      if (cudaGraphAddNode(&loop_node,
+                           graph,
+                           before,
+                           nullptr,
+                           n_before,
+                           &loop) != cudaSuccess)
         {
           (void)cudaGetLastError();
           return false;
@@ -697,9 +703,9 @@ namespace GPUAssembly
                    cudaGraphExec_t    &graph_exec)
     {
       GPU_ASSEMBLY_CHECK_CUDA(cudaGraphCreate(&graph, 0));
-      KernelSequence start(graph);
+      KernelSequence  start(graph);
       cudaGraphNode_t loop_node;
-      bool supported = create_loop_handle(arguments, graph);
+      bool            supported = create_loop_handle(arguments, graph);
       if (supported)
         {
           enqueue_start(start, arguments);
@@ -721,10 +727,11 @@ namespace GPUAssembly
 
   template <typename Number>
   void
-  DeviceJacobiCG<Number>::initialize(const DeviceCSRMatrix<Number> &A,
-                                  const DeviceVector<Number> &inverse_diagonal,
-                                  DeviceVector<Number>       &x,
-                                  const DeviceVector<Number> &b) const
+  DeviceJacobiCG<Number>::initialize(
+    const DeviceCSRMatrix<Number> &A,
+    const DeviceVector<Number>    &inverse_diagonal,
+    DeviceVector<Number>          &x,
+    const DeviceVector<Number>    &b) const
   {
     const std::size_t n = b.size();
     if (A.m() != n || inverse_diagonal.size() != n)
@@ -796,8 +803,18 @@ namespace GPUAssembly
     CUstream_st                   *stream) const
   {
     initialize(A, inverse_diagonal, x, b);
-    CGArguments<Number> arguments = make_arguments(
-      A, inverse_diagonal, x, b, r, z, p, q, spmv_partial, partial, state, control);
+    CGArguments<Number> arguments = make_arguments(A,
+                                                   inverse_diagonal,
+                                                   x,
+                                                   b,
+                                                   r,
+                                                   z,
+                                                   p,
+                                                   q,
+                                                   spmv_partial,
+                                                   partial,
+                                                   state,
+                                                   control);
 
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (stream != nullptr)
@@ -808,8 +825,13 @@ namespace GPUAssembly
         // the loop as a node after them, which the stream then continues
         // from.
         cudaGraph_t graph = nullptr;
-        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(
-          stream, &capture, nullptr, &graph, nullptr, nullptr, nullptr));
+        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(stream,
+                                                         &capture,
+                                                         nullptr,
+                                                         &graph,
+                                                         nullptr,
+                                                         nullptr,
+                                                         nullptr));
         if (!create_loop_handle(arguments, graph))
           internal::throw_error(
             "DeviceJacobiCG::enqueue_solve(): capturing a solve into a "
@@ -819,15 +841,24 @@ namespace GPUAssembly
         enqueue_start(start, arguments);
         const cudaGraphNode_t *before   = nullptr;
         std::size_t            n_before = 0;
-        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(
-          stream, &capture, nullptr, &graph, &before, nullptr, &n_before));
+        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(stream,
+                                                         &capture,
+                                                         nullptr,
+                                                         &graph,
+                                                         &before,
+                                                         nullptr,
+                                                         &n_before));
         cudaGraphNode_t loop_node;
         if (!add_loop(arguments, graph, before, n_before, loop_node))
           internal::throw_error(
             "DeviceJacobiCG::enqueue_solve(): the driver refused a "
             "conditional graph node.");
         GPU_ASSEMBLY_CHECK_CUDA(cudaStreamUpdateCaptureDependencies(
-          stream, &loop_node, nullptr, 1, cudaStreamSetCaptureDependencies));
+          stream,
+          &loop_node,
+          nullptr,
+          1,
+          cudaStreamSetCaptureDependencies));
         return;
       }
 
@@ -875,12 +906,12 @@ namespace GPUAssembly
       {
         const auto go_on = [&]() {
           double value = 0;
-          GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpyAsync(&value,
-                                                  state.data() +
-                                                    cg_state::go_on,
-                                                  sizeof(double),
-                                                  cudaMemcpyDeviceToHost,
-                                                  stream));
+          GPU_ASSEMBLY_CHECK_CUDA(
+            cudaMemcpyAsync(&value,
+                            state.data() + cg_state::go_on,
+                            sizeof(double),
+                            cudaMemcpyDeviceToHost,
+                            stream));
           GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(stream));
           return value != 0;
         };
