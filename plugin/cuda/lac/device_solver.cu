@@ -102,9 +102,8 @@ namespace GPUAssembly
       constexpr unsigned int rz        = 4; // r.z of the current iterate
       constexpr unsigned int tolerance = 5; // on ||r||
       constexpr unsigned int new_rz    = 6; // from the direction kernel
-      constexpr unsigned int new_rr    = 7;
-      constexpr unsigned int go_on     = 8; // 1: another iteration
-      constexpr unsigned int size      = 9;
+      constexpr unsigned int go_on     = 7; // 1: another iteration
+      constexpr unsigned int size      = 8;
     } // namespace cg_state
 
     // The stopping decision, the same expression as a host-driven loop
@@ -176,8 +175,9 @@ namespace GPUAssembly
       sum_partials<2>(partial, n_partials, total);
       if (threadIdx.x != 0)
         return;
-      state[cg_state::rz]   = total[0];
-      state[cg_state::rr_0] = total[1];
+      state[cg_state::rz]     = total[0];
+      state[cg_state::new_rz] = total[0];
+      state[cg_state::rr_0]   = total[1];
       state[cg_state::tolerance] =
         fmax(relative_tolerance * sqrt(total[1]), absolute_tolerance);
       cg_decide(state, total[1], 0, max_iterations, handle);
@@ -201,8 +201,14 @@ namespace GPUAssembly
             const Number *__restrict__ p,
             Number            *q,
             const unsigned int n,
-            double            *partial)
+            double            *partial,
+            double            *state)
     {
+      // The last direction kernel's r.z becomes current: every block of
+      // that kernel has read the old one by now, and cg_update, the next
+      // reader, starts after this kernel.
+      if (blockIdx.x == 0 && threadIdx.x == 0)
+        state[cg_state::rz] = state[cg_state::new_rz];
       const unsigned int lane  = threadIdx.x % spmv_threads_per_row;
       const unsigned int group = threadIdx.x / spmv_threads_per_row;
       double             pq[1] = {0.};
@@ -266,16 +272,21 @@ namespace GPUAssembly
 
 
 
-    // beta = (r.z)_new / (r.z)_old; p = z + beta p. The new sums go to
-    // separate slots: other blocks may still be reading the old r.z.
+    // beta = (r.z)_new / (r.z)_old; p = z + beta p; and, in one thread, the
+    // stopping decision. The new r.z goes to a separate slot, which the
+    // next SpMV makes current: other blocks may still be reading the old
+    // one. Every block has the same sums, so one thread of any block can
+    // decide; deciding here saves a kernel per iteration.
     template <typename Number>
     __global__ void
-    cg_direction(const Number      *z,
-                 Number            *p,
-                 const std::size_t  n,
-                 const double      *partial,
-                 const unsigned int n_partials,
-                 double            *state)
+    cg_direction(const Number            *z,
+                 Number                  *p,
+                 const std::size_t        n,
+                 const double            *partial,
+                 const unsigned int       n_partials,
+                 const unsigned int       max_iterations,
+                 const unsigned long long handle,
+                 double                  *state)
     {
       double total[2];
       sum_partials<2>(partial, n_partials, total);
@@ -287,26 +298,10 @@ namespace GPUAssembly
       if (blockIdx.x == 0 && threadIdx.x == 0)
         {
           state[cg_state::new_rz] = total[0];
-          state[cg_state::new_rr] = total[1];
+          const unsigned int iterations =
+            static_cast<unsigned int>(state[cg_state::iterations]) + 1;
+          cg_decide(state, total[1], iterations, max_iterations, handle);
         }
-    }
-
-
-
-    // One thread: the new sums become current, and the stopping decision.
-    __global__ void
-    cg_iteration_decision(const unsigned int       max_iterations,
-                          const unsigned long long handle,
-                          double                  *state)
-    {
-      state[cg_state::rz] = state[cg_state::new_rz];
-      const unsigned int iterations =
-        static_cast<unsigned int>(state[cg_state::iterations]) + 1;
-      cg_decide(state,
-                state[cg_state::new_rr],
-                iterations,
-                max_iterations,
-                handle);
     }
 
 
@@ -610,7 +605,8 @@ namespace GPUAssembly
              a.p,
              a.q,
              static_cast<unsigned int>(a.n),
-             a.spmv_partial);
+             a.spmv_partial,
+             a.state);
       launch(cg_update<Number>,
              a.blocks,
              block_size,
@@ -633,10 +629,6 @@ namespace GPUAssembly
              a.n,
              a.partial,
              a.blocks,
-             a.state);
-      launch(cg_iteration_decision,
-             1u,
-             1u,
              a.max_iterations,
              a.handle,
              a.state);
