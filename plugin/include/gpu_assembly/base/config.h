@@ -19,6 +19,18 @@
 #  define GPU_ASSEMBLY_HOST_DEVICE
 #endif
 
+/**
+ * Asks nvcc to unroll the loop that follows completely. Element kernels
+ * keep small per-element arrays in registers only if every index into
+ * them is a compile-time constant; a loop nest the compiler leaves rolled
+ * puts them on the stack, in local memory. The host compiler ignores it.
+ */
+#if defined(__CUDA_ARCH__)
+#  define GPU_ASSEMBLY_UNROLL _Pragma("unroll")
+#else
+#  define GPU_ASSEMBLY_UNROLL
+#endif
+
 #define GPU_ASSEMBLY_VERSION_MAJOR 0
 #define GPU_ASSEMBLY_VERSION_MINOR 1
 

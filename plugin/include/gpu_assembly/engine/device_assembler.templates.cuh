@@ -25,23 +25,34 @@ namespace GPUAssembly
   {
     // GlobalNZ kernel 1: a block per element cluster prefetches the
     // cluster's nodal data into shared memory; a thread per element writes
-    // its element data coalesced (stride = block size).
-    template <int dim, typename Number, class Kernel, bool symmetric>
+    // its element data coalesced (stride = block size). linear_simplex:
+    // see compute_element(). Such a kernel does little arithmetic per
+    // element and waits on memory, so more resident warps pay: the
+    // neo-Hookean kernel in double needs 126 registers, which lets four
+    // blocks of 128 threads share a multiprocessor; at 96 five fit, for 12
+    // bytes of spills (ptxas -v). In float it needs 72 of the 64 that let
+    // eight fit.
+    template <int dim,
+              typename Number,
+              class Kernel,
+              bool symmetric,
+              bool linear_simplex = false>
     __global__ void
-    global_nz_element_kernel(const Kernel                   kernel,
-                             const ElementStageData<Number> data,
-                             const int                     *block_element,
-                             const int           *cluster_node_offsets,
-                             const int           *cluster_nodes,
-                             const int           *block_connectivity,
-                             const Number        *block_supplemental,
-                             const int           *block_location,
-                             const unsigned char *block_has_constraints,
-                             const unsigned int   n_supplemental,
-                             const unsigned int   n_matrix_entries,
-                             const unsigned int   n_entries,
-                             const Number        *nodal_data,
-                             Number              *element_data)
+    __maxnreg__(linear_simplex ? (sizeof(Number) > 4 ? 96 : 64) : 255)
+      global_nz_element_kernel(const Kernel                   kernel,
+                               const ElementStageData<Number> data,
+                               const int                     *block_element,
+                               const int           *cluster_node_offsets,
+                               const int           *cluster_nodes,
+                               const int           *block_connectivity,
+                               const Number        *block_supplemental,
+                               const int           *block_location,
+                               const unsigned char *block_has_constraints,
+                               const unsigned int   n_supplemental,
+                               const unsigned int   n_matrix_entries,
+                               const unsigned int   n_entries,
+                               const Number        *nodal_data,
+                               Number              *element_data)
     {
       extern __shared__ __align__(16) unsigned char shared_bytes[];
       Number *shared_nodal = reinterpret_cast<Number *>(shared_bytes);
@@ -75,7 +86,7 @@ namespace GPUAssembly
                                         SymmetricElementOutput<Number>,
                                         ElementOutput<Number>>;
       const Output output{matrix, vector, data.n_dofs, B};
-      compute_element<dim>(
+      compute_element<dim, Number, Kernel, Output, linear_simplex>(
         kernel,
         data,
         block_supplemental + static_cast<std::size_t>(k) * n_supplemental * B +
@@ -544,10 +555,24 @@ namespace GPUAssembly
           }
         else
           {
+            // Linear simplices get a kernel with their sizes as constants.
+            const bool linear_simplex = data.edge_matrix_format &&
+                                        data.n_nodes == dim + 1 &&
+                                        data.n_q_points == 1;
+            namespace in = internal;
             const auto element_kernel =
               plan.parameters.symmetric ?
-                internal::global_nz_element_kernel<dim, Number, Kernel, true> :
-                internal::global_nz_element_kernel<dim, Number, Kernel, false>;
+                (linear_simplex ?
+                   in::
+                     global_nz_element_kernel<dim, Number, Kernel, true, true> :
+                   in::global_nz_element_kernel<dim, Number, Kernel, true>) :
+                (linear_simplex ?
+                   in::global_nz_element_kernel<dim,
+                                                Number,
+                                                Kernel,
+                                                false,
+                                                true> :
+                   in::global_nz_element_kernel<dim, Number, Kernel, false>);
             GPU_ASSEMBLY_CHECK_CUDA(
               cudaFuncSetAttribute(element_kernel,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,

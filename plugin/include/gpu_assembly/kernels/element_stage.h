@@ -40,8 +40,19 @@ namespace GPUAssembly
    * number of elements of a block for the column-major device layouts).
    * Every assembly method, host and device, computes element data through
    * this one function.
+   *
+   * With @p linear_simplex the caller guarantees what the data say at run
+   * time: S(e) in edge-matrix format, dim + 1 nodes and one quadrature
+   * point. The compiler then sees the sizes as constants and drops the
+   * general paths of the view and of the kernel, whose registers and
+   * stack would otherwise be reserved for every element of a GPU kernel
+   * (for the neo-Hookean kernel: 128 registers and a 272-byte stack).
    */
-  template <int dim, typename Number, class Kernel, class Output>
+  template <int dim,
+            typename Number,
+            class Kernel,
+            class Output,
+            bool linear_simplex = false>
   GPU_ASSEMBLY_HOST_DEVICE inline void
   compute_element(const Kernel                   &kernel,
                   const ElementStageData<Number> &data,
@@ -53,12 +64,14 @@ namespace GPUAssembly
                   const bool                      has_constraints,
                   const int                      *location)
   {
-    if (data.edge_matrix_format)
+    if (linear_simplex || data.edge_matrix_format)
       {
         EdgeMatrixElement<dim, Number> element{supplemental,
                                                stride,
-                                               data.n_nodes,
-                                               data.n_q_points,
+                                               linear_simplex ? dim + 1 :
+                                                                data.n_nodes,
+                                               linear_simplex ? 1 :
+                                                                data.n_q_points,
                                                data.shape_values,
                                                data.quadrature_weights,
                                                nodal_data,
@@ -68,7 +81,7 @@ namespace GPUAssembly
         element.compressed   = data.compressed_edge_matrix;
         kernel(element, output);
       }
-    else
+    else if constexpr (!linear_simplex)
       {
         QuadratureGradientElement<dim, Number> element{supplemental,
                                                        stride,
@@ -82,7 +95,8 @@ namespace GPUAssembly
         kernel(element, output);
       }
     if (has_constraints)
-      condense_dirichlet(data.n_dofs,
+      condense_dirichlet(linear_simplex ? (dim + 1) * Kernel::n_components :
+                                          data.n_dofs,
                          location,
                          stride,
                          data.dof_is_constrained,

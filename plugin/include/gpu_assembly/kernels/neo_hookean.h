@@ -71,9 +71,11 @@ namespace GPUAssembly
     {
       constexpr unsigned int n_nodes = dim + 1;
       Number                 g[n_nodes][dim];
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < n_nodes; ++a)
-        for (unsigned int K = 0; K < dim; ++K)
-          g[a][K] = element.shape_grad(a, 0, K);
+        GPU_ASSEMBLY_UNROLL
+      for (unsigned int K = 0; K < dim; ++K)
+        g[a][K] = element.shape_grad(a, 0, K);
 
       Number F[dim][dim];
       deformation_gradient(
@@ -91,12 +93,16 @@ namespace GPUAssembly
 
       // A[a] = F^{-T} grad phi_a
       Number A[n_nodes][dim];
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < n_nodes; ++a)
         matrix_vector(F_inv_T, g[a], A[a]);
 
+
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < n_nodes; ++a)
         {
           const Number phi_a = element.shape_value(a, 0);
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int i = 0; i < dim; ++i)
             {
               output.vector_entry(a * dim + i) =
@@ -104,22 +110,27 @@ namespace GPUAssembly
             }
         }
 
+
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < n_nodes; ++a)
-        for (unsigned int b = 0; b < n_nodes; ++b)
-          {
-            if (Output::stores_upper_triangle_only && b < a)
-              continue;
-            Number dot = 0;
-            for (unsigned int K = 0; K < dim; ++K)
-              dot += g[a][K] * g[b][K];
-            for (unsigned int i = 0; i < dim; ++i)
-              for (unsigned int j = 0; j < dim; ++j)
-                if (!Output::stores_upper_triangle_only ||
-                    a * dim + i <= b * dim + j)
-                  output.matrix_entry(a * dim + i, b * dim + j) =
-                    Number(0) +
-                    tangent_entry(dot, A[a], A[b], log_J, JxW, i, j);
-          }
+        GPU_ASSEMBLY_UNROLL
+      for (unsigned int b = 0; b < n_nodes; ++b)
+        {
+          if (Output::stores_upper_triangle_only && b < a)
+            continue;
+          Number dot = 0;
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int K = 0; K < dim; ++K)
+            dot += g[a][K] * g[b][K];
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int i = 0; i < dim; ++i)
+            GPU_ASSEMBLY_UNROLL
+          for (unsigned int j = 0; j < dim; ++j)
+            if (!Output::stores_upper_triangle_only ||
+                a * dim + i <= b * dim + j)
+              output.matrix_entry(a * dim + i, b * dim + j) =
+                Number(0) + tangent_entry(dot, A[a], A[b], log_J, JxW, i, j);
+        }
     }
 
     template <class Element, class Output>
@@ -196,6 +207,7 @@ namespace GPUAssembly
                 const unsigned int i) const
     {
       Number P_ga = 0;
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int K = 0; K < dim; ++K)
         P_ga += mu * F[i][K] * grad_a[K];
       P_ga += (lambda * log_J - mu) * A_a[i];
@@ -228,17 +240,21 @@ namespace GPUAssembly
                          const Gradient    &gradient,
                          Number (&F)[dim][dim]) const
     {
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int i = 0; i < dim; ++i)
-        for (unsigned int K = 0; K < dim; ++K)
-          F[i][K] =
-            (i == K && !nodal_data_are_positions ? Number(1) : Number(0));
+        GPU_ASSEMBLY_UNROLL
+      for (unsigned int K = 0; K < dim; ++K)
+        F[i][K] = (i == K && !nodal_data_are_positions ? Number(1) : Number(0));
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < n_nodes; ++a)
-        for (unsigned int i = 0; i < dim; ++i)
-          {
-            const Number u = element.nodal_value(a, i);
-            for (unsigned int K = 0; K < dim; ++K)
-              F[i][K] += u * gradient(a, K);
-          }
+        GPU_ASSEMBLY_UNROLL
+      for (unsigned int i = 0; i < dim; ++i)
+        {
+          const Number u = element.nodal_value(a, i);
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int K = 0; K < dim; ++K)
+            F[i][K] += u * gradient(a, K);
+        }
     }
 
     // F^{-T} of a dim x dim matrix; returns det F.
@@ -269,9 +285,11 @@ namespace GPUAssembly
           cof[2][2] = F[0][0] * F[1][1] - F[0][1] * F[1][0];
           const Number det =
             F[0][0] * cof[0][0] + F[0][1] * cof[0][1] + F[0][2] * cof[0][2];
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int i = 0; i < 3; ++i)
-            for (unsigned int j = 0; j < 3; ++j)
-              F_inv_T[i][j] = cof[i][j] / det;
+            GPU_ASSEMBLY_UNROLL
+          for (unsigned int j = 0; j < 3; ++j)
+            F_inv_T[i][j] = cof[i][j] / det;
           return det;
         }
     }
@@ -281,9 +299,11 @@ namespace GPUAssembly
                   const Number (&x)[dim],
                   Number (&y)[dim])
     {
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int i = 0; i < dim; ++i)
         {
           y[i] = 0;
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int k = 0; k < dim; ++k)
             y[i] += M[i][k] * x[k];
         }
