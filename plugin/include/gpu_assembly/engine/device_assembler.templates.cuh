@@ -26,12 +26,16 @@ namespace GPUAssembly
     // GlobalNZ kernel 1: a block per element cluster prefetches the
     // cluster's nodal data into shared memory; a thread per element writes
     // its element data coalesced (stride = block size). linear_simplex:
-    // see compute_element(). Such a kernel does little arithmetic per
-    // element and waits on memory, so more resident warps pay: the
-    // neo-Hookean kernel in double needs 126 registers, which lets four
-    // blocks of 128 threads share a multiprocessor; at 96 five fit, for 12
-    // bytes of spills (ptxas -v). In float it needs 72 of the 64 that let
-    // eight fit.
+    // see compute_element(): for the neo-Hookean kernel in double, 87
+    // instead of 108 microseconds per assembly of 120 k tetrahedra (ncu),
+    // from a stack-free kernel. Its registers are capped at 96 in double (12
+    // bytes of spills; five blocks of 128 threads per multiprocessor instead
+    // of four) and 64 in float (none); the cap made no measurable
+    // difference to the hyperelastic step in double (0.623 ms at 96 and at
+    // 128), and lower caps cost (80: 0.641 ms, 64: 0.702 ms; the kernel
+    // then waits on its spills). The kernel mostly waits on its global
+    // loads (63 % of its stalls, ncu):
+    // benchmarks/results/h100_hyperelastic_register_caps.txt.
     template <int dim,
               typename Number,
               class Kernel,
