@@ -11,6 +11,7 @@
 #include <gpu_assembly/kernels/neo_hookean.h>
 #include <gpu_assembly/lac/block_sum.cuh>
 #include <gpu_assembly/lac/device_solver.h>
+#include <gpu_assembly/lac/graph_capture.cuh>
 
 #include <cuda_runtime.h>
 
@@ -743,20 +744,10 @@ namespace Hyperelastic
           GPU_ASSEMBLY_CHECK_CUDA(
             cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
           capture = true;
-          cudaStreamCaptureStatus status;
-          GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(stream,
-                                                           &status,
-                                                           nullptr,
-                                                           &graph,
-                                                           nullptr,
-                                                           nullptr,
-                                                           nullptr));
           cudaGraphConditionalHandle loop;
-          if (cudaGraphConditionalHandleCreate(&loop,
-                                               graph,
-                                               0,
-                                               cudaGraphCondAssignDefault) !=
-              cudaSuccess)
+          if (!GPUAssembly::internal::create_condition(
+                GPUAssembly::internal::capturing_graph(stream),
+                loop))
             {
               end_captures();
               return false;
@@ -782,41 +773,16 @@ namespace Hyperelastic
 
           // The Newton loop: a conditional "while" node whose body is
           // captured from a second stream.
-          const cudaGraphNode_t *before   = nullptr;
-          std::size_t            n_before = 0;
-          GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(stream,
-                                                           &status,
-                                                           nullptr,
-                                                           &graph,
-                                                           &before,
-                                                           nullptr,
-                                                           &n_before));
-          cudaGraphNodeParams while_node = {};
-          while_node.type                = cudaGraphNodeTypeConditional;
-          while_node.conditional.handle  = loop;
-          while_node.conditional.type    = cudaGraphCondTypeWhile;
-          while_node.conditional.size    = 1;
-          cudaGraphNode_t loop_node;
-          if (cudaGraphAddNode(&loop_node,
-                               graph,
-                               before,
-                               nullptr,
-                               n_before,
-                               &while_node) != cudaSuccess)
+          const cudaGraph_t loop_body =
+            GPUAssembly::internal::capture_while_node(stream, loop);
+          if (loop_body == nullptr)
             {
               end_captures();
               return false;
             }
-          GPU_ASSEMBLY_CHECK_CUDA(cudaStreamUpdateCaptureDependencies(
-            stream,
-            &loop_node,
-            nullptr,
-            1,
-            cudaStreamSetCaptureDependencies));
-
           GPU_ASSEMBLY_CHECK_CUDA(
             cudaStreamBeginCaptureToGraph(body_stream,
-                                          while_node.conditional.phGraph_out[0],
+                                          loop_body,
                                           nullptr,
                                           nullptr,
                                           0,

@@ -1,6 +1,7 @@
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/lac/block_sum.cuh>
 #include <gpu_assembly/lac/device_solver.h>
+#include <gpu_assembly/lac/graph_capture.cuh>
 
 #include <cuda_runtime.h>
 
@@ -529,13 +530,6 @@ namespace GPUAssembly
         last = node;
       }
 
-      /// The last node added (graphs only).
-      cudaGraphNode_t
-      last_node() const
-      {
-        return last;
-      }
-
     private:
       cudaGraph_t     graph;
       cudaStream_t    stream;
@@ -634,76 +628,66 @@ namespace GPUAssembly
              a.state);
     }
 
-    // The handle of the loop's condition, for a conditional node of
-    // @p graph; false where the driver does not support conditional nodes.
+    // The solve's loop as a "while" node of the graph @p stream captures,
+    // after the start kernels: the whole solve. False where the driver
+    // does not support conditional nodes (a partial graph is left, which
+    // the caller discards).
     template <typename Number>
     bool
-    create_loop_handle(CGArguments<Number> &arguments, cudaGraph_t graph)
+    capture_solve(CGArguments<Number> arguments, const cudaStream_t stream)
     {
-      cudaGraphConditionalHandle handle;
-      if (cudaGraphConditionalHandleCreate(&handle,
-                                           graph,
-                                           0,
-                                           cudaGraphCondAssignDefault) !=
-          cudaSuccess)
-        {
-          (void)cudaGetLastError();
-          return false;
-        }
-      arguments.handle = handle;
+      // The start's decision kernel sets the loop's condition: the handle
+      // comes first.
+      if (!internal::create_condition(internal::capturing_graph(stream),
+                                      arguments.handle))
+        return false;
+      KernelSequence start(stream);
+      enqueue_start(start, arguments);
+      const cudaGraph_t body =
+        internal::capture_while_node(stream, arguments.handle);
+      if (body == nullptr)
+        return false;
+      KernelSequence iteration(body);
+      enqueue_iteration(iteration, arguments);
       return true;
     }
 
-    // Add the solve's loop to @p graph after @p before: a conditional
-    // "while" node on arguments.handle whose body is one iteration. False,
-    // with nothing added, where the driver refuses the node.
+    // The whole solve as a graph of its own, captured from a private
+    // stream. Returns false, with no graph left, where the driver does not
+    // support conditional nodes.
     template <typename Number>
     bool
-    add_loop(const CGArguments<Number> &arguments,
-             cudaGraph_t                graph,
-             const cudaGraphNode_t     *before,
-             const std::size_t          n_before,
-             cudaGraphNode_t           &loop_node)
+    build_cg_graph(const CGArguments<Number> &arguments,
+                   cudaGraph_t               &graph,
+                   cudaGraphExec_t           &graph_exec)
     {
-      cudaGraphNodeParams loop = {};
-      loop.type                = cudaGraphNodeTypeConditional;
-      loop.conditional.handle  = arguments.handle;
-      loop.conditional.type    = cudaGraphCondTypeWhile;
-      loop.conditional.size    = 1;
-      if (cudaGraphAddNode(&loop_node,
-                           graph,
-                           before,
-                           nullptr,
-                           n_before,
-                           &loop) != cudaSuccess)
+      cudaStream_t stream;
+      GPU_ASSEMBLY_CHECK_CUDA(cudaStreamCreate(&stream));
+      bool supported = false;
+      try
         {
-          (void)cudaGetLastError();
-          return false;
+          GPU_ASSEMBLY_CHECK_CUDA(
+            cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+          try
+            {
+              supported = capture_solve(arguments, stream);
+            }
+          catch (...)
+            {
+              cudaGraph_t partial = nullptr;
+              (void)cudaStreamEndCapture(stream, &partial);
+              if (partial != nullptr)
+                (void)cudaGraphDestroy(partial);
+              throw;
+            }
+          GPU_ASSEMBLY_CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
         }
-      KernelSequence body(loop.conditional.phGraph_out[0]);
-      enqueue_iteration(body, arguments);
-      return true;
-    }
-
-    // The whole solve as a graph: the start, then the loop. Returns false,
-    // with no graph left, where the driver does not support conditional
-    // nodes.
-    template <typename Number>
-    bool
-    build_cg_graph(CGArguments<Number> arguments,
-                   cudaGraph_t        &graph,
-                   cudaGraphExec_t    &graph_exec)
-    {
-      GPU_ASSEMBLY_CHECK_CUDA(cudaGraphCreate(&graph, 0));
-      KernelSequence  start(graph);
-      cudaGraphNode_t loop_node;
-      bool            supported = create_loop_handle(arguments, graph);
-      if (supported)
+      catch (...)
         {
-          enqueue_start(start, arguments);
-          const cudaGraphNode_t before = start.last_node();
-          supported = add_loop(arguments, graph, &before, 1, loop_node);
+          GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaStreamDestroy(stream));
+          throw;
         }
+      GPU_ASSEMBLY_CHECK_CUDA(cudaStreamDestroy(stream));
       if (!supported)
         {
           GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaGraphDestroy(graph));
@@ -813,44 +797,12 @@ namespace GPUAssembly
       GPU_ASSEMBLY_CHECK_CUDA(cudaStreamIsCapturing(stream, &capture));
     if (capture == cudaStreamCaptureStatusActive)
       {
-        // Into the caller's graph: the start kernels through the stream,
-        // the loop as a node after them, which the stream then continues
-        // from.
-        cudaGraph_t graph = nullptr;
-        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(stream,
-                                                         &capture,
-                                                         nullptr,
-                                                         &graph,
-                                                         nullptr,
-                                                         nullptr,
-                                                         nullptr));
-        if (!create_loop_handle(arguments, graph))
+        // Into the caller's graph, which continues after the loop.
+        if (!capture_solve(arguments, stream))
           internal::throw_error(
             "DeviceJacobiCG::enqueue_solve(): capturing a solve into a "
             "graph needs conditional graph nodes, which this driver does "
             "not support.");
-        KernelSequence start(stream);
-        enqueue_start(start, arguments);
-        const cudaGraphNode_t *before   = nullptr;
-        std::size_t            n_before = 0;
-        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamGetCaptureInfo(stream,
-                                                         &capture,
-                                                         nullptr,
-                                                         &graph,
-                                                         &before,
-                                                         nullptr,
-                                                         &n_before));
-        cudaGraphNode_t loop_node;
-        if (!add_loop(arguments, graph, before, n_before, loop_node))
-          internal::throw_error(
-            "DeviceJacobiCG::enqueue_solve(): the driver refused a "
-            "conditional graph node.");
-        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamUpdateCaptureDependencies(
-          stream,
-          &loop_node,
-          nullptr,
-          1,
-          cudaStreamSetCaptureDependencies));
         return;
       }
 
