@@ -11,7 +11,10 @@
 //                 --method NAME (repeatable: GlobalNZ, "GlobalNZ symmetric",
 //                 "GlobalNZ (Morton)", SharedNZ, LocalElem-atomic,
 //                 LocalElem-colored; tuning variants: "GlobalNZ R=256" ...
-//                 "R=4096", "SharedNZ 1 block/SM", "SharedNZ T=128 smem/4",
+//                 "R=4096", "GlobalNZ Morton blocks" (elements and
+//                 reduction blocks in Z-order), "GlobalNZ rows, Morton
+//                 blocks", "GlobalNZ symmetric Morton blocks",
+//                 "SharedNZ 1 block/SM", "SharedNZ T=128 smem/4",
 //                 "SharedNZ T=512")
 //                 --skip-dealii (no CPU peer, for profiling runs)
 //                 --plans-only (no GPU needed: time the host construction
@@ -237,6 +240,8 @@ namespace
     bool symmetric = false;
     /// SharedNZ threads per block (0: default).
     unsigned int shared_threads = 0;
+    /// GlobalNZ: order in which the reduction blocks run.
+    ReductionOrder reduction_order = ReductionOrder::rows;
   };
 
   const std::vector<Variant> all_variants = {
@@ -279,6 +284,33 @@ namespace
      4096,
      1.,
      true},
+    {"GlobalNZ Morton blocks",
+     AssemblyMethod::global_nz,
+     ElementOrder::morton,
+     0,
+     1.,
+     true,
+     false,
+     0,
+     ReductionOrder::morton},
+    {"GlobalNZ rows, Morton blocks",
+     AssemblyMethod::global_nz,
+     ElementOrder::rows,
+     0,
+     1.,
+     true,
+     false,
+     0,
+     ReductionOrder::morton},
+    {"GlobalNZ symmetric Morton blocks",
+     AssemblyMethod::global_nz,
+     ElementOrder::morton,
+     0,
+     1.,
+     true,
+     true,
+     0,
+     ReductionOrder::morton},
     {"SharedNZ 1 block/SM",
      AssemblyMethod::shared_nz,
      ElementOrder::rows,
@@ -330,9 +362,10 @@ namespace
           continue;
         const AssemblyMethod method = variant.method;
         typename DeviceAssembler<dim, Number>::AdditionalData data;
-        data.method                  = method;
-        data.global_nz.element_order = variant.element_order;
-        data.global_nz.symmetric     = variant.symmetric;
+        data.method                    = method;
+        data.global_nz.element_order   = variant.element_order;
+        data.global_nz.reduction_order = variant.reduction_order;
+        data.global_nz.symmetric       = variant.symmetric;
         if (variant.shared_threads > 0)
           data.shared_nz.threads_per_block = variant.shared_threads;
         if (variant.targets_per_block > 0)

@@ -254,9 +254,27 @@ test_global_nz_plan(Testing::Checks             &checks,
   // Both cluster orders must give valid plans; alternate between them.
   parameters.element_order =
     dim == 2 ? ElementOrder::morton : ElementOrder::rows;
+  // And both orders of the reduction blocks.
+  parameters.reduction_order =
+    dim == 2 ? ReductionOrder::rows : ReductionOrder::morton;
   GlobalNZPlan plan;
   plan.reinit(arrays, parameters, dim, sizeof(double), 48 * 1024);
   const unsigned int B = parameters.elements_per_block;
+  if (parameters.reduction_order == ReductionOrder::morton)
+    {
+      std::vector<index_type> order = plan.reduction_block_order;
+      std::sort(order.begin(), order.end());
+      bool permutation = order.size() == plan.n_reduction_blocks();
+      for (std::size_t b = 0; permutation && b < order.size(); ++b)
+        permutation = order[b] == static_cast<index_type>(b);
+      checks.check(permutation &&
+                     plan.reduction_block_order !=
+                       std::vector<index_type>(order.begin(), order.end()),
+                   problem.name() + ": the " +
+                     std::to_string(plan.n_reduction_blocks()) +
+                     " reduction blocks run in a Z-order that is a "
+                     "permutation of, and differs from, target order");
+    }
 
   // Clusters: every element in exactly one slot; N_k holds their nodes.
   std::vector<int> element_seen(arrays.n_elements, 0);

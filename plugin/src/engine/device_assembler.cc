@@ -170,6 +170,7 @@ namespace GPUAssembly
                            plan.reduction_slice_offsets.end()));
         reduction_array.copy_from_host(plan.reduction_array);
         upper_position.copy_from_host(plan.upper_position);
+        reduction_block_order.copy_from_host(plan.reduction_block_order);
         mirror_position.copy_from_host(plan.mirror_position);
         element_data.reinit(plan.element_data_size());
         return;
@@ -294,6 +295,7 @@ namespace GPUAssembly
                                 reduction_slice_offsets.memory_consumption(),
                                 reduction_array.memory_consumption(),
                                 upper_position.memory_consumption(),
+                                reduction_block_order.memory_consumption(),
                                 mirror_position.memory_consumption(),
                                 shared_halo_offsets.memory_consumption(),
                                 shared_halo_nodes.memory_consumption(),

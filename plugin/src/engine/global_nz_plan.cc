@@ -39,6 +39,48 @@ namespace GPUAssembly
       x = (x | x << 1) & 0x5555555555555555ULL;
       return x;
     }
+
+    // Z-order keys of points in the bounding box of a mesh's nodes.
+    class MortonKey
+    {
+    public:
+      explicit MortonKey(const MeshArrays &arrays)
+        : dim(arrays.dim)
+        , lower(dim, std::numeric_limits<double>::max())
+        , upper(dim, std::numeric_limits<double>::lowest())
+      {
+        for (unsigned int n = 0; n < arrays.n_nodes; ++n)
+          for (unsigned int k = 0; k < dim; ++k)
+            {
+              lower[k] =
+                std::min(lower[k], arrays.nodal_coordinates[n * dim + k]);
+              upper[k] =
+                std::max(upper[k], arrays.nodal_coordinates[n * dim + k]);
+            }
+      }
+
+      /// The key of the point whose coordinate k is coordinate(k).
+      template <class Coordinate>
+      std::uint64_t
+      operator()(const Coordinate &coordinate) const
+      {
+        const double  bits = dim == 3 ? 2097151. : 4294967295.;
+        std::uint64_t code = 0;
+        for (unsigned int k = 0; k < dim; ++k)
+          {
+            const double extent = upper[k] - lower[k];
+            const auto   scaled = static_cast<std::uint64_t>(
+              extent > 0 ? (coordinate(k) - lower[k]) / extent * bits : 0.);
+            code |= (dim == 3 ? spread_bits_3(scaled) : spread_bits_2(scaled))
+                    << k;
+          }
+        return code;
+      }
+
+    private:
+      unsigned int        dim;
+      std::vector<double> lower, upper;
+    };
   } // namespace
 
 
@@ -46,41 +88,24 @@ namespace GPUAssembly
   std::vector<index_type>
   morton_element_order(const MeshArrays &arrays)
   {
-    const unsigned int  dim     = arrays.dim;
-    const unsigned int  n_nodes = arrays.layout.n_nodes;
-    std::vector<double> lower(dim, std::numeric_limits<double>::max());
-    std::vector<double> upper(dim, std::numeric_limits<double>::lowest());
-    for (unsigned int n = 0; n < arrays.n_nodes; ++n)
-      for (unsigned int k = 0; k < dim; ++k)
-        {
-          lower[k] = std::min(lower[k], arrays.nodal_coordinates[n * dim + k]);
-          upper[k] = std::max(upper[k], arrays.nodal_coordinates[n * dim + k]);
-        }
-
-    const double bits = dim == 3 ? 2097151. : 4294967295.;
+    const unsigned int dim     = arrays.dim;
+    const unsigned int n_nodes = arrays.layout.n_nodes;
+    const MortonKey    morton(arrays);
     std::vector<std::pair<std::uint64_t, index_type>> keys(arrays.n_elements);
     for (unsigned int e = 0; e < arrays.n_elements; ++e)
-      {
-        std::uint64_t code = 0;
-        for (unsigned int k = 0; k < dim; ++k)
-          {
-            double centroid = 0;
-            for (unsigned int a = 0; a < n_nodes; ++a)
-              centroid +=
-                arrays.nodal_coordinates
-                  [arrays.connectivity[static_cast<std::size_t>(e) * n_nodes +
-                                       a] *
-                     dim +
-                   k];
-            centroid /= n_nodes;
-            const double extent = upper[k] - lower[k];
-            const auto   scaled = static_cast<std::uint64_t>(
-              extent > 0 ? (centroid - lower[k]) / extent * bits : 0.);
-            code |= (dim == 3 ? spread_bits_3(scaled) : spread_bits_2(scaled))
-                    << k;
-          }
-        keys[e] = {code, static_cast<index_type>(e)};
-      }
+      keys[e] = {
+        morton([&](const unsigned int k) {
+          double centroid = 0;
+          for (unsigned int a = 0; a < n_nodes; ++a)
+            centroid +=
+              arrays.nodal_coordinates
+                [arrays
+                     .connectivity[static_cast<std::size_t>(e) * n_nodes + a] *
+                   dim +
+                 k];
+          return centroid / n_nodes;
+        }),
+        static_cast<index_type>(e)};
     std::sort(keys.begin(), keys.end());
     std::vector<index_type> order(arrays.n_elements);
     for (unsigned int e = 0; e < arrays.n_elements; ++e)
@@ -129,7 +154,7 @@ namespace GPUAssembly
             cluster_nodes.size() + block_connectivity.size() +
             block_location.size() + reduction_target_begin.size() +
             reduction_array.size() + upper_position.size() +
-            mirror_position.size()) *
+            mirror_position.size() + reduction_block_order.size()) *
              sizeof(index_type) +
            block_supplemental.size() * sizeof(double) +
            block_has_constraints.size() +
@@ -531,5 +556,40 @@ namespace GPUAssembly
           }
       },
       64);
+
+    reduction_block_order.clear();
+    if (parameters.reduction_order == ReductionOrder::morton)
+      {
+        // Each block by the node of its first row (matrix targets: the row
+        // of the first target's nonzero; right-hand side: its DoF).
+        const MortonKey morton(arrays);
+        const auto      row_of_position = [&](const std::size_t p) {
+          return static_cast<index_type>(
+            std::upper_bound(arrays.row_offsets.begin(),
+                             arrays.row_offsets.end(),
+                             static_cast<index_type>(p)) -
+            arrays.row_offsets.begin() - 1);
+        };
+        std::vector<std::pair<std::uint64_t, index_type>> keys(n_blocks);
+        for (unsigned int r = 0; r < n_blocks; ++r)
+          {
+            const std::size_t first = reduction_target_begin[r];
+            const index_type  row =
+              first >= n_value_targets ?
+                 static_cast<index_type>(first - n_value_targets) :
+                 row_of_position(parameters.symmetric ? upper_position[first] :
+                                                       first);
+            const index_type node = node_of_dof[row];
+            keys[r]               = {morton([&](const unsigned int k) {
+                         return arrays.nodal_coordinates
+                           [static_cast<std::size_t>(node) * arrays.dim + k];
+                       }),
+                                     static_cast<index_type>(r)};
+          }
+        std::sort(keys.begin(), keys.end());
+        reduction_block_order.resize(n_blocks);
+        for (unsigned int b = 0; b < n_blocks; ++b)
+          reduction_block_order[b] = keys[b].second;
+      }
   }
 } // namespace GPUAssembly

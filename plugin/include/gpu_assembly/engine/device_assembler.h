@@ -183,6 +183,7 @@ namespace GPUAssembly
     DeviceVector<int>           reduction_slice_offsets;
     DeviceVector<int>           reduction_array;
     DeviceVector<int>           upper_position;
+    DeviceVector<int>           reduction_block_order;
     DeviceVector<int>           mirror_position;
 
     // SharedNZ. 16-bit arrays are held as bytes (DeviceVector has no 16-bit

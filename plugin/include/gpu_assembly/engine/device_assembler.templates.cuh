@@ -154,7 +154,8 @@ namespace GPUAssembly
     // member coalesced along the row, the mirror scattered.
     template <typename Number>
     __global__ void
-    global_nz_reduction_kernel(const int *__restrict__ reduction_target_begin,
+    global_nz_reduction_kernel(const int *__restrict__ block_order,
+                               const int *__restrict__ reduction_target_begin,
                                const int *__restrict__ slice_offsets,
                                const int *__restrict__ reduction_array,
                                const Number *__restrict__ element_data,
@@ -167,7 +168,8 @@ namespace GPUAssembly
       extern __shared__ __align__(16) unsigned char shared_bytes[];
       Number *targets = reinterpret_cast<Number *>(shared_bytes);
 
-      const unsigned int r         = blockIdx.x;
+      const unsigned int r =
+        block_order != nullptr ? block_order[blockIdx.x] : blockIdx.x;
       const unsigned int T         = blockDim.x;
       const int          first     = reduction_target_begin[r];
       const int          n_targets = reduction_target_begin[r + 1] - first;
@@ -613,7 +615,10 @@ namespace GPUAssembly
         reduction_kernel<<<plan.n_reduction_blocks(),
                            plan.parameters.reduction_threads,
                            target_bytes,
-                           stream>>>(reduction_target_begin.data(),
+                           stream>>>(plan.reduction_block_order.empty() ?
+                                       nullptr :
+                                       reduction_block_order.data(),
+                                     reduction_target_begin.data(),
                                      reduction_slice_offsets.data(),
                                      reduction_array.data(),
                                      element_data.data(),

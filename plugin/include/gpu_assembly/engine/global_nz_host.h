@@ -113,10 +113,13 @@ namespace GPUAssembly
       plan.n_reduction_blocks(),
       [&](const unsigned int begin, const unsigned int end) {
         std::vector<Number> shared;
-        for (unsigned int r = begin; r < end; ++r)
+        for (unsigned int b = begin; b < end; ++b)
           {
-            const std::size_t first = plan.reduction_target_begin[r];
-            const std::size_t n_targets =
+            const unsigned int r     = plan.reduction_block_order.empty() ?
+                                         b :
+                                         plan.reduction_block_order[b];
+            const std::size_t  first = plan.reduction_target_begin[r];
+            const std::size_t  n_targets =
               plan.reduction_target_begin[r + 1] - first;
             shared.assign(n_targets, Number(0));
             for (unsigned int lane = 0; lane < T; ++lane)

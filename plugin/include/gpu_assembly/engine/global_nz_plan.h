@@ -38,6 +38,21 @@ namespace GPUAssembly
 
 
 
+  /// The order in which GlobalNZ's reduction blocks run.
+  enum class ReductionOrder
+  {
+    /// Target order: a sweep along the matrix rows.
+    rows,
+    /// Z-order of the node of each block's first row. Blocks running at
+    /// the same time then sum rows of one region of the mesh, whose
+    /// element data (with ElementOrder::morton, a compact range of it) the
+    /// L2 cache can hold; a row sweep keeps the element data of a whole
+    /// band of the matrix in flight, which on large meshes outgrows it.
+    morton
+  };
+
+
+
   /**
    * The precomputed structures of GlobalNZ (Sec. 16.3.1 of the GPU Gems
    * chapter), built once on the host for a fixed mesh and reused by every
@@ -74,6 +89,8 @@ namespace GPUAssembly
       unsigned int targets_per_block = 512;
       /// Order of the elements in the clusters.
       ElementOrder element_order = ElementOrder::rows;
+      /// Order in which the reduction blocks run.
+      ReductionOrder reduction_order = ReductionOrder::rows;
       /// Store only the upper triangle of A^e (symmetric kernels only):
       /// n (n + 1) / 2 matrix values per element instead of n^2. The
       /// reduction then sums each pair of transposed nonzeros once and
@@ -139,6 +156,9 @@ namespace GPUAssembly
     /// Entries > 0: element data index + 1 to add; < 0: -(local target + 1)
     /// to store the sum to; 0: padding.
     std::vector<index_type> reduction_array;
+    /// Block b of the reduction kernel runs reduction block
+    /// reduction_block_order[b]; empty for target order.
+    std::vector<index_type> reduction_block_order;
 
     std::size_t
     element_data_size() const
