@@ -170,7 +170,14 @@ namespace GPUAssembly
                        const std::size_t  number_size,
                        const std::size_t  shared_memory_limit)
   {
-    parameters           = new_parameters;
+    parameters = new_parameters;
+    if (parameters.reduction_order == ReductionOrder::automatic)
+      parameters.reduction_order = parameters.symmetric ?
+                                     ReductionOrder::rows :
+                                     ReductionOrder::morton;
+    if (parameters.targets_per_block == 0)
+      parameters.targets_per_block =
+        parameters.reduction_order == ReductionOrder::morton ? 256 : 512;
     const unsigned int B = parameters.elements_per_block;
     const unsigned int T = parameters.reduction_threads;
     const unsigned int R = parameters.targets_per_block;

@@ -41,13 +41,20 @@ namespace GPUAssembly
   /// The order in which GlobalNZ's reduction blocks run.
   enum class ReductionOrder
   {
+    /// morton for full element data, rows for symmetric element data:
+    /// the faster of the two in both cases on an H100 (linear elasticity
+    /// on linear tetrahedra, double; full data at 5 M tetrahedra 9.47
+    /// instead of 11.09 ms, at 1.5 M 2.97 instead of 3.26 ms; symmetric
+    /// data at 5 M 8.04 (rows) against 8.46 ms (morton):
+    /// benchmarks/results/h100_assembly_benchmark_n67_n100_morton_blocks.txt).
+    automatic,
     /// Target order: a sweep along the matrix rows.
     rows,
     /// Z-order of the node of each block's first row. Blocks running at
-    /// the same time then sum rows of one region of the mesh, whose
-    /// element data (with ElementOrder::morton, a compact range of it) the
-    /// L2 cache can hold; a row sweep keeps the element data of a whole
-    /// band of the matrix in flight, which on large meshes outgrows it.
+    /// the same time then sum rows of one region of the mesh, whose element
+    /// data the L2 cache can hold; a sweep along the rows keeps the element
+    /// data of a whole band of the matrix in flight, which on large meshes
+    /// outgrows the cache.
     morton
   };
 
@@ -80,17 +87,19 @@ namespace GPUAssembly
       unsigned int elements_per_block = 128;
       /// Threads per block of the reduction kernel (lanes of the packing).
       unsigned int reduction_threads = 256;
-      /// Consecutive targets a reduction block accumulates in shared memory.
-      /// Fewer keep the element data that concurrently running blocks read
-      /// within the L2 cache; too few pad the packed lists. 512 was fastest
-      /// on an H100 for 1.5 M tetrahedra (256: 4.70 ms, 512: 3.82 ms,
-      /// 1024: 4.29 ms, 2048: 4.87 ms, 4096: 6.34 ms; see
-      /// benchmarks/results/h100_tuning_sweep_n67_double.txt).
-      unsigned int targets_per_block = 512;
+      /// Consecutive targets a reduction block accumulates in shared memory;
+      /// 0: 256 with ReductionOrder::morton, 512 with rows. Fewer keep the
+      /// element data that concurrently running blocks read within the L2
+      /// cache; too few pad the packed lists. On an H100, 1.5 M and 5 M
+      /// tetrahedra in double: rows fastest at 512 (1.5 M: 256 4.70 ms, 512
+      /// 3.82, 1024 4.29, 2048 4.87, 4096 6.34; an older build,
+      /// benchmarks/results/h100_tuning_sweep_n67_double.txt), morton at
+      /// 256 (5 M: 256 9.47 ms, 512 10.21, 1024 14.18).
+      unsigned int targets_per_block = 0;
       /// Order of the elements in the clusters.
       ElementOrder element_order = ElementOrder::rows;
       /// Order in which the reduction blocks run.
-      ReductionOrder reduction_order = ReductionOrder::rows;
+      ReductionOrder reduction_order = ReductionOrder::automatic;
       /// Store only the upper triangle of A^e (symmetric kernels only):
       /// n (n + 1) / 2 matrix values per element instead of n^2. The
       /// reduction then sums each pair of transposed nonzeros once and
