@@ -172,9 +172,18 @@ namespace GPUAssembly
   {
     parameters = new_parameters;
     if (parameters.reduction_order == ReductionOrder::automatic)
-      parameters.reduction_order = parameters.symmetric ?
-                                     ReductionOrder::rows :
-                                     ReductionOrder::morton;
+      {
+        const std::size_t n_matrix =
+          parameters.symmetric ?
+            arrays.layout.n_dofs * (arrays.layout.n_dofs + 1) / 2 :
+            arrays.layout.n_dofs * arrays.layout.n_dofs;
+        const double element_data_bytes = double(arrays.n_elements) *
+                                          (n_matrix + arrays.layout.n_dofs) *
+                                          number_size;
+        parameters.reduction_order = element_data_bytes > 1.5e9 ?
+                                       ReductionOrder::morton :
+                                       ReductionOrder::rows;
+      }
     if (parameters.targets_per_block == 0)
       parameters.targets_per_block =
         parameters.reduction_order == ReductionOrder::morton ? 256 : 512;

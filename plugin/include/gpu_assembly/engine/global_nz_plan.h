@@ -41,12 +41,18 @@ namespace GPUAssembly
   /// The order in which GlobalNZ's reduction blocks run.
   enum class ReductionOrder
   {
-    /// morton for full element data, rows for symmetric element data:
-    /// the faster of the two in both cases on an H100 (linear elasticity
-    /// on linear tetrahedra, double; full data at 5 M tetrahedra 9.47
-    /// instead of 11.09 ms, at 1.5 M 2.97 instead of 3.26 ms; symmetric
-    /// data at 5 M 8.04 (rows) against 8.46 ms (morton):
-    /// benchmarks/results/h100_assembly_benchmark_n67_n100_morton_blocks.txt).
+    /// morton where the element data exceed 1.5 GB, else rows: the faster
+    /// of the two in every case measured on an H100 (linear tetrahedra,
+    /// double). Z-order pays where the element data far outgrow the L2
+    /// cache: full data, 1.5 M tetrahedra (1.9 GB) 2.97 against 3.27 ms, 5 M
+    /// (6.2 GB) 9.46 against 11.10 ms; symmetric data, 5 M (3.6 GB) 7.47
+    /// against 8.04 ms. Below, target order is faster: symmetric data,
+    /// 1.5 M (1.1 GB) 2.31 against 2.37 ms; the hyperelastic app's step at
+    /// 120 k tetrahedra 0.62 against 0.67 ms (symmetric) and 0.76 against
+    /// 0.81 ms (full data; two runs).
+    /// benchmarks/results/h100_assembly_benchmark_* morton_blocks.txt,
+    /// h100_assembly_benchmark_n67_symmetric_orders.txt,
+    /// h100_hyperelastic_benchmark_morton_blocks.txt.
     automatic,
     /// Target order: a sweep along the matrix rows.
     rows,
