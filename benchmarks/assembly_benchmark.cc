@@ -245,6 +245,8 @@ namespace
     unsigned int shared_threads = 0;
     /// GlobalNZ: order in which the reduction blocks run.
     ReductionOrder reduction_order = ReductionOrder::automatic;
+    /// GlobalNZ threads per reduction block (0: default).
+    unsigned int reduction_threads = 0;
   };
 
   const std::vector<Variant> all_variants = {
@@ -344,6 +346,36 @@ namespace
      true,
      0,
      ReductionOrder::morton},
+    {"GlobalNZ Morton blocks T=128",
+     AssemblyMethod::global_nz,
+     ElementOrder::rows,
+     256,
+     1.,
+     true,
+     false,
+     0,
+     ReductionOrder::morton,
+     128},
+    {"GlobalNZ Morton blocks R=384",
+     AssemblyMethod::global_nz,
+     ElementOrder::rows,
+     384,
+     1.,
+     true,
+     false,
+     0,
+     ReductionOrder::morton,
+     0},
+    {"GlobalNZ Morton blocks R=512 T=128",
+     AssemblyMethod::global_nz,
+     ElementOrder::rows,
+     512,
+     1.,
+     true,
+     false,
+     0,
+     ReductionOrder::morton,
+     128},
     {"GlobalNZ rows, Morton blocks R=128",
      AssemblyMethod::global_nz,
      ElementOrder::rows,
@@ -452,7 +484,9 @@ namespace
         data.method                    = method;
         data.global_nz.element_order   = variant.element_order;
         data.global_nz.reduction_order = variant.reduction_order;
-        data.global_nz.symmetric       = variant.symmetric;
+        if (variant.reduction_threads > 0)
+          data.global_nz.reduction_threads = variant.reduction_threads;
+        data.global_nz.symmetric = variant.symmetric;
         if (variant.shared_threads > 0)
           data.shared_nz.threads_per_block = variant.shared_threads;
         if (variant.targets_per_block > 0)
