@@ -438,11 +438,13 @@ namespace Hyperelastic
       Number load_factor_value = 0;
 
       // run_step(): its graph, its report and the stage clock.
-      cudaStream_t                                  stream      = nullptr;
-      cudaStream_t                                  body_stream = nullptr;
-      cudaGraph_t                                   step_graph  = nullptr;
-      cudaGraphExec_t                               step_exec   = nullptr;
-      StepGraphKey                                  step_key;
+      cudaStream_t    stream      = nullptr;
+      cudaStream_t    body_stream = nullptr;
+      cudaGraph_t     step_graph  = nullptr;
+      cudaGraphExec_t step_exec   = nullptr;
+      StepGraphKey    step_key;
+      /// The key of the last step run_step() was asked for.
+      StepGraphKey                                  previous_key;
       bool                                          step_graph_supported;
       GPUAssembly::DeviceVector<double>             report;
       std::vector<double>                           report_host;
@@ -852,6 +854,14 @@ namespace Hyperelastic
                              control.max_cg_iterations};
       if (step_exec == nullptr || !(key == step_key))
         {
+          // A key that changes from step to step (the body-force ramp of
+          // quasi-static runs) would cost a capture and an instantiation
+          // per step: those steps run the host-driven loop instead, and the
+          // graph is built once the key repeats.
+          const bool repeated = key == previous_key;
+          previous_key        = key;
+          if (step_exec != nullptr && !repeated)
+            return false;
           release_step_graph();
           if (!build_step_graph(loads, control))
             {

@@ -178,6 +178,31 @@ main()
                      scientific(at("Update")) + " s");
     }
 
+  {
+    // Quasi-static load stepping: the body force ramps, so the step graph's
+    // kernel changes every step and those steps run the host-driven loop;
+    // the result is the same as with the loop throughout.
+    const std::string quasi_static =
+      make_scenario("tetrahedra", "1e-9", "1e-8", "  set Device = gpu\n") +
+      "subsection Time\n  set Mode = quasi-static\n  set End time = 1\n"
+      "  set Time step = 0.25\nend\n"
+      "subsection Material\n  set Body force = 0, 0, -0.01\nend\n";
+    const auto graph = run_hyperelastic(quasi_static, 6, log);
+    const auto loop  = run_hyperelastic(
+      quasi_static + "subsection Execution\n  set Step graph = false\nend\n",
+      6,
+      log);
+    checks.check(graph->state() == loop->state() &&
+                   graph->statistics().n_newton_iterations ==
+                     loop->statistics().n_newton_iterations &&
+                   graph->statistics().n_steps == 6,
+                 "quasi-static, 4 ramped load steps and 2 at full load: steps "
+                 "as device graphs where the kernel repeats, else the host "
+                 "loop, equal the host loop bitwise (Newton " +
+                   std::to_string(graph->statistics().n_newton_iterations) +
+                   ")");
+  }
+
   for (const bool step_graph : {true, false})
     {
       // Failures found on the device stop the run with the host loop's
