@@ -387,6 +387,18 @@ namespace GPUAssembly
     else
       n_value_targets = n_nonzeros;
 
+    // The row of matrix target t: that of its nonzero (with symmetric data,
+    // of the pair's upper member).
+    const auto row_of_target = [&](const std::size_t t) {
+      const index_type p =
+        parameters.symmetric ? upper_position[t] : static_cast<index_type>(t);
+      return static_cast<index_type>(
+        std::upper_bound(arrays.row_offsets.begin(),
+                         arrays.row_offsets.end(),
+                         p) -
+        arrays.row_offsets.begin() - 1);
+    };
+
     // Reduction blocks: runs of at most R targets of the combined index
     // space (matrix targets, then right-hand-side entries), split where
     // the matrix targets end and the right-hand side begins.
@@ -473,20 +485,8 @@ namespace GPUAssembly
               {
                 // The rows of the block's targets: those of their
                 // nonzeros (the upper members, with symmetric data).
-                const auto position = [&](const std::size_t target) {
-                  return parameters.symmetric ?
-                           static_cast<std::size_t>(upper_position[target]) :
-                           target;
-                };
-                const auto row_of = [&](const std::size_t p) {
-                  return static_cast<index_type>(
-                    std::upper_bound(arrays.row_offsets.begin(),
-                                     arrays.row_offsets.end(),
-                                     static_cast<index_type>(p)) -
-                    arrays.row_offsets.begin() - 1);
-                };
-                const index_type first_row = row_of(position(first));
-                const index_type last_row  = row_of(position(last - 1));
+                const index_type first_row = row_of_target(first);
+                const index_type last_row  = row_of_target(last - 1);
                 for (index_type row = first_row; row <= last_row; ++row)
                   for_each_element(
                     row,
@@ -578,14 +578,7 @@ namespace GPUAssembly
       {
         // Each block by the node of its first row (matrix targets: the row
         // of the first target's nonzero; right-hand side: its DoF).
-        const MortonKey morton(arrays);
-        const auto      row_of_position = [&](const std::size_t p) {
-          return static_cast<index_type>(
-            std::upper_bound(arrays.row_offsets.begin(),
-                             arrays.row_offsets.end(),
-                             static_cast<index_type>(p)) -
-            arrays.row_offsets.begin() - 1);
-        };
+        const MortonKey                                   morton(arrays);
         std::vector<std::pair<std::uint64_t, index_type>> keys(n_blocks);
         for (unsigned int r = 0; r < n_blocks; ++r)
           {
@@ -593,8 +586,7 @@ namespace GPUAssembly
             const index_type  row =
               first >= n_value_targets ?
                  static_cast<index_type>(first - n_value_targets) :
-                 row_of_position(parameters.symmetric ? upper_position[first] :
-                                                       first);
+                 row_of_target(first);
             const index_type node = node_of_dof[row];
             keys[r]               = {morton([&](const unsigned int k) {
                          return arrays.nodal_coordinates
