@@ -98,7 +98,7 @@ namespace GPUAssembly
    * A solve is one launch of a CUDA graph whose body, a conditional
    * "while" node, is one iteration: an SpMV that also leaves the block sums
    * of p.q, a fused update of x, r and z that leaves those of r.z and r.r,
-   * the direction update, and a one-thread kernel that takes the stopping
+   * and the direction update, whose first thread also takes the stopping
    * decision on the device. The iteration therefore never waits for the
    * host: for the small systems of real-time simulation the launch latency
    * and the per-iteration round trip of a host-driven loop cost more than
