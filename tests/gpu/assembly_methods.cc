@@ -26,6 +26,7 @@
 
 #include "../test_problems.h"
 #include "../tests.h"
+#include "gpu_tests.h"
 
 using namespace dealii;
 using namespace GPUAssembly;
@@ -387,13 +388,8 @@ int
 main(int argc, char **argv)
 {
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-  if (n_cuda_devices() == 0)
-    {
-      std::cout << "SKIPPED: no CUDA device; this test needs a GPU."
-                << std::endl;
-      return Testing::skip_return_code;
-    }
-  std::cout << describe_execution_path() << std::endl;
+  if (!Testing::cuda_device_present())
+    return Testing::skip_return_code;
   Testing::Checks checks;
   const auto      gradients = SupplementalDataFormat::quadrature_gradients;
   test_against_host<3>(checks, true, 1, true, gradients);

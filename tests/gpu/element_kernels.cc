@@ -16,6 +16,7 @@
 #include "../test_problems.h"
 #include "../tests.h"
 #include "device_kernels.h"
+#include "gpu_tests.h"
 
 using namespace dealii;
 using namespace GPUAssembly;
@@ -134,13 +135,8 @@ test_kernel(Testing::Checks            &checks,
 int
 main()
 {
-  if (n_cuda_devices() == 0)
-    {
-      std::cout << "SKIPPED: no CUDA device; this test needs a GPU."
-                << std::endl;
-      return Testing::skip_return_code;
-    }
-  std::cout << describe_execution_path() << std::endl;
+  if (!Testing::cuda_device_present())
+    return Testing::skip_return_code;
 
   Testing::Checks  checks;
   const DeviceInfo info = get_device_info(0);

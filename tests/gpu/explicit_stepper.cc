@@ -14,6 +14,7 @@
 
 #include "../explicit_test_meshes.h"
 #include "../tests.h"
+#include "gpu_tests.h"
 
 using namespace GPUAssembly::Explicit;
 
@@ -155,12 +156,8 @@ namespace
 int
 main()
 {
-  if (GPUAssembly::n_cuda_devices() == 0)
-    {
-      std::cout << "No CUDA device: skipped." << std::endl;
-      return Testing::skip_return_code;
-    }
-  std::cout << GPUAssembly::describe_execution_path() << std::endl;
+  if (!Testing::cuda_device_present())
+    return Testing::skip_return_code;
   Testing::Checks checks;
   for (const bool triangles : {true, false})
     {

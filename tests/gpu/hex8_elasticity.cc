@@ -19,6 +19,7 @@
 #include "../hex8_reference.h"
 #include "../test_problems.h"
 #include "../tests.h"
+#include "gpu_tests.h"
 
 using namespace dealii;
 using namespace GPUAssembly;
@@ -296,11 +297,8 @@ test_errors(Testing::Checks &checks)
 int
 main()
 {
-  if (n_cuda_devices() == 0)
-    {
-      std::cout << "No CUDA device: skipped." << std::endl;
-      return Testing::skip_return_code;
-    }
+  if (!Testing::cuda_device_present())
+    return Testing::skip_return_code;
   Testing::Checks checks;
   test_local_matrices(checks);
   test_assembly(checks);

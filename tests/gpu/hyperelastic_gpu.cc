@@ -13,6 +13,7 @@
 
 #include "../hyperelastic_test_utilities.h"
 #include "../tests.h"
+#include "gpu_tests.h"
 
 namespace
 {
@@ -57,12 +58,8 @@ end
 int
 main()
 {
-  if (GPUAssembly::n_cuda_devices() == 0)
-    {
-      std::cout << "No CUDA device: skipped." << std::endl;
-      return skip_return_code;
-    }
-  std::cout << GPUAssembly::describe_execution_path() << std::endl;
+  if (!Testing::cuda_device_present())
+    return Testing::skip_return_code;
   Checks             checks;
   std::ostringstream log;
   const unsigned int n_steps = 20;

@@ -20,6 +20,7 @@
 
 #include "../test_problems.h"
 #include "../tests.h"
+#include "gpu_tests.h"
 
 using namespace dealii;
 using namespace GPUAssembly;
@@ -259,13 +260,8 @@ int
 main(int argc, char **argv)
 {
   use_graph = !(argc > 1 && std::string(argv[1]) == "--no-graph");
-  if (n_cuda_devices() == 0)
-    {
-      std::cout << "SKIPPED: no CUDA device; this test needs a GPU."
-                << std::endl;
-      return Testing::skip_return_code;
-    }
-  std::cout << describe_execution_path() << std::endl;
+  if (!Testing::cuda_device_present())
+    return Testing::skip_return_code;
   Testing::Checks checks;
 
   Testing::TestProblem<3> problem;
