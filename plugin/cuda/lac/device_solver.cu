@@ -57,35 +57,23 @@ namespace GPUAssembly
                   const unsigned int slot_0,
                   const unsigned int slot_1)
     {
-      for (unsigned int s = 0; s < n_sums; ++s)
+      if (n_sums == 1)
         {
-          double value[1] = {0.};
-          for (unsigned int b = threadIdx.x; b < n_blocks; b += block_size)
-            value[0] += partial[b * n_sums + s];
-          internal::block_sum<block_size>(value);
+          double total[1];
+          internal::sum_partials<block_size>(partial, n_blocks, total);
           if (threadIdx.x == 0)
-            slots[s == 0 ? slot_0 : slot_1] = value[0];
+            slots[slot_0] = total[0];
         }
-    }
-
-
-
-    // Sum of @p n_partials block sums (n_sums interleaved sums each), the
-    // same value in every thread of every block that calls it: each block
-    // adds the same numbers in the same order. Lets a kernel use a global
-    // sum without a separate one-block kernel and without atomics.
-    template <unsigned int n_sums>
-    __device__ void
-    sum_partials(const double      *partial,
-                 const unsigned int n_partials,
-                 double (&total)[n_sums])
-    {
-      for (unsigned int s = 0; s < n_sums; ++s)
-        total[s] = 0;
-      for (unsigned int b = threadIdx.x; b < n_partials; b += block_size)
-        for (unsigned int s = 0; s < n_sums; ++s)
-          total[s] += partial[b * n_sums + s];
-      internal::block_sum<block_size>(total);
+      else
+        {
+          double total[2];
+          internal::sum_partials<block_size>(partial, n_blocks, total);
+          if (threadIdx.x == 0)
+            {
+              slots[slot_0] = total[0];
+              slots[slot_1] = total[1];
+            }
+        }
     }
 
 
@@ -173,7 +161,7 @@ namespace GPUAssembly
                       double                  *state)
     {
       double total[2];
-      sum_partials<2>(partial, n_partials, total);
+      internal::sum_partials<block_size>(partial, n_partials, total);
       if (threadIdx.x != 0)
         return;
       state[cg_state::rz]     = total[0];
@@ -253,7 +241,7 @@ namespace GPUAssembly
               double            *partial)
     {
       double pq[1];
-      sum_partials<1>(spmv_partial, n_spmv_partials, pq);
+      internal::sum_partials<block_size>(spmv_partial, n_spmv_partials, pq);
       const Number alpha   = Number(state[cg_state::rz] / pq[0]);
       double       sums[2] = {0., 0.};
       for (std::size_t i = blockIdx.x * std::size_t(block_size) + threadIdx.x;
@@ -290,7 +278,7 @@ namespace GPUAssembly
                  double                  *state)
     {
       double total[2];
-      sum_partials<2>(partial, n_partials, total);
+      internal::sum_partials<block_size>(partial, n_partials, total);
       const Number beta = Number(total[0] / state[cg_state::rz]);
       for (std::size_t i = blockIdx.x * std::size_t(block_size) + threadIdx.x;
            i < n;
@@ -711,7 +699,7 @@ namespace GPUAssembly
   {
     const std::size_t n = b.size();
     if (A.m() != n || inverse_diagonal.size() != n)
-      internal::throw_error("DeviceJacobiCG::solve(): the matrix has " +
+      internal::throw_error("DeviceJacobiCG: the matrix has " +
                             std::to_string(A.m()) +
                             " rows, the right-hand side " + std::to_string(n) +
                             " entries and the inverse diagonal " +

@@ -37,6 +37,27 @@ namespace GPUAssembly
       // The buffer is reused by the next call in the same kernel.
       __syncthreads();
     }
+
+    /**
+     * The sum of @p n_partials block sums (n_sums interleaved sums each),
+     * the same value in every thread of every block that calls it: each
+     * block adds the same numbers in the same order. Lets a kernel use a
+     * global sum without a separate one-block kernel and without atomics,
+     * and lets two kernels that finish the same sums agree bit for bit.
+     */
+    template <unsigned int block_size, unsigned int n_sums>
+    __device__ inline void
+    sum_partials(const double      *partial,
+                 const unsigned int n_partials,
+                 double (&total)[n_sums])
+    {
+      for (unsigned int s = 0; s < n_sums; ++s)
+        total[s] = 0;
+      for (unsigned int b = threadIdx.x; b < n_partials; b += block_size)
+        for (unsigned int s = 0; s < n_sums; ++s)
+          total[s] += partial[b * n_sums + s];
+      block_sum<block_size>(total);
+    }
   } // namespace internal
 } // namespace GPUAssembly
 
