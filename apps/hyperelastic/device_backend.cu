@@ -138,15 +138,6 @@ namespace Hyperelastic
 
 
 
-    template <typename Number>
-    __global__ void
-    add_kernel(Number *u, const Number *delta, const unsigned int n)
-    {
-      const unsigned int i = blockIdx.x * block_size + threadIdx.x;
-      if (i < n)
-        u[i] += delta[i];
-    }
-
     // First Newton iterate u = u_k + dt p_k / m.
     template <typename Number>
     __global__ void
@@ -246,10 +237,10 @@ namespace Hyperelastic
                        double                          *report,
                        unsigned long long              *clock)
     {
-      double value[1] = {0.};
-      for (unsigned int b = threadIdx.x; b < n_partials; b += block_size)
-        value[0] += partial[b];
-      GPUAssembly::internal::block_sum<block_size>(value);
+      double value[1];
+      GPUAssembly::internal::sum_partials<block_size>(partial,
+                                                      n_partials,
+                                                      value);
       if (threadIdx.x != 0)
         return;
       stamp(clock, clock_slot::assembly);
@@ -273,9 +264,10 @@ namespace Hyperelastic
       cudaGraphSetConditional(loop, status == step_code::running ? 1u : 0u);
     }
 
-    // After a CG solve: u += delta (solve_and_update()), the CG's
-    // iterations, and the breakdown test; the next residual is the next
-    // iteration's.
+    // After a CG solve: u += delta; and, given a step report (run_step()),
+    // the CG's iterations and the breakdown test, the next residual being
+    // the next iteration's. The host-driven loop (solve_and_update()) passes
+    // no report: it reads the CG's result itself.
     template <typename Number>
     __global__ void
     newton_update_kernel(const Number       *delta,
@@ -286,7 +278,7 @@ namespace Hyperelastic
                          unsigned long long *clock)
     {
       const unsigned int i = blockIdx.x * block_size + threadIdx.x;
-      if (i == 0)
+      if (i == 0 && report != nullptr)
         {
           using CG = GPUAssembly::DeviceJacobiCG<Number>;
           stamp(clock, clock_slot::solve);
@@ -682,9 +674,13 @@ namespace Hyperelastic
       control.max_iterations     = max_iterations;
       const auto result =
         cg.solve(matrix, inverse_diagonal, delta, residual, control);
-      add_kernel<<<n_blocks(n_dofs), block_size>>>(u.data(),
-                                                   delta.data(),
-                                                   n_dofs);
+      newton_update_kernel<Number>
+        <<<n_blocks(n_dofs), block_size>>>(delta.data(),
+                                           n_dofs,
+                                           nullptr,
+                                           u.data(),
+                                           nullptr,
+                                           nullptr);
       check_launch();
       return {result.iterations,
               result.initial_residual,
