@@ -250,30 +250,26 @@ namespace GPUAssembly
     block_has_constraints.assign(static_cast<std::size_t>(n_element_blocks) * B,
                                  0);
 
-    // N_k of every cluster: sized in parallel, then filled in parallel with
-    // the block element matrices.
-    const auto cluster = [&](const unsigned int       k,
-                             std::vector<index_type> &nodes) {
-      nodes.clear();
-      for (unsigned int t = 0; t < B; ++t)
-        if (const index_type e = block_element[k * B + t]; e >= 0)
-          nodes.insert(nodes.end(),
-                       arrays.connectivity.begin() +
-                         static_cast<std::size_t>(e) * n_en,
-                       arrays.connectivity.begin() +
-                         static_cast<std::size_t>(e + 1) * n_en);
-      std::sort(nodes.begin(), nodes.end());
-      nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-    };
+    // N_k of every cluster, found once in parallel, then concatenated in
+    // parallel while the block element matrices are filled.
+    std::vector<std::vector<index_type>> cluster(n_element_blocks);
     cluster_node_offsets.assign(n_element_blocks + 1, 0);
     dealii::parallel::apply_to_subranges(
       0u,
       n_element_blocks,
       [&](const unsigned int begin, const unsigned int end) {
-        std::vector<index_type> nodes;
         for (unsigned int k = begin; k < end; ++k)
           {
-            cluster(k, nodes);
+            std::vector<index_type> &nodes = cluster[k];
+            for (unsigned int t = 0; t < B; ++t)
+              if (const index_type e = block_element[k * B + t]; e >= 0)
+                nodes.insert(nodes.end(),
+                             arrays.connectivity.begin() +
+                               static_cast<std::size_t>(e) * n_en,
+                             arrays.connectivity.begin() +
+                               static_cast<std::size_t>(e + 1) * n_en);
+            std::sort(nodes.begin(), nodes.end());
+            nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
             cluster_node_offsets[k + 1] = nodes.size();
           }
       },
@@ -298,10 +294,9 @@ namespace GPUAssembly
       0u,
       n_element_blocks,
       [&](const unsigned int begin, const unsigned int end) {
-        std::vector<index_type> nodes;
         for (unsigned int k = begin; k < end; ++k)
           {
-            cluster(k, nodes);
+            const std::vector<index_type> nodes = std::move(cluster[k]);
             std::copy(nodes.begin(),
                       nodes.end(),
                       cluster_nodes.begin() + cluster_node_offsets[k]);
