@@ -374,6 +374,8 @@ test_errors(Testing::Checks &checks)
   }
   checks.check(parse_element_strategy("shapeMap") ==
                    ElementStrategy::shape_map &&
+                 parse_element_strategy("shapeMap-per-entry") ==
+                   ElementStrategy::shape_map_per_entry &&
                  parse_element_strategy(to_string(ElementStrategy::standard)) ==
                    ElementStrategy::standard,
                "element strategy names round-trip");
@@ -381,7 +383,7 @@ test_errors(Testing::Checks &checks)
     [&] {
       parse_element_strategy("shapemap");
     },
-    "choose thread-per-element, shapeMap or standard",
+    "choose thread-per-element, shapeMap, shapeMap-per-entry or standard",
     "an unknown element strategy is refused");
 }
 

@@ -139,6 +139,10 @@ test_local_matrices(Testing::Checks &checks)
            {ElementStrategy::shape_map, 1},
            {ElementStrategy::shape_map, 2},
            {ElementStrategy::shape_map, 4},
+           {ElementStrategy::shape_map_per_entry, 8},
+           {ElementStrategy::shape_map_per_entry, 1},
+           {ElementStrategy::shape_map_per_entry, 2},
+           {ElementStrategy::shape_map_per_entry, 4},
            {ElementStrategy::standard, 8},
            {ElementStrategy::standard, 1},
            {ElementStrategy::thread_per_element, 8}})
@@ -205,8 +209,9 @@ test_assembly(Testing::Checks &checks)
                 arrays.nodal_coordinates,
                 3);
 
-  for (const ElementStrategy strategy :
-       {ElementStrategy::shape_map, ElementStrategy::standard})
+  for (const ElementStrategy strategy : {ElementStrategy::shape_map,
+                                         ElementStrategy::shape_map_per_entry,
+                                         ElementStrategy::standard})
     for (const bool symmetric : {false, true})
       {
         DeviceAssembler<3, double>::AdditionalData data;

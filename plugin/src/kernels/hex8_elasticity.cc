@@ -16,6 +16,8 @@ namespace GPUAssembly
           return "thread-per-element";
         case ElementStrategy::shape_map:
           return "shapeMap";
+        case ElementStrategy::shape_map_per_entry:
+          return "shapeMap-per-entry";
         case ElementStrategy::standard:
           return "standard";
       }
@@ -29,13 +31,14 @@ namespace GPUAssembly
   {
     for (const auto strategy : {ElementStrategy::thread_per_element,
                                 ElementStrategy::shape_map,
+                                ElementStrategy::shape_map_per_entry,
                                 ElementStrategy::standard})
       if (name == to_string(strategy))
         return strategy;
     AssertThrow(false,
                 dealii::ExcMessage("Unknown element strategy '" + name +
-                                   "'; choose thread-per-element, shapeMap "
-                                   "or standard."));
+                                   "'; choose thread-per-element, shapeMap, "
+                                   "shapeMap-per-entry or standard."));
     return ElementStrategy::thread_per_element;
   }
 

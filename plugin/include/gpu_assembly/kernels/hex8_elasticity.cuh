@@ -53,10 +53,27 @@ namespace GPUAssembly
       /// (Hex8::shape_map_entry).
       shape_map_block,
       /// shapeMap with the zeros of the isotropic C's blocks skipped
-      /// (Hex8::shape_map_isotropic_entry): what ElementStrategy::shape_map
-      /// runs.
-      shape_map_isotropic
+      /// (Hex8::shape_map_isotropic_entry), a thread per entry: what
+      /// ElementStrategy::shape_map_per_entry runs.
+      shape_map_isotropic,
+      /// The same entries, each computed the same way, but a thread takes
+      /// the 24 entries of one row (and the row's vector entry) in turn:
+      /// what ElementStrategy::shape_map runs. Loads from shared memory are
+      /// what bounds the per-entry form (a 16-byte load per two
+      /// multiply-adds); a row's thread loads its node's gradients once
+      /// and each column node's once per three entries, a quarter of the
+      /// per-entry form's loads.
+      shape_map_rows
     };
+
+    /// Threads per block of a hex8 block kernel of @p form with @p G
+    /// elements per block.
+    constexpr unsigned int
+    hex8_threads_per_block(const Hex8EntryForm form, const unsigned int G)
+    {
+      return form == Hex8EntryForm::shape_map_rows ? Hex8::n_dofs * G :
+                                                     hex8_block_threads;
+    }
 
     /**
      * The order in which a block's threads take the entries of a packed
@@ -256,6 +273,98 @@ namespace GPUAssembly
     };
 
     /**
+     * The gradients a thread of the row form holds in registers, served to
+     * Hex8::shape_map_isotropic_entry as its view: those of the row's node
+     * a and those of the current column node b (times JxW). The node
+     * arguments are a and b by construction and not looked at.
+     */
+    template <typename Number>
+    struct Hex8RowRegisters
+    {
+      Number row_node[Hex8::n_q_points / 2][3][2];
+      Number column_node[Hex8::n_q_points / 2][3][2];
+
+      __device__ void
+      component_pair(const unsigned int p,
+                     const unsigned int,
+                     const unsigned int k,
+                     Number            *v) const
+      {
+        v[0] = row_node[p][k][0];
+        v[1] = row_node[p][k][1];
+      }
+
+      __device__ void
+      scaled_component_pair(const unsigned int p,
+                            const unsigned int,
+                            const unsigned int k,
+                            Number            *v) const
+      {
+        v[0] = column_node[p][k][0];
+        v[1] = column_node[p][k][1];
+      }
+    };
+
+    /**
+     * The entries of row 3 a + c (columns from 3 a + c on if @p symmetric)
+     * of element g of the block, written to @p out (entry i at i * B). The
+     * component @p c is a template argument so that every index into the
+     * registers is a constant once the loops are unrolled: with a run-time
+     * index the arrays would go to local memory.
+     */
+    template <typename Number, bool symmetric, unsigned int c, unsigned int G>
+    __device__ void
+    hex8_row_entries(const Hex8SharedView<Number, G> &view,
+                     const unsigned int               a,
+                     const Number                     lambda,
+                     const Number                     mu,
+                     Number                          *out,
+                     const unsigned int               B)
+    {
+      constexpr unsigned int   n_pairs = Hex8::n_q_points / 2;
+      Hex8RowRegisters<Number> registers;
+#pragma unroll
+      for (unsigned int p = 0; p < n_pairs; ++p)
+#pragma unroll
+        for (unsigned int k = 0; k < 3; ++k)
+          view.component_pair(p, a, k, registers.row_node[p][k]);
+      const unsigned int row = 3 * a + c;
+      for (unsigned int b = symmetric ? a : 0; b < Hex8::n_nodes; ++b)
+        {
+#pragma unroll
+          for (unsigned int p = 0; p < n_pairs; ++p)
+#pragma unroll
+            for (unsigned int k = 0; k < 3; ++k)
+              view.scaled_component_pair(p, b, k, registers.column_node[p][k]);
+#pragma unroll
+          for (unsigned int c2 = 0; c2 < 3; ++c2)
+            {
+              // (As ints: for c = 0 an unsigned c2 < c is always false.)
+              if (symmetric && b == a && static_cast<int>(c2) < int(c))
+                continue;
+              const Number value =
+                Hex8::shape_map_isotropic_entry<Number>(registers,
+                                                        a,
+                                                        c,
+                                                        b,
+                                                        c2,
+                                                        lambda,
+                                                        mu);
+              const unsigned int column = 3 * b + c2;
+              const unsigned int entry =
+                symmetric ?
+                  SymmetricElementOutput<Number>::packed_index(Hex8::n_dofs,
+                                                               row,
+                                                               column) :
+                  row * Hex8::n_dofs + column;
+              out[static_cast<std::size_t>(entry) * B] = value;
+            }
+        }
+    }
+
+
+
+    /**
      * The block kernel. Block r covers slots [r G, r G + G) of the GlobalNZ
      * plan (G divides the plan's elements per block B, so a block stays in
      * one cluster). Phase 1 gathers coordinates and material into shared
@@ -272,7 +381,7 @@ namespace GPUAssembly
               Hex8EntryForm form,
               unsigned int  G>
     __global__ void
-    __launch_bounds__(hex8_block_threads)
+    __launch_bounds__(hex8_threads_per_block(form, G))
       hex8_element_kernel(const Hex8ElasticityKernel<Number> kernel,
                           const Hex8EntryOrder<symmetric>    order,
                           const int *__restrict__ block_element,
@@ -335,7 +444,7 @@ namespace GPUAssembly
           lame[tid]     = Hex8::lame_lambda(E, nu);
           lame[G + tid] = Hex8::lame_mu(E, nu);
         }
-      if constexpr (symmetric)
+      if constexpr (symmetric && form != Hex8EntryForm::shape_map_rows)
         for (unsigned int i = tid; i < n_matrix_entries; i += blockDim.x)
           position[i] = order.position[i];
       __syncthreads();
@@ -424,56 +533,93 @@ namespace GPUAssembly
           __syncthreads();
         }
 
-      // Phase 3: a thread per entry and element; consecutive threads take
-      // the G elements of one entry, so a warp writes runs of G values.
+      // Phase 3: a thread per entry (or row) and element; consecutive
+      // threads take the G elements of one entry, so a warp writes runs of
+      // G values.
       const unsigned int g = tid % G;
       if (block_element[slot0 + g] < 0)
         return;
       const Number  lambda = lame[g], mu = lame[G + g];
       Number *const out =
         element_data + static_cast<std::size_t>(k) * n_entries * B + t0 + g;
-      for (unsigned int i = tid; i < n_entries * G; i += blockDim.x)
+      if constexpr (form == Hex8EntryForm::shape_map_rows)
         {
-          const unsigned int w = i / G;
-          Number             value;
-          unsigned int       entry = w;
-          if (w < n_matrix_entries)
+          // Component-major, so that the threads of a warp (4 nodes of 8
+          // elements at G = 8) share their component and take one branch.
+          const unsigned int r = tid / G, c = r / Hex8::n_nodes,
+                             a = r % Hex8::n_nodes;
+          switch (c)
             {
-              unsigned int row, column;
-              if constexpr (symmetric)
-                {
-                  row    = position[w] / 32;
-                  column = position[w] % 32;
-                }
-              else
-                Hex8::entry_position_by_component_pair(
-                  w,
-                  form == Hex8EntryForm::shape_map_isotropic,
-                  row,
-                  column);
-              if constexpr (form == Hex8EntryForm::shape_map_isotropic)
-                value = Hex8::shape_map_isotropic_entry<Number>(view,
-                                                                row,
-                                                                column,
-                                                                lambda,
-                                                                mu);
-              else if constexpr (form == Hex8EntryForm::shape_map_block)
-                value = Hex8::shape_map_entry<Number>(view, row, column);
-              else
-                value = Hex8::standard_entry<Number>(view, row, column);
-              entry =
-                symmetric ?
-                  SymmetricElementOutput<Number>::packed_index(Hex8::n_dofs,
-                                                               row,
-                                                               column) :
-                  row * Hex8::n_dofs + column;
+              case 0:
+                hex8_row_entries<Number, symmetric, 0>(view,
+                                                       a,
+                                                       lambda,
+                                                       mu,
+                                                       out,
+                                                       B);
+                break;
+              case 1:
+                hex8_row_entries<Number, symmetric, 1>(view,
+                                                       a,
+                                                       lambda,
+                                                       mu,
+                                                       out,
+                                                       B);
+                break;
+              default:
+                hex8_row_entries<Number, symmetric, 2>(view,
+                                                       a,
+                                                       lambda,
+                                                       mu,
+                                                       out,
+                                                       B);
             }
-          else
-            value = Hex8::body_force_entry<Number>(view,
-                                                   w - n_matrix_entries,
-                                                   kernel.body_force);
-          out[static_cast<std::size_t>(entry) * B] = value;
+          out[static_cast<std::size_t>(n_matrix_entries + 3 * a + c) * B] =
+            Hex8::body_force_entry<Number>(view, 3 * a + c, kernel.body_force);
         }
+      else
+        for (unsigned int i = tid; i < n_entries * G; i += blockDim.x)
+          {
+            const unsigned int w = i / G;
+            Number             value;
+            unsigned int       entry = w;
+            if (w < n_matrix_entries)
+              {
+                unsigned int row, column;
+                if constexpr (symmetric)
+                  {
+                    row    = position[w] / 32;
+                    column = position[w] % 32;
+                  }
+                else
+                  Hex8::entry_position_by_component_pair(
+                    w,
+                    form == Hex8EntryForm::shape_map_isotropic,
+                    row,
+                    column);
+                if constexpr (form == Hex8EntryForm::shape_map_isotropic)
+                  value = Hex8::shape_map_isotropic_entry<Number>(view,
+                                                                  row,
+                                                                  column,
+                                                                  lambda,
+                                                                  mu);
+                else if constexpr (form == Hex8EntryForm::shape_map_block)
+                  value = Hex8::shape_map_entry<Number>(view, row, column);
+                else
+                  value = Hex8::standard_entry<Number>(view, row, column);
+                entry =
+                  symmetric ?
+                    SymmetricElementOutput<Number>::packed_index(Hex8::n_dofs,
+                                                                 row,
+                                                                 column) :
+                    row * Hex8::n_dofs + column;
+              }
+            else
+              value = Hex8::body_force_entry<Number>(view,
+                                                     w - n_matrix_entries,
+                                                     kernel.body_force);
+            out[static_cast<std::size_t>(entry) * B] = value;
+          }
     }
 
 
@@ -557,23 +703,27 @@ namespace GPUAssembly
       const auto function     = hex8_element_kernel<Number, symmetric, form, G>;
       const std::size_t bytes = Hex8SharedLayout<Number, G>::bytes(
         form,
-        symmetric ? Hex8EntryOrder<symmetric>::n_entries : 0);
+        symmetric && form != Hex8EntryForm::shape_map_rows ?
+          Hex8EntryOrder<symmetric>::n_entries :
+          0);
       GPU_ASSEMBLY_CHECK_CUDA(
         cudaFuncSetAttribute(function,
                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(bytes)));
-      function<<<arguments.n_slots / G, hex8_block_threads, bytes, stream>>>(
-        kernel,
-        order,
-        arguments.block_element,
-        arguments.cluster_node_offsets,
-        arguments.cluster_nodes,
-        arguments.block_connectivity,
-        arguments.block_supplemental,
-        arguments.n_supplemental,
-        arguments.B,
-        arguments.nodal_data,
-        arguments.element_data);
+      function<<<arguments.n_slots / G,
+                 hex8_threads_per_block(form, G),
+                 bytes,
+                 stream>>>(kernel,
+                           order,
+                           arguments.block_element,
+                           arguments.cluster_node_offsets,
+                           arguments.cluster_nodes,
+                           arguments.block_connectivity,
+                           arguments.block_supplemental,
+                           arguments.n_supplemental,
+                           arguments.B,
+                           arguments.nodal_data,
+                           arguments.element_data);
       GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
     }
 
@@ -655,6 +805,10 @@ namespace GPUAssembly
               return launch(
                 std::true_type(),
                 std::integral_constant<Form, Form::shape_map_isotropic>());
+            case Form::shape_map_rows:
+              return launch(
+                std::true_type(),
+                std::integral_constant<Form, Form::shape_map_rows>());
           }
       else
         switch (form)
@@ -670,13 +824,18 @@ namespace GPUAssembly
               return launch(
                 std::false_type(),
                 std::integral_constant<Form, Form::shape_map_isotropic>());
+            case Form::shape_map_rows:
+              return launch(
+                std::false_type(),
+                std::integral_constant<Form, Form::shape_map_rows>());
           }
     }
 
     /**
      * Launch the hex8 block kernel of @p strategy: shape_map runs the
-     * isotropic shapeMap form (Hex8ElasticityKernel's C is isotropic),
-     * standard the seed's standard implementation.
+     * isotropic shapeMap form with a thread per row (Hex8ElasticityKernel's
+     * C is isotropic), shape_map_per_entry the same with a thread per
+     * entry, standard the seed's standard implementation.
      */
     template <typename Number>
     void
@@ -687,17 +846,22 @@ namespace GPUAssembly
                                const Hex8KernelArguments<Number>  &arguments,
                                const cudaStream_t                  stream = 0)
     {
-      if (strategy == ElementStrategy::thread_per_element)
-        throw_error("launch_hex8_element_kernel(): needs the shapeMap or "
-                    "standard strategy.");
-      launch_hex8_element_kernel(kernel,
-                                 strategy == ElementStrategy::shape_map ?
-                                   Hex8EntryForm::shape_map_isotropic :
-                                   Hex8EntryForm::standard,
-                                 symmetric,
-                                 G,
-                                 arguments,
-                                 stream);
+      Hex8EntryForm form = Hex8EntryForm::standard;
+      switch (strategy)
+        {
+          case ElementStrategy::thread_per_element:
+            throw_error("launch_hex8_element_kernel(): needs a shapeMap or "
+                        "the standard strategy.");
+          case ElementStrategy::shape_map:
+            form = Hex8EntryForm::shape_map_rows;
+            break;
+          case ElementStrategy::shape_map_per_entry:
+            form = Hex8EntryForm::shape_map_isotropic;
+            break;
+          case ElementStrategy::standard:
+            break;
+        }
+      launch_hex8_element_kernel(kernel, form, symmetric, G, arguments, stream);
     }
   } // namespace internal
 } // namespace GPUAssembly

@@ -313,13 +313,13 @@ namespace GPUAssembly
     template <typename Number, class View>
     GPU_ASSEMBLY_HOST_DEVICE inline Number
     shape_map_isotropic_entry(const View        &view,
-                              const unsigned int row,
-                              const unsigned int column,
+                              const unsigned int a,
+                              const unsigned int c,
+                              const unsigned int b,
+                              const unsigned int c2,
                               const Number       lambda,
                               const Number       mu)
     {
-      const unsigned int a = row / 3, c = row % 3;
-      const unsigned int b = column / 3, c2 = column % 3;
       if (c != c2)
         {
           Number s1 = 0, s2 = 0;
@@ -352,6 +352,29 @@ namespace GPUAssembly
           }
       const Number s_c = c == 0 ? s[0] : (c == 1 ? s[1] : s[2]);
       return mu * (s[0] + s[1] + s[2]) + (lambda + mu) * s_c;
+    }
+
+    /**
+     * The same for entry (@p row, @p column) = (3 a + c, 3 b + c2). The
+     * form above takes nodes and components apart so that a device thread
+     * whose component is a compile-time constant indexes the gradients it
+     * holds in registers with constants.
+     */
+    template <typename Number, class View>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    shape_map_isotropic_entry(const View        &view,
+                              const unsigned int row,
+                              const unsigned int column,
+                              const Number       lambda,
+                              const Number       mu)
+    {
+      return shape_map_isotropic_entry<Number>(view,
+                                               row / 3,
+                                               row % 3,
+                                               column / 3,
+                                               column % 3,
+                                               lambda,
+                                               mu);
     }
 
     /**
@@ -556,17 +579,22 @@ namespace GPUAssembly
     /// The engine's element stage: a thread per element runs the kernel's
     /// operator() (every method and kernel).
     thread_per_element,
-    /// Sanfui-Sharma: a thread block per group of elements, a thread per
-    /// entry, B never formed, shapeMap-reduced dot products with the zeros
-    /// of the isotropic C's blocks skipped too
-    /// (Hex8::shape_map_isotropic_entry).
+    /// Sanfui-Sharma's shapeMap: a thread block per group of elements, B
+    /// never formed, each entry from shapeMap-reduced dot products with
+    /// the zeros of the isotropic C's blocks skipped too
+    /// (Hex8::shape_map_isotropic_entry). A thread takes the entries of one
+    /// row in turn, so that the gradients it reads stay in registers for
+    /// the next entries: a quarter of the loads from shared memory of
+    /// shape_map_per_entry, which they bound.
     shape_map,
-    /// Sanfui-Sharma's "standard implementation": the same thread layout
-    /// with B formed in shared memory and full dot products.
+    /// The same entries with a thread per entry, as the seed lays them out.
+    shape_map_per_entry,
+    /// Sanfui-Sharma's "standard implementation": a thread per entry with
+    /// B formed in shared memory and full dot products.
     standard
   };
 
-  /// "thread-per-element", "shapeMap" or "standard".
+  /// "thread-per-element", "shapeMap", "shapeMap-per-entry" or "standard".
   std::string
   to_string(const ElementStrategy strategy);
 
