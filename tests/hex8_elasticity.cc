@@ -87,6 +87,7 @@ test_local_matrices(Testing::Checks &checks)
                  " within an element)");
 
   double shape_map = 0, isotropic = 0, standard = 0;
+  bool   rows_bitwise = true;
   for (unsigned int e = 0; e < arrays.n_elements; ++e)
     {
       Hex8::ElementData<double> data;
@@ -112,6 +113,24 @@ test_local_matrices(Testing::Checks &checks)
                 Hex8::shape_map_isotropic_entry<double>(data, i, j, lambda, mu);
             }
         }
+      // The row form's three entries at once: bitwise the per-entry ones.
+      for (unsigned int a = 0; a < 8; ++a)
+        for (unsigned int c = 0; c < 3; ++c)
+          for (unsigned int b = 0; b < 8; ++b)
+            {
+              double values[3];
+              Hex8::shape_map_isotropic_entries<double>(data,
+                                                        a,
+                                                        c,
+                                                        b,
+                                                        lambda,
+                                                        mu,
+                                                        values);
+              for (unsigned int c2 = 0; c2 < 3; ++c2)
+                rows_bitwise =
+                  rows_bitwise &&
+                  values[c2] == matrix_c[(3 * a + c) * 24 + 3 * b + c2];
+            }
       const double *Kref = reference_matrices.data() + e * 576;
       const double *Fref = reference_vectors.data() + e * 24;
       shape_map          = std::max(shape_map,
@@ -134,6 +153,9 @@ test_local_matrices(Testing::Checks &checks)
                "host shapeMap element matrices = FEValues' (max relative "
                "difference " +
                  Testing::scientific(shape_map) + ")");
+  checks.check(rows_bitwise,
+               "shape_map_isotropic_entries (three entries of a row at "
+               "once) = shape_map_isotropic_entry bitwise");
   checks.check(isotropic < 1e-13,
                "host shapeMap element matrices with the isotropic C's zeros "
                "skipped = FEValues' (max relative difference " +

@@ -3,7 +3,8 @@
 
 // The block kernels of hex8 linear elasticity (Sanfui-Sharma): a thread
 // block per group of G elements of a GlobalNZ element cluster, a thread per
-// entry of each element matrix, element data written straight into
+// entry (or per row of entries) of each element matrix, element data
+// written straight into
 // GlobalNZ's column-major layout (entry i of slot (k, t) at
 // (k * n_entries + i) * B + t) so that GlobalNZ's reduction kernel sums them
 // unchanged. Device code only: include from .cu files.
@@ -23,8 +24,18 @@ namespace GPUAssembly
 {
   namespace internal
   {
-    /// Threads per block of the hex8 block kernels.
+    /// Threads per block of the hex8 block kernels but the row form.
     constexpr unsigned int hex8_block_threads = 256;
+
+/// Blocks per multiprocessor that the compiler must fit for the row form,
+/// through its registers; 0 leaves it free (94 registers in double, 3
+/// blocks of 192 threads). 4 caps it at 80 registers with a 40-byte spill
+/// and gained 2.5 % on an H100
+/// (benchmarks/results/h100_hex8_local_matrices_rows_min4.txt), too little
+/// to make spilling the default.
+#ifndef GPU_ASSEMBLY_HEX8_ROW_MIN_BLOCKS
+#  define GPU_ASSEMBLY_HEX8_ROW_MIN_BLOCKS 0
+#endif
 
     /// Two values in one load: 16 bytes for double, 8 for float.
     template <typename Number>
@@ -273,16 +284,19 @@ namespace GPUAssembly
     };
 
     /**
-     * The gradients a thread of the row form holds in registers, served to
-     * Hex8::shape_map_isotropic_entry as its view: those of the row's node
-     * a and those of the current column node b (times JxW). The node
-     * arguments are a and b by construction and not looked at.
+     * The view of a thread of the row form for
+     * Hex8::shape_map_isotropic_entries: the gradients of the row's node a,
+     * which the thread reads for each of its 24 entries, from registers;
+     * those of the column nodes (times JxW) from shared memory. The node
+     * argument of component_pair() is a by construction and not looked at.
      */
-    template <typename Number>
-    struct Hex8RowRegisters
+    template <typename Number, unsigned int G>
+    struct Hex8RowView
     {
-      Number row_node[Hex8::n_q_points / 2][3][2];
-      Number column_node[Hex8::n_q_points / 2][3][2];
+      using Pairs = Number[Hex8::n_q_points / 2][3][2];
+
+      const Pairs                     &row_node;
+      const Hex8SharedView<Number, G> &shared;
 
       __device__ void
       component_pair(const unsigned int p,
@@ -296,12 +310,11 @@ namespace GPUAssembly
 
       __device__ void
       scaled_component_pair(const unsigned int p,
-                            const unsigned int,
+                            const unsigned int b,
                             const unsigned int k,
                             Number            *v) const
       {
-        v[0] = column_node[p][k][0];
-        v[1] = column_node[p][k][1];
+        shared.scaled_component_pair(p, b, k, v);
       }
     };
 
@@ -321,35 +334,30 @@ namespace GPUAssembly
                      Number                          *out,
                      const unsigned int               B)
     {
-      constexpr unsigned int   n_pairs = Hex8::n_q_points / 2;
-      Hex8RowRegisters<Number> registers;
+      Number row_node[Hex8::n_q_points / 2][3][2];
 #pragma unroll
-      for (unsigned int p = 0; p < n_pairs; ++p)
+      for (unsigned int p = 0; p < Hex8::n_q_points / 2; ++p)
 #pragma unroll
         for (unsigned int k = 0; k < 3; ++k)
-          view.component_pair(p, a, k, registers.row_node[p][k]);
-      const unsigned int row = 3 * a + c;
+          view.component_pair(p, a, k, row_node[p][k]);
+      const Hex8RowView<Number, G> row_view{row_node, view};
+      const unsigned int           row = 3 * a + c;
       for (unsigned int b = symmetric ? a : 0; b < Hex8::n_nodes; ++b)
         {
-#pragma unroll
-          for (unsigned int p = 0; p < n_pairs; ++p)
-#pragma unroll
-            for (unsigned int k = 0; k < 3; ++k)
-              view.scaled_component_pair(p, b, k, registers.column_node[p][k]);
+          Number values[3];
+          Hex8::shape_map_isotropic_entries<Number>(row_view,
+                                                    a,
+                                                    c,
+                                                    b,
+                                                    lambda,
+                                                    mu,
+                                                    values);
 #pragma unroll
           for (unsigned int c2 = 0; c2 < 3; ++c2)
             {
               // (As ints: for c = 0 an unsigned c2 < c is always false.)
               if (symmetric && b == a && static_cast<int>(c2) < int(c))
                 continue;
-              const Number value =
-                Hex8::shape_map_isotropic_entry<Number>(registers,
-                                                        a,
-                                                        c,
-                                                        b,
-                                                        c2,
-                                                        lambda,
-                                                        mu);
               const unsigned int column = 3 * b + c2;
               const unsigned int entry =
                 symmetric ?
@@ -357,7 +365,7 @@ namespace GPUAssembly
                                                                row,
                                                                column) :
                   row * Hex8::n_dofs + column;
-              out[static_cast<std::size_t>(entry) * B] = value;
+              out[static_cast<std::size_t>(entry) * B] = values[c2];
             }
         }
     }
@@ -372,8 +380,9 @@ namespace GPUAssembly
      * Jacobian and the physical gradients, and with the other threads the
      * constitutive matrices (and the shapeMap blocks of the block form);
      * the standard implementation then forms B. Phase 3 computes the
-     * entries, a thread per entry and element, and writes them coalesced in
-     * runs of G. Since 256 is a multiple of G, a thread always works on the
+     * entries, a thread per entry (or, in the row form, per row) and
+     * element, and writes them coalesced in runs of G. Since the block
+     * size (256, or 24 G) is a multiple of G, a thread always works on the
      * same element and keeps its lambda and mu in registers.
      */
     template <typename Number,
@@ -381,7 +390,10 @@ namespace GPUAssembly
               Hex8EntryForm form,
               unsigned int  G>
     __global__ void
-    __launch_bounds__(hex8_threads_per_block(form, G))
+    __launch_bounds__(hex8_threads_per_block(form, G),
+                      form == Hex8EntryForm::shape_map_rows ?
+                        GPU_ASSEMBLY_HEX8_ROW_MIN_BLOCKS :
+                        0)
       hex8_element_kernel(const Hex8ElasticityKernel<Number> kernel,
                           const Hex8EntryOrder<symmetric>    order,
                           const int *__restrict__ block_element,

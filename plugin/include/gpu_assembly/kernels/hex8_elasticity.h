@@ -355,6 +355,54 @@ namespace GPUAssembly
     }
 
     /**
+     * The three entries (3 a + c, 3 b + c2), c2 = 0, 1, 2, of
+     * shape_map_isotropic_entry() at once, into @p values[c2]: each sum is
+     * accumulated in the same order, so the values are bitwise the same,
+     * but each gradient component of node b is read once for the three
+     * entries instead of once per entry, and the sums of Gauss point pair
+     * p need only that pair's values at a time. What a device thread of
+     * the row form runs.
+     */
+    template <typename Number, class View>
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    shape_map_isotropic_entries(const View        &view,
+                                const unsigned int a,
+                                const unsigned int c,
+                                const unsigned int b,
+                                const Number       lambda,
+                                const Number       mu,
+                                Number (&values)[3])
+    {
+      // same[k]: sum_q g_ak s_bk, for the entry c2 = c; s1[c2] and s2[c2]:
+      // sum_q g_ac s_bc2 and sum_q g_ac2 s_bc, for the two others.
+      Number same[3] = {0, 0, 0}, s1[3] = {0, 0, 0}, s2[3] = {0, 0, 0};
+      for (unsigned int p = 0; p < n_q_points / 2; ++p)
+        {
+          Number ga[3][2], sb[3][2];
+          for (unsigned int k = 0; k < 3; ++k)
+            {
+              view.component_pair(p, a, k, ga[k]);
+              view.scaled_component_pair(p, b, k, sb[k]);
+            }
+          for (unsigned int c2 = 0; c2 < 3; ++c2)
+            if (c2 == c)
+              for (unsigned int k = 0; k < 3; ++k)
+                for (unsigned int i = 0; i < 2; ++i)
+                  same[k] += ga[k][i] * sb[k][i];
+            else
+              for (unsigned int i = 0; i < 2; ++i)
+                {
+                  s1[c2] += ga[c][i] * sb[c2][i];
+                  s2[c2] += ga[c2][i] * sb[c][i];
+                }
+        }
+      for (unsigned int c2 = 0; c2 < 3; ++c2)
+        values[c2] = c2 == c ? mu * (same[0] + same[1] + same[2]) +
+                                 (lambda + mu) * same[c] :
+                               lambda * s1[c2] + mu * s2[c2];
+    }
+
+    /**
      * The same for entry (@p row, @p column) = (3 a + c, 3 b + c2). The
      * form above takes nodes and components apart so that a device thread
      * whose component is a compile-time constant indexes the gradients it
