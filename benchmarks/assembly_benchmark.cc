@@ -24,6 +24,14 @@
 //                 of the GlobalNZ and SharedNZ plans for an H100/H200's
 //                 227 KiB of shared memory per block)
 //                 --threads N (host threads; default: all cores)
+//                 --supplemental gradients|edge-matrix (S(e) of every
+//                 method: JxW and the 12 physical gradients, 13 values,
+//                 the default; or the inverse reference edge matrix and
+//                 its determinant, 10 values, the chapter's form for
+//                 linear tetrahedra. On an H200 at 5 M tetrahedra the edge
+//                 matrix made GlobalNZ 2 % faster and SharedNZ, which
+//                 computes each element 2.4 times, 15 % slower:
+//                 benchmarks/results/h200_assembly_benchmark_n100_edge_matrix.txt)
 
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/quadrature_lib.h>
@@ -629,12 +637,15 @@ main(int argc, char **argv)
 {
   try
     {
-      std::vector<unsigned int> sizes;
-      std::string               precision   = "both";
-      unsigned int              repetitions = 10;
-      bool                      with_dealii = true;
-      bool                      plans_only  = false;
-      std::vector<std::string>  methods;
+      std::vector<unsigned int>                       sizes;
+      std::string                                     precision   = "both";
+      unsigned int                                    repetitions = 10;
+      bool                                            with_dealii = true;
+      bool                                            plans_only  = false;
+      std::vector<std::string>                        methods;
+      typename DoFHandlerAdapter<dim>::AdditionalData adapter_data;
+      adapter_data.supplemental_format =
+        SupplementalDataFormat::quadrature_gradients;
       for (int i = 1; i < argc; ++i)
         {
           const std::string argument = argv[i];
@@ -650,6 +661,18 @@ main(int argc, char **argv)
             plans_only = true;
           else if (argument == "--threads" && i + 1 < argc)
             MultithreadInfo::set_thread_limit(std::stoi(argv[++i]));
+          else if (argument == "--supplemental" && i + 1 < argc)
+            {
+              const std::string format = argv[++i];
+              AssertThrow(format == "edge-matrix" || format == "gradients",
+                          ExcMessage("--supplemental must be edge-matrix or "
+                                     "gradients, not '" +
+                                     format + "'."));
+              adapter_data.supplemental_format =
+                format == "gradients" ?
+                  SupplementalDataFormat::quadrature_gradients :
+                  SupplementalDataFormat::inverse_edge_matrix;
+            }
           else
             sizes.push_back(std::stoi(argument));
         }
@@ -704,10 +727,16 @@ main(int argc, char **argv)
           const DoFHandlerAdapter<dim> adapter(mapping,
                                                dof_handler,
                                                quadrature,
-                                               constraints);
+                                               constraints,
+                                               adapter_data);
           const MeshArrays            &arrays = adapter.get_arrays();
           std::cout << "Adapter arrays: " << seconds_since(start) << " s, "
-                    << arrays.n_nonzeros() << " nonzeros" << std::endl;
+                    << arrays.n_nonzeros() << " nonzeros, S(e) "
+                    << (arrays.supplemental_format ==
+                            SupplementalDataFormat::inverse_edge_matrix ?
+                          "inverse edge matrix" :
+                          "quadrature gradients")
+                    << " (" << arrays.n_supplemental << " values)" << std::endl;
           if (plans_only)
             {
               time_plans(arrays);
