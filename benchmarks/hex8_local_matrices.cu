@@ -543,10 +543,18 @@ main(int argc, char **argv)
                             Hex8::entry_position(i, v.symmetric, row, column);
                             reference = matrix[row * 24 + column];
                           }
+                        // GlobalNZPlan::element_data_index()'s layout.
+                        const std::size_t position =
+                          v.symmetric ?
+                            ElementOutput<double, 1>::position(i,
+                                                               cluster_size) +
+                              t :
+                            ElementOutput<double, 3>::position(i,
+                                                               cluster_size) +
+                              3 * t;
                         difference =
                           std::max(difference,
-                                   std::abs(device[i * cluster_size + t] -
-                                            reference));
+                                   std::abs(device[position] - reference));
                         size = std::max(size, std::abs(reference));
                       }
                   }

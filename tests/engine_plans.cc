@@ -99,9 +99,37 @@ check_reduction_lists(Testing::Checks    &checks,
                       const MeshArrays   &arrays,
                       const std::string  &name)
 {
-  const unsigned int      B         = plan.parameters.elements_per_block;
-  const unsigned int      n_ed      = plan.n_dofs_per_element;
-  const bool              symmetric = plan.parameters.symmetric;
+  const unsigned int B         = plan.parameters.elements_per_block;
+  const unsigned int n_ed      = plan.n_dofs_per_element;
+  const bool         symmetric = plan.parameters.symmetric;
+
+  // The element-data layout: every entry of every slot has a position of
+  // its own, and full element data keep the components of a column node
+  // (entry_group consecutive entries of one element) side by side.
+  {
+    const unsigned int g = plan.entry_group;
+    std::vector<int>   used(plan.element_data_size(), 0);
+    bool grouped = g == (symmetric ? 1u : arrays.layout.n_components) &&
+                   plan.n_entries % g == 0 && plan.n_matrix_entries % g == 0;
+    for (unsigned int k = 0; k < plan.n_element_blocks; ++k)
+      for (unsigned int t = 0; t < B; ++t)
+        for (unsigned int i = 0; i < plan.n_entries; ++i)
+          {
+            const std::size_t position = plan.element_data_index(k, t, i);
+            ++used[position];
+            if (i % g != 0)
+              grouped &= position == plan.element_data_index(k, t, i - 1) + 1;
+          }
+    checks.check(grouped && std::all_of(used.begin(),
+                                        used.end(),
+                                        [](const int n) {
+                                          return n == 1;
+                                        }),
+                 name + (symmetric ? ", symmetric element data" : "") +
+                   ": the element-data layout is a bijection, in groups of " +
+                   std::to_string(g) + " entries of one element");
+  }
+
   std::vector<index_type> target_of_position(plan.n_nonzeros, -1);
   bool                    positions_once = true;
   if (symmetric)

@@ -211,6 +211,7 @@ namespace GPUAssembly
                             n_dofs_per_element * (n_dofs_per_element + 1) / 2 :
                             n_dofs_per_element * n_dofs_per_element;
     n_entries           = n_matrix_entries + n_dofs_per_element;
+    entry_group         = parameters.symmetric ? 1 : arrays.layout.n_components;
     n_nonzeros          = arrays.n_nonzeros();
     n_dofs              = arrays.n_dofs;
     n_element_blocks    = (arrays.n_elements + B - 1) / B;

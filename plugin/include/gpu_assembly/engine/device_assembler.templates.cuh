@@ -81,14 +81,17 @@ namespace GPUAssembly
       if (block_element[slot] < 0)
         return;
 
-      Number *const matrix =
-        element_data + static_cast<std::size_t>(k) * n_entries * B + t;
+      // GlobalNZPlan::element_data_index()'s layout.
+      constexpr unsigned int group = symmetric ? 1 : Kernel::n_components;
+      Number *const          matrix =
+        element_data + static_cast<std::size_t>(k) * n_entries * B + t * group;
       Number *const vector =
         element_data +
-        (static_cast<std::size_t>(k) * n_entries + n_matrix_entries) * B + t;
+        (static_cast<std::size_t>(k) * n_entries + n_matrix_entries) * B +
+        t * group;
       using Output = std::conditional_t<symmetric,
                                         SymmetricElementOutput<Number>,
-                                        ElementOutput<Number>>;
+                                        ElementOutput<Number, group>>;
       const Output output{matrix, vector, data.n_dofs, B};
       compute_element<dim, Number, Kernel, Output, linear_simplex>(
         kernel,

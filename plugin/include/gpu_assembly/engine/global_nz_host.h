@@ -8,6 +8,7 @@
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/host/host_element_stage.h>
 
+#include <string>
 #include <vector>
 
 namespace GPUAssembly
@@ -40,6 +41,13 @@ namespace GPUAssembly
                 dealii::ExcMessage(
                   "The GlobalNZ plan stores symmetric element data, but the "
                   "element kernel does not declare is_symmetric = true."));
+    AssertThrow(plan.entry_group ==
+                  (plan.parameters.symmetric ? 1u : Kernel::n_components),
+                dealii::ExcMessage(
+                  "The GlobalNZ plan groups the element data by " +
+                  std::to_string(plan.entry_group) +
+                  " entries, but the element kernel has " +
+                  std::to_string(Kernel::n_components) + " components."));
     const unsigned int             B    = plan.parameters.elements_per_block;
     const unsigned int             n_ed = plan.n_dofs_per_element;
     const std::vector<Number>      supplemental(plan.block_supplemental.begin(),
@@ -100,7 +108,10 @@ namespace GPUAssembly
                 if (plan.parameters.symmetric)
                   run(SymmetricElementOutput<Number>{matrix, vector, n_ed, B});
                 else
-                  run(ElementOutput<Number>{matrix, vector, n_ed, B});
+                  run(ElementOutput<Number, Kernel::n_components>{matrix,
+                                                                  vector,
+                                                                  n_ed,
+                                                                  B});
               }
           }
       },

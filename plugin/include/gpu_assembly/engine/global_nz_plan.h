@@ -83,7 +83,9 @@ namespace GPUAssembly
    *
    * Element data of element slot (k, t), entry i (i < n_matrix_entries:
    * A^e row-major or its packed upper triangle, then F^e) lives at
-   * element_data_index(k, t, i), so the element kernel writes it coalesced.
+   * element_data_index(k, t, i): the entries of a cluster's elements side
+   * by side, so the element kernel writes them coalesced, in groups of
+   * entry_group consecutive entries of one element (ElementOutput).
    */
   struct GlobalNZPlan
   {
@@ -126,9 +128,15 @@ namespace GPUAssembly
     unsigned int n_matrix_entries = 0;
     /// Element data values per element: matrix values, then n_dofs vector
     /// values.
-    unsigned int n_entries  = 0;
-    std::size_t  n_nonzeros = 0;
-    unsigned int n_dofs     = 0;
+    unsigned int n_entries = 0;
+    /// Consecutive entries of one element stored together: n_components
+    /// for full element data, whose groups are then the components of one
+    /// column node, which the reduction gathers for neighbouring nonzeros
+    /// of a row at once (one sector instead of n_components); 1 for the
+    /// packed upper triangle, whose rows do not fall into such groups.
+    unsigned int entry_group = 1;
+    std::size_t  n_nonzeros  = 0;
+    unsigned int n_dofs      = 0;
     /// Matrix targets of the reduction: n_nonzeros, or with symmetric
     /// element data the number of nonzero pairs (upper_position.size()).
     std::size_t n_value_targets = 0;
@@ -187,9 +195,11 @@ namespace GPUAssembly
                        const unsigned int t,
                        const unsigned int i) const
     {
-      return (static_cast<std::size_t>(k) * n_entries + i) *
-               parameters.elements_per_block +
-             t;
+      const std::size_t B = parameters.elements_per_block;
+      return (static_cast<std::size_t>(k) * n_entries +
+              (i / entry_group) * entry_group) *
+               B +
+             static_cast<std::size_t>(t) * entry_group + i % entry_group;
     }
 
     unsigned int

@@ -3,6 +3,7 @@
 
 #include <gpu_assembly/base/config.h>
 
+#include <cstddef>
 #include <type_traits>
 
 /**
@@ -158,9 +159,15 @@ namespace GPUAssembly
 
   /**
    * Where an element kernel writes A^e (dense, row-major in the local DoF
-   * numbering d = a * n_components + c) and F^e.
+   * numbering d = a * n_components + c) and F^e: entry e of either at
+   * (e / group) * stride * group + e % group. With group = 1 that is e *
+   * stride, an entry of all elements side by side. GlobalNZ's full element
+   * data use group = n_components (GlobalNZPlan::element_data_index()):
+   * the entries of the components of one column node, which the reduction
+   * sums for neighbouring nonzeros of a row at the same time, then lie
+   * next to each other in one sector instead of a stride apart.
    */
-  template <typename Number>
+  template <typename Number, unsigned int group = 1>
   struct ElementOutput
   {
     /// Every (i, j) has storage of its own. Kernels that accumulate with
@@ -172,16 +179,22 @@ namespace GPUAssembly
     unsigned int n_dofs;
     unsigned int stride;
 
+    GPU_ASSEMBLY_HOST_DEVICE static std::size_t
+    position(const unsigned int e, const unsigned int stride)
+    {
+      return static_cast<std::size_t>(e / group) * stride * group + e % group;
+    }
+
     GPU_ASSEMBLY_HOST_DEVICE Number &
     matrix_entry(const unsigned int i, const unsigned int j) const
     {
-      return matrix[(i * n_dofs + j) * stride];
+      return matrix[position(i * n_dofs + j, stride)];
     }
 
     GPU_ASSEMBLY_HOST_DEVICE Number &
     vector_entry(const unsigned int i) const
     {
-      return vector[i * stride];
+      return vector[position(i, stride)];
     }
   };
 

@@ -284,6 +284,24 @@ namespace GPUAssembly
     };
 
     /**
+     * GlobalNZ's element-data layout (GlobalNZPlan::element_data_index())
+     * as the hex8 kernels write it: entries in groups of the 3 components
+     * of a column node for full matrices, one by one for the packed upper
+     * triangle. An element's entries start at group * t from its cluster's.
+     */
+    template <typename Number, bool symmetric>
+    struct Hex8Layout
+    {
+      static constexpr unsigned int group = symmetric ? 1 : Hex8::n_components;
+
+      static __device__ std::size_t
+                        position(const unsigned int entry, const unsigned int B)
+      {
+        return ElementOutput<Number, group>::position(entry, B);
+      }
+    };
+
+    /**
      * The view of a thread of the row form for
      * Hex8::shape_map_isotropic_entries: the gradients of the row's node a,
      * which the thread reads for each of its 24 entries, from registers;
@@ -365,7 +383,8 @@ namespace GPUAssembly
                                                                row,
                                                                column) :
                   row * Hex8::n_dofs + column;
-              out[static_cast<std::size_t>(entry) * B] = values[c2];
+              out[Hex8Layout<Number, symmetric>::position(entry, B)] =
+                values[c2];
             }
         }
     }
@@ -552,8 +571,9 @@ namespace GPUAssembly
       if (block_element[slot0 + g] < 0)
         return;
       const Number  lambda = lame[g], mu = lame[G + g];
-      Number *const out =
-        element_data + static_cast<std::size_t>(k) * n_entries * B + t0 + g;
+      Number *const out = element_data +
+                          static_cast<std::size_t>(k) * n_entries * B +
+                          (t0 + g) * Hex8Layout<Number, symmetric>::group;
       if constexpr (form == Hex8EntryForm::shape_map_rows)
         {
           // Component-major, so that the threads of a warp (4 nodes of 8
@@ -586,7 +606,9 @@ namespace GPUAssembly
                                                        out,
                                                        B);
             }
-          out[static_cast<std::size_t>(n_matrix_entries + 3 * a + c) * B] =
+          out[Hex8Layout<Number, symmetric>::position(n_matrix_entries + 3 * a +
+                                                        c,
+                                                      B)] =
             Hex8::body_force_entry<Number>(view, 3 * a + c, kernel.body_force);
         }
       else
@@ -630,7 +652,7 @@ namespace GPUAssembly
               value = Hex8::body_force_entry<Number>(view,
                                                      w - n_matrix_entries,
                                                      kernel.body_force);
-            out[static_cast<std::size_t>(entry) * B] = value;
+            out[Hex8Layout<Number, symmetric>::position(entry, B)] = value;
           }
     }
 
@@ -659,12 +681,14 @@ namespace GPUAssembly
       const unsigned int slot = blockIdx.x * blockDim.x + threadIdx.x;
       if (slot >= n_slots || block_has_constraints[slot] == 0)
         return;
-      const unsigned int k = slot / B, t = slot % B;
-      Number *const      matrix =
-        element_data + static_cast<std::size_t>(k) * n_entries * B + t;
-      using Output = typename std::conditional<symmetric,
-                                               SymmetricElementOutput<Number>,
-                                               ElementOutput<Number>>::type;
+      const unsigned int     k = slot / B, t = slot % B;
+      constexpr unsigned int group = Hex8Layout<Number, symmetric>::group;
+      Number *const          matrix =
+        element_data + static_cast<std::size_t>(k) * n_entries * B + t * group;
+      using Output =
+        typename std::conditional<symmetric,
+                                  SymmetricElementOutput<Number>,
+                                  ElementOutput<Number, group>>::type;
       const Output output{matrix,
                           matrix +
                             static_cast<std::size_t>(n_matrix_entries) * B,
