@@ -186,7 +186,7 @@ namespace GPUAssembly
       }
     if (parameters.targets_per_block == 0)
       parameters.targets_per_block =
-        parameters.reduction_order == ReductionOrder::morton ? 256 : 512;
+        parameters.reduction_order == ReductionOrder::morton ? 384 : 512;
     const unsigned int B = parameters.elements_per_block;
     const unsigned int T = parameters.reduction_threads;
     const unsigned int R = parameters.targets_per_block;

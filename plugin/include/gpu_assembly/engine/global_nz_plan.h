@@ -96,13 +96,16 @@ namespace GPUAssembly
       /// Threads per block of the reduction kernel (lanes of the packing).
       unsigned int reduction_threads = 256;
       /// Consecutive targets a reduction block accumulates in shared memory;
-      /// 0: 256 with ReductionOrder::morton, 512 with rows. Fewer keep the
+      /// 0: 384 with ReductionOrder::morton, 512 with rows. Fewer keep the
       /// element data that concurrently running blocks read within the L2
       /// cache; too few pad the packed lists. On an H100, 1.5 M and 5 M
       /// tetrahedra in double: rows fastest at 512 (1.5 M: 256 4.70 ms, 512
       /// 3.82, 1024 4.29, 2048 4.87, 4096 6.34; an older build,
-      /// benchmarks/results/h100_tuning_sweep_n67_double.txt), morton at
-      /// 256 (5 M: 256 9.47 ms, 512 10.21, 1024 14.18).
+      /// benchmarks/results/h100_tuning_sweep_n67_double.txt). Morton on an
+      /// H200 at 5 M, with the element data grouped by entry_group: 256
+      /// 7.31 ms, 384 6.65
+      /// (benchmarks/results/h200_assembly_benchmark_n100_grouped.txt);
+      /// before the grouping 384 and 512 were close to 256.
       unsigned int targets_per_block = 0;
       /// Order of the elements in the clusters.
       ElementOrder element_order = ElementOrder::rows;
