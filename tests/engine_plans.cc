@@ -104,12 +104,16 @@ check_reduction_lists(Testing::Checks    &checks,
   const bool         symmetric = plan.parameters.symmetric;
 
   // The element-data layout: every entry of every slot has a position of
-  // its own, and full element data keep the components of a column node
-  // (entry_group consecutive entries of one element) side by side.
+  // its own, and full element data in Z-ordered reduction blocks keep the
+  // components of a column node (entry_group consecutive entries of one
+  // element) side by side.
   {
     const unsigned int g = plan.entry_group;
     std::vector<int>   used(plan.element_data_size(), 0);
-    bool grouped = g == (symmetric ? 1u : arrays.layout.n_components) &&
+    bool grouped = g == (!symmetric && plan.parameters.reduction_order ==
+                                         ReductionOrder::morton ?
+                           arrays.layout.n_components :
+                           1u) &&
                    plan.n_entries % g == 0 && plan.n_matrix_entries % g == 0;
     for (unsigned int k = 0; k < plan.n_element_blocks; ++k)
       for (unsigned int t = 0; t < B; ++t)

@@ -59,12 +59,13 @@ device_assemble(const MeshArrays    &arrays,
                 std::vector<Number> &values,
                 std::vector<Number> &rhs,
                 const unsigned int   n_repetitions = 1,
-                const bool           symmetric     = false)
+                const bool           symmetric     = false,
+                const bool           morton        = false)
 {
   typename DeviceAssembler<dim, Number>::AdditionalData data;
   data.method              = method;
   data.global_nz.symmetric = symmetric;
-  if (symmetric)
+  if (symmetric || morton)
     {
       // The other orders of the plan, tested on this variant.
       data.global_nz.element_order   = ElementOrder::morton;
@@ -192,6 +193,29 @@ test_against_host(Testing::Checks             &checks,
                  "reference: relative errors " +
                  Testing::scientific(matrix_error) + ", " +
                  Testing::scientific(rhs_error) + " <= 1e-13");
+
+  // GlobalNZ with full element data in Z-ordered reduction blocks: the
+  // layout grouped by the components of a column node (entry_group).
+  if (elasticity)
+    {
+      device_assemble<dim>(arrays,
+                           AssemblyMethod::global_nz,
+                           elasticity_kernel<dim, double>(),
+                           values,
+                           rhs,
+                           1,
+                           false,
+                           true);
+      const double grouped_error =
+        std::max(Testing::relative_l2_error(values, reference_values),
+                 Testing::relative_l2_error(rhs, reference_rhs));
+      checks.check(grouped_error <= 1e-13,
+                   problem.name() +
+                     ", GlobalNZ with full element data grouped by the "
+                     "components of a column node (Z-ordered blocks) "
+                     "equals the host reference: relative error " +
+                     Testing::scientific(grouped_error) + " <= 1e-13");
+    }
 }
 
 

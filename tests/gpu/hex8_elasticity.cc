@@ -66,14 +66,19 @@ device_element_difference(const Setup               &setup,
                           const unsigned int         G,
                           const bool                 symmetric,
                           const std::vector<double> &matrices,
-                          const std::vector<double> &vectors)
+                          const std::vector<double> &vectors,
+                          const bool                 morton = false)
 {
   DeviceAssembler<3, double>::AdditionalData data;
   data.method                  = AssemblyMethod::global_nz;
   data.element_strategy        = strategy;
   data.hex8_elements_per_block = G;
   data.global_nz.symmetric     = symmetric;
-  data.n_nodal_fields          = 3;
+  if (morton)
+    // Z-ordered reduction blocks: full element data grouped by the
+    // components of a column node (GlobalNZPlan::entry_group).
+    data.global_nz.reduction_order = ReductionOrder::morton;
+  data.n_nodal_fields = 3;
   DeviceAssembler<3, double> assembler;
   assembler.reinit(setup.arrays, data);
   DeviceCSRMatrix<double> matrix;
@@ -162,6 +167,27 @@ test_local_matrices(Testing::Checks &checks)
                        Testing::scientific(difference) + ")");
       }
 
+  for (const ElementStrategy strategy : {ElementStrategy::shape_map,
+                                         ElementStrategy::shape_map_per_entry,
+                                         ElementStrategy::standard,
+                                         ElementStrategy::thread_per_element})
+    {
+      const double difference = device_element_difference(setup,
+                                                          hex8_kernel(),
+                                                          strategy,
+                                                          8,
+                                                          false,
+                                                          matrices,
+                                                          vectors,
+                                                          true);
+      checks.check(difference < 1e-13,
+                   "device " + to_string(strategy) +
+                     " (G = 8) element matrices grouped by the components "
+                     "of a column node = FEValues' (max relative "
+                     "difference " +
+                     Testing::scientific(difference) + ")");
+    }
+
   // The engine's LinearElasticityKernel has one material for all elements.
   std::vector<double> E(setup.arrays.n_elements, 2.),
     nu(setup.arrays.n_elements, 0.3);
@@ -212,14 +238,19 @@ test_assembly(Testing::Checks &checks)
   for (const ElementStrategy strategy : {ElementStrategy::shape_map,
                                          ElementStrategy::shape_map_per_entry,
                                          ElementStrategy::standard})
-    for (const bool symmetric : {false, true})
+    // Variant 2: full element data grouped by the components of a column
+    // node, as Z-ordered reduction blocks store them.
+    for (const unsigned int variant : {0, 1, 2})
       {
+        const bool                                 symmetric = variant == 1;
         DeviceAssembler<3, double>::AdditionalData data;
         data.method              = AssemblyMethod::global_nz;
         data.element_strategy    = strategy;
         data.global_nz.symmetric = symmetric;
-        data.n_nodal_fields      = 3;
-        data.options             = options;
+        if (variant == 2)
+          data.global_nz.reduction_order = ReductionOrder::morton;
+        data.n_nodal_fields = 3;
+        data.options        = options;
         DeviceAssembler<3, double> assembler;
         assembler.reinit(arrays, data);
         DeviceCSRMatrix<double> matrix;
@@ -237,8 +268,10 @@ test_assembly(Testing::Checks &checks)
           Testing::max_relative_difference(values, reference_values);
         const double rhs_error =
           Testing::max_relative_difference(rhs_values, reference_rhs);
-        const std::string name = "GlobalNZ with " + to_string(strategy) +
-                                 (symmetric ? " (symmetric)" : "");
+        const std::string name =
+          "GlobalNZ with " + to_string(strategy) +
+          (symmetric ? " (symmetric)" :
+                       (variant == 2 ? " (grouped element data)" : ""));
         checks.check(matrix_error < 1e-13 && rhs_error < 1e-13,
                      name +
                        " = host reference, inhomogeneous Dirichlet (matrix " +

@@ -186,7 +186,9 @@ namespace GPUAssembly
       }
     if (parameters.targets_per_block == 0)
       parameters.targets_per_block =
-        parameters.reduction_order == ReductionOrder::morton ? 384 : 512;
+        parameters.reduction_order == ReductionOrder::morton ?
+          (parameters.symmetric ? 256 : 384) :
+          512;
     const unsigned int B = parameters.elements_per_block;
     const unsigned int T = parameters.reduction_threads;
     const unsigned int R = parameters.targets_per_block;
@@ -211,10 +213,16 @@ namespace GPUAssembly
                             n_dofs_per_element * (n_dofs_per_element + 1) / 2 :
                             n_dofs_per_element * n_dofs_per_element;
     n_entries           = n_matrix_entries + n_dofs_per_element;
-    entry_group         = parameters.symmetric ? 1 : arrays.layout.n_components;
-    n_nonzeros          = arrays.n_nonzeros();
-    n_dofs              = arrays.n_dofs;
-    n_element_blocks    = (arrays.n_elements + B - 1) / B;
+    // Grouping pays where the element data outgrow the L2 cache, the same
+    // regime as the Z-order; on small meshes it made the full-data
+    // hyperelastic step slower (0.86 against 0.76 ms on an H100).
+    entry_group      = !parameters.symmetric &&
+                      parameters.reduction_order == ReductionOrder::morton ?
+                         arrays.layout.n_components :
+                         1;
+    n_nonzeros       = arrays.n_nonzeros();
+    n_dofs           = arrays.n_dofs;
+    n_element_blocks = (arrays.n_elements + B - 1) / B;
     AssertThrow(element_data_size() < static_cast<std::size_t>(
                                         std::numeric_limits<index_type>::max()),
                 ExcUnsupportedInput(

@@ -55,6 +55,7 @@ namespace GPUAssembly
                                const unsigned int   n_supplemental,
                                const unsigned int   n_matrix_entries,
                                const unsigned int   n_entries,
+                               const unsigned int   entry_group,
                                const Number        *nodal_data,
                                Number              *element_data)
     {
@@ -82,17 +83,20 @@ namespace GPUAssembly
         return;
 
       // GlobalNZPlan::element_data_index()'s layout.
-      constexpr unsigned int group = symmetric ? 1 : Kernel::n_components;
-      Number *const          matrix =
-        element_data + static_cast<std::size_t>(k) * n_entries * B + t * group;
+      Number *const matrix = element_data +
+                             static_cast<std::size_t>(k) * n_entries * B +
+                             t * entry_group;
       Number *const vector =
         element_data +
         (static_cast<std::size_t>(k) * n_entries + n_matrix_entries) * B +
-        t * group;
-      using Output = std::conditional_t<symmetric,
-                                        SymmetricElementOutput<Number>,
-                                        ElementOutput<Number, group>>;
-      const Output output{matrix, vector, data.n_dofs, B};
+        t * entry_group;
+      using Output =
+        std::conditional_t<symmetric,
+                           SymmetricElementOutput<Number>,
+                           ElementOutput<Number, Kernel::n_components>>;
+      Output output{matrix, vector, data.n_dofs, B};
+      if constexpr (!symmetric)
+        output.grouped = entry_group > 1;
       compute_element<dim, Number, Kernel, Output, linear_simplex>(
         kernel,
         data,
@@ -525,6 +529,7 @@ namespace GPUAssembly
                   plan.parameters.elements_per_block,
                   static_cast<std::size_t>(plan.n_element_blocks) *
                     plan.parameters.elements_per_block,
+                  plan.entry_group,
                   nodal_data.data(),
                   element_data.data()};
                 internal::launch_hex8_element_kernel(
@@ -546,6 +551,7 @@ namespace GPUAssembly
                       plan.parameters.elements_per_block,
                       plan.n_matrix_entries,
                       plan.n_entries,
+                      plan.entry_group,
                       block_has_constraints.data(),
                       block_location.data(),
                       dof_is_constrained.data(),
@@ -601,6 +607,7 @@ namespace GPUAssembly
                                        plan.n_supplemental,
                                        plan.n_matrix_entries,
                                        plan.n_entries,
+                                       plan.entry_group,
                                        nodal_data.data(),
                                        element_data.data());
             GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());

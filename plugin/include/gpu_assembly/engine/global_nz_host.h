@@ -41,8 +41,9 @@ namespace GPUAssembly
                 dealii::ExcMessage(
                   "The GlobalNZ plan stores symmetric element data, but the "
                   "element kernel does not declare is_symmetric = true."));
-    AssertThrow(plan.entry_group ==
-                  (plan.parameters.symmetric ? 1u : Kernel::n_components),
+    AssertThrow(plan.entry_group == 1 ||
+                  (!plan.parameters.symmetric &&
+                   plan.entry_group == Kernel::n_components),
                 dealii::ExcMessage(
                   "The GlobalNZ plan groups the element data by " +
                   std::to_string(plan.entry_group) +
@@ -108,10 +109,12 @@ namespace GPUAssembly
                 if (plan.parameters.symmetric)
                   run(SymmetricElementOutput<Number>{matrix, vector, n_ed, B});
                 else
-                  run(ElementOutput<Number, Kernel::n_components>{matrix,
-                                                                  vector,
-                                                                  n_ed,
-                                                                  B});
+                  run(ElementOutput<Number, Kernel::n_components>{
+                    matrix,
+                    vector,
+                    n_ed,
+                    B,
+                    plan.entry_group > 1});
               }
           }
       },

@@ -96,7 +96,8 @@ namespace GPUAssembly
       /// Threads per block of the reduction kernel (lanes of the packing).
       unsigned int reduction_threads = 256;
       /// Consecutive targets a reduction block accumulates in shared memory;
-      /// 0: 384 with ReductionOrder::morton, 512 with rows. Fewer keep the
+      /// 0: with ReductionOrder::morton 384 for full and 256 for
+      /// symmetric element data, 512 with rows. Fewer keep the
       /// element data that concurrently running blocks read within the L2
       /// cache; too few pad the packed lists. On an H100, 1.5 M and 5 M
       /// tetrahedra in double: rows fastest at 512 (1.5 M: 256 4.70 ms, 512
@@ -105,7 +106,8 @@ namespace GPUAssembly
       /// H200 at 5 M, with the element data grouped by entry_group: 256
       /// 7.31 ms, 384 6.65
       /// (benchmarks/results/h200_assembly_benchmark_n100_grouped.txt);
-      /// before the grouping 384 and 512 were close to 256.
+      /// before the grouping 384 and 512 were close to 256. Symmetric
+      /// (ungrouped) data on an H100: 256 7.47 ms, 384 7.95.
       unsigned int targets_per_block = 0;
       /// Order of the elements in the clusters.
       ElementOrder element_order = ElementOrder::rows;
@@ -133,10 +135,13 @@ namespace GPUAssembly
     /// values.
     unsigned int n_entries = 0;
     /// Consecutive entries of one element stored together: n_components
-    /// for full element data, whose groups are then the components of one
-    /// column node, which the reduction gathers for neighbouring nonzeros
-    /// of a row at once (one sector instead of n_components); 1 for the
-    /// packed upper triangle, whose rows do not fall into such groups.
+    /// for full element data with ReductionOrder::morton, whose groups are
+    /// then the components of one column node, which the reduction
+    /// gathers for neighbouring nonzeros of a row at once (one sector
+    /// instead of n_components); else 1. The packed upper triangle's rows
+    /// do not fall into such groups; on small meshes, where the element
+    /// data stay in the L2 cache longer, the grouping costs the element
+    /// kernel more than it saves the reduction.
     unsigned int entry_group = 1;
     std::size_t  n_nonzeros  = 0;
     unsigned int n_dofs      = 0;

@@ -159,13 +159,14 @@ namespace GPUAssembly
 
   /**
    * Where an element kernel writes A^e (dense, row-major in the local DoF
-   * numbering d = a * n_components + c) and F^e: entry e of either at
-   * (e / group) * stride * group + e % group. With group = 1 that is e *
-   * stride, an entry of all elements side by side. GlobalNZ's full element
-   * data use group = n_components (GlobalNZPlan::element_data_index()):
-   * the entries of the components of one column node, which the reduction
-   * sums for neighbouring nonzeros of a row at the same time, then lie
-   * next to each other in one sector instead of a stride apart.
+   * numbering d = a * n_components + c) and F^e: entry e of either at e *
+   * stride, an entry of all elements side by side, or, if grouped, at
+   * (e / group) * stride * group + e % group. GlobalNZ's full element data
+   * are grouped by group = n_components where the plan says so
+   * (GlobalNZPlan::entry_group): the entries of the components of one
+   * column node, which the reduction sums for neighbouring nonzeros of a
+   * row at the same time, then lie next to each other in one sector
+   * instead of a stride apart.
    */
   template <typename Number, unsigned int group = 1>
   struct ElementOutput
@@ -178,23 +179,29 @@ namespace GPUAssembly
     Number      *vector;
     unsigned int n_dofs;
     unsigned int stride;
+    bool         grouped = false;
 
     GPU_ASSEMBLY_HOST_DEVICE static std::size_t
-    position(const unsigned int e, const unsigned int stride)
+    position(const unsigned int e,
+             const unsigned int stride,
+             const bool         grouped)
     {
-      return static_cast<std::size_t>(e / group) * stride * group + e % group;
+      return group > 1 && grouped ?
+               static_cast<std::size_t>(e / group) * stride * group +
+                 e % group :
+               static_cast<std::size_t>(e) * stride;
     }
 
     GPU_ASSEMBLY_HOST_DEVICE Number &
     matrix_entry(const unsigned int i, const unsigned int j) const
     {
-      return matrix[position(i * n_dofs + j, stride)];
+      return matrix[position(i * n_dofs + j, stride, grouped)];
     }
 
     GPU_ASSEMBLY_HOST_DEVICE Number &
     vector_entry(const unsigned int i) const
     {
-      return vector[position(i, stride)];
+      return vector[position(i, stride, grouped)];
     }
   };
 

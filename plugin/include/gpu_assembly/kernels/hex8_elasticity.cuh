@@ -285,19 +285,22 @@ namespace GPUAssembly
 
     /**
      * GlobalNZ's element-data layout (GlobalNZPlan::element_data_index())
-     * as the hex8 kernels write it: entries in groups of the 3 components
-     * of a column node for full matrices, one by one for the packed upper
-     * triangle. An element's entries start at group * t from its cluster's.
+     * as the hex8 kernels write it: full matrices in groups of the 3
+     * components of a column node where the plan groups them (its
+     * entry_group is 3), else entry by entry. An element's entries start
+     * at entry_group * t from its cluster's.
      */
-    template <typename Number, bool symmetric>
+    template <typename Number>
     struct Hex8Layout
     {
-      static constexpr unsigned int group = symmetric ? 1 : Hex8::n_components;
-
       static __device__ std::size_t
-                        position(const unsigned int entry, const unsigned int B)
+                        position(const unsigned int entry,
+                                 const unsigned int B,
+                                 const bool         grouped)
       {
-        return ElementOutput<Number, group>::position(entry, B);
+        return ElementOutput<Number, Hex8::n_components>::position(entry,
+                                                                   B,
+                                                                   grouped);
       }
     };
 
@@ -350,7 +353,8 @@ namespace GPUAssembly
                      const Number                     lambda,
                      const Number                     mu,
                      Number                          *out,
-                     const unsigned int               B)
+                     const unsigned int               B,
+                     const bool                       grouped)
     {
       Number row_node[Hex8::n_q_points / 2][3][2];
 #pragma unroll
@@ -383,8 +387,7 @@ namespace GPUAssembly
                                                                row,
                                                                column) :
                   row * Hex8::n_dofs + column;
-              out[Hex8Layout<Number, symmetric>::position(entry, B)] =
-                values[c2];
+              out[Hex8Layout<Number>::position(entry, B, grouped)] = values[c2];
             }
         }
     }
@@ -422,11 +425,13 @@ namespace GPUAssembly
                           const Number *__restrict__ block_supplemental,
                           const unsigned int n_supplemental,
                           const unsigned int B,
+                          const unsigned int entry_group,
                           const Number *__restrict__ nodal_data,
                           Number *__restrict__ element_data)
     {
-      using Layout = Hex8SharedLayout<Number, G>;
-      using Pair   = typename Hex8Pair<Number>::type;
+      using Layout       = Hex8SharedLayout<Number, G>;
+      const bool grouped = entry_group > 1;
+      using Pair         = typename Hex8Pair<Number>::type;
       constexpr unsigned int n_matrix_entries =
         Hex8EntryOrder<symmetric>::n_entries;
       constexpr unsigned int n_entries = n_matrix_entries + Hex8::n_dofs;
@@ -573,7 +578,7 @@ namespace GPUAssembly
       const Number  lambda = lame[g], mu = lame[G + g];
       Number *const out = element_data +
                           static_cast<std::size_t>(k) * n_entries * B +
-                          (t0 + g) * Hex8Layout<Number, symmetric>::group;
+                          (t0 + g) * entry_group;
       if constexpr (form == Hex8EntryForm::shape_map_rows)
         {
           // Component-major, so that the threads of a warp (4 nodes of 8
@@ -588,7 +593,8 @@ namespace GPUAssembly
                                                        lambda,
                                                        mu,
                                                        out,
-                                                       B);
+                                                       B,
+                                                       grouped);
                 break;
               case 1:
                 hex8_row_entries<Number, symmetric, 1>(view,
@@ -596,7 +602,8 @@ namespace GPUAssembly
                                                        lambda,
                                                        mu,
                                                        out,
-                                                       B);
+                                                       B,
+                                                       grouped);
                 break;
               default:
                 hex8_row_entries<Number, symmetric, 2>(view,
@@ -604,11 +611,12 @@ namespace GPUAssembly
                                                        lambda,
                                                        mu,
                                                        out,
-                                                       B);
+                                                       B,
+                                                       grouped);
             }
-          out[Hex8Layout<Number, symmetric>::position(n_matrix_entries + 3 * a +
-                                                        c,
-                                                      B)] =
+          out[Hex8Layout<Number>::position(n_matrix_entries + 3 * a + c,
+                                           B,
+                                           grouped)] =
             Hex8::body_force_entry<Number>(view, 3 * a + c, kernel.body_force);
         }
       else
@@ -652,7 +660,7 @@ namespace GPUAssembly
               value = Hex8::body_force_entry<Number>(view,
                                                      w - n_matrix_entries,
                                                      kernel.body_force);
-            out[Hex8Layout<Number, symmetric>::position(entry, B)] = value;
+            out[Hex8Layout<Number>::position(entry, B, grouped)] = value;
           }
     }
 
@@ -671,6 +679,7 @@ namespace GPUAssembly
       const unsigned int B,
       const unsigned int n_matrix_entries,
       const unsigned int n_entries,
+      const unsigned int entry_group,
       const unsigned char *__restrict__ block_has_constraints,
       const int *__restrict__ block_location,
       const unsigned char *__restrict__ dof_is_constrained,
@@ -681,19 +690,20 @@ namespace GPUAssembly
       const unsigned int slot = blockIdx.x * blockDim.x + threadIdx.x;
       if (slot >= n_slots || block_has_constraints[slot] == 0)
         return;
-      const unsigned int     k = slot / B, t = slot % B;
-      constexpr unsigned int group = Hex8Layout<Number, symmetric>::group;
-      Number *const          matrix =
-        element_data + static_cast<std::size_t>(k) * n_entries * B + t * group;
-      using Output =
-        typename std::conditional<symmetric,
-                                  SymmetricElementOutput<Number>,
-                                  ElementOutput<Number, group>>::type;
-      const Output output{matrix,
-                          matrix +
-                            static_cast<std::size_t>(n_matrix_entries) * B,
-                          Hex8::n_dofs,
-                          B};
+      const unsigned int k = slot / B, t = slot % B;
+      Number *const      matrix = element_data +
+                             static_cast<std::size_t>(k) * n_entries * B +
+                             t * entry_group;
+      using Output = typename std::conditional<
+        symmetric,
+        SymmetricElementOutput<Number>,
+        ElementOutput<Number, Hex8::n_components>>::type;
+      Output output{matrix,
+                    matrix + static_cast<std::size_t>(n_matrix_entries) * B,
+                    Hex8::n_dofs,
+                    B};
+      if constexpr (!symmetric)
+        output.grouped = entry_group > 1;
       condense_dirichlet(Hex8::n_dofs,
                          block_location +
                            static_cast<std::size_t>(k) * Hex8::n_dofs * B + t,
@@ -717,7 +727,10 @@ namespace GPUAssembly
       /// Elements per GlobalNZ cluster (the plan's elements_per_block).
       unsigned int B;
       /// Slots of the plan: clusters times B.
-      std::size_t   n_slots;
+      std::size_t n_slots;
+      /// The plan's entry_group: 3 where full element data are grouped by
+      /// the components of a column node, else 1.
+      unsigned int  entry_group;
       const Number *nodal_data;
       Number       *element_data;
     };
@@ -758,6 +771,7 @@ namespace GPUAssembly
                            arguments.block_supplemental,
                            arguments.n_supplemental,
                            arguments.B,
+                           arguments.entry_group,
                            arguments.nodal_data,
                            arguments.element_data);
       GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
@@ -814,6 +828,11 @@ namespace GPUAssembly
                                const Hex8KernelArguments<Number>  &arguments,
                                const cudaStream_t                  stream = 0)
     {
+      if (arguments.entry_group != (symmetric ? 1u : Hex8::n_components) &&
+          arguments.entry_group != 1)
+        throw_error("launch_hex8_element_kernel(): element data come in "
+                    "groups of 1 or, for full matrices, 3 entries, not " +
+                    std::to_string(arguments.entry_group) + ".");
       if (G == 0 || arguments.B % G != 0)
         throw_error("launch_hex8_element_kernel(): needs a group size G "
                     "dividing the cluster size.");
