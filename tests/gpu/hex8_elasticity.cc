@@ -137,7 +137,10 @@ test_local_matrices(Testing::Checks &checks)
                                   body_force,
                                   matrices,
                                   vectors);
-  for (const bool symmetric : {false, true})
+  // Layout 0: full matrices entry by entry; 1: packed upper triangles; 2:
+  // full matrices grouped by the components of a column node, as Z-ordered
+  // reduction blocks store them.
+  for (const unsigned int layout : {0, 1, 2})
     for (const auto &[strategy, G] :
          std::vector<std::pair<ElementStrategy, unsigned int>>{
            {ElementStrategy::shape_map, 8},
@@ -156,37 +159,19 @@ test_local_matrices(Testing::Checks &checks)
                                                             hex8_kernel(),
                                                             strategy,
                                                             G,
-                                                            symmetric,
+                                                            layout == 1,
                                                             matrices,
-                                                            vectors);
+                                                            vectors,
+                                                            layout == 2);
         checks.check(difference < 1e-13,
-                     "device " + to_string(strategy) + " (G = " +
-                       std::to_string(G) + (symmetric ? ", symmetric" : "") +
+                     "device " + to_string(strategy) +
+                       " (G = " + std::to_string(G) +
+                       (layout == 1 ? ", symmetric" :
+                                      (layout == 2 ? ", grouped" : "")) +
                        ") element matrices = FEValues' on 216 distorted "
                        "hexahedra (max relative difference " +
                        Testing::scientific(difference) + ")");
       }
-
-  for (const ElementStrategy strategy : {ElementStrategy::shape_map,
-                                         ElementStrategy::shape_map_per_entry,
-                                         ElementStrategy::standard,
-                                         ElementStrategy::thread_per_element})
-    {
-      const double difference = device_element_difference(setup,
-                                                          hex8_kernel(),
-                                                          strategy,
-                                                          8,
-                                                          false,
-                                                          matrices,
-                                                          vectors,
-                                                          true);
-      checks.check(difference < 1e-13,
-                   "device " + to_string(strategy) +
-                     " (G = 8) element matrices grouped by the components "
-                     "of a column node = FEValues' (max relative "
-                     "difference " +
-                     Testing::scientific(difference) + ")");
-    }
 
   // The engine's LinearElasticityKernel has one material for all elements.
   std::vector<double> E(setup.arrays.n_elements, 2.),

@@ -2,6 +2,7 @@
 #define gpu_assembly_engine_global_nz_plan_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/kernels/element_views.h>
 
 #include <cstddef>
 #include <vector>
@@ -203,11 +204,10 @@ namespace GPUAssembly
                        const unsigned int t,
                        const unsigned int i) const
     {
-      const std::size_t B = parameters.elements_per_block;
-      return (static_cast<std::size_t>(k) * n_entries +
-              (i / entry_group) * entry_group) *
-               B +
-             static_cast<std::size_t>(t) * entry_group + i % entry_group;
+      const unsigned int B = parameters.elements_per_block;
+      return static_cast<std::size_t>(k) * n_entries * B +
+             static_cast<std::size_t>(t) * entry_group +
+             grouped_entry_position(i, B, entry_group);
     }
 
     unsigned int

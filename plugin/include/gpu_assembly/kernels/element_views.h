@@ -168,6 +168,24 @@ namespace GPUAssembly
    * row at the same time, then lie next to each other in one sector
    * instead of a stride apart.
    */
+  /**
+   * Where entry @p e of an element lies among the element data of @p stride
+   * elements stored side by side in groups of @p group consecutive entries
+   * of one element, counted from the element's first entry (at group times
+   * its index among the @p stride). The one statement of GlobalNZ's
+   * element-data layout: GlobalNZPlan::element_data_index() and
+   * ElementOutput both use it.
+   */
+  GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::size_t
+  grouped_entry_position(const unsigned int e,
+                         const unsigned int stride,
+                         const unsigned int group)
+  {
+    return static_cast<std::size_t>(e / group) * stride * group + e % group;
+  }
+
+
+
   template <typename Number, unsigned int group = 1>
   struct ElementOutput
   {
@@ -186,10 +204,9 @@ namespace GPUAssembly
              const unsigned int stride,
              const bool         grouped)
     {
-      return group > 1 && grouped ?
-               static_cast<std::size_t>(e / group) * stride * group +
-                 e % group :
-               static_cast<std::size_t>(e) * stride;
+      // group a constant in each branch, so that e / group is no division.
+      return group > 1 && grouped ? grouped_entry_position(e, stride, group) :
+                                    grouped_entry_position(e, stride, 1);
     }
 
     GPU_ASSEMBLY_HOST_DEVICE Number &

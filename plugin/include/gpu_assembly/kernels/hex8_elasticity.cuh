@@ -4,10 +4,10 @@
 // The block kernels of hex8 linear elasticity (Sanfui-Sharma): a thread
 // block per group of G elements of a GlobalNZ element cluster, a thread per
 // entry (or per row of entries) of each element matrix, element data
-// written straight into
-// GlobalNZ's column-major layout (entry i of slot (k, t) at
-// (k * n_entries + i) * B + t) so that GlobalNZ's reduction kernel sums them
-// unchanged. Device code only: include from .cu files.
+// written straight into GlobalNZ's layout
+// (GlobalNZPlan::element_data_index(), through ElementOutput::position())
+// so that GlobalNZ's reduction kernel sums them unchanged. Device code
+// only: include from .cu files.
 
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/kernels/dirichlet_condensation.h>
@@ -284,25 +284,26 @@ namespace GPUAssembly
     };
 
     /**
-     * GlobalNZ's element-data layout (GlobalNZPlan::element_data_index())
-     * as the hex8 kernels write it: full matrices in groups of the 3
-     * components of a column node where the plan groups them (its
-     * entry_group is 3), else entry by entry. An element's entries start
-     * at entry_group * t from its cluster's.
+     * The index of entry (@p row, @p column) among an element's entries:
+     * row-major, or in the packed upper triangle if @p symmetric. Where the
+     * hex8 kernels write an entry follows from it through
+     * ElementOutput::position(), GlobalNZ's layout.
      */
-    template <typename Number>
-    struct Hex8Layout
+    template <typename Number, bool symmetric>
+    __device__ unsigned int
+    hex8_matrix_entry(const unsigned int row, const unsigned int column)
     {
-      static __device__ std::size_t
-                        position(const unsigned int entry,
-                                 const unsigned int B,
-                                 const bool         grouped)
-      {
-        return ElementOutput<Number, Hex8::n_components>::position(entry,
-                                                                   B,
-                                                                   grouped);
-      }
-    };
+      return symmetric ?
+               SymmetricElementOutput<Number>::packed_index(Hex8::n_dofs,
+                                                            row,
+                                                            column) :
+               row * Hex8::n_dofs + column;
+    }
+
+    /// GlobalNZ's layout of hex8 element data: full matrices grouped by the
+    /// 3 components of a column node where the plan says so.
+    template <typename Number>
+    using Hex8Output = ElementOutput<Number, Hex8::n_components>;
 
     /**
      * The view of a thread of the row form for
@@ -341,7 +342,8 @@ namespace GPUAssembly
 
     /**
      * The entries of row 3 a + c (columns from 3 a + c on if @p symmetric)
-     * of element g of the block, written to @p out (entry i at i * B). The
+     * of element g of the block, written to @p out
+     * (Hex8Output::position()). The
      * component @p c is a template argument so that every index into the
      * registers is a constant once the loops are unrolled: with a run-time
      * index the arrays would go to local memory.
@@ -380,14 +382,10 @@ namespace GPUAssembly
               // (As ints: for c = 0 an unsigned c2 < c is always false.)
               if (symmetric && b == a && static_cast<int>(c2) < int(c))
                 continue;
-              const unsigned int column = 3 * b + c2;
-              const unsigned int entry =
-                symmetric ?
-                  SymmetricElementOutput<Number>::packed_index(Hex8::n_dofs,
-                                                               row,
-                                                               column) :
-                  row * Hex8::n_dofs + column;
-              out[Hex8Layout<Number>::position(entry, B, grouped)] = values[c2];
+              out[Hex8Output<Number>::position(
+                hex8_matrix_entry<Number, symmetric>(row, 3 * b + c2),
+                B,
+                grouped)] = values[c2];
             }
         }
     }
@@ -614,7 +612,7 @@ namespace GPUAssembly
                                                        B,
                                                        grouped);
             }
-          out[Hex8Layout<Number>::position(n_matrix_entries + 3 * a + c,
+          out[Hex8Output<Number>::position(n_matrix_entries + 3 * a + c,
                                            B,
                                            grouped)] =
             Hex8::body_force_entry<Number>(view, 3 * a + c, kernel.body_force);
@@ -649,18 +647,13 @@ namespace GPUAssembly
                   value = Hex8::shape_map_entry<Number>(view, row, column);
                 else
                   value = Hex8::standard_entry<Number>(view, row, column);
-                entry =
-                  symmetric ?
-                    SymmetricElementOutput<Number>::packed_index(Hex8::n_dofs,
-                                                                 row,
-                                                                 column) :
-                    row * Hex8::n_dofs + column;
+                entry = hex8_matrix_entry<Number, symmetric>(row, column);
               }
             else
               value = Hex8::body_force_entry<Number>(view,
                                                      w - n_matrix_entries,
                                                      kernel.body_force);
-            out[Hex8Layout<Number>::position(entry, B, grouped)] = value;
+            out[Hex8Output<Number>::position(entry, B, grouped)] = value;
           }
     }
 
@@ -694,10 +687,9 @@ namespace GPUAssembly
       Number *const      matrix = element_data +
                              static_cast<std::size_t>(k) * n_entries * B +
                              t * entry_group;
-      using Output = typename std::conditional<
-        symmetric,
-        SymmetricElementOutput<Number>,
-        ElementOutput<Number, Hex8::n_components>>::type;
+      using Output = typename std::conditional<symmetric,
+                                               SymmetricElementOutput<Number>,
+                                               Hex8Output<Number>>::type;
       Output output{matrix,
                     matrix + static_cast<std::size_t>(n_matrix_entries) * B,
                     Hex8::n_dofs,
@@ -828,8 +820,8 @@ namespace GPUAssembly
                                const Hex8KernelArguments<Number>  &arguments,
                                const cudaStream_t                  stream = 0)
     {
-      if (arguments.entry_group != (symmetric ? 1u : Hex8::n_components) &&
-          arguments.entry_group != 1)
+      if (arguments.entry_group != 1 &&
+          (symmetric || arguments.entry_group != Hex8::n_components))
         throw_error("launch_hex8_element_kernel(): element data come in "
                     "groups of 1 or, for full matrices, 3 entries, not " +
                     std::to_string(arguments.entry_group) + ".");
