@@ -18,7 +18,8 @@
 //                 reduction blocks in Z-order), "GlobalNZ rows, Morton
 //                 blocks", "GlobalNZ symmetric Morton blocks",
 //                 "SharedNZ 1 block/SM", "SharedNZ T=128 smem/4",
-//                 "SharedNZ T=512")
+//                 "SharedNZ T=512", "SharedNZ 3 blocks/SM", "SharedNZ 3
+//                 blocks/SM T=192", "SharedNZ 4 blocks/SM T=128")
 //                 --skip-dealii (no CPU peer, for profiling runs)
 //                 --plans-only (no GPU needed: time the host construction
 //                 of the GlobalNZ and SharedNZ plans for an H100/H200's
@@ -255,6 +256,9 @@ namespace
     ReductionOrder reduction_order = ReductionOrder::automatic;
     /// GlobalNZ threads per reduction block (0: default).
     unsigned int reduction_threads = 0;
+    /// SharedNZ blocks per multiprocessor where shared_memory_fraction is
+    /// 0 (0: default).
+    unsigned int shared_blocks_per_multiprocessor = 0;
   };
 
   const std::vector<Variant> all_variants = {
@@ -477,7 +481,40 @@ namespace
      1.,
      true,
      false,
-     512}};
+     512},
+    {"SharedNZ 3 blocks/SM",
+     AssemblyMethod::shared_nz,
+     ElementOrder::rows,
+     0,
+     0.,
+     true,
+     false,
+     0,
+     ReductionOrder::automatic,
+     0,
+     3},
+    {"SharedNZ 3 blocks/SM T=192",
+     AssemblyMethod::shared_nz,
+     ElementOrder::rows,
+     0,
+     0.,
+     true,
+     false,
+     192,
+     ReductionOrder::automatic,
+     0,
+     3},
+    {"SharedNZ 4 blocks/SM T=128",
+     AssemblyMethod::shared_nz,
+     ElementOrder::rows,
+     0,
+     0.,
+     true,
+     false,
+     128,
+     ReductionOrder::automatic,
+     0,
+     4}};
 
   template <typename Number>
   void
@@ -515,6 +552,9 @@ namespace
         data.global_nz.symmetric = variant.symmetric;
         if (variant.shared_threads > 0)
           data.shared_nz.threads_per_block = variant.shared_threads;
+        if (variant.shared_blocks_per_multiprocessor > 0)
+          data.shared_nz.blocks_per_multiprocessor =
+            variant.shared_blocks_per_multiprocessor;
         if (variant.targets_per_block > 0)
           data.global_nz.targets_per_block = variant.targets_per_block;
         if (variant.shared_memory_fraction > 0)

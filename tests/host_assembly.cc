@@ -3,6 +3,7 @@
 // for every supported element, kernel and kind of constraint.
 
 #include <deal.II/base/multithread_info.h>
+#include <deal.II/base/quadrature_lib.h>
 
 #include <deal.II/dofs/dof_tools.h>
 
@@ -15,9 +16,14 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/host/host_element_stage.h>
 #include <gpu_assembly/kernels/element_kernels.h>
+#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/kernels/neo_hookean.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "test_problems.h"
 #include "tests.h"
@@ -319,6 +325,200 @@ test_single_precision(Testing::Checks &checks)
 
 
 
+// compute_element() specialized for linear simplices (what the GPU methods
+// run on tetrahedra and triangles) computes every element exactly as the
+// general form does, condensation included: same operations in the same
+// order, so bitwise the same values on the host.
+template <int dim, class Kernel>
+bool
+specialization_matches(const MeshArrays           &arrays,
+                       const Kernel               &kernel,
+                       const std::vector<double>  &nodal_data,
+                       const unsigned int          n_nodal_fields,
+                       const ElementSpecialization specialization,
+                       std::string                &what)
+{
+  const HostElementStage<double>  stage(arrays,
+                                       n_nodal_fields,
+                                       AssemblyOptions());
+  const ElementStageData<double> &data = stage.data();
+  if (element_specialization<dim>(data) != specialization)
+    {
+      what = "element_specialization() does not choose " +
+             std::to_string(static_cast<int>(specialization));
+      return false;
+    }
+  const unsigned int  n_ed = data.n_dofs;
+  std::vector<double> general(n_ed * n_ed + n_ed), special(general.size());
+  const std::vector<double> supplemental(arrays.supplemental.begin(),
+                                         arrays.supplemental.end());
+  std::size_t               n_constrained = 0;
+  for (std::size_t e = 0; e < arrays.n_elements; ++e)
+    {
+      const bool has_constraints =
+        std::any_of(arrays.location.begin() + e * n_ed,
+                    arrays.location.begin() + (e + 1) * n_ed,
+                    [&](const index_type dof) {
+                      return data.dof_is_constrained[dof];
+                    });
+      n_constrained += has_constraints;
+      const auto compute = [&](std::vector<double> &out, const auto form) {
+        const ElementOutput<double> output{out.data(),
+                                           out.data() + n_ed * n_ed,
+                                           n_ed,
+                                           1};
+        compute_element<dim,
+                        double,
+                        Kernel,
+                        ElementOutput<double>,
+                        decltype(form)::value>(
+          kernel,
+          data,
+          supplemental.data() + e * arrays.n_supplemental,
+          nodal_data.data(),
+          arrays.connectivity.data() + e * arrays.layout.n_nodes,
+          1,
+          output,
+          has_constraints,
+          arrays.location.data() + e * n_ed);
+      };
+      compute(general,
+              std::integral_constant<ElementSpecialization,
+                                     ElementSpecialization::general>());
+      if (specialization == ElementSpecialization::simplex_gradients)
+        compute(
+          special,
+          std::integral_constant<ElementSpecialization,
+                                 ElementSpecialization::simplex_gradients>());
+      else
+        compute(
+          special,
+          std::integral_constant<ElementSpecialization,
+                                 ElementSpecialization::simplex_edge_matrix>());
+      // memcmp: NaN written by an inverted element must match too.
+      if (std::memcmp(general.data(),
+                      special.data(),
+                      general.size() * sizeof(double)) != 0)
+        {
+          what = "element " + std::to_string(e) + " differs";
+          return false;
+        }
+    }
+  what = std::to_string(arrays.n_elements) + " elements, " +
+         std::to_string(n_constrained) + " with constrained DoFs";
+  return n_constrained > 0 && n_constrained < arrays.n_elements;
+}
+
+
+
+template <int dim>
+void
+test_simplex_specializations(Testing::Checks &checks)
+{
+  for (const auto format : {SupplementalDataFormat::quadrature_gradients,
+                            SupplementalDataFormat::inverse_edge_matrix,
+                            SupplementalDataFormat::compressed_edge_matrix})
+    for (const Form form : {Form::laplace, Form::mass, Form::elasticity})
+      for (const bool neo_hookean : {false, true})
+        {
+          if (neo_hookean && form != Form::elasticity)
+            continue;
+          Testing::TestProblem<dim> problem;
+          Testing::setup_problem(problem,
+                                 true,
+                                 1,
+                                 form == Form::laplace ? 1 : dim,
+                                 Testing::ConstraintKind::inhomogeneous);
+          typename DoFHandlerAdapter<dim>::AdditionalData adapter_data;
+          adapter_data.supplemental_format = format;
+          // One quadrature point, as the specializations require.
+          const QGaussSimplex<dim>     quadrature(1);
+          const DoFHandlerAdapter<dim> adapter(*problem.mapping,
+                                               problem.dof_handler,
+                                               quadrature,
+                                               problem.constraints,
+                                               adapter_data);
+          const MeshArrays            &arrays = adapter.get_arrays();
+          const auto                   specialization =
+            format == SupplementalDataFormat::quadrature_gradients ?
+                                ElementSpecialization::simplex_gradients :
+                                ElementSpecialization::simplex_edge_matrix;
+          std::string what;
+          bool        ok = false;
+          if (neo_hookean)
+            {
+              // A smooth displacement, so that F is not the identity.
+              std::vector<double> displacement(arrays.nodal_coordinates.size());
+              for (std::size_t i = 0; i < displacement.size(); ++i)
+                displacement[i] =
+                  0.05 * std::sin(3. * arrays.nodal_coordinates[i] + i % dim);
+              NeoHookeanKernel<dim, double> kernel;
+              kernel.mu     = mu;
+              kernel.lambda = lambda;
+              ok            = specialization_matches<dim>(arrays,
+                                               kernel,
+                                               displacement,
+                                               dim,
+                                               specialization,
+                                               what);
+            }
+          else if (form == Form::laplace)
+            {
+              LaplaceKernel<dim, double> kernel;
+              kernel.diffusion = diffusion;
+              kernel.source    = source;
+              ok               = specialization_matches<dim>(arrays,
+                                               kernel,
+                                               {},
+                                               0,
+                                               specialization,
+                                               what);
+            }
+          else if (form == Form::mass)
+            {
+              MassKernel<dim, dim, double> kernel;
+              kernel.density = density;
+              for (unsigned int d = 0; d < dim; ++d)
+                kernel.body_force[d] = force[d];
+              ok = specialization_matches<dim>(arrays,
+                                               kernel,
+                                               {},
+                                               0,
+                                               specialization,
+                                               what);
+            }
+          else
+            {
+              LinearElasticityKernel<dim, double> kernel;
+              kernel.lambda = lambda;
+              kernel.mu     = mu;
+              for (unsigned int d = 0; d < dim; ++d)
+                kernel.body_force[d] = force[d];
+              ok = specialization_matches<dim>(arrays,
+                                               kernel,
+                                               {},
+                                               0,
+                                               specialization,
+                                               what);
+            }
+          checks.check(
+            ok,
+            problem.name() + ", " +
+              (neo_hookean ? std::string("neo-Hookean") : to_string(form)) +
+              ", S(e) " +
+              (format == SupplementalDataFormat::quadrature_gradients ?
+                 "quadrature gradients" :
+               format == SupplementalDataFormat::inverse_edge_matrix ?
+                 "inverse edge matrix" :
+                 "compressed edge matrix") +
+              ": the simplex specialization of compute_element() "
+              "gives the general form's element data bitwise (" +
+              what + ")");
+        }
+}
+
+
+
 // The colouring makes the result independent of the number of threads.
 void
 test_reproducibility(Testing::Checks &checks)
@@ -366,6 +566,8 @@ main()
   test_edge_matrix_format<3>(checks);
   test_single_precision<2>(checks);
   test_single_precision<3>(checks);
+  test_simplex_specializations<2>(checks);
+  test_simplex_specializations<3>(checks);
   test_reproducibility(checks);
   return checks.exit_code();
 }

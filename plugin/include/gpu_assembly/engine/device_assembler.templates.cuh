@@ -25,8 +25,9 @@ namespace GPUAssembly
   {
     // GlobalNZ kernel 1: a block per element cluster prefetches the
     // cluster's nodal data into shared memory; a thread per element writes
-    // its element data coalesced (stride = block size). linear_simplex:
-    // see compute_element(): for the neo-Hookean kernel in double, 87
+    // its element data coalesced (stride = block size). Specializations
+    // for linear simplices: see compute_element(); with the edge-matrix
+    // format, for the neo-Hookean kernel in double, 87
     // instead of 108 microseconds per assembly of 120 k tetrahedra (ncu),
     // from a stack-free kernel. Its registers are capped at 96 in double (12
     // bytes of spills; five blocks of 128 threads per multiprocessor instead
@@ -36,13 +37,16 @@ namespace GPUAssembly
     // then waits on its spills). The kernel mostly waits on its global
     // loads (63 % of its stalls, ncu):
     // benchmarks/results/h100_hyperelastic_register_caps.txt.
-    template <int dim,
-              typename Number,
-              class Kernel,
-              bool symmetric,
-              bool linear_simplex = false>
+    template <
+      int dim,
+      typename Number,
+      class Kernel,
+      bool                  symmetric,
+      ElementSpecialization specialization = ElementSpecialization::general>
     __global__ void
-    __maxnreg__(linear_simplex ? (sizeof(Number) > 4 ? 96 : 64) : 255)
+    __maxnreg__(specialization != ElementSpecialization::general ?
+                  (sizeof(Number) > 4 ? 96 : 64) :
+                  255)
       global_nz_element_kernel(const Kernel                   kernel,
                                const ElementStageData<Number> data,
                                const int                     *block_element,
@@ -97,7 +101,7 @@ namespace GPUAssembly
       Output output{matrix, vector, data.n_dofs, B};
       if constexpr (!symmetric)
         output.grouped = entry_group > 1;
-      compute_element<dim, Number, Kernel, Output, linear_simplex>(
+      compute_element<dim, Number, Kernel, Output, specialization>(
         kernel,
         data,
         block_supplemental + static_cast<std::size_t>(k) * n_supplemental * B +
@@ -256,7 +260,10 @@ namespace GPUAssembly
     // the part with a thread per element, keeping in shared memory only the
     // rows the part owns (SharedNZLayout), and sums its node-pair lists
     // straight into the matrix and right-hand side.
-    template <int dim, typename Number, class Kernel>
+    template <int dim,
+              typename Number,
+              class Kernel,
+              ElementSpecialization specialization>
     __global__ void
     shared_nz_kernel(const Kernel                    kernel,
                      const ElementStageData<Number>  data,
@@ -326,27 +333,44 @@ namespace GPUAssembly
       const unsigned int n_slots      = plan.n_slots[k];
       Number *const      sink         = shared + n_halo_data;
       Number *const      element_data = sink + T;
-      const unsigned int n_en         = data.n_nodes;
-      const unsigned int n_ed         = data.n_dofs;
+      constexpr bool simplex = specialization != ElementSpecialization::general;
+      const unsigned int n_en = simplex ? dim + 1 : data.n_nodes;
+      const unsigned int n_ed =
+        simplex ? (dim + 1) * Kernel::n_components : data.n_dofs;
       for (unsigned int j = t; j < n_k; j += T)
         {
-          const SharedNZLayout::OwnedRowsOutput<Number, Kernel::n_components>
-            output{element_data,
-                   sink + t,
-                   plan.slots + base * n_en + j,
-                   n_k,
-                   n_slots,
-                   n_ed};
-          compute_element<dim>(kernel,
-                               data,
-                               plan.supplemental + base * plan.n_supplemental +
-                                 j,
-                               shared,
-                               plan.connectivity + base * n_en + j,
-                               n_k,
-                               output,
-                               plan.has_constraints[base + j] != 0,
-                               plan.location + base * n_ed + j);
+          // A simplex's slots are read once, into registers; the output
+          // would otherwise read node a's slot again for every entry of
+          // its rows.
+          const std::uint16_t *slots       = plan.slots + base * n_en + j;
+          unsigned int         slot_stride = n_k;
+          std::uint16_t        simplex_slots[dim + 1];
+          if constexpr (simplex)
+            {
+              GPU_ASSEMBLY_UNROLL
+              for (unsigned int a = 0; a < dim + 1; ++a)
+                simplex_slots[a] = slots[a * n_k];
+              slots       = simplex_slots;
+              slot_stride = 1;
+            }
+          using Output =
+            SharedNZLayout::OwnedRowsOutput<Number, Kernel::n_components>;
+          const Output output{element_data,
+                              sink + t,
+                              slots,
+                              slot_stride,
+                              n_slots,
+                              n_ed};
+          compute_element<dim, Number, Kernel, Output, specialization>(
+            kernel,
+            data,
+            plan.supplemental + base * plan.n_supplemental + j,
+            shared,
+            plan.connectivity + base * n_en + j,
+            n_k,
+            output,
+            plan.has_constraints[base + j] != 0,
+            plan.location + base * n_ed + j);
         }
       __syncthreads();
 
@@ -379,7 +403,11 @@ namespace GPUAssembly
     // column-major scratch array (coalesced), then adds each entry to the
     // matrix through the nonzero map, atomically or, for one colour of a
     // colouring, plainly.
-    template <int dim, typename Number, class Kernel, bool use_atomics>
+    template <int dim,
+              typename Number,
+              class Kernel,
+              bool                  use_atomics,
+              ElementSpecialization specialization>
     __global__ void
     local_elem_kernel(const Kernel                   kernel,
                       const ElementStageData<Number> data,
@@ -401,21 +429,27 @@ namespace GPUAssembly
         return;
       const unsigned int e = first_element + local;
 
-      const unsigned int          n_ed = data.n_dofs;
-      const ElementOutput<Number> output{
-        element_data + e,
-        element_data + static_cast<std::size_t>(n_ed) * n_ed * n_elements + e,
-        n_ed,
-        n_elements};
-      compute_element<dim>(kernel,
-                           data,
-                           supplemental + e,
-                           nodal_data,
-                           connectivity + e,
-                           n_elements,
-                           output,
-                           has_constraints[e] != 0,
-                           location + e);
+      const unsigned int n_ed =
+        specialization != ElementSpecialization::general ?
+          (dim + 1) * Kernel::n_components :
+          data.n_dofs;
+      using Output = ElementOutput<Number>;
+      const Output output{element_data + e,
+                          element_data +
+                            static_cast<std::size_t>(n_ed) * n_ed * n_elements +
+                            e,
+                          n_ed,
+                          n_elements};
+      compute_element<dim, Number, Kernel, Output, specialization>(
+        kernel,
+        data,
+        supplemental + e,
+        nodal_data,
+        connectivity + e,
+        n_elements,
+        output,
+        has_constraints[e] != 0,
+        location + e);
 
       for (unsigned int i = 0; i < n_ed * n_ed; ++i)
         {
@@ -443,6 +477,33 @@ namespace GPUAssembly
           else
             rhs[row] += value;
         }
+    }
+
+
+
+    // Calls f(std::integral_constant<ElementSpecialization, s>()) with the
+    // specialization s of compute_element() that fits the mesh. Hex8
+    // kernels never see simplices: they get the general form only, which
+    // also keeps their kernels from being compiled three times.
+    template <int dim, class Kernel, typename Number, class Function>
+    void
+    with_element_specialization(const ElementStageData<Number> &data,
+                                const Function                 &f)
+    {
+      using S = ElementSpecialization;
+      if constexpr (!is_hex8_elasticity_kernel<Kernel>::value)
+        switch (element_specialization<dim>(data))
+          {
+            case S::simplex_edge_matrix:
+              f(std::integral_constant<S, S::simplex_edge_matrix>());
+              return;
+            case S::simplex_gradients:
+              f(std::integral_constant<S, S::simplex_gradients>());
+              return;
+            case S::general:
+              break;
+          }
+      f(std::integral_constant<S, S::general>());
     }
   } // namespace internal
 
@@ -571,46 +632,41 @@ namespace GPUAssembly
         else
           {
             // Linear simplices get a kernel with their sizes as constants.
-            const bool linear_simplex = data.edge_matrix_format &&
-                                        data.n_nodes == dim + 1 &&
-                                        data.n_q_points == 1;
-            namespace in = internal;
-            const auto element_kernel =
-              plan.parameters.symmetric ?
-                (linear_simplex ?
-                   in::
-                     global_nz_element_kernel<dim, Number, Kernel, true, true> :
-                   in::global_nz_element_kernel<dim, Number, Kernel, true>) :
-                (linear_simplex ?
-                   in::global_nz_element_kernel<dim,
-                                                Number,
-                                                Kernel,
-                                                false,
-                                                true> :
-                   in::global_nz_element_kernel<dim, Number, Kernel, false>);
-            GPU_ASSEMBLY_CHECK_CUDA(
-              cudaFuncSetAttribute(element_kernel,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(nodal_bytes)));
-            element_kernel<<<plan.n_element_blocks,
-                             plan.parameters.elements_per_block,
-                             nodal_bytes,
-                             stream>>>(kernel,
-                                       data,
-                                       block_element.data(),
-                                       cluster_node_offsets.data(),
-                                       cluster_nodes.data(),
-                                       block_connectivity.data(),
-                                       block_supplemental.data(),
-                                       block_location.data(),
-                                       block_has_constraints.data(),
-                                       plan.n_supplemental,
-                                       plan.n_matrix_entries,
-                                       plan.n_entries,
-                                       plan.entry_group,
-                                       nodal_data.data(),
-                                       element_data.data());
-            GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+            internal::with_element_specialization<dim, Kernel>(
+              data,
+              [&](const auto specialization) {
+                constexpr ElementSpecialization s =
+                  decltype(specialization)::value;
+                const auto element_kernel =
+                  plan.parameters.symmetric ?
+                    internal::
+                      global_nz_element_kernel<dim, Number, Kernel, true, s> :
+                    internal::
+                      global_nz_element_kernel<dim, Number, Kernel, false, s>;
+                GPU_ASSEMBLY_CHECK_CUDA(cudaFuncSetAttribute(
+                  element_kernel,
+                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                  static_cast<int>(nodal_bytes)));
+                element_kernel<<<plan.n_element_blocks,
+                                 plan.parameters.elements_per_block,
+                                 nodal_bytes,
+                                 stream>>>(kernel,
+                                           data,
+                                           block_element.data(),
+                                           cluster_node_offsets.data(),
+                                           cluster_nodes.data(),
+                                           block_connectivity.data(),
+                                           block_supplemental.data(),
+                                           block_location.data(),
+                                           block_has_constraints.data(),
+                                           plan.n_supplemental,
+                                           plan.n_matrix_entries,
+                                           plan.n_entries,
+                                           plan.entry_group,
+                                           nodal_data.data(),
+                                           element_data.data());
+                GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+              });
           }
 
         const std::size_t target_bytes =
@@ -645,9 +701,7 @@ namespace GPUAssembly
 
     if (additional_data.method == AssemblyMethod::shared_nz)
       {
-        const SharedNZPlan &plan = shared_nz_plan;
-        const auto          block_kernel =
-          internal::shared_nz_kernel<dim, Number, Kernel>;
+        const SharedNZPlan                       &plan = shared_nz_plan;
         const internal::SharedNZArguments<Number> arguments{
           shared_halo_offsets.data(),
           shared_halo_nodes.data(),
@@ -664,20 +718,29 @@ namespace GPUAssembly
           shared_target_offsets.data(),
           shared_targets.data(),
           plan.n_supplemental};
-        GPU_ASSEMBLY_CHECK_CUDA(
-          cudaFuncSetAttribute(block_kernel,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(plan.max_shared_bytes)));
-        block_kernel<<<plan.n_blocks,
-                       plan.parameters.threads_per_block,
-                       plan.max_shared_bytes,
-                       stream>>>(kernel,
-                                 data,
-                                 arguments,
-                                 nodal_data.data(),
-                                 matrix.get_values().data(),
-                                 rhs.data());
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+        internal::with_element_specialization<dim, Kernel>(
+          data,
+          [&](const auto specialization) {
+            const auto block_kernel =
+              internal::shared_nz_kernel<dim,
+                                         Number,
+                                         Kernel,
+                                         decltype(specialization)::value>;
+            GPU_ASSEMBLY_CHECK_CUDA(
+              cudaFuncSetAttribute(block_kernel,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(plan.max_shared_bytes)));
+            block_kernel<<<plan.n_blocks,
+                           plan.parameters.threads_per_block,
+                           plan.max_shared_bytes,
+                           stream>>>(kernel,
+                                     data,
+                                     arguments,
+                                     nodal_data.data(),
+                                     matrix.get_values().data(),
+                                     rhs.data());
+            GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+          });
         return;
       }
 
@@ -712,15 +775,20 @@ namespace GPUAssembly
         rhs.data());
       GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
     };
-    if (additional_data.method == AssemblyMethod::local_elem_atomic)
-      launch(0,
-             arrays->n_elements,
-             internal::local_elem_kernel<dim, Number, Kernel, true>);
-    else
-      for (unsigned int c = 0; c + 1 < color_offsets.size(); ++c)
-        launch(color_offsets[c],
-               color_offsets[c + 1] - color_offsets[c],
-               internal::local_elem_kernel<dim, Number, Kernel, false>);
+    internal::with_element_specialization<dim, Kernel>(
+      data,
+      [&](const auto specialization) {
+        constexpr ElementSpecialization s = decltype(specialization)::value;
+        if (additional_data.method == AssemblyMethod::local_elem_atomic)
+          launch(0,
+                 arrays->n_elements,
+                 internal::local_elem_kernel<dim, Number, Kernel, true, s>);
+        else
+          for (unsigned int c = 0; c + 1 < color_offsets.size(); ++c)
+            launch(color_offsets[c],
+                   color_offsets[c + 1] - color_offsets[c],
+                   internal::local_elem_kernel<dim, Number, Kernel, false, s>);
+      });
   }
 } // namespace GPUAssembly
 

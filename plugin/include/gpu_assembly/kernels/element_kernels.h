@@ -13,6 +13,11 @@
  * must write every entry of A^e and F^e (the output is not zeroed for it).
  *
  * Local DoF d = a * n_components + c couples node a and component c.
+ *
+ * The loops are marked for unrolling: where compute_element() makes the
+ * sizes compile-time constants (linear simplices), the whole element is
+ * then computed from registers with constant output offsets; with sizes
+ * known only at run time the mark has no effect.
  */
 
 namespace GPUAssembly
@@ -35,19 +40,24 @@ namespace GPUAssembly
     GPU_ASSEMBLY_HOST_DEVICE void
     operator()(const Element &element, const Output &output) const
     {
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < element.n_nodes; ++a)
         {
           Number rhs = 0;
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int q = 0; q < element.n_q_points; ++q)
             rhs += source * element.shape_value(a, q) * element.JxW(q);
           output.vector_entry(a) = rhs;
 
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int b = 0; b < element.n_nodes; ++b)
             {
               Number sum = 0;
+              GPU_ASSEMBLY_UNROLL
               for (unsigned int q = 0; q < element.n_q_points; ++q)
                 {
                   Number dot = 0;
+                  GPU_ASSEMBLY_UNROLL
                   for (unsigned int k = 0; k < dim; ++k)
                     dot +=
                       element.shape_grad(a, q, k) * element.shape_grad(b, q, k);
@@ -79,27 +89,34 @@ namespace GPUAssembly
     GPU_ASSEMBLY_HOST_DEVICE void
     operator()(const Element &element, const Output &output) const
     {
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < element.n_nodes; ++a)
         {
           Number phi_integral = 0;
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int q = 0; q < element.n_q_points; ++q)
             phi_integral += element.shape_value(a, q) * element.JxW(q);
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int c = 0; c < n_components; ++c)
             output.vector_entry(a * n_components + c) =
               body_force[c] * phi_integral;
 
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int b = 0; b < element.n_nodes; ++b)
             {
               Number sum = 0;
+              GPU_ASSEMBLY_UNROLL
               for (unsigned int q = 0; q < element.n_q_points; ++q)
                 sum += element.shape_value(a, q) * element.shape_value(b, q) *
                        element.JxW(q);
               sum *= density;
+              GPU_ASSEMBLY_UNROLL
               for (unsigned int c = 0; c < n_components; ++c)
-                for (unsigned int c2 = 0; c2 < n_components; ++c2)
-                  output.matrix_entry(a * n_components + c,
-                                      b * n_components + c2) =
-                    (c == c2 ? sum : Number(0));
+                GPU_ASSEMBLY_UNROLL
+              for (unsigned int c2 = 0; c2 < n_components; ++c2)
+                output.matrix_entry(a * n_components + c,
+                                    b * n_components + c2) =
+                  (c == c2 ? sum : Number(0));
             }
         }
     }
@@ -127,40 +144,50 @@ namespace GPUAssembly
     GPU_ASSEMBLY_HOST_DEVICE void
     operator()(const Element &element, const Output &output) const
     {
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < element.n_nodes; ++a)
         {
           Number phi_integral = 0;
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int q = 0; q < element.n_q_points; ++q)
             phi_integral += element.shape_value(a, q) * element.JxW(q);
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int i = 0; i < dim; ++i)
             output.vector_entry(a * dim + i) = body_force[i] * phi_integral;
 
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int b = 0; b < element.n_nodes; ++b)
             {
               // Integrate the dim x dim block of the node pair in registers
               // so that each entry of A^e is written exactly once.
               Number block[dim][dim] = {};
+              GPU_ASSEMBLY_UNROLL
               for (unsigned int q = 0; q < element.n_q_points; ++q)
                 {
                   const Number JxW = element.JxW(q);
                   Number       ga[dim], gb[dim];
                   Number       dot = 0;
+                  GPU_ASSEMBLY_UNROLL
                   for (unsigned int k = 0; k < dim; ++k)
                     {
                       ga[k] = element.shape_grad(a, q, k);
                       gb[k] = element.shape_grad(b, q, k);
                       dot += ga[k] * gb[k];
                     }
+                  GPU_ASSEMBLY_UNROLL
                   for (unsigned int i = 0; i < dim; ++i)
-                    for (unsigned int j = 0; j < dim; ++j)
-                      block[i][j] +=
-                        (lambda * ga[i] * gb[j] + mu * ga[j] * gb[i] +
-                         (i == j ? mu * dot : Number(0))) *
-                        JxW;
+                    GPU_ASSEMBLY_UNROLL
+                  for (unsigned int j = 0; j < dim; ++j)
+                    block[i][j] +=
+                      (lambda * ga[i] * gb[j] + mu * ga[j] * gb[i] +
+                       (i == j ? mu * dot : Number(0))) *
+                      JxW;
                 }
+              GPU_ASSEMBLY_UNROLL
               for (unsigned int i = 0; i < dim; ++i)
-                for (unsigned int j = 0; j < dim; ++j)
-                  output.matrix_entry(a * dim + i, b * dim + j) = block[i][j];
+                GPU_ASSEMBLY_UNROLL
+              for (unsigned int j = 0; j < dim; ++j)
+                output.matrix_entry(a * dim + i, b * dim + j) = block[i][j];
             }
         }
     }

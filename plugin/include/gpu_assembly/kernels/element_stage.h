@@ -33,6 +33,41 @@ namespace GPUAssembly
 
 
   /**
+   * What compute_element() may assume at compile time about the elements it
+   * runs on (element_specialization() says which applies to a mesh).
+   */
+  enum class ElementSpecialization
+  {
+    /// Any element: sizes and the format of S(e) are read at run time.
+    general,
+    /// Linear simplices with one quadrature point, S(e) in edge-matrix
+    /// format.
+    simplex_edge_matrix,
+    /// Linear simplices with one quadrature point, S(e) the quadrature
+    /// gradients.
+    simplex_gradients
+  };
+
+
+
+  /**
+   * The specialization of compute_element() that fits the elements
+   * described by @p data.
+   */
+  template <int dim, typename Number>
+  ElementSpecialization
+  element_specialization(const ElementStageData<Number> &data)
+  {
+    if (data.n_nodes != dim + 1 || data.n_q_points != 1)
+      return ElementSpecialization::general;
+    return data.edge_matrix_format ?
+             ElementSpecialization::simplex_edge_matrix :
+             ElementSpecialization::simplex_gradients;
+  }
+
+
+
+  /**
    * Run @p kernel on one element and apply the Dirichlet condensation if
    * the element touches a constrained DoF. The element's supplemental data
    * S(e), its node indices into @p nodal_data and its location L(e, .) are
@@ -41,18 +76,22 @@ namespace GPUAssembly
    * Every assembly method, host and device, computes element data through
    * this one function.
    *
-   * With @p linear_simplex the caller guarantees what the data say at run
-   * time: S(e) in edge-matrix format, dim + 1 nodes and one quadrature
-   * point. The compiler then sees the sizes as constants and drops the
-   * general paths of the view and of the kernel, whose registers and
-   * stack would otherwise be reserved for every element of a GPU kernel
-   * (for the neo-Hookean kernel: 128 registers and a 272-byte stack).
+   * With a @p specialization other than general the caller guarantees
+   * what the data say at run time (element_specialization()). The compiler
+   * then sees the sizes as constants and drops the general paths of the
+   * view and of the kernel, whose registers and stack would otherwise be
+   * reserved for every element of a GPU kernel (for the neo-Hookean kernel:
+   * 128 registers and a 272-byte stack). Quadrature gradients are then
+   * read into registers once: through the general view a kernel reads
+   * each gradient again for every node pair, and a compiler that cannot
+   * tell the output from S(e) must reload it after every store.
    */
-  template <int dim,
-            typename Number,
-            class Kernel,
-            class Output,
-            bool linear_simplex = false>
+  template <
+    int dim,
+    typename Number,
+    class Kernel,
+    class Output,
+    ElementSpecialization specialization = ElementSpecialization::general>
   GPU_ASSEMBLY_HOST_DEVICE inline void
   compute_element(const Kernel                   &kernel,
                   const ElementStageData<Number> &data,
@@ -64,7 +103,28 @@ namespace GPUAssembly
                   const bool                      has_constraints,
                   const int                      *location)
   {
-    if (linear_simplex || data.edge_matrix_format)
+    using Specialization          = ElementSpecialization;
+    constexpr bool linear_simplex = specialization != Specialization::general;
+    if constexpr (specialization == Specialization::simplex_gradients)
+      {
+        constexpr unsigned int n_values = 1 + (dim + 1) * dim;
+        Number                 values[n_values];
+        GPU_ASSEMBLY_UNROLL
+        for (unsigned int i = 0; i < n_values; ++i)
+          values[i] = supplemental[i * stride];
+        QuadratureGradientElement<dim, Number> element{values,
+                                                       1,
+                                                       dim + 1,
+                                                       1,
+                                                       data.shape_values,
+                                                       nodal_data,
+                                                       data.n_fields};
+        element.node_indices = node_indices;
+        element.node_stride  = stride;
+        kernel(element, output);
+      }
+    else if (specialization == Specialization::simplex_edge_matrix ||
+             (!linear_simplex && data.edge_matrix_format))
       {
         EdgeMatrixElement<dim, Number> element{supplemental,
                                                stride,

@@ -1,5 +1,11 @@
+#ifndef gpu_assembly_cuda_engine_device_assembler_inst_cuh
+#define gpu_assembly_cuda_engine_device_assembler_inst_cuh
+
 // Instantiations of DeviceAssembler::assemble() for the bundled element
-// kernels.
+// kernels, one number type per .cu file so that the two compile in
+// parallel: each kernel is compiled in several forms (methods, symmetric
+// storage, simplex specializations), which makes this the plugin's longest
+// compilation.
 
 #include <gpu_assembly/engine/device_assembler.templates.cuh>
 #include <gpu_assembly/kernels/element_kernels.h>
@@ -31,9 +37,9 @@
                            Number,                                           \
                            GPUAssembly::NeoHookeanKernel<dim, Number>)
 
-GPU_ASSEMBLY_INSTANTIATE_ALL(2, float)
-GPU_ASSEMBLY_INSTANTIATE_ALL(2, double)
-GPU_ASSEMBLY_INSTANTIATE_ALL(3, float)
-GPU_ASSEMBLY_INSTANTIATE_ALL(3, double)
-GPU_ASSEMBLY_INSTANTIATE(3, float, GPUAssembly::Hex8ElasticityKernel<float>)
-GPU_ASSEMBLY_INSTANTIATE(3, double, GPUAssembly::Hex8ElasticityKernel<double>)
+#define GPU_ASSEMBLY_INSTANTIATE_NUMBER(Number) \
+  GPU_ASSEMBLY_INSTANTIATE_ALL(2, Number)       \
+  GPU_ASSEMBLY_INSTANTIATE_ALL(3, Number)       \
+  GPU_ASSEMBLY_INSTANTIATE(3, Number, GPUAssembly::Hex8ElasticityKernel<Number>)
+
+#endif

@@ -1,0 +1,5 @@
+// DeviceAssembler::assemble() for the bundled element kernels in double.
+
+#include "device_assembler.inst.cuh"
+
+GPU_ASSEMBLY_INSTANTIATE_NUMBER(double)
