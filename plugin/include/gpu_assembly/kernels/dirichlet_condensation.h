@@ -3,8 +3,94 @@
 
 #include <gpu_assembly/base/config.h>
 
+#include <cstdint>
+
 namespace GPUAssembly
 {
+  namespace internal
+  {
+    // The condensation of condense_dirichlet(), with whether local DoF d is
+    // constrained given by is_constrained(d).
+    template <typename Number, class Output, class IsConstrained>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    condense_element(const unsigned int   n_dofs,
+                     const index_type    *location,
+                     const unsigned int   location_stride,
+                     const Number        *inhomogeneities,
+                     const bool           use_inhomogeneities_for_rhs,
+                     const Output        &output,
+                     const IsConstrained &is_constrained)
+    {
+      const auto abs = [](const Number x) {
+        return x < Number(0) ? -x : x;
+      };
+
+      Number average_diagonal = 0;
+      for (unsigned int i = 0; i < n_dofs; ++i)
+        average_diagonal += abs(output.matrix_entry(i, i));
+      average_diagonal /= Number(n_dofs);
+      if (average_diagonal == Number(0))
+        {
+          // FullMatrix::l1_norm(): the largest absolute column sum.
+          Number l1_norm = 0;
+          for (unsigned int j = 0; j < n_dofs; ++j)
+            {
+              Number column_sum = 0;
+              for (unsigned int i = 0; i < n_dofs; ++i)
+                column_sum += abs(output.matrix_entry(i, j));
+              l1_norm = column_sum > l1_norm ? column_sum : l1_norm;
+            }
+          average_diagonal = l1_norm / Number(n_dofs);
+          if (average_diagonal == Number(0))
+            average_diagonal = Number(1);
+        }
+
+      // Right-hand side first: it needs the columns before they are zeroed.
+      for (unsigned int i = 0; i < n_dofs; ++i)
+        if (is_constrained(i))
+          {
+            const Number diagonal = output.matrix_entry(i, i);
+            output.vector_entry(i) =
+              use_inhomogeneities_for_rhs ?
+                (diagonal != Number(0) ? diagonal : average_diagonal) *
+                  inhomogeneities[location[i * location_stride]] :
+                Number(0);
+          }
+      // A free row loses A_ij g_j column after column, so that each g_j
+      // is read once; every row still subtracts in the order of j.
+      for (unsigned int j = 0; j < n_dofs; ++j)
+        if (is_constrained(j))
+          {
+            const Number g = inhomogeneities[location[j * location_stride]];
+            if (g != Number(0))
+              for (unsigned int i = 0; i < n_dofs; ++i)
+                if (!is_constrained(i))
+                  output.vector_entry(i) -= output.matrix_entry(i, j) * g;
+          }
+
+      for (unsigned int i = 0; i < n_dofs; ++i)
+        {
+          const bool row_constrained = is_constrained(i);
+          for (unsigned int j = 0; j < n_dofs; ++j)
+            {
+              if (i == j)
+                {
+                  if (row_constrained)
+                    {
+                      const Number diagonal = abs(output.matrix_entry(i, i));
+                      output.matrix_entry(i, i) =
+                        diagonal != Number(0) ? diagonal : average_diagonal;
+                    }
+                }
+              else if (row_constrained || is_constrained(j))
+                output.matrix_entry(i, j) = Number(0);
+            }
+        }
+    }
+  } // namespace internal
+
+
+
   /**
    * Apply Dirichlet constraints to one element's data in place, so that a
    * plain sum of the condensed element data over the mesh is exactly what
@@ -38,83 +124,44 @@ namespace GPUAssembly
                      const bool           use_inhomogeneities_for_rhs,
                      const Output        &output)
   {
+    const auto constrained = [&](const unsigned int d) {
+      return dof_is_constrained[location[d * location_stride]] != 0;
+    };
+    // Up to 64 DoFs, whether each is constrained is read once, all reads
+    // at the same time, into a mask. Read inside the loops, on a GPU, each
+    // flag costs two dependent memory accesses, once for every entry: a
+    // thread with a constrained linear tetrahedron then waited for several
+    // hundred of them, and SharedNZ's whole block with it.
+    if (n_dofs <= 64)
+      {
+        std::uint64_t mask = 0;
+        for (unsigned int d = 0; d < n_dofs; ++d)
+          mask |= std::uint64_t(constrained(d)) << d;
+        if (mask == 0)
+          return false;
+        internal::condense_element(n_dofs,
+                                   location,
+                                   location_stride,
+                                   inhomogeneities,
+                                   use_inhomogeneities_for_rhs,
+                                   output,
+                                   [mask](const unsigned int d) {
+                                     return ((mask >> d) & 1) != 0;
+                                   });
+        return true;
+      }
     bool any_constrained = false;
     for (unsigned int d = 0; d < n_dofs && !any_constrained; ++d)
-      any_constrained = dof_is_constrained[location[d * location_stride]];
+      any_constrained = constrained(d);
     if (!any_constrained)
       return false;
-
-    const auto abs = [](const Number x) {
-      return x < Number(0) ? -x : x;
-    };
-
-    Number average_diagonal = 0;
-    for (unsigned int i = 0; i < n_dofs; ++i)
-      average_diagonal += abs(output.matrix_entry(i, i));
-    average_diagonal /= Number(n_dofs);
-    if (average_diagonal == Number(0))
-      {
-        // FullMatrix::l1_norm(): the largest absolute column sum.
-        Number l1_norm = 0;
-        for (unsigned int j = 0; j < n_dofs; ++j)
-          {
-            Number column_sum = 0;
-            for (unsigned int i = 0; i < n_dofs; ++i)
-              column_sum += abs(output.matrix_entry(i, j));
-            l1_norm = column_sum > l1_norm ? column_sum : l1_norm;
-          }
-        average_diagonal = l1_norm / Number(n_dofs);
-        if (average_diagonal == Number(0))
-          average_diagonal = Number(1);
-      }
-
-    // Right-hand side first: it needs the columns before they are zeroed.
-    for (unsigned int i = 0; i < n_dofs; ++i)
-      {
-        const index_type row = location[i * location_stride];
-        if (dof_is_constrained[row])
-          {
-            const Number diagonal = output.matrix_entry(i, i);
-            output.vector_entry(i) =
-              use_inhomogeneities_for_rhs ?
-                (diagonal != Number(0) ? diagonal : average_diagonal) *
-                  inhomogeneities[row] :
-                Number(0);
-          }
-        else
-          {
-            Number value = output.vector_entry(i);
-            for (unsigned int j = 0; j < n_dofs; ++j)
-              {
-                const index_type col = location[j * location_stride];
-                if (dof_is_constrained[col] &&
-                    inhomogeneities[col] != Number(0))
-                  value -= output.matrix_entry(i, j) * inhomogeneities[col];
-              }
-            output.vector_entry(i) = value;
-          }
-      }
-
-    for (unsigned int i = 0; i < n_dofs; ++i)
-      {
-        const bool row_constrained =
-          dof_is_constrained[location[i * location_stride]];
-        for (unsigned int j = 0; j < n_dofs; ++j)
-          {
-            if (i == j)
-              {
-                if (row_constrained)
-                  {
-                    const Number diagonal = abs(output.matrix_entry(i, i));
-                    output.matrix_entry(i, i) =
-                      diagonal != Number(0) ? diagonal : average_diagonal;
-                  }
-              }
-            else if (row_constrained ||
-                     dof_is_constrained[location[j * location_stride]])
-              output.matrix_entry(i, j) = Number(0);
-          }
-      }
+    internal::condense_element(n_dofs,
+                               location,
+                               location_stride,
+                               inhomogeneities,
+                               use_inhomogeneities_for_rhs,
+                               output,
+                               constrained);
     return true;
   }
 } // namespace GPUAssembly
