@@ -31,6 +31,18 @@
 #  define GPU_ASSEMBLY_UNROLL
 #endif
 
+/**
+ * Asks nvcc to keep the loop that follows rolled: for rare paths, such as
+ * the Dirichlet condensation, whose loops the compiler would otherwise
+ * unroll where the sizes are constants, at the price of registers that
+ * every element pays for.
+ */
+#if defined(__CUDA_ARCH__)
+#  define GPU_ASSEMBLY_NO_UNROLL _Pragma("unroll 1")
+#else
+#  define GPU_ASSEMBLY_NO_UNROLL
+#endif
+
 #define GPU_ASSEMBLY_VERSION_MAJOR 0
 #define GPU_ASSEMBLY_VERSION_MINOR 1
 
