@@ -19,7 +19,10 @@
 //                 blocks", "GlobalNZ symmetric Morton blocks",
 //                 "SharedNZ 1 block/SM", "SharedNZ T=128 smem/4",
 //                 "SharedNZ T=512", "SharedNZ 3 blocks/SM", "SharedNZ 3
-//                 blocks/SM T=192", "SharedNZ 4 blocks/SM T=128")
+//                 blocks/SM T=192", "SharedNZ 4 blocks/SM T=128";
+//                 "GlobalNZ, general element form" and the same for
+//                 SharedNZ and LocalElem-atomic: without the element
+//                 kernels compiled for linear simplices)
 //                 --skip-dealii (no CPU peer, for profiling runs)
 //                 --plans-only (no GPU needed: time the host construction
 //                 of the GlobalNZ and SharedNZ plans for an H100/H200's
@@ -259,6 +262,9 @@ namespace
     /// SharedNZ blocks per multiprocessor where shared_memory_fraction is
     /// 0 (0: default).
     unsigned int shared_blocks_per_multiprocessor = 0;
+    /// Elements through compute_element()'s general form, not the one
+    /// compiled for linear simplices.
+    bool general_elements = false;
   };
 
   const std::vector<Variant> all_variants = {
@@ -514,7 +520,43 @@ namespace
      128,
      ReductionOrder::automatic,
      0,
-     4}};
+     4},
+    {"GlobalNZ, general element form",
+     AssemblyMethod::global_nz,
+     ElementOrder::rows,
+     0,
+     1.,
+     true,
+     false,
+     0,
+     ReductionOrder::automatic,
+     0,
+     0,
+     true},
+    {"SharedNZ, general element form",
+     AssemblyMethod::shared_nz,
+     ElementOrder::rows,
+     0,
+     0.,
+     true,
+     false,
+     0,
+     ReductionOrder::automatic,
+     0,
+     0,
+     true},
+    {"LocalElem-atomic, general element form",
+     AssemblyMethod::local_elem_atomic,
+     ElementOrder::rows,
+     0,
+     1.,
+     true,
+     false,
+     0,
+     ReductionOrder::automatic,
+     0,
+     0,
+     true}};
 
   template <typename Number>
   void
@@ -552,6 +594,7 @@ namespace
         data.global_nz.symmetric = variant.symmetric;
         if (variant.shared_threads > 0)
           data.shared_nz.threads_per_block = variant.shared_threads;
+        data.specialize_simplices = !variant.general_elements;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;

@@ -89,7 +89,14 @@ namespace GPUAssembly
       ElementStrategy element_strategy = ElementStrategy::thread_per_element;
       /// Elements per thread block of the block strategies: 1, 2, 4 or 8,
       /// dividing global_nz.elements_per_block.
-      unsigned int    hex8_elements_per_block = 8;
+      unsigned int hex8_elements_per_block = 8;
+      /**
+       * Run linear simplices with one quadrature point through element
+       * kernels compiled for them (compute_element()'s specializations:
+       * sizes as constants, S(e) in registers). False runs them through
+       * the general form, for comparisons; the results agree to rounding.
+       */
+      bool            specialize_simplices = true;
       AssemblyOptions options;
     };
 

@@ -259,18 +259,21 @@ namespace GPUAssembly
     // halo nodal data into shared memory, computes every element touching
     // the part with a thread per element, keeping in shared memory only the
     // rows the part owns (SharedNZLayout), and sums its node-pair lists
-    // straight into the matrix and right-hand side.
+    // straight into the matrix and right-hand side. At most 128 registers:
+    // the plan's default, two blocks of 256 threads per multiprocessor,
+    // needs no more, and without the cap the neo-Hookean kernel takes 168
+    // and would run one block at a time.
     template <int dim,
               typename Number,
               class Kernel,
               ElementSpecialization specialization>
-    __global__ void
-    shared_nz_kernel(const Kernel                    kernel,
-                     const ElementStageData<Number>  data,
-                     const SharedNZArguments<Number> plan,
-                     const Number *__restrict__ nodal_data,
-                     Number *__restrict__ values,
-                     Number *__restrict__ rhs)
+    __global__ void __maxnreg__(128)
+      shared_nz_kernel(const Kernel                    kernel,
+                       const ElementStageData<Number>  data,
+                       const SharedNZArguments<Number> plan,
+                       const Number *__restrict__ nodal_data,
+                       Number *__restrict__ values,
+                       Number *__restrict__ rhs)
     {
       extern __shared__ __align__(16) unsigned char shared_bytes[];
       Number *shared = reinterpret_cast<Number *>(shared_bytes);
@@ -339,28 +342,20 @@ namespace GPUAssembly
         simplex ? (dim + 1) * Kernel::n_components : data.n_dofs;
       for (unsigned int j = t; j < n_k; j += T)
         {
-          // A simplex's slots are read once, into registers; the output
-          // would otherwise read node a's slot again for every entry of
-          // its rows.
-          const std::uint16_t *slots       = plan.slots + base * n_en + j;
-          unsigned int         slot_stride = n_k;
-          std::uint16_t        simplex_slots[dim + 1];
+          // A simplex's slots are read once, packed into a register; the
+          // output would otherwise read node a's slot again for every entry
+          // of its rows.
+          using Output = SharedNZLayout::OwnedRowsOutput<Number,
+                                                         Kernel::n_components,
+                                                         simplex ? dim + 1 : 0>;
+          Output output{element_data,
+                        sink + t,
+                        plan.slots + base * n_en + j,
+                        n_k,
+                        n_slots,
+                        n_ed};
           if constexpr (simplex)
-            {
-              GPU_ASSEMBLY_UNROLL
-              for (unsigned int a = 0; a < dim + 1; ++a)
-                simplex_slots[a] = slots[a * n_k];
-              slots       = simplex_slots;
-              slot_stride = 1;
-            }
-          using Output =
-            SharedNZLayout::OwnedRowsOutput<Number, Kernel::n_components>;
-          const Output output{element_data,
-                              sink + t,
-                              slots,
-                              slot_stride,
-                              n_slots,
-                              n_ed};
+            output.packed_slots = Output::pack_slots(output.slots, n_k);
           compute_element<dim, Number, Kernel, Output, specialization>(
             kernel,
             data,
@@ -488,11 +483,12 @@ namespace GPUAssembly
     template <int dim, class Kernel, typename Number, class Function>
     void
     with_element_specialization(const ElementStageData<Number> &data,
+                                const bool                      specialize,
                                 const Function                 &f)
     {
       using S = ElementSpecialization;
       if constexpr (!is_hex8_elasticity_kernel<Kernel>::value)
-        switch (element_specialization<dim>(data))
+        switch (specialize ? element_specialization<dim>(data) : S::general)
           {
             case S::simplex_edge_matrix:
               f(std::integral_constant<S, S::simplex_edge_matrix>());
@@ -634,6 +630,7 @@ namespace GPUAssembly
             // Linear simplices get a kernel with their sizes as constants.
             internal::with_element_specialization<dim, Kernel>(
               data,
+              additional_data.specialize_simplices,
               [&](const auto specialization) {
                 constexpr ElementSpecialization s =
                   decltype(specialization)::value;
@@ -720,6 +717,7 @@ namespace GPUAssembly
           plan.n_supplemental};
         internal::with_element_specialization<dim, Kernel>(
           data,
+          additional_data.specialize_simplices,
           [&](const auto specialization) {
             const auto block_kernel =
               internal::shared_nz_kernel<dim,
@@ -777,6 +775,7 @@ namespace GPUAssembly
     };
     internal::with_element_specialization<dim, Kernel>(
       data,
+      additional_data.specialize_simplices,
       [&](const auto specialization) {
         constexpr ElementSpecialization s = decltype(specialization)::value;
         if (additional_data.method == AssemblyMethod::local_elem_atomic)

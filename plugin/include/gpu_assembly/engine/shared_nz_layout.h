@@ -81,24 +81,52 @@ namespace GPUAssembly
      * sink is a select, not a branch, so that the threads of a warp do not
      * diverge on every entry.
      */
-    template <typename Number, unsigned int n_components>
+    template <typename Number,
+              unsigned int n_components,
+              unsigned int n_packed_nodes = 0>
     struct OwnedRowsOutput
     {
       static constexpr bool stores_upper_triangle_only = false;
 
       Number *element_data;
       Number *sink;
-      /// Slot of node a at slots[a * slot_stride].
+      /// Slot of node a at slots[a * slot_stride]; unused where the slots
+      /// are packed.
       const std::uint16_t *slots;
       unsigned int         slot_stride;
       unsigned int         n_slots;
       unsigned int         n_dofs;
+      /// With n_packed_nodes > 0 (at most 4): the slot of node a in bits
+      /// 16 a to 16 a + 15, read from memory once per element. A kernel
+      /// whose entries are not all at compile-time constant positions (the
+      /// condensation's loops) would otherwise find the slots in local
+      /// memory.
+      std::uint64_t packed_slots = 0;
+
+      GPU_ASSEMBLY_HOST_DEVICE static std::uint64_t
+      pack_slots(const std::uint16_t *slots, const unsigned int slot_stride)
+      {
+        static_assert(n_packed_nodes <= 4, "at most four 16-bit slots");
+        std::uint64_t packed = 0;
+        for (unsigned int a = 0; a < n_packed_nodes; ++a)
+          packed |= std::uint64_t(slots[a * slot_stride]) << (16 * a);
+        return packed;
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE std::uint16_t
+                               slot(const unsigned int a) const
+      {
+        if constexpr (n_packed_nodes > 0)
+          return static_cast<std::uint16_t>(packed_slots >> (16 * a));
+        else
+          return slots[a * slot_stride];
+      }
 
       GPU_ASSEMBLY_HOST_DEVICE Number &
       entry(const unsigned int i, const unsigned int j) const
       {
         const unsigned int  a     = i / n_components;
-        const std::uint16_t s     = slots[a * slot_stride];
+        const std::uint16_t s     = slot(a);
         const bool          kept  = s != no_slot;
         Number *const       row   = kept ? element_data + s : sink;
         const unsigned int  shift = kept ? n_slots : 0;
@@ -117,6 +145,8 @@ namespace GPUAssembly
         return entry(i, n_dofs);
       }
     };
+
+
 
     /**
      * Walks one lane of a block's packed reduction stream: for each source,

@@ -155,8 +155,13 @@ namespace GPUAssembly
           for (unsigned int i = 0; i < dim; ++i)
             output.vector_entry(a * dim + i) = body_force[i] * phi_integral;
 
+          // A^e is symmetric: the block of (b, a) is the transpose of
+          // that of (a, b), so each pair b >= a is integrated once and
+          // written twice. This halves the arithmetic, which is what
+          // SharedNZ, computing each element about 2.4 times, pays for;
+          // it also makes A^e exactly symmetric.
           GPU_ASSEMBLY_UNROLL
-          for (unsigned int b = 0; b < element.n_nodes; ++b)
+          for (unsigned int b = a; b < element.n_nodes; ++b)
             {
               // Integrate the dim x dim block of the node pair in registers
               // so that each entry of A^e is written exactly once.
@@ -187,7 +192,11 @@ namespace GPUAssembly
               for (unsigned int i = 0; i < dim; ++i)
                 GPU_ASSEMBLY_UNROLL
               for (unsigned int j = 0; j < dim; ++j)
-                output.matrix_entry(a * dim + i, b * dim + j) = block[i][j];
+                {
+                  output.matrix_entry(a * dim + i, b * dim + j) = block[i][j];
+                  if (b != a)
+                    output.matrix_entry(b * dim + j, a * dim + i) = block[i][j];
+                }
             }
         }
     }
