@@ -188,13 +188,23 @@ namespace GPUAssembly
                        (i == j ? mu * dot : Number(0))) *
                       JxW;
                 }
+              // Row by row in both blocks: GlobalNZ's grouped element data
+              // keep the entries of a row and column node side by side, and
+              // writing them one after the other lets the GPU's L2 combine
+              // them into whole sectors (written column by column, the
+              // transposed block made GlobalNZ 30 % slower at 5 M
+              // tetrahedra).
               GPU_ASSEMBLY_UNROLL
               for (unsigned int i = 0; i < dim; ++i)
                 GPU_ASSEMBLY_UNROLL
               for (unsigned int j = 0; j < dim; ++j)
+                output.matrix_entry(a * dim + i, b * dim + j) = block[i][j];
+              if (b != a)
                 {
-                  output.matrix_entry(a * dim + i, b * dim + j) = block[i][j];
-                  if (b != a)
+                  GPU_ASSEMBLY_UNROLL
+                  for (unsigned int j = 0; j < dim; ++j)
+                    GPU_ASSEMBLY_UNROLL
+                  for (unsigned int i = 0; i < dim; ++i)
                     output.matrix_entry(b * dim + j, a * dim + i) = block[i][j];
                 }
             }
