@@ -131,6 +131,47 @@ assemble_with_dealii(const Testing::TestProblem<dim> &problem,
 
 
 
+// Calls f(kernel) with the plugin's kernel of a form and the coefficients
+// above.
+template <int dim, typename Number, class Function>
+void
+with_kernel(const Form form, const unsigned int n_components, const Function &f)
+{
+  if (form == Form::laplace)
+    {
+      LaplaceKernel<dim, Number> kernel;
+      kernel.diffusion = diffusion;
+      kernel.source    = source;
+      f(kernel);
+    }
+  else if (form == Form::elasticity)
+    {
+      LinearElasticityKernel<dim, Number> kernel;
+      kernel.lambda = lambda;
+      kernel.mu     = mu;
+      for (unsigned int d = 0; d < dim; ++d)
+        kernel.body_force[d] = force[d];
+      f(kernel);
+    }
+  else if (n_components == 1)
+    {
+      MassKernel<dim, 1, Number> kernel;
+      kernel.density       = density;
+      kernel.body_force[0] = force[0];
+      f(kernel);
+    }
+  else
+    {
+      MassKernel<dim, dim, Number> kernel;
+      kernel.density = density;
+      for (unsigned int d = 0; d < dim; ++d)
+        kernel.body_force[d] = force[d];
+      f(kernel);
+    }
+}
+
+
+
 template <int dim, typename Number>
 void
 assemble_with_plugin(const DoFHandlerAdapter<dim> &adapter,
@@ -140,37 +181,9 @@ assemble_with_plugin(const DoFHandlerAdapter<dim> &adapter,
                      std::vector<Number>          &rhs)
 {
   const HostAssembler<dim, Number> assembler(adapter.get_arrays());
-  if (form == Form::laplace)
-    {
-      LaplaceKernel<dim, Number> kernel;
-      kernel.diffusion = diffusion;
-      kernel.source    = source;
-      assembler.assemble(kernel, values, rhs);
-    }
-  else if (form == Form::elasticity)
-    {
-      LinearElasticityKernel<dim, Number> kernel;
-      kernel.lambda = lambda;
-      kernel.mu     = mu;
-      for (unsigned int d = 0; d < dim; ++d)
-        kernel.body_force[d] = force[d];
-      assembler.assemble(kernel, values, rhs);
-    }
-  else if (n_components == 1)
-    {
-      MassKernel<dim, 1, Number> kernel;
-      kernel.density       = density;
-      kernel.body_force[0] = force[0];
-      assembler.assemble(kernel, values, rhs);
-    }
-  else
-    {
-      MassKernel<dim, dim, Number> kernel;
-      kernel.density = density;
-      for (unsigned int d = 0; d < dim; ++d)
-        kernel.body_force[d] = force[d];
-      assembler.assemble(kernel, values, rhs);
-    }
+  with_kernel<dim, Number>(form, n_components, [&](const auto &kernel) {
+    assembler.assemble(kernel, values, rhs);
+  });
 }
 
 
@@ -462,45 +475,18 @@ test_simplex_specializations(Testing::Checks &checks)
                                                specialization,
                                                what);
             }
-          else if (form == Form::laplace)
-            {
-              LaplaceKernel<dim, double> kernel;
-              kernel.diffusion = diffusion;
-              kernel.source    = source;
-              ok               = specialization_matches<dim>(arrays,
-                                               kernel,
-                                               {},
-                                               0,
-                                               specialization,
-                                               what);
-            }
-          else if (form == Form::mass)
-            {
-              MassKernel<dim, dim, double> kernel;
-              kernel.density = density;
-              for (unsigned int d = 0; d < dim; ++d)
-                kernel.body_force[d] = force[d];
-              ok = specialization_matches<dim>(arrays,
-                                               kernel,
-                                               {},
-                                               0,
-                                               specialization,
-                                               what);
-            }
           else
-            {
-              LinearElasticityKernel<dim, double> kernel;
-              kernel.lambda = lambda;
-              kernel.mu     = mu;
-              for (unsigned int d = 0; d < dim; ++d)
-                kernel.body_force[d] = force[d];
-              ok = specialization_matches<dim>(arrays,
-                                               kernel,
-                                               {},
-                                               0,
-                                               specialization,
-                                               what);
-            }
+            with_kernel<dim, double>(form,
+                                     form == Form::laplace ? 1 : dim,
+                                     [&](const auto &kernel) {
+                                       ok = specialization_matches<dim>(
+                                         arrays,
+                                         kernel,
+                                         {},
+                                         0,
+                                         specialization,
+                                         what);
+                                     });
           checks.check(
             ok,
             problem.name() + ", " +

@@ -105,55 +105,54 @@ namespace GPUAssembly
   {
     using Specialization          = ElementSpecialization;
     constexpr bool linear_simplex = specialization != Specialization::general;
-    if constexpr (specialization == Specialization::simplex_gradients)
-      {
-        constexpr unsigned int n_values = 1 + (dim + 1) * dim;
-        Number                 values[n_values];
-        GPU_ASSEMBLY_UNROLL
-        for (unsigned int i = 0; i < n_values; ++i)
-          values[i] = supplemental[i * stride];
-        QuadratureGradientElement<dim, Number> element{values,
-                                                       1,
-                                                       dim + 1,
-                                                       1,
-                                                       data.shape_values,
-                                                       nodal_data,
-                                                       data.n_fields};
-        element.node_indices = node_indices;
-        element.node_stride  = stride;
-        kernel(element, output);
-      }
-    else if (specialization == Specialization::simplex_edge_matrix ||
-             (!linear_simplex && data.edge_matrix_format))
-      {
-        EdgeMatrixElement<dim, Number> element{supplemental,
-                                               stride,
-                                               linear_simplex ? dim + 1 :
-                                                                data.n_nodes,
-                                               linear_simplex ? 1 :
-                                                                data.n_q_points,
-                                               data.shape_values,
-                                               data.quadrature_weights,
-                                               nodal_data,
-                                               data.n_fields};
-        element.node_indices = node_indices;
-        element.node_stride  = stride;
-        element.compressed   = data.compressed_edge_matrix;
-        kernel(element, output);
-      }
-    else if constexpr (!linear_simplex)
-      {
-        QuadratureGradientElement<dim, Number> element{supplemental,
-                                                       stride,
-                                                       data.n_nodes,
-                                                       data.n_q_points,
-                                                       data.shape_values,
-                                                       nodal_data,
-                                                       data.n_fields};
-        element.node_indices = node_indices;
-        element.node_stride  = stride;
-        kernel(element, output);
-      }
+    const auto     edge_matrix    = [&]() {
+      EdgeMatrixElement<dim, Number> element{supplemental,
+                                             stride,
+                                             linear_simplex ? dim + 1 :
+                                                                     data.n_nodes,
+                                             linear_simplex ? 1 :
+                                                                     data.n_q_points,
+                                             data.shape_values,
+                                             data.quadrature_weights,
+                                             nodal_data,
+                                             data.n_fields};
+      element.node_indices = node_indices;
+      element.node_stride  = stride;
+      element.compressed   = data.compressed_edge_matrix;
+      kernel(element, output);
+    };
+    const auto gradients = [&]() {
+      const Number *values        = supplemental;
+      unsigned int  values_stride = stride;
+      Number        simplex_values[1 + (dim + 1) * dim];
+      if constexpr (linear_simplex)
+        {
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int i = 0; i < 1 + (dim + 1) * dim; ++i)
+            simplex_values[i] = supplemental[i * stride];
+          values        = simplex_values;
+          values_stride = 1;
+        }
+      QuadratureGradientElement<dim, Number> element{
+        values,
+        values_stride,
+        linear_simplex ? dim + 1 : data.n_nodes,
+        linear_simplex ? 1 : data.n_q_points,
+        data.shape_values,
+        nodal_data,
+        data.n_fields};
+      element.node_indices = node_indices;
+      element.node_stride  = stride;
+      kernel(element, output);
+    };
+    if constexpr (specialization == Specialization::simplex_edge_matrix)
+      edge_matrix();
+    else if constexpr (specialization == Specialization::simplex_gradients)
+      gradients();
+    else if (data.edge_matrix_format)
+      edge_matrix();
+    else
+      gradients();
     if (has_constraints)
       condense_dirichlet(linear_simplex ? (dim + 1) * Kernel::n_components :
                                           data.n_dofs,
