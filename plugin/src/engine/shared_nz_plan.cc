@@ -666,12 +666,23 @@ namespace GPUAssembly
             for (const index_type e : b.elements)
               sorted.emplace_back(e, 0);
             // Elements with constraints last, so that the warps of the
-            // others skip the condensation instead of waiting for it.
-            std::stable_partition(b.elements.begin(),
-                                  b.elements.end(),
-                                  [&](const index_type e) {
-                                    return !constrained[e];
-                                  });
+            // others skip the condensation instead of waiting for it; the
+            // others grouped by which of their nodes the part owns, so that
+            // the threads of a warp skip the same rows (kernels may skip
+            // the rows a block discards: output_may_discard_rows) and write
+            // neighbouring slots.
+            const auto order = [&](const index_type e) {
+              unsigned int owned = 0;
+              for (unsigned int a = 0; a < n_en && a < 32; ++a)
+                if (block_of_node[arrays.connectivity[e * n_en + a]] == k)
+                  owned |= 1u << a;
+              return std::make_pair(constrained[e] != 0, owned);
+            };
+            std::stable_sort(b.elements.begin(),
+                             b.elements.end(),
+                             [&](const index_type e1, const index_type e2) {
+                               return order(e1) < order(e2);
+                             });
             const std::size_t n_k = b.elements.size();
             for (std::size_t j = 0; j < n_k; ++j)
               std::lower_bound(sorted.begin(),

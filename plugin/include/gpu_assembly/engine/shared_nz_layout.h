@@ -122,6 +122,14 @@ namespace GPUAssembly
           return slots[a * slot_stride];
       }
 
+      /// Whether the block keeps the rows of node a
+      /// (output_may_discard_rows).
+      GPU_ASSEMBLY_HOST_DEVICE bool
+      keeps_rows(const unsigned int a) const
+      {
+        return slot(a) != no_slot;
+      }
+
       GPU_ASSEMBLY_HOST_DEVICE Number &
       entry(const unsigned int i, const unsigned int j) const
       {

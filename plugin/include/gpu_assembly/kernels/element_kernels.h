@@ -2,6 +2,7 @@
 #define gpu_assembly_kernels_element_kernels_h
 
 #include <gpu_assembly/base/config.h>
+#include <gpu_assembly/kernels/element_views.h>
 
 /**
  * @file
@@ -163,6 +164,10 @@ namespace GPUAssembly
           GPU_ASSEMBLY_UNROLL
           for (unsigned int b = a; b < element.n_nodes; ++b)
             {
+              // Pairs whose rows the output discards are skipped.
+              if constexpr (output_may_discard_rows<Output>::value)
+                if (!output.keeps_rows(a) && !output.keeps_rows(b))
+                  continue;
               // Integrate the dim x dim block of the node pair in registers
               // so that each entry of A^e is written exactly once.
               Number block[dim][dim] = {};

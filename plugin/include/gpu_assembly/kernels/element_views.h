@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 /**
  * @file
@@ -221,6 +222,27 @@ namespace GPUAssembly
       return vector[position(i, stride, grouped)];
     }
   };
+
+
+
+  /**
+   * Whether @p Output may discard rows of A^e and F^e. Such an output has
+   * keeps_rows(a), true where it keeps the rows of local node a (SharedNZ
+   * keeps only the rows of its part's nodes:
+   * SharedNZLayout::OwnedRowsOutput); a kernel may skip computing the rows
+   * it does not keep, and need not write them. Outputs that say nothing
+   * keep every row.
+   */
+  template <class Output, class = void>
+  struct output_may_discard_rows : std::false_type
+  {};
+
+  template <class Output>
+  struct output_may_discard_rows<
+    Output,
+    std::void_t<decltype(std::declval<const Output &>().keeps_rows(0u))>>
+    : std::true_type
+  {};
 
 
 
