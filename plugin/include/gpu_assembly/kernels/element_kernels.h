@@ -11,7 +11,8 @@
  * only its upper triangle). Each is a functor called once per element, on
  * the host by the reference assembly and on the device by every GPU method,
  * with an element view (element_views.h) and an ElementOutput. A kernel
- * must write every entry of A^e and F^e (the output is not zeroed for it).
+ * must write every entry of A^e and F^e (the output is not zeroed for it),
+ * except the rows an output discards (output_may_discard_rows).
  *
  * Local DoF d = a * n_components + c couples node a and component c.
  *
