@@ -336,10 +336,10 @@ namespace GPUAssembly
       const unsigned int n_slots      = plan.n_slots[k];
       Number *const      sink         = shared + n_halo_data;
       Number *const      element_data = sink + T;
-      constexpr bool simplex = specialization != ElementSpecialization::general;
-      const unsigned int n_en = simplex ? dim + 1 : data.n_nodes;
-      const unsigned int n_ed =
-        simplex ? (dim + 1) * Kernel::n_components : data.n_dofs;
+      using Sizes                     = SpecializedSizes<dim, specialization>;
+      constexpr bool     simplex      = Sizes::linear_simplex;
+      const unsigned int n_en         = Sizes::n_nodes(data);
+      const unsigned int n_ed = Sizes::n_dofs(data, Kernel::n_components);
       for (unsigned int j = t; j < n_k; j += T)
         {
           // A simplex's slots are read once, packed into a register; the
@@ -425,9 +425,8 @@ namespace GPUAssembly
       const unsigned int e = first_element + local;
 
       const unsigned int n_ed =
-        specialization != ElementSpecialization::general ?
-          (dim + 1) * Kernel::n_components :
-          data.n_dofs;
+        SpecializedSizes<dim, specialization>::n_dofs(data,
+                                                      Kernel::n_components);
       using Output = ElementOutput<Number>;
       const Output output{element_data + e,
                           element_data +

@@ -68,6 +68,44 @@ namespace GPUAssembly
 
 
   /**
+   * The sizes of the elements described by an ElementStageData as the
+   * element kernels of @p specialization see them: compile-time constants
+   * for linear simplices, those of the data otherwise. GPU kernels that
+   * lay out per-element arrays use them too, so that their index
+   * arithmetic folds to constants with the kernel's.
+   */
+  template <int dim, ElementSpecialization specialization>
+  struct SpecializedSizes
+  {
+    static constexpr bool linear_simplex =
+      specialization != ElementSpecialization::general;
+
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE static unsigned int
+    n_nodes(const ElementStageData<Number> &data)
+    {
+      return linear_simplex ? dim + 1 : data.n_nodes;
+    }
+
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE static unsigned int
+    n_q_points(const ElementStageData<Number> &data)
+    {
+      return linear_simplex ? 1 : data.n_q_points;
+    }
+
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE static unsigned int
+    n_dofs(const ElementStageData<Number> &data,
+           const unsigned int              n_components)
+    {
+      return linear_simplex ? (dim + 1) * n_components : data.n_dofs;
+    }
+  };
+
+
+
+  /**
    * Run @p kernel on one element and apply the Dirichlet condensation if
    * the element touches a constrained DoF. The element's supplemental data
    * S(e), its node indices into @p nodal_data and its location L(e, .) are
@@ -104,14 +142,13 @@ namespace GPUAssembly
                   const int                      *location)
   {
     using Specialization          = ElementSpecialization;
-    constexpr bool linear_simplex = specialization != Specialization::general;
+    using Sizes                   = SpecializedSizes<dim, specialization>;
+    constexpr bool linear_simplex = Sizes::linear_simplex;
     const auto     edge_matrix    = [&]() {
       EdgeMatrixElement<dim, Number> element{supplemental,
                                              stride,
-                                             linear_simplex ? dim + 1 :
-                                                                     data.n_nodes,
-                                             linear_simplex ? 1 :
-                                                                     data.n_q_points,
+                                             Sizes::n_nodes(data),
+                                             Sizes::n_q_points(data),
                                              data.shape_values,
                                              data.quadrature_weights,
                                              nodal_data,
@@ -133,14 +170,13 @@ namespace GPUAssembly
           values        = simplex_values;
           values_stride = 1;
         }
-      QuadratureGradientElement<dim, Number> element{
-        values,
-        values_stride,
-        linear_simplex ? dim + 1 : data.n_nodes,
-        linear_simplex ? 1 : data.n_q_points,
-        data.shape_values,
-        nodal_data,
-        data.n_fields};
+      QuadratureGradientElement<dim, Number> element{values,
+                                                     values_stride,
+                                                     Sizes::n_nodes(data),
+                                                     Sizes::n_q_points(data),
+                                                     data.shape_values,
+                                                     nodal_data,
+                                                     data.n_fields};
       element.node_indices = node_indices;
       element.node_stride  = stride;
       kernel(element, output);
@@ -154,8 +190,7 @@ namespace GPUAssembly
     else
       gradients();
     if (has_constraints)
-      condense_dirichlet(linear_simplex ? (dim + 1) * Kernel::n_components :
-                                          data.n_dofs,
+      condense_dirichlet(Sizes::n_dofs(data, Kernel::n_components),
                          location,
                          stride,
                          data.dof_is_constrained,
