@@ -267,296 +267,222 @@ namespace
     bool general_elements = false;
   };
 
+  // A method with the plan's defaults but for what @p set changes.
+  template <class Set = void (*)(Variant &)>
+  Variant
+  variant(
+    const std::string   &name,
+    const AssemblyMethod method,
+    const Set           &set = [](Variant &) {})
+  {
+    Variant v{name, method, ElementOrder::rows};
+    set(v);
+    return v;
+  }
+
+  // The same for a tuning variant, benchmarked only when named with
+  // --method. Fields a method does not use are left at their defaults
+  // (shared_memory_fraction: SharedNZ only).
+  template <class Set = void (*)(Variant &)>
+  Variant
+  tuning(
+    const std::string   &name,
+    const AssemblyMethod method,
+    const Set           &set = [](Variant &) {})
+  {
+    Variant v    = variant(name, method, set);
+    v.on_request = true;
+    return v;
+  }
+
   const std::vector<Variant> all_variants = {
-    {"GlobalNZ", AssemblyMethod::global_nz, ElementOrder::rows},
-    {"GlobalNZ symmetric",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     0,
-     1.,
-     false,
-     true},
-    {"GlobalNZ (Morton)", AssemblyMethod::global_nz, ElementOrder::morton},
-    {"SharedNZ", AssemblyMethod::shared_nz, ElementOrder::rows},
-    {"LocalElem-atomic", AssemblyMethod::local_elem_atomic, ElementOrder::rows},
-    {"LocalElem-colored",
-     AssemblyMethod::local_elem_colored,
-     ElementOrder::rows},
-    // Tuning variants, run when named with --method.
-    {"GlobalNZ R=256",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     256,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::rows},
-    {"GlobalNZ R=512",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     512,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::rows},
-    {"GlobalNZ R=1024",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     1024,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::rows},
-    {"GlobalNZ R=4096",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     4096,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::rows},
-    {"GlobalNZ Morton blocks",
-     AssemblyMethod::global_nz,
-     ElementOrder::morton,
-     0,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton},
-    {"GlobalNZ rows, Morton blocks",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     0,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton},
-    {"GlobalNZ rows",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     512,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::rows},
-    {"GlobalNZ symmetric rows",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     512,
-     1.,
-     true,
-     true,
-     0,
-     ReductionOrder::rows},
-    {"GlobalNZ symmetric Morton blocks R=256",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     256,
-     1.,
-     true,
-     true,
-     0,
-     ReductionOrder::morton},
-    {"GlobalNZ Morton blocks T=128",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     256,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton,
-     128},
-    {"GlobalNZ Morton blocks R=384",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     384,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton,
-     0},
-    {"GlobalNZ Morton blocks R=512 T=128",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     512,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton,
-     128},
-    {"GlobalNZ rows, Morton blocks R=128",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     128,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton},
-    {"GlobalNZ rows, Morton blocks R=192",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     192,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton},
-    {"GlobalNZ rows, Morton blocks R=256",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     256,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton},
-    {"GlobalNZ rows, Morton blocks R=512",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     512,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton},
-    {"GlobalNZ rows, Morton blocks R=768",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     768,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton},
-    {"GlobalNZ rows, Morton blocks R=1024",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     1024,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::morton},
-    {"GlobalNZ symmetric rows, Morton blocks",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     0,
-     1.,
-     true,
-     true,
-     0,
-     ReductionOrder::morton},
-    {"GlobalNZ symmetric Morton blocks",
-     AssemblyMethod::global_nz,
-     ElementOrder::morton,
-     0,
-     1.,
-     true,
-     true,
-     0,
-     ReductionOrder::morton},
-    {"SharedNZ 1 block/SM",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     1.,
-     true},
-    {"SharedNZ T=128 smem/4",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     0.25,
-     true,
-     false,
-     128},
-    {"SharedNZ T=512",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     1.,
-     true,
-     false,
-     512},
-    {"SharedNZ 3 blocks/SM",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     0.,
-     true,
-     false,
-     0,
-     ReductionOrder::automatic,
-     0,
-     3},
-    {"SharedNZ 3 blocks/SM T=192",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     0.,
-     true,
-     false,
-     192,
-     ReductionOrder::automatic,
-     0,
-     3},
-    {"SharedNZ 4 blocks/SM T=128",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     0.,
-     true,
-     false,
-     128,
-     ReductionOrder::automatic,
-     0,
-     4},
-    {"GlobalNZ, general element form",
-     AssemblyMethod::global_nz,
-     ElementOrder::rows,
-     0,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::automatic,
-     0,
-     0,
-     true},
-    {"SharedNZ, general element form",
-     AssemblyMethod::shared_nz,
-     ElementOrder::rows,
-     0,
-     0.,
-     true,
-     false,
-     0,
-     ReductionOrder::automatic,
-     0,
-     0,
-     true},
-    {"LocalElem-atomic, general element form",
-     AssemblyMethod::local_elem_atomic,
-     ElementOrder::rows,
-     0,
-     1.,
-     true,
-     false,
-     0,
-     ReductionOrder::automatic,
-     0,
-     0,
-     true}};
+    variant("GlobalNZ", AssemblyMethod::global_nz),
+    variant("GlobalNZ symmetric",
+            AssemblyMethod::global_nz,
+            [](Variant &v) {
+              v.symmetric = true;
+            }),
+    variant("GlobalNZ (Morton)",
+            AssemblyMethod::global_nz,
+            [](Variant &v) {
+              v.element_order = ElementOrder::morton;
+            }),
+    variant("SharedNZ", AssemblyMethod::shared_nz),
+    variant("LocalElem-atomic", AssemblyMethod::local_elem_atomic),
+    variant("LocalElem-colored", AssemblyMethod::local_elem_colored),
+    tuning("GlobalNZ R=256",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 256;
+             v.reduction_order   = ReductionOrder::rows;
+           }),
+    tuning("GlobalNZ R=512",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 512;
+             v.reduction_order   = ReductionOrder::rows;
+           }),
+    tuning("GlobalNZ R=1024",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 1024;
+             v.reduction_order   = ReductionOrder::rows;
+           }),
+    tuning("GlobalNZ R=4096",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 4096;
+             v.reduction_order   = ReductionOrder::rows;
+           }),
+    tuning("GlobalNZ Morton blocks",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.element_order   = ElementOrder::morton;
+             v.reduction_order = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ rows, Morton blocks",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.reduction_order = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ rows",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 512;
+             v.reduction_order   = ReductionOrder::rows;
+           }),
+    tuning("GlobalNZ symmetric rows",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 512;
+             v.symmetric         = true;
+             v.reduction_order   = ReductionOrder::rows;
+           }),
+    tuning("GlobalNZ symmetric Morton blocks R=256",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 256;
+             v.symmetric         = true;
+             v.reduction_order   = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ Morton blocks T=128",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 256;
+             v.reduction_order   = ReductionOrder::morton;
+             v.reduction_threads = 128;
+           }),
+    tuning("GlobalNZ Morton blocks R=384",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 384;
+             v.reduction_order   = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ Morton blocks R=512 T=128",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 512;
+             v.reduction_order   = ReductionOrder::morton;
+             v.reduction_threads = 128;
+           }),
+    tuning("GlobalNZ rows, Morton blocks R=128",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 128;
+             v.reduction_order   = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ rows, Morton blocks R=192",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 192;
+             v.reduction_order   = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ rows, Morton blocks R=256",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 256;
+             v.reduction_order   = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ rows, Morton blocks R=512",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 512;
+             v.reduction_order   = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ rows, Morton blocks R=768",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 768;
+             v.reduction_order   = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ rows, Morton blocks R=1024",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.targets_per_block = 1024;
+             v.reduction_order   = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ symmetric rows, Morton blocks",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.symmetric       = true;
+             v.reduction_order = ReductionOrder::morton;
+           }),
+    tuning("GlobalNZ symmetric Morton blocks",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.element_order   = ElementOrder::morton;
+             v.symmetric       = true;
+             v.reduction_order = ReductionOrder::morton;
+           }),
+    tuning("SharedNZ 1 block/SM",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_memory_fraction = 1.;
+           }),
+    tuning("SharedNZ T=128 smem/4",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_memory_fraction = 0.25;
+             v.shared_threads         = 128;
+           }),
+    tuning("SharedNZ T=512",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_memory_fraction = 1.;
+             v.shared_threads         = 512;
+           }),
+    tuning("SharedNZ 3 blocks/SM",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_blocks_per_multiprocessor = 3;
+           }),
+    tuning("SharedNZ 3 blocks/SM T=192",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_threads                   = 192;
+             v.shared_blocks_per_multiprocessor = 3;
+           }),
+    tuning("SharedNZ 4 blocks/SM T=128",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_threads                   = 128;
+             v.shared_blocks_per_multiprocessor = 4;
+           }),
+    tuning("GlobalNZ, general element form",
+           AssemblyMethod::global_nz,
+           [](Variant &v) {
+             v.general_elements = true;
+           }),
+    tuning("SharedNZ, general element form",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.general_elements = true;
+           }),
+    tuning("LocalElem-atomic, general element form",
+           AssemblyMethod::local_elem_atomic,
+           [](Variant &v) {
+             v.general_elements = true;
+           })};
 
   template <typename Number>
   void
