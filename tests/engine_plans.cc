@@ -675,6 +675,34 @@ test_shared_nz_plan(Testing::Checks      &checks,
 
 
 
+// The reduction finds a diagonal source's slot by a multiplication instead
+// of a division; it must be exact for every count of slots a block can
+// have, one included (a node of one element alone in its part).
+void
+test_slot_division(Testing::Checks &checks)
+{
+  bool         exact = true;
+  unsigned int wrong = 0;
+  for (unsigned int d = 1; d <= SharedNZLayout::max_offset + 1; ++d)
+    {
+      const unsigned int magic = SharedNZLayout::division_magic(d);
+      for (unsigned int x = 0; x <= SharedNZLayout::max_offset;
+           x += (x < 4 * d ? 1 : 97))
+        if (SharedNZLayout::divide(x, magic) != x / d)
+          {
+            exact = false;
+            wrong = d;
+          }
+    }
+  checks.check(exact,
+               "SharedNZ's slot division is exact for 1 to " +
+                 std::to_string(SharedNZLayout::max_offset + 1) + " slots" +
+                 (exact ? std::string() :
+                          " (wrong for " + std::to_string(wrong) + ")"));
+}
+
+
+
 // Plans are built in parallel; their arrays must not depend on how many
 // threads built them, or results would differ from machine to machine.
 void
@@ -777,5 +805,6 @@ main()
   test_shared_nz_plan<2>(checks, false, false, NodePartitioner::greedy_union);
   test_shared_nz_plan<3>(checks, false, false, NodePartitioner::metis);
   test_plans_independent_of_threads(checks);
+  test_slot_division(checks);
   return checks.exit_code();
 }

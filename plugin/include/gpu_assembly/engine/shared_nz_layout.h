@@ -52,23 +52,27 @@ namespace GPUAssembly
     /**
      * x / d for x, d < 2^16 by a multiplication with @p magic =
      * division_magic(d) (exact there, since x * d < 2^32): a slot from an
-     * offset without a division in the reduction's inner loop.
+     * offset without a division in the reduction's inner loop. The magic
+     * number of d = 1, 2^32, has no 32-bit form: it is 0, and divide()
+     * returns x for it (a part of a single slot exists: a node of one
+     * element, alone in its part).
      */
     GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
     division_magic(const unsigned int d)
     {
-      return 0xffffffffu / d + 1;
+      return d == 1 ? 0u : 0xffffffffu / d + 1;
     }
 
     GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
     divide(const unsigned int x, const unsigned int magic)
     {
 #ifdef __CUDA_ARCH__
-      return __umulhi(x, magic);
+      const unsigned int quotient = __umulhi(x, magic);
 #else
-      return static_cast<unsigned int>(
+      const auto quotient = static_cast<unsigned int>(
         (static_cast<unsigned long long>(x) * magic) >> 32);
 #endif
+      return magic == 0 ? x : quotient;
     }
 
     /**

@@ -45,6 +45,11 @@ namespace GPUAssembly
       GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < element.n_nodes; ++a)
         {
+          // Rows the output discards are not computed
+          // (output_may_discard_rows).
+          if constexpr (output_may_discard_rows<Output>::value)
+            if (!output.keeps_rows(a))
+              continue;
           Number rhs = 0;
           GPU_ASSEMBLY_UNROLL
           for (unsigned int q = 0; q < element.n_q_points; ++q)
@@ -94,6 +99,9 @@ namespace GPUAssembly
       GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < element.n_nodes; ++a)
         {
+          if constexpr (output_may_discard_rows<Output>::value)
+            if (!output.keeps_rows(a))
+              continue;
           Number phi_integral = 0;
           GPU_ASSEMBLY_UNROLL
           for (unsigned int q = 0; q < element.n_q_points; ++q)

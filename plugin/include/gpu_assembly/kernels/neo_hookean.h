@@ -2,6 +2,7 @@
 #define gpu_assembly_kernels_neo_hookean_h
 
 #include <gpu_assembly/base/config.h>
+#include <gpu_assembly/kernels/element_views.h>
 
 #include <cmath>
 
@@ -101,6 +102,11 @@ namespace GPUAssembly
       GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < n_nodes; ++a)
         {
+          // Rows the output discards are not computed
+          // (output_may_discard_rows).
+          if constexpr (output_may_discard_rows<Output>::value)
+            if (!output.keeps_rows(a))
+              continue;
           const Number phi_a = element.shape_value(a, 0);
           GPU_ASSEMBLY_UNROLL
           for (unsigned int i = 0; i < dim; ++i)
@@ -118,6 +124,9 @@ namespace GPUAssembly
         {
           if (Output::stores_upper_triangle_only && b < a)
             continue;
+          if constexpr (output_may_discard_rows<Output>::value)
+            if (!output.keeps_rows(a))
+              continue;
           Number dot = 0;
           GPU_ASSEMBLY_UNROLL
           for (unsigned int K = 0; K < dim; ++K)
