@@ -566,19 +566,19 @@ test_shared_nz_plan(Testing::Checks      &checks,
               lists_right &= !pending.empty();
               for (const std::uint16_t source : pending)
                 {
-                  const unsigned int offset = (source - 1) >> 1;
-                  const unsigned int s      = offset % n_slots;
-                  const unsigned int shift  = offset / n_slots;
-                  const auto [j, a]         = slot_owner[s];
-                  const unsigned int c      = shift / n_c;
-                  const std::size_t  e      = plan.elements[base + j];
-                  const index_type   n      = arrays.connectivity[e * n_en + a];
-                  const index_type   m      = arrays.connectivity[e * n_en + c];
-                  lists_right &=
-                    shift % n_c == 0 && bool((source - 1) & 1) == diagonal &&
-                    (a == c) == diagonal && block_of_node[n] == k &&
-                    (row_node < 0 || row_node == n) &&
-                    (column_node < 0 || column_node == m);
+                  const unsigned int index = (source - 1) >> 1;
+                  const unsigned int s     = index / n_en;
+                  const unsigned int c     = index % n_en;
+                  lists_right &= s < n_slots;
+                  const auto [j, a]   = slot_owner[s < n_slots ? s : 0];
+                  const std::size_t e = plan.elements[base + j];
+                  const index_type  n = arrays.connectivity[e * n_en + a];
+                  const index_type  m = arrays.connectivity[e * n_en + c];
+                  lists_right &= bool((source - 1) & 1) == diagonal &&
+                                 (a == c) == diagonal &&
+                                 block_of_node[n] == k &&
+                                 (row_node < 0 || row_node == n) &&
+                                 (column_node < 0 || column_node == m);
                   row_node    = n;
                   column_node = m;
                   ++triple_seen[(e * n_en + a) * n_en + c];
@@ -683,10 +683,10 @@ test_slot_division(Testing::Checks &checks)
 {
   bool         exact = true;
   unsigned int wrong = 0;
-  for (unsigned int d = 1; d <= SharedNZLayout::max_offset + 1; ++d)
+  for (unsigned int d = 1; d <= SharedNZLayout::max_source_index + 1; ++d)
     {
       const unsigned int magic = SharedNZLayout::division_magic(d);
-      for (unsigned int x = 0; x <= SharedNZLayout::max_offset;
+      for (unsigned int x = 0; x <= SharedNZLayout::max_source_index;
            x += (x < 4 * d ? 1 : 97))
         if (SharedNZLayout::divide(x, magic) != x / d)
           {
@@ -696,7 +696,8 @@ test_slot_division(Testing::Checks &checks)
     }
   checks.check(exact,
                "SharedNZ's slot division is exact for 1 to " +
-                 std::to_string(SharedNZLayout::max_offset + 1) + " slots" +
+                 std::to_string(SharedNZLayout::max_source_index + 1) +
+                 " slots" +
                  (exact ? std::string() :
                           " (wrong for " + std::to_string(wrong) + ")"));
 }

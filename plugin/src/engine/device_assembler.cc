@@ -214,7 +214,6 @@ namespace GPUAssembly
           convert<Number>(plan.block_supplemental));
         shared_location.copy_from_host(plan.block_location);
         shared_has_constraints.copy_from_host(plan.block_has_constraints);
-        shared_n_slots.copy_from_host(plan.n_slots);
         shared_n_diagonal_lists.copy_from_host(plan.n_diagonal_lists);
         shared_slice_offsets.copy_from_host(
           std::vector<int>(plan.slice_offsets.begin(),
@@ -305,7 +304,6 @@ namespace GPUAssembly
                                 shared_supplemental.memory_consumption(),
                                 shared_location.memory_consumption(),
                                 shared_has_constraints.memory_consumption(),
-                                shared_n_slots.memory_consumption(),
                                 shared_n_diagonal_lists.memory_consumption(),
                                 shared_slice_offsets.memory_consumption(),
                                 shared_sources.memory_consumption(),

@@ -389,15 +389,13 @@ namespace GPUAssembly
     part_bytes(const MeshArrays  &arrays,
                const unsigned int n_fields,
                const std::size_t  number_size,
-               const unsigned int threads_per_block,
                const std::size_t  n_halo,
                const std::size_t  n_slots)
     {
-      const std::size_t n_ed = arrays.layout.n_dofs;
-      const std::size_t n_c  = arrays.layout.n_components;
-      return (n_halo * n_fields + threads_per_block +
-              n_slots * n_c * (n_ed + 1)) *
-             number_size;
+      const std::size_t slot =
+        SharedNZLayout::slot_size(arrays.layout.n_components,
+                                  arrays.layout.n_dofs);
+      return (n_halo * n_fields + slot + n_slots * slot) * number_size;
     }
 
     // Elements per part are limited to the threads of a block, so that
@@ -419,13 +417,9 @@ namespace GPUAssembly
                             const std::size_t n_slots,
                             const std::size_t n_lists,
                             const std::size_t n_elements) {
-        return part_bytes(arrays,
-                          n_fields,
-                          number_size,
-                          threads_per_block,
-                          n_halo,
-                          n_slots) <= shared_memory_limit &&
-               n_slots * n_ed <= SharedNZLayout::max_offset + 1 &&
+        return part_bytes(arrays, n_fields, number_size, n_halo, n_slots) <=
+                 shared_memory_limit &&
+               n_slots * n_en <= SharedNZLayout::max_source_index + 1 &&
                n_lists <= SharedNZLayout::max_lists &&
                n_elements <= threads_per_block;
       };
@@ -462,7 +456,6 @@ namespace GPUAssembly
                         std::to_string(part_bytes(arrays,
                                                   n_fields,
                                                   number_size,
-                                                  threads_per_block,
                                                   n_halo,
                                                   weights.slots[n])) +
                         " bytes with the halo) do not fit in the " +
@@ -520,9 +513,10 @@ namespace GPUAssembly
   SharedNZPlan::shared_bytes(const unsigned int k,
                              const std::size_t  number_size) const
   {
+    const std::size_t slot =
+      SharedNZLayout::slot_size(n_components, n_dofs_per_element);
     return ((halo_offsets[k + 1] - halo_offsets[k]) * std::size_t(n_fields) +
-            parameters.threads_per_block +
-            std::size_t(n_slots[k]) * n_components * (n_dofs_per_element + 1)) *
+            slot + std::size_t(n_slots[k]) * slot) *
            number_size;
   }
 
@@ -753,11 +747,10 @@ namespace GPUAssembly
                     for (unsigned int c = 0; c < n_en; ++c)
                       {
                         const index_type m = arrays.connectivity[e * n_en + c];
-                        const unsigned int offset = c * n_c * b.n_slots + s;
                         contributions.push_back(
                           {m == n ? -1 : m,
                            j,
-                           SharedNZLayout::encode_source(offset, m == n),
+                           SharedNZLayout::encode_source(s, c, n_en, m == n),
                            static_cast<std::uint8_t>(a),
                            static_cast<std::uint8_t>(c)});
                       }

@@ -204,7 +204,6 @@ namespace GPUAssembly
     DeviceVector<Number>        shared_supplemental;
     DeviceVector<int>           shared_location;
     DeviceVector<unsigned char> shared_has_constraints;
-    DeviceVector<int>           shared_n_slots;
     DeviceVector<int>           shared_n_diagonal_lists;
     DeviceVector<int>           shared_slice_offsets;
     DeviceVector<unsigned char> shared_sources;

@@ -70,17 +70,20 @@ namespace GPUAssembly
       const unsigned int t = threadIdx.x;
       const unsigned int B = blockDim.x;
 
-      const int first = cluster_node_offsets[k];
-      const int n_cluster_values =
-        (cluster_node_offsets[k + 1] - first) * data.n_fields;
-      for (int i = t; i < n_cluster_values; i += B)
+      if constexpr (kernel_reads_nodal_data<Kernel>::value)
         {
-          const int node  = i / data.n_fields;
-          const int field = i - node * data.n_fields;
-          shared_nodal[i] =
-            nodal_data[cluster_nodes[first + node] * data.n_fields + field];
+          const int first = cluster_node_offsets[k];
+          const int n_cluster_values =
+            (cluster_node_offsets[k + 1] - first) * data.n_fields;
+          for (int i = t; i < n_cluster_values; i += B)
+            {
+              const int node  = i / data.n_fields;
+              const int field = i - node * data.n_fields;
+              shared_nodal[i] =
+                nodal_data[cluster_nodes[first + node] * data.n_fields + field];
+            }
+          __syncthreads();
         }
-      __syncthreads();
 
       const std::size_t slot = static_cast<std::size_t>(k) * B + t;
       if (block_element[slot] < 0)
@@ -217,6 +220,25 @@ namespace GPUAssembly
 
 
 
+    // A load issued where it is written: an asm volatile statement keeps
+    // its place among the others (the prefetches, the barrier), and only
+    // the first use of the value waits for it.
+    __device__ inline std::uint16_t
+    load_early(const std::uint16_t *address)
+    {
+      std::uint16_t value;
+      asm volatile("ld.global.nc.u16 %0, [%1];" : "=h"(value) : "l"(address));
+      return value;
+    }
+
+    __device__ inline int
+    load_early(const int *address)
+    {
+      int value;
+      asm volatile("ld.global.nc.s32 %0, [%1];" : "=r"(value) : "l"(address));
+      return value;
+    }
+
     __device__ inline void
     prefetch_l1(const void *address)
     {
@@ -244,7 +266,6 @@ namespace GPUAssembly
       const Number *__restrict__ supplemental;
       const int *__restrict__ location;
       const unsigned char *__restrict__ has_constraints;
-      const int *__restrict__ n_slots;
       const int *__restrict__ n_diagonal_lists;
       const int *__restrict__ slice_offsets;
       const std::uint16_t *__restrict__ sources;
@@ -282,64 +303,83 @@ namespace GPUAssembly
       const unsigned int t = threadIdx.x;
       const unsigned int T = blockDim.x;
 
+      // Every per-block number of the plan first, all loads in flight at
+      // once: each load that the compiler left next to the computation
+      // waiting for it cost a round trip to memory of its own (5 % of the
+      // kernel's warp samples, ncu). Plain loads the compiler moves there.
+      const int         slice        = k * (T / 32) + t / 32;
+      const int         first_source = load_early(plan.slice_offsets + slice);
+      const int         end_source = load_early(plan.slice_offsets + slice + 1);
+      const int         first_target = load_early(plan.target_offsets + k);
+      const int         end_target   = load_early(plan.target_offsets + k + 1);
+      const int         first_item   = load_early(plan.element_offsets + k);
+      const int         end_item     = load_early(plan.element_offsets + k + 1);
+      const int         first_halo   = load_early(plan.halo_offsets + k);
+      const int         end_halo     = load_early(plan.halo_offsets + k + 1);
+      const int         n_diagonal   = load_early(plan.n_diagonal_lists + k);
+      const std::size_t base         = first_item;
+      const unsigned int n_k         = end_item - first_item;
+
       // The reduction's streams do not depend on the element data: ask for
       // them now, into L2, so that the reduction finds them on chip instead
-      // of waiting for memory list after list. The element inputs go to L1
-      // while the halo arrives.
-      const int slice = k * (T / 32) + t / 32;
+      // of waiting for memory list after list. The first entries of this
+      // thread's lane go to registers, loaded now so that they arrive
+      // while the element data are computed (left to the compiler, a
+      // load is issued after the barrier). The element inputs go to L1.
+      const std::uint16_t *lane      = plan.sources + first_source + t % 32;
+      const unsigned int   n_columns = (end_source - first_source) / 32;
+      std::uint16_t        first_entries[SharedNZLayout::chunk];
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int u = 0; u < SharedNZLayout::chunk; ++u)
+        first_entries[u] = u < n_columns ? load_early(lane + u * 32) : 0;
       {
-        const char *sources = reinterpret_cast<const char *>(
-          plan.sources + plan.slice_offsets[slice]);
-        const int n_bytes =
-          (plan.slice_offsets[slice + 1] - plan.slice_offsets[slice]) * 2;
+        const char *sources =
+          reinterpret_cast<const char *>(plan.sources + first_source);
+        const int n_bytes = (end_source - first_source) * 2;
         for (int b = (t % 32) * 128; b < n_bytes; b += 32 * 128)
           prefetch_l2(sources + b);
         const char *targets =
-          reinterpret_cast<const char *>(plan.targets + plan.target_offsets[k]);
-        const int n_target_bytes =
-          (plan.target_offsets[k + 1] - plan.target_offsets[k]) * 4;
+          reinterpret_cast<const char *>(plan.targets + first_target);
+        const int n_target_bytes = (end_target - first_target) * 4;
         for (int b = t * 128; b < n_target_bytes; b += T * 128)
           prefetch_l2(targets + b);
       }
-      {
-        const std::size_t  base = plan.element_offsets[k];
-        const unsigned int n_k  = plan.element_offsets[k + 1] - base;
-        if (t < n_k)
-          {
-            for (unsigned int i = 0; i < plan.n_supplemental; ++i)
-              prefetch_l1(plan.supplemental +
-                          (base * plan.n_supplemental + i * n_k + t));
-            for (unsigned int a = 0; a < data.n_nodes; ++a)
-              {
-                prefetch_l1(plan.connectivity + base * data.n_nodes + a * n_k +
-                            t);
-                prefetch_l1(plan.slots + base * data.n_nodes + a * n_k + t);
-              }
-          }
-      }
-
-      const int first_halo = plan.halo_offsets[k];
-      const int n_halo_data =
-        (plan.halo_offsets[k + 1] - first_halo) * data.n_fields;
-      for (int i = t; i < n_halo_data; i += T)
+      if (t < n_k)
         {
-          const int node  = i / data.n_fields;
-          const int field = i - node * data.n_fields;
-          shared[i] =
-            nodal_data[plan.halo_nodes[first_halo + node] * data.n_fields +
-                       field];
+          for (unsigned int i = 0; i < plan.n_supplemental; ++i)
+            prefetch_l1(plan.supplemental +
+                        (base * plan.n_supplemental + i * n_k + t));
+          for (unsigned int a = 0; a < data.n_nodes; ++a)
+            {
+              prefetch_l1(plan.connectivity + base * data.n_nodes + a * n_k +
+                          t);
+              prefetch_l1(plan.slots + base * data.n_nodes + a * n_k + t);
+            }
         }
-      __syncthreads();
 
-      const std::size_t  base         = plan.element_offsets[k];
-      const unsigned int n_k          = plan.element_offsets[k + 1] - base;
-      const unsigned int n_slots      = plan.n_slots[k];
-      Number *const      sink         = shared + n_halo_data;
-      Number *const      element_data = sink + T;
-      using Sizes                     = SpecializedSizes<dim, specialization>;
-      constexpr bool     simplex      = Sizes::linear_simplex;
-      const unsigned int n_en         = Sizes::n_nodes(data);
-      const unsigned int n_ed = Sizes::n_dofs(data, Kernel::n_components);
+      // The halo keeps its place in shared memory (the plan's layout) even
+      // where a kernel reads no nodal data and it is not fetched.
+      const int n_halo_data = (end_halo - first_halo) * data.n_fields;
+      if constexpr (kernel_reads_nodal_data<Kernel>::value)
+        {
+          for (int i = t; i < n_halo_data; i += T)
+            {
+              const int node  = i / data.n_fields;
+              const int field = i - node * data.n_fields;
+              shared[i] =
+                nodal_data[plan.halo_nodes[first_halo + node] * data.n_fields +
+                           field];
+            }
+          __syncthreads();
+        }
+
+      using Sizes                = SpecializedSizes<dim, specialization>;
+      constexpr bool     simplex = Sizes::linear_simplex;
+      const unsigned int n_en    = Sizes::n_nodes(data);
+      const unsigned int n_ed    = Sizes::n_dofs(data, Kernel::n_components);
+      Number *const      sink    = shared + n_halo_data;
+      Number *const      element_data =
+        sink + SharedNZLayout::slot_size(Kernel::n_components, n_ed);
       for (unsigned int j = t; j < n_k; j += T)
         {
           // A simplex's slots are read once, packed into a register; the
@@ -349,10 +389,9 @@ namespace GPUAssembly
                                                          Kernel::n_components,
                                                          simplex ? dim + 1 : 0>;
           Output output{element_data,
-                        sink + t,
+                        sink,
                         plan.slots + base * n_en + j,
                         n_k,
-                        n_slots,
                         n_ed};
           if constexpr (simplex)
             output.packed_slots = Output::pack_slots(output.slots, n_k);
@@ -369,15 +408,14 @@ namespace GPUAssembly
         }
       __syncthreads();
 
-      const int *targets = plan.targets + plan.target_offsets[k];
-      const int  first   = plan.slice_offsets[slice];
+      const int *targets = plan.targets + first_target;
       SharedNZLayout::walk_lane<Number, Kernel::n_components>(
-        plan.sources + first + t % 32,
-        (plan.slice_offsets[slice + 1] - first) / 32,
+        lane,
+        n_columns,
         32,
-        n_slots,
+        n_en,
         n_ed,
-        plan.n_diagonal_lists[k],
+        n_diagonal,
         [&](const unsigned int i) {
           return element_data[i];
         },
@@ -389,7 +427,8 @@ namespace GPUAssembly
         },
         [&](const int row, const Number sum) {
           rhs[row] = sum;
-        });
+        },
+        first_entries);
     }
 
 
@@ -707,7 +746,6 @@ namespace GPUAssembly
           shared_supplemental.data(),
           shared_location.data(),
           shared_has_constraints.data(),
-          shared_n_slots.data(),
           shared_n_diagonal_lists.data(),
           shared_slice_offsets.data(),
           reinterpret_cast<const std::uint16_t *>(shared_sources.data()),

@@ -15,7 +15,7 @@ namespace GPUAssembly
 {
   /**
    * SharedNZ executed on the host exactly as the device kernel executes it,
-   * block by block: halo nodal data, the threads' sinks and the kept rows of
+   * block by block: halo nodal data, the sink and the kept rows of
    * element data in a per-block "shared" buffer laid out as on the device,
    * then the packed reduction stream walked lane by lane straight into the
    * value array. It validates a plan without a GPU and is the method's host
@@ -52,9 +52,8 @@ namespace GPUAssembly
           {
             const std::size_t n_halo =
               plan.halo_offsets[k + 1] - plan.halo_offsets[k];
-            const std::size_t  base    = plan.element_offsets[k];
-            const unsigned int n_k     = plan.element_offsets[k + 1] - base;
-            const unsigned int n_slots = plan.n_slots[k];
+            const std::size_t  base = plan.element_offsets[k];
+            const unsigned int n_k  = plan.element_offsets[k + 1] - base;
             shared.assign(plan.shared_bytes(k, sizeof(Number)) / sizeof(Number),
                           Number(0));
             for (std::size_t i = 0; i < n_halo * n_f; ++i)
@@ -62,17 +61,17 @@ namespace GPUAssembly
                 nodal_data[plan.halo_nodes[plan.halo_offsets[k] + i / n_f] *
                              n_f +
                            i % n_f];
-            Number *const sink         = shared.data() + n_halo * n_f;
-            Number *const element_data = sink + T;
+            Number *const sink = shared.data() + n_halo * n_f;
+            Number *const element_data =
+              sink + SharedNZLayout::slot_size(n_c, n_ed);
 
             for (unsigned int j = 0; j < n_k; ++j)
               {
                 const SharedNZLayout::OwnedRowsOutput<Number, n_c> output{
                   element_data,
-                  sink + j % T,
+                  sink,
                   plan.block_slots.data() + base * n_en + j,
                   n_k,
-                  n_slots,
                   n_ed};
                 compute_element<dim>(
                   kernel,
@@ -98,7 +97,7 @@ namespace GPUAssembly
                   plan.sources.data() + plan.slice_offsets[slice] + lane % 32,
                   n_columns,
                   32,
-                  n_slots,
+                  n_en,
                   n_ed,
                   plan.n_diagonal_lists[k],
                   [&](const unsigned int i) {

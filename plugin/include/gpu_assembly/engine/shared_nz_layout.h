@@ -18,9 +18,14 @@ namespace GPUAssembly
    * touch a constrained DoF get a slot for every node, because the Dirichlet
    * condensation reads the whole element matrix. Slot s, component c,
    * column j (j < n_dofs: matrix, j = n_dofs: vector) is at
-   *   (c * (n_dofs + 1) + j) * n_slots + s
-   * of the element-data region, so that the threads of a warp, each
-   * computing one element, write neighbouring words.
+   *   s * slot_size(n_c, n_dofs) + c * (n_dofs + 1) + j
+   * of the element-data region. Slots lie one after the other so that a
+   * thread reaches every entry of a slot at a constant offset from the
+   * slot's start: for a linear simplex, whose sizes are constants, the
+   * stores of the element kernel and the loads of the reduction then need
+   * no address arithmetic. Slot sizes are odd, so that the threads of a
+   * warp, each writing the same entry of consecutive slots, meet every
+   * shared-memory bank once.
    */
   namespace SharedNZLayout
   {
@@ -29,30 +34,42 @@ namespace GPUAssembly
 
     /**
      * Reduction-stream entries (16 bits): 0 is padding; below end_flag a
-     * source, encoded as 1 + (offset << 1 | diagonal) with offset the
-     * position b * n_c * n_slots + s of the (c1, c2) = (0, 0) value of the
-     * block of column node b in slot s, and diagonal set where the list
-     * also sums the right-hand side; end_flag | l ends list l of the block.
+     * source, encoded as 1 + (index << 1 | diagonal) with index = s * n_nodes
+     * + b for the block of column node b in slot s, and diagonal set where
+     * the list also sums the right-hand side; end_flag | l ends list l of
+     * the block.
      */
     constexpr std::uint16_t end_flag = 0x8000;
 
-    /// Largest offset a source entry can hold: 1 + (max_offset << 1 | 1)
+    /// Largest index a source entry can hold: 1 + (max_source_index << 1 | 1)
     /// stays below end_flag.
-    constexpr unsigned int max_offset = (end_flag - 3) / 2;
+    constexpr unsigned int max_source_index = (end_flag - 3) / 2;
 
     /// Lists a block can number.
     constexpr unsigned int max_lists = end_flag;
 
     GPU_ASSEMBLY_HOST_DEVICE inline std::uint16_t
-    encode_source(const unsigned int offset, const bool diagonal)
+    encode_source(const unsigned int slot,
+                  const unsigned int column_node,
+                  const unsigned int n_nodes,
+                  const bool         diagonal)
     {
-      return static_cast<std::uint16_t>(1 + (offset << 1 | (diagonal ? 1 : 0)));
+      return static_cast<std::uint16_t>(
+        1 + ((slot * n_nodes + column_node) << 1 | (diagonal ? 1 : 0)));
+    }
+
+    /// Numbers of one slot: n_c rows of n_dofs + 1, rounded up to an odd
+    /// count.
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
+    slot_size(const unsigned int n_components, const unsigned int n_dofs)
+    {
+      return (n_components * (n_dofs + 1)) | 1u;
     }
 
     /**
      * x / d for x, d < 2^16 by a multiplication with @p magic =
-     * division_magic(d) (exact there, since x * d < 2^32): a slot from an
-     * offset without a division in the reduction's inner loop. The magic
+     * division_magic(d) (exact there, since x * d < 2^32): a slot from a
+     * source without a division in the reduction's inner loop. The magic
      * number of d = 1, 2^32, has no 32-bit form: it is 0, and divide()
      * returns x for it (a part of a single slot exists: a node of one
      * element, alone in its part).
@@ -77,13 +94,14 @@ namespace GPUAssembly
 
     /**
      * The element-kernel output of SharedNZ: entry (i, j) of an element goes
-     * to its slot if the block keeps row i, else to a sink of the thread's
-     * own that is never read. Kernels may write an entry several times and
-     * read it back (+=), but must not read entries of other rows to compute
-     * one: the bundled kernels and the Dirichlet condensation of elements
-     * with slots for every node satisfy this. The choice between slot and
-     * sink is a select, not a branch, so that the threads of a warp do not
-     * diverge on every entry.
+     * to its slot if the block keeps row i, else to a sink that all threads
+     * share and that is never read. Kernels may write an entry several
+     * times and read it back (+=), but must not read entries of other rows
+     * to compute one (a row the block discards holds whatever any thread
+     * wrote there last): the bundled kernels and the Dirichlet condensation
+     * of elements with slots for every node satisfy this. The choice
+     * between slot and sink is a select, not a branch, so that the threads
+     * of a warp do not diverge on every entry.
      */
     template <typename Number,
               unsigned int n_components,
@@ -93,13 +111,15 @@ namespace GPUAssembly
       static constexpr bool stores_upper_triangle_only = false;
 
       Number *element_data;
+      /// slot_size(n_components, n_dofs) numbers.
       Number *sink;
       /// Slot of node a at slots[a * slot_stride]; unused where the slots
       /// are packed.
       const std::uint16_t *slots;
       unsigned int         slot_stride;
-      unsigned int         n_slots;
-      unsigned int         n_dofs;
+      /// DoFs of an element; with packed slots n_packed_nodes * n_components
+      /// at compile time instead.
+      unsigned int n_dofs;
       /// With n_packed_nodes > 0 (at most 4): the slot of node a in bits
       /// 16 a to 16 a + 15, read from memory once per element. A kernel
       /// whose entries are not all at compile-time constant positions (the
@@ -126,6 +146,12 @@ namespace GPUAssembly
           return slots[a * slot_stride];
       }
 
+      GPU_ASSEMBLY_HOST_DEVICE unsigned int
+      dofs() const
+      {
+        return n_packed_nodes > 0 ? n_packed_nodes * n_components : n_dofs;
+      }
+
       /// Whether the block keeps the rows of node a
       /// (output_may_discard_rows).
       GPU_ASSEMBLY_HOST_DEVICE bool
@@ -137,12 +163,12 @@ namespace GPUAssembly
       GPU_ASSEMBLY_HOST_DEVICE Number &
       entry(const unsigned int i, const unsigned int j) const
       {
-        const unsigned int  a     = i / n_components;
-        const std::uint16_t s     = slot(a);
-        const bool          kept  = s != no_slot;
-        Number *const       row   = kept ? element_data + s : sink;
-        const unsigned int  shift = kept ? n_slots : 0;
-        return row[((i - a * n_components) * (n_dofs + 1) + j) * shift];
+        const unsigned int  a = i / n_components;
+        const std::uint16_t s = slot(a);
+        Number *const       rows =
+          s != no_slot ? element_data + s * slot_size(n_components, dofs()) :
+                               sink;
+        return rows[(i - a * n_components) * (dofs() + 1) + j];
       }
 
       GPU_ASSEMBLY_HOST_DEVICE Number &
@@ -154,11 +180,14 @@ namespace GPUAssembly
       GPU_ASSEMBLY_HOST_DEVICE Number &
       vector_entry(const unsigned int i) const
       {
-        return entry(i, n_dofs);
+        return entry(i, dofs());
       }
     };
 
 
+
+    /// Entries of a reduction lane read at once.
+    constexpr unsigned int chunk = 8;
 
     /**
      * Walks one lane of a block's packed reduction stream: for each source,
@@ -168,7 +197,9 @@ namespace GPUAssembly
      * then, for the diagonal lists numbered first, the n_c right-hand-side
      * rows. Entries are read in chunks whose loads are all issued before any
      * is used, so that a thread keeps several in flight; sums are taken in
-     * list order.
+     * list order. @p first_entries, if given, are the lane's first chunk,
+     * read before they are needed (the device kernel loads them while the
+     * element data are computed).
      */
     template <typename Number,
               unsigned int n_components,
@@ -180,19 +211,19 @@ namespace GPUAssembly
     walk_lane(const std::uint16_t *lane,
               const unsigned int   n_columns,
               const unsigned int   stride,
-              const unsigned int   n_slots,
+              const unsigned int   n_nodes,
               const unsigned int   n_dofs,
               const unsigned int   n_diagonal_lists,
               const Load          &load,
               const LoadIndex     &load_target,
               const Store         &store,
-              const StoreRhs      &store_rhs)
+              const StoreRhs      &store_rhs,
+              const std::uint16_t *first_entries = nullptr)
     {
-      constexpr unsigned int nc     = n_components;
-      constexpr unsigned int chunk  = 8;
-      const unsigned int     row    = (n_dofs + 1) * n_slots;
-      const unsigned int     vector = n_dofs * n_slots;
-      const unsigned int     magic  = division_magic(n_slots);
+      constexpr unsigned int nc    = n_components;
+      const unsigned int     row   = n_dofs + 1;
+      const unsigned int     size  = slot_size(nc, n_dofs);
+      const unsigned int     magic = division_magic(n_nodes);
       Number                 sum[nc][nc], rhs[nc];
       for (unsigned int c1 = 0; c1 < nc; ++c1)
         {
@@ -207,7 +238,10 @@ namespace GPUAssembly
 #  pragma unroll
 #endif
           for (unsigned int u = 0; u < chunk; ++u)
-            entry[u] = column + u < n_columns ? lane[(column + u) * stride] : 0;
+            entry[u] = first_entries != nullptr && column == 0 ?
+                         first_entries[u] :
+                       column + u < n_columns ? lane[(column + u) * stride] :
+                                                0;
           for (unsigned int u = 0; u < chunk; ++u)
             {
               const unsigned int e = entry[u];
@@ -215,17 +249,17 @@ namespace GPUAssembly
                 continue;
               if (e < end_flag)
                 {
-                  const unsigned int offset = (e - 1) >> 1;
+                  const unsigned int index = (e - 1) >> 1;
+                  const unsigned int slot  = divide(index, magic);
+                  const unsigned int first = slot * size;
+                  const unsigned int block =
+                    first + (index - slot * n_nodes) * nc;
                   for (unsigned int c1 = 0; c1 < nc; ++c1)
                     for (unsigned int c2 = 0; c2 < nc; ++c2)
-                      sum[c1][c2] += load(offset + c1 * row + c2 * n_slots);
+                      sum[c1][c2] += load(block + c1 * row + c2);
                   if ((e - 1) & 1)
-                    {
-                      const unsigned int slot =
-                        offset - divide(offset, magic) * n_slots;
-                      for (unsigned int c1 = 0; c1 < nc; ++c1)
-                        rhs[c1] += load(slot + c1 * row + vector);
-                    }
+                    for (unsigned int c1 = 0; c1 < nc; ++c1)
+                      rhs[c1] += load(first + c1 * row + n_dofs);
                   continue;
                 }
               const unsigned int list     = e - end_flag;

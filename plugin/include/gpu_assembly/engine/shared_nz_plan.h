@@ -26,12 +26,13 @@ namespace GPUAssembly
   /**
    * Partition the nodes so that each part's data fit in
    * @p shared_memory_limit bytes: a part P needs
-   *   (|Nbar(P)| * n_fields + threads_per_block
-   *    + n_slots(P) * n_components * (n_dofs + 1)) * number_size,
+   *   (|Nbar(P)| * n_fields + (n_slots(P) + 1) * slot_size) * number_size,
    * with Nbar(P) the nodes of the elements touching P and n_slots(P) the
    * element rows P keeps (SharedNZLayout): one slot per element of each node
    * of P, and n_nodes - 1 more for each element with a constrained DoF
-   * (bounded so that the sizes of parts add up). The slots must also be few
+   * (bounded so that the sizes of parts add up), slot_size =
+   * SharedNZLayout::slot_size(n_components, n_dofs), and one slot's worth
+   * for the sink of the rows a block discards. The slots must also be few
    * enough for the 16-bit reduction entries, and the elements touching P no
    * more than @p threads_per_block, so that each thread computes one
    * element. Returns the part of every node. Throws ExcUnsupportedInput if

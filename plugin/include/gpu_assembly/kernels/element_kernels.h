@@ -6,11 +6,12 @@
 
 /**
  * @file
- * Bundled element kernels. A kernel declares n_components (per node) and
+ * Bundled element kernels. A kernel declares n_components (per node),
  * is_symmetric (whether A^e is symmetric, which allows GlobalNZ to store
- * only its upper triangle). Each is a functor called once per element, on
- * the host by the reference assembly and on the device by every GPU method,
- * with an element view (element_views.h) and an ElementOutput. A kernel
+ * only its upper triangle) and may declare reads_nodal_data = false (it
+ * needs S(e) alone, kernel_reads_nodal_data). Each is a functor called once per
+ * element, on the host by the reference assembly and on the device by every GPU
+ * method, with an element view (element_views.h) and an ElementOutput. A kernel
  * must write every entry of A^e and F^e (the output is not zeroed for it),
  * except the rows an output discards (output_may_discard_rows).
  *
@@ -34,6 +35,8 @@ namespace GPUAssembly
     static constexpr unsigned int n_components = 1;
     /// A^e is symmetric: the upper triangle may be stored alone.
     static constexpr bool is_symmetric = true;
+    /// Only S(e) is read: GPU methods need not fetch nodal data.
+    static constexpr bool reads_nodal_data = false;
 
     Number diffusion = 1;
     Number source    = 1;
@@ -86,8 +89,9 @@ namespace GPUAssembly
   template <int dim, int n_components_, typename Number>
   struct MassKernel
   {
-    static constexpr unsigned int n_components = n_components_;
-    static constexpr bool         is_symmetric = true;
+    static constexpr unsigned int n_components     = n_components_;
+    static constexpr bool         is_symmetric     = true;
+    static constexpr bool         reads_nodal_data = false;
 
     Number density = 1;
     Number body_force[n_components_]{};
@@ -143,8 +147,9 @@ namespace GPUAssembly
   template <int dim, typename Number>
   struct LinearElasticityKernel
   {
-    static constexpr unsigned int n_components = dim;
-    static constexpr bool         is_symmetric = true;
+    static constexpr unsigned int n_components     = dim;
+    static constexpr bool         is_symmetric     = true;
+    static constexpr bool         reads_nodal_data = false;
 
     Number lambda = 1;
     Number mu     = 1;
@@ -154,6 +159,16 @@ namespace GPUAssembly
     GPU_ASSEMBLY_HOST_DEVICE void
     operator()(const Element &element, const Output &output) const
     {
+      // Rows the output discards are neither computed nor written
+      // (output_may_discard_rows): SharedNZ keeps about 1.7 of a
+      // tetrahedron's 4 row nodes, and each store it saves is a
+      // shared-memory access.
+      const auto keeps = [&output](const unsigned int a) {
+        if constexpr (output_may_discard_rows<Output>::value)
+          return output.keeps_rows(a);
+        else
+          return true;
+      };
       GPU_ASSEMBLY_UNROLL
       for (unsigned int a = 0; a < element.n_nodes; ++a)
         {
@@ -161,9 +176,12 @@ namespace GPUAssembly
           GPU_ASSEMBLY_UNROLL
           for (unsigned int q = 0; q < element.n_q_points; ++q)
             phi_integral += element.shape_value(a, q) * element.JxW(q);
-          GPU_ASSEMBLY_UNROLL
-          for (unsigned int i = 0; i < dim; ++i)
-            output.vector_entry(a * dim + i) = body_force[i] * phi_integral;
+          if (keeps(a))
+            {
+              GPU_ASSEMBLY_UNROLL
+              for (unsigned int i = 0; i < dim; ++i)
+                output.vector_entry(a * dim + i) = body_force[i] * phi_integral;
+            }
 
           // A^e is symmetric: the block of (b, a) is the transpose of
           // that of (a, b), so each pair b >= a is integrated once and
@@ -173,13 +191,14 @@ namespace GPUAssembly
           GPU_ASSEMBLY_UNROLL
           for (unsigned int b = a; b < element.n_nodes; ++b)
             {
-              // Pairs whose rows the output discards are skipped.
-              if constexpr (output_may_discard_rows<Output>::value)
-                if (!output.keeps_rows(a) && !output.keeps_rows(b))
-                  continue;
+              if (!keeps(a) && !keeps(b))
+                continue;
               // Integrate the dim x dim block of the node pair in registers
               // so that each entry of A^e is written exactly once.
-              Number block[dim][dim] = {};
+              // Off-diagonal entries add no zero and the first point's
+              // terms are the sum, not added to a zero: two additions per
+              // entry fewer.
+              Number block[dim][dim];
               GPU_ASSEMBLY_UNROLL
               for (unsigned int q = 0; q < element.n_q_points; ++q)
                 {
@@ -197,10 +216,13 @@ namespace GPUAssembly
                   for (unsigned int i = 0; i < dim; ++i)
                     GPU_ASSEMBLY_UNROLL
                   for (unsigned int j = 0; j < dim; ++j)
-                    block[i][j] +=
-                      (lambda * ga[i] * gb[j] + mu * ga[j] * gb[i] +
-                       (i == j ? mu * dot : Number(0))) *
-                      JxW;
+                    {
+                      Number term = lambda * ga[i] * gb[j] + mu * ga[j] * gb[i];
+                      if (i == j)
+                        term += mu * dot;
+                      term *= JxW;
+                      block[i][j] = q == 0 ? term : block[i][j] + term;
+                    }
                 }
               // Row by row in both blocks: GlobalNZ's grouped element data
               // keep the entries of a row and column node side by side, and
@@ -208,12 +230,15 @@ namespace GPUAssembly
               // them into whole sectors (written column by column, the
               // transposed block made GlobalNZ 30 % slower at 5 M
               // tetrahedra).
-              GPU_ASSEMBLY_UNROLL
-              for (unsigned int i = 0; i < dim; ++i)
-                GPU_ASSEMBLY_UNROLL
-              for (unsigned int j = 0; j < dim; ++j)
-                output.matrix_entry(a * dim + i, b * dim + j) = block[i][j];
-              if (b != a)
+              if (keeps(a))
+                {
+                  GPU_ASSEMBLY_UNROLL
+                  for (unsigned int i = 0; i < dim; ++i)
+                    GPU_ASSEMBLY_UNROLL
+                  for (unsigned int j = 0; j < dim; ++j)
+                    output.matrix_entry(a * dim + i, b * dim + j) = block[i][j];
+                }
+              if (b != a && keeps(b))
                 {
                   GPU_ASSEMBLY_UNROLL
                   for (unsigned int j = 0; j < dim; ++j)

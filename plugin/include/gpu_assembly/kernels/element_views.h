@@ -263,6 +263,28 @@ namespace GPUAssembly
 
 
   /**
+   * Whether @p Kernel reads nodal data (element.nodal_value()): true unless
+   * it declares static constexpr bool reads_nodal_data = false. The GPU
+   * methods then skip fetching the nodal data of a block's elements into
+   * shared memory, which for a kernel that needs only S(e) (linear
+   * elasticity, Laplace, mass) is a wait for memory with nothing to show
+   * for it. A kernel that declares false and reads nodal data anyway reads
+   * undefined values.
+   */
+  template <class Kernel, class = void>
+  struct kernel_reads_nodal_data : std::true_type
+  {};
+
+  template <class Kernel>
+  struct kernel_reads_nodal_data<
+    Kernel,
+    std::void_t<decltype(Kernel::reads_nodal_data)>>
+    : std::bool_constant<Kernel::reads_nodal_data>
+  {};
+
+
+
+  /**
    * Where a symmetric element kernel writes A^e when only the upper
    * triangle is stored (n (n + 1) / 2 instead of n^2 values: 78 instead of
    * 144 for a linear tetrahedron in 3D elasticity). Entries (i, j) and
