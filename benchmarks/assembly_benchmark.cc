@@ -272,6 +272,9 @@ namespace
     bool general_elements = false;
     /// SharedNZ node parts by METIS instead of the greedy union.
     bool shared_metis = false;
+    /// SharedNZ: elements' nodes in their own order
+    /// (SharedNZPlan::Parameters::reorder_nodes false).
+    bool shared_element_node_order = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -458,6 +461,11 @@ namespace
              v.shared_memory_fraction = 1.;
              v.shared_threads         = 512;
            }),
+    tuning("SharedNZ, nodes in element order",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_element_node_order = true;
+           }),
     tuning("SharedNZ METIS",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
@@ -542,7 +550,8 @@ namespace
         data.global_nz.symmetric = variant.symmetric;
         if (variant.shared_threads > 0)
           data.shared_nz.threads_per_block = variant.shared_threads;
-        data.specialize_simplices = !variant.general_elements;
+        data.specialize_simplices    = !variant.general_elements;
+        data.shared_nz.reorder_nodes = !variant.shared_element_node_order;
         if (variant.shared_metis)
           data.shared_nz.partitioner = NodePartitioner::metis;
         if (variant.shared_blocks_per_multiprocessor > 0)

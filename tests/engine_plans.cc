@@ -455,7 +455,8 @@ void
 test_shared_nz_plan(Testing::Checks      &checks,
                     const bool            simplex,
                     const bool            vector_valued,
-                    const NodePartitioner partitioner)
+                    const NodePartitioner partitioner,
+                    const bool            one_point = false)
 {
   Testing::TestProblem<dim> problem;
   Testing::setup_problem(problem,
@@ -465,15 +466,20 @@ test_shared_nz_plan(Testing::Checks      &checks,
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          6);
+  // One point in 3D: the plan takes each element's owned nodes first
+  // (SharedNZPlan::Parameters::reorder_nodes).
+  if (one_point)
+    problem.quadrature = std::make_unique<QGaussSimplex<dim>>(1);
   const DoFHandlerAdapter<dim> adapter(*problem.mapping,
                                        problem.dof_handler,
                                        *problem.quadrature,
                                        problem.constraints);
   const MeshArrays            &arrays = adapter.get_arrays();
   const std::string            name =
-    problem.name() + (partitioner == NodePartitioner::metis ?
-                        " (METIS parts)" :
-                        " (greedy union parts)");
+    problem.name() +
+    (partitioner == NodePartitioner::metis ? " (METIS parts" :
+                                             " (greedy union parts") +
+    (one_point ? ", one quadrature point, nodes reordered)" : ")");
   // A small limit so that the mesh needs many parts.
   // Small enough that the mesh needs many parts, large enough for the 32
   // tetrahedra around a node of these meshes.
@@ -509,6 +515,44 @@ test_shared_nz_plan(Testing::Checks      &checks,
                  " parts cover all nodes once; the largest needs " +
                  std::to_string(plan.max_shared_bytes) +
                  " <= " + std::to_string(limit) + " bytes of shared memory");
+
+  // Reordered: some element's first local node is not its own first node,
+  // and every element's owned nodes come first.
+  if (one_point)
+    {
+      std::size_t reordered   = 0;
+      bool        owned_first = true;
+      for (unsigned int k = 0; k < plan.n_blocks; ++k)
+        {
+          const std::size_t  base = plan.element_offsets[k];
+          const unsigned int n_k  = plan.element_offsets[k + 1] - base;
+          const unsigned int n_en = plan.n_nodes_per_element;
+          for (unsigned int j = 0; j < n_k; ++j)
+            {
+              const std::size_t e          = plan.elements[base + j];
+              bool              seen_other = false;
+              for (unsigned int a = 0; a < n_en; ++a)
+                {
+                  const index_type node =
+                    plan.halo_nodes[plan.halo_offsets[k] +
+                                    plan.block_connectivity[base * n_en +
+                                                            a * n_k + j]];
+                  reordered += a == 0 && node != arrays.connectivity[e * n_en];
+                  const bool owned = std::binary_search(
+                    plan.owned_nodes.begin() + plan.owned_offsets[k],
+                    plan.owned_nodes.begin() + plan.owned_offsets[k + 1],
+                    node);
+                  owned_first &= !(owned && seen_other) ||
+                                 plan.block_has_constraints[base + j];
+                  seen_other |= !owned;
+                }
+            }
+        }
+      checks.check(reordered > 0 && owned_first,
+                   name + ": " + std::to_string(reordered) +
+                     " elements reordered, every element's owned nodes "
+                     "first");
+    }
 
   // Reduction: decode every source back to (element, row node, column
   // node). Each such triple of the mesh must be summed exactly once, in
@@ -572,8 +616,24 @@ test_shared_nz_plan(Testing::Checks      &checks,
                   lists_right &= s < n_slots;
                   const auto [j, a]   = slot_owner[s < n_slots ? s : 0];
                   const std::size_t e = plan.elements[base + j];
-                  const index_type  n = arrays.connectivity[e * n_en + a];
-                  const index_type  m = arrays.connectivity[e * n_en + c];
+                  // The plan's local nodes (reordered or not) through its
+                  // block connectivity, and their places in the element.
+                  const auto global = [&](const unsigned int local) {
+                    return plan.halo_nodes
+                      [plan.halo_offsets[k] +
+                       plan.block_connectivity[base * n_en + local * n_k + j]];
+                  };
+                  const index_type n = global(a), m = global(c);
+                  const auto       own = [&](const index_type node) {
+                    unsigned int i = 0;
+                    while (i + 1 < n_en &&
+                           arrays.connectivity[e * n_en + i] != node)
+                      ++i;
+                    return i;
+                  };
+                  lists_right &= arrays.connectivity[e * n_en + own(n)] == n &&
+                                 arrays.connectivity[e * n_en + own(m)] == m;
+                  const unsigned int a0 = own(n), c0 = own(m);
                   lists_right &= bool((source - 1) & 1) == diagonal &&
                                  (a == c) == diagonal &&
                                  block_of_node[n] == k &&
@@ -581,18 +641,18 @@ test_shared_nz_plan(Testing::Checks      &checks,
                                  (column_node < 0 || column_node == m);
                   row_node    = n;
                   column_node = m;
-                  ++triple_seen[(e * n_en + a) * n_en + c];
+                  ++triple_seen[(e * n_en + a0) * n_en + c0];
                   // The list's nonzeros are those of this element's block.
                   for (unsigned int c1 = 0; c1 < n_c; ++c1)
                     for (unsigned int c2 = 0; c2 < n_c; ++c2)
                       lists_right &=
                         plan.targets[first + c1 * n_c + c2] ==
-                        arrays.nonzero_map[(e * n_ed + a * n_c + c1) * n_ed +
-                                           c * n_c + c2];
+                        arrays.nonzero_map[(e * n_ed + a0 * n_c + c1) * n_ed +
+                                           c0 * n_c + c2];
                   if (diagonal)
                     for (unsigned int c1 = 0; c1 < n_c; ++c1)
                       lists_right &= plan.targets[first + n_c * n_c + c1] ==
-                                     arrays.location[e * n_ed + a * n_c + c1];
+                                     arrays.location[e * n_ed + a0 * n_c + c1];
                 }
               for (unsigned int i = 0; i < n_c * n_c; ++i)
                 if (plan.targets[first + i] >= 0)
@@ -803,6 +863,11 @@ main()
                          SupplementalDataFormat::quadrature_gradients);
   test_shared_nz_plan<3>(checks, true, true, NodePartitioner::greedy_union);
   test_shared_nz_plan<3>(checks, true, true, NodePartitioner::metis);
+  test_shared_nz_plan<3>(checks,
+                         true,
+                         true,
+                         NodePartitioner::greedy_union,
+                         true);
   test_shared_nz_plan<2>(checks, false, false, NodePartitioner::greedy_union);
   test_shared_nz_plan<3>(checks, false, false, NodePartitioner::metis);
   test_plans_independent_of_threads(checks);

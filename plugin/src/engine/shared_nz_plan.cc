@@ -608,6 +608,29 @@ namespace GPUAssembly
         owned_nodes[fill[block_of_node[n]]++] = n;
     }
 
+    // An element's nodes may be taken in any order where S(e) holds the
+    // gradients of its nodes and every node's shape value at the single
+    // quadrature point is the same number (linear simplices with the
+    // midpoint rule, as in 3D; in 2D the three values at the centroid
+    // differ in the last bit). The plan then puts the nodes whose rows the
+    // block keeps first, so that elements with as many kept nodes need the
+    // same node pairs, and a warp of them skips the same ones (kernels skip
+    // the pairs of discarded rows: output_may_discard_rows); unordered, the
+    // elements of a warp keep different nodes and together need almost
+    // every pair.
+    const bool reorder_nodes =
+      parameters.reorder_nodes &&
+      arrays.supplemental_format ==
+        SupplementalDataFormat::quadrature_gradients &&
+      arrays.layout.n_q_points == 1 && n_en <= 32 &&
+      n_supplemental == 1 + n_en * arrays.dim &&
+      std::all_of(arrays.layout.shape_values.begin(),
+                  arrays.layout.shape_values.end(),
+                  [&](const double value) {
+                    return value == arrays.layout.shape_values[0];
+                  });
+    const unsigned int dim = arrays.dim;
+
     // Blocks are independent: build them in parallel, then concatenate.
     struct Block
     {
@@ -643,6 +666,7 @@ namespace GPUAssembly
           }
         };
         std::vector<Contribution> contributions;
+        std::vector<unsigned int> original;
         // Diagonal lists (0) and the others (1), with their targets.
         IndexLists              lists[2];
         std::vector<index_type> list_targets[2];
@@ -670,6 +694,10 @@ namespace GPUAssembly
               for (unsigned int a = 0; a < n_en && a < 32; ++a)
                 if (block_of_node[arrays.connectivity[e * n_en + a]] == k)
                   owned |= 1u << a;
+              // Reordered, the owned nodes come first: only their number
+              // tells elements apart.
+              if (reorder_nodes && !constrained[e])
+                owned = (1u << __builtin_popcount(owned)) - 1;
               return std::make_pair(constrained[e] != 0, owned);
             };
             std::stable_sort(b.elements.begin(),
@@ -688,21 +716,48 @@ namespace GPUAssembly
             b.location.resize(n_ed * n_k);
             b.supplemental.resize(n_supplemental * n_k);
             b.has_constraints.assign(n_k, 0);
+            // Local node a of the j-th element of E_k is the element's node
+            // original[j * n_en + a]: the owned nodes first, where nodes may
+            // be reordered.
+            original.resize(n_en * n_k);
             for (std::size_t j = 0; j < n_k; ++j)
               {
-                const std::size_t e = b.elements[j];
+                const std::size_t e     = b.elements[j];
+                unsigned int     *order = original.data() + j * n_en;
+                std::iota(order, order + n_en, 0u);
+                if (reorder_nodes && !constrained[e])
+                  std::stable_partition(
+                    order,
+                    order + n_en,
+                    [&](const unsigned int a) {
+                      return block_of_node[arrays.connectivity[e * n_en + a]] ==
+                             k;
+                    });
+              }
+            for (std::size_t j = 0; j < n_k; ++j)
+              {
+                const std::size_t   e     = b.elements[j];
+                const unsigned int *order = original.data() + j * n_en;
                 for (unsigned int a = 0; a < n_en; ++a)
                   b.connectivity[a * n_k + j] =
                     std::lower_bound(b.halo.begin(),
                                      b.halo.end(),
-                                     arrays.connectivity[e * n_en + a]) -
+                                     arrays.connectivity[e * n_en + order[a]]) -
                     b.halo.begin();
+                // S(e) of the reordered element: JxW, then the gradients of
+                // its nodes in their new order.
                 for (unsigned int i = 0; i < n_supplemental; ++i)
                   b.supplemental[i * n_k + j] =
-                    arrays.supplemental[e * n_supplemental + i];
+                    arrays.supplemental[e * n_supplemental +
+                                        (i == 0 || !reorder_nodes ?
+                                           i :
+                                           1 + order[(i - 1) / dim] * dim +
+                                             (i - 1) % dim)];
                 for (unsigned int d = 0; d < n_ed; ++d)
                   {
-                    const index_type dof    = arrays.location[e * n_ed + d];
+                    const index_type dof =
+                      arrays
+                        .location[e * n_ed + order[d / n_c] * n_c + d % n_c];
                     b.location[d * n_k + j] = dof;
                     if (arrays.dof_is_constrained[dof])
                       b.has_constraints[j] = 1;
@@ -710,12 +765,15 @@ namespace GPUAssembly
               }
             // Slots node by node, then element by element, so that the
             // threads of a warp write neighbouring words.
+            const auto node_of = [&](const std::size_t  j,
+                                     const unsigned int a) {
+              return arrays
+                .connectivity[b.elements[j] * n_en + original[j * n_en + a]];
+            };
             index_type slot = 0;
             for (unsigned int a = 0; a < n_en; ++a)
               for (std::size_t j = 0; j < n_k; ++j)
-                if (b.has_constraints[j] ||
-                    block_of_node[arrays.connectivity[b.elements[j] * n_en +
-                                                      a]] == k)
+                if (b.has_constraints[j] || block_of_node[node_of(j, a)] == k)
                   b.slots[a * n_k + j] = slot++;
             b.n_slots = slot;
 
@@ -741,18 +799,20 @@ namespace GPUAssembly
                                                       index_type(0)))
                         ->second;
                     unsigned int a = 0;
-                    while (arrays.connectivity[e * n_en + a] != n)
+                    while (node_of(j, a) != n)
                       ++a;
                     const unsigned int s = b.slots[a * n_k + j];
                     for (unsigned int c = 0; c < n_en; ++c)
                       {
-                        const index_type m = arrays.connectivity[e * n_en + c];
+                        const index_type m = node_of(j, c);
+                        // Sources in the block's node order, targets
+                        // through the element's own.
                         contributions.push_back(
                           {m == n ? -1 : m,
                            j,
                            SharedNZLayout::encode_source(s, c, n_en, m == n),
-                           static_cast<std::uint8_t>(a),
-                           static_cast<std::uint8_t>(c)});
+                           static_cast<std::uint8_t>(original[j * n_en + a]),
+                           static_cast<std::uint8_t>(original[j * n_en + c])});
                       }
                   }
                 std::sort(contributions.begin(), contributions.end());

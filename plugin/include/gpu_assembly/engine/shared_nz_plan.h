@@ -85,6 +85,12 @@ namespace GPUAssembly
       /// for four blocks of 128 threads
       /// (benchmarks/results/h100_sharednz_benchmark_n67_double.txt).
       unsigned int blocks_per_multiprocessor = 2;
+      /// Take each element's nodes that the block keeps rows of first, where
+      /// the order of an element's nodes is free (S(e) in
+      /// quadrature-gradients format, one quadrature point with equal shape
+      /// values: linear simplices in 3D); the results are the same, and the
+      /// threads of a warp skip the same node pairs.
+      bool reorder_nodes = true;
     };
 
     Parameters parameters;
@@ -110,7 +116,10 @@ namespace GPUAssembly
     std::vector<index_type> element_offsets;
     std::vector<index_type> elements;
     /// Block-local node (index into Nbar_k) of node a of the j-th element
-    /// of block k: element_offsets[k] * n_nodes + a * n_k + j.
+    /// of block k: element_offsets[k] * n_nodes + a * n_k + j. Local node a
+    /// is the element's own node a, or with Parameters::reorder_nodes the
+    /// a-th in an order with the part's nodes first; S(e) and L(e, .)
+    /// below follow the same order.
     std::vector<index_type> block_connectivity;
     /// Slot (SharedNZLayout) of node a of the j-th element of block k, same
     /// layout as block_connectivity; SharedNZLayout::no_slot if none.
