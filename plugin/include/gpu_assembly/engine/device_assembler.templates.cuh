@@ -304,9 +304,9 @@ namespace GPUAssembly
       const unsigned int T = blockDim.x;
 
       // Every per-block number of the plan first, all loads in flight at
-      // once: each load that the compiler left next to the computation
-      // waiting for it cost a round trip to memory of its own (5 % of the
-      // kernel's warp samples, ncu). Plain loads the compiler moves there.
+      // once (load_early()): as plain loads, which the compiler places next
+      // to the computation that waits for them, each cost a round trip to
+      // memory of its own (5 % of the kernel's warp samples, ncu).
       const int         slice        = k * (T / 32) + t / 32;
       const int         first_source = load_early(plan.slice_offsets + slice);
       const int         end_source = load_early(plan.slice_offsets + slice + 1);
