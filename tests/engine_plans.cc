@@ -735,9 +735,10 @@ test_shared_nz_plan(Testing::Checks      &checks,
 
 
 
-// The reduction finds a diagonal source's slot by a multiplication instead
-// of a division; it must be exact for every count of slots a block can
-// have, one included (a node of one element alone in its part).
+// The reduction finds a source's slot by a multiplication instead of a
+// division; it must be exact for every divisor up to the largest source
+// index, one included (it once divided by the slots of a part, and a part
+// of one slot divided wrongly).
 void
 test_slot_division(Testing::Checks &checks)
 {
@@ -755,9 +756,8 @@ test_slot_division(Testing::Checks &checks)
           }
     }
   checks.check(exact,
-               "SharedNZ's slot division is exact for 1 to " +
+               "SharedNZ's slot division is exact for the divisors 1 to " +
                  std::to_string(SharedNZLayout::max_source_index + 1) +
-                 " slots" +
                  (exact ? std::string() :
                           " (wrong for " + std::to_string(wrong) + ")"));
 }

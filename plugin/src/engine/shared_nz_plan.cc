@@ -689,10 +689,13 @@ namespace GPUAssembly
             // the threads of a warp skip the same rows (kernels may skip
             // the rows a block discards: output_may_discard_rows) and write
             // neighbouring slots.
+            const auto owns = [&](const std::size_t e, const unsigned int a) {
+              return block_of_node[arrays.connectivity[e * n_en + a]] == k;
+            };
             const auto order = [&](const index_type e) {
               unsigned int owned = 0;
               for (unsigned int a = 0; a < n_en && a < 32; ++a)
-                if (block_of_node[arrays.connectivity[e * n_en + a]] == k)
+                if (owns(e, a))
                   owned |= 1u << a;
               // Reordered, the owned nodes come first: only their number
               // tells elements apart.
@@ -726,18 +729,11 @@ namespace GPUAssembly
                 unsigned int     *order = original.data() + j * n_en;
                 std::iota(order, order + n_en, 0u);
                 if (reorder_nodes && !constrained[e])
-                  std::stable_partition(
-                    order,
-                    order + n_en,
-                    [&](const unsigned int a) {
-                      return block_of_node[arrays.connectivity[e * n_en + a]] ==
-                             k;
-                    });
-              }
-            for (std::size_t j = 0; j < n_k; ++j)
-              {
-                const std::size_t   e     = b.elements[j];
-                const unsigned int *order = original.data() + j * n_en;
+                  std::stable_partition(order,
+                                        order + n_en,
+                                        [&](const unsigned int a) {
+                                          return owns(e, a);
+                                        });
                 for (unsigned int a = 0; a < n_en; ++a)
                   b.connectivity[a * n_k + j] =
                     std::lower_bound(b.halo.begin(),

@@ -69,10 +69,11 @@ namespace GPUAssembly
     /**
      * x / d for x, d < 2^16 by a multiplication with @p magic =
      * division_magic(d) (exact there, since x * d < 2^32): a slot from a
-     * source without a division in the reduction's inner loop. The magic
-     * number of d = 1, 2^32, has no 32-bit form: it is 0, and divide()
-     * returns x for it (a part of a single slot exists: a node of one
-     * element, alone in its part).
+     * source without a division in the reduction's inner loop (d is the
+     * nodes of an element). The magic number of d = 1, 2^32, has no 32-bit
+     * form: it is 0, and divide() returns x for it, so that the division
+     * is exact for every d (when d was the slots of a part, a part of one
+     * slot divided wrongly).
      */
     GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
     division_magic(const unsigned int d)
