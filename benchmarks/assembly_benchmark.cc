@@ -9,17 +9,21 @@
 //        tetrahedra each)
 //        Options: --precision double|float|both  --repetitions N
 //                 --method NAME (repeatable: GlobalNZ, "GlobalNZ symmetric",
-//                 "GlobalNZ (Morton)", SharedNZ, LocalElem-atomic,
-//                 LocalElem-colored; tuning variants: "GlobalNZ R=256" ...
-//                 "R=4096" (reduction blocks in target order), "GlobalNZ
-//                 rows" (the same with 512 targets per block, the default
-//                 before Z-ordered blocks), "GlobalNZ symmetric Morton
-//                 blocks R=256", "GlobalNZ Morton blocks" (elements and
+//                 "GlobalNZ (Morton)", SharedNZ, "SharedNZ node pairs"
+//                 (element data computed in the reduction from S(e)),
+//                 LocalElem-atomic, LocalElem-colored; tuning variants:
+//                 "GlobalNZ R=256" ... "R=4096" (reduction blocks in target
+//                 order), "GlobalNZ rows" (the same with 512 targets per block,
+//                 the default before Z-ordered blocks), "GlobalNZ symmetric
+//                 Morton blocks R=256", "GlobalNZ Morton blocks" (elements and
 //                 reduction blocks in Z-order), "GlobalNZ rows, Morton
 //                 blocks", "GlobalNZ symmetric Morton blocks",
 //                 "SharedNZ 1 block/SM", "SharedNZ T=128 smem/4",
 //                 "SharedNZ T=512", "SharedNZ 3 blocks/SM", "SharedNZ 3
-//                 blocks/SM T=192", "SharedNZ 4 blocks/SM T=128";
+//                 blocks/SM T=192", "SharedNZ 4 blocks/SM T=128",
+//                 "SharedNZ node pairs 1 block/SM", "SharedNZ node pairs
+//                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
+//                 "SharedNZ node pairs 3 blocks/SM T=160";
 //                 "GlobalNZ, general element form" and the same for
 //                 SharedNZ and LocalElem-atomic: without the element
 //                 kernels compiled for linear simplices)
@@ -72,6 +76,7 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <numeric>
 
 using namespace dealii;
 using namespace GPUAssembly;
@@ -182,6 +187,29 @@ namespace
 
 
 
+  // A SharedNZ plan's parts: how many, their elements and shared memory
+  // (the largest sets what every block of the launch gets).
+  void
+  print_parts(const SharedNZPlan &plan, const std::size_t number_size)
+  {
+    std::size_t max_elements = 0, total_bytes = 0;
+    for (unsigned int k = 0; k < plan.n_blocks; ++k)
+      {
+        max_elements = std::max<std::size_t>(max_elements,
+                                             plan.element_offsets[k + 1] -
+                                               plan.element_offsets[k]);
+        total_bytes += plan.shared_bytes(k, number_size);
+      }
+    std::cout << plan.n_blocks << " node parts, recomputation factor "
+              << plan.recomputation_factor << ", elements per part "
+              << double(plan.elements.size()) / plan.n_blocks << " (up to "
+              << max_elements << "), shared memory per block "
+              << total_bytes / plan.n_blocks << " bytes (up to "
+              << plan.max_shared_bytes << ")";
+  }
+
+
+
   // Bytes a method must move at least for one re-assembly (DESIGN.md).
   template <typename Number>
   double
@@ -218,9 +246,13 @@ namespace
         // every (recomputed) element with its slots, the location of
         // elements the condensation needs it for, the per-block offsets,
         // the reduction stream (16-bit) and targets, and the output.
-        const SharedNZPlan &plan       = assembler.get_shared_nz_plan();
-        const double        n_computed = plan.elements.size();
-        const double        n_constrained =
+        // With node pairs, elements without constraints need S(e) alone.
+        const SharedNZPlan &plan = assembler.get_shared_nz_plan();
+        const double n_staged    = std::accumulate(plan.n_free_elements.begin(),
+                                                plan.n_free_elements.end(),
+                                                0.);
+        const double n_computed  = plan.elements.size() - n_staged;
+        const double n_constrained =
           std::count(plan.block_has_constraints.begin(),
                      plan.block_has_constraints.end(),
                      1);
@@ -228,8 +260,11 @@ namespace
         return nodal * plan.halo_nodes.size() * (sizeof(int) + dim * s) +
                n_computed * (n_en * (sizeof(int) + sizeof(std::uint16_t)) +
                              arrays.n_supplemental * s + 1) +
+               n_staged * arrays.n_supplemental * s +
                n_constrained * n_ed * sizeof(int) +
-               (plan.n_blocks * 4. + plan.slice_offsets.size()) * sizeof(int) +
+               (plan.n_blocks * (plan.parameters.node_pairs ? 5. : 4.) +
+                plan.slice_offsets.size()) *
+                 sizeof(int) +
                plan.sources.size() * sizeof(std::uint16_t) +
                plan.targets.size() * sizeof(int) + output;
       }
@@ -275,6 +310,9 @@ namespace
     /// SharedNZ: elements' nodes in their own order
     /// (SharedNZPlan::Parameters::reorder_nodes false).
     bool shared_element_node_order = false;
+    /// SharedNZ computes element data node pair by node pair in its
+    /// reduction (SharedNZPlan::Parameters::node_pairs).
+    bool shared_node_pairs = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -318,6 +356,11 @@ namespace
               v.element_order = ElementOrder::morton;
             }),
     variant("SharedNZ", AssemblyMethod::shared_nz),
+    variant("SharedNZ node pairs",
+            AssemblyMethod::shared_nz,
+            [](Variant &v) {
+              v.shared_node_pairs = true;
+            }),
     variant("LocalElem-atomic", AssemblyMethod::local_elem_atomic),
     variant("LocalElem-colored", AssemblyMethod::local_elem_colored),
     tuning("GlobalNZ R=256",
@@ -498,6 +541,38 @@ namespace
              v.shared_threads                   = 128;
              v.shared_blocks_per_multiprocessor = 4;
            }),
+    tuning("SharedNZ node pairs 1 block/SM",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs      = true;
+             v.shared_memory_fraction = 1.;
+           }),
+    tuning("SharedNZ node pairs T=128",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs = true;
+             v.shared_threads    = 128;
+           }),
+    tuning("SharedNZ node pairs 4 blocks/SM T=128",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs                = true;
+             v.shared_threads                   = 128;
+             v.shared_blocks_per_multiprocessor = 4;
+           }),
+    tuning("SharedNZ node pairs 3 blocks/SM T=160",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs                = true;
+             v.shared_threads                   = 160;
+             v.shared_blocks_per_multiprocessor = 3;
+           }),
+    tuning("SharedNZ node pairs, general element form",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs = true;
+             v.general_elements  = true;
+           }),
     tuning("GlobalNZ, general element form",
            AssemblyMethod::global_nz,
            [](Variant &v) {
@@ -552,6 +627,7 @@ namespace
           data.shared_nz.threads_per_block = variant.shared_threads;
         data.specialize_simplices    = !variant.general_elements;
         data.shared_nz.reorder_nodes = !variant.shared_element_node_order;
+        data.shared_nz.node_pairs    = variant.shared_node_pairs;
         if (variant.shared_metis)
           data.shared_nz.partitioner = NodePartitioner::metis;
         if (variant.shared_blocks_per_multiprocessor > 0)
@@ -598,12 +674,11 @@ namespace
                         setup,
                         double(assembler.device_memory_consumption())});
         if (method == AssemblyMethod::shared_nz)
-          std::cout << "SharedNZ: " << assembler.get_shared_nz_plan().n_blocks
-                    << " node parts, recomputation factor "
-                    << assembler.get_shared_nz_plan().recomputation_factor
-                    << ", up to "
-                    << assembler.get_shared_nz_plan().max_shared_bytes
-                    << " bytes of shared memory per block" << std::endl;
+          {
+            std::cout << variant.name << ": ";
+            print_parts(assembler.get_shared_nz_plan(), sizeof(Number));
+            std::cout << std::endl;
+          }
       }
   }
 
@@ -674,19 +749,23 @@ namespace
       }
     // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
     // driver reserves: DeviceAssembler's default.
-    SharedNZPlan plan;
-    const auto   start = std::chrono::steady_clock::now();
-    plan.reinit(arrays,
-                SharedNZPlan::Parameters(),
-                dim,
-                sizeof(double),
-                228 * 1024 / 2 - 1024);
-    std::cout << "SharedNZ plan: " << seconds_since(start) << " s, "
-              << plan.n_blocks << " node parts, recomputation factor "
-              << plan.recomputation_factor << ", up to "
-              << plan.max_shared_bytes << " bytes of shared memory per block, "
-              << plan.sources.size() << " reduction entries, "
-              << plan.targets.size() << " targets" << std::endl;
+    for (const bool node_pairs : {false, true})
+      {
+        SharedNZPlan::Parameters parameters;
+        parameters.node_pairs = node_pairs;
+        SharedNZPlan plan;
+        const auto   start = std::chrono::steady_clock::now();
+        plan.reinit(arrays,
+                    parameters,
+                    dim,
+                    sizeof(double),
+                    228 * 1024 / 2 - 1024);
+        std::cout << "SharedNZ" << (node_pairs ? " node pairs" : "")
+                  << " plan: " << seconds_since(start) << " s, ";
+        print_parts(plan, sizeof(double));
+        std::cout << ", " << plan.sources.size() << " reduction entries, "
+                  << plan.targets.size() << " targets" << std::endl;
+      }
   }
 } // namespace
 

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
 
 #include "test_problems.h"
 #include "tests.h"
@@ -456,7 +457,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
                     const bool            simplex,
                     const bool            vector_valued,
                     const NodePartitioner partitioner,
-                    const bool            one_point = false)
+                    const bool            one_point  = false,
+                    const bool            node_pairs = false)
 {
   Testing::TestProblem<dim> problem;
   Testing::setup_problem(problem,
@@ -479,14 +481,20 @@ test_shared_nz_plan(Testing::Checks      &checks,
     problem.name() +
     (partitioner == NodePartitioner::metis ? " (METIS parts" :
                                              " (greedy union parts") +
-    (one_point ? ", one quadrature point, nodes reordered)" : ")");
+    (one_point ? ", one quadrature point, nodes reordered" : "") +
+    (node_pairs ? ", node pairs)" : ")");
   // A small limit so that the mesh needs many parts.
   // Small enough that the mesh needs many parts, large enough for the 32
   // tetrahedra around a node of these meshes.
-  const std::size_t limit = (vector_valued ? 120 : (dim == 2 ? 3 : 24)) * 1024;
+  // With node pairs a 2D block holds S(e) of a triangle (7 numbers)
+  // instead of its rows: a smaller limit for as many parts.
+  const std::size_t limit =
+    (vector_valued ? (node_pairs && dim == 2 ? 6 : 120) : (dim == 2 ? 3 : 24)) *
+    1024;
   SharedNZPlan::Parameters parameters;
   parameters.partitioner       = partitioner;
   parameters.threads_per_block = 64;
+  parameters.node_pairs        = node_pairs;
   SharedNZPlan plan;
   plan.reinit(arrays, parameters, dim, sizeof(double), limit);
 
@@ -497,7 +505,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
                     dim,
                     sizeof(double),
                     limit,
-                    parameters.threads_per_block);
+                    parameters.threads_per_block,
+                    node_pairs);
   std::vector<int> owner_seen(arrays.n_nodes, 0);
   for (const index_type n : plan.owned_nodes)
     ++owner_seen[n];
@@ -516,9 +525,57 @@ test_shared_nz_plan(Testing::Checks      &checks,
                  std::to_string(plan.max_shared_bytes) +
                  " <= " + std::to_string(limit) + " bytes of shared memory");
 
+  // Node pairs: the elements without constraints come first in each block
+  // and have no slots, the others a slot for every node. On simplices,
+  // whose S(e) is smaller than the rows a block keeps of them, blocks hold
+  // more elements than those of the same limit without node pairs, so
+  // fewer elements are staged twice than computed twice without (checked
+  // in 3D: the 2D test mesh is too small for parts to tell); a
+  // hexahedron's S(e) at 8 points (200 numbers) is larger, and node pairs
+  // do not pay there.
+  if (node_pairs)
+    {
+      SharedNZPlan::Parameters slot_parameters = parameters;
+      slot_parameters.node_pairs               = false;
+      SharedNZPlan slot_plan;
+      slot_plan.reinit(arrays, slot_parameters, dim, sizeof(double), limit);
+      const unsigned int n_en       = plan.n_nodes_per_element;
+      bool               free_first = true;
+      std::size_t        n_free     = 0;
+      for (unsigned int k = 0; k < plan.n_blocks; ++k)
+        {
+          const std::size_t  base = plan.element_offsets[k];
+          const unsigned int n_k  = plan.element_offsets[k + 1] - base;
+          n_free += plan.n_free_elements[k];
+          for (unsigned int j = 0; j < n_k; ++j)
+            {
+              const bool is_free = int(j) < plan.n_free_elements[k];
+              free_first &=
+                is_free != bool(plan.block_has_constraints[base + j]);
+              for (unsigned int a = 0; a < n_en; ++a)
+                free_first &= (plan.block_slots[base * n_en + a * n_k + j] ==
+                               SharedNZLayout::no_slot) == is_free;
+            }
+        }
+      checks.check(free_first && n_free > 0 && n_free < plan.elements.size() &&
+                     (!simplex || dim == 2 ||
+                      plan.recomputation_factor <
+                        slot_plan.recomputation_factor),
+                   name + ": " + std::to_string(n_free) + " of " +
+                     std::to_string(plan.elements.size()) +
+                     " staged elements computed in the reduction, the others "
+                     "(with constraints) in slots; " +
+                     std::to_string(plan.n_blocks) + " parts against " +
+                     std::to_string(slot_plan.n_blocks) +
+                     " without node pairs, recomputation factor " +
+                     Testing::scientific(plan.recomputation_factor) +
+                     (simplex && dim == 3 ? " < " : " against ") +
+                     Testing::scientific(slot_plan.recomputation_factor));
+    }
+
   // Reordered: some element's first local node is not its own first node,
   // and every element's owned nodes come first.
-  if (one_point)
+  if (one_point && !node_pairs)
     {
       std::size_t reordered   = 0;
       bool        owned_first = true;
@@ -575,6 +632,7 @@ test_shared_nz_plan(Testing::Checks      &checks,
       const std::size_t  base    = plan.element_offsets[k];
       const unsigned int n_k     = plan.element_offsets[k + 1] - base;
       const unsigned int n_slots = plan.n_slots[k];
+      const unsigned int n_pairs = plan.n_free_elements[k] * n_en * n_en;
       std::vector<std::pair<unsigned int, unsigned int>> slot_owner(n_slots);
       for (unsigned int a = 0; a < n_en; ++a)
         for (unsigned int j = 0; j < n_k; ++j)
@@ -611,10 +669,25 @@ test_shared_nz_plan(Testing::Checks      &checks,
               for (const std::uint16_t source : pending)
                 {
                   const unsigned int index = (source - 1) >> 1;
-                  const unsigned int s     = index / n_en;
-                  const unsigned int c     = index % n_en;
-                  lists_right &= s < n_slots;
-                  const auto [j, a]   = slot_owner[s < n_slots ? s : 0];
+                  // A node pair (its element, row node and column node),
+                  // or a slot (whose element and row node the slot says)
+                  // and a column node.
+                  unsigned int j, a, c;
+                  if (index < n_pairs)
+                    {
+                      const SharedNZLayout::NodePair pair =
+                        SharedNZLayout::decode_node_pair(index, n_en);
+                      j = pair.element;
+                      a = pair.row_node;
+                      c = pair.column_node;
+                    }
+                  else
+                    {
+                      const unsigned int s = (index - n_pairs) / n_en;
+                      c                    = (index - n_pairs) % n_en;
+                      lists_right &= s < n_slots;
+                      std::tie(j, a) = slot_owner[s < n_slots ? s : 0];
+                    }
                   const std::size_t e = plan.elements[base + j];
                   // The plan's local nodes (reordered or not) through its
                   // block connectivity, and their places in the element.
@@ -722,6 +795,21 @@ test_shared_nz_plan(Testing::Checks      &checks,
                  ": SharedNZ executed on the host equals the reference "
                  "assembly (relative error " +
                  Testing::scientific(error) + " <= 1e-13)");
+
+  if (node_pairs)
+    checks.check_throws<ExceptionBase>(
+      [&] {
+        MassKernel<dim, 1, double> mass;
+        shared_nz_on_host<dim>(plan,
+                               arrays,
+                               mass,
+                               AssemblyOptions(),
+                               nodal,
+                               values,
+                               rhs);
+      },
+      "the kernel has no node-pair form",
+      name + ": a kernel without a node-pair form is refused");
 
   checks.check_throws<ExcUnsupportedInput>(
     [&] {
@@ -867,6 +955,30 @@ main()
                          true,
                          true,
                          NodePartitioner::greedy_union,
+                         true);
+  test_shared_nz_plan<3>(checks,
+                         true,
+                         true,
+                         NodePartitioner::greedy_union,
+                         true,
+                         true);
+  test_shared_nz_plan<3>(checks,
+                         true,
+                         true,
+                         NodePartitioner::metis,
+                         false,
+                         true);
+  test_shared_nz_plan<2>(checks,
+                         true,
+                         true,
+                         NodePartitioner::greedy_union,
+                         false,
+                         true);
+  test_shared_nz_plan<3>(checks,
+                         false,
+                         false,
+                         NodePartitioner::greedy_union,
+                         false,
                          true);
   test_shared_nz_plan<2>(checks, false, false, NodePartitioner::greedy_union);
   test_shared_nz_plan<3>(checks, false, false, NodePartitioner::metis);

@@ -37,6 +37,28 @@ const std::vector<AssemblyMethod> all_methods = {
   AssemblyMethod::local_elem_atomic,
   AssemblyMethod::local_elem_colored};
 
+// The methods and, for kernels with a node-pair form (Laplace, linear
+// elasticity), SharedNZ computing element data in its reduction
+// (SharedNZPlan::Parameters::node_pairs).
+struct MethodVariant
+{
+  AssemblyMethod method;
+  bool           node_pairs;
+
+  std::string
+  name() const
+  {
+    return to_string(method) + (node_pairs ? " node pairs" : "");
+  }
+};
+
+const std::vector<MethodVariant> node_pair_methods = {
+  {AssemblyMethod::global_nz, false},
+  {AssemblyMethod::shared_nz, false},
+  {AssemblyMethod::shared_nz, true},
+  {AssemblyMethod::local_elem_atomic, false},
+  {AssemblyMethod::local_elem_colored, false}};
+
 template <int dim, typename Number>
 LinearElasticityKernel<dim, Number>
 elasticity_kernel()
@@ -60,11 +82,13 @@ device_assemble(const MeshArrays    &arrays,
                 std::vector<Number> &rhs,
                 const unsigned int   n_repetitions = 1,
                 const bool           symmetric     = false,
-                const bool           morton        = false)
+                const bool           morton        = false,
+                const bool           node_pairs    = false)
 {
   typename DeviceAssembler<dim, Number>::AdditionalData data;
-  data.method              = method;
-  data.global_nz.symmetric = symmetric;
+  data.method               = method;
+  data.global_nz.symmetric  = symmetric;
+  data.shared_nz.node_pairs = node_pairs;
   if (morton)
     {
       // The other orders of the plan, tested on this variant.
@@ -124,27 +148,54 @@ test_against_host(Testing::Checks             &checks,
   else
     host.assemble(laplace, reference_values, reference_rhs);
 
-  for (const AssemblyMethod method : all_methods)
+  for (const MethodVariant &variant : node_pair_methods)
     {
-      std::vector<double> values, rhs, values_2, rhs_2;
+      const AssemblyMethod method = variant.method;
+      std::vector<double>  values, rhs, values_2, rhs_2;
+      // Quadratic tetrahedra with 16 points: S(e) of the elements around a
+      // node exceeds a block's shared memory; node pairs refuse them.
+      if (variant.node_pairs && dim == 3 && degree == 2)
+        {
+          checks.check_throws<ExcUnsupportedInput>(
+            [&] {
+              device_assemble<dim>(arrays,
+                                   method,
+                                   laplace,
+                                   values,
+                                   rhs,
+                                   1,
+                                   false,
+                                   false,
+                                   true);
+            },
+            "use SharedNZ without node pairs",
+            problem.name() + ", " + variant.name() +
+              ": refused, S(e) of a node's elements does not fit");
+          continue;
+        }
+      const auto assemble = [&](const auto          &kernel,
+                                std::vector<double> &v,
+                                std::vector<double> &r,
+                                const unsigned int   n) {
+        device_assemble<dim>(arrays,
+                             method,
+                             kernel,
+                             v,
+                             r,
+                             n,
+                             false,
+                             false,
+                             variant.node_pairs);
+      };
       if (elasticity)
         {
-          device_assemble<dim>(arrays,
-                               method,
-                               elasticity_kernel<dim, double>(),
-                               values,
-                               rhs);
-          device_assemble<dim>(arrays,
-                               method,
-                               elasticity_kernel<dim, double>(),
-                               values_2,
-                               rhs_2,
-                               3);
+          assemble(elasticity_kernel<dim, double>(), values, rhs, 1);
+          assemble(elasticity_kernel<dim, double>(), values_2, rhs_2, 3);
         }
       else
         {
-          device_assemble<dim>(arrays, method, laplace, values, rhs);
-          device_assemble<dim>(arrays, method, laplace, values_2, rhs_2, 3);
+          assemble(laplace, values, rhs, 1);
+          assemble(laplace, values_2, rhs_2, 3);
         }
       const double matrix_error =
         Testing::relative_l2_error(values, reference_values);
@@ -154,13 +205,13 @@ test_against_host(Testing::Checks             &checks,
                      (format == SupplementalDataFormat::inverse_edge_matrix ?
                         " (edge-matrix S(e))" :
                         "") +
-                     ", " + to_string(method) +
+                     ", " + variant.name() +
                      " in double equals the host reference: relative errors " +
                      Testing::scientific(matrix_error) + ", " +
                      Testing::scientific(rhs_error) + " <= 1e-13");
       if (method != AssemblyMethod::local_elem_atomic)
         checks.check(values == values_2 && rhs == rhs_2,
-                     problem.name() + ", " + to_string(method) +
+                     problem.name() + ", " + variant.name() +
                        ": bitwise identical on a fresh plan and after "
                        "repeated re-assembly");
     }
@@ -321,6 +372,20 @@ test_method_switch(Testing::Checks &checks)
                  " bytes, as a fresh one; "
                  "GlobalNZ held " +
                  std::to_string(global_nz_bytes) + ")");
+
+  // A node-pair plan with a kernel that has no node-pair form: a clear
+  // error, and the matrix is left as it was.
+  data.shared_nz.node_pairs = true;
+  assembler.reinit(arrays, data);
+  const std::vector<double> before = matrix.get_values().to_host();
+  checks.check_throws<ExceptionBase>(
+    [&] {
+      assembler.assemble(MassKernel<3, 3, double>(), nodal, matrix, rhs);
+    },
+    "the kernel has no node-pair form",
+    "SharedNZ with node pairs refuses a kernel without a node-pair form");
+  checks.check(matrix.get_values().to_host() == before,
+               "the refused assembly left the matrix untouched");
 }
 
 
@@ -333,7 +398,7 @@ table_16_1(Testing::Checks &checks)
   std::cout << "\nTable 16.1 replication: L2 relative error of the nonzeros, "
                "float on the GPU vs double on the host\n"
                "(3D linear elasticity, linear tetrahedra, CSR)\n";
-  std::cout << std::setw(20) << "method";
+  std::cout << std::setw(26) << "method";
   const std::vector<std::string> meshes = {"Sphere_63.dat",
                                            "Sphere_305.dat",
                                            "Sphere_1701.dat",
@@ -342,7 +407,7 @@ table_16_1(Testing::Checks &checks)
     std::cout << std::setw(17) << mesh;
   std::cout << '\n';
 
-  std::vector<std::vector<double>> errors(all_methods.size());
+  std::vector<std::vector<double>> errors(node_pair_methods.size());
   for (const auto &mesh : meshes)
     {
       Triangulation<3> tria;
@@ -363,30 +428,34 @@ table_16_1(Testing::Checks &checks)
       HostAssembler<3, double>(arrays).assemble(elasticity_kernel<3, double>(),
                                                 reference_values,
                                                 reference_rhs);
-      for (unsigned int m = 0; m < all_methods.size(); ++m)
+      for (unsigned int m = 0; m < node_pair_methods.size(); ++m)
         {
           std::vector<float> values, rhs;
           device_assemble<3>(arrays,
-                             all_methods[m],
+                             node_pair_methods[m].method,
                              elasticity_kernel<3, float>(),
                              values,
-                             rhs);
+                             rhs,
+                             1,
+                             false,
+                             false,
+                             node_pair_methods[m].node_pairs);
           errors[m].push_back(
             Testing::relative_l2_error(values, reference_values));
         }
     }
-  for (unsigned int m = 0; m < all_methods.size(); ++m)
+  for (unsigned int m = 0; m < node_pair_methods.size(); ++m)
     {
-      std::cout << std::setw(20) << to_string(all_methods[m]) + " CSR";
+      std::cout << std::setw(26) << node_pair_methods[m].name() + " CSR";
       for (const double error : errors[m])
         std::cout << std::setw(17) << Testing::scientific(error);
       std::cout << '\n';
     }
   std::cout << std::endl;
-  for (unsigned int m = 0; m < all_methods.size(); ++m)
+  for (unsigned int m = 0; m < node_pair_methods.size(); ++m)
     for (unsigned int i = 0; i < meshes.size(); ++i)
       checks.check(errors[m][i] > 1e-9 && errors[m][i] < 1e-6,
-                   to_string(all_methods[m]) + " float on " + meshes[i] +
+                   node_pair_methods[m].name() + " float on " + meshes[i] +
                      ": L2 error " + Testing::scientific(errors[m][i]) +
                      " is float rounding (between 1e-9 and 1e-6)");
 }

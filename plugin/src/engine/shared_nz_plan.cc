@@ -400,6 +400,8 @@ namespace GPUAssembly
 
     // Elements per part are limited to the threads of a block, so that
     // each thread computes one element and none waits for a second round.
+    // With node pairs only the elements with constraints are computed
+    // ahead of the reduction, and each (bounded by its slots) is limited.
     std::vector<unsigned int>
     partition(const MeshArrays                 &arrays,
               const Csr                        &elements_of,
@@ -409,19 +411,26 @@ namespace GPUAssembly
               const unsigned int                n_fields,
               const std::size_t                 number_size,
               const std::size_t                 shared_memory_limit,
-              const unsigned int                threads_per_block)
+              const unsigned int                threads_per_block,
+              const bool                        node_pairs)
     {
       const unsigned int n_en = arrays.layout.n_nodes;
       const unsigned int n_ed = arrays.layout.n_dofs;
-      const Fits         fits = [&](const std::size_t n_halo,
+      // S(e) of the elements of a part, each once (node pairs).
+      const std::size_t staged     = node_pairs ? arrays.n_supplemental : 0;
+      const std::size_t pair_index = node_pairs ? n_en * n_en : 0;
+      const Fits        fits       = [&](const std::size_t n_halo,
                             const std::size_t n_slots,
                             const std::size_t n_lists,
                             const std::size_t n_elements) {
-        return part_bytes(arrays, n_fields, number_size, n_halo, n_slots) <=
+        return part_bytes(arrays, n_fields, number_size, n_halo, n_slots) +
+                   n_elements * staged * number_size <=
                  shared_memory_limit &&
-               n_slots * n_en <= SharedNZLayout::max_source_index + 1 &&
+               n_slots * n_en + n_elements * pair_index <=
+                 SharedNZLayout::max_source_index + 1 &&
                n_lists <= SharedNZLayout::max_lists &&
-               n_elements <= threads_per_block;
+               (node_pairs ? n_slots : n_elements) <=
+                 (node_pairs ? n_en : 1) * threads_per_block;
       };
 
       NodeWeights weights;
@@ -433,7 +442,9 @@ namespace GPUAssembly
           for (std::size_t i = elements_of.offsets[n];
                i < elements_of.offsets[n + 1];
                ++i)
-            slots += constrained[elements_of.entries[i]] ? n_en : 1;
+            slots += constrained[elements_of.entries[i]] ? n_en :
+                     node_pairs                          ? 0 :
+                                                           1;
           weights.slots[n] = slots;
           weights.lists[n] = neighbors.offsets[n + 1] - neighbors.offsets[n];
         }
@@ -452,18 +463,22 @@ namespace GPUAssembly
                         "SharedNZ: node " + std::to_string(n) + " belongs to " +
                         std::to_string(elements_of.offsets[n + 1] -
                                        elements_of.offsets[n]) +
-                        " elements, whose rows of element data (" +
+                        " elements, whose rows of element data or S(e) (" +
                         std::to_string(part_bytes(arrays,
                                                   n_fields,
                                                   number_size,
                                                   n_halo,
-                                                  weights.slots[n])) +
+                                                  weights.slots[n]) +
+                                       (elements_of.offsets[n + 1] -
+                                        elements_of.offsets[n]) *
+                                         staged * number_size) +
                         " bytes with the halo) do not fit in the " +
                         std::to_string(shared_memory_limit) +
                         " bytes of shared memory per block, or are more than "
                         "its " +
-                        std::to_string(threads_per_block) +
-                        " threads; use GlobalNZ."));
+                        std::to_string(threads_per_block) + " threads; use " +
+                        (node_pairs ? "SharedNZ without node pairs or " : "") +
+                        "GlobalNZ."));
         }
 
       if (partitioner == NodePartitioner::greedy_union)
@@ -471,17 +486,20 @@ namespace GPUAssembly
       const std::size_t total_slots = std::accumulate(weights.slots.begin(),
                                                       weights.slots.end(),
                                                       std::size_t(0));
-      const std::size_t per_part =
-        std::max<std::size_t>(1,
-                              shared_memory_limit /
-                                (arrays.layout.n_components * (n_ed + 1) *
-                                 number_size));
+      // Slots per part, or with node pairs elements per part.
+      const std::size_t per_part = std::max<std::size_t>(
+        1,
+        shared_memory_limit /
+          ((node_pairs ? staged : arrays.layout.n_components * (n_ed + 1)) *
+           number_size));
+      const std::size_t total =
+        node_pairs ? std::size_t(arrays.n_elements) : total_slots;
       return metis_partition(arrays,
                              elements_of,
                              neighbors,
                              weights,
                              fits,
-                             2 * total_slots / per_part);
+                             2 * total / per_part);
     }
   } // namespace
 
@@ -493,7 +511,8 @@ namespace GPUAssembly
                   const unsigned int    n_fields,
                   const std::size_t     number_size,
                   const std::size_t     shared_memory_limit,
-                  const unsigned int    threads_per_block)
+                  const unsigned int    threads_per_block,
+                  const bool            node_pairs)
   {
     const Csr elements_of = node_to_elements(arrays);
     return partition(arrays,
@@ -504,7 +523,8 @@ namespace GPUAssembly
                      n_fields,
                      number_size,
                      shared_memory_limit,
-                     threads_per_block);
+                     threads_per_block,
+                     node_pairs);
   }
 
 
@@ -516,7 +536,8 @@ namespace GPUAssembly
     const std::size_t slot =
       SharedNZLayout::slot_size(n_components, n_dofs_per_element);
     return ((halo_offsets[k + 1] - halo_offsets[k]) * std::size_t(n_fields) +
-            slot + std::size_t(n_slots[k]) * slot) *
+            std::size_t(n_free_elements[k]) * n_supplemental + slot +
+            std::size_t(n_slots[k]) * slot) *
            number_size;
   }
 
@@ -528,7 +549,8 @@ namespace GPUAssembly
     return (owned_offsets.size() + owned_nodes.size() + halo_offsets.size() +
             halo_nodes.size() + element_offsets.size() + elements.size() +
             block_connectivity.size() + n_slots.size() +
-            n_diagonal_lists.size() + block_location.size() + targets.size()) *
+            n_free_elements.size() + n_diagonal_lists.size() +
+            block_location.size() + targets.size()) *
              sizeof(index_type) +
            (block_slots.size() + sources.size()) * sizeof(std::uint16_t) +
            block_supplemental.size() * sizeof(double) +
@@ -576,7 +598,8 @@ namespace GPUAssembly
                                                         n_fields,
                                                         number_size,
                                                         shared_memory_limit,
-                                                        T);
+                                                        T,
+                                                        parameters.node_pairs);
 
     // Parts renumbered densely in the order of their first node.
     std::vector<unsigned int> block_of_part(
@@ -618,8 +641,11 @@ namespace GPUAssembly
     // the pairs of discarded rows: output_may_discard_rows); unordered, the
     // elements of a warp keep different nodes and together need almost
     // every pair.
+    // Node pairs compute no element ahead of the reduction but those with
+    // constraints, which keep their order.
+    const bool node_pairs = parameters.node_pairs;
     const bool reorder_nodes =
-      parameters.reorder_nodes &&
+      parameters.reorder_nodes && !node_pairs &&
       arrays.supplemental_format ==
         SupplementalDataFormat::quadrature_gradients &&
       arrays.layout.n_q_points == 1 && n_en <= 32 &&
@@ -637,6 +663,7 @@ namespace GPUAssembly
       std::vector<index_type>    halo, elements, connectivity, location;
       std::vector<std::uint16_t> slots;
       index_type                 n_slots    = 0;
+      index_type                 n_free     = 0;
       index_type                 n_diagonal = 0;
       std::vector<double>        supplemental;
       std::vector<unsigned char> has_constraints;
@@ -759,6 +786,13 @@ namespace GPUAssembly
                       b.has_constraints[j] = 1;
                   }
               }
+            // With node pairs the elements without constraints, first in
+            // E_k, have no slots: the reduction computes them.
+            if (node_pairs)
+              b.n_free = std::count(b.has_constraints.begin(),
+                                    b.has_constraints.end(),
+                                    0);
+            const unsigned int n_pair_indices = b.n_free * n_en * n_en;
             // Slots node by node, then element by element, so that the
             // threads of a warp write neighbouring words.
             const auto node_of = [&](const std::size_t  j,
@@ -769,7 +803,8 @@ namespace GPUAssembly
             index_type slot = 0;
             for (unsigned int a = 0; a < n_en; ++a)
               for (std::size_t j = 0; j < n_k; ++j)
-                if (b.has_constraints[j] || block_of_node[node_of(j, a)] == k)
+                if (b.has_constraints[j] ||
+                    (!node_pairs && block_of_node[node_of(j, a)] == k))
                   b.slots[a * n_k + j] = slot++;
             b.n_slots = slot;
 
@@ -806,7 +841,17 @@ namespace GPUAssembly
                         contributions.push_back(
                           {m == n ? -1 : m,
                            j,
-                           SharedNZLayout::encode_source(s, c, n_en, m == n),
+                           j < b.n_free ?
+                             SharedNZLayout::encode_node_pair(j,
+                                                              a,
+                                                              c,
+                                                              n_en,
+                                                              m == n) :
+                             SharedNZLayout::encode_source(s,
+                                                           c,
+                                                           n_en,
+                                                           m == n,
+                                                           n_pair_indices),
                            static_cast<std::uint8_t>(original[j * n_en + a]),
                            static_cast<std::uint8_t>(original[j * n_en + c])});
                       }
@@ -900,11 +945,13 @@ namespace GPUAssembly
           source_offsets[k] + blocks[k].slice_ends[w];
     concatenate(&Block::targets, targets, target_offsets);
     n_slots.resize(n_blocks);
+    n_free_elements.resize(n_blocks);
     n_diagonal_lists.resize(n_blocks);
     max_shared_bytes = 0;
     for (unsigned int k = 0; k < n_blocks; ++k)
       {
         n_slots[k]          = blocks[k].n_slots;
+        n_free_elements[k]  = blocks[k].n_free;
         n_diagonal_lists[k] = blocks[k].n_diagonal;
         max_shared_bytes =
           std::max(max_shared_bytes, shared_bytes(k, number_size));

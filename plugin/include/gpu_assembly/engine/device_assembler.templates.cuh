@@ -239,6 +239,27 @@ namespace GPUAssembly
       return value;
     }
 
+    // Copies a number from global to shared memory without passing through
+    // a register (cp.async): a thread can have all its copies in flight at
+    // once. complete_copies() waits for this thread's.
+    template <typename Number>
+    __device__ inline void
+    copy_async(Number *shared, const Number *global)
+    {
+      static_assert(sizeof(Number) == 4 || sizeof(Number) == 8);
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(
+                     static_cast<unsigned int>(
+                       __cvta_generic_to_shared(shared))),
+                   "l"(global),
+                   "n"(sizeof(Number)));
+    }
+
+    __device__ inline void
+    complete_copies()
+    {
+      asm volatile("cp.async.wait_all;" ::: "memory");
+    }
+
     __device__ inline void
     prefetch_l1(const void *address)
     {
@@ -266,6 +287,7 @@ namespace GPUAssembly
       const Number *__restrict__ supplemental;
       const int *__restrict__ location;
       const unsigned char *__restrict__ has_constraints;
+      const int *__restrict__ n_free_elements;
       const int *__restrict__ n_diagonal_lists;
       const int *__restrict__ slice_offsets;
       const std::uint16_t *__restrict__ sources;
@@ -283,11 +305,15 @@ namespace GPUAssembly
     // straight into the matrix and right-hand side. At most 128 registers:
     // the plan's default, two blocks of 256 threads per multiprocessor,
     // needs no more, and without the cap the neo-Hookean kernel takes 168
-    // and would run one block at a time.
+    // and would run one block at a time. With node_pairs
+    // (SharedNZPlan::Parameters::node_pairs) the block stages S(e) of its
+    // elements without constraints and the reduction computes their node
+    // pairs; only elements with constraints are computed ahead of it.
     template <int dim,
               typename Number,
               class Kernel,
-              ElementSpecialization specialization>
+              ElementSpecialization specialization,
+              bool                  node_pairs>
     __global__ void __maxnreg__(128)
       shared_nz_kernel(const Kernel                    kernel,
                        const ElementStageData<Number>  data,
@@ -307,18 +333,19 @@ namespace GPUAssembly
       // once (load_early()): as plain loads, which the compiler places next
       // to the computation that waits for them, each cost a round trip to
       // memory of its own (5 % of the kernel's warp samples, ncu).
-      const int         slice        = k * (T / 32) + t / 32;
-      const int         first_source = load_early(plan.slice_offsets + slice);
-      const int         end_source = load_early(plan.slice_offsets + slice + 1);
-      const int         first_target = load_early(plan.target_offsets + k);
-      const int         end_target   = load_early(plan.target_offsets + k + 1);
-      const int         first_item   = load_early(plan.element_offsets + k);
-      const int         end_item     = load_early(plan.element_offsets + k + 1);
-      const int         first_halo   = load_early(plan.halo_offsets + k);
-      const int         end_halo     = load_early(plan.halo_offsets + k + 1);
-      const int         n_diagonal   = load_early(plan.n_diagonal_lists + k);
-      const std::size_t base         = first_item;
-      const unsigned int n_k         = end_item - first_item;
+      const int slice        = k * (T / 32) + t / 32;
+      const int first_source = load_early(plan.slice_offsets + slice);
+      const int end_source   = load_early(plan.slice_offsets + slice + 1);
+      const int first_target = load_early(plan.target_offsets + k);
+      const int end_target   = load_early(plan.target_offsets + k + 1);
+      const int first_item   = load_early(plan.element_offsets + k);
+      const int end_item     = load_early(plan.element_offsets + k + 1);
+      const int first_halo   = load_early(plan.halo_offsets + k);
+      const int end_halo     = load_early(plan.halo_offsets + k + 1);
+      const int n_diagonal   = load_early(plan.n_diagonal_lists + k);
+      const int n_free = node_pairs ? load_early(plan.n_free_elements + k) : 0;
+      const std::size_t  base = first_item;
+      const unsigned int n_k  = end_item - first_item;
 
       // The reduction's streams do not depend on the element data: ask for
       // them now, into L2, so that the reduction finds them on chip instead
@@ -344,16 +371,20 @@ namespace GPUAssembly
         for (int b = t * 128; b < n_target_bytes; b += T * 128)
           prefetch_l2(targets + b);
       }
-      if (t < n_k)
+      // Elements computed ahead of the reduction: with node pairs only
+      // those with constraints, last in E_k.
+      const unsigned int first_computed = n_free;
+      if (first_computed + t < n_k)
         {
+          const unsigned int j = first_computed + t;
           for (unsigned int i = 0; i < plan.n_supplemental; ++i)
             prefetch_l1(plan.supplemental +
-                        (base * plan.n_supplemental + i * n_k + t));
+                        (base * plan.n_supplemental + i * n_k + j));
           for (unsigned int a = 0; a < data.n_nodes; ++a)
             {
               prefetch_l1(plan.connectivity + base * data.n_nodes + a * n_k +
-                          t);
-              prefetch_l1(plan.slots + base * data.n_nodes + a * n_k + t);
+                          j);
+              prefetch_l1(plan.slots + base * data.n_nodes + a * n_k + j);
             }
         }
 
@@ -377,10 +408,21 @@ namespace GPUAssembly
       constexpr bool     simplex = Sizes::linear_simplex;
       const unsigned int n_en    = Sizes::n_nodes(data);
       const unsigned int n_ed    = Sizes::n_dofs(data, Kernel::n_components);
-      Number *const      sink    = shared + n_halo_data;
-      Number *const      element_data =
+      // S(e) of the node-pair elements, row by row of the plan's layout
+      // (coalesced), copied asynchronously while the elements with
+      // constraints are computed.
+      Number *const staged = shared + n_halo_data;
+      if constexpr (node_pairs)
+        for (unsigned int i = 0; i < plan.n_supplemental; ++i)
+          for (int j = t; j < n_free; j += T)
+            copy_async(staged + i * n_free + j,
+                       plan.supplemental +
+                         (base * plan.n_supplemental + i * n_k + j));
+      Number *const sink =
+        staged + static_cast<std::size_t>(n_free) * plan.n_supplemental;
+      Number *const element_data =
         sink + SharedNZLayout::slot_size(Kernel::n_components, n_ed);
-      for (unsigned int j = t; j < n_k; j += T)
+      for (unsigned int j = first_computed + t; j < n_k; j += T)
         {
           // A simplex's slots are read once, packed into a register; the
           // output would otherwise read node a's slot again for every entry
@@ -406,6 +448,8 @@ namespace GPUAssembly
             plan.has_constraints[base + j] != 0,
             plan.location + base * n_ed + j);
         }
+      if constexpr (node_pairs)
+        complete_copies();
       __syncthreads();
 
       const int *targets = plan.targets + first_target;
@@ -428,7 +472,32 @@ namespace GPUAssembly
         [&](const int row, const Number sum) {
           rhs[row] = sum;
         },
-        first_entries);
+        first_entries,
+        n_free * n_en * n_en,
+        // Built only for node pairs: other kernels have no node-pair form.
+        [&]() {
+          constexpr unsigned int n_c = Kernel::n_components;
+          if constexpr (node_pairs)
+            return [&](const unsigned int index,
+                       const bool         diagonal,
+                       Number(&sum)[n_c][n_c],
+                       Number(&vector)[n_c]) {
+              const SharedNZLayout::NodePair pair =
+                SharedNZLayout::decode_node_pair(index, n_en);
+              add_node_pair<dim, Number, Kernel, specialization>(
+                kernel,
+                data,
+                staged + pair.element,
+                n_free,
+                pair.row_node,
+                pair.column_node,
+                diagonal,
+                sum,
+                vector);
+            };
+          else
+            return SharedNZLayout::NoNodePairs();
+        }());
     }
 
 
@@ -746,21 +815,32 @@ namespace GPUAssembly
           shared_supplemental.data(),
           shared_location.data(),
           shared_has_constraints.data(),
+          shared_n_free_elements.data(),
           shared_n_diagonal_lists.data(),
           shared_slice_offsets.data(),
           reinterpret_cast<const std::uint16_t *>(shared_sources.data()),
           shared_target_offsets.data(),
           shared_targets.data(),
           plan.n_supplemental};
+        constexpr bool has_node_pairs =
+          kernel_has_node_pair_form<Kernel>::value &&
+          !kernel_reads_nodal_data<Kernel>::value;
+        if (plan.parameters.node_pairs && !has_node_pairs)
+          internal::throw_error(
+            "SharedNZ: the plan computes node pairs "
+            "(SharedNZPlan::Parameters::node_pairs), but the kernel has no "
+            "node-pair form (kernel_has_node_pair_form) or reads nodal data. "
+            "Rebuild the plan without node pairs for this kernel.");
         internal::with_element_specialization<dim, Kernel>(
           data,
           additional_data.specialize_simplices,
           [&](const auto specialization) {
-            const auto block_kernel =
-              internal::shared_nz_kernel<dim,
-                                         Number,
-                                         Kernel,
-                                         decltype(specialization)::value>;
+            constexpr ElementSpecialization s = decltype(specialization)::value;
+            const auto                      block_kernel =
+              has_node_pairs && plan.parameters.node_pairs ?
+                                     internal::
+                  shared_nz_kernel<dim, Number, Kernel, s, has_node_pairs> :
+                                     internal::shared_nz_kernel<dim, Number, Kernel, s, false>;
             GPU_ASSEMBLY_CHECK_CUDA(
               cudaFuncSetAttribute(block_kernel,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -19,7 +19,10 @@ namespace GPUAssembly
    * element data in a per-block "shared" buffer laid out as on the device,
    * then the packed reduction stream walked lane by lane straight into the
    * value array. It validates a plan without a GPU and is the method's host
-   * version.
+   * version. A plan with node pairs stages S(e) of its elements without
+   * constraints and computes their node pairs in the reduction, as the
+   * device does; it needs a kernel with a node-pair form that reads no
+   * nodal data.
    */
   template <int dim, typename Number, class Kernel>
   void
@@ -40,6 +43,12 @@ namespace GPUAssembly
                                            plan.block_supplemental.end());
     const HostElementStage<Number> stage(arrays, n_f, options);
     const ElementStageData<Number> &data = stage.data();
+    constexpr bool has_node_pairs = kernel_has_node_pair_form<Kernel>::value &&
+                                    !kernel_reads_nodal_data<Kernel>::value;
+    AssertThrow(!plan.parameters.node_pairs || has_node_pairs,
+                dealii::ExcMessage(
+                  "SharedNZ: the plan computes node pairs, but the kernel "
+                  "has no node-pair form or reads nodal data."));
     values.assign(plan.n_nonzeros, Number(0));
     rhs.assign(plan.n_dofs, Number(0));
 
@@ -61,11 +70,17 @@ namespace GPUAssembly
                 nodal_data[plan.halo_nodes[plan.halo_offsets[k] + i / n_f] *
                              n_f +
                            i % n_f];
-            Number *const sink = shared.data() + n_halo * n_f;
+            const unsigned int n_free = plan.n_free_elements[k];
+            Number *const      staged = shared.data() + n_halo * n_f;
+            for (unsigned int i = 0; i < plan.n_supplemental; ++i)
+              for (unsigned int j = 0; j < n_free; ++j)
+                staged[i * n_free + j] =
+                  supplemental[base * plan.n_supplemental + i * n_k + j];
+            Number *const sink = staged + n_free * plan.n_supplemental;
             Number *const element_data =
               sink + SharedNZLayout::slot_size(n_c, n_ed);
 
-            for (unsigned int j = 0; j < n_k; ++j)
+            for (unsigned int j = n_free; j < n_k; ++j)
               {
                 const SharedNZLayout::OwnedRowsOutput<Number, n_c> output{
                   element_data,
@@ -111,7 +126,30 @@ namespace GPUAssembly
                   },
                   [&](const index_type row, const Number sum) {
                     rhs[row] = sum;
-                  });
+                  },
+                  nullptr,
+                  n_free * n_en * n_en,
+                  [&]() {
+                    if constexpr (has_node_pairs)
+                      return [&](const unsigned int index,
+                                 const bool         diagonal,
+                                 Number(&sum)[n_c][n_c],
+                                 Number(&vector)[n_c]) {
+                        const SharedNZLayout::NodePair pair =
+                          SharedNZLayout::decode_node_pair(index, n_en);
+                        add_node_pair<dim>(kernel,
+                                           data,
+                                           staged + pair.element,
+                                           n_free,
+                                           pair.row_node,
+                                           pair.column_node,
+                                           diagonal,
+                                           sum,
+                                           vector);
+                      };
+                    else
+                      return SharedNZLayout::NoNodePairs();
+                  }());
               }
           }
       },

@@ -4,6 +4,7 @@
 #include <gpu_assembly/base/config.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace GPUAssembly
 {
@@ -26,6 +27,12 @@ namespace GPUAssembly
    * no address arithmetic. Slot sizes are odd, so that the threads of a
    * warp, each writing the same entry of consecutive slots, meet every
    * shared-memory bank once.
+   *
+   * A block's shared memory holds, in this order: the halo nodal data
+   * (n_fields per halo node), S(e) of the elements computed node pair by
+   * node pair (SharedNZPlan::Parameters::node_pairs: entry i of the j-th
+   * element at i * n_free + j; none without node pairs), the sink of one
+   * slot, then the slots.
    */
   namespace SharedNZLayout
   {
@@ -48,15 +55,56 @@ namespace GPUAssembly
     /// Lists a block can number.
     constexpr unsigned int max_lists = end_flag;
 
+    /// A source in a slot; @p first_index: the indices that node pairs
+    /// take before the slots' (n_free * n_nodes^2, see encode_node_pair()).
     GPU_ASSEMBLY_HOST_DEVICE inline std::uint16_t
     encode_source(const unsigned int slot,
                   const unsigned int column_node,
                   const unsigned int n_nodes,
-                  const bool         diagonal)
+                  const bool         diagonal,
+                  const unsigned int first_index = 0)
     {
       return static_cast<std::uint16_t>(
-        1 + ((slot * n_nodes + column_node) << 1 | (diagonal ? 1 : 0)));
+        1 + ((first_index + slot * n_nodes + column_node) << 1 |
+             (diagonal ? 1 : 0)));
     }
+
+    /**
+     * A source that the reduction computes (SharedNZPlan::Parameters::
+     * node_pairs): the block of row node a and column node b of the j-th
+     * element of the block, from its S(e) staged in shared memory. Its
+     * index, (j * n_nodes + a) * n_nodes + b, comes before those of slots.
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline std::uint16_t
+    encode_node_pair(const unsigned int j,
+                     const unsigned int a,
+                     const unsigned int b,
+                     const unsigned int n_nodes,
+                     const bool         diagonal)
+    {
+      return static_cast<std::uint16_t>(
+        1 + (((j * n_nodes + a) * n_nodes + b) << 1 | (diagonal ? 1 : 0)));
+    }
+
+    /// The element (position in E_k), row node and column node of a node
+    /// pair's index.
+    struct NodePair
+    {
+      unsigned int element, row_node, column_node;
+    };
+
+    GPU_ASSEMBLY_HOST_DEVICE inline NodePair
+    decode_node_pair(const unsigned int index, const unsigned int n_nodes)
+    {
+      const unsigned int row = index / n_nodes;
+      return {row / n_nodes,
+              row - row / n_nodes * n_nodes,
+              index - row * n_nodes};
+    }
+
+    /// walk_lane() without node pairs.
+    struct NoNodePairs
+    {};
 
     /// Numbers of one slot: n_c rows of n_dofs + 1, rounded up to an odd
     /// count.
@@ -200,14 +248,18 @@ namespace GPUAssembly
      * is used, so that a thread keeps several in flight; sums are taken in
      * list order. @p first_entries, if given, are the lane's first chunk,
      * read before they are needed (the device kernel loads them while the
-     * element data are computed).
+     * element data are computed). Sources with an index below
+     * @p n_pair_indices are node pairs (encode_node_pair()), which
+     * @p add_pair(index, diagonal, sum, rhs) adds to the sums; the others
+     * are read from slots.
      */
     template <typename Number,
               unsigned int n_components,
               class Load,
               class LoadIndex,
               class Store,
-              class StoreRhs>
+              class StoreRhs,
+              class AddPair = NoNodePairs>
     GPU_ASSEMBLY_HOST_DEVICE inline void
     walk_lane(const std::uint16_t *lane,
               const unsigned int   n_columns,
@@ -219,7 +271,9 @@ namespace GPUAssembly
               const LoadIndex     &load_target,
               const Store         &store,
               const StoreRhs      &store_rhs,
-              const std::uint16_t *first_entries = nullptr)
+              const std::uint16_t *first_entries  = nullptr,
+              const unsigned int   n_pair_indices = 0,
+              const AddPair       &add_pair       = AddPair())
     {
       constexpr unsigned int nc    = n_components;
       const unsigned int     row   = n_dofs + 1;
@@ -250,7 +304,16 @@ namespace GPUAssembly
                 continue;
               if (e < end_flag)
                 {
-                  const unsigned int index = (e - 1) >> 1;
+                  unsigned int index = (e - 1) >> 1;
+                  if constexpr (!std::is_same_v<AddPair, NoNodePairs>)
+                    {
+                      if (index < n_pair_indices)
+                        {
+                          add_pair(index, ((e - 1) & 1) != 0, sum, rhs);
+                          continue;
+                        }
+                      index -= n_pair_indices;
+                    }
                   const unsigned int slot  = divide(index, magic);
                   const unsigned int first = slot * size;
                   const unsigned int block =

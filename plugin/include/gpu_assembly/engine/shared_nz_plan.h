@@ -35,7 +35,11 @@ namespace GPUAssembly
    * for the sink of the rows a block discards. The slots must also be few
    * enough for the 16-bit reduction entries, and the elements touching P no
    * more than @p threads_per_block, so that each thread computes one
-   * element. Returns the part of every node. Throws ExcUnsupportedInput if
+   * element. With @p node_pairs (SharedNZPlan::Parameters::node_pairs) only
+   * elements with a constrained DoF have slots (n_nodes each) and are
+   * limited by the threads; every element touching P adds its S(e)
+   * (n_supplemental numbers), and its node pairs must fit the 16-bit
+   * sources. Returns the part of every node. Throws ExcUnsupportedInput if
    * a single node does not fit.
    */
   std::vector<unsigned int>
@@ -44,7 +48,8 @@ namespace GPUAssembly
                   const unsigned int    n_fields,
                   const std::size_t     number_size,
                   const std::size_t     shared_memory_limit,
-                  const unsigned int    threads_per_block);
+                  const unsigned int    threads_per_block,
+                  const bool            node_pairs = false);
 
 
 
@@ -91,6 +96,22 @@ namespace GPUAssembly
       /// values: linear simplices in 3D); the results are the same, and the
       /// threads of a warp skip the same node pairs.
       bool reorder_nodes = true;
+      /**
+       * Compute the element data inside the reduction, node pair by node
+       * pair, from S(e) staged in shared memory (kernel_has_node_pair_form;
+       * the kernel must read no nodal data). A block then keeps S(e) of
+       * each of its elements (13 numbers for a linear tetrahedron in 3D)
+       * instead of the rows its nodes need (about 1.7 rows of 39): parts
+       * hold several times as many elements, fewer elements are staged by
+       * more than one block, and no element is computed ahead of the
+       * reduction. Elements with a constrained DoF keep their slots and are
+       * computed and condensed as without this option. It pays where S(e)
+       * is small against the rows a block keeps, as for linear simplices;
+       * a trilinear hexahedron's S(e) at 8 points is 200 numbers, and its
+       * parts would hold fewer elements. assemble() with a kernel that has
+       * no node-pair form throws.
+       */
+      bool node_pairs = false;
     };
 
     Parameters parameters;
@@ -126,6 +147,10 @@ namespace GPUAssembly
     std::vector<std::uint16_t> block_slots;
     /// Slots of block k.
     std::vector<index_type> n_slots;
+    /// Elements of block k computed node pair by node pair
+    /// (Parameters::node_pairs; else 0): the first n_free_elements[k] of
+    /// E_k, those without a constrained DoF.
+    std::vector<index_type> n_free_elements;
     /// S(e), same layout with n_supplemental rows.
     std::vector<double> block_supplemental;
     /// L(e, d), same layout with n_dofs rows (for the condensation).
@@ -151,8 +176,9 @@ namespace GPUAssembly
 
     /// Largest shared memory a block needs, in bytes.
     std::size_t max_shared_bytes = 0;
-    /// Element computations per element of the mesh (>= 1: boundary
-    /// elements of parts are computed more than once).
+    /// Element computations (or, with node pairs, stagings of S(e)) per
+    /// element of the mesh (>= 1: boundary elements of parts are computed
+    /// more than once).
     double recomputation_factor = 0;
 
     /// Shared memory of block k, in bytes.

@@ -38,6 +38,10 @@ namespace GPUAssembly
     /// Only S(e) is read: GPU methods need not fetch nodal data.
     static constexpr bool reads_nodal_data = false;
 
+    /// SharedNZ may compute A^e node pair by node pair
+    /// (kernel_has_node_pair_form).
+    static constexpr bool node_pair_form = true;
+
     Number diffusion = 1;
     Number source    = 1;
 
@@ -53,29 +57,61 @@ namespace GPUAssembly
           if constexpr (output_may_discard_rows<Output>::value)
             if (!output.keeps_rows(a))
               continue;
-          Number rhs = 0;
-          GPU_ASSEMBLY_UNROLL
-          for (unsigned int q = 0; q < element.n_q_points; ++q)
-            rhs += source * element.shape_value(a, q) * element.JxW(q);
-          output.vector_entry(a) = rhs;
-
+          output.vector_entry(a) = vector_entry(element, a);
           GPU_ASSEMBLY_UNROLL
           for (unsigned int b = 0; b < element.n_nodes; ++b)
-            {
-              Number sum = 0;
-              GPU_ASSEMBLY_UNROLL
-              for (unsigned int q = 0; q < element.n_q_points; ++q)
-                {
-                  Number dot = 0;
-                  GPU_ASSEMBLY_UNROLL
-                  for (unsigned int k = 0; k < dim; ++k)
-                    dot +=
-                      element.shape_grad(a, q, k) * element.shape_grad(b, q, k);
-                  sum += diffusion * dot * element.JxW(q);
-                }
-              output.matrix_entry(a, b) = sum;
-            }
+            output.matrix_entry(a, b) = matrix_entry(element, a, b);
         }
+    }
+
+    template <class Element>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    add_node_pair(const Element     &element,
+                  const unsigned int a,
+                  const unsigned int b,
+                  Number (&matrix)[1][1]) const
+    {
+      matrix[0][0] += matrix_entry(element, a, b);
+    }
+
+    template <class Element>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    add_node_vector(const Element     &element,
+                    const unsigned int a,
+                    Number (&vector)[1]) const
+    {
+      vector[0] += vector_entry(element, a);
+    }
+
+  private:
+    template <class Element>
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    matrix_entry(const Element     &element,
+                 const unsigned int a,
+                 const unsigned int b) const
+    {
+      Number sum = 0;
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int q = 0; q < element.n_q_points; ++q)
+        {
+          Number dot = 0;
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int k = 0; k < dim; ++k)
+            dot += element.shape_grad(a, q, k) * element.shape_grad(b, q, k);
+          sum += diffusion * dot * element.JxW(q);
+        }
+      return sum;
+    }
+
+    template <class Element>
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    vector_entry(const Element &element, const unsigned int a) const
+    {
+      Number rhs = 0;
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int q = 0; q < element.n_q_points; ++q)
+        rhs += source * element.shape_value(a, q) * element.JxW(q);
+      return rhs;
     }
   };
 
@@ -151,9 +187,92 @@ namespace GPUAssembly
     static constexpr bool         is_symmetric     = true;
     static constexpr bool         reads_nodal_data = false;
 
+    /// SharedNZ may compute A^e node pair by node pair
+    /// (kernel_has_node_pair_form).
+    static constexpr bool node_pair_form = true;
+
     Number lambda = 1;
     Number mu     = 1;
     Number body_force[dim]{};
+
+    /**
+     * The dim x dim block of A^e of row node a and column node b, b >= a,
+     * integrated in registers so that each entry is written exactly once.
+     * Off-diagonal entries add no zero and the first point's terms are the
+     * sum, not added to a zero: two additions per entry fewer. operator()
+     * and add_node_pair() both take their numbers from here, so the two
+     * forms cannot drift apart.
+     */
+    template <class Element>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    pair_block(const Element     &element,
+               const unsigned int a,
+               const unsigned int b,
+               Number (&block)[dim][dim]) const
+    {
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int q = 0; q < element.n_q_points; ++q)
+        {
+          const Number JxW = element.JxW(q);
+          Number       ga[dim], gb[dim];
+          Number       dot = 0;
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int k = 0; k < dim; ++k)
+            {
+              ga[k] = element.shape_grad(a, q, k);
+              gb[k] = element.shape_grad(b, q, k);
+              dot += ga[k] * gb[k];
+            }
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int i = 0; i < dim; ++i)
+            GPU_ASSEMBLY_UNROLL
+          for (unsigned int j = 0; j < dim; ++j)
+            {
+              Number term = lambda * ga[i] * gb[j] + mu * ga[j] * gb[i];
+              if (i == j)
+                term += mu * dot;
+              term *= JxW;
+              block[i][j] = q == 0 ? term : block[i][j] + term;
+            }
+        }
+    }
+
+    /// Adds the block of row node a and column node b of A^e to @p matrix:
+    /// that of pair_block() for the ordered pair, transposed where a > b,
+    /// as operator() writes it.
+    template <class Element>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    add_node_pair(const Element     &element,
+                  const unsigned int a,
+                  const unsigned int b,
+                  Number (&matrix)[dim][dim]) const
+    {
+      Number block[dim][dim];
+      pair_block(element, a < b ? a : b, a < b ? b : a, block);
+      // A select, not a branch: the threads of a warp hold pairs of both
+      // orders.
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int i = 0; i < dim; ++i)
+        GPU_ASSEMBLY_UNROLL
+      for (unsigned int j = 0; j < dim; ++j)
+        matrix[i][j] += a <= b ? block[i][j] : block[j][i];
+    }
+
+    /// Adds node a's rows of F^e to @p vector.
+    template <class Element>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    add_node_vector(const Element     &element,
+                    const unsigned int a,
+                    Number (&vector)[dim]) const
+    {
+      Number phi_integral = 0;
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int q = 0; q < element.n_q_points; ++q)
+        phi_integral += element.shape_value(a, q) * element.JxW(q);
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int i = 0; i < dim; ++i)
+        vector[i] += body_force[i] * phi_integral;
+    }
 
     template <class Element, class Output>
     GPU_ASSEMBLY_HOST_DEVICE void
@@ -193,37 +312,8 @@ namespace GPUAssembly
             {
               if (!keeps(a) && !keeps(b))
                 continue;
-              // Integrate the dim x dim block of the node pair in registers
-              // so that each entry of A^e is written exactly once.
-              // Off-diagonal entries add no zero and the first point's
-              // terms are the sum, not added to a zero: two additions per
-              // entry fewer.
               Number block[dim][dim];
-              GPU_ASSEMBLY_UNROLL
-              for (unsigned int q = 0; q < element.n_q_points; ++q)
-                {
-                  const Number JxW = element.JxW(q);
-                  Number       ga[dim], gb[dim];
-                  Number       dot = 0;
-                  GPU_ASSEMBLY_UNROLL
-                  for (unsigned int k = 0; k < dim; ++k)
-                    {
-                      ga[k] = element.shape_grad(a, q, k);
-                      gb[k] = element.shape_grad(b, q, k);
-                      dot += ga[k] * gb[k];
-                    }
-                  GPU_ASSEMBLY_UNROLL
-                  for (unsigned int i = 0; i < dim; ++i)
-                    GPU_ASSEMBLY_UNROLL
-                  for (unsigned int j = 0; j < dim; ++j)
-                    {
-                      Number term = lambda * ga[i] * gb[j] + mu * ga[j] * gb[i];
-                      if (i == j)
-                        term += mu * dot;
-                      term *= JxW;
-                      block[i][j] = q == 0 ? term : block[i][j] + term;
-                    }
-                }
+              pair_block(element, a, b, block);
               // Row by row in both blocks: GlobalNZ's grouped element data
               // keep the entries of a row and column node side by side, and
               // writing them one after the other lets the GPU's L2 combine

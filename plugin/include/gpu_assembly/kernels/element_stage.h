@@ -198,6 +198,71 @@ namespace GPUAssembly
                          data.use_inhomogeneities_for_rhs,
                          output);
   }
+
+
+
+  /**
+   * SharedNZ's node-pair form (kernel_has_node_pair_form): add to @p matrix
+   * the block of row node @p a and column node @p b of an element's A^e,
+   * and for @p diagonal (a == b, whose list also sums F^e) node a's rows of
+   * F^e to @p vector. S(e) is read where the block staged it, with
+   * @p stride; the kernel reads no nodal data (the plan requires it).
+   * Elements with a constrained DoF are never computed this way: the
+   * condensation needs the whole element.
+   */
+  template <
+    int dim,
+    typename Number,
+    class Kernel,
+    ElementSpecialization specialization = ElementSpecialization::general>
+  GPU_ASSEMBLY_HOST_DEVICE inline void
+  add_node_pair(const Kernel                   &kernel,
+                const ElementStageData<Number> &data,
+                const Number                   *supplemental,
+                const unsigned int              stride,
+                const unsigned int              a,
+                const unsigned int              b,
+                const bool                      diagonal,
+                Number (&matrix)[Kernel::n_components][Kernel::n_components],
+                Number (&vector)[Kernel::n_components])
+  {
+    using Sizes     = SpecializedSizes<dim, specialization>;
+    const auto pair = [&](const auto &element) {
+      kernel.add_node_pair(element, a, b, matrix);
+      if (diagonal)
+        kernel.add_node_vector(element, a, vector);
+    };
+    const auto edge_matrix = [&]() {
+      EdgeMatrixElement<dim, Number> element{supplemental,
+                                             stride,
+                                             Sizes::n_nodes(data),
+                                             Sizes::n_q_points(data),
+                                             data.shape_values,
+                                             data.quadrature_weights,
+                                             nullptr,
+                                             0};
+      element.compressed = data.compressed_edge_matrix;
+      pair(element);
+    };
+    const auto gradients = [&]() {
+      pair(QuadratureGradientElement<dim, Number>{supplemental,
+                                                  stride,
+                                                  Sizes::n_nodes(data),
+                                                  Sizes::n_q_points(data),
+                                                  data.shape_values,
+                                                  nullptr,
+                                                  0});
+    };
+    if constexpr (specialization == ElementSpecialization::simplex_edge_matrix)
+      edge_matrix();
+    else if constexpr (specialization ==
+                       ElementSpecialization::simplex_gradients)
+      gradients();
+    else if (data.edge_matrix_format)
+      edge_matrix();
+    else
+      gradients();
+  }
 } // namespace GPUAssembly
 
 #endif

@@ -285,6 +285,30 @@ namespace GPUAssembly
 
 
   /**
+   * Whether @p Kernel has a node-pair form (static constexpr bool
+   * node_pair_form = true): members add_node_pair(element, a, b, matrix),
+   * which adds the n_components x n_components block of A^e of row node a
+   * and column node b to @p matrix, and add_node_vector(element, a,
+   * vector), which adds node a's rows of F^e. SharedNZ can then compute
+   * element data inside its reduction, from S(e) alone
+   * (SharedNZPlan::Parameters::node_pairs), so that a block keeps S(e) in
+   * shared memory instead of rows of element data. Both members must give
+   * what operator() writes: the tests compare the two forms.
+   */
+  template <class Kernel, class = void>
+  struct kernel_has_node_pair_form : std::false_type
+  {};
+
+  template <class Kernel>
+  struct kernel_has_node_pair_form<
+    Kernel,
+    std::void_t<decltype(Kernel::node_pair_form)>>
+    : std::bool_constant<Kernel::node_pair_form>
+  {};
+
+
+
+  /**
    * Where a symmetric element kernel writes A^e when only the upper
    * triangle is stored (n (n + 1) / 2 instead of n^2 values: 78 instead of
    * 144 for a linear tetrahedron in 3D elasticity). Entries (i, j) and
