@@ -816,7 +816,7 @@ test_shared_nz_plan(Testing::Checks      &checks,
       SharedNZPlan small;
       small.reinit(arrays, parameters, dim, sizeof(double), 512);
     },
-    "use GlobalNZ",
+    node_pairs ? "use SharedNZ without node pairs or GlobalNZ" : "use GlobalNZ",
     name + ": SharedNZ refuses a shared-memory limit below one node's "
            "element data");
 }
