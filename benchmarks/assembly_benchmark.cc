@@ -23,7 +23,9 @@
 //                 blocks/SM T=192", "SharedNZ 4 blocks/SM T=128",
 //                 "SharedNZ node pairs 1 block/SM", "SharedNZ node pairs
 //                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
-//                 "SharedNZ node pairs 3 blocks/SM T=160";
+//                 "SharedNZ node pairs 3 blocks/SM T=160", "SharedNZ node
+//                 pairs, union parts" (the greedy union instead of parts
+//                 grown node by node), "SharedNZ, grown parts";
 //                 "GlobalNZ, general element form" and the same for
 //                 SharedNZ and LocalElem-atomic: without the element
 //                 kernels compiled for linear simplices)
@@ -200,12 +202,31 @@ namespace
                                                plan.element_offsets[k]);
         total_bytes += plan.shared_bytes(k, number_size);
       }
+    // Parts without elements with constraints: elements with constraints
+    // keep a slot for every node, and make the other parts smaller.
+    std::size_t n_interior = 0, interior_elements = 0;
+    for (unsigned int k = 0; k < plan.n_blocks; ++k)
+      if (std::none_of(
+            plan.block_has_constraints.begin() + plan.element_offsets[k],
+            plan.block_has_constraints.begin() + plan.element_offsets[k + 1],
+            [](const unsigned char c) {
+              return c != 0;
+            }))
+        {
+          ++n_interior;
+          interior_elements +=
+            plan.element_offsets[k + 1] - plan.element_offsets[k];
+        }
     std::cout << plan.n_blocks << " node parts, recomputation factor "
               << plan.recomputation_factor << ", elements per part "
               << double(plan.elements.size()) / plan.n_blocks << " (up to "
               << max_elements << "), shared memory per block "
               << total_bytes / plan.n_blocks << " bytes (up to "
-              << plan.max_shared_bytes << ")";
+              << plan.max_shared_bytes << "); " << n_interior
+              << " parts without constraints, "
+              << double(interior_elements) /
+                   std::max<std::size_t>(1, n_interior)
+              << " elements each";
   }
 
 
@@ -313,6 +334,12 @@ namespace
     /// SharedNZ computes element data node pair by node pair in its
     /// reduction (SharedNZPlan::Parameters::node_pairs).
     bool shared_node_pairs = false;
+    /// SharedNZ node parts grown node by node
+    /// (NodePartitioner::greedy_growth; the default with node pairs).
+    bool shared_growth = false;
+    /// SharedNZ node parts by the greedy union (the default without node
+    /// pairs).
+    bool shared_union = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -541,6 +568,17 @@ namespace
              v.shared_threads                   = 128;
              v.shared_blocks_per_multiprocessor = 4;
            }),
+    tuning("SharedNZ node pairs, union parts",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs = true;
+             v.shared_union      = true;
+           }),
+    tuning("SharedNZ, grown parts",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_growth = true;
+           }),
     tuning("SharedNZ node pairs 1 block/SM",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
@@ -630,6 +668,10 @@ namespace
         data.shared_nz.node_pairs    = variant.shared_node_pairs;
         if (variant.shared_metis)
           data.shared_nz.partitioner = NodePartitioner::metis;
+        if (variant.shared_growth)
+          data.shared_nz.partitioner = NodePartitioner::greedy_growth;
+        if (variant.shared_union)
+          data.shared_nz.partitioner = NodePartitioner::greedy_union;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;
@@ -749,10 +791,15 @@ namespace
       }
     // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
     // driver reserves: DeviceAssembler's default.
-    for (const bool node_pairs : {false, true})
+    for (const auto &[node_pairs, partitioner] :
+         {std::make_pair(false, NodePartitioner::greedy_union),
+          std::make_pair(false, NodePartitioner::greedy_growth),
+          std::make_pair(true, NodePartitioner::greedy_union),
+          std::make_pair(true, NodePartitioner::greedy_growth)})
       {
         SharedNZPlan::Parameters parameters;
-        parameters.node_pairs = node_pairs;
+        parameters.node_pairs  = node_pairs;
+        parameters.partitioner = partitioner;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
         plan.reinit(arrays,
@@ -761,6 +808,9 @@ namespace
                     sizeof(double),
                     228 * 1024 / 2 - 1024);
         std::cout << "SharedNZ" << (node_pairs ? " node pairs" : "")
+                  << (partitioner == NodePartitioner::greedy_growth ?
+                        ", grown parts" :
+                        "")
                   << " plan: " << seconds_since(start) << " s, ";
         print_parts(plan, sizeof(double));
         std::cout << ", " << plan.sources.size() << " reduction entries, "

@@ -479,8 +479,9 @@ test_shared_nz_plan(Testing::Checks      &checks,
   const MeshArrays            &arrays = adapter.get_arrays();
   const std::string            name =
     problem.name() +
-    (partitioner == NodePartitioner::metis ? " (METIS parts" :
-                                             " (greedy union parts") +
+    (partitioner == NodePartitioner::metis         ? " (METIS parts" :
+     partitioner == NodePartitioner::greedy_growth ? " (grown parts" :
+                                                     " (greedy union parts") +
     (one_point ? ", one quadrature point, nodes reordered" : "") +
     (node_pairs ? ", node pairs)" : ")");
   // A small limit so that the mesh needs many parts.
@@ -980,6 +981,13 @@ main()
                          NodePartitioner::greedy_union,
                          false,
                          true);
+  test_shared_nz_plan<3>(checks,
+                         true,
+                         true,
+                         NodePartitioner::greedy_growth,
+                         false,
+                         true);
+  test_shared_nz_plan<3>(checks, true, true, NodePartitioner::greedy_growth);
   test_shared_nz_plan<2>(checks, false, false, NodePartitioner::greedy_union);
   test_shared_nz_plan<3>(checks, false, false, NodePartitioner::metis);
   test_plans_independent_of_threads(checks);

@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <queue>
 
 namespace GPUAssembly
 {
@@ -323,7 +324,137 @@ namespace GPUAssembly
       return part_of;
     }
 
-    // METIS k-way on the node graph, with more parts until all fit.
+    // Parts grown node by node: a part takes, of the nodes next to it, the
+    // one that brings the fewest elements it does not touch yet, until the
+    // next would not fit; the next part starts next to it. Parts end full,
+    // where the greedy union's parts, which only join whole, end between a
+    // third and all of the limit (with node pairs, 274 elements per part
+    // on average against up to 924 at 1.5 M tetrahedra).
+    std::vector<unsigned int>
+    greedy_growth_partition(const MeshArrays  &arrays,
+                            const Csr         &elements_of,
+                            const Csr         &neighbors,
+                            const NodeWeights &weights,
+                            const Fits        &fits)
+    {
+      constexpr unsigned int    none = std::numeric_limits<unsigned int>::max();
+      const unsigned int        n_nodes = arrays.n_nodes;
+      const unsigned int        n_en    = arrays.layout.n_nodes;
+      std::vector<unsigned int> part_of(n_nodes, none);
+      // Stamps of the current part: which elements it touches, which nodes
+      // are in its halo, and how many of each node's elements are new.
+      std::vector<unsigned int> element_stamp(arrays.n_elements, none);
+      std::vector<unsigned int> halo_stamp(n_nodes, none);
+      std::vector<unsigned int> candidate_stamp(n_nodes, none);
+      std::vector<unsigned int> new_elements(n_nodes, 0);
+      // Candidates by (new elements, node), stale entries skipped.
+      using Candidate = std::pair<unsigned int, unsigned int>;
+      std::priority_queue<Candidate,
+                          std::vector<Candidate>,
+                          std::greater<Candidate>>
+                   candidates;
+      unsigned int next_unassigned = 0, seed = none;
+      for (unsigned int part = 0;; ++part)
+        {
+          if (seed == none)
+            {
+              while (next_unassigned < n_nodes &&
+                     part_of[next_unassigned] != none)
+                ++next_unassigned;
+              if (next_unassigned == n_nodes)
+                break;
+              seed = next_unassigned;
+            }
+          candidates             = decltype(candidates)();
+          std::size_t n_elements = 0, n_halo = 0, n_slots = 0, n_lists = 0;
+          const auto  consider = [&](const unsigned int m) {
+            if (part_of[m] != none)
+              return;
+            if (candidate_stamp[m] != part)
+              {
+                candidate_stamp[m] = part;
+                unsigned int count = 0;
+                for (std::size_t i = elements_of.offsets[m];
+                     i < elements_of.offsets[m + 1];
+                     ++i)
+                  count += element_stamp[elements_of.entries[i]] != part;
+                new_elements[m] = count;
+              }
+            candidates.emplace(new_elements[m], m);
+          };
+          // What adding node n would make of the part.
+          const auto grown = [&](const unsigned int n, std::size_t &halo) {
+            halo = n_halo;
+            for (std::size_t i = neighbors.offsets[n];
+                 i < neighbors.offsets[n + 1];
+                 ++i)
+              halo += halo_stamp[neighbors.entries[i]] != part;
+            return fits(halo,
+                        n_slots + weights.slots[n],
+                        n_lists + weights.lists[n],
+                        n_elements + new_elements[n]);
+          };
+          const auto add = [&](const unsigned int n, const std::size_t halo) {
+            part_of[n] = part;
+            n_halo     = halo;
+            n_slots += weights.slots[n];
+            n_lists += weights.lists[n];
+            for (std::size_t i = neighbors.offsets[n];
+                 i < neighbors.offsets[n + 1];
+                 ++i)
+              halo_stamp[neighbors.entries[i]] = part;
+            for (std::size_t i = elements_of.offsets[n];
+                 i < elements_of.offsets[n + 1];
+                 ++i)
+              {
+                const std::size_t e = elements_of.entries[i];
+                if (element_stamp[e] == part)
+                  continue;
+                element_stamp[e] = part;
+                ++n_elements;
+                // The element is no longer new to its other nodes.
+                for (unsigned int a = 0; a < n_en; ++a)
+                  {
+                    const index_type m = arrays.connectivity[e * n_en + a];
+                    if (candidate_stamp[m] == part && part_of[m] == none)
+                      --new_elements[m];
+                  }
+              }
+            for (std::size_t i = neighbors.offsets[n];
+                 i < neighbors.offsets[n + 1];
+                 ++i)
+              consider(neighbors.entries[i]);
+          };
+          // The seed fits alone (partition() checked every node).
+          new_elements[seed] =
+            elements_of.offsets[seed + 1] - elements_of.offsets[seed];
+          candidate_stamp[seed] = part;
+          std::size_t halo      = 0;
+          grown(seed, halo);
+          add(seed, halo);
+          seed = none;
+          while (!candidates.empty())
+            {
+              const auto [count, n] = candidates.top();
+              candidates.pop();
+              if (part_of[n] != none || count != new_elements[n])
+                continue;
+              if (!grown(n, halo))
+                {
+                  // Full: the next part starts here.
+                  seed = n;
+                  break;
+                }
+              add(n, halo);
+            }
+        }
+      return part_of;
+    }
+
+
+
+    // METIS k-way on the node graph, with more parts until all fit.    // METIS
+    // k-way on the node graph, with more parts until all fit.
     std::vector<unsigned int>
     metis_partition(const MeshArrays  &arrays,
                     const Csr         &elements_of,
@@ -481,8 +612,18 @@ namespace GPUAssembly
                         "GlobalNZ."));
         }
 
-      if (partitioner == NodePartitioner::greedy_union)
+      const NodePartitioner chosen =
+        partitioner != NodePartitioner::automatic ? partitioner :
+        node_pairs ? NodePartitioner::greedy_growth :
+                     NodePartitioner::greedy_union;
+      if (chosen == NodePartitioner::greedy_union)
         return greedy_union_partition(arrays, elements_of, weights, fits);
+      if (chosen == NodePartitioner::greedy_growth)
+        return greedy_growth_partition(arrays,
+                                       elements_of,
+                                       neighbors,
+                                       weights,
+                                       fits);
       const std::size_t total_slots = std::accumulate(weights.slots.begin(),
                                                       weights.slots.end(),
                                                       std::size_t(0));
