@@ -474,30 +474,12 @@ namespace GPUAssembly
         },
         first_entries,
         n_free * n_en * n_en,
-        // Built only for node pairs: other kernels have no node-pair form.
-        [&]() {
-          constexpr unsigned int n_c = Kernel::n_components;
-          if constexpr (node_pairs)
-            return [&](const unsigned int index,
-                       const bool         diagonal,
-                       Number(&sum)[n_c][n_c],
-                       Number(&vector)[n_c]) {
-              const SharedNZLayout::NodePair pair =
-                SharedNZLayout::decode_node_pair(index, n_en);
-              add_node_pair<dim, Number, Kernel, specialization>(
-                kernel,
-                data,
-                staged + pair.element,
-                n_free,
-                pair.row_node,
-                pair.column_node,
-                diagonal,
-                sum,
-                vector);
-            };
-          else
-            return SharedNZLayout::NoNodePairs();
-        }());
+        SharedNZLayout::staged_node_pairs<dim, specialization, node_pairs>(
+          kernel,
+          data,
+          staged,
+          n_free,
+          n_en));
     }
 
 

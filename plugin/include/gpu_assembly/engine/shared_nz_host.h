@@ -129,27 +129,10 @@ namespace GPUAssembly
                   },
                   nullptr,
                   n_free * n_en * n_en,
-                  [&]() {
-                    if constexpr (has_node_pairs)
-                      return [&](const unsigned int index,
-                                 const bool         diagonal,
-                                 Number(&sum)[n_c][n_c],
-                                 Number(&vector)[n_c]) {
-                        const SharedNZLayout::NodePair pair =
-                          SharedNZLayout::decode_node_pair(index, n_en);
-                        add_node_pair<dim>(kernel,
-                                           data,
-                                           staged + pair.element,
-                                           n_free,
-                                           pair.row_node,
-                                           pair.column_node,
-                                           diagonal,
-                                           sum,
-                                           vector);
-                      };
-                    else
-                      return SharedNZLayout::NoNodePairs();
-                  }());
+                  SharedNZLayout::staged_node_pairs<
+                    dim,
+                    ElementSpecialization::general,
+                    has_node_pairs>(kernel, data, staged, n_free, n_en));
               }
           }
       },

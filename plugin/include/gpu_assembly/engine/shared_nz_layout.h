@@ -2,6 +2,7 @@
 #define gpu_assembly_engine_shared_nz_layout_h
 
 #include <gpu_assembly/base/config.h>
+#include <gpu_assembly/kernels/element_stage.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -105,6 +106,69 @@ namespace GPUAssembly
     /// walk_lane() without node pairs.
     struct NoNodePairs
     {};
+
+    /**
+     * walk_lane()'s node pairs of a block whose S(e) is staged at
+     * @p staged (entry i of the j-th element at i * n_free + j): the device
+     * kernel and its host version add them through this one functor.
+     */
+    template <int dim,
+              typename Number,
+              class Kernel,
+              ElementSpecialization specialization>
+    struct StagedNodePairs
+    {
+      static constexpr unsigned int n_c = Kernel::n_components;
+
+      const Kernel                   &kernel;
+      const ElementStageData<Number> &data;
+      const Number                   *staged;
+      unsigned int                    n_free;
+      unsigned int                    n_nodes;
+
+      GPU_ASSEMBLY_HOST_DEVICE void
+      operator()(const unsigned int index,
+                 const bool         diagonal,
+                 Number (&sum)[n_c][n_c],
+                 Number (&vector)[n_c]) const
+      {
+        const NodePair pair = decode_node_pair(index, n_nodes);
+        add_node_pair<dim, Number, Kernel, specialization>(kernel,
+                                                           data,
+                                                           staged +
+                                                             pair.element,
+                                                           n_free,
+                                                           pair.row_node,
+                                                           pair.column_node,
+                                                           diagonal,
+                                                           sum,
+                                                           vector);
+      }
+    };
+
+    /// StagedNodePairs where @p enabled, else NoNodePairs: a kernel without
+    /// a node-pair form never instantiates the former.
+    template <int                   dim,
+              ElementSpecialization specialization,
+              bool                  enabled,
+              typename Number,
+              class Kernel>
+    GPU_ASSEMBLY_HOST_DEVICE inline auto
+    staged_node_pairs(const Kernel                   &kernel,
+                      const ElementStageData<Number> &data,
+                      const Number                   *staged,
+                      const unsigned int              n_free,
+                      const unsigned int              n_nodes)
+    {
+      if constexpr (enabled)
+        return StagedNodePairs<dim, Number, Kernel, specialization>{kernel,
+                                                                    data,
+                                                                    staged,
+                                                                    n_free,
+                                                                    n_nodes};
+      else
+        return NoNodePairs();
+    }
 
     /// Numbers of one slot: n_c rows of n_dofs + 1, rounded up to an odd
     /// count.
