@@ -71,7 +71,9 @@ namespace GPUAssembly
    * right-hand-side entries of P_k's rows straight into the value arrays.
    * Element data never leave the chip; elements on part boundaries are
    * computed by each part they touch, but each of their rows is kept by
-   * one part only.
+   * one part only. With Parameters::node_pairs the block keeps S(e)
+   * instead, and the reduction computes each element's node-pair blocks
+   * where it sums them.
    *
    * The reduction is organised by node pairs: a list sums, for an owned node
    * n and a node m sharing an element with n, the n_c x n_c blocks of the
