@@ -326,20 +326,14 @@ namespace
     /// Elements through compute_element()'s general form, not the one
     /// compiled for linear simplices.
     bool general_elements = false;
-    /// SharedNZ node parts by METIS instead of the greedy union.
-    bool shared_metis = false;
+    /// How SharedNZ partitions the nodes.
+    NodePartitioner shared_partitioner = NodePartitioner::automatic;
     /// SharedNZ: elements' nodes in their own order
     /// (SharedNZPlan::Parameters::reorder_nodes false).
     bool shared_element_node_order = false;
     /// SharedNZ computes element data node pair by node pair in its
     /// reduction (SharedNZPlan::Parameters::node_pairs).
     bool shared_node_pairs = false;
-    /// SharedNZ node parts grown node by node
-    /// (NodePartitioner::greedy_growth; the default with node pairs).
-    bool shared_growth = false;
-    /// SharedNZ node parts by the greedy union (the default without node
-    /// pairs).
-    bool shared_union = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -539,7 +533,7 @@ namespace
     tuning("SharedNZ METIS",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
-             v.shared_metis = true;
+             v.shared_partitioner = NodePartitioner::metis;
            }),
     tuning("SharedNZ T=192",
            AssemblyMethod::shared_nz,
@@ -571,13 +565,13 @@ namespace
     tuning("SharedNZ node pairs, union parts",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
-             v.shared_node_pairs = true;
-             v.shared_union      = true;
+             v.shared_node_pairs  = true;
+             v.shared_partitioner = NodePartitioner::greedy_union;
            }),
     tuning("SharedNZ, grown parts",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
-             v.shared_growth = true;
+             v.shared_partitioner = NodePartitioner::greedy_growth;
            }),
     tuning("SharedNZ node pairs 1 block/SM",
            AssemblyMethod::shared_nz,
@@ -666,12 +660,7 @@ namespace
         data.specialize_simplices    = !variant.general_elements;
         data.shared_nz.reorder_nodes = !variant.shared_element_node_order;
         data.shared_nz.node_pairs    = variant.shared_node_pairs;
-        if (variant.shared_metis)
-          data.shared_nz.partitioner = NodePartitioner::metis;
-        if (variant.shared_growth)
-          data.shared_nz.partitioner = NodePartitioner::greedy_growth;
-        if (variant.shared_union)
-          data.shared_nz.partitioner = NodePartitioner::greedy_union;
+        data.shared_nz.partitioner   = variant.shared_partitioner;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;

@@ -804,15 +804,9 @@ namespace GPUAssembly
           shared_target_offsets.data(),
           shared_targets.data(),
           plan.n_supplemental};
-        constexpr bool has_node_pairs =
-          kernel_has_node_pair_form<Kernel>::value &&
-          !kernel_reads_nodal_data<Kernel>::value;
+        constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
         if (plan.parameters.node_pairs && !has_node_pairs)
-          internal::throw_error(
-            "SharedNZ: the plan computes node pairs "
-            "(SharedNZPlan::Parameters::node_pairs), but the kernel has no "
-            "node-pair form (kernel_has_node_pair_form) or reads nodal data. "
-            "Rebuild the plan without node pairs for this kernel.");
+          internal::throw_error(SharedNZLayout::node_pairs_refused);
         internal::with_element_specialization<dim, Kernel>(
           data,
           additional_data.specialize_simplices,

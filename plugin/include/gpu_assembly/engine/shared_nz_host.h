@@ -43,12 +43,9 @@ namespace GPUAssembly
                                            plan.block_supplemental.end());
     const HostElementStage<Number> stage(arrays, n_f, options);
     const ElementStageData<Number> &data = stage.data();
-    constexpr bool has_node_pairs = kernel_has_node_pair_form<Kernel>::value &&
-                                    !kernel_reads_nodal_data<Kernel>::value;
+    constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
     AssertThrow(!plan.parameters.node_pairs || has_node_pairs,
-                dealii::ExcMessage(
-                  "SharedNZ: the plan computes node pairs, but the kernel "
-                  "has no node-pair form or reads nodal data."));
+                dealii::ExcMessage(SharedNZLayout::node_pairs_refused));
     values.assign(plan.n_nonzeros, Number(0));
     rhs.assign(plan.n_dofs, Number(0));
 

@@ -103,6 +103,20 @@ namespace GPUAssembly
               index - row * n_nodes};
     }
 
+    /// Whether SharedNZ can compute @p Kernel node pair by node pair: it has
+    /// a node-pair form and reads no nodal data (a block stages S(e) alone).
+    template <class Kernel>
+    constexpr bool runs_node_pairs = kernel_has_node_pair_form<Kernel>::value &&
+                                     !kernel_reads_nodal_data<Kernel>::value;
+
+    /// What the device assembly and its host version say when a plan with
+    /// node pairs meets a kernel that cannot run them.
+    constexpr const char *node_pairs_refused =
+      "SharedNZ: the plan computes node pairs "
+      "(SharedNZPlan::Parameters::node_pairs), but the kernel has no "
+      "node-pair form (kernel_has_node_pair_form) or reads nodal data. "
+      "Rebuild the plan without node pairs for this kernel.";
+
     /// walk_lane() without node pairs.
     struct NoNodePairs
     {};

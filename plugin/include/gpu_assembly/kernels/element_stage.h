@@ -106,6 +106,82 @@ namespace GPUAssembly
 
 
   /**
+   * Call @p f with the element view of one element: S(e) read with
+   * @p stride in the format @p data says (inverse edge matrix or quadrature
+   * gradients; a @p specialization other than general fixes it at compile
+   * time), its nodes' data through @p node_indices (may be null for kernels
+   * that read none). With @p gradients_in_registers the quadrature
+   * gradients of a linear simplex are read into registers first: a whole
+   * element reads each gradient once per node pair, and a compiler that
+   * cannot tell the output from S(e) must reload it after every store. One
+   * node pair needs only a few, read where they are.
+   */
+  template <int                   dim,
+            ElementSpecialization specialization,
+            bool                  gradients_in_registers,
+            typename Number,
+            class Function>
+  GPU_ASSEMBLY_HOST_DEVICE inline void
+  with_element_view(const ElementStageData<Number> &data,
+                    const Number                   *supplemental,
+                    const unsigned int              stride,
+                    const Number                   *nodal_data,
+                    const int                      *node_indices,
+                    const Function                 &f)
+  {
+    using Specialization          = ElementSpecialization;
+    using Sizes                   = SpecializedSizes<dim, specialization>;
+    constexpr bool linear_simplex = Sizes::linear_simplex;
+    const auto     edge_matrix    = [&]() {
+      EdgeMatrixElement<dim, Number> element{supplemental,
+                                             stride,
+                                             Sizes::n_nodes(data),
+                                             Sizes::n_q_points(data),
+                                             data.shape_values,
+                                             data.quadrature_weights,
+                                             nodal_data,
+                                             data.n_fields};
+      element.node_indices = node_indices;
+      element.node_stride  = stride;
+      element.compressed   = data.compressed_edge_matrix;
+      f(element);
+    };
+    const auto gradients = [&]() {
+      const Number *values        = supplemental;
+      unsigned int  values_stride = stride;
+      Number        simplex_values[1 + (dim + 1) * dim];
+      if constexpr (linear_simplex && gradients_in_registers)
+        {
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int i = 0; i < 1 + (dim + 1) * dim; ++i)
+            simplex_values[i] = supplemental[i * stride];
+          values        = simplex_values;
+          values_stride = 1;
+        }
+      QuadratureGradientElement<dim, Number> element{values,
+                                                     values_stride,
+                                                     Sizes::n_nodes(data),
+                                                     Sizes::n_q_points(data),
+                                                     data.shape_values,
+                                                     nodal_data,
+                                                     data.n_fields};
+      element.node_indices = node_indices;
+      element.node_stride  = stride;
+      f(element);
+    };
+    if constexpr (specialization == Specialization::simplex_edge_matrix)
+      edge_matrix();
+    else if constexpr (specialization == Specialization::simplex_gradients)
+      gradients();
+    else if (data.edge_matrix_format)
+      edge_matrix();
+    else
+      gradients();
+  }
+
+
+
+  /**
    * Run @p kernel on one element and apply the Dirichlet condensation if
    * the element touches a constrained DoF. The element's supplemental data
    * S(e), its node indices into @p nodal_data and its location L(e, .) are
@@ -120,9 +196,7 @@ namespace GPUAssembly
    * view and of the kernel, whose registers and stack would otherwise be
    * reserved for every element of a GPU kernel (for the neo-Hookean kernel:
    * 128 registers and a 272-byte stack). Quadrature gradients are then
-   * read into registers once: through the general view a kernel reads
-   * each gradient again for every node pair, and a compiler that cannot
-   * tell the output from S(e) must reload it after every store.
+   * read into registers once (with_element_view()).
    */
   template <
     int dim,
@@ -141,54 +215,15 @@ namespace GPUAssembly
                   const bool                      has_constraints,
                   const int                      *location)
   {
-    using Specialization          = ElementSpecialization;
-    using Sizes                   = SpecializedSizes<dim, specialization>;
-    constexpr bool linear_simplex = Sizes::linear_simplex;
-    const auto     edge_matrix    = [&]() {
-      EdgeMatrixElement<dim, Number> element{supplemental,
-                                             stride,
-                                             Sizes::n_nodes(data),
-                                             Sizes::n_q_points(data),
-                                             data.shape_values,
-                                             data.quadrature_weights,
-                                             nodal_data,
-                                             data.n_fields};
-      element.node_indices = node_indices;
-      element.node_stride  = stride;
-      element.compressed   = data.compressed_edge_matrix;
-      kernel(element, output);
-    };
-    const auto gradients = [&]() {
-      const Number *values        = supplemental;
-      unsigned int  values_stride = stride;
-      Number        simplex_values[1 + (dim + 1) * dim];
-      if constexpr (linear_simplex)
-        {
-          GPU_ASSEMBLY_UNROLL
-          for (unsigned int i = 0; i < 1 + (dim + 1) * dim; ++i)
-            simplex_values[i] = supplemental[i * stride];
-          values        = simplex_values;
-          values_stride = 1;
-        }
-      QuadratureGradientElement<dim, Number> element{values,
-                                                     values_stride,
-                                                     Sizes::n_nodes(data),
-                                                     Sizes::n_q_points(data),
-                                                     data.shape_values,
-                                                     nodal_data,
-                                                     data.n_fields};
-      element.node_indices = node_indices;
-      element.node_stride  = stride;
-      kernel(element, output);
-    };
-    if constexpr (specialization == Specialization::simplex_edge_matrix)
-      edge_matrix();
-    else if constexpr (specialization == Specialization::simplex_gradients)
-      gradients();
-    else if (data.edge_matrix_format)
-      edge_matrix();
-    else
-      gradients();
+    using Sizes = SpecializedSizes<dim, specialization>;
+    with_element_view<dim, specialization, true>(data,
+                                                 supplemental,
+                                                 stride,
+                                                 nodal_data,
+                                                 node_indices,
+                                                 [&](const auto &element) {
+                                                   kernel(element, output);
+                                                 });
     if (has_constraints)
       condense_dirichlet(Sizes::n_dofs(data, Kernel::n_components),
                          location,
@@ -226,42 +261,17 @@ namespace GPUAssembly
                 Number (&matrix)[Kernel::n_components][Kernel::n_components],
                 Number (&vector)[Kernel::n_components])
   {
-    using Sizes     = SpecializedSizes<dim, specialization>;
-    const auto pair = [&](const auto &element) {
-      kernel.add_node_pair(element, a, b, matrix);
-      if (diagonal)
-        kernel.add_node_vector(element, a, vector);
-    };
-    const auto edge_matrix = [&]() {
-      EdgeMatrixElement<dim, Number> element{supplemental,
-                                             stride,
-                                             Sizes::n_nodes(data),
-                                             Sizes::n_q_points(data),
-                                             data.shape_values,
-                                             data.quadrature_weights,
-                                             nullptr,
-                                             0};
-      element.compressed = data.compressed_edge_matrix;
-      pair(element);
-    };
-    const auto gradients = [&]() {
-      pair(QuadratureGradientElement<dim, Number>{supplemental,
-                                                  stride,
-                                                  Sizes::n_nodes(data),
-                                                  Sizes::n_q_points(data),
-                                                  data.shape_values,
-                                                  nullptr,
-                                                  0});
-    };
-    if constexpr (specialization == ElementSpecialization::simplex_edge_matrix)
-      edge_matrix();
-    else if constexpr (specialization ==
-                       ElementSpecialization::simplex_gradients)
-      gradients();
-    else if (data.edge_matrix_format)
-      edge_matrix();
-    else
-      gradients();
+    with_element_view<dim, specialization, false>(
+      data,
+      supplemental,
+      stride,
+      static_cast<const Number *>(nullptr),
+      nullptr,
+      [&](const auto &element) {
+        kernel.add_node_pair(element, a, b, matrix);
+        if (diagonal)
+          kernel.add_node_vector(element, a, vector);
+      });
   }
 } // namespace GPUAssembly
 
