@@ -203,7 +203,8 @@ namespace
         total_bytes += plan.shared_bytes(k, number_size);
       }
     // Parts without elements with constraints: elements with constraints
-    // keep a slot for every node, and make the other parts smaller.
+    // take more shared memory (a slot for every node, or with node pairs
+    // their Dirichlet data), and make their parts smaller.
     std::size_t n_interior = 0, interior_elements = 0;
     for (unsigned int k = 0; k < plan.n_blocks; ++k)
       if (std::none_of(
@@ -267,27 +268,34 @@ namespace
         // every (recomputed) element with its slots, the location of
         // elements the condensation needs it for, the per-block offsets,
         // the reduction stream (16-bit) and targets, and the output.
-        // With node pairs, elements without constraints need S(e) alone.
+        // With node pairs every staged element needs S(e) alone, and one
+        // with constraints its location, their flags and inhomogeneities.
         const SharedNZPlan &plan = assembler.get_shared_nz_plan();
-        const double n_staged    = std::accumulate(plan.n_free_elements.begin(),
-                                                plan.n_free_elements.end(),
-                                                0.);
-        const double n_computed  = plan.elements.size() - n_staged;
+        const double        n_en = arrays.layout.n_nodes;
+        const double        streams =
+          (plan.n_blocks * (plan.parameters.node_pairs ? 5. : 4.) +
+           plan.slice_offsets.size()) *
+            sizeof(int) +
+          plan.sources.size() * sizeof(std::uint16_t) +
+          plan.targets.size() * sizeof(int) + output;
+        if (plan.parameters.node_pairs)
+          {
+            const double n_free = std::accumulate(plan.n_free_elements.begin(),
+                                                  plan.n_free_elements.end(),
+                                                  0.);
+            const double n_staged = plan.elements.size();
+            return n_staged * arrays.n_supplemental * s +
+                   (n_staged - n_free) * n_ed * (sizeof(int) + 1 + s) + streams;
+          }
         const double n_constrained =
           std::count(plan.block_has_constraints.begin(),
                      plan.block_has_constraints.end(),
                      1);
-        const double n_en = arrays.layout.n_nodes;
         return nodal * plan.halo_nodes.size() * (sizeof(int) + dim * s) +
-               n_computed * (n_en * (sizeof(int) + sizeof(std::uint16_t)) +
-                             arrays.n_supplemental * s + 1) +
-               n_staged * arrays.n_supplemental * s +
-               n_constrained * n_ed * sizeof(int) +
-               (plan.n_blocks * (plan.parameters.node_pairs ? 5. : 4.) +
-                plan.slice_offsets.size()) *
-                 sizeof(int) +
-               plan.sources.size() * sizeof(std::uint16_t) +
-               plan.targets.size() * sizeof(int) + output;
+               plan.elements.size() *
+                 (n_en * (sizeof(int) + sizeof(std::uint16_t)) +
+                  arrays.n_supplemental * s + 1) +
+               n_constrained * n_ed * sizeof(int) + streams;
       }
     // LocalElem: inputs, nodal data per element, the nonzero map, the
     // element data scratch written and read, and a read-modify-write of

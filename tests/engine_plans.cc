@@ -451,6 +451,63 @@ test_global_nz_plan(Testing::Checks             &checks,
 
 
 
+// Laplace with the diagonal entries of an element's first @p zeroed nodes
+// set to zero, and, where @p diffusion is 0, no matrix at all: where a
+// constrained diagonal entry is zero, the condensation puts the element's
+// mean absolute diagonal there, its l1 norm / n_dofs where that is zero
+// too, and 1 where that is also zero (zeroed = all nodes). The bundled
+// kernels have no zero diagonal entries; this one takes node pairs through
+// each of these paths.
+template <int dim>
+struct ZeroDiagonalKernel
+{
+  static constexpr unsigned int n_components     = 1;
+  static constexpr bool         is_symmetric     = true;
+  static constexpr bool         reads_nodal_data = false;
+  static constexpr bool         node_pair_form   = true;
+
+  LaplaceKernel<dim, double> laplace;
+  unsigned int               zeroed = 1;
+
+  template <class Element, class Output>
+  void
+  operator()(const Element &element, const Output &output) const
+  {
+    laplace(element, output);
+    for (unsigned int a = 0; a < element.n_nodes && a < zeroed; ++a)
+      if constexpr (output_may_discard_rows<Output>::value)
+        {
+          if (output.keeps_rows(a))
+            output.matrix_entry(a, a) = 0;
+        }
+      else
+        output.matrix_entry(a, a) = 0;
+  }
+
+  template <class Element>
+  void
+  add_node_pair(const Element     &element,
+                const unsigned int a,
+                const unsigned int b,
+                double (&matrix)[1][1]) const
+  {
+    double block[1][1] = {{0}};
+    laplace.add_node_pair(element, a, b, block);
+    matrix[0][0] += a == b && a < zeroed ? 0. : block[0][0];
+  }
+
+  template <class Element>
+  void
+  add_node_vector(const Element     &element,
+                  const unsigned int a,
+                  double (&vector)[1]) const
+  {
+    laplace.add_node_vector(element, a, vector);
+  }
+};
+
+
+
 template <int dim>
 void
 test_shared_nz_plan(Testing::Checks      &checks,
@@ -526,8 +583,9 @@ test_shared_nz_plan(Testing::Checks      &checks,
                  std::to_string(plan.max_shared_bytes) +
                  " <= " + std::to_string(limit) + " bytes of shared memory");
 
-  // Node pairs: the elements without constraints come first in each block
-  // and have no slots, the others a slot for every node. On simplices,
+  // Node pairs: no element has slots, and the elements without constraints
+  // come first in each block, those with them (which carry Dirichlet data)
+  // last. On simplices,
   // whose S(e) is smaller than the rows a block keeps of them, blocks hold
   // more elements than those of the same limit without node pairs, so
   // fewer elements are staged twice than computed twice without (checked
@@ -554,9 +612,10 @@ test_shared_nz_plan(Testing::Checks      &checks,
               free_first &=
                 is_free != bool(plan.block_has_constraints[base + j]);
               for (unsigned int a = 0; a < n_en; ++a)
-                free_first &= (plan.block_slots[base * n_en + a * n_k + j] ==
-                               SharedNZLayout::no_slot) == is_free;
+                free_first &= plan.block_slots[base * n_en + a * n_k + j] ==
+                              SharedNZLayout::no_slot;
             }
+          free_first &= plan.n_slots[k] == 0;
         }
       checks.check(free_first && n_free > 0 && n_free < plan.elements.size() &&
                      (!simplex || dim == 2 ||
@@ -564,8 +623,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
                         slot_plan.recomputation_factor),
                    name + ": " + std::to_string(n_free) + " of " +
                      std::to_string(plan.elements.size()) +
-                     " staged elements computed in the reduction, the others "
-                     "(with constraints) in slots; " +
+                     " staged elements without constraints first, the "
+                     "others with their Dirichlet data, none in slots; " +
                      std::to_string(plan.n_blocks) + " parts against " +
                      std::to_string(slot_plan.n_blocks) +
                      " without node pairs, recomputation factor " +
@@ -633,7 +692,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
       const std::size_t  base    = plan.element_offsets[k];
       const unsigned int n_k     = plan.element_offsets[k + 1] - base;
       const unsigned int n_slots = plan.n_slots[k];
-      const unsigned int n_pairs = plan.n_free_elements[k] * n_en * n_en;
+      // With node pairs every source is a node pair.
+      const unsigned int n_pairs = node_pairs ? n_k * n_en * n_en : 0;
       std::vector<std::pair<unsigned int, unsigned int>> slot_owner(n_slots);
       for (unsigned int a = 0; a < n_en; ++a)
         for (unsigned int j = 0; j < n_k; ++j)
@@ -796,6 +856,41 @@ test_shared_nz_plan(Testing::Checks      &checks,
                  ": SharedNZ executed on the host equals the reference "
                  "assembly (relative error " +
                  Testing::scientific(error) + " <= 1e-13)");
+
+  // The condensation's substitutes for a zero diagonal entry, node pair by
+  // node pair.
+  if (node_pairs && !vector_valued)
+    for (const auto &[zeroed, diffusion, what] :
+         {std::make_tuple(1u, 1., "the mean absolute diagonal"),
+          std::make_tuple(64u, 1., "the l1 norm / n_dofs"),
+          std::make_tuple(64u, 0., "1")})
+      {
+        ZeroDiagonalKernel<dim> kernel;
+        kernel.zeroed            = zeroed;
+        kernel.laplace.diffusion = diffusion;
+        reference.assemble(kernel, reference_values, reference_rhs);
+        shared_nz_on_host<dim>(plan,
+                               arrays,
+                               kernel,
+                               AssemblyOptions(),
+                               nodal,
+                               values,
+                               rhs);
+        std::vector<double> zeroed_result(values),
+          zeroed_reference(reference_values);
+        zeroed_result.insert(zeroed_result.end(), rhs.begin(), rhs.end());
+        zeroed_reference.insert(zeroed_reference.end(),
+                                reference_rhs.begin(),
+                                reference_rhs.end());
+        const double zeroed_error =
+          Testing::relative_l2_error(zeroed_result, zeroed_reference);
+        checks.check(zeroed_error <= 1e-13,
+                     name +
+                       ": node pairs of elements with zero diagonal "
+                       "entries, replaced by " +
+                       what + ", equal the reference (relative error " +
+                       Testing::scientific(zeroed_error) + " <= 1e-13)");
+      }
 
   if (node_pairs)
     checks.check_throws<ExceptionBase>(

@@ -531,8 +531,10 @@ namespace GPUAssembly
 
     // Elements per part are limited to the threads of a block, so that
     // each thread computes one element and none waits for a second round.
-    // With node pairs only the elements with constraints are computed
-    // ahead of the reduction, and each (bounded by its slots) is limited.
+    // With node pairs no element is computed ahead of the reduction: a part
+    // holds S(e) of its elements and the Dirichlet data of those with
+    // constraints (SharedNZLayout::node_pair_regions()), whose number the
+    // slots count (bounded as in partition_nodes()).
     std::vector<unsigned int>
     partition(const MeshArrays                 &arrays,
               const Csr                        &elements_of,
@@ -550,18 +552,26 @@ namespace GPUAssembly
       // S(e) of the elements of a part, each once (node pairs).
       const std::size_t staged     = node_pairs ? arrays.n_supplemental : 0;
       const std::size_t pair_index = node_pairs ? n_en * n_en : 0;
-      const Fits        fits       = [&](const std::size_t n_halo,
+      const auto        bytes      = [&](const std::size_t n_halo,
+                             const std::size_t n_slots,
+                             const std::size_t n_elements) {
+        return node_pairs ?
+                             SharedNZLayout::node_pair_bytes(n_elements,
+                                                 std::min(n_slots, n_elements),
+                                                 staged,
+                                                 n_ed,
+                                                 number_size) :
+                             part_bytes(arrays, n_fields, number_size, n_halo, n_slots);
+      };
+      const Fits fits = [&](const std::size_t n_halo,
                             const std::size_t n_slots,
                             const std::size_t n_lists,
                             const std::size_t n_elements) {
-        return part_bytes(arrays, n_fields, number_size, n_halo, n_slots) +
-                   n_elements * staged * number_size <=
-                 shared_memory_limit &&
-               n_slots * n_en + n_elements * pair_index <=
+        return bytes(n_halo, n_slots, n_elements) <= shared_memory_limit &&
+               (node_pairs ? n_elements * pair_index : n_slots * n_en) <=
                  SharedNZLayout::max_source_index + 1 &&
                n_lists <= SharedNZLayout::max_lists &&
-               (node_pairs ? n_slots : n_elements) <=
-                 (node_pairs ? n_en : 1) * threads_per_block;
+               (node_pairs || n_elements <= threads_per_block);
       };
 
       NodeWeights weights;
@@ -573,9 +583,9 @@ namespace GPUAssembly
           for (std::size_t i = elements_of.offsets[n];
                i < elements_of.offsets[n + 1];
                ++i)
-            slots += constrained[elements_of.entries[i]] ? n_en :
-                     node_pairs                          ? 0 :
-                                                           1;
+            slots += constrained[elements_of.entries[i]] ?
+                       (node_pairs ? 1 : n_en) :
+                       (node_pairs ? 0 : 1);
           weights.slots[n] = slots;
           weights.lists[n] = neighbors.offsets[n + 1] - neighbors.offsets[n];
         }
@@ -586,30 +596,29 @@ namespace GPUAssembly
         {
           const std::size_t n_halo =
             neighbors.offsets[n + 1] - neighbors.offsets[n];
-          AssertThrow(fits(n_halo,
-                           weights.slots[n],
-                           weights.lists[n],
-                           elements_of.offsets[n + 1] - elements_of.offsets[n]),
-                      ExcUnsupportedInput(
-                        "SharedNZ: node " + std::to_string(n) + " belongs to " +
-                        std::to_string(elements_of.offsets[n + 1] -
-                                       elements_of.offsets[n]) +
-                        " elements, whose rows of element data or S(e) (" +
-                        std::to_string(part_bytes(arrays,
-                                                  n_fields,
-                                                  number_size,
-                                                  n_halo,
-                                                  weights.slots[n]) +
-                                       (elements_of.offsets[n + 1] -
-                                        elements_of.offsets[n]) *
-                                         staged * number_size) +
-                        " bytes with the halo) do not fit in the " +
-                        std::to_string(shared_memory_limit) +
-                        " bytes of shared memory per block, or are more than "
-                        "its " +
-                        std::to_string(threads_per_block) + " threads; use " +
-                        (node_pairs ? "SharedNZ without node pairs or " : "") +
-                        "GlobalNZ."));
+          AssertThrow(
+            fits(n_halo,
+                 weights.slots[n],
+                 weights.lists[n],
+                 elements_of.offsets[n + 1] - elements_of.offsets[n]),
+            ExcUnsupportedInput(
+              "SharedNZ: node " + std::to_string(n) + " belongs to " +
+              std::to_string(elements_of.offsets[n + 1] -
+                             elements_of.offsets[n]) +
+              (node_pairs ? " elements, whose S(e) and Dirichlet data (" :
+                            " elements, whose rows of element data (") +
+              std::to_string(
+                bytes(n_halo,
+                      weights.slots[n],
+                      elements_of.offsets[n + 1] - elements_of.offsets[n])) +
+              " bytes) do not fit in the " +
+              std::to_string(shared_memory_limit) +
+              " bytes of shared memory per block, or are more " +
+              (node_pairs ?
+                 "node pairs than 16-bit sources number" :
+                 "than its " + std::to_string(threads_per_block) + " threads") +
+              "; use " + (node_pairs ? "SharedNZ without node pairs or " : "") +
+              "GlobalNZ."));
         }
 
       const NodePartitioner chosen =
@@ -674,11 +683,17 @@ namespace GPUAssembly
   SharedNZPlan::shared_bytes(const unsigned int k,
                              const std::size_t  number_size) const
   {
+    const std::size_t n_k = element_offsets[k + 1] - element_offsets[k];
+    if (parameters.node_pairs)
+      return SharedNZLayout::node_pair_bytes(n_k,
+                                             n_k - n_free_elements[k],
+                                             n_supplemental,
+                                             n_dofs_per_element,
+                                             number_size);
     const std::size_t slot =
       SharedNZLayout::slot_size(n_components, n_dofs_per_element);
     return ((halo_offsets[k + 1] - halo_offsets[k]) * std::size_t(n_fields) +
-            std::size_t(n_free_elements[k]) * n_supplemental + slot +
-            std::size_t(n_slots[k]) * slot) *
+            slot + std::size_t(n_slots[k]) * slot) *
            number_size;
   }
 
@@ -724,6 +739,12 @@ namespace GPUAssembly
                   static_cast<std::size_t>(std::numeric_limits<int>::max()),
                 ExcUnsupportedInput("SharedNZ: too many nonzeros for 32-bit "
                                     "target indices."));
+    AssertThrow(!parameters.node_pairs || n_dofs_per_element <= 64,
+                ExcUnsupportedInput(
+                  "SharedNZ: node pairs keep which DoFs of an element are "
+                  "constrained in 64 bits, and this element has " +
+                  std::to_string(n_dofs_per_element) +
+                  " DoFs; use SharedNZ without node pairs or GlobalNZ."));
     const unsigned int n_en = n_nodes_per_element;
     const unsigned int n_ed = n_dofs_per_element;
     const unsigned int n_c  = n_components;
@@ -782,8 +803,7 @@ namespace GPUAssembly
     // the pairs of discarded rows: output_may_discard_rows); unordered, the
     // elements of a warp keep different nodes and together need almost
     // every pair.
-    // Node pairs compute no element ahead of the reduction but those with
-    // constraints, which keep their order.
+    // Node pairs compute no element ahead of the reduction.
     const bool node_pairs = parameters.node_pairs;
     const bool reorder_nodes =
       parameters.reorder_nodes && !node_pairs &&
@@ -927,13 +947,12 @@ namespace GPUAssembly
                       b.has_constraints[j] = 1;
                   }
               }
-            // With node pairs the elements without constraints, first in
-            // E_k, have no slots: the reduction computes them.
+            // With node pairs no element has slots: the reduction computes
+            // them all, those without constraints first in E_k.
             if (node_pairs)
               b.n_free = std::count(b.has_constraints.begin(),
                                     b.has_constraints.end(),
                                     0);
-            const unsigned int n_pair_indices = b.n_free * n_en * n_en;
             // Slots node by node, then element by element, so that the
             // threads of a warp write neighbouring words.
             const auto node_of = [&](const std::size_t  j,
@@ -944,8 +963,8 @@ namespace GPUAssembly
             index_type slot = 0;
             for (unsigned int a = 0; a < n_en; ++a)
               for (std::size_t j = 0; j < n_k; ++j)
-                if (b.has_constraints[j] ||
-                    (!node_pairs && block_of_node[node_of(j, a)] == k))
+                if (!node_pairs &&
+                    (b.has_constraints[j] || block_of_node[node_of(j, a)] == k))
                   b.slots[a * n_k + j] = slot++;
             b.n_slots = slot;
 
@@ -982,17 +1001,13 @@ namespace GPUAssembly
                         contributions.push_back(
                           {m == n ? -1 : m,
                            j,
-                           j < b.n_free ?
+                           node_pairs ?
                              SharedNZLayout::encode_node_pair(j,
                                                               a,
                                                               c,
                                                               n_en,
                                                               m == n) :
-                             SharedNZLayout::encode_source(s,
-                                                           c,
-                                                           n_en,
-                                                           m == n,
-                                                           n_pair_indices),
+                             SharedNZLayout::encode_source(s, c, n_en, m == n),
                            static_cast<std::uint8_t>(original[j * n_en + a]),
                            static_cast<std::uint8_t>(original[j * n_en + c])});
                       }

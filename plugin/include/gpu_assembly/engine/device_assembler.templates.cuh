@@ -307,8 +307,10 @@ namespace GPUAssembly
     // needs no more, and without the cap the neo-Hookean kernel takes 168
     // and would run one block at a time. With node_pairs
     // (SharedNZPlan::Parameters::node_pairs) the block stages S(e) of its
-    // elements without constraints and the reduction computes their node
-    // pairs; only elements with constraints are computed ahead of it.
+    // elements, and the Dirichlet data of those with constraints, and the
+    // reduction computes their node pairs: no element is computed ahead of
+    // it, and no thread holds up the block's barrier with an element and
+    // its condensation.
     template <int dim,
               typename Number,
               class Kernel,
@@ -371,115 +373,151 @@ namespace GPUAssembly
         for (int b = t * 128; b < n_target_bytes; b += T * 128)
           prefetch_l2(targets + b);
       }
-      // Elements computed ahead of the reduction: with node pairs only
-      // those with constraints, last in E_k.
-      const unsigned int first_computed = n_free;
-      if (first_computed + t < n_k)
-        {
-          const unsigned int j = first_computed + t;
-          for (unsigned int i = 0; i < plan.n_supplemental; ++i)
-            prefetch_l1(plan.supplemental +
-                        (base * plan.n_supplemental + i * n_k + j));
-          for (unsigned int a = 0; a < data.n_nodes; ++a)
-            {
-              prefetch_l1(plan.connectivity + base * data.n_nodes + a * n_k +
-                          j);
-              prefetch_l1(plan.slots + base * data.n_nodes + a * n_k + j);
-            }
-        }
-
-      // The halo keeps its place in shared memory (the plan's layout) even
-      // where a kernel reads no nodal data and it is not fetched.
-      const int n_halo_data = (end_halo - first_halo) * data.n_fields;
-      if constexpr (kernel_reads_nodal_data<Kernel>::value)
-        {
-          for (int i = t; i < n_halo_data; i += T)
-            {
-              const int node  = i / data.n_fields;
-              const int field = i - node * data.n_fields;
-              shared[i] =
-                nodal_data[plan.halo_nodes[first_halo + node] * data.n_fields +
-                           field];
-            }
-          __syncthreads();
-        }
-
       using Sizes                = SpecializedSizes<dim, specialization>;
       constexpr bool     simplex = Sizes::linear_simplex;
       const unsigned int n_en    = Sizes::n_nodes(data);
       const unsigned int n_ed    = Sizes::n_dofs(data, Kernel::n_components);
-      // S(e) of the node-pair elements, row by row of the plan's layout
-      // (coalesced), copied asynchronously while the elements with
-      // constraints are computed.
-      Number *const staged = shared + n_halo_data;
-      if constexpr (node_pairs)
-        for (unsigned int i = 0; i < plan.n_supplemental; ++i)
-          for (int j = t; j < n_free; j += T)
-            copy_async(staged + i * n_free + j,
-                       plan.supplemental +
-                         (base * plan.n_supplemental + i * n_k + j));
-      Number *const sink =
-        staged + static_cast<std::size_t>(n_free) * plan.n_supplemental;
-      Number *const element_data =
-        sink + SharedNZLayout::slot_size(Kernel::n_components, n_ed);
-      for (unsigned int j = first_computed + t; j < n_k; j += T)
-        {
-          // A simplex's slots are read once, packed into a register; the
-          // output would otherwise read node a's slot again for every entry
-          // of its rows.
-          using Output = SharedNZLayout::OwnedRowsOutput<Number,
-                                                         Kernel::n_components,
-                                                         simplex ? dim + 1 : 0>;
-          Output output{element_data,
-                        sink,
-                        plan.slots + base * n_en + j,
-                        n_k,
-                        n_ed};
-          if constexpr (simplex)
-            output.packed_slots = Output::pack_slots(output.slots, n_k);
-          compute_element<dim, Number, Kernel, Output, specialization>(
-            kernel,
-            data,
-            plan.supplemental + base * plan.n_supplemental + j,
-            shared,
-            plan.connectivity + base * n_en + j,
-            n_k,
-            output,
-            plan.has_constraints[base + j] != 0,
-            plan.location + base * n_ed + j);
-        }
-      if constexpr (node_pairs)
-        complete_copies();
-      __syncthreads();
+      const int         *targets = plan.targets + first_target;
+      const auto         load_target = [&](const unsigned int i) {
+        return __ldg(targets + i);
+      };
+      const auto store = [&](const int target, const Number sum) {
+        values[target] = sum;
+      };
+      const auto store_rhs = [&](const int row, const Number sum) {
+        rhs[row] = sum;
+      };
 
-      const int *targets = plan.targets + first_target;
-      SharedNZLayout::walk_lane<Number, Kernel::n_components>(
-        lane,
-        n_columns,
-        32,
-        n_en,
-        n_ed,
-        n_diagonal,
-        [&](const unsigned int i) {
-          return element_data[i];
-        },
-        [&](const unsigned int i) {
-          return __ldg(targets + i);
-        },
-        [&](const int target, const Number sum) {
-          values[target] = sum;
-        },
-        [&](const int row, const Number sum) {
-          rhs[row] = sum;
-        },
-        first_entries,
-        n_free * n_en * n_en,
-        SharedNZLayout::staged_node_pairs<dim, specialization, node_pairs>(
-          kernel,
-          data,
-          staged,
-          n_free,
-          n_en));
+      if constexpr (node_pairs)
+        {
+          // S(e) row by row of the plan's layout (coalesced), copied
+          // asynchronously while the threads read the constraints of the
+          // elements that have some.
+          const SharedNZLayout::NodePairRegions<Number> regions =
+            SharedNZLayout::node_pair_regions<Number>(shared_bytes,
+                                                      n_k,
+                                                      n_free,
+                                                      plan.n_supplemental,
+                                                      n_ed);
+          for (unsigned int i = 0; i < plan.n_supplemental; ++i)
+            for (unsigned int j = t; j < n_k; j += T)
+              copy_async(regions.staged + i * n_k + j,
+                         plan.supplemental +
+                           (base * plan.n_supplemental + i * n_k + j));
+          const unsigned int n_constrained = n_k - n_free;
+          for (unsigned int c = t; c < n_constrained; c += T)
+            SharedNZLayout::
+              stage_constraints<dim, specialization, Kernel::n_components>(
+                data,
+                plan.location + base * n_ed + n_free + c,
+                n_k,
+                c,
+                n_constrained,
+                regions);
+          complete_copies();
+          __syncthreads();
+          SharedNZLayout::walk_lane<Number, Kernel::n_components>(
+            lane,
+            n_columns,
+            32,
+            n_en,
+            n_ed,
+            n_diagonal,
+            [](const unsigned int) {
+              return Number(0);
+            },
+            load_target,
+            store,
+            store_rhs,
+            first_entries,
+            SharedNZLayout::staged_node_pairs<dim, specialization, true>(
+              kernel,
+              data,
+              regions,
+              n_k,
+              n_free,
+              n_en));
+        }
+      else
+        {
+          // Without node pairs every element is computed ahead of the
+          // reduction: its inputs go to L1 now.
+          if (t < n_k)
+            {
+              for (unsigned int i = 0; i < plan.n_supplemental; ++i)
+                prefetch_l1(plan.supplemental +
+                            (base * plan.n_supplemental + i * n_k + t));
+              for (unsigned int a = 0; a < data.n_nodes; ++a)
+                {
+                  prefetch_l1(plan.connectivity + base * data.n_nodes +
+                              a * n_k + t);
+                  prefetch_l1(plan.slots + base * data.n_nodes + a * n_k + t);
+                }
+            }
+
+          // The halo keeps its place in shared memory (the plan's layout) even
+          // where a kernel reads no nodal data and it is not fetched.
+          const int n_halo_data = (end_halo - first_halo) * data.n_fields;
+          if constexpr (kernel_reads_nodal_data<Kernel>::value)
+            {
+              for (int i = t; i < n_halo_data; i += T)
+                {
+                  const int node  = i / data.n_fields;
+                  const int field = i - node * data.n_fields;
+                  shared[i] = nodal_data[plan.halo_nodes[first_halo + node] *
+                                           data.n_fields +
+                                         field];
+                }
+              __syncthreads();
+            }
+
+          Number *const sink = shared + n_halo_data;
+          Number *const element_data =
+            sink + SharedNZLayout::slot_size(Kernel::n_components, n_ed);
+          for (unsigned int j = t; j < n_k; j += T)
+            {
+              // A simplex's slots are read once, packed into a register; the
+              // output would otherwise read node a's slot again for every entry
+              // of its rows.
+              using Output =
+                SharedNZLayout::OwnedRowsOutput<Number,
+                                                Kernel::n_components,
+                                                simplex ? dim + 1 : 0>;
+              Output output{element_data,
+                            sink,
+                            plan.slots + base * n_en + j,
+                            n_k,
+                            n_ed};
+              if constexpr (simplex)
+                output.packed_slots = Output::pack_slots(output.slots, n_k);
+              compute_element<dim, Number, Kernel, Output, specialization>(
+                kernel,
+                data,
+                plan.supplemental + base * plan.n_supplemental + j,
+                shared,
+                plan.connectivity + base * n_en + j,
+                n_k,
+                output,
+                plan.has_constraints[base + j] != 0,
+                plan.location + base * n_ed + j);
+            }
+          __syncthreads();
+
+          SharedNZLayout::walk_lane<Number, Kernel::n_components>(
+            lane,
+            n_columns,
+            32,
+            n_en,
+            n_ed,
+            n_diagonal,
+            [&](const unsigned int i) {
+              return element_data[i];
+            },
+            load_target,
+            store,
+            store_rhs,
+            first_entries);
+        }
     }
 
 

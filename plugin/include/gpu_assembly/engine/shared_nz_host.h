@@ -19,10 +19,10 @@ namespace GPUAssembly
    * element data in a per-block "shared" buffer laid out as on the device,
    * then the packed reduction stream walked lane by lane straight into the
    * value array. It validates a plan without a GPU and is the method's host
-   * version. A plan with node pairs stages S(e) of its elements without
-   * constraints and computes their node pairs in the reduction, as the
-   * device does; it needs a kernel with a node-pair form that reads no
-   * nodal data.
+   * version. A plan with node pairs stages S(e) of its elements and the
+   * Dirichlet data of those with constraints, and computes their node pairs
+   * in the reduction, as the device does; it needs a kernel with a
+   * node-pair form that reads no nodal data.
    */
   template <int dim, typename Number, class Kernel>
   void
@@ -53,31 +53,100 @@ namespace GPUAssembly
       0u,
       plan.n_blocks,
       [&](const unsigned int begin, const unsigned int end) {
-        std::vector<Number> shared;
+        std::vector<std::uint64_t> shared;
         for (unsigned int k = begin; k < end; ++k)
           {
             const std::size_t n_halo =
               plan.halo_offsets[k + 1] - plan.halo_offsets[k];
-            const std::size_t  base = plan.element_offsets[k];
-            const unsigned int n_k  = plan.element_offsets[k + 1] - base;
-            shared.assign(plan.shared_bytes(k, sizeof(Number)) / sizeof(Number),
-                          Number(0));
+            const std::size_t  base   = plan.element_offsets[k];
+            const unsigned int n_k    = plan.element_offsets[k + 1] - base;
+            const unsigned int n_free = plan.n_free_elements[k];
+            // 64-bit words, aligned as the device's shared memory.
+            shared.assign((plan.shared_bytes(k, sizeof(Number)) + 7) / 8, 0);
+            unsigned char *const bytes =
+              reinterpret_cast<unsigned char *>(shared.data());
+            Number *const     numbers = reinterpret_cast<Number *>(bytes);
+            const index_type *targets =
+              plan.targets.data() + plan.target_offsets[k];
+            const auto walk = [&](const auto &load, const auto &add_pair) {
+              for (unsigned int lane = 0; lane < T; ++lane)
+                {
+                  const std::size_t slice =
+                    std::size_t(k) * (T / 32) + lane / 32;
+                  const unsigned int n_columns =
+                    (plan.slice_offsets[slice + 1] -
+                     plan.slice_offsets[slice]) /
+                    32;
+                  SharedNZLayout::walk_lane<Number, n_c>(
+                    plan.sources.data() + plan.slice_offsets[slice] + lane % 32,
+                    n_columns,
+                    32,
+                    n_en,
+                    n_ed,
+                    plan.n_diagonal_lists[k],
+                    load,
+                    [&](const unsigned int i) {
+                      return targets[i];
+                    },
+                    [&](const index_type target, const Number sum) {
+                      values[target] = sum;
+                    },
+                    [&](const index_type row, const Number sum) {
+                      rhs[row] = sum;
+                    },
+                    nullptr,
+                    add_pair);
+                }
+            };
+
+            if (plan.parameters.node_pairs)
+              {
+                if constexpr (has_node_pairs)
+                  {
+                    const SharedNZLayout::NodePairRegions<Number> regions =
+                      SharedNZLayout::node_pair_regions<Number>(
+                        bytes,
+                        n_k,
+                        n_free,
+                        plan.n_supplemental,
+                        n_ed);
+                    for (unsigned int i = 0; i < plan.n_supplemental; ++i)
+                      for (unsigned int j = 0; j < n_k; ++j)
+                        regions.staged[i * n_k + j] =
+                          supplemental[base * plan.n_supplemental + i * n_k +
+                                       j];
+                    for (unsigned int c = 0; c < n_k - n_free; ++c)
+                      SharedNZLayout::stage_constraints<
+                        dim,
+                        ElementSpecialization::general,
+                        n_c>(data,
+                             plan.block_location.data() + base * n_ed + n_free +
+                               c,
+                             n_k,
+                             c,
+                             n_k - n_free,
+                             regions);
+                    walk(
+                      [](const unsigned int) {
+                        return Number(0);
+                      },
+                      SharedNZLayout::staged_node_pairs<
+                        dim,
+                        ElementSpecialization::general,
+                        true>(kernel, data, regions, n_k, n_free, n_en));
+                  }
+                continue;
+              }
+
             for (std::size_t i = 0; i < n_halo * n_f; ++i)
-              shared[i] =
+              numbers[i] =
                 nodal_data[plan.halo_nodes[plan.halo_offsets[k] + i / n_f] *
                              n_f +
                            i % n_f];
-            const unsigned int n_free = plan.n_free_elements[k];
-            Number *const      staged = shared.data() + n_halo * n_f;
-            for (unsigned int i = 0; i < plan.n_supplemental; ++i)
-              for (unsigned int j = 0; j < n_free; ++j)
-                staged[i * n_free + j] =
-                  supplemental[base * plan.n_supplemental + i * n_k + j];
-            Number *const sink = staged + n_free * plan.n_supplemental;
+            Number *const sink = numbers + n_halo * n_f;
             Number *const element_data =
               sink + SharedNZLayout::slot_size(n_c, n_ed);
-
-            for (unsigned int j = n_free; j < n_k; ++j)
+            for (unsigned int j = 0; j < n_k; ++j)
               {
                 const SharedNZLayout::OwnedRowsOutput<Number, n_c> output{
                   element_data,
@@ -89,48 +158,18 @@ namespace GPUAssembly
                   kernel,
                   data,
                   supplemental.data() + base * plan.n_supplemental + j,
-                  shared.data(),
+                  numbers,
                   plan.block_connectivity.data() + base * n_en + j,
                   n_k,
                   output,
                   plan.block_has_constraints[base + j] != 0,
                   plan.block_location.data() + base * n_ed + j);
               }
-
-            const index_type *targets =
-              plan.targets.data() + plan.target_offsets[k];
-            for (unsigned int lane = 0; lane < T; ++lane)
-              {
-                const std::size_t slice = std::size_t(k) * (T / 32) + lane / 32;
-                const unsigned int n_columns =
-                  (plan.slice_offsets[slice + 1] - plan.slice_offsets[slice]) /
-                  32;
-                SharedNZLayout::walk_lane<Number, n_c>(
-                  plan.sources.data() + plan.slice_offsets[slice] + lane % 32,
-                  n_columns,
-                  32,
-                  n_en,
-                  n_ed,
-                  plan.n_diagonal_lists[k],
-                  [&](const unsigned int i) {
-                    return element_data[i];
-                  },
-                  [&](const unsigned int i) {
-                    return targets[i];
-                  },
-                  [&](const index_type target, const Number sum) {
-                    values[target] = sum;
-                  },
-                  [&](const index_type row, const Number sum) {
-                    rhs[row] = sum;
-                  },
-                  nullptr,
-                  n_free * n_en * n_en,
-                  SharedNZLayout::staged_node_pairs<
-                    dim,
-                    ElementSpecialization::general,
-                    has_node_pairs>(kernel, data, staged, n_free, n_en));
-              }
+            walk(
+              [&](const unsigned int i) {
+                return element_data[i];
+              },
+              SharedNZLayout::NoNodePairs());
           }
       },
       4);

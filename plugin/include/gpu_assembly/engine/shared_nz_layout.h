@@ -4,6 +4,7 @@
 #include <gpu_assembly/base/config.h>
 #include <gpu_assembly/kernels/element_stage.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -30,10 +31,9 @@ namespace GPUAssembly
    * shared-memory bank once.
    *
    * A block's shared memory holds, in this order: the halo nodal data
-   * (n_fields per halo node), S(e) of the elements computed node pair by
-   * node pair (SharedNZPlan::Parameters::node_pairs: entry i of the j-th
-   * element at i * n_free + j; none without node pairs), the sink of one
-   * slot, then the slots.
+   * (n_fields per halo node), the sink of one slot, then the slots. With
+   * node pairs (SharedNZPlan::Parameters::node_pairs) it holds no slots
+   * and no halo (node_pair_regions()).
    */
   namespace SharedNZLayout
   {
@@ -56,25 +56,22 @@ namespace GPUAssembly
     /// Lists a block can number.
     constexpr unsigned int max_lists = end_flag;
 
-    /// A source in a slot; @p first_index: the indices that node pairs
-    /// take before the slots' (n_free * n_nodes^2, see encode_node_pair()).
+    /// A source in a slot.
     GPU_ASSEMBLY_HOST_DEVICE inline std::uint16_t
     encode_source(const unsigned int slot,
                   const unsigned int column_node,
                   const unsigned int n_nodes,
-                  const bool         diagonal,
-                  const unsigned int first_index = 0)
+                  const bool         diagonal)
     {
       return static_cast<std::uint16_t>(
-        1 + ((first_index + slot * n_nodes + column_node) << 1 |
-             (diagonal ? 1 : 0)));
+        1 + ((slot * n_nodes + column_node) << 1 | (diagonal ? 1 : 0)));
     }
 
     /**
      * A source that the reduction computes (SharedNZPlan::Parameters::
      * node_pairs): the block of row node a and column node b of the j-th
-     * element of the block, from its S(e) staged in shared memory. Its
-     * index, (j * n_nodes + a) * n_nodes + b, comes before those of slots.
+     * element of the block, from its S(e) staged in shared memory; its
+     * index is (j * n_nodes + a) * n_nodes + b.
      */
     GPU_ASSEMBLY_HOST_DEVICE inline std::uint16_t
     encode_node_pair(const unsigned int j,
@@ -103,6 +100,110 @@ namespace GPUAssembly
               index - row * n_nodes};
     }
 
+    /**
+     * Where a block that computes node pairs keeps its data: S(e) of its
+     * n_elements elements (entry i of the j-th at i * n_elements + j), then
+     * for the n_elements - n_free with a constrained DoF, last in E_k, the
+     * inhomogeneities of their DoFs (g_d of the c-th at d * n_constrained +
+     * c; read for constrained DoFs only), then, 8-byte aligned, which of
+     * their DoFs are constrained (a 64-bit mask each). Each element thus
+     * costs S(e), and one with constraints n_dofs numbers and 8 bytes more,
+     * where its slots cost n_nodes rows of the element data.
+     */
+    template <typename Number>
+    struct NodePairRegions
+    {
+      Number        *staged;
+      Number        *inhomogeneities;
+      std::uint64_t *masks;
+    };
+
+    /// Bytes of the regions before the masks.
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::size_t
+    node_pair_masks_offset(const std::size_t n_elements,
+                           const std::size_t n_constrained,
+                           const std::size_t n_supplemental,
+                           const std::size_t n_dofs,
+                           const std::size_t number_size)
+    {
+      return ((n_elements * n_supplemental + n_constrained * n_dofs) *
+                number_size +
+              7) /
+             8 * 8;
+    }
+
+    /// Shared memory of a block that computes node pairs, in bytes.
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::size_t
+    node_pair_bytes(const std::size_t n_elements,
+                    const std::size_t n_constrained,
+                    const std::size_t n_supplemental,
+                    const std::size_t n_dofs,
+                    const std::size_t number_size)
+    {
+      return node_pair_masks_offset(n_elements,
+                                    n_constrained,
+                                    n_supplemental,
+                                    n_dofs,
+                                    number_size) +
+             n_constrained * sizeof(std::uint64_t);
+    }
+
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline NodePairRegions<Number>
+    node_pair_regions(unsigned char     *shared,
+                      const unsigned int n_elements,
+                      const unsigned int n_free,
+                      const unsigned int n_supplemental,
+                      const unsigned int n_dofs)
+    {
+      Number *const staged = reinterpret_cast<Number *>(shared);
+      return {staged,
+              staged + std::size_t(n_elements) * n_supplemental,
+              reinterpret_cast<std::uint64_t *>(
+                shared + node_pair_masks_offset(n_elements,
+                                                n_elements - n_free,
+                                                n_supplemental,
+                                                n_dofs,
+                                                sizeof(Number)))};
+    }
+
+    /**
+     * Stage the constraint data of the c-th of a block's @p n_constrained
+     * elements with a constrained DoF, whose L(e, d) is location[d *
+     * location_stride]: its mask and the inhomogeneities of its
+     * constrained DoFs, as the device kernel and its host version both do.
+     * Every L(e, d) is read before any flag, so that a GPU thread has them
+     * all in flight at once.
+     */
+    template <int                   dim,
+              ElementSpecialization specialization,
+              unsigned int          n_components,
+              typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    stage_constraints(const ElementStageData<Number> &data,
+                      const index_type               *location,
+                      const unsigned int              location_stride,
+                      const unsigned int              c,
+                      const unsigned int              n_constrained,
+                      const NodePairRegions<Number>  &regions)
+    {
+      const unsigned int n_dofs =
+        SpecializedSizes<dim, specialization>::n_dofs(data, n_components);
+      std::uint64_t mask = 0;
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int d = 0; d < n_dofs; ++d)
+        {
+          const index_type dof = location[d * location_stride];
+          if (data.dof_is_constrained[dof] != 0)
+            {
+              mask |= std::uint64_t(1) << d;
+              regions.inhomogeneities[d * n_constrained + c] =
+                data.inhomogeneities[dof];
+            }
+        }
+      regions.masks[c] = mask;
+    }
+
     /// Whether SharedNZ can compute @p Kernel node pair by node pair: it has
     /// a node-pair form and reads no nodal data (a block stages S(e) alone).
     template <class Kernel>
@@ -122,9 +223,9 @@ namespace GPUAssembly
     {};
 
     /**
-     * walk_lane()'s node pairs of a block whose S(e) is staged at
-     * @p staged (entry i of the j-th element at i * n_free + j): the device
-     * kernel and its host version add them through this one functor.
+     * walk_lane()'s node pairs of a block whose data lie in @p regions
+     * (node_pair_regions()): the device kernel and its host version add
+     * them through this one functor.
      */
     template <int dim,
               typename Number,
@@ -136,7 +237,8 @@ namespace GPUAssembly
 
       const Kernel                   &kernel;
       const ElementStageData<Number> &data;
-      const Number                   *staged;
+      NodePairRegions<Number>         regions;
+      unsigned int                    n_elements;
       unsigned int                    n_free;
       unsigned int                    n_nodes;
 
@@ -146,17 +248,35 @@ namespace GPUAssembly
                  Number (&sum)[n_c][n_c],
                  Number (&vector)[n_c]) const
       {
-        const NodePair pair = decode_node_pair(index, n_nodes);
-        add_node_pair<dim, Number, Kernel, specialization>(kernel,
-                                                           data,
-                                                           staged +
-                                                             pair.element,
-                                                           n_free,
-                                                           pair.row_node,
-                                                           pair.column_node,
-                                                           diagonal,
-                                                           sum,
-                                                           vector);
+        const NodePair pair         = decode_node_pair(index, n_nodes);
+        const Number  *supplemental = regions.staged + pair.element;
+        if (pair.element < n_free)
+          add_node_pair<dim, Number, Kernel, specialization>(kernel,
+                                                             data,
+                                                             supplemental,
+                                                             n_elements,
+                                                             pair.row_node,
+                                                             pair.column_node,
+                                                             diagonal,
+                                                             sum,
+                                                             vector);
+        else
+          {
+            const unsigned int c = pair.element - n_free;
+            add_condensed_node_pair<dim, Number, Kernel, specialization>(
+              kernel,
+              data,
+              supplemental,
+              n_elements,
+              pair.row_node,
+              pair.column_node,
+              diagonal,
+              NodePairConstraints<Number>{regions.masks[c],
+                                          regions.inhomogeneities + c,
+                                          n_elements - n_free},
+              sum,
+              vector);
+          }
       }
     };
 
@@ -170,14 +290,16 @@ namespace GPUAssembly
     GPU_ASSEMBLY_HOST_DEVICE inline auto
     staged_node_pairs(const Kernel                   &kernel,
                       const ElementStageData<Number> &data,
-                      const Number                   *staged,
+                      const NodePairRegions<Number>  &regions,
+                      const unsigned int              n_elements,
                       const unsigned int              n_free,
                       const unsigned int              n_nodes)
     {
       if constexpr (enabled)
         return StagedNodePairs<dim, Number, Kernel, specialization>{kernel,
                                                                     data,
-                                                                    staged,
+                                                                    regions,
+                                                                    n_elements,
                                                                     n_free,
                                                                     n_nodes};
       else
@@ -326,10 +448,9 @@ namespace GPUAssembly
      * is used, so that a thread keeps several in flight; sums are taken in
      * list order. @p first_entries, if given, are the lane's first chunk,
      * read before they are needed (the device kernel loads them while the
-     * element data are computed). Sources with an index below
-     * @p n_pair_indices are node pairs (encode_node_pair()), which
-     * @p add_pair(index, diagonal, sum, rhs) adds to the sums; the others
-     * are read from slots.
+     * element data are computed). With node pairs every source is one
+     * (encode_node_pair()), which @p add_pair(index, diagonal, sum, rhs)
+     * adds to the sums; without, sources are read from slots.
      */
     template <typename Number,
               unsigned int n_components,
@@ -349,9 +470,8 @@ namespace GPUAssembly
               const LoadIndex     &load_target,
               const Store         &store,
               const StoreRhs      &store_rhs,
-              const std::uint16_t *first_entries  = nullptr,
-              const unsigned int   n_pair_indices = 0,
-              const AddPair       &add_pair       = AddPair())
+              const std::uint16_t *first_entries = nullptr,
+              const AddPair       &add_pair      = AddPair())
     {
       constexpr unsigned int nc    = n_components;
       const unsigned int     row   = n_dofs + 1;
@@ -382,15 +502,11 @@ namespace GPUAssembly
                 continue;
               if (e < end_flag)
                 {
-                  unsigned int index = (e - 1) >> 1;
+                  const unsigned int index = (e - 1) >> 1;
                   if constexpr (!std::is_same_v<AddPair, NoNodePairs>)
                     {
-                      if (index < n_pair_indices)
-                        {
-                          add_pair(index, ((e - 1) & 1) != 0, sum, rhs);
-                          continue;
-                        }
-                      index -= n_pair_indices;
+                      add_pair(index, ((e - 1) & 1) != 0, sum, rhs);
+                      continue;
                     }
                   const unsigned int slot  = divide(index, magic);
                   const unsigned int first = slot * size;

@@ -44,12 +44,14 @@ namespace GPUAssembly
    * for the sink of the rows a block discards. The slots must also be few
    * enough for the 16-bit reduction entries, and the elements touching P no
    * more than @p threads_per_block, so that each thread computes one
-   * element. With @p node_pairs (SharedNZPlan::Parameters::node_pairs) only
-   * elements with a constrained DoF have slots (n_nodes each) and are
-   * limited by the threads; every element touching P adds its S(e)
-   * (n_supplemental numbers), and its node pairs must fit the 16-bit
-   * sources. Returns the part of every node. Throws ExcUnsupportedInput if
-   * a single node does not fit.
+   * element. With @p node_pairs (SharedNZPlan::Parameters::node_pairs) no
+   * element has slots and there is no halo in shared memory: every element
+   * touching P adds its S(e) (n_supplemental numbers), one with a
+   * constrained DoF its Dirichlet data (n_dofs numbers and a 64-bit mask,
+   * counted once for each node of P it has), and its node pairs must fit
+   * the 16-bit sources (SharedNZLayout::node_pair_bytes()). Returns the
+   * part of every node. Throws ExcUnsupportedInput if a single node does
+   * not fit.
    */
   std::vector<unsigned int>
   partition_nodes(const MeshArrays     &arrays,
@@ -115,12 +117,14 @@ namespace GPUAssembly
        * instead of the rows its nodes need (about 1.7 rows of 39): parts
        * hold several times as many elements, fewer elements are staged by
        * more than one block, and no element is computed ahead of the
-       * reduction. Elements with a constrained DoF keep their slots and are
-       * computed and condensed as without this option. It pays where S(e)
-       * is small against the rows a block keeps, as for linear simplices;
-       * a trilinear hexahedron's S(e) at 8 points is 200 numbers, and its
-       * parts would hold fewer elements. assemble() with a kernel that has
-       * no node-pair form throws.
+       * reduction. Elements with a constrained DoF add their Dirichlet data
+       * (which DoFs are constrained, and their inhomogeneities), and each
+       * node pair applies its share of the condensation
+       * (add_condensed_node_pair()). It pays where S(e) is small against
+       * the rows a block keeps, as for linear simplices; a trilinear
+       * hexahedron's S(e) at 8 points is 200 numbers, and its parts would
+       * hold fewer elements. Elements of more than 64 DoFs are refused.
+       * assemble() with a kernel that has no node-pair form throws.
        */
       bool node_pairs = false;
     };
@@ -156,11 +160,10 @@ namespace GPUAssembly
     /// Slot (SharedNZLayout) of node a of the j-th element of block k, same
     /// layout as block_connectivity; SharedNZLayout::no_slot if none.
     std::vector<std::uint16_t> block_slots;
-    /// Slots of block k.
+    /// Slots of block k (none with Parameters::node_pairs).
     std::vector<index_type> n_slots;
-    /// Elements of block k computed node pair by node pair
-    /// (Parameters::node_pairs; else 0): the first n_free_elements[k] of
-    /// E_k, those without a constrained DoF.
+    /// Elements of block k without a constrained DoF, first in E_k, with
+    /// Parameters::node_pairs (else 0).
     std::vector<index_type> n_free_elements;
     /// S(e), same layout with n_supplemental rows.
     std::vector<double> block_supplemental;

@@ -5,6 +5,8 @@
 #include <gpu_assembly/kernels/dirichlet_condensation.h>
 #include <gpu_assembly/kernels/element_views.h>
 
+#include <cstdint>
+
 namespace GPUAssembly
 {
   /**
@@ -241,9 +243,8 @@ namespace GPUAssembly
    * the block of row node @p a and column node @p b of an element's A^e,
    * and for @p diagonal (a == b, whose list also sums F^e) node a's rows of
    * F^e to @p vector. S(e) is read where the block staged it, with
-   * @p stride; the kernel reads no nodal data (the plan requires it).
-   * Elements with a constrained DoF are never computed this way: the
-   * condensation needs the whole element.
+   * @p stride; the kernel reads no nodal data (the plan requires it). For
+   * an element with a constrained DoF, add_condensed_node_pair().
    */
   template <
     int dim,
@@ -271,6 +272,189 @@ namespace GPUAssembly
         kernel.add_node_pair(element, a, b, matrix);
         if (diagonal)
           kernel.add_node_vector(element, a, vector);
+      });
+  }
+
+
+
+  /**
+   * The Dirichlet data of one element that its node pairs need: bit d of
+   * @p mask says whether local DoF d is constrained (at most 64 DoFs), and
+   * inhomogeneities[d * stride] is its g_d (read for constrained DoFs only).
+   */
+  template <typename Number>
+  struct NodePairConstraints
+  {
+    std::uint64_t mask;
+    const Number *inhomogeneities;
+    unsigned int  stride;
+
+    GPU_ASSEMBLY_HOST_DEVICE bool
+    constrained(const unsigned int d) const
+    {
+      return ((mask >> d) & 1) != 0;
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE Number
+    g(const unsigned int d) const
+    {
+      return inhomogeneities[d * stride];
+    }
+  };
+
+
+
+  /**
+   * add_node_pair() for an element with constrained DoFs: the node pair's
+   * share of condense_dirichlet(), so that the sum over an element's node
+   * pairs is what the element condensed as a whole adds, number for number:
+   *
+   * - an entry of a constrained row or column is dropped, but a constrained
+   *   diagonal entry, which becomes |A_ii|;
+   * - a free row of F^e loses A_ij g_j for each constrained column j, in
+   *   increasing j, as condense_element() subtracts them; this needs the
+   *   blocks of row node a and every column node with a nonzero g, and
+   *   only the diagonal pair of a sums F^e;
+   * - a constrained row of F^e becomes A_ii g_i, or 0 without
+   *   use_inhomogeneities_for_rhs.
+   *
+   * Where A_ii = 0 the element's mean absolute diagonal stands in for it,
+   * and where that is zero too the l1 norm / n_dofs, or 1: these need more
+   * of the element's blocks, computed then and only then, since for the
+   * bundled kernels a zero diagonal entry marks a degenerate element.
+   */
+  template <
+    int dim,
+    typename Number,
+    class Kernel,
+    ElementSpecialization specialization = ElementSpecialization::general>
+  GPU_ASSEMBLY_HOST_DEVICE inline void
+  add_condensed_node_pair(
+    const Kernel                      &kernel,
+    const ElementStageData<Number>    &data,
+    const Number                      *supplemental,
+    const unsigned int                 stride,
+    const unsigned int                 a,
+    const unsigned int                 b,
+    const bool                         diagonal,
+    const NodePairConstraints<Number> &constraints,
+    Number (&matrix)[Kernel::n_components][Kernel::n_components],
+    Number (&vector)[Kernel::n_components])
+  {
+    constexpr unsigned int nc = Kernel::n_components;
+    const unsigned int     n_en =
+      SpecializedSizes<dim, specialization>::n_nodes(data);
+    const unsigned int n_ed = n_en * nc;
+    const auto         abs  = [](const Number x) {
+      return x < Number(0) ? -x : x;
+    };
+    with_element_view<dim, specialization, false>(
+      data,
+      supplemental,
+      stride,
+      static_cast<const Number *>(nullptr),
+      nullptr,
+      [&](const auto &element) {
+        const auto block_of = [&](const unsigned int row_node,
+                                  const unsigned int column_node,
+                                  Number(&block)[nc][nc]) {
+          for (unsigned int c1 = 0; c1 < nc; ++c1)
+            for (unsigned int c2 = 0; c2 < nc; ++c2)
+              block[c1][c2] = 0;
+          kernel.add_node_pair(element, row_node, column_node, block);
+        };
+        // condense_element()'s substitute for a zero diagonal entry, its
+        // sums taken in the same order.
+        const auto average_diagonal = [&]() {
+          Number block[nc][nc];
+          Number average = 0;
+          GPU_ASSEMBLY_NO_UNROLL
+          for (unsigned int r = 0; r < n_en; ++r)
+            {
+              block_of(r, r, block);
+              for (unsigned int c = 0; c < nc; ++c)
+                average += abs(block[c][c]);
+            }
+          average /= Number(n_ed);
+          if (average != Number(0))
+            return average;
+          Number l1_norm = 0;
+          GPU_ASSEMBLY_NO_UNROLL
+          for (unsigned int column = 0; column < n_en; ++column)
+            {
+              Number column_sum[nc];
+              for (unsigned int c2 = 0; c2 < nc; ++c2)
+                column_sum[c2] = 0;
+              GPU_ASSEMBLY_NO_UNROLL
+              for (unsigned int r = 0; r < n_en; ++r)
+                {
+                  block_of(r, column, block);
+                  for (unsigned int c1 = 0; c1 < nc; ++c1)
+                    for (unsigned int c2 = 0; c2 < nc; ++c2)
+                      column_sum[c2] += abs(block[c1][c2]);
+                }
+              for (unsigned int c2 = 0; c2 < nc; ++c2)
+                l1_norm = column_sum[c2] > l1_norm ? column_sum[c2] : l1_norm;
+            }
+          average = l1_norm / Number(n_ed);
+          return average != Number(0) ? average : Number(1);
+        };
+
+        Number block[nc][nc];
+        block_of(a, b, block);
+        for (unsigned int c1 = 0; c1 < nc; ++c1)
+          for (unsigned int c2 = 0; c2 < nc; ++c2)
+            {
+              const unsigned int i = a * nc + c1, j = b * nc + c2;
+              if (!constraints.constrained(i) && !constraints.constrained(j))
+                matrix[c1][c2] += block[c1][c2];
+              else if (i == j)
+                {
+                  const Number entry = abs(block[c1][c2]);
+                  matrix[c1][c2] +=
+                    entry != Number(0) ? entry : average_diagonal();
+                }
+            }
+        if (!diagonal)
+          return;
+
+        Number rhs[nc];
+        for (unsigned int c1 = 0; c1 < nc; ++c1)
+          rhs[c1] = 0;
+        kernel.add_node_vector(element, a, rhs);
+        for (unsigned int c1 = 0; c1 < nc; ++c1)
+          if (constraints.constrained(a * nc + c1))
+            rhs[c1] = data.use_inhomogeneities_for_rhs ?
+                        (block[c1][c1] != Number(0) ? block[c1][c1] :
+                                                      average_diagonal()) *
+                          constraints.g(a * nc + c1) :
+                        Number(0);
+        GPU_ASSEMBLY_NO_UNROLL
+        for (unsigned int column = 0; column < n_en; ++column)
+          {
+            bool any = false;
+            for (unsigned int c2 = 0; c2 < nc; ++c2)
+              any |= constraints.constrained(column * nc + c2) &&
+                     constraints.g(column * nc + c2) != Number(0);
+            if (!any)
+              continue;
+            Number column_block[nc][nc];
+            block_of(a, column, column_block);
+            for (unsigned int c2 = 0; c2 < nc; ++c2)
+              {
+                const unsigned int j = column * nc + c2;
+                if (!constraints.constrained(j))
+                  continue;
+                const Number g = constraints.g(j);
+                if (g == Number(0))
+                  continue;
+                for (unsigned int c1 = 0; c1 < nc; ++c1)
+                  if (!constraints.constrained(a * nc + c1))
+                    rhs[c1] -= column_block[c1][c2] * g;
+              }
+          }
+        for (unsigned int c1 = 0; c1 < nc; ++c1)
+          vector[c1] += rhs[c1];
       });
   }
 } // namespace GPUAssembly
