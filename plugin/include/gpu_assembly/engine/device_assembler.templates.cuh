@@ -394,7 +394,7 @@ namespace GPUAssembly
           // asynchronously while the threads read the constraints of the
           // elements that have some.
           const SharedNZLayout::NodePairRegions<Number> regions =
-            SharedNZLayout::node_pair_regions<Number>(shared_bytes,
+            SharedNZLayout::node_pair_regions<Number>(reinterpret_cast<unsigned char *>(shared),
                                                       n_k,
                                                       n_free,
                                                       plan.n_supplemental,

@@ -237,10 +237,16 @@ namespace GPUAssembly
 
       const Kernel                   &kernel;
       const ElementStageData<Number> &data;
-      NodePairRegions<Number>         regions;
-      unsigned int                    n_elements;
-      unsigned int                    n_free;
-      unsigned int                    n_nodes;
+      // Three pointers, not a NodePairRegions: held as one struct member,
+      // nvcc 13.0 lost that they point to shared memory and read S(e) as
+      // local memory at address 0 (compute-sanitizer: invalid __local__
+      // reads), where three plain pointers compile to shared loads.
+      const Number        *staged;
+      const Number        *inhomogeneities;
+      const std::uint64_t *masks;
+      unsigned int         n_elements;
+      unsigned int         n_free;
+      unsigned int         n_nodes;
 
       GPU_ASSEMBLY_HOST_DEVICE void
       operator()(const unsigned int index,
@@ -249,7 +255,7 @@ namespace GPUAssembly
                  Number (&vector)[n_c]) const
       {
         const NodePair pair         = decode_node_pair(index, n_nodes);
-        const Number  *supplemental = regions.staged + pair.element;
+        const Number  *supplemental = staged + pair.element;
         if (pair.element < n_free)
           add_node_pair<dim, Number, Kernel, specialization>(kernel,
                                                              data,
@@ -271,8 +277,8 @@ namespace GPUAssembly
               pair.row_node,
               pair.column_node,
               diagonal,
-              NodePairConstraints<Number>{regions.masks[c],
-                                          regions.inhomogeneities + c,
+              NodePairConstraints<Number>{masks[c],
+                                          inhomogeneities + c,
                                           n_elements - n_free},
               sum,
               vector);
@@ -296,12 +302,15 @@ namespace GPUAssembly
                       const unsigned int              n_nodes)
     {
       if constexpr (enabled)
-        return StagedNodePairs<dim, Number, Kernel, specialization>{kernel,
-                                                                    data,
-                                                                    regions,
-                                                                    n_elements,
-                                                                    n_free,
-                                                                    n_nodes};
+        return StagedNodePairs<dim, Number, Kernel, specialization>{
+          kernel,
+          data,
+          regions.staged,
+          regions.inhomogeneities,
+          regions.masks,
+          n_elements,
+          n_free,
+          n_nodes};
       else
         return NoNodePairs();
     }

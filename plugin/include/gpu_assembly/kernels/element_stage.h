@@ -358,81 +358,105 @@ namespace GPUAssembly
         const auto block_of = [&](const unsigned int row_node,
                                   const unsigned int column_node,
                                   Number(&block)[nc][nc]) {
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int c1 = 0; c1 < nc; ++c1)
-            for (unsigned int c2 = 0; c2 < nc; ++c2)
-              block[c1][c2] = 0;
+            GPU_ASSEMBLY_UNROLL
+          for (unsigned int c2 = 0; c2 < nc; ++c2)
+            block[c1][c2] = 0;
           kernel.add_node_pair(element, row_node, column_node, block);
-        };
-        // condense_element()'s substitute for a zero diagonal entry, its
-        // sums taken in the same order.
-        const auto average_diagonal = [&]() {
-          Number block[nc][nc];
-          Number average = 0;
-          GPU_ASSEMBLY_NO_UNROLL
-          for (unsigned int r = 0; r < n_en; ++r)
-            {
-              block_of(r, r, block);
-              for (unsigned int c = 0; c < nc; ++c)
-                average += abs(block[c][c]);
-            }
-          average /= Number(n_ed);
-          if (average != Number(0))
-            return average;
-          Number l1_norm = 0;
-          GPU_ASSEMBLY_NO_UNROLL
-          for (unsigned int column = 0; column < n_en; ++column)
-            {
-              Number column_sum[nc];
-              for (unsigned int c2 = 0; c2 < nc; ++c2)
-                column_sum[c2] = 0;
-              GPU_ASSEMBLY_NO_UNROLL
-              for (unsigned int r = 0; r < n_en; ++r)
-                {
-                  block_of(r, column, block);
-                  for (unsigned int c1 = 0; c1 < nc; ++c1)
-                    for (unsigned int c2 = 0; c2 < nc; ++c2)
-                      column_sum[c2] += abs(block[c1][c2]);
-                }
-              for (unsigned int c2 = 0; c2 < nc; ++c2)
-                l1_norm = column_sum[c2] > l1_norm ? column_sum[c2] : l1_norm;
-            }
-          average = l1_norm / Number(n_ed);
-          return average != Number(0) ? average : Number(1);
         };
 
         Number block[nc][nc];
         block_of(a, b, block);
+        // condense_element()'s substitute for a zero diagonal entry, its
+        // sums taken in the same order, computed once and only where this
+        // pair has a zero constrained diagonal entry. Called inside the
+        // loops over the components, it would keep them from being
+        // unrolled, and the walk's sums would go to local memory.
+        bool zero_diagonal = false;
+        if (a == b)
+          GPU_ASSEMBLY_UNROLL
+        for (unsigned int c = 0; c < nc; ++c)
+          zero_diagonal |=
+            constraints.constrained(a * nc + c) && block[c][c] == Number(0);
+        Number average = 0;
+        if (zero_diagonal)
+          {
+            Number other[nc][nc];
+            GPU_ASSEMBLY_NO_UNROLL
+            for (unsigned int r = 0; r < n_en; ++r)
+              {
+                block_of(r, r, other);
+                GPU_ASSEMBLY_UNROLL
+                for (unsigned int c = 0; c < nc; ++c)
+                  average += abs(other[c][c]);
+              }
+            average /= Number(n_ed);
+            if (average == Number(0))
+              {
+                Number l1_norm = 0;
+                GPU_ASSEMBLY_NO_UNROLL
+                for (unsigned int column = 0; column < n_en; ++column)
+                  {
+                    Number column_sum[nc];
+                    GPU_ASSEMBLY_UNROLL
+                    for (unsigned int c2 = 0; c2 < nc; ++c2)
+                      column_sum[c2] = 0;
+                    GPU_ASSEMBLY_NO_UNROLL
+                    for (unsigned int r = 0; r < n_en; ++r)
+                      {
+                        block_of(r, column, other);
+                        GPU_ASSEMBLY_UNROLL
+                        for (unsigned int c1 = 0; c1 < nc; ++c1)
+                          GPU_ASSEMBLY_UNROLL
+                        for (unsigned int c2 = 0; c2 < nc; ++c2)
+                          column_sum[c2] += abs(other[c1][c2]);
+                      }
+                    GPU_ASSEMBLY_UNROLL
+                    for (unsigned int c2 = 0; c2 < nc; ++c2)
+                      l1_norm =
+                        column_sum[c2] > l1_norm ? column_sum[c2] : l1_norm;
+                  }
+                average = l1_norm / Number(n_ed);
+                if (average == Number(0))
+                  average = Number(1);
+              }
+          }
+
+        GPU_ASSEMBLY_UNROLL
         for (unsigned int c1 = 0; c1 < nc; ++c1)
-          for (unsigned int c2 = 0; c2 < nc; ++c2)
-            {
-              const unsigned int i = a * nc + c1, j = b * nc + c2;
-              if (!constraints.constrained(i) && !constraints.constrained(j))
-                matrix[c1][c2] += block[c1][c2];
-              else if (i == j)
-                {
-                  const Number entry = abs(block[c1][c2]);
-                  matrix[c1][c2] +=
-                    entry != Number(0) ? entry : average_diagonal();
-                }
-            }
+          GPU_ASSEMBLY_UNROLL
+        for (unsigned int c2 = 0; c2 < nc; ++c2)
+          {
+            const unsigned int i = a * nc + c1, j = b * nc + c2;
+            if (!constraints.constrained(i) && !constraints.constrained(j))
+              matrix[c1][c2] += block[c1][c2];
+            else if (i == j)
+              {
+                const Number entry = abs(block[c1][c2]);
+                matrix[c1][c2] += entry != Number(0) ? entry : average;
+              }
+          }
         if (!diagonal)
           return;
 
         Number rhs[nc];
+        GPU_ASSEMBLY_UNROLL
         for (unsigned int c1 = 0; c1 < nc; ++c1)
           rhs[c1] = 0;
         kernel.add_node_vector(element, a, rhs);
+        GPU_ASSEMBLY_UNROLL
         for (unsigned int c1 = 0; c1 < nc; ++c1)
           if (constraints.constrained(a * nc + c1))
             rhs[c1] = data.use_inhomogeneities_for_rhs ?
-                        (block[c1][c1] != Number(0) ? block[c1][c1] :
-                                                      average_diagonal()) *
+                        (block[c1][c1] != Number(0) ? block[c1][c1] : average) *
                           constraints.g(a * nc + c1) :
                         Number(0);
         GPU_ASSEMBLY_NO_UNROLL
         for (unsigned int column = 0; column < n_en; ++column)
           {
             bool any = false;
+            GPU_ASSEMBLY_UNROLL
             for (unsigned int c2 = 0; c2 < nc; ++c2)
               any |= constraints.constrained(column * nc + c2) &&
                      constraints.g(column * nc + c2) != Number(0);
@@ -440,19 +464,21 @@ namespace GPUAssembly
               continue;
             Number column_block[nc][nc];
             block_of(a, column, column_block);
+            GPU_ASSEMBLY_UNROLL
             for (unsigned int c2 = 0; c2 < nc; ++c2)
               {
                 const unsigned int j = column * nc + c2;
-                if (!constraints.constrained(j))
-                  continue;
-                const Number g = constraints.g(j);
+                const Number       g =
+                  constraints.constrained(j) ? constraints.g(j) : Number(0);
                 if (g == Number(0))
                   continue;
+                GPU_ASSEMBLY_UNROLL
                 for (unsigned int c1 = 0; c1 < nc; ++c1)
                   if (!constraints.constrained(a * nc + c1))
                     rhs[c1] -= column_block[c1][c2] * g;
               }
           }
+        GPU_ASSEMBLY_UNROLL
         for (unsigned int c1 = 0; c1 < nc; ++c1)
           vector[c1] += rhs[c1];
       });
