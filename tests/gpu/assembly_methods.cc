@@ -152,27 +152,6 @@ test_against_host(Testing::Checks             &checks,
     {
       const AssemblyMethod method = variant.method;
       std::vector<double>  values, rhs, values_2, rhs_2;
-      // Quadratic tetrahedra with 16 points: S(e) of the elements around a
-      // node exceeds a block's shared memory; node pairs refuse them.
-      if (variant.node_pairs && dim == 3 && degree == 2)
-        {
-          checks.check_throws<ExcUnsupportedInput>(
-            [&] {
-              device_assemble<dim>(arrays,
-                                   method,
-                                   laplace,
-                                   values,
-                                   rhs,
-                                   1,
-                                   false,
-                                   false,
-                                   true);
-            },
-            "use SharedNZ without node pairs",
-            problem.name() + ", " + variant.name() +
-              ": refused, S(e) of a node's elements does not fit");
-          continue;
-        }
       const auto assemble = [&](const auto          &kernel,
                                 std::vector<double> &v,
                                 std::vector<double> &r,
