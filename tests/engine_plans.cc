@@ -705,12 +705,14 @@ test_shared_nz_plan(Testing::Checks      &checks,
           const std::size_t  slice = std::size_t(k) * (T / 32) + lane / 32;
           const unsigned int n_columns =
             (plan.slice_offsets[slice + 1] - plan.slice_offsets[slice]) / 32;
+          constexpr unsigned int     chunk = SharedNZLayout::chunk;
           std::vector<std::uint16_t> pending;
           for (unsigned int column = 0; column < n_columns; ++column)
             {
               const std::uint16_t entry =
-                plan
-                  .sources[plan.slice_offsets[slice] + column * 32 + lane % 32];
+                plan.sources[plan.slice_offsets[slice] +
+                             ((column / chunk) * 32 + lane % 32) * chunk +
+                             column % chunk];
               if (entry == 0)
                 continue;
               if (entry < SharedNZLayout::end_flag)

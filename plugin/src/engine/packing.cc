@@ -88,7 +88,8 @@ namespace GPUAssembly
                     const unsigned int        n_lanes,
                     const unsigned int        slice_width,
                     std::vector<index_type>  &packed,
-                    std::vector<std::size_t> &slice_ends)
+                    std::vector<std::size_t> &slice_ends,
+                    const unsigned int        chunk)
   {
     const auto                assignment = assign_lanes(lists, n_lanes);
     std::vector<unsigned int> load(n_lanes, 0), order(n_lanes);
@@ -103,16 +104,18 @@ namespace GPUAssembly
                      });
     for (unsigned int first = 0; first < n_lanes; first += slice_width)
       {
-        const unsigned int width = load[order[first]];
-        const std::size_t  start = packed.size();
+        const unsigned int width =
+          (load[order[first]] + chunk - 1) / chunk * chunk;
+        const std::size_t start = packed.size();
         packed.resize(start + std::size_t(width) * slice_width, 0);
         for (unsigned int i = 0; i < slice_width; ++i)
           {
             std::size_t j = 0;
             for (const unsigned int l : assignment[order[first + i]])
               for (index_type k = lists.offsets[l]; k < lists.offsets[l + 1];
-                   ++k)
-                packed[start + j++ * slice_width + i] = lists.entries[k];
+                   ++k, ++j)
+                packed[start + ((j / chunk) * slice_width + i) * chunk +
+                       j % chunk] = lists.entries[k];
           }
         slice_ends.push_back(packed.size());
       }

@@ -1058,7 +1058,12 @@ namespace GPUAssembly
                              list_targets[1].end());
             packed.clear();
             b.slice_ends.clear();
-            pack_lists_sliced(ended, T, 32, packed, b.slice_ends);
+            pack_lists_sliced(ended,
+                              T,
+                              32,
+                              packed,
+                              b.slice_ends,
+                              SharedNZLayout::chunk);
             b.sources.assign(packed.begin(), packed.end());
           }
       },

@@ -239,6 +239,17 @@ namespace GPUAssembly
       return value;
     }
 
+    // SharedNZLayout::load_chunk() issued where it stands (load_early()).
+    __device__ inline SharedNZLayout::Chunk
+    load_chunk_early(const std::uint16_t *address)
+    {
+      unsigned int x, y, z, w;
+      asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
+                   : "l"(address));
+      return {x | std::uint64_t(y) << 32, z | std::uint64_t(w) << 32};
+    }
+
     // Copies a number from global to shared memory without passing through
     // a register (cp.async): a thread can have all its copies in flight at
     // once. complete_copies() waits for this thread's.
@@ -355,12 +366,11 @@ namespace GPUAssembly
       // thread's lane go to registers, loaded now so that they arrive
       // while the element data are computed (left to the compiler, a
       // load is issued after the barrier). The element inputs go to L1.
-      const std::uint16_t *lane      = plan.sources + first_source + t % 32;
-      const unsigned int   n_columns = (end_source - first_source) / 32;
-      std::uint16_t        first_entries[SharedNZLayout::chunk];
-      GPU_ASSEMBLY_UNROLL
-      for (unsigned int u = 0; u < SharedNZLayout::chunk; ++u)
-        first_entries[u] = u < n_columns ? load_early(lane + u * 32) : 0;
+      constexpr unsigned int chunk = SharedNZLayout::chunk;
+      const std::uint16_t *lane = plan.sources + first_source + t % 32 * chunk;
+      const unsigned int n_chunks = (end_source - first_source) / (32 * chunk);
+      const SharedNZLayout::Chunk first_chunk =
+        n_chunks > 0 ? load_chunk_early(lane) : SharedNZLayout::Chunk();
       {
         const char *sources =
           reinterpret_cast<const char *>(plan.sources + first_source);
@@ -394,11 +404,12 @@ namespace GPUAssembly
           // asynchronously while the threads read the constraints of the
           // elements that have some.
           const SharedNZLayout::NodePairRegions<Number> regions =
-            SharedNZLayout::node_pair_regions<Number>(reinterpret_cast<unsigned char *>(shared),
-                                                      n_k,
-                                                      n_free,
-                                                      plan.n_supplemental,
-                                                      n_ed);
+            SharedNZLayout::node_pair_regions<Number>(
+              reinterpret_cast<unsigned char *>(shared),
+              n_k,
+              n_free,
+              plan.n_supplemental,
+              n_ed);
           for (unsigned int i = 0; i < plan.n_supplemental; ++i)
             for (unsigned int j = t; j < n_k; j += T)
               copy_async(regions.staged + i * n_k + j,
@@ -418,8 +429,8 @@ namespace GPUAssembly
           __syncthreads();
           SharedNZLayout::walk_lane<Number, Kernel::n_components>(
             lane,
-            n_columns,
-            32,
+            n_chunks,
+            32 * chunk,
             n_en,
             n_ed,
             n_diagonal,
@@ -429,7 +440,7 @@ namespace GPUAssembly
             load_target,
             store,
             store_rhs,
-            first_entries,
+            &first_chunk,
             SharedNZLayout::staged_node_pairs<dim, specialization, true>(
               kernel,
               data,
@@ -505,8 +516,8 @@ namespace GPUAssembly
 
           SharedNZLayout::walk_lane<Number, Kernel::n_components>(
             lane,
-            n_columns,
-            32,
+            n_chunks,
+            32 * chunk,
             n_en,
             n_ed,
             n_diagonal,
@@ -516,7 +527,7 @@ namespace GPUAssembly
             load_target,
             store,
             store_rhs,
-            first_entries);
+            &first_chunk);
         }
     }
 

@@ -80,8 +80,12 @@ namespace GPUAssembly
    * the t-th longest) and slice w holds lanes [w * slice_width, (w + 1) *
    * slice_width) column-major with as many columns as its longest lane:
    * entry j of lane t is at slice_start(w) + j * slice_width + t %
-   * slice_width. Appends the slices to @p packed and the end of each slice
-   * to @p slice_ends (n_lanes / slice_width values; n_lanes must be a
+   * slice_width. With @p chunk > 1 a lane's entries are stored @p chunk at
+   * a time, so that a thread reads them with one vector load: entry j of
+   * lane t is at slice_start(w) + ((j / chunk) * slice_width + t %
+   * slice_width) * chunk + j % chunk, and slices have a multiple of
+   * @p chunk columns. Appends the slices to @p packed and the end of each
+   * slice to @p slice_ends (n_lanes / slice_width values; n_lanes must be a
    * multiple of slice_width). Padding is 0.
    */
   void
@@ -89,7 +93,8 @@ namespace GPUAssembly
                     const unsigned int        n_lanes,
                     const unsigned int        slice_width,
                     std::vector<index_type>  &packed,
-                    std::vector<std::size_t> &slice_ends);
+                    std::vector<std::size_t> &slice_ends,
+                    const unsigned int        chunk = 1);
 
   /**
    * The lane loads pack_lists_lpt() would produce, for tests of the balance:

@@ -73,14 +73,15 @@ namespace GPUAssembly
                 {
                   const std::size_t slice =
                     std::size_t(k) * (T / 32) + lane / 32;
-                  const unsigned int n_columns =
-                    (plan.slice_offsets[slice + 1] -
-                     plan.slice_offsets[slice]) /
-                    32;
+                  constexpr unsigned int chunk = SharedNZLayout::chunk;
+                  const unsigned int n_chunks = (plan.slice_offsets[slice + 1] -
+                                                 plan.slice_offsets[slice]) /
+                                                (32 * chunk);
                   SharedNZLayout::walk_lane<Number, n_c>(
-                    plan.sources.data() + plan.slice_offsets[slice] + lane % 32,
-                    n_columns,
-                    32,
+                    plan.sources.data() + plan.slice_offsets[slice] +
+                      lane % 32 * chunk,
+                    n_chunks,
+                    32 * chunk,
                     n_en,
                     n_ed,
                     plan.n_diagonal_lists[k],

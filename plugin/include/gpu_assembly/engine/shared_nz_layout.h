@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace GPUAssembly
@@ -444,8 +445,45 @@ namespace GPUAssembly
 
 
 
-    /// Entries of a reduction lane read at once.
+    /// Entries of a reduction lane read at once: the plan stores a lane's
+    /// entries chunk by chunk (pack_lists_sliced()), so that a thread reads
+    /// 8 with one 16-byte load.
     constexpr unsigned int chunk = 8;
+
+    /**
+     * A chunk of a lane's entries as a thread holds it: entry u in bits
+     * 16 (u % 4) of @p low (u < 4) or @p high. Two words in registers,
+     * where an array of 8 entries indexed in the walk's rolled loop lives in
+     * local memory (18 % of SharedNZ's stall samples went to storing and
+     * loading it there, ncu).
+     */
+    struct Chunk
+    {
+      std::uint64_t low = 0, high = 0;
+
+      GPU_ASSEMBLY_HOST_DEVICE unsigned int
+      entry(const unsigned int u) const
+      {
+        return static_cast<unsigned int>(
+          (u < 4 ? low >> (16 * u) : high >> (16 * (u - 4))) & 0xffff);
+      }
+    };
+
+    /// The chunk at @p entries (16-byte aligned).
+    GPU_ASSEMBLY_HOST_DEVICE inline Chunk
+    load_chunk(const std::uint16_t *entries)
+    {
+#ifdef __CUDA_ARCH__
+      const uint4 words = __ldg(reinterpret_cast<const uint4 *>(entries));
+      return {words.x | std::uint64_t(words.y) << 32,
+              words.z | std::uint64_t(words.w) << 32};
+#else
+      Chunk chunk;
+      std::memcpy(&chunk.low, entries, 8);
+      std::memcpy(&chunk.high, entries + 4, 8);
+      return chunk;
+#endif
+    }
 
     /**
      * Walks one lane of a block's packed reduction stream: for each source,
@@ -453,11 +491,12 @@ namespace GPUAssembly
      * vector entries) to registers; at the end of list l, stores the sums to
      * the list's targets: n_c^2 nonzeros row by row (negative: no nonzero),
      * then, for the diagonal lists numbered first, the n_c right-hand-side
-     * rows. Entries are read in chunks whose loads are all issued before any
-     * is used, so that a thread keeps several in flight; sums are taken in
-     * list order. @p first_entries, if given, are the lane's first chunk,
-     * read before they are needed (the device kernel loads them while the
-     * element data are computed). With node pairs every source is one
+     * rows. The lane's @p n_chunks chunks lie @p stride entries apart from
+     * @p lane on; each is loaded while the one before it is walked, so that
+     * its load overlaps the work instead of stalling the thread. Sums are
+     * taken in list order. @p first_chunk, if given, is the lane's first
+     * chunk, read before it is needed (the device kernel loads it while
+     * S(e) is staged). With node pairs every source is one
      * (encode_node_pair()), which @p add_pair(index, diagonal, sum, rhs)
      * adds to the sums; without, sources are read from slots.
      */
@@ -470,7 +509,7 @@ namespace GPUAssembly
               class AddPair = NoNodePairs>
     GPU_ASSEMBLY_HOST_DEVICE inline void
     walk_lane(const std::uint16_t *lane,
-              const unsigned int   n_columns,
+              const unsigned int   n_chunks,
               const unsigned int   stride,
               const unsigned int   n_nodes,
               const unsigned int   n_dofs,
@@ -479,8 +518,8 @@ namespace GPUAssembly
               const LoadIndex     &load_target,
               const Store         &store,
               const StoreRhs      &store_rhs,
-              const std::uint16_t *first_entries = nullptr,
-              const AddPair       &add_pair      = AddPair())
+              const Chunk         *first_chunk = nullptr,
+              const AddPair       &add_pair    = AddPair())
     {
       constexpr unsigned int nc    = n_components;
       const unsigned int     row   = n_dofs + 1;
@@ -493,20 +532,16 @@ namespace GPUAssembly
           for (unsigned int c2 = 0; c2 < nc; ++c2)
             sum[c1][c2] = 0;
         }
-      for (unsigned int column = 0; column < n_columns; column += chunk)
+      Chunk current = n_chunks == 0          ? Chunk() :
+                      first_chunk != nullptr ? *first_chunk :
+                                               load_chunk(lane);
+      for (unsigned int c = 0; c < n_chunks; ++c)
         {
-          std::uint16_t entry[chunk];
-#ifdef __CUDA_ARCH__
-#  pragma unroll
-#endif
-          for (unsigned int u = 0; u < chunk; ++u)
-            entry[u] = first_entries != nullptr && column == 0 ?
-                         first_entries[u] :
-                       column + u < n_columns ? lane[(column + u) * stride] :
-                                                0;
+          const Chunk next =
+            c + 1 < n_chunks ? load_chunk(lane + (c + 1) * stride) : Chunk();
           for (unsigned int u = 0; u < chunk; ++u)
             {
-              const unsigned int e = entry[u];
+              const unsigned int e = current.entry(u);
               if (e == 0)
                 continue;
               if (e < end_flag)
@@ -550,6 +585,7 @@ namespace GPUAssembly
                     rhs[c1] = 0;
                   }
             }
+          current = next;
         }
     }
   } // namespace SharedNZLayout

@@ -175,8 +175,9 @@ namespace GPUAssembly
     /// lists into threads_per_block lanes and stored by warps
     /// (pack_lists_sliced()): warp w of block k reads
     /// sources[slice_offsets[k * W + w], slice_offsets[k * W + w + 1]) with
-    /// W = threads_per_block / 32, entry j of its lane l at j * 32 + l. The
-    /// diagonal lists (m = n) of the owned nodes come first, in
+    /// W = threads_per_block / 32, in chunks of SharedNZLayout::chunk
+    /// entries: entry j of its lane l at ((j / chunk) * 32 + l) * chunk + j
+    /// % chunk. The diagonal lists (m = n) of the owned nodes come first, in
     /// owned_nodes' order.
     std::vector<std::size_t>   slice_offsets;
     std::vector<std::uint16_t> sources;
