@@ -400,9 +400,10 @@ namespace GPUAssembly
 
       if constexpr (node_pairs)
         {
-          // S(e) row by row of the plan's layout (coalesced), copied
-          // asynchronously while the threads read the constraints of the
-          // elements that have some.
+          // S(e) copied asynchronously while the threads read the
+          // constraints of the elements that have some. The plan's layout
+          // of a block's S(e) is the shared one, so the copy is one
+          // coalesced sweep, without a loop per row of S(e).
           const SharedNZLayout::NodePairRegions<Number> regions =
             SharedNZLayout::node_pair_regions<Number>(
               reinterpret_cast<unsigned char *>(shared),
@@ -410,11 +411,11 @@ namespace GPUAssembly
               n_free,
               plan.n_supplemental,
               n_ed);
-          for (unsigned int i = 0; i < plan.n_supplemental; ++i)
-            for (unsigned int j = t; j < n_k; j += T)
-              copy_async(regions.staged + i * n_k + j,
-                         plan.supplemental +
-                           (base * plan.n_supplemental + i * n_k + j));
+          const Number *const block_supplemental =
+            plan.supplemental + base * plan.n_supplemental;
+          const unsigned int n_staged = plan.n_supplemental * n_k;
+          for (unsigned int i = t; i < n_staged; i += T)
+            copy_async(regions.staged + i, block_supplemental + i);
           const unsigned int n_constrained = n_k - n_free;
           for (unsigned int c = t; c < n_constrained; c += T)
             SharedNZLayout::
