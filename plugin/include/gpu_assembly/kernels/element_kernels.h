@@ -199,7 +199,9 @@ namespace GPUAssembly
      * The dim x dim block of A^e of row node a and column node b, b >= a,
      * integrated in registers so that each entry is written exactly once.
      * Off-diagonal entries add no zero and the first point's terms are the
-     * sum, not added to a zero: two additions per entry fewer.
+     * sum, not added to a zero: two additions per entry fewer. operator()
+     * and add_node_pair() both take their numbers from here, so the two
+     * forms cannot drift apart.
      */
     template <class Element>
     GPU_ASSEMBLY_HOST_DEVICE void
@@ -235,16 +237,9 @@ namespace GPUAssembly
         }
     }
 
-    /**
-     * Adds the block of row node a and column node b of A^e to @p matrix,
-     * straight into its sums: per entry two fused multiply-adds, w lambda
-     * d_i phi_a d_j phi_b and w mu d_j phi_a d_i phi_b, with w lambda d phi_a
-     * and w mu d phi_a formed once per pair, where pair_block()'s block,
-     * transposed for a > b by selects, took 49 FP64 instructions and 12
-     * selects a pair; SharedNZ's node pairs run this once per element and
-     * node pair of the mesh, so its instructions are the reduction's. The
-     * sums differ from operator()'s in the last bits only.
-     */
+    /// Adds the block of row node a and column node b of A^e to @p matrix:
+    /// that of pair_block() for the ordered pair, transposed where a > b,
+    /// as operator() writes it.
     template <class Element>
     GPU_ASSEMBLY_HOST_DEVICE void
     add_node_pair(const Element     &element,
@@ -252,36 +247,15 @@ namespace GPUAssembly
                   const unsigned int b,
                   Number (&matrix)[dim][dim]) const
     {
+      Number block[dim][dim];
+      pair_block(element, a < b ? a : b, a < b ? b : a, block);
+      // A select, not a branch: the threads of a warp hold pairs of both
+      // orders.
       GPU_ASSEMBLY_UNROLL
-      for (unsigned int q = 0; q < element.n_q_points; ++q)
-        {
-          const Number JxW        = element.JxW(q);
-          const Number lambda_JxW = lambda * JxW, mu_JxW = mu * JxW;
-          Number       lambda_ga[dim], mu_ga[dim], gb[dim];
-          Number       dot = 0;
-          GPU_ASSEMBLY_UNROLL
-          for (unsigned int k = 0; k < dim; ++k)
-            {
-              const Number ga = element.shape_grad(a, q, k);
-              gb[k]           = element.shape_grad(b, q, k);
-              dot += ga * gb[k];
-              lambda_ga[k] = lambda_JxW * ga;
-              mu_ga[k]     = mu_JxW * ga;
-            }
-          const Number mu_dot = mu_JxW * dot;
-          GPU_ASSEMBLY_UNROLL
-          for (unsigned int i = 0; i < dim; ++i)
-            GPU_ASSEMBLY_UNROLL
-          for (unsigned int j = 0; j < dim; ++j)
-            {
-              Number entry = matrix[i][j];
-              entry += lambda_ga[i] * gb[j];
-              entry += mu_ga[j] * gb[i];
-              if (i == j)
-                entry += mu_dot;
-              matrix[i][j] = entry;
-            }
-        }
+      for (unsigned int i = 0; i < dim; ++i)
+        GPU_ASSEMBLY_UNROLL
+      for (unsigned int j = 0; j < dim; ++j)
+        matrix[i][j] += a <= b ? block[i][j] : block[j][i];
     }
 
     /// Adds node a's rows of F^e to @p vector.
