@@ -397,6 +397,20 @@ namespace GPUAssembly
       const auto store_rhs = [&](const int row, const Number sum) {
         rhs[row] = sum;
       };
+      const auto walk = [&](const auto &load, const auto &add_pair) {
+        SharedNZLayout::walk_lane<Number, Kernel::n_components>(lane,
+                                                                n_chunks,
+                                                                32 * chunk,
+                                                                n_en,
+                                                                n_ed,
+                                                                n_diagonal,
+                                                                load,
+                                                                load_target,
+                                                                store,
+                                                                store_rhs,
+                                                                &first_chunk,
+                                                                add_pair);
+      };
 
       if constexpr (node_pairs)
         {
@@ -428,20 +442,10 @@ namespace GPUAssembly
                 regions);
           complete_copies();
           __syncthreads();
-          SharedNZLayout::walk_lane<Number, Kernel::n_components>(
-            lane,
-            n_chunks,
-            32 * chunk,
-            n_en,
-            n_ed,
-            n_diagonal,
+          walk(
             [](const unsigned int) {
               return Number(0);
             },
-            load_target,
-            store,
-            store_rhs,
-            &first_chunk,
             SharedNZLayout::staged_node_pairs<dim, specialization, true>(
               kernel,
               data,
@@ -515,20 +519,11 @@ namespace GPUAssembly
             }
           __syncthreads();
 
-          SharedNZLayout::walk_lane<Number, Kernel::n_components>(
-            lane,
-            n_chunks,
-            32 * chunk,
-            n_en,
-            n_ed,
-            n_diagonal,
+          walk(
             [&](const unsigned int i) {
               return element_data[i];
             },
-            load_target,
-            store,
-            store_rhs,
-            &first_chunk);
+            SharedNZLayout::NoNodePairs());
         }
     }
 

@@ -184,6 +184,31 @@ namespace GPUAssembly
 
 
   /**
+   * with_element_view() of S(e) alone, read with @p stride where a block
+   * staged it: SharedNZ's node pairs, whose kernels read no nodal data.
+   */
+  template <int                   dim,
+            ElementSpecialization specialization,
+            typename Number,
+            class Function>
+  GPU_ASSEMBLY_HOST_DEVICE inline void
+  with_staged_element_view(const ElementStageData<Number> &data,
+                           const Number                   *supplemental,
+                           const unsigned int              stride,
+                           const Function                 &f)
+  {
+    with_element_view<dim, specialization, false>(data,
+                                                  supplemental,
+                                                  stride,
+                                                  static_cast<const Number *>(
+                                                    nullptr),
+                                                  nullptr,
+                                                  f);
+  }
+
+
+
+  /**
    * Run @p kernel on one element and apply the Dirichlet condensation if
    * the element touches a constrained DoF. The element's supplemental data
    * S(e), its node indices into @p nodal_data and its location L(e, .) are
@@ -262,12 +287,10 @@ namespace GPUAssembly
                 Number (&matrix)[Kernel::n_components][Kernel::n_components],
                 Number (&vector)[Kernel::n_components])
   {
-    with_element_view<dim, specialization, false>(
+    with_staged_element_view<dim, specialization>(
       data,
       supplemental,
       stride,
-      static_cast<const Number *>(nullptr),
-      nullptr,
       [&](const auto &element) {
         kernel.add_node_pair(element, a, b, matrix);
         if (diagonal)
@@ -348,12 +371,10 @@ namespace GPUAssembly
     const auto         abs  = [](const Number x) {
       return x < Number(0) ? -x : x;
     };
-    with_element_view<dim, specialization, false>(
+    with_staged_element_view<dim, specialization>(
       data,
       supplemental,
       stride,
-      static_cast<const Number *>(nullptr),
-      nullptr,
       [&](const auto &element) {
         const auto block_of = [&](const unsigned int row_node,
                                   const unsigned int column_node,
