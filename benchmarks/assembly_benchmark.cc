@@ -21,6 +21,8 @@
 //                 "SharedNZ 1 block/SM", "SharedNZ T=128 smem/4",
 //                 "SharedNZ T=512", "SharedNZ 3 blocks/SM", "SharedNZ 3
 //                 blocks/SM T=192", "SharedNZ 4 blocks/SM T=128",
+//                 "SharedNZ node pairs T=384", "SharedNZ node pairs 3
+//                 blocks/SM", "SharedNZ node pairs 4 blocks/SM T=192",
 //                 "SharedNZ node pairs 1 block/SM", "SharedNZ node pairs
 //                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
 //                 "SharedNZ node pairs 3 blocks/SM T=160", "SharedNZ node
@@ -580,6 +582,25 @@ namespace
            AssemblyMethod::shared_nz,
            [](Variant &v) {
              v.shared_partitioner = NodePartitioner::greedy_growth;
+           }),
+    tuning("SharedNZ node pairs T=384",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs = true;
+             v.shared_threads    = 384;
+           }),
+    tuning("SharedNZ node pairs 3 blocks/SM",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs                = true;
+             v.shared_blocks_per_multiprocessor = 3;
+           }),
+    tuning("SharedNZ node pairs 4 blocks/SM T=192",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs                = true;
+             v.shared_threads                   = 192;
+             v.shared_blocks_per_multiprocessor = 4;
            }),
     tuning("SharedNZ node pairs 1 block/SM",
            AssemblyMethod::shared_nz,
