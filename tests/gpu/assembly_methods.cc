@@ -152,7 +152,7 @@ test_against_host(Testing::Checks             &checks,
     {
       const AssemblyMethod method = variant.method;
       std::vector<double>  values, rhs, values_2, rhs_2;
-      const auto assemble = [&](const auto          &kernel,
+      const auto           assemble = [&](const auto          &kernel,
                                 std::vector<double> &v,
                                 std::vector<double> &r,
                                 const unsigned int   n) {
