@@ -353,9 +353,11 @@ namespace GPUAssembly
       const int end_target   = load_early(plan.target_offsets + k + 1);
       const int first_item   = load_early(plan.element_offsets + k);
       const int end_item     = load_early(plan.element_offsets + k + 1);
-      const int first_halo   = load_early(plan.halo_offsets + k);
-      const int end_halo     = load_early(plan.halo_offsets + k + 1);
-      const int n_diagonal   = load_early(plan.n_diagonal_lists + k);
+      // A node-pair block keeps no halo.
+      const int first_halo = node_pairs ? 0 : load_early(plan.halo_offsets + k);
+      const int end_halo =
+        node_pairs ? 0 : load_early(plan.halo_offsets + k + 1);
+      const int n_diagonal = load_early(plan.n_diagonal_lists + k);
       const int n_free = node_pairs ? load_early(plan.n_free_elements + k) : 0;
       const std::size_t  base = first_item;
       const unsigned int n_k  = end_item - first_item;

@@ -548,20 +548,20 @@ namespace GPUAssembly
                 {
                   const unsigned int index = (e - 1) >> 1;
                   if constexpr (!std::is_same_v<AddPair, NoNodePairs>)
+                    add_pair(index, ((e - 1) & 1) != 0, sum, rhs);
+                  else
                     {
-                      add_pair(index, ((e - 1) & 1) != 0, sum, rhs);
-                      continue;
+                      const unsigned int slot  = divide(index, magic);
+                      const unsigned int first = slot * size;
+                      const unsigned int block =
+                        first + (index - slot * n_nodes) * nc;
+                      for (unsigned int c1 = 0; c1 < nc; ++c1)
+                        for (unsigned int c2 = 0; c2 < nc; ++c2)
+                          sum[c1][c2] += load(block + c1 * row + c2);
+                      if ((e - 1) & 1)
+                        for (unsigned int c1 = 0; c1 < nc; ++c1)
+                          rhs[c1] += load(first + c1 * row + n_dofs);
                     }
-                  const unsigned int slot  = divide(index, magic);
-                  const unsigned int first = slot * size;
-                  const unsigned int block =
-                    first + (index - slot * n_nodes) * nc;
-                  for (unsigned int c1 = 0; c1 < nc; ++c1)
-                    for (unsigned int c2 = 0; c2 < nc; ++c2)
-                      sum[c1][c2] += load(block + c1 * row + c2);
-                  if ((e - 1) & 1)
-                    for (unsigned int c1 = 0; c1 < nc; ++c1)
-                      rhs[c1] += load(first + c1 * row + n_dofs);
                   continue;
                 }
               const unsigned int list     = e - end_flag;
