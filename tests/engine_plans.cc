@@ -921,6 +921,41 @@ test_shared_nz_plan(Testing::Checks      &checks,
 
 
 
+// Node pairs keep which DoFs of an element are constrained in 64 bits: a
+// plan for elements of more DoFs (quadratic hexahedra in 3D elasticity, 81)
+// is refused with a clear error before anything is built.
+void
+test_node_pairs_dof_limit(Testing::Checks &checks)
+{
+  Testing::TestProblem<3> problem;
+  Testing::setup_problem(problem,
+                         false,
+                         2,
+                         3,
+                         Testing::ConstraintKind::inhomogeneous,
+                         false,
+                         1);
+  const DoFHandlerAdapter<3> adapter(*problem.mapping,
+                                     problem.dof_handler,
+                                     *problem.quadrature,
+                                     problem.constraints);
+  SharedNZPlan::Parameters   parameters;
+  parameters.node_pairs = true;
+  checks.check_throws<ExcUnsupportedInput>(
+    [&] {
+      SharedNZPlan plan;
+      plan.reinit(adapter.get_arrays(),
+                  parameters,
+                  3,
+                  sizeof(double),
+                  std::size_t(1) << 30);
+    },
+    "constrained in 64 bits, and this element has 81 DoFs",
+    problem.name() + ": node pairs refuse elements of more than 64 DoFs");
+}
+
+
+
 // The reduction finds a source's slot by a multiplication instead of a
 // division; it must be exact for every divisor up to the largest source
 // index, one included (it once divided by the slots of a part, and a part
@@ -1089,5 +1124,6 @@ main()
   test_shared_nz_plan<3>(checks, false, false, NodePartitioner::metis);
   test_plans_independent_of_threads(checks);
   test_slot_division(checks);
+  test_node_pairs_dof_limit(checks);
   return checks.exit_code();
 }
