@@ -27,7 +27,9 @@
 //                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
 //                 "SharedNZ node pairs 3 blocks/SM T=160", "SharedNZ node
 //                 pairs, union parts" (the greedy union instead of parts
-//                 grown node by node), "SharedNZ, grown parts";
+//                 grown node by node), "SharedNZ, grown parts", "SharedNZ
+//                 node pairs, LPT lanes" and "SharedNZ, LPT lanes" (lists
+//                 packed by LPT onto lanes, not in rows walked in lockstep);
 //                 "GlobalNZ, general element form" and the same for
 //                 SharedNZ and LocalElem-atomic: without the element
 //                 kernels compiled for linear simplices)
@@ -72,6 +74,7 @@
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/engine/shared_nz_layout.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
@@ -81,6 +84,7 @@
 #include <iomanip>
 #include <iostream>
 #include <numeric>
+#include <tuple>
 
 using namespace dealii;
 using namespace GPUAssembly;
@@ -234,6 +238,71 @@ namespace
 
 
 
+  // How the warps of a SharedNZ plan walk their reduction streams: the
+  // steps they take, the lanes busy at a step, and the steps at which some
+  // lanes add sources while others close lists (the warp runs both codes
+  // one after the other).
+  void
+  print_stream(const SharedNZPlan &plan)
+  {
+    constexpr unsigned int chunk = SharedNZLayout::chunk;
+    std::size_t            steps = 0, busy = 0, closing = 0, mixed = 0;
+    std::size_t            condensing = 0;
+    // A block runs as long as its longest warp.
+    std::size_t        block_steps = 0, longest_steps = 0;
+    const std::size_t  n_warp          = plan.slice_offsets.size() - 1;
+    const unsigned int warps_per_block = plan.parameters.threads_per_block / 32;
+    const unsigned int n_pairs =
+      plan.n_nodes_per_element * plan.n_nodes_per_element;
+    for (std::size_t w = 0; w < n_warp; ++w)
+      {
+        if (w % warps_per_block == 0)
+          {
+            std::size_t longest = 0;
+            for (unsigned int v = 0; v < warps_per_block; ++v)
+              longest = std::max<std::size_t>(longest,
+                                              plan.slice_offsets[w + v + 1] -
+                                                plan.slice_offsets[w + v]);
+            longest_steps += longest / 32 * warps_per_block;
+          }
+        block_steps += (plan.slice_offsets[w + 1] - plan.slice_offsets[w]) / 32;
+        const unsigned int n_free =
+          plan.parameters.node_pairs ?
+            plan.n_free_elements[w / warps_per_block] :
+            std::numeric_limits<unsigned int>::max();
+        const std::size_t begin   = plan.slice_offsets[w];
+        const std::size_t columns = (plan.slice_offsets[w + 1] - begin) / 32;
+        for (std::size_t j = 0; j < columns; ++j)
+          {
+            unsigned int n_sources = 0, n_ends = 0, n_condensed = 0;
+            for (unsigned int lane = 0; lane < 32; ++lane)
+              {
+                const std::uint16_t e =
+                  plan.sources[begin + ((j / chunk) * 32 + lane) * chunk +
+                               j % chunk];
+                n_sources += e != 0 && e < SharedNZLayout::end_flag;
+                n_ends += e >= SharedNZLayout::end_flag;
+                n_condensed += e != 0 && e < SharedNZLayout::end_flag &&
+                               ((e - 1u) >> 1) / n_pairs >= n_free;
+              }
+            condensing += n_condensed > 0;
+            ++steps;
+            busy += n_sources + n_ends;
+            closing += n_ends > 0;
+            mixed += n_ends > 0 && n_sources > 0;
+          }
+      }
+    std::cout << "; reduction: " << steps << " warp steps, "
+              << 100. * busy / (32. * steps) << "% of lanes busy, "
+              << 100. * closing / steps << "% of steps close lists, "
+              << 100. * mixed / steps << "% mix closing and adding, "
+              << 100. * condensing / steps << "% condense, warps busy "
+              << 100. * block_steps / longest_steps
+              << "% of their blocks' time";
+  }
+
+
+
   // Bytes a method must move at least for one re-assembly (DESIGN.md).
   template <typename Number>
   double
@@ -344,6 +413,9 @@ namespace
     /// SharedNZ computes element data node pair by node pair in its
     /// reduction (SharedNZPlan::Parameters::node_pairs).
     bool shared_node_pairs = false;
+    /// SharedNZ packs its lists by LPT onto lanes instead of in rows that
+    /// a warp walks in lockstep (SharedNZPlan::Parameters::aligned_lists).
+    bool shared_lpt_lanes = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -578,6 +650,17 @@ namespace
              v.shared_node_pairs  = true;
              v.shared_partitioner = NodePartitioner::greedy_union;
            }),
+    tuning("SharedNZ node pairs, LPT lanes",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs = true;
+             v.shared_lpt_lanes  = true;
+           }),
+    tuning("SharedNZ, LPT lanes",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_lpt_lanes = true;
+           }),
     tuning("SharedNZ, grown parts",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
@@ -690,6 +773,7 @@ namespace
         data.shared_nz.reorder_nodes = !variant.shared_element_node_order;
         data.shared_nz.node_pairs    = variant.shared_node_pairs;
         data.shared_nz.partitioner   = variant.shared_partitioner;
+        data.shared_nz.aligned_lists = !variant.shared_lpt_lanes;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;
@@ -809,15 +893,18 @@ namespace
       }
     // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
     // driver reserves: DeviceAssembler's default.
-    for (const auto &[node_pairs, partitioner] :
-         {std::make_pair(false, NodePartitioner::greedy_union),
-          std::make_pair(false, NodePartitioner::greedy_growth),
-          std::make_pair(true, NodePartitioner::greedy_union),
-          std::make_pair(true, NodePartitioner::greedy_growth)})
+    for (const auto &[node_pairs, partitioner, aligned] :
+         {std::make_tuple(false, NodePartitioner::greedy_union, true),
+          std::make_tuple(false, NodePartitioner::greedy_growth, true),
+          std::make_tuple(false, NodePartitioner::greedy_growth, false),
+          std::make_tuple(true, NodePartitioner::greedy_union, true),
+          std::make_tuple(true, NodePartitioner::greedy_growth, true),
+          std::make_tuple(true, NodePartitioner::greedy_growth, false)})
       {
         SharedNZPlan::Parameters parameters;
-        parameters.node_pairs  = node_pairs;
-        parameters.partitioner = partitioner;
+        parameters.node_pairs    = node_pairs;
+        parameters.partitioner   = partitioner;
+        parameters.aligned_lists = aligned;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
         plan.reinit(arrays,
@@ -829,8 +916,10 @@ namespace
                   << (partitioner == NodePartitioner::greedy_growth ?
                         ", grown parts" :
                         "")
+                  << (aligned ? "" : ", LPT lanes")
                   << " plan: " << seconds_since(start) << " s, ";
         print_parts(plan, sizeof(double));
+        print_stream(plan);
         std::cout << ", " << plan.sources.size() << " reduction entries, "
                   << plan.targets.size() << " targets" << std::endl;
       }

@@ -13,6 +13,7 @@
 #include <gpu_assembly/engine/shared_nz_layout.h>
 #include <gpu_assembly/engine/shared_nz_plan.h>
 #include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/host/host_element_stage.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <algorithm>
@@ -85,6 +86,219 @@ test_lpt_packing(Testing::Checks &checks)
                "LPT balances the lanes: longest lane " +
                  std::to_string(max_load) + " <= 4/3 * " +
                  std::to_string(lower_bound) + " + longest list");
+}
+
+
+
+// Packing in rows that a warp walks in lockstep (pack_lists_aligned()):
+// every entry once, lists whole and in order, and no step at which a lane
+// closes a list while another adds a source, or one lane is in its first
+// run while another is in its second; the slices share the rows evenly.
+void
+test_aligned_packing(Testing::Checks &checks)
+{
+  std::mt19937                                gen(7);
+  std::uniform_int_distribution<unsigned int> first_length(0, 24),
+    second_length(0, 4), with_second(0, 5);
+  IndexLists                lists;
+  std::vector<unsigned int> first_run;
+  // Entries: first runs 1, 2, ..., second runs from 100000 on, the closing
+  // entry negative.
+  index_type         next = 1, next_second = 100000;
+  const unsigned int n_lists = 700;
+  for (unsigned int l = 0; l < n_lists; ++l)
+    {
+      std::vector<index_type> list(first_length(gen));
+      for (auto &entry : list)
+        entry = next++;
+      const unsigned int n_second =
+        with_second(gen) == 0 ? 1 + second_length(gen) : 0;
+      for (unsigned int i = 0; i < n_second; ++i)
+        list.push_back(next_second++);
+      list.push_back(-index_type(l + 1));
+      first_run.push_back(list.size() - 1 - n_second);
+      lists.add_list(list.begin(), list.end());
+    }
+  constexpr unsigned int   n_lanes = 256, width = 32, chunk = 8;
+  std::vector<index_type>  packed = {5}; // packing appends
+  std::vector<std::size_t> slice_ends;
+  pack_lists_aligned(lists,
+                     first_run,
+                     n_lanes,
+                     width,
+                     packed,
+                     slice_ends,
+                     chunk);
+
+  std::vector<int>         seen_first(next, 0), seen_second(next_second, 0);
+  std::vector<int>         closed(n_lists + 1, 0);
+  bool                     whole = true, aligned = true;
+  std::size_t              start = 1, longest_row = 0, total = 0;
+  std::vector<std::size_t> slice_length;
+  for (const std::size_t end : slice_ends)
+    {
+      const std::size_t n_columns = (end - start) / width;
+      whole &= (end - start) % (width * chunk) == 0;
+      slice_length.push_back(n_columns);
+      std::vector<std::vector<index_type>> lane_lists(width);
+      std::size_t                          row_start = 0;
+      for (std::size_t j = 0; j < n_columns; ++j)
+        {
+          unsigned int n_closing = 0, n_first = 0, n_second = 0;
+          for (unsigned int t = 0; t < width; ++t)
+            {
+              const index_type entry =
+                packed[start + ((j / chunk) * width + t) * chunk + j % chunk];
+              if (entry == 0)
+                continue;
+              if (entry < 0)
+                {
+                  ++n_closing;
+                  ++closed[-entry];
+                  // The lane's list: its first run in order, then its
+                  // second run in order, all of list -entry.
+                  const index_type l     = -entry - 1;
+                  const auto      &input = lists.entries;
+                  whole &=
+                    std::equal(lane_lists[t].begin(),
+                               lane_lists[t].end(),
+                               input.begin() + lists.offsets[l],
+                               input.begin() + lists.offsets[l + 1] - 1) &&
+                    lane_lists[t].size() + 1 ==
+                      std::size_t(lists.offsets[l + 1] - lists.offsets[l]);
+                  lane_lists[t].clear();
+                  continue;
+                }
+              lane_lists[t].push_back(entry);
+              if (entry < 100000)
+                {
+                  ++n_first;
+                  ++seen_first[entry];
+                }
+              else
+                {
+                  ++n_second;
+                  ++seen_second[entry];
+                }
+            }
+          aligned &= (n_closing == 0 || n_first + n_second == 0) &&
+                     (n_first == 0 || n_second == 0);
+          if (n_closing > 0)
+            {
+              longest_row = std::max(longest_row, j + 1 - row_start);
+              row_start   = j + 1;
+            }
+        }
+      for (const auto &pending : lane_lists)
+        whole &= pending.empty();
+      total += n_columns;
+      start = end;
+    }
+  const auto once = [](const auto begin, const auto end) {
+    return std::all_of(begin, end, [](const int n) {
+      return n == 1;
+    });
+  };
+  checks.check(packed[0] == 5 && start == packed.size() && whole &&
+                 slice_ends.size() == n_lanes / width &&
+                 once(seen_first.begin() + 1, seen_first.end()) &&
+                 once(seen_second.begin() + 100000, seen_second.end()) &&
+                 once(closed.begin() + 1, closed.end()),
+               "aligned packing: every entry once, lists whole and in "
+               "order, slices in whole chunks");
+  checks.check(aligned,
+               "aligned packing: no step mixes closing entries with "
+               "others, or first runs with second runs");
+  const std::size_t max_slice =
+    *std::max_element(slice_length.begin(), slice_length.end());
+  const double mean = double(total) / slice_length.size();
+  checks.check(max_slice <= 4. / 3. * mean + longest_row + chunk,
+               "aligned packing balances the slices: longest " +
+                 std::to_string(max_slice) + " <= 4/3 * " +
+                 std::to_string(mean) + " + longest row (" +
+                 std::to_string(longest_row) + ") + chunk");
+  checks.check_throws<ExceptionBase>(
+    [&] {
+      std::vector<unsigned int> too_long(first_run);
+      too_long[3] = lists.offsets[4] - lists.offsets[3];
+      std::vector<index_type>  out;
+      std::vector<std::size_t> ends;
+      pack_lists_aligned(lists, too_long, n_lanes, width, out, ends, chunk);
+    },
+    "shorter than its first run",
+    "aligned packing refuses a first run that leaves no closing entry");
+}
+
+
+
+// Linear elasticity's accumulated node pairs (kernel_accumulates_node_pairs):
+// the sums of accumulate_node_pair() over elements, finished, equal the
+// sums of the blocks add_node_pair() adds, for pairs in both orders.
+void
+test_accumulated_node_pairs(Testing::Checks &checks)
+{
+  Testing::TestProblem<3> problem;
+  Testing::setup_problem(problem,
+                         true,
+                         1,
+                         3,
+                         Testing::ConstraintKind::homogeneous,
+                         false,
+                         2);
+  const DoFHandlerAdapter<3>        adapter(*problem.mapping,
+                                     problem.dof_handler,
+                                     *problem.quadrature,
+                                     problem.constraints);
+  const MeshArrays                 &arrays = adapter.get_arrays();
+  const HostElementStage<double>    stage(arrays, 0, AssemblyOptions());
+  LinearElasticityKernel<3, double> kernel;
+  kernel.lambda = 2.5;
+  kernel.mu     = 0.75;
+  static_assert(kernel_accumulates_node_pairs<decltype(kernel)>::value);
+  double             max_error = 0, max_entry = 0;
+  const unsigned int n_en = arrays.layout.n_nodes;
+  for (unsigned int a = 0; a < n_en; ++a)
+    for (unsigned int b = 0; b < n_en; ++b)
+      {
+        double sum[3][3] = {}, blocks[3][3] = {}, vector[3] = {};
+        // Eight elements, as a list of a node pair sums a few.
+        for (unsigned int e = 0; e < 8 && e < arrays.n_elements; ++e)
+          {
+            const double *supplemental =
+              arrays.supplemental.data() + e * arrays.n_supplemental;
+            accumulate_node_pair<3>(kernel,
+                                    stage.data(),
+                                    supplemental,
+                                    1,
+                                    a,
+                                    b,
+                                    false,
+                                    sum,
+                                    vector);
+            add_node_pair<3>(kernel,
+                             stage.data(),
+                             supplemental,
+                             1,
+                             a,
+                             b,
+                             false,
+                             blocks,
+                             vector);
+          }
+        kernel.finish_node_pairs(sum);
+        for (unsigned int i = 0; i < 3; ++i)
+          for (unsigned int j = 0; j < 3; ++j)
+            {
+              max_error =
+                std::max(max_error, std::abs(sum[i][j] - blocks[i][j]));
+              max_entry = std::max(max_entry, std::abs(blocks[i][j]));
+            }
+      }
+  checks.check(max_entry > 0 && max_error <= 1e-14 * max_entry,
+               "linear elasticity: accumulated node pairs, finished, equal "
+               "the sum of their blocks (largest difference " +
+                 Testing::scientific(max_error) + " of entries up to " +
+                 Testing::scientific(max_entry) + ")");
 }
 
 
@@ -1062,6 +1276,8 @@ main()
 {
   Testing::Checks checks;
   test_lpt_packing(checks);
+  test_aligned_packing(checks);
+  test_accumulated_node_pairs(checks);
   test_global_nz_plan<2>(checks,
                          false,
                          2,

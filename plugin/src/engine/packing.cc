@@ -1,3 +1,5 @@
+#include <deal.II/base/exceptions.h>
+
 #include <gpu_assembly/engine/packing.h>
 
 #include <algorithm>
@@ -116,6 +118,124 @@ namespace GPUAssembly
                    ++k, ++j)
                 packed[start + ((j / chunk) * slice_width + i) * chunk +
                        j % chunk] = lists.entries[k];
+          }
+        slice_ends.push_back(packed.size());
+      }
+  }
+
+
+
+  void
+  pack_lists_aligned(const IndexLists                &lists,
+                     const std::vector<unsigned int> &first_run,
+                     const unsigned int               n_lanes,
+                     const unsigned int               slice_width,
+                     std::vector<index_type>         &packed,
+                     std::vector<std::size_t>        &slice_ends,
+                     const unsigned int               chunk)
+  {
+    const unsigned int n_lists = lists.n_lists();
+    AssertThrow(first_run.size() == n_lists,
+                dealii::ExcDimensionMismatch(first_run.size(), n_lists));
+    const auto first = [&](const unsigned int l) {
+      return first_run[l];
+    };
+    const auto second = [&](const unsigned int l) {
+      const unsigned int length = lists.offsets[l + 1] - lists.offsets[l];
+      AssertThrow(length >= first_run[l] + 1,
+                  dealii::ExcMessage("A list is shorter than its first run "
+                                     "and closing entry."));
+      return length - first_run[l] - 1;
+    };
+
+    // Lists of equal runs side by side, so that rows need little padding;
+    // ties by index, so that plans are deterministic.
+    std::vector<unsigned int> order(n_lists);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(),
+                     order.end(),
+                     [&](const unsigned int a, const unsigned int b) {
+                       return std::make_pair(second(a), first(a)) >
+                              std::make_pair(second(b), first(b));
+                     });
+    struct Row
+    {
+      unsigned int begin, end, first, second;
+      unsigned int
+      length() const
+      {
+        return first + second + 1;
+      }
+    };
+    std::vector<Row> rows;
+    for (unsigned int begin = 0; begin < n_lists; begin += slice_width)
+      {
+        Row row{begin, std::min(begin + slice_width, n_lists), 0, 0};
+        for (unsigned int i = row.begin; i < row.end; ++i)
+          {
+            row.first  = std::max(row.first, first(order[i]));
+            row.second = std::max(row.second, second(order[i]));
+          }
+        rows.push_back(row);
+      }
+
+    // LPT of the rows onto the slices: longest row first, onto the slice
+    // with the least work.
+    std::vector<unsigned int> row_order(rows.size());
+    std::iota(row_order.begin(), row_order.end(), 0u);
+    std::stable_sort(row_order.begin(),
+                     row_order.end(),
+                     [&](const unsigned int a, const unsigned int b) {
+                       return rows[a].length() > rows[b].length();
+                     });
+    const unsigned int n_slices = n_lanes / slice_width;
+    AssertThrow(n_slices * slice_width == n_lanes,
+                dealii::ExcMessage("The lanes must fill whole slices."));
+    using Slice = std::pair<unsigned long, unsigned int>; // (load, slice)
+    std::priority_queue<Slice, std::vector<Slice>, std::greater<Slice>> queue;
+    for (unsigned int w = 0; w < n_slices; ++w)
+      queue.emplace(0, w);
+    std::vector<std::vector<unsigned int>> assignment(n_slices);
+    std::vector<unsigned long>             load(n_slices, 0);
+    for (const unsigned int r : row_order)
+      {
+        const auto [slice_load, w] = queue.top();
+        queue.pop();
+        assignment[w].push_back(r);
+        load[w] = slice_load + rows[r].length();
+        queue.emplace(load[w], w);
+      }
+
+    for (unsigned int w = 0; w < n_slices; ++w)
+      {
+        const std::size_t width = (load[w] + chunk - 1) / chunk * chunk;
+        const std::size_t start = packed.size();
+        packed.resize(start + width * slice_width, 0);
+        const auto put = [&](const unsigned int lane,
+                             const std::size_t  j,
+                             const index_type   entry) {
+          packed[start + ((j / chunk) * slice_width + lane) * chunk +
+                 j % chunk] = entry;
+        };
+        std::size_t column = 0;
+        for (const unsigned int r : assignment[w])
+          {
+            const Row &row = rows[r];
+            for (unsigned int i = row.begin; i < row.end; ++i)
+              {
+                const unsigned int l    = order[i];
+                const unsigned int lane = i - row.begin;
+                const index_type  *entry =
+                  lists.entries.data() + lists.offsets[l];
+                for (unsigned int j = 0; j < first(l); ++j)
+                  put(lane, column + j, entry[j]);
+                for (unsigned int j = 0; j < second(l); ++j)
+                  put(lane, column + row.first + j, entry[first(l) + j]);
+                put(lane,
+                    column + row.first + row.second,
+                    entry[first(l) + second(l)]);
+              }
+            column += row.length();
           }
         slice_ends.push_back(packed.size());
       }

@@ -858,8 +858,11 @@ namespace GPUAssembly
         // Diagonal lists (0) and the others (1), with their targets.
         IndexLists              lists[2];
         std::vector<index_type> list_targets[2];
-        IndexLists              ended;
-        std::vector<index_type> packed;
+        // Per list, its sources of elements without constraints (first in
+        // a list, as in E_k): pack_lists_aligned() lines up the rest.
+        std::vector<unsigned int> list_free[2], first_run;
+        IndexLists                ended;
+        std::vector<index_type>   packed;
         for (unsigned int k = begin; k < end; ++k)
           {
             Block &b = blocks[k];
@@ -974,6 +977,7 @@ namespace GPUAssembly
               {
                 lists[d].clear();
                 list_targets[d].clear();
+                list_free[d].clear();
               }
             for (const index_type n : owned)
               {
@@ -1018,11 +1022,16 @@ namespace GPUAssembly
                     const Contribution &first    = contributions[i];
                     const unsigned int  diagonal = first.column_node < 0;
                     IndexLists         &into     = lists[1 - diagonal];
+                    unsigned int        n_free   = 0;
                     for (; i < contributions.size() &&
                            contributions[i].column_node == first.column_node;
                          ++i)
-                      into.entries.push_back(contributions[i].entry);
+                      {
+                        into.entries.push_back(contributions[i].entry);
+                        n_free += !node_pairs || contributions[i].j < b.n_free;
+                      }
                     into.offsets.push_back(into.entries.size());
+                    list_free[1 - diagonal].push_back(n_free);
                     const std::size_t e = b.elements[first.j];
                     const std::size_t row =
                       (e * n_ed + first.a * n_c) * n_ed + first.b * n_c;
@@ -1040,6 +1049,7 @@ namespace GPUAssembly
             // Diagonal lists first, each ended by its number.
             b.n_diagonal = lists[0].n_lists();
             ended.clear();
+            first_run.clear();
             unsigned int l = 0;
             for (unsigned int d = 0; d < 2; ++d)
               for (unsigned int i = 0; i < lists[d].n_lists(); ++i, ++l)
@@ -1051,6 +1061,7 @@ namespace GPUAssembly
                                          lists[d].offsets[i + 1]);
                   ended.entries.push_back(SharedNZLayout::end_flag | l);
                   ended.offsets.push_back(ended.entries.size());
+                  first_run.push_back(list_free[d][i]);
                 }
             b.targets = list_targets[0];
             b.targets.insert(b.targets.end(),
@@ -1058,12 +1069,21 @@ namespace GPUAssembly
                              list_targets[1].end());
             packed.clear();
             b.slice_ends.clear();
-            pack_lists_sliced(ended,
-                              T,
-                              32,
-                              packed,
-                              b.slice_ends,
-                              SharedNZLayout::chunk);
+            if (parameters.aligned_lists)
+              pack_lists_aligned(ended,
+                                 first_run,
+                                 T,
+                                 32,
+                                 packed,
+                                 b.slice_ends,
+                                 SharedNZLayout::chunk);
+            else
+              pack_lists_sliced(ended,
+                                T,
+                                32,
+                                packed,
+                                b.slice_ends,
+                                SharedNZLayout::chunk);
             b.sources.assign(packed.begin(), packed.end());
           }
       },

@@ -97,6 +97,31 @@ namespace GPUAssembly
                     const unsigned int        chunk = 1);
 
   /**
+   * Packing for lists that a warp walks in lockstep (SharedNZ's node
+   * pairs): each list is a first run of entries (list l's first
+   * @p first_run[l]), a second run, and one closing entry. Lists are sorted
+   * by the lengths of their runs and cut into rows of @p slice_width lists,
+   * a list per lane; within a row each run is padded with 0 to the row's
+   * longest, so that the lanes of a warp reach their second runs and their
+   * closing entries at the same step. A warp whose lanes are at different
+   * kinds of entries runs each kind's code in turn: with lanes packed by
+   * LPT, nearly every step of a node-pair walk had some lane closing a list
+   * (about one entry in six), and the warp ran the closing code, 9 target
+   * loads and stores, next to the pair's arithmetic at almost every step.
+   * Rows are assigned to the n_lanes / slice_width slices by LPT, longest
+   * first. Stored as pack_lists_sliced() stores its slices (entry j of a
+   * lane in chunks of @p chunk), with @p slice_ends as there.
+   */
+  void
+  pack_lists_aligned(const IndexLists                &lists,
+                     const std::vector<unsigned int> &first_run,
+                     const unsigned int               n_lanes,
+                     const unsigned int               slice_width,
+                     std::vector<index_type>         &packed,
+                     std::vector<std::size_t>        &slice_ends,
+                     const unsigned int               chunk = 1);
+
+  /**
    * The lane loads pack_lists_lpt() would produce, for tests of the balance:
    * LPT's longest lane is at most 4/3 of the optimum (plus one list).
    */

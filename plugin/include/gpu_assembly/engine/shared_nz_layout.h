@@ -249,26 +249,53 @@ namespace GPUAssembly
       unsigned int         n_free;
       unsigned int         n_nodes;
 
+      static constexpr bool accumulates =
+        kernel_accumulates_node_pairs<Kernel>::value;
+
+      // The sums of a list stay in the kernel's accumulated form
+      // (kernel_accumulates_node_pairs) up to its first element with
+      // constraints, whose condensed blocks need the blocks' form. The
+      // plan puts those elements last in a list.
       GPU_ASSEMBLY_HOST_DEVICE void
       operator()(const unsigned int index,
                  const bool         diagonal,
                  Number (&sum)[n_c][n_c],
-                 Number (&vector)[n_c]) const
+                 Number (&vector)[n_c],
+                 bool &blocks) const
       {
         const NodePair pair         = decode_node_pair(index, n_nodes);
         const Number  *supplemental = staged + pair.element;
         if (pair.element < n_free)
-          add_node_pair<dim, Number, Kernel, specialization>(kernel,
-                                                             data,
-                                                             supplemental,
-                                                             n_elements,
-                                                             pair.row_node,
-                                                             pair.column_node,
-                                                             diagonal,
-                                                             sum,
-                                                             vector);
+          {
+            if constexpr (accumulates)
+              if (!blocks)
+                {
+                  accumulate_node_pair<dim, Number, Kernel, specialization>(
+                    kernel,
+                    data,
+                    supplemental,
+                    n_elements,
+                    pair.row_node,
+                    pair.column_node,
+                    diagonal,
+                    sum,
+                    vector);
+                  return;
+                }
+            add_node_pair<dim, Number, Kernel, specialization>(kernel,
+                                                               data,
+                                                               supplemental,
+                                                               n_elements,
+                                                               pair.row_node,
+                                                               pair.column_node,
+                                                               diagonal,
+                                                               sum,
+                                                               vector);
+          }
         else
           {
+            close(sum, blocks);
+            blocks               = true;
             const unsigned int c = pair.element - n_free;
             add_condensed_node_pair<dim, Number, Kernel, specialization>(
               kernel,
@@ -284,6 +311,16 @@ namespace GPUAssembly
               sum,
               vector);
           }
+      }
+
+      /// Turns accumulated sums into the sum of blocks.
+      GPU_ASSEMBLY_HOST_DEVICE void
+      close(Number (&sum)[n_c][n_c], bool &blocks) const
+      {
+        if constexpr (accumulates)
+          if (!blocks)
+            kernel.finish_node_pairs(sum);
+        blocks = false;
       }
     };
 
@@ -497,8 +534,12 @@ namespace GPUAssembly
      * taken in list order. @p first_chunk, if given, is the lane's first
      * chunk, read before it is needed (the device kernel loads it while
      * S(e) is staged). With node pairs every source is one
-     * (encode_node_pair()), which @p add_pair(index, diagonal, sum, rhs)
-     * adds to the sums; without, sources are read from slots.
+     * (encode_node_pair()), which @p add_pair(index, diagonal, sum, rhs,
+     * blocks) adds to the sums, and add_pair.close(sum, blocks) completes
+     * them before they are stored: a kernel may sum a list's pairs in a
+     * form of its own (kernel_accumulates_node_pairs), and @p blocks says
+     * when they have become the sum of blocks instead. Without node pairs,
+     * sources are read from slots.
      */
     template <typename Number,
               unsigned int n_components,
@@ -526,6 +567,7 @@ namespace GPUAssembly
       const unsigned int     size  = slot_size(nc, n_dofs);
       const unsigned int     magic = division_magic(n_nodes);
       Number                 sum[nc][nc], rhs[nc];
+      bool                   blocks = false;
       for (unsigned int c1 = 0; c1 < nc; ++c1)
         {
           rhs[c1] = 0;
@@ -548,7 +590,7 @@ namespace GPUAssembly
                 {
                   const unsigned int index = (e - 1) >> 1;
                   if constexpr (!std::is_same_v<AddPair, NoNodePairs>)
-                    add_pair(index, ((e - 1) & 1) != 0, sum, rhs);
+                    add_pair(index, ((e - 1) & 1) != 0, sum, rhs, blocks);
                   else
                     {
                       const unsigned int slot  = divide(index, magic);
@@ -564,6 +606,8 @@ namespace GPUAssembly
                     }
                   continue;
                 }
+              if constexpr (!std::is_same_v<AddPair, NoNodePairs>)
+                add_pair.close(sum, blocks);
               const unsigned int list     = e - end_flag;
               const bool         diagonal = list < n_diagonal_lists;
               const unsigned int first =

@@ -127,6 +127,15 @@ namespace GPUAssembly
        * assemble() with a kernel that has no node-pair form throws.
        */
       bool node_pairs = false;
+      /**
+       * Pack the reduction lists in rows that the lanes of a warp walk in
+       * lockstep (pack_lists_aligned()): the lanes close their lists at
+       * the same step, and with node pairs reach their elements with
+       * constraints at the same step, instead of each kind of entry
+       * holding up the warp at a different step. False: LPT onto lanes
+       * (pack_lists_sliced()), with less padding.
+       */
+      bool aligned_lists = true;
     };
 
     Parameters parameters;

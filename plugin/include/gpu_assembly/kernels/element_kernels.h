@@ -258,6 +258,62 @@ namespace GPUAssembly
         matrix[i][j] += a <= b ? block[i][j] : block[j][i];
     }
 
+    /// Node pairs are summed as M = sum_e int grad phi_a (x) grad phi_b
+    /// (kernel_accumulates_node_pairs).
+    static constexpr bool node_pairs_accumulate = true;
+
+    /// Adds int grad phi_a (x) grad phi_b of @p element to @p sum: the
+    /// block of (a, b) is lambda M + mu M^T + mu tr(M) I for M this
+    /// integral, as for a sum of elements' (finish_node_pairs()).
+    template <class Element>
+    GPU_ASSEMBLY_HOST_DEVICE void
+    accumulate_node_pair(const Element     &element,
+                         const unsigned int a,
+                         const unsigned int b,
+                         Number (&sum)[dim][dim]) const
+    {
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int q = 0; q < element.n_q_points; ++q)
+        {
+          const Number JxW = element.JxW(q);
+          Number       gb[dim];
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int j = 0; j < dim; ++j)
+            gb[j] = element.shape_grad(b, q, j);
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int i = 0; i < dim; ++i)
+            {
+              const Number ga = JxW * element.shape_grad(a, q, i);
+              GPU_ASSEMBLY_UNROLL
+              for (unsigned int j = 0; j < dim; ++j)
+                sum[i][j] += ga * gb[j];
+            }
+        }
+    }
+
+    /// Turns accumulate_node_pair()'s sum M into the sum of the blocks,
+    /// lambda M + mu M^T + mu tr(M) I, in place.
+    GPU_ASSEMBLY_HOST_DEVICE void
+    finish_node_pairs(Number (&sum)[dim][dim]) const
+    {
+      Number trace = 0;
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int k = 0; k < dim; ++k)
+        trace += sum[k][k];
+      Number block[dim][dim];
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int i = 0; i < dim; ++i)
+        GPU_ASSEMBLY_UNROLL
+      for (unsigned int j = 0; j < dim; ++j)
+        block[i][j] = lambda * sum[i][j] + mu * sum[j][i] +
+                      (i == j ? mu * trace : Number(0));
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int i = 0; i < dim; ++i)
+        GPU_ASSEMBLY_UNROLL
+      for (unsigned int j = 0; j < dim; ++j)
+        sum[i][j] = block[i][j];
+    }
+
     /// Adds node a's rows of F^e to @p vector.
     template <class Element>
     GPU_ASSEMBLY_HOST_DEVICE void

@@ -301,6 +301,42 @@ namespace GPUAssembly
 
 
   /**
+   * add_node_pair() in the kernel's own summed form
+   * (kernel_accumulates_node_pairs): adds the element's share of the node
+   * pair to @p sum, which the kernel's finish_node_pairs() turns into the
+   * sum of the blocks.
+   */
+  template <
+    int dim,
+    typename Number,
+    class Kernel,
+    ElementSpecialization specialization = ElementSpecialization::general>
+  GPU_ASSEMBLY_HOST_DEVICE inline void
+  accumulate_node_pair(
+    const Kernel                   &kernel,
+    const ElementStageData<Number> &data,
+    const Number                   *supplemental,
+    const unsigned int              stride,
+    const unsigned int              a,
+    const unsigned int              b,
+    const bool                      diagonal,
+    Number (&sum)[Kernel::n_components][Kernel::n_components],
+    Number (&vector)[Kernel::n_components])
+  {
+    with_staged_element_view<dim, specialization>(
+      data,
+      supplemental,
+      stride,
+      [&](const auto &element) {
+        kernel.accumulate_node_pair(element, a, b, sum);
+        if (diagonal)
+          kernel.add_node_vector(element, a, vector);
+      });
+  }
+
+
+
+  /**
    * The Dirichlet data of one element that its node pairs need: bit d of
    * @p mask says whether local DoF d is constrained (at most 64 DoFs), and
    * inhomogeneities[d * stride] is its g_d (read for constrained DoFs only).

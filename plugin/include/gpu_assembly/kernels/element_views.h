@@ -309,6 +309,31 @@ namespace GPUAssembly
 
 
   /**
+   * Whether @p Kernel's node-pair form also sums a node pair's blocks over
+   * elements in a form of its own (static constexpr bool
+   * node_pairs_accumulate = true): members accumulate_node_pair(element,
+   * a, b, sum), which adds element's share to @p sum, and
+   * finish_node_pairs(sum), which turns the sum of any number of elements
+   * into the sum of their blocks, in place. Linear elasticity sums
+   * JxW grad phi_a (x) grad phi_b, 9 FMAs an element, and forms lambda M +
+   * mu M^T + mu tr(M) I once per node pair instead of once per element:
+   * SharedNZ's node pairs spend most of their instructions on that
+   * arithmetic.
+   */
+  template <class Kernel, class = void>
+  struct kernel_accumulates_node_pairs : std::false_type
+  {};
+
+  template <class Kernel>
+  struct kernel_accumulates_node_pairs<
+    Kernel,
+    std::void_t<decltype(Kernel::node_pairs_accumulate)>>
+    : std::bool_constant<Kernel::node_pairs_accumulate>
+  {};
+
+
+
+  /**
    * Where a symmetric element kernel writes A^e when only the upper
    * triangle is stored (n (n + 1) / 2 instead of n^2 values: 78 instead of
    * 144 for a linear tetrahedron in 3D elasticity). Entries (i, j) and
