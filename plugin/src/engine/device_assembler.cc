@@ -208,8 +208,14 @@ namespace GPUAssembly
         shared_halo_offsets.copy_from_host(plan.halo_offsets);
         shared_halo_nodes.copy_from_host(plan.halo_nodes);
         shared_element_offsets.copy_from_host(plan.element_offsets);
-        shared_connectivity.copy_from_host(plan.block_connectivity);
-        shared_slots.copy_from_host(as_bytes(plan.block_slots));
+        // Node pairs read neither: each block stages S(e) and the Dirichlet
+        // data of its elements alone.
+        shared_connectivity.copy_from_host(plan.parameters.node_pairs ?
+                                             std::vector<index_type>() :
+                                             plan.block_connectivity);
+        shared_slots.copy_from_host(as_bytes(plan.parameters.node_pairs ?
+                                               std::vector<std::uint16_t>() :
+                                               plan.block_slots));
         shared_supplemental.copy_from_host(
           convert<Number>(plan.block_supplemental));
         shared_location.copy_from_host(plan.block_location);

@@ -933,8 +933,12 @@ namespace GPUAssembly
                     b.halo.begin();
                 // S(e) of the reordered element: JxW, then the gradients of
                 // its nodes in their new order.
+                // Node pairs keep S(e) element by element
+                // (SharedNZLayout::node_pair_regions()), the threads of an
+                // element-per-thread block read it column by column.
                 for (unsigned int i = 0; i < n_supplemental; ++i)
-                  b.supplemental[i * n_k + j] =
+                  b.supplemental[node_pairs ? j * n_supplemental + i :
+                                              i * n_k + j] =
                     arrays.supplemental[e * n_supplemental +
                                         (i == 0 || !reorder_nodes ?
                                            i :

@@ -454,7 +454,8 @@ namespace GPUAssembly
               regions,
               n_k,
               n_free,
-              n_en));
+              n_en,
+              plan.n_supplemental));
         }
       else
         {

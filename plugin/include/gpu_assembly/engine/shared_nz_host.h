@@ -9,6 +9,7 @@
 #include <gpu_assembly/host/assembly_options.h>
 #include <gpu_assembly/host/host_element_stage.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace GPUAssembly
@@ -111,11 +112,12 @@ namespace GPUAssembly
                         n_free,
                         plan.n_supplemental,
                         n_ed);
-                    for (unsigned int i = 0; i < plan.n_supplemental; ++i)
-                      for (unsigned int j = 0; j < n_k; ++j)
-                        regions.staged[i * n_k + j] =
-                          supplemental[base * plan.n_supplemental + i * n_k +
-                                       j];
+                    // The plan's layout of a block's S(e) is the shared
+                    // one.
+                    std::copy_n(supplemental.begin() +
+                                  base * plan.n_supplemental,
+                                n_k * plan.n_supplemental,
+                                regions.staged);
                     for (unsigned int c = 0; c < n_k - n_free; ++c)
                       SharedNZLayout::stage_constraints<
                         dim,
@@ -134,7 +136,13 @@ namespace GPUAssembly
                       SharedNZLayout::staged_node_pairs<
                         dim,
                         ElementSpecialization::general,
-                        true>(kernel, data, regions, n_k, n_free, n_en));
+                        true>(kernel,
+                              data,
+                              regions,
+                              n_k,
+                              n_free,
+                              n_en,
+                              plan.n_supplemental));
                   }
                 continue;
               }

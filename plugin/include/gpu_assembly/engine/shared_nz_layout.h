@@ -103,7 +103,10 @@ namespace GPUAssembly
 
     /**
      * Where a block that computes node pairs keeps its data: S(e) of its
-     * n_elements elements (entry i of the j-th at i * n_elements + j), then
+     * n_elements elements element by element (entry i of the j-th at j *
+     * n_supplemental + i: a node pair finds its element's numbers at fixed
+     * offsets from one address, where with a stride of n_elements each
+     * took an address computation of its own), then
      * for the n_elements - n_free with a constrained DoF, last in E_k, the
      * inhomogeneities of their DoFs (g_d of the c-th at d * n_constrained +
      * c; read for constrained DoFs only), then, 8-byte aligned, which of
@@ -248,6 +251,7 @@ namespace GPUAssembly
       unsigned int         n_elements;
       unsigned int         n_free;
       unsigned int         n_nodes;
+      unsigned int         n_supplemental;
 
       static constexpr bool accumulates =
         kernel_accumulates_node_pairs<Kernel>::value;
@@ -264,7 +268,7 @@ namespace GPUAssembly
                  bool &blocks) const
       {
         const NodePair pair         = decode_node_pair(index, n_nodes);
-        const Number  *supplemental = staged + pair.element;
+        const Number  *supplemental = staged + pair.element * n_supplemental;
         if (pair.element < n_free)
           {
             if constexpr (accumulates)
@@ -274,7 +278,7 @@ namespace GPUAssembly
                     kernel,
                     data,
                     supplemental,
-                    n_elements,
+                    1,
                     pair.row_node,
                     pair.column_node,
                     diagonal,
@@ -285,7 +289,7 @@ namespace GPUAssembly
             add_node_pair<dim, Number, Kernel, specialization>(kernel,
                                                                data,
                                                                supplemental,
-                                                               n_elements,
+                                                               1,
                                                                pair.row_node,
                                                                pair.column_node,
                                                                diagonal,
@@ -301,7 +305,7 @@ namespace GPUAssembly
               kernel,
               data,
               supplemental,
-              n_elements,
+              1,
               pair.row_node,
               pair.column_node,
               diagonal,
@@ -337,7 +341,8 @@ namespace GPUAssembly
                       const NodePairRegions<Number>  &regions,
                       const unsigned int              n_elements,
                       const unsigned int              n_free,
-                      const unsigned int              n_nodes)
+                      const unsigned int              n_nodes,
+                      const unsigned int              n_supplemental)
     {
       if constexpr (enabled)
         return StagedNodePairs<dim, Number, Kernel, specialization>{
@@ -348,7 +353,8 @@ namespace GPUAssembly
           regions.masks,
           n_elements,
           n_free,
-          n_nodes};
+          n_nodes,
+          n_supplemental};
       else
         return NoNodePairs();
     }

@@ -174,7 +174,10 @@ namespace GPUAssembly
     /// Elements of block k without a constrained DoF, first in E_k, with
     /// Parameters::node_pairs (else 0).
     std::vector<index_type> n_free_elements;
-    /// S(e), same layout with n_supplemental rows.
+    /// S(e), same layout with n_supplemental rows; with
+    /// Parameters::node_pairs element by element instead (entry i of the
+    /// j-th element of block k at (element_offsets[k] + j) * n_supplemental
+    /// + i), as the block keeps it in shared memory.
     std::vector<double> block_supplemental;
     /// L(e, d), same layout with n_dofs rows (for the condensation).
     std::vector<index_type>    block_location;
