@@ -266,15 +266,19 @@ test_accumulated_node_pairs(Testing::Checks &checks)
           {
             const double *supplemental =
               arrays.supplemental.data() + e * arrays.n_supplemental;
-            accumulate_node_pair<3>(kernel,
-                                    stage.data(),
-                                    supplemental,
-                                    1,
-                                    a,
-                                    b,
-                                    false,
-                                    sum,
-                                    vector);
+            add_node_pair<3,
+                          double,
+                          decltype(kernel),
+                          ElementSpecialization::general,
+                          true>(kernel,
+                                stage.data(),
+                                supplemental,
+                                1,
+                                a,
+                                b,
+                                false,
+                                sum,
+                                vector);
             add_node_pair<3>(kernel,
                              stage.data(),
                              supplemental,

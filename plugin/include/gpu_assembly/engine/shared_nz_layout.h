@@ -271,30 +271,28 @@ namespace GPUAssembly
         const Number  *supplemental = staged + pair.element * n_supplemental;
         if (pair.element < n_free)
           {
+            const auto add = [&](const auto accumulate) {
+              add_node_pair<dim,
+                            Number,
+                            Kernel,
+                            specialization,
+                            decltype(accumulate)::value>(kernel,
+                                                         data,
+                                                         supplemental,
+                                                         1,
+                                                         pair.row_node,
+                                                         pair.column_node,
+                                                         diagonal,
+                                                         sum,
+                                                         vector);
+            };
             if constexpr (accumulates)
               if (!blocks)
                 {
-                  accumulate_node_pair<dim, Number, Kernel, specialization>(
-                    kernel,
-                    data,
-                    supplemental,
-                    1,
-                    pair.row_node,
-                    pair.column_node,
-                    diagonal,
-                    sum,
-                    vector);
+                  add(std::true_type());
                   return;
                 }
-            add_node_pair<dim, Number, Kernel, specialization>(kernel,
-                                                               data,
-                                                               supplemental,
-                                                               1,
-                                                               pair.row_node,
-                                                               pair.column_node,
-                                                               diagonal,
-                                                               sum,
-                                                               vector);
+            add(std::false_type());
           }
         else
           {

@@ -267,15 +267,19 @@ namespace GPUAssembly
    * SharedNZ's node-pair form (kernel_has_node_pair_form): add to @p matrix
    * the block of row node @p a and column node @p b of an element's A^e,
    * and for @p diagonal (a == b, whose list also sums F^e) node a's rows of
-   * F^e to @p vector. S(e) is read where the block staged it, with
-   * @p stride; the kernel reads no nodal data (the plan requires it). For
-   * an element with a constrained DoF, add_condensed_node_pair().
+   * F^e to @p vector. With @p accumulate, add the element's share in the
+   * kernel's own summed form instead (kernel_accumulates_node_pairs), which
+   * its finish_node_pairs() turns into the sum of the blocks. S(e) is read
+   * where the block staged it, with @p stride; the kernel reads no nodal
+   * data (the plan requires it). For an element with a constrained DoF,
+   * add_condensed_node_pair().
    */
   template <
     int dim,
     typename Number,
     class Kernel,
-    ElementSpecialization specialization = ElementSpecialization::general>
+    ElementSpecialization specialization = ElementSpecialization::general,
+    bool                  accumulate     = false>
   GPU_ASSEMBLY_HOST_DEVICE inline void
   add_node_pair(const Kernel                   &kernel,
                 const ElementStageData<Number> &data,
@@ -292,43 +296,10 @@ namespace GPUAssembly
       supplemental,
       stride,
       [&](const auto &element) {
-        kernel.add_node_pair(element, a, b, matrix);
-        if (diagonal)
-          kernel.add_node_vector(element, a, vector);
-      });
-  }
-
-
-
-  /**
-   * add_node_pair() in the kernel's own summed form
-   * (kernel_accumulates_node_pairs): adds the element's share of the node
-   * pair to @p sum, which the kernel's finish_node_pairs() turns into the
-   * sum of the blocks.
-   */
-  template <
-    int dim,
-    typename Number,
-    class Kernel,
-    ElementSpecialization specialization = ElementSpecialization::general>
-  GPU_ASSEMBLY_HOST_DEVICE inline void
-  accumulate_node_pair(
-    const Kernel                   &kernel,
-    const ElementStageData<Number> &data,
-    const Number                   *supplemental,
-    const unsigned int              stride,
-    const unsigned int              a,
-    const unsigned int              b,
-    const bool                      diagonal,
-    Number (&sum)[Kernel::n_components][Kernel::n_components],
-    Number (&vector)[Kernel::n_components])
-  {
-    with_staged_element_view<dim, specialization>(
-      data,
-      supplemental,
-      stride,
-      [&](const auto &element) {
-        kernel.accumulate_node_pair(element, a, b, sum);
+        if constexpr (accumulate)
+          kernel.accumulate_node_pair(element, a, b, matrix);
+        else
+          kernel.add_node_pair(element, a, b, matrix);
         if (diagonal)
           kernel.add_node_vector(element, a, vector);
       });
