@@ -932,10 +932,9 @@ namespace GPUAssembly
                                      arrays.connectivity[e * n_en + order[a]]) -
                     b.halo.begin();
                 // S(e) of the reordered element: JxW, then the gradients of
-                // its nodes in their new order.
-                // Node pairs keep S(e) element by element
-                // (SharedNZLayout::node_pair_regions()), the threads of an
-                // element-per-thread block read it column by column.
+                // its nodes in their new order; element by element for node
+                // pairs (SharedNZLayout::node_pair_regions()), column by
+                // column where a thread computes an element.
                 for (unsigned int i = 0; i < n_supplemental; ++i)
                   b.supplemental[node_pairs ? j * n_supplemental + i :
                                               i * n_k + j] =

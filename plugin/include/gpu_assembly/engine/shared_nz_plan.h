@@ -183,14 +183,16 @@ namespace GPUAssembly
     std::vector<index_type>    block_location;
     std::vector<unsigned char> block_has_constraints;
 
-    /// Block k's reduction stream (SharedNZLayout's entries), LPT-packed by
-    /// lists into threads_per_block lanes and stored by warps
-    /// (pack_lists_sliced()): warp w of block k reads
+    /// Block k's reduction stream (SharedNZLayout's entries): its lists in
+    /// rows of 32 that a warp walks in lockstep, the rows dealt to the warps
+    /// by LPT (pack_lists_aligned(); with Parameters::aligned_lists false,
+    /// the lists LPT-packed into threads_per_block lanes,
+    /// pack_lists_sliced()). Warp w of block k reads
     /// sources[slice_offsets[k * W + w], slice_offsets[k * W + w + 1]) with
     /// W = threads_per_block / 32, in chunks of SharedNZLayout::chunk
     /// entries: entry j of its lane l at ((j / chunk) * 32 + l) * chunk + j
-    /// % chunk. The diagonal lists (m = n) of the owned nodes come first, in
-    /// owned_nodes' order.
+    /// % chunk. The diagonal lists (m = n) of the owned nodes are numbered
+    /// first, in owned_nodes' order.
     std::vector<std::size_t>   slice_offsets;
     std::vector<std::uint16_t> sources;
     /// Diagonal lists of block k (its owned nodes that have elements).
