@@ -218,6 +218,9 @@ namespace GPUAssembly
                                                plan.block_slots));
         shared_supplemental.copy_from_host(
           convert<Number>(plan.block_supplemental));
+        shared_supplemental_offsets.copy_from_host(
+          std::vector<int>(plan.supplemental_offsets.begin(),
+                           plan.supplemental_offsets.end()));
         shared_location.copy_from_host(plan.block_location);
         shared_has_constraints.copy_from_host(plan.block_has_constraints);
         shared_n_diagonal_lists.copy_from_host(plan.n_diagonal_lists);
@@ -285,43 +288,45 @@ namespace GPUAssembly
   DeviceAssembler<dim, Number>::device_memory_consumption() const
   {
     std::size_t bytes = 0;
-    for (const std::size_t b : {shape_values.memory_consumption(),
-                                quadrature_weights.memory_consumption(),
-                                inhomogeneities.memory_consumption(),
-                                dof_is_constrained.memory_consumption(),
-                                element_data.memory_consumption(),
-                                block_element.memory_consumption(),
-                                cluster_node_offsets.memory_consumption(),
-                                cluster_nodes.memory_consumption(),
-                                block_connectivity.memory_consumption(),
-                                block_supplemental.memory_consumption(),
-                                block_location.memory_consumption(),
-                                block_has_constraints.memory_consumption(),
-                                reduction_target_begin.memory_consumption(),
-                                reduction_slice_offsets.memory_consumption(),
-                                reduction_array.memory_consumption(),
-                                upper_position.memory_consumption(),
-                                reduction_block_order.memory_consumption(),
-                                mirror_position.memory_consumption(),
-                                shared_halo_offsets.memory_consumption(),
-                                shared_halo_nodes.memory_consumption(),
-                                shared_element_offsets.memory_consumption(),
-                                shared_connectivity.memory_consumption(),
-                                shared_slots.memory_consumption(),
-                                shared_supplemental.memory_consumption(),
-                                shared_location.memory_consumption(),
-                                shared_has_constraints.memory_consumption(),
-                                shared_n_diagonal_lists.memory_consumption(),
-                                shared_n_free_elements.memory_consumption(),
-                                shared_slice_offsets.memory_consumption(),
-                                shared_sources.memory_consumption(),
-                                shared_target_offsets.memory_consumption(),
-                                shared_targets.memory_consumption(),
-                                element_connectivity.memory_consumption(),
-                                element_supplemental.memory_consumption(),
-                                element_location.memory_consumption(),
-                                element_nonzero_map.memory_consumption(),
-                                element_has_constraints.memory_consumption()})
+    for (const std::size_t b :
+         {shape_values.memory_consumption(),
+          quadrature_weights.memory_consumption(),
+          inhomogeneities.memory_consumption(),
+          dof_is_constrained.memory_consumption(),
+          element_data.memory_consumption(),
+          block_element.memory_consumption(),
+          cluster_node_offsets.memory_consumption(),
+          cluster_nodes.memory_consumption(),
+          block_connectivity.memory_consumption(),
+          block_supplemental.memory_consumption(),
+          block_location.memory_consumption(),
+          block_has_constraints.memory_consumption(),
+          reduction_target_begin.memory_consumption(),
+          reduction_slice_offsets.memory_consumption(),
+          reduction_array.memory_consumption(),
+          upper_position.memory_consumption(),
+          reduction_block_order.memory_consumption(),
+          mirror_position.memory_consumption(),
+          shared_halo_offsets.memory_consumption(),
+          shared_halo_nodes.memory_consumption(),
+          shared_element_offsets.memory_consumption(),
+          shared_connectivity.memory_consumption(),
+          shared_slots.memory_consumption(),
+          shared_supplemental.memory_consumption(),
+          shared_supplemental_offsets.memory_consumption(),
+          shared_location.memory_consumption(),
+          shared_has_constraints.memory_consumption(),
+          shared_n_diagonal_lists.memory_consumption(),
+          shared_n_free_elements.memory_consumption(),
+          shared_slice_offsets.memory_consumption(),
+          shared_sources.memory_consumption(),
+          shared_target_offsets.memory_consumption(),
+          shared_targets.memory_consumption(),
+          element_connectivity.memory_consumption(),
+          element_supplemental.memory_consumption(),
+          element_location.memory_consumption(),
+          element_nonzero_map.memory_consumption(),
+          element_has_constraints.memory_consumption()})
       bytes += b;
     return bytes;
   }

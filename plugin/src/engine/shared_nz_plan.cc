@@ -711,7 +711,9 @@ namespace GPUAssembly
            (block_slots.size() + sources.size()) * sizeof(std::uint16_t) +
            block_supplemental.size() * sizeof(double) +
            block_has_constraints.size() +
-           (slice_offsets.size() + target_offsets.size()) * sizeof(std::size_t);
+           (slice_offsets.size() + target_offsets.size() +
+            supplemental_offsets.size()) *
+             sizeof(std::size_t);
   }
 
 
@@ -908,7 +910,10 @@ namespace GPUAssembly
             b.connectivity.resize(n_en * n_k);
             b.slots.assign(n_en * n_k, SharedNZLayout::no_slot);
             b.location.resize(n_ed * n_k);
-            b.supplemental.resize(n_supplemental * n_k);
+            b.supplemental.assign(
+              node_pairs ? SharedNZLayout::staged_size(n_k, n_supplemental) :
+                           n_supplemental * n_k,
+              0.);
             b.has_constraints.assign(n_k, 0);
             // Local node a of the j-th element of E_k is the element's node
             // original[j * n_en + a]: the owned nodes first, where nodes may
@@ -1115,7 +1120,7 @@ namespace GPUAssembly
     concatenate(&Block::connectivity, block_connectivity, scratch_offsets);
     concatenate(&Block::slots, block_slots, scratch_offsets);
     concatenate(&Block::location, block_location, scratch_offsets);
-    concatenate(&Block::supplemental, block_supplemental, scratch_offsets);
+    concatenate(&Block::supplemental, block_supplemental, supplemental_offsets);
     concatenate(&Block::has_constraints,
                 block_has_constraints,
                 scratch_offsets);

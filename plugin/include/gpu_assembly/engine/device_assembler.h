@@ -202,6 +202,7 @@ namespace GPUAssembly
     DeviceVector<int>           shared_connectivity;
     DeviceVector<unsigned char> shared_slots;
     DeviceVector<Number>        shared_supplemental;
+    DeviceVector<int>           shared_supplemental_offsets;
     DeviceVector<int>           shared_location;
     DeviceVector<unsigned char> shared_has_constraints;
     DeviceVector<int>           shared_n_diagonal_lists;

@@ -115,7 +115,7 @@ namespace GPUAssembly
                     // The plan's layout of a block's S(e) is the shared
                     // one.
                     std::copy_n(supplemental.begin() +
-                                  base * plan.n_supplemental,
+                                  plan.supplemental_offsets[k],
                                 n_k * plan.n_supplemental,
                                 regions.staged);
                     for (unsigned int c = 0; c < n_k - n_free; ++c)

@@ -122,6 +122,16 @@ namespace GPUAssembly
       std::uint64_t *masks;
     };
 
+    /// Numbers of a block's staged S(e), rounded up to a multiple of 4 (16
+    /// bytes in float, 32 in double), so that it is copied 16 bytes at a
+    /// time in both precisions (the plan stores each block's S(e) so padded
+    /// and aligned).
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::size_t
+    staged_size(const std::size_t n_elements, const std::size_t n_supplemental)
+    {
+      return (n_elements * n_supplemental + 3) / 4 * 4;
+    }
+
     /// Bytes of the regions before the masks.
     GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::size_t
     node_pair_masks_offset(const std::size_t n_elements,
@@ -130,7 +140,8 @@ namespace GPUAssembly
                            const std::size_t n_dofs,
                            const std::size_t number_size)
     {
-      return ((n_elements * n_supplemental + n_constrained * n_dofs) *
+      return ((staged_size(n_elements, n_supplemental) +
+               n_constrained * n_dofs) *
                 number_size +
               7) /
              8 * 8;
@@ -162,7 +173,7 @@ namespace GPUAssembly
     {
       Number *const staged = reinterpret_cast<Number *>(shared);
       return {staged,
-              staged + std::size_t(n_elements) * n_supplemental,
+              staged + staged_size(n_elements, n_supplemental),
               reinterpret_cast<std::uint64_t *>(
                 shared + node_pair_masks_offset(n_elements,
                                                 n_elements - n_free,

@@ -174,11 +174,14 @@ namespace GPUAssembly
     /// Elements of block k without a constrained DoF, first in E_k, with
     /// Parameters::node_pairs (else 0).
     std::vector<index_type> n_free_elements;
-    /// S(e), same layout with n_supplemental rows; with
-    /// Parameters::node_pairs element by element instead (entry i of the
-    /// j-th element of block k at (element_offsets[k] + j) * n_supplemental
-    /// + i), as the block keeps it in shared memory.
-    std::vector<double> block_supplemental;
+    /// S(e), same layout with n_supplemental rows, block k's from
+    /// supplemental_offsets[k]; with Parameters::node_pairs element by
+    /// element instead (entry i of the j-th element at j * n_supplemental +
+    /// i), as the block keeps it in shared memory, and padded to
+    /// SharedNZLayout::staged_size() numbers, so that every block's starts
+    /// 16-byte aligned in both precisions.
+    std::vector<std::size_t> supplemental_offsets;
+    std::vector<double>      block_supplemental;
     /// L(e, d), same layout with n_dofs rows (for the condensation).
     std::vector<index_type>    block_location;
     std::vector<unsigned char> block_has_constraints;
