@@ -801,6 +801,31 @@ test_shared_nz_plan(Testing::Checks      &checks,
                  std::to_string(plan.max_shared_bytes) +
                  " <= " + std::to_string(limit) + " bytes of shared memory");
 
+  // Each block's S(e) where the kernel copies it 16 bytes at a time: with
+  // node pairs padded to SharedNZLayout::staged_size() numbers, every block
+  // starting at a multiple of 4 (16 bytes in float, 32 in double); without,
+  // column by column and unpadded.
+  {
+    bool aligned =
+      plan.supplemental_offsets.size() == plan.n_blocks + 1 &&
+      plan.supplemental_offsets.back() == plan.block_supplemental.size();
+    for (unsigned int k = 0; k < plan.n_blocks && aligned; ++k)
+      {
+        const std::size_t n_k =
+          plan.element_offsets[k + 1] - plan.element_offsets[k];
+        const std::size_t size =
+          plan.supplemental_offsets[k + 1] - plan.supplemental_offsets[k];
+        aligned &=
+          node_pairs ?
+            plan.supplemental_offsets[k] % 4 == 0 &&
+              size == SharedNZLayout::staged_size(n_k, plan.n_supplemental) :
+            size == n_k * plan.n_supplemental;
+      }
+    checks.check(aligned,
+                 name + ": each block's S(e) in place for the kernel's " +
+                   (node_pairs ? "16-byte copies" : "element threads"));
+  }
+
   // Node pairs: no element has slots, and the elements without constraints
   // come first in each block, those with them (which carry Dirichlet data)
   // last. On simplices,
