@@ -239,9 +239,10 @@ namespace
 
 
   // How the warps of a SharedNZ plan walk their reduction streams: the
-  // steps they take, the lanes busy at a step, and the steps at which some
+  // steps they take, the lanes busy at a step, the steps at which some
   // lanes add sources while others close lists (the warp runs both codes
-  // one after the other).
+  // one after the other) or some lane condenses an element with
+  // constraints, and how busy a block's warps are while its longest runs.
   void
   print_stream(const SharedNZPlan &plan)
   {

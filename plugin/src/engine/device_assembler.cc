@@ -201,10 +201,13 @@ namespace GPUAssembly
                     additional_data.n_nodal_fields,
                     sizeof(Number),
                     shared_memory);
-        AssertThrow(std::max(plan.sources.size(), plan.targets.size()) <
+        AssertThrow(std::max({plan.sources.size(),
+                              plan.targets.size(),
+                              plan.block_supplemental.size()}) <
                       static_cast<std::size_t>(std::numeric_limits<int>::max()),
-                    ExcUnsupportedInput("SharedNZ: the reduction arrays are "
-                                        "too long for 32-bit offsets."));
+                    ExcUnsupportedInput("SharedNZ: the reduction or S(e) "
+                                        "arrays are too long for 32-bit "
+                                        "offsets."));
         shared_halo_offsets.copy_from_host(plan.halo_offsets);
         shared_halo_nodes.copy_from_host(plan.halo_nodes);
         shared_element_offsets.copy_from_host(plan.element_offsets);
@@ -218,9 +221,13 @@ namespace GPUAssembly
                                                plan.block_slots));
         shared_supplemental.copy_from_host(
           convert<Number>(plan.block_supplemental));
+        // Only node pairs read these: without, a block's S(e) starts at its
+        // first element.
         shared_supplemental_offsets.copy_from_host(
-          std::vector<int>(plan.supplemental_offsets.begin(),
-                           plan.supplemental_offsets.end()));
+          plan.parameters.node_pairs ?
+            std::vector<int>(plan.supplemental_offsets.begin(),
+                             plan.supplemental_offsets.end()) :
+            std::vector<int>());
         shared_location.copy_from_host(plan.block_location);
         shared_has_constraints.copy_from_host(plan.block_has_constraints);
         shared_n_diagonal_lists.copy_from_host(plan.n_diagonal_lists);

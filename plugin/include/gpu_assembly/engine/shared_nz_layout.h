@@ -307,7 +307,9 @@ namespace GPUAssembly
           }
         else
           {
-            close(sum, blocks);
+            if constexpr (accumulates)
+              if (!blocks)
+                kernel.finish_node_pairs(sum);
             blocks               = true;
             const unsigned int c = pair.element - n_free;
             add_condensed_node_pair<dim, Number, Kernel, specialization>(
