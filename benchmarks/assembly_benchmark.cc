@@ -11,6 +11,8 @@
 //                 --method NAME (repeatable: GlobalNZ, "GlobalNZ symmetric",
 //                 "GlobalNZ (Morton)", SharedNZ, "SharedNZ node pairs"
 //                 (element data computed in the reduction from S(e)),
+//                 "SharedNZ node pairs symmetric" (each edge's list stores
+//                 its sum and the transpose),
 //                 LocalElem-atomic, LocalElem-colored; tuning variants:
 //                 "GlobalNZ R=256" ... "R=4096" (reduction blocks in target
 //                 order), "GlobalNZ rows" (the same with 512 targets per block,
@@ -25,6 +27,7 @@
 //                 blocks/SM", "SharedNZ node pairs 4 blocks/SM T=192",
 //                 "SharedNZ node pairs 1 block/SM", "SharedNZ node pairs
 //                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
+//                 "SharedNZ node pairs symmetric 4 blocks/SM T=128",
 //                 "SharedNZ node pairs 3 blocks/SM T=160", "SharedNZ node
 //                 pairs, union parts" (the greedy union instead of parts
 //                 grown node by node), "SharedNZ, grown parts", "SharedNZ
@@ -417,6 +420,9 @@ namespace
     /// SharedNZ packs its lists by LPT onto lanes instead of in rows that
     /// a warp walks in lockstep (SharedNZPlan::Parameters::aligned_lists).
     bool shared_lpt_lanes = false;
+    /// SharedNZ node pairs: each edge's list stores its sum and the
+    /// transpose (SharedNZPlan::Parameters::symmetric).
+    bool shared_symmetric = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -464,6 +470,12 @@ namespace
             AssemblyMethod::shared_nz,
             [](Variant &v) {
               v.shared_node_pairs = true;
+            }),
+    variant("SharedNZ node pairs symmetric",
+            AssemblyMethod::shared_nz,
+            [](Variant &v) {
+              v.shared_node_pairs = true;
+              v.shared_symmetric  = true;
             }),
     variant("LocalElem-atomic", AssemblyMethod::local_elem_atomic),
     variant("LocalElem-colored", AssemblyMethod::local_elem_colored),
@@ -679,6 +691,14 @@ namespace
              v.shared_node_pairs                = true;
              v.shared_blocks_per_multiprocessor = 3;
            }),
+    tuning("SharedNZ node pairs symmetric 4 blocks/SM T=128",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs                = true;
+             v.shared_symmetric                 = true;
+             v.shared_threads                   = 128;
+             v.shared_blocks_per_multiprocessor = 4;
+           }),
     tuning("SharedNZ node pairs 4 blocks/SM T=192",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
@@ -775,6 +795,7 @@ namespace
         data.shared_nz.node_pairs    = variant.shared_node_pairs;
         data.shared_nz.partitioner   = variant.shared_partitioner;
         data.shared_nz.aligned_lists = !variant.shared_lpt_lanes;
+        data.shared_nz.symmetric     = variant.shared_symmetric;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;
@@ -894,18 +915,20 @@ namespace
       }
     // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
     // driver reserves: DeviceAssembler's default.
-    for (const auto &[node_pairs, partitioner, aligned] :
-         {std::make_tuple(false, NodePartitioner::greedy_union, true),
-          std::make_tuple(false, NodePartitioner::greedy_growth, true),
-          std::make_tuple(false, NodePartitioner::greedy_growth, false),
-          std::make_tuple(true, NodePartitioner::greedy_union, true),
-          std::make_tuple(true, NodePartitioner::greedy_growth, true),
-          std::make_tuple(true, NodePartitioner::greedy_growth, false)})
+    for (const auto &[node_pairs, partitioner, aligned, symmetric] :
+         {std::make_tuple(false, NodePartitioner::greedy_union, true, false),
+          std::make_tuple(false, NodePartitioner::greedy_growth, true, false),
+          std::make_tuple(false, NodePartitioner::greedy_growth, false, false),
+          std::make_tuple(true, NodePartitioner::greedy_union, true, false),
+          std::make_tuple(true, NodePartitioner::greedy_growth, true, false),
+          std::make_tuple(true, NodePartitioner::greedy_growth, false, false),
+          std::make_tuple(true, NodePartitioner::greedy_growth, true, true)})
       {
         SharedNZPlan::Parameters parameters;
         parameters.node_pairs    = node_pairs;
         parameters.partitioner   = partitioner;
         parameters.aligned_lists = aligned;
+        parameters.symmetric     = symmetric;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
         plan.reinit(arrays,
@@ -918,7 +941,7 @@ namespace
                         ", grown parts" :
                         "")
                   << (aligned ? "" : ", LPT lanes")
-                  << " plan: " << seconds_since(start) << " s, ";
+                  << (symmetric ? ", symmetric" : "") << " plan: " << seconds_since(start) << " s, ";
         print_parts(plan, sizeof(double));
         print_stream(plan);
         std::cout << ", " << plan.sources.size() << " reduction entries, "

@@ -726,6 +726,15 @@ struct ZeroDiagonalKernel
 
 
 
+// A kernel as its base, but not declaring a symmetric A^e.
+template <class Base>
+struct NotDeclaredSymmetric : Base
+{
+  static constexpr bool is_symmetric = false;
+};
+
+
+
 template <int dim>
 void
 test_shared_nz_plan(Testing::Checks      &checks,
@@ -733,7 +742,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
                     const bool            vector_valued,
                     const NodePartitioner partitioner,
                     const bool            one_point  = false,
-                    const bool            node_pairs = false)
+                    const bool            node_pairs = false,
+                    const bool            symmetric  = false)
 {
   Testing::TestProblem<dim> problem;
   Testing::setup_problem(problem,
@@ -758,7 +768,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
      partitioner == NodePartitioner::greedy_growth ? " (grown parts" :
                                                      " (greedy union parts") +
     (one_point ? ", one quadrature point, nodes reordered" : "") +
-    (node_pairs ? ", node pairs)" : ")");
+    (node_pairs ? (symmetric ? ", symmetric node pairs)" : ", node pairs)") :
+                  ")");
   // A small limit so that the mesh needs many parts.
   // Small enough that the mesh needs many parts, large enough for the 32
   // tetrahedra around a node of these meshes.
@@ -771,6 +782,7 @@ test_shared_nz_plan(Testing::Checks      &checks,
   parameters.partitioner       = partitioner;
   parameters.threads_per_block = 64;
   parameters.node_pairs        = node_pairs;
+  parameters.symmetric         = symmetric;
   SharedNZPlan plan;
   plan.reinit(arrays, parameters, dim, sizeof(double), limit);
 
@@ -839,6 +851,7 @@ test_shared_nz_plan(Testing::Checks      &checks,
     {
       SharedNZPlan::Parameters slot_parameters = parameters;
       slot_parameters.node_pairs               = false;
+      slot_parameters.symmetric                = false;
       SharedNZPlan slot_plan;
       slot_plan.reinit(arrays, slot_parameters, dim, sizeof(double), limit);
       const unsigned int n_en       = plan.n_nodes_per_element;
@@ -965,11 +978,15 @@ test_shared_nz_plan(Testing::Checks      &checks,
                 }
               const unsigned int l        = entry - SharedNZLayout::end_flag;
               const bool         diagonal = int(l) < plan.n_diagonal_lists[k];
+              // Symmetric: an edge's list also stores the transposed
+              // pair's n_c^2 nonzeros.
+              const bool         mirrored = symmetric && !diagonal;
               const std::size_t  first =
                 plan.target_offsets[k] +
                 (diagonal ? l * (n_c * n_c + n_c) :
                             plan.n_diagonal_lists[k] * (n_c * n_c + n_c) +
-                              (l - plan.n_diagonal_lists[k]) * n_c * n_c);
+                              (l - plan.n_diagonal_lists[k]) * n_c * n_c *
+                                (symmetric ? 2 : 1));
               index_type row_node = -1, column_node = -1;
               lists_right &= !pending.empty();
               for (const std::uint16_t source : pending)
@@ -1021,6 +1038,20 @@ test_shared_nz_plan(Testing::Checks      &checks,
                   row_node    = n;
                   column_node = m;
                   ++triple_seen[(e * n_en + a0) * n_en + c0];
+                  // The transposed pair rides along, the list being that
+                  // of the smaller node.
+                  if (mirrored)
+                    {
+                      lists_right &= n < m;
+                      ++triple_seen[(e * n_en + c0) * n_en + a0];
+                      for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                        for (unsigned int c2 = 0; c2 < n_c; ++c2)
+                          lists_right &=
+                            plan.targets[first + n_c * n_c + c1 * n_c + c2] ==
+                            arrays.nonzero_map[(e * n_ed + c0 * n_c + c2) *
+                                                 n_ed +
+                                               a0 * n_c + c1];
+                    }
                   // The list's nonzeros are those of this element's block.
                   for (unsigned int c1 = 0; c1 < n_c; ++c1)
                     for (unsigned int c2 = 0; c2 < n_c; ++c2)
@@ -1033,7 +1064,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
                       lists_right &= plan.targets[first + n_c * n_c + c1] ==
                                      arrays.location[e * n_ed + a0 * n_c + c1];
                 }
-              for (unsigned int i = 0; i < n_c * n_c; ++i)
+              for (unsigned int i = 0; i < n_c * n_c * (mirrored ? 2 : 1);
+                   ++i)
                 if (plan.targets[first + i] >= 0)
                   ++target_seen[plan.targets[first + i]];
               if (diagonal)
@@ -1151,6 +1183,66 @@ test_shared_nz_plan(Testing::Checks      &checks,
       },
       "the kernel has no node-pair form",
       name + ": a kernel without a node-pair form is refused");
+
+  // Symmetric: the plan without it sums as many diagonal pairs and twice
+  // the others (each edge's list once instead of once per node); a kernel
+  // that does not declare a symmetric A^e is refused, and so is a plan
+  // without node pairs.
+  if (symmetric)
+    {
+      SharedNZPlan::Parameters full_parameters = parameters;
+      full_parameters.symmetric                = false;
+      SharedNZPlan full;
+      full.reinit(arrays, full_parameters, dim, sizeof(double), limit);
+      const auto count = [](const SharedNZPlan &p, const bool diagonal) {
+        return std::count_if(p.sources.begin(),
+                             p.sources.end(),
+                             [&](const std::uint16_t e) {
+                               return e != 0 && e < SharedNZLayout::end_flag &&
+                                      bool((e - 1) & 1) == diagonal;
+                             });
+      };
+      checks.check(count(plan, true) == count(full, true) &&
+                     2 * count(plan, false) == count(full, false) &&
+                     count(plan, false) > 0,
+                   name + ": " + std::to_string(count(plan, false)) +
+                     " off-diagonal node pairs against " +
+                     std::to_string(count(full, false)) +
+                     " without symmetric lists, " +
+                     std::to_string(count(plan, true)) + " diagonal ones");
+      checks.check_throws<ExceptionBase>(
+        [&] {
+          if (vector_valued)
+            shared_nz_on_host<dim>(
+              plan,
+              arrays,
+              NotDeclaredSymmetric<LinearElasticityKernel<dim, double>>(),
+              AssemblyOptions(),
+              nodal,
+              values,
+              rhs);
+          else
+            shared_nz_on_host<dim>(
+              plan,
+              arrays,
+              NotDeclaredSymmetric<LaplaceKernel<dim, double>>(),
+              AssemblyOptions(),
+              nodal,
+              values,
+              rhs);
+        },
+        "does not declare is_symmetric",
+        name + ": a kernel not declared symmetric is refused");
+      checks.check_throws<ExcUnsupportedInput>(
+        [&] {
+          SharedNZPlan::Parameters slots = parameters;
+          slots.node_pairs               = false;
+          SharedNZPlan refused;
+          refused.reinit(arrays, slots, dim, sizeof(double), limit);
+        },
+        "which only node pairs compute",
+        name + ": symmetric lists without node pairs are refused");
+    }
 
   checks.check_throws<ExcUnsupportedInput>(
     [&] {
@@ -1365,6 +1457,29 @@ main()
                          false,
                          true);
   test_shared_nz_plan<3>(checks, true, true, NodePartitioner::greedy_growth);
+  // Symmetric lists: 3D and 2D elasticity on simplices, Laplace on
+  // hexahedra (whose condensation also meets zero diagonal entries).
+  test_shared_nz_plan<3>(checks,
+                         true,
+                         true,
+                         NodePartitioner::greedy_growth,
+                         true,
+                         true,
+                         true);
+  test_shared_nz_plan<2>(checks,
+                         true,
+                         true,
+                         NodePartitioner::greedy_union,
+                         false,
+                         true,
+                         true);
+  test_shared_nz_plan<3>(checks,
+                         false,
+                         false,
+                         NodePartitioner::greedy_union,
+                         false,
+                         true,
+                         true);
   test_shared_nz_plan<2>(checks, false, false, NodePartitioner::greedy_union);
   test_shared_nz_plan<3>(checks, false, false, NodePartitioner::metis);
   test_plans_independent_of_threads(checks);

@@ -747,6 +747,12 @@ namespace GPUAssembly
                   "constrained in 64 bits, and this element has " +
                   std::to_string(n_dofs_per_element) +
                   " DoFs; use SharedNZ without node pairs or GlobalNZ."));
+    AssertThrow(!parameters.symmetric || parameters.node_pairs,
+                ExcUnsupportedInput(
+                  "SharedNZ: symmetric lists (SharedNZPlan::Parameters::"
+                  "symmetric) store each node pair's sum and its transpose, "
+                  "which only node pairs compute; set node_pairs too, or "
+                  "leave symmetric false."));
     const unsigned int n_en = n_nodes_per_element;
     const unsigned int n_ed = n_dofs_per_element;
     const unsigned int n_c  = n_components;
@@ -1008,6 +1014,9 @@ namespace GPUAssembly
                     for (unsigned int c = 0; c < n_en; ++c)
                       {
                         const index_type m = node_of(j, c);
+                        // Symmetric: the edge's list is n's for n < m.
+                        if (parameters.symmetric && m < n)
+                          continue;
                         // Sources in the block's node order, targets
                         // through the element's own.
                         contributions.push_back(
@@ -1051,6 +1060,18 @@ namespace GPUAssembly
                       for (unsigned int c1 = 0; c1 < n_c; ++c1)
                         list_targets[0].push_back(
                           arrays.location[e * n_ed + first.a * n_c + c1]);
+                    else if (parameters.symmetric)
+                      {
+                        // Where entry (c1, c2) of the sum goes in (m, n):
+                        // at (c2, c1).
+                        const std::size_t transposed =
+                          (e * n_ed + first.b * n_c) * n_ed + first.a * n_c;
+                        for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                          for (unsigned int c2 = 0; c2 < n_c; ++c2)
+                            list_targets[1].push_back(
+                              arrays
+                                .nonzero_map[transposed + c2 * n_ed + c1]);
+                      }
                   }
               }
 

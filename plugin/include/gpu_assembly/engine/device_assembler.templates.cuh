@@ -304,6 +304,8 @@ namespace GPUAssembly
       const int *__restrict__ target_offsets;
       const int *__restrict__ targets;
       unsigned int n_supplemental;
+      /// SharedNZPlan::Parameters::symmetric.
+      bool symmetric;
     };
 
 
@@ -407,6 +409,7 @@ namespace GPUAssembly
                                                                 n_en,
                                                                 n_ed,
                                                                 n_diagonal,
+                                                                plan.symmetric,
                                                                 load,
                                                                 load_target,
                                                                 store,
@@ -859,10 +862,13 @@ namespace GPUAssembly
           reinterpret_cast<const std::uint16_t *>(shared_sources.data()),
           shared_target_offsets.data(),
           shared_targets.data(),
-          plan.n_supplemental};
+          plan.n_supplemental,
+          plan.parameters.symmetric};
         constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
         if (plan.parameters.node_pairs && !has_node_pairs)
           internal::throw_error(SharedNZLayout::node_pairs_refused);
+        if (plan.parameters.symmetric && !is_symmetric_kernel<Kernel>::value)
+          internal::throw_error(SharedNZLayout::symmetric_refused);
         internal::with_element_specialization<dim, Kernel>(
           data,
           additional_data.specialize_simplices,

@@ -47,6 +47,9 @@ namespace GPUAssembly
     constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
     AssertThrow(!plan.parameters.node_pairs || has_node_pairs,
                 dealii::ExcMessage(SharedNZLayout::node_pairs_refused));
+    AssertThrow(!plan.parameters.symmetric ||
+                  is_symmetric_kernel<Kernel>::value,
+                dealii::ExcMessage(SharedNZLayout::symmetric_refused));
     values.assign(plan.n_nonzeros, Number(0));
     rhs.assign(plan.n_dofs, Number(0));
 
@@ -86,6 +89,7 @@ namespace GPUAssembly
                     n_en,
                     n_ed,
                     plan.n_diagonal_lists[k],
+                    plan.parameters.symmetric,
                     load,
                     [&](const unsigned int i) {
                       return targets[i];

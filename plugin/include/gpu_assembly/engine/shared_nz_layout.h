@@ -233,6 +233,14 @@ namespace GPUAssembly
       "node-pair form (kernel_has_node_pair_form) or reads nodal data. "
       "Rebuild the plan without node pairs for this kernel.";
 
+    /// What they say when a plan with symmetric lists meets a kernel that
+    /// does not declare a symmetric A^e.
+    constexpr const char *symmetric_refused =
+      "SharedNZ: the plan stores each node pair's sum and its transpose "
+      "(SharedNZPlan::Parameters::symmetric), but the kernel does not "
+      "declare is_symmetric = true. Rebuild the plan without symmetric "
+      "for this kernel.";
+
     /// walk_lane() without node pairs.
     struct NoNodePairs
     {};
@@ -545,7 +553,9 @@ namespace GPUAssembly
      * vector entries) to registers; at the end of list l, stores the sums to
      * the list's targets: n_c^2 nonzeros row by row (negative: no nonzero),
      * then, for the diagonal lists numbered first, the n_c right-hand-side
-     * rows. The lane's @p n_chunks chunks lie @p stride entries apart from
+     * rows, and for the others, where @p symmetric, n_c^2 more nonzeros
+     * that take the same sums (those of the transposed node pair,
+     * SharedNZPlan::Parameters::symmetric). The lane's @p n_chunks chunks lie @p stride entries apart from
      * @p lane on; each is loaded while the one before it is walked, so that
      * its load overlaps the work instead of stalling the thread. Sums are
      * taken in list order. @p first_chunk, if given, is the lane's first
@@ -572,6 +582,7 @@ namespace GPUAssembly
               const unsigned int   n_nodes,
               const unsigned int   n_dofs,
               const unsigned int   n_diagonal_lists,
+              const bool           symmetric,
               const Load          &load,
               const LoadIndex     &load_target,
               const Store         &store,
@@ -627,16 +638,25 @@ namespace GPUAssembly
                 add_pair.close(sum, blocks);
               const unsigned int list     = e - end_flag;
               const bool         diagonal = list < n_diagonal_lists;
+              const bool         mirrored = symmetric && !diagonal;
               const unsigned int first =
                 diagonal ? list * (nc * nc + nc) :
                            n_diagonal_lists * (nc * nc + nc) +
-                             (list - n_diagonal_lists) * nc * nc;
+                             (list - n_diagonal_lists) * nc * nc *
+                               (symmetric ? 2 : 1);
               for (unsigned int c1 = 0; c1 < nc; ++c1)
                 for (unsigned int c2 = 0; c2 < nc; ++c2)
                   {
                     const index_type target = load_target(first + c1 * nc + c2);
                     if (target >= 0)
                       store(target, sum[c1][c2]);
+                    if (mirrored)
+                      {
+                        const index_type mirror =
+                          load_target(first + nc * nc + c1 * nc + c2);
+                        if (mirror >= 0)
+                          store(mirror, sum[c1][c2]);
+                      }
                     sum[c1][c2] = 0;
                   }
               if (diagonal)
