@@ -348,7 +348,7 @@ namespace
         const SharedNZPlan &plan = assembler.get_shared_nz_plan();
         const double        n_en = arrays.layout.n_nodes;
         const double        streams =
-          (plan.n_blocks * (plan.parameters.node_pairs ? 5. : 4.) +
+          (plan.n_blocks * (plan.parameters.node_pairs ? 6. : 4.) +
            plan.slice_offsets.size()) *
             sizeof(int) +
           plan.sources.size() * sizeof(std::uint16_t) +
@@ -941,7 +941,8 @@ namespace
                         ", grown parts" :
                         "")
                   << (aligned ? "" : ", LPT lanes")
-                  << (symmetric ? ", symmetric" : "") << " plan: " << seconds_since(start) << " s, ";
+                  << (symmetric ? ", symmetric" : "")
+                  << " plan: " << seconds_since(start) << " s, ";
         print_parts(plan, sizeof(double));
         print_stream(plan);
         std::cout << ", " << plan.sources.size() << " reduction entries, "

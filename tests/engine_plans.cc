@@ -941,8 +941,9 @@ test_shared_nz_plan(Testing::Checks      &checks,
       block_of_node[plan.owned_nodes[i]] = k;
   std::vector<int> triple_seen(std::size_t(arrays.n_elements) * n_en * n_en, 0);
   std::vector<int> target_seen(plan.n_nonzeros, 0), rhs_seen(plan.n_dofs, 0);
-  bool             lists_right = true;
-  const unsigned int T         = parameters.threads_per_block;
+  std::size_t      n_mirrored_sources = 0;
+  bool             lists_right        = true;
+  const unsigned int T                = parameters.threads_per_block;
   for (unsigned int k = 0; k < plan.n_blocks; ++k)
     {
       const std::size_t  base    = plan.element_offsets[k];
@@ -978,15 +979,20 @@ test_shared_nz_plan(Testing::Checks      &checks,
                 }
               const unsigned int l        = entry - SharedNZLayout::end_flag;
               const bool         diagonal = int(l) < plan.n_diagonal_lists[k];
-              // Symmetric: an edge's list also stores the transposed
-              // pair's n_c^2 nonzeros.
-              const bool         mirrored = symmetric && !diagonal;
-              const std::size_t  first =
+              // Symmetric: the list of an edge within the part also stores
+              // the transposed pair's n_c^2 nonzeros.
+              const unsigned int n_diagonal = plan.n_diagonal_lists[k];
+              const unsigned int n_mirrored = plan.n_mirrored_lists[k];
+              const bool mirrored = !diagonal && l < n_diagonal + n_mirrored;
+              const std::size_t first =
                 plan.target_offsets[k] +
                 (diagonal ? l * (n_c * n_c + n_c) :
-                            plan.n_diagonal_lists[k] * (n_c * n_c + n_c) +
-                              (l - plan.n_diagonal_lists[k]) * n_c * n_c *
-                                (symmetric ? 2 : 1));
+                 mirrored ? n_diagonal * (n_c * n_c + n_c) +
+                              (l - n_diagonal) * 2 * n_c * n_c :
+                            n_diagonal * (n_c * n_c + n_c) +
+                              n_mirrored * 2 * n_c * n_c +
+                              (l - n_diagonal - n_mirrored) * n_c * n_c);
+              lists_right &= symmetric || n_mirrored == 0;
               index_type row_node = -1, column_node = -1;
               lists_right &= !pending.empty();
               for (const std::uint16_t source : pending)
@@ -1039,18 +1045,22 @@ test_shared_nz_plan(Testing::Checks      &checks,
                   column_node = m;
                   ++triple_seen[(e * n_en + a0) * n_en + c0];
                   // The transposed pair rides along, the list being that
-                  // of the smaller node.
+                  // of the smaller node; every edge within the part is
+                  // mirrored, none between parts.
+                  if (symmetric && !diagonal)
+                    lists_right &= mirrored == (block_of_node[m] == k);
                   if (mirrored)
                     {
                       lists_right &= n < m;
+                      ++n_mirrored_sources;
                       ++triple_seen[(e * n_en + c0) * n_en + a0];
                       for (unsigned int c1 = 0; c1 < n_c; ++c1)
                         for (unsigned int c2 = 0; c2 < n_c; ++c2)
                           lists_right &=
                             plan.targets[first + n_c * n_c + c1 * n_c + c2] ==
-                            arrays.nonzero_map[(e * n_ed + c0 * n_c + c2) *
-                                                 n_ed +
-                                               a0 * n_c + c1];
+                            arrays
+                              .nonzero_map[(e * n_ed + c0 * n_c + c2) * n_ed +
+                                           a0 * n_c + c1];
                     }
                   // The list's nonzeros are those of this element's block.
                   for (unsigned int c1 = 0; c1 < n_c; ++c1)
@@ -1064,8 +1074,7 @@ test_shared_nz_plan(Testing::Checks      &checks,
                       lists_right &= plan.targets[first + n_c * n_c + c1] ==
                                      arrays.location[e * n_ed + a0 * n_c + c1];
                 }
-              for (unsigned int i = 0; i < n_c * n_c * (mirrored ? 2 : 1);
-                   ++i)
+              for (unsigned int i = 0; i < n_c * n_c * (mirrored ? 2 : 1); ++i)
                 if (plan.targets[first + i] >= 0)
                   ++target_seen[plan.targets[first + i]];
               if (diagonal)
@@ -1184,8 +1193,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
       "the kernel has no node-pair form",
       name + ": a kernel without a node-pair form is refused");
 
-  // Symmetric: the plan without it sums as many diagonal pairs and twice
-  // the others (each edge's list once instead of once per node); a kernel
+  // Symmetric: the plan without it sums as many diagonal pairs, and an
+  // edge within a part twice (a list at each node); a kernel
   // that does not declare a symmetric A^e is refused, and so is a plan
   // without node pairs.
   if (symmetric)
@@ -1203,12 +1212,15 @@ test_shared_nz_plan(Testing::Checks      &checks,
                              });
       };
       checks.check(count(plan, true) == count(full, true) &&
-                     2 * count(plan, false) == count(full, false) &&
-                     count(plan, false) > 0,
+                     std::size_t(count(full, false) - count(plan, false)) ==
+                       n_mirrored_sources &&
+                     n_mirrored_sources > 0,
                    name + ": " + std::to_string(count(plan, false)) +
                      " off-diagonal node pairs against " +
                      std::to_string(count(full, false)) +
-                     " without symmetric lists, " +
+                     " without symmetric lists (" +
+                     std::to_string(n_mirrored_sources) +
+                     " of them in mirrored lists), " +
                      std::to_string(count(plan, true)) + " diagonal ones");
       checks.check_throws<ExceptionBase>(
         [&] {
@@ -1380,6 +1392,7 @@ test_plans_independent_of_threads(Testing::Checks &checks)
         c.block_has_constraints == d.block_has_constraints &&
         c.slice_offsets == d.slice_offsets && c.sources == d.sources &&
         c.n_diagonal_lists == d.n_diagonal_lists &&
+        c.n_mirrored_lists == d.n_mirrored_lists &&
         c.target_offsets == d.target_offsets && c.targets == d.targets;
     }
   checks.check(same && shared[0].n_blocks > 1,

@@ -303,9 +303,9 @@ namespace GPUAssembly
       const std::uint16_t *__restrict__ sources;
       const int *__restrict__ target_offsets;
       const int *__restrict__ targets;
+      /// Node-pair plans only.
+      const int *__restrict__ n_mirrored_lists;
       unsigned int n_supplemental;
-      /// SharedNZPlan::Parameters::symmetric.
-      bool symmetric;
     };
 
 
@@ -360,6 +360,8 @@ namespace GPUAssembly
         node_pairs ? 0 : load_early(plan.halo_offsets + k + 1);
       const int n_diagonal = load_early(plan.n_diagonal_lists + k);
       const int n_free = node_pairs ? load_early(plan.n_free_elements + k) : 0;
+      const int n_mirrored =
+        node_pairs ? load_early(plan.n_mirrored_lists + k) : 0;
       const int first_supplemental =
         node_pairs ? load_early(plan.supplemental_offsets + k) : 0;
       const std::size_t  base = first_item;
@@ -409,7 +411,7 @@ namespace GPUAssembly
                                                                 n_en,
                                                                 n_ed,
                                                                 n_diagonal,
-                                                                plan.symmetric,
+                                                                n_mirrored,
                                                                 load,
                                                                 load_target,
                                                                 store,
@@ -862,8 +864,8 @@ namespace GPUAssembly
           reinterpret_cast<const std::uint16_t *>(shared_sources.data()),
           shared_target_offsets.data(),
           shared_targets.data(),
-          plan.n_supplemental,
-          plan.parameters.symmetric};
+          shared_n_mirrored_lists.data(),
+          plan.n_supplemental};
         constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
         if (plan.parameters.node_pairs && !has_node_pairs)
           internal::throw_error(SharedNZLayout::node_pairs_refused);

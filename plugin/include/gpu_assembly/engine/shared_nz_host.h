@@ -89,7 +89,7 @@ namespace GPUAssembly
                     n_en,
                     n_ed,
                     plan.n_diagonal_lists[k],
-                    plan.parameters.symmetric,
+                    plan.n_mirrored_lists[k],
                     load,
                     [&](const unsigned int i) {
                       return targets[i];
