@@ -11,8 +11,6 @@
 //                 --method NAME (repeatable: GlobalNZ, "GlobalNZ symmetric",
 //                 "GlobalNZ (Morton)", SharedNZ, "SharedNZ node pairs"
 //                 (element data computed in the reduction from S(e)),
-//                 "SharedNZ node pairs symmetric" (each edge's list stores
-//                 its sum and the transpose),
 //                 LocalElem-atomic, LocalElem-colored; tuning variants:
 //                 "GlobalNZ R=256" ... "R=4096" (reduction blocks in target
 //                 order), "GlobalNZ rows" (the same with 512 targets per block,
@@ -27,7 +25,6 @@
 //                 blocks/SM", "SharedNZ node pairs 4 blocks/SM T=192",
 //                 "SharedNZ node pairs 1 block/SM", "SharedNZ node pairs
 //                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
-//                 "SharedNZ node pairs symmetric 4 blocks/SM T=128",
 //                 "SharedNZ node pairs 3 blocks/SM T=160", "SharedNZ node
 //                 pairs, union parts" (the greedy union instead of parts
 //                 grown node by node), "SharedNZ, grown parts", "SharedNZ
@@ -348,7 +345,7 @@ namespace
         const SharedNZPlan &plan = assembler.get_shared_nz_plan();
         const double        n_en = arrays.layout.n_nodes;
         const double        streams =
-          (plan.n_blocks * (plan.parameters.node_pairs ? 6. : 4.) +
+          (plan.n_blocks * (plan.parameters.node_pairs ? 5. : 4.) +
            plan.slice_offsets.size()) *
             sizeof(int) +
           plan.sources.size() * sizeof(std::uint16_t) +
@@ -420,9 +417,6 @@ namespace
     /// SharedNZ packs its lists by LPT onto lanes instead of in rows that
     /// a warp walks in lockstep (SharedNZPlan::Parameters::aligned_lists).
     bool shared_lpt_lanes = false;
-    /// SharedNZ node pairs: each edge's list stores its sum and the
-    /// transpose (SharedNZPlan::Parameters::symmetric).
-    bool shared_symmetric = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -470,12 +464,6 @@ namespace
             AssemblyMethod::shared_nz,
             [](Variant &v) {
               v.shared_node_pairs = true;
-            }),
-    variant("SharedNZ node pairs symmetric",
-            AssemblyMethod::shared_nz,
-            [](Variant &v) {
-              v.shared_node_pairs = true;
-              v.shared_symmetric  = true;
             }),
     variant("LocalElem-atomic", AssemblyMethod::local_elem_atomic),
     variant("LocalElem-colored", AssemblyMethod::local_elem_colored),
@@ -691,14 +679,6 @@ namespace
              v.shared_node_pairs                = true;
              v.shared_blocks_per_multiprocessor = 3;
            }),
-    tuning("SharedNZ node pairs symmetric 4 blocks/SM T=128",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_symmetric                 = true;
-             v.shared_threads                   = 128;
-             v.shared_blocks_per_multiprocessor = 4;
-           }),
     tuning("SharedNZ node pairs 4 blocks/SM T=192",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
@@ -795,7 +775,6 @@ namespace
         data.shared_nz.node_pairs    = variant.shared_node_pairs;
         data.shared_nz.partitioner   = variant.shared_partitioner;
         data.shared_nz.aligned_lists = !variant.shared_lpt_lanes;
-        data.shared_nz.symmetric     = variant.shared_symmetric;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;
@@ -915,20 +894,18 @@ namespace
       }
     // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
     // driver reserves: DeviceAssembler's default.
-    for (const auto &[node_pairs, partitioner, aligned, symmetric] :
-         {std::make_tuple(false, NodePartitioner::greedy_union, true, false),
-          std::make_tuple(false, NodePartitioner::greedy_growth, true, false),
-          std::make_tuple(false, NodePartitioner::greedy_growth, false, false),
-          std::make_tuple(true, NodePartitioner::greedy_union, true, false),
-          std::make_tuple(true, NodePartitioner::greedy_growth, true, false),
-          std::make_tuple(true, NodePartitioner::greedy_growth, false, false),
-          std::make_tuple(true, NodePartitioner::greedy_growth, true, true)})
+    for (const auto &[node_pairs, partitioner, aligned] :
+         {std::make_tuple(false, NodePartitioner::greedy_union, true),
+          std::make_tuple(false, NodePartitioner::greedy_growth, true),
+          std::make_tuple(false, NodePartitioner::greedy_growth, false),
+          std::make_tuple(true, NodePartitioner::greedy_union, true),
+          std::make_tuple(true, NodePartitioner::greedy_growth, true),
+          std::make_tuple(true, NodePartitioner::greedy_growth, false)})
       {
         SharedNZPlan::Parameters parameters;
         parameters.node_pairs    = node_pairs;
         parameters.partitioner   = partitioner;
         parameters.aligned_lists = aligned;
-        parameters.symmetric     = symmetric;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
         plan.reinit(arrays,
@@ -941,7 +918,6 @@ namespace
                         ", grown parts" :
                         "")
                   << (aligned ? "" : ", LPT lanes")
-                  << (symmetric ? ", symmetric" : "")
                   << " plan: " << seconds_since(start) << " s, ";
         print_parts(plan, sizeof(double));
         print_stream(plan);

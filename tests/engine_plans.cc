@@ -726,15 +726,6 @@ struct ZeroDiagonalKernel
 
 
 
-// A kernel as its base, but not declaring a symmetric A^e.
-template <class Base>
-struct NotDeclaredSymmetric : Base
-{
-  static constexpr bool is_symmetric = false;
-};
-
-
-
 template <int dim>
 void
 test_shared_nz_plan(Testing::Checks      &checks,
@@ -742,8 +733,7 @@ test_shared_nz_plan(Testing::Checks      &checks,
                     const bool            vector_valued,
                     const NodePartitioner partitioner,
                     const bool            one_point  = false,
-                    const bool            node_pairs = false,
-                    const bool            symmetric  = false)
+                    const bool            node_pairs = false)
 {
   Testing::TestProblem<dim> problem;
   Testing::setup_problem(problem,
@@ -768,8 +758,7 @@ test_shared_nz_plan(Testing::Checks      &checks,
      partitioner == NodePartitioner::greedy_growth ? " (grown parts" :
                                                      " (greedy union parts") +
     (one_point ? ", one quadrature point, nodes reordered" : "") +
-    (node_pairs ? (symmetric ? ", symmetric node pairs)" : ", node pairs)") :
-                  ")");
+    (node_pairs ? ", node pairs)" : ")");
   // A small limit so that the mesh needs many parts.
   // Small enough that the mesh needs many parts, large enough for the 32
   // tetrahedra around a node of these meshes.
@@ -782,7 +771,6 @@ test_shared_nz_plan(Testing::Checks      &checks,
   parameters.partitioner       = partitioner;
   parameters.threads_per_block = 64;
   parameters.node_pairs        = node_pairs;
-  parameters.symmetric         = symmetric;
   SharedNZPlan plan;
   plan.reinit(arrays, parameters, dim, sizeof(double), limit);
 
@@ -851,7 +839,6 @@ test_shared_nz_plan(Testing::Checks      &checks,
     {
       SharedNZPlan::Parameters slot_parameters = parameters;
       slot_parameters.node_pairs               = false;
-      slot_parameters.symmetric                = false;
       SharedNZPlan slot_plan;
       slot_plan.reinit(arrays, slot_parameters, dim, sizeof(double), limit);
       const unsigned int n_en       = plan.n_nodes_per_element;
@@ -941,9 +928,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
       block_of_node[plan.owned_nodes[i]] = k;
   std::vector<int> triple_seen(std::size_t(arrays.n_elements) * n_en * n_en, 0);
   std::vector<int> target_seen(plan.n_nonzeros, 0), rhs_seen(plan.n_dofs, 0);
-  std::size_t      n_mirrored_sources = 0;
-  bool             lists_right        = true;
-  const unsigned int T                = parameters.threads_per_block;
+  bool             lists_right = true;
+  const unsigned int T         = parameters.threads_per_block;
   for (unsigned int k = 0; k < plan.n_blocks; ++k)
     {
       const std::size_t  base    = plan.element_offsets[k];
@@ -979,20 +965,11 @@ test_shared_nz_plan(Testing::Checks      &checks,
                 }
               const unsigned int l        = entry - SharedNZLayout::end_flag;
               const bool         diagonal = int(l) < plan.n_diagonal_lists[k];
-              // Symmetric: the list of an edge within the part also stores
-              // the transposed pair's n_c^2 nonzeros.
-              const unsigned int n_diagonal = plan.n_diagonal_lists[k];
-              const unsigned int n_mirrored = plan.n_mirrored_lists[k];
-              const bool mirrored = !diagonal && l < n_diagonal + n_mirrored;
-              const std::size_t first =
+              const std::size_t  first =
                 plan.target_offsets[k] +
                 (diagonal ? l * (n_c * n_c + n_c) :
-                 mirrored ? n_diagonal * (n_c * n_c + n_c) +
-                              (l - n_diagonal) * 2 * n_c * n_c :
-                            n_diagonal * (n_c * n_c + n_c) +
-                              n_mirrored * 2 * n_c * n_c +
-                              (l - n_diagonal - n_mirrored) * n_c * n_c);
-              lists_right &= symmetric || n_mirrored == 0;
+                            plan.n_diagonal_lists[k] * (n_c * n_c + n_c) +
+                              (l - plan.n_diagonal_lists[k]) * n_c * n_c);
               index_type row_node = -1, column_node = -1;
               lists_right &= !pending.empty();
               for (const std::uint16_t source : pending)
@@ -1044,24 +1021,6 @@ test_shared_nz_plan(Testing::Checks      &checks,
                   row_node    = n;
                   column_node = m;
                   ++triple_seen[(e * n_en + a0) * n_en + c0];
-                  // The transposed pair rides along, the list being that
-                  // of the smaller node; every edge within the part is
-                  // mirrored, none between parts.
-                  if (symmetric && !diagonal)
-                    lists_right &= mirrored == (block_of_node[m] == k);
-                  if (mirrored)
-                    {
-                      lists_right &= n < m;
-                      ++n_mirrored_sources;
-                      ++triple_seen[(e * n_en + c0) * n_en + a0];
-                      for (unsigned int c1 = 0; c1 < n_c; ++c1)
-                        for (unsigned int c2 = 0; c2 < n_c; ++c2)
-                          lists_right &=
-                            plan.targets[first + n_c * n_c + c1 * n_c + c2] ==
-                            arrays
-                              .nonzero_map[(e * n_ed + c0 * n_c + c2) * n_ed +
-                                           a0 * n_c + c1];
-                    }
                   // The list's nonzeros are those of this element's block.
                   for (unsigned int c1 = 0; c1 < n_c; ++c1)
                     for (unsigned int c2 = 0; c2 < n_c; ++c2)
@@ -1074,7 +1033,7 @@ test_shared_nz_plan(Testing::Checks      &checks,
                       lists_right &= plan.targets[first + n_c * n_c + c1] ==
                                      arrays.location[e * n_ed + a0 * n_c + c1];
                 }
-              for (unsigned int i = 0; i < n_c * n_c * (mirrored ? 2 : 1); ++i)
+              for (unsigned int i = 0; i < n_c * n_c; ++i)
                 if (plan.targets[first + i] >= 0)
                   ++target_seen[plan.targets[first + i]];
               if (diagonal)
@@ -1192,69 +1151,6 @@ test_shared_nz_plan(Testing::Checks      &checks,
       },
       "the kernel has no node-pair form",
       name + ": a kernel without a node-pair form is refused");
-
-  // Symmetric: the plan without it sums as many diagonal pairs, and an
-  // edge within a part twice (a list at each node); a kernel
-  // that does not declare a symmetric A^e is refused, and so is a plan
-  // without node pairs.
-  if (symmetric)
-    {
-      SharedNZPlan::Parameters full_parameters = parameters;
-      full_parameters.symmetric                = false;
-      SharedNZPlan full;
-      full.reinit(arrays, full_parameters, dim, sizeof(double), limit);
-      const auto count = [](const SharedNZPlan &p, const bool diagonal) {
-        return std::count_if(p.sources.begin(),
-                             p.sources.end(),
-                             [&](const std::uint16_t e) {
-                               return e != 0 && e < SharedNZLayout::end_flag &&
-                                      bool((e - 1) & 1) == diagonal;
-                             });
-      };
-      checks.check(count(plan, true) == count(full, true) &&
-                     std::size_t(count(full, false) - count(plan, false)) ==
-                       n_mirrored_sources &&
-                     n_mirrored_sources > 0,
-                   name + ": " + std::to_string(count(plan, false)) +
-                     " off-diagonal node pairs against " +
-                     std::to_string(count(full, false)) +
-                     " without symmetric lists (" +
-                     std::to_string(n_mirrored_sources) +
-                     " of them in mirrored lists), " +
-                     std::to_string(count(plan, true)) + " diagonal ones");
-      checks.check_throws<ExceptionBase>(
-        [&] {
-          if (vector_valued)
-            shared_nz_on_host<dim>(
-              plan,
-              arrays,
-              NotDeclaredSymmetric<LinearElasticityKernel<dim, double>>(),
-              AssemblyOptions(),
-              nodal,
-              values,
-              rhs);
-          else
-            shared_nz_on_host<dim>(
-              plan,
-              arrays,
-              NotDeclaredSymmetric<LaplaceKernel<dim, double>>(),
-              AssemblyOptions(),
-              nodal,
-              values,
-              rhs);
-        },
-        "does not declare is_symmetric",
-        name + ": a kernel not declared symmetric is refused");
-      checks.check_throws<ExcUnsupportedInput>(
-        [&] {
-          SharedNZPlan::Parameters slots = parameters;
-          slots.node_pairs               = false;
-          SharedNZPlan refused;
-          refused.reinit(arrays, slots, dim, sizeof(double), limit);
-        },
-        "which only node pairs compute",
-        name + ": symmetric lists without node pairs are refused");
-    }
 
   checks.check_throws<ExcUnsupportedInput>(
     [&] {
@@ -1392,7 +1288,6 @@ test_plans_independent_of_threads(Testing::Checks &checks)
         c.block_has_constraints == d.block_has_constraints &&
         c.slice_offsets == d.slice_offsets && c.sources == d.sources &&
         c.n_diagonal_lists == d.n_diagonal_lists &&
-        c.n_mirrored_lists == d.n_mirrored_lists &&
         c.target_offsets == d.target_offsets && c.targets == d.targets;
     }
   checks.check(same && shared[0].n_blocks > 1,
@@ -1470,29 +1365,6 @@ main()
                          false,
                          true);
   test_shared_nz_plan<3>(checks, true, true, NodePartitioner::greedy_growth);
-  // Symmetric lists: 3D and 2D elasticity on simplices, Laplace on
-  // hexahedra (whose condensation also meets zero diagonal entries).
-  test_shared_nz_plan<3>(checks,
-                         true,
-                         true,
-                         NodePartitioner::greedy_growth,
-                         true,
-                         true,
-                         true);
-  test_shared_nz_plan<2>(checks,
-                         true,
-                         true,
-                         NodePartitioner::greedy_union,
-                         false,
-                         true,
-                         true);
-  test_shared_nz_plan<3>(checks,
-                         false,
-                         false,
-                         NodePartitioner::greedy_union,
-                         false,
-                         true,
-                         true);
   test_shared_nz_plan<2>(checks, false, false, NodePartitioner::greedy_union);
   test_shared_nz_plan<3>(checks, false, false, NodePartitioner::metis);
   test_plans_independent_of_threads(checks);

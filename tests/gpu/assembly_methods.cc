@@ -39,19 +39,16 @@ const std::vector<AssemblyMethod> all_methods = {
 
 // The methods and, for kernels with a node-pair form (Laplace, linear
 // elasticity), SharedNZ computing element data in its reduction
-// (SharedNZPlan::Parameters::node_pairs), also with each edge's list
-// storing its sum and the transpose (symmetric).
+// (SharedNZPlan::Parameters::node_pairs).
 struct MethodVariant
 {
   AssemblyMethod method;
   bool           node_pairs;
-  bool           symmetric = false;
 
   std::string
   name() const
   {
-    return to_string(method) + (node_pairs ? " node pairs" : "") +
-           (symmetric ? " symmetric" : "");
+    return to_string(method) + (node_pairs ? " node pairs" : "");
   }
 };
 
@@ -59,7 +56,6 @@ const std::vector<MethodVariant> node_pair_methods = {
   {AssemblyMethod::global_nz, false},
   {AssemblyMethod::shared_nz, false},
   {AssemblyMethod::shared_nz, true},
-  {AssemblyMethod::shared_nz, true, true},
   {AssemblyMethod::local_elem_atomic, false},
   {AssemblyMethod::local_elem_colored, false}};
 
@@ -93,8 +89,6 @@ device_assemble(const MeshArrays    &arrays,
   data.method               = method;
   data.global_nz.symmetric  = symmetric;
   data.shared_nz.node_pairs = node_pairs;
-  // Symmetric lists are a form of node pairs.
-  data.shared_nz.symmetric = symmetric && node_pairs;
   if (morton)
     {
       // The other orders of the plan, tested on this variant.
@@ -168,7 +162,7 @@ test_against_host(Testing::Checks             &checks,
                              v,
                              r,
                              n,
-                             variant.symmetric,
+                             false,
                              false,
                              variant.node_pairs);
       };
@@ -383,7 +377,7 @@ table_16_1(Testing::Checks &checks)
   std::cout << "\nTable 16.1 replication: L2 relative error of the nonzeros, "
                "float on the GPU vs double on the host\n"
                "(3D linear elasticity, linear tetrahedra, CSR)\n";
-  std::cout << std::setw(36) << "method";
+  std::cout << std::setw(26) << "method";
   const std::vector<std::string> meshes = {"Sphere_63.dat",
                                            "Sphere_305.dat",
                                            "Sphere_1701.dat",
@@ -422,7 +416,7 @@ table_16_1(Testing::Checks &checks)
                              values,
                              rhs,
                              1,
-                             node_pair_methods[m].symmetric,
+                             false,
                              false,
                              node_pair_methods[m].node_pairs);
           errors[m].push_back(
@@ -431,7 +425,7 @@ table_16_1(Testing::Checks &checks)
     }
   for (unsigned int m = 0; m < node_pair_methods.size(); ++m)
     {
-      std::cout << std::setw(36) << node_pair_methods[m].name() + " CSR";
+      std::cout << std::setw(26) << node_pair_methods[m].name() + " CSR";
       for (const double error : errors[m])
         std::cout << std::setw(17) << Testing::scientific(error);
       std::cout << '\n';

@@ -231,9 +231,6 @@ namespace GPUAssembly
         shared_location.copy_from_host(plan.block_location);
         shared_has_constraints.copy_from_host(plan.block_has_constraints);
         shared_n_diagonal_lists.copy_from_host(plan.n_diagonal_lists);
-        shared_n_mirrored_lists.copy_from_host(plan.parameters.node_pairs ?
-                                                 plan.n_mirrored_lists :
-                                                 std::vector<index_type>());
         shared_n_free_elements.copy_from_host(plan.n_free_elements);
         shared_slice_offsets.copy_from_host(
           std::vector<int>(plan.slice_offsets.begin(),
@@ -327,7 +324,6 @@ namespace GPUAssembly
           shared_location.memory_consumption(),
           shared_has_constraints.memory_consumption(),
           shared_n_diagonal_lists.memory_consumption(),
-          shared_n_mirrored_lists.memory_consumption(),
           shared_n_free_elements.memory_consumption(),
           shared_slice_offsets.memory_consumption(),
           shared_sources.memory_consumption(),

@@ -706,7 +706,7 @@ namespace GPUAssembly
             halo_nodes.size() + element_offsets.size() + elements.size() +
             block_connectivity.size() + n_slots.size() +
             n_free_elements.size() + n_diagonal_lists.size() +
-            n_mirrored_lists.size() + block_location.size() + targets.size()) *
+            block_location.size() + targets.size()) *
              sizeof(index_type) +
            (block_slots.size() + sources.size()) * sizeof(std::uint16_t) +
            block_supplemental.size() * sizeof(double) +
@@ -747,12 +747,6 @@ namespace GPUAssembly
                   "constrained in 64 bits, and this element has " +
                   std::to_string(n_dofs_per_element) +
                   " DoFs; use SharedNZ without node pairs or GlobalNZ."));
-    AssertThrow(!parameters.symmetric || parameters.node_pairs,
-                ExcUnsupportedInput(
-                  "SharedNZ: symmetric lists (SharedNZPlan::Parameters::"
-                  "symmetric) store each node pair's sum and its transpose, "
-                  "which only node pairs compute; set node_pairs too, or "
-                  "leave symmetric false."));
     const unsigned int n_en = n_nodes_per_element;
     const unsigned int n_ed = n_dofs_per_element;
     const unsigned int n_c  = n_components;
@@ -834,7 +828,6 @@ namespace GPUAssembly
       index_type                 n_slots    = 0;
       index_type                 n_free     = 0;
       index_type                 n_diagonal = 0;
-      index_type                 n_mirrored = 0;
       std::vector<double>        supplemental;
       std::vector<unsigned char> has_constraints;
       std::vector<std::uint16_t> sources;
@@ -864,13 +857,12 @@ namespace GPUAssembly
         };
         std::vector<Contribution> contributions;
         std::vector<unsigned int> original;
-        // Diagonal lists (0), symmetric lists of edges within the part
-        // (1) and the others (2), with their targets.
-        IndexLists              lists[3];
-        std::vector<index_type> list_targets[3];
+        // Diagonal lists (0) and the others (1), with their targets.
+        IndexLists              lists[2];
+        std::vector<index_type> list_targets[2];
         // Per list, its sources of elements without constraints (first in
         // a list, as in E_k): pack_lists_aligned() lines up the rest.
-        std::vector<unsigned int> list_free[3], first_run;
+        std::vector<unsigned int> list_free[2], first_run;
         IndexLists                ended;
         std::vector<index_type>   packed;
         for (unsigned int k = begin; k < end; ++k)
@@ -989,7 +981,7 @@ namespace GPUAssembly
 
             // Node-pair lists of each owned node: sources in element order,
             // targets from the first source's element.
-            for (unsigned int d = 0; d < 3; ++d)
+            for (unsigned int d = 0; d < 2; ++d)
               {
                 lists[d].clear();
                 list_targets[d].clear();
@@ -1016,11 +1008,6 @@ namespace GPUAssembly
                     for (unsigned int c = 0; c < n_en; ++c)
                       {
                         const index_type m = node_of(j, c);
-                        // Symmetric: an edge within the part is n's for
-                        // n < m.
-                        if (parameters.symmetric && m < n &&
-                            block_of_node[m] == k)
-                          continue;
                         // Sources in the block's node order, targets
                         // through the element's own.
                         contributions.push_back(
@@ -1042,11 +1029,8 @@ namespace GPUAssembly
                   {
                     const Contribution &first    = contributions[i];
                     const unsigned int  diagonal = first.column_node < 0;
-                    const bool mirrored = !diagonal && parameters.symmetric &&
-                                          block_of_node[first.column_node] == k;
-                    const unsigned int kind   = diagonal ? 0 : mirrored ? 1 : 2;
-                    IndexLists        &into   = lists[kind];
-                    unsigned int       n_free = 0;
+                    IndexLists         &into     = lists[1 - diagonal];
+                    unsigned int        n_free   = 0;
                     for (; i < contributions.size() &&
                            contributions[i].column_node == first.column_node;
                          ++i)
@@ -1055,40 +1039,27 @@ namespace GPUAssembly
                         n_free += !node_pairs || contributions[i].j < b.n_free;
                       }
                     into.offsets.push_back(into.entries.size());
-                    list_free[kind].push_back(n_free);
+                    list_free[1 - diagonal].push_back(n_free);
                     const std::size_t e = b.elements[first.j];
                     const std::size_t row =
                       (e * n_ed + first.a * n_c) * n_ed + first.b * n_c;
                     for (unsigned int c1 = 0; c1 < n_c; ++c1)
                       for (unsigned int c2 = 0; c2 < n_c; ++c2)
-                        list_targets[kind].push_back(
+                        list_targets[1 - diagonal].push_back(
                           arrays.nonzero_map[row + c1 * n_ed + c2]);
                     if (diagonal)
                       for (unsigned int c1 = 0; c1 < n_c; ++c1)
                         list_targets[0].push_back(
                           arrays.location[e * n_ed + first.a * n_c + c1]);
-                    else if (mirrored)
-                      {
-                        // Where entry (c1, c2) of the sum goes in (m, n):
-                        // at (c2, c1).
-                        const std::size_t transposed =
-                          (e * n_ed + first.b * n_c) * n_ed + first.a * n_c;
-                        for (unsigned int c1 = 0; c1 < n_c; ++c1)
-                          for (unsigned int c2 = 0; c2 < n_c; ++c2)
-                            list_targets[1].push_back(
-                              arrays.nonzero_map[transposed + c2 * n_ed + c1]);
-                      }
                   }
               }
 
-            // Diagonal lists first, then the symmetric ones, each ended by
-            // its number.
+            // Diagonal lists first, each ended by its number.
             b.n_diagonal = lists[0].n_lists();
-            b.n_mirrored = lists[1].n_lists();
             ended.clear();
             first_run.clear();
             unsigned int l = 0;
-            for (unsigned int d = 0; d < 3; ++d)
+            for (unsigned int d = 0; d < 2; ++d)
               for (unsigned int i = 0; i < lists[d].n_lists(); ++i, ++l)
                 {
                   ended.entries.insert(ended.entries.end(),
@@ -1101,10 +1072,9 @@ namespace GPUAssembly
                   first_run.push_back(list_free[d][i]);
                 }
             b.targets = list_targets[0];
-            for (unsigned int d = 1; d < 3; ++d)
-              b.targets.insert(b.targets.end(),
-                               list_targets[d].begin(),
-                               list_targets[d].end());
+            b.targets.insert(b.targets.end(),
+                             list_targets[1].begin(),
+                             list_targets[1].end());
             packed.clear();
             b.slice_ends.clear();
             if (parameters.aligned_lists)
@@ -1166,14 +1136,12 @@ namespace GPUAssembly
     n_slots.resize(n_blocks);
     n_free_elements.resize(n_blocks);
     n_diagonal_lists.resize(n_blocks);
-    n_mirrored_lists.resize(n_blocks);
     max_shared_bytes = 0;
     for (unsigned int k = 0; k < n_blocks; ++k)
       {
         n_slots[k]          = blocks[k].n_slots;
         n_free_elements[k]  = blocks[k].n_free;
         n_diagonal_lists[k] = blocks[k].n_diagonal;
-        n_mirrored_lists[k] = blocks[k].n_mirrored;
         max_shared_bytes =
           std::max(max_shared_bytes, shared_bytes(k, number_size));
       }

@@ -303,8 +303,6 @@ namespace GPUAssembly
       const std::uint16_t *__restrict__ sources;
       const int *__restrict__ target_offsets;
       const int *__restrict__ targets;
-      /// Node-pair plans only.
-      const int *__restrict__ n_mirrored_lists;
       unsigned int n_supplemental;
     };
 
@@ -360,8 +358,6 @@ namespace GPUAssembly
         node_pairs ? 0 : load_early(plan.halo_offsets + k + 1);
       const int n_diagonal = load_early(plan.n_diagonal_lists + k);
       const int n_free = node_pairs ? load_early(plan.n_free_elements + k) : 0;
-      const int n_mirrored =
-        node_pairs ? load_early(plan.n_mirrored_lists + k) : 0;
       const int first_supplemental =
         node_pairs ? load_early(plan.supplemental_offsets + k) : 0;
       const std::size_t  base = first_item;
@@ -411,7 +407,6 @@ namespace GPUAssembly
                                                                 n_en,
                                                                 n_ed,
                                                                 n_diagonal,
-                                                                n_mirrored,
                                                                 load,
                                                                 load_target,
                                                                 store,
@@ -864,13 +859,10 @@ namespace GPUAssembly
           reinterpret_cast<const std::uint16_t *>(shared_sources.data()),
           shared_target_offsets.data(),
           shared_targets.data(),
-          shared_n_mirrored_lists.data(),
           plan.n_supplemental};
         constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
         if (plan.parameters.node_pairs && !has_node_pairs)
           internal::throw_error(SharedNZLayout::node_pairs_refused);
-        if (plan.parameters.symmetric && !is_symmetric_kernel<Kernel>::value)
-          internal::throw_error(SharedNZLayout::symmetric_refused);
         internal::with_element_specialization<dim, Kernel>(
           data,
           additional_data.specialize_simplices,

@@ -47,9 +47,6 @@ namespace GPUAssembly
     constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
     AssertThrow(!plan.parameters.node_pairs || has_node_pairs,
                 dealii::ExcMessage(SharedNZLayout::node_pairs_refused));
-    AssertThrow(!plan.parameters.symmetric ||
-                  is_symmetric_kernel<Kernel>::value,
-                dealii::ExcMessage(SharedNZLayout::symmetric_refused));
     values.assign(plan.n_nonzeros, Number(0));
     rhs.assign(plan.n_dofs, Number(0));
 
@@ -89,7 +86,6 @@ namespace GPUAssembly
                     n_en,
                     n_ed,
                     plan.n_diagonal_lists[k],
-                    plan.n_mirrored_lists[k],
                     load,
                     [&](const unsigned int i) {
                       return targets[i];

@@ -233,14 +233,6 @@ namespace GPUAssembly
       "node-pair form (kernel_has_node_pair_form) or reads nodal data. "
       "Rebuild the plan without node pairs for this kernel.";
 
-    /// What they say when a plan with symmetric lists meets a kernel that
-    /// does not declare a symmetric A^e.
-    constexpr const char *symmetric_refused =
-      "SharedNZ: the plan stores each node pair's sum and its transpose "
-      "(SharedNZPlan::Parameters::symmetric), but the kernel does not "
-      "declare is_symmetric = true. Rebuild the plan without symmetric "
-      "for this kernel.";
-
     /// walk_lane() without node pairs.
     struct NoNodePairs
     {};
@@ -553,10 +545,7 @@ namespace GPUAssembly
      * vector entries) to registers; at the end of list l, stores the sums to
      * the list's targets: n_c^2 nonzeros row by row (negative: no nonzero),
      * then, for the diagonal lists numbered first, the n_c right-hand-side
-     * rows, and for the @p n_mirrored_lists after them n_c^2 more nonzeros
-     * that take the same sums (those of the transposed node pair,
-     * SharedNZPlan::Parameters::symmetric). The lane's @p n_chunks chunks lie
-     * @p stride entries apart from
+     * rows. The lane's @p n_chunks chunks lie @p stride entries apart from
      * @p lane on; each is loaded while the one before it is walked, so that
      * its load overlaps the work instead of stalling the thread. Sums are
      * taken in list order. @p first_chunk, if given, is the lane's first
@@ -583,7 +572,6 @@ namespace GPUAssembly
               const unsigned int   n_nodes,
               const unsigned int   n_dofs,
               const unsigned int   n_diagonal_lists,
-              const unsigned int   n_mirrored_lists,
               const Load          &load,
               const LoadIndex     &load_target,
               const Store         &store,
@@ -639,37 +627,18 @@ namespace GPUAssembly
                 add_pair.close(sum, blocks);
               const unsigned int list     = e - end_flag;
               const bool         diagonal = list < n_diagonal_lists;
-              const bool         mirrored =
-                !diagonal && list < n_diagonal_lists + n_mirrored_lists;
-              constexpr unsigned int block_size = nc * nc;
-              const unsigned int     first =
-                diagonal ?
-                      list * (block_size + nc) :
-                    mirrored ?
-                      n_diagonal_lists * (block_size + nc) +
-                    (list - n_diagonal_lists) * 2 * block_size :
-                      n_diagonal_lists * (block_size + nc) +
-                    n_mirrored_lists * 2 * block_size +
-                    (list - n_diagonal_lists - n_mirrored_lists) * block_size;
-              // All targets of a block are loaded before the first store,
-              // so that their loads are in flight together.
-              index_type targets[block_size];
-              for (unsigned int i = 0; i < block_size; ++i)
-                targets[i] = load_target(first + i);
-              for (unsigned int i = 0; i < block_size; ++i)
-                if (targets[i] >= 0)
-                  store(targets[i], sum[i / nc][i % nc]);
-              if (mirrored)
-                {
-                  for (unsigned int i = 0; i < block_size; ++i)
-                    targets[i] = load_target(first + block_size + i);
-                  for (unsigned int i = 0; i < block_size; ++i)
-                    if (targets[i] >= 0)
-                      store(targets[i], sum[i / nc][i % nc]);
-                }
+              const unsigned int first =
+                diagonal ? list * (nc * nc + nc) :
+                           n_diagonal_lists * (nc * nc + nc) +
+                             (list - n_diagonal_lists) * nc * nc;
               for (unsigned int c1 = 0; c1 < nc; ++c1)
                 for (unsigned int c2 = 0; c2 < nc; ++c2)
-                  sum[c1][c2] = 0;
+                  {
+                    const index_type target = load_target(first + c1 * nc + c2);
+                    if (target >= 0)
+                      store(target, sum[c1][c2]);
+                    sum[c1][c2] = 0;
+                  }
               if (diagonal)
                 for (unsigned int c1 = 0; c1 < nc; ++c1)
                   {

@@ -136,22 +136,6 @@ namespace GPUAssembly
        * (pack_lists_sliced()), with less padding.
        */
       bool aligned_lists = true;
-      /**
-       * With node_pairs, for kernels whose A^e is symmetric (is_symmetric):
-       * the list of an edge (n, m) of two nodes of the same part is walked
-       * once, for n < m, and stores its sum to the nonzeros of (n, m) and
-       * the transpose to those of (m, n), which then have no list. The
-       * condensation keeps the symmetry (entries of constrained rows and
-       * columns are dropped alike), so the result is that of both lists,
-       * but for the order of rounding in each product. Edges between two
-       * parts keep a list at each end, so that a block still writes the
-       * rows of its own nodes alone: with every edge's list at its smaller
-       * node, rows were written from two blocks at different times, and
-       * the assembly took 3.20 instead of 1.70 ms (5 M tetrahedra, H200).
-       * assemble() with a kernel that does not declare is_symmetric
-       * throws; a plan without node pairs is refused.
-       */
-      bool symmetric = false;
     };
 
     Parameters parameters;
@@ -211,20 +195,14 @@ namespace GPUAssembly
     /// W = threads_per_block / 32, in chunks of SharedNZLayout::chunk
     /// entries: entry j of its lane l at ((j / chunk) * 32 + l) * chunk + j
     /// % chunk. The diagonal lists (m = n) of the owned nodes are numbered
-    /// first, in owned_nodes' order, then the mirrored ones.
+    /// first, in owned_nodes' order.
     std::vector<std::size_t>   slice_offsets;
     std::vector<std::uint16_t> sources;
     /// Diagonal lists of block k (its owned nodes that have elements).
     std::vector<index_type> n_diagonal_lists;
-    /// Lists of block k after its diagonal ones that also store the
-    /// transposed pair (Parameters::symmetric; else 0).
-    std::vector<index_type> n_mirrored_lists;
     /// Targets of block k's lists from target_offsets[k], list after list:
     /// n_c^2 nonzero indices (c1 * n_c + c2; -1 where the pattern has no
-    /// nonzero), then for the diagonal lists the n_c DoFs of the node, and
-    /// for the mirrored lists (n_mirrored_lists) the n_c^2 nonzeros of the
-    /// transposed pair ((m, n) entry c2, c1 at c1 * n_c + c2, where the
-    /// sum's entry c1, c2 goes).
+    /// nonzero), then for the diagonal lists the n_c DoFs of the node.
     std::vector<std::size_t> target_offsets;
     std::vector<index_type>  targets;
 
