@@ -94,10 +94,13 @@ test_lpt_packing(Testing::Checks &checks)
 // every entry once, lists whole and in order, and no step at which a lane
 // closes a list while another adds a source, or one lane is in its first
 // run while another is in its second; the slices share the rows evenly.
+// With keep_list_order, each row holds 32 lists that are neighbours in
+// the order of their second runs, ties in list order.
 void
-test_aligned_packing(Testing::Checks &checks)
+test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
 {
-  std::mt19937                                gen(7);
+  const std::string mode = keep_list_order ? " (lists kept in order)" : "";
+  std::mt19937      gen(7);
   std::uniform_int_distribution<unsigned int> first_length(0, 24),
     second_length(0, 4), with_second(0, 5);
   IndexLists                lists;
@@ -128,7 +131,24 @@ test_aligned_packing(Testing::Checks &checks)
                      width,
                      packed,
                      slice_ends,
-                     chunk);
+                     chunk,
+                     keep_list_order);
+  // Position of each list in the order of its second run, ties in list
+  // order: with keep_list_order a row is 32 neighbours of it.
+  std::vector<unsigned int> by_second(n_lists), position(n_lists);
+  std::iota(by_second.begin(), by_second.end(), 0u);
+  std::stable_sort(by_second.begin(),
+                   by_second.end(),
+                   [&](const unsigned int a, const unsigned int b) {
+                     const auto second = [&](const unsigned int l) {
+                       return lists.offsets[l + 1] - lists.offsets[l] - 1 -
+                              first_run[l];
+                     };
+                     return second(a) > second(b);
+                   });
+  for (unsigned int i = 0; i < n_lists; ++i)
+    position[by_second[i]] = i;
+  bool in_order = true;
 
   std::vector<int>         seen_first(next, 0), seen_second(next_second, 0);
   std::vector<int>         closed(n_lists + 1, 0);
@@ -145,6 +165,7 @@ test_aligned_packing(Testing::Checks &checks)
       for (std::size_t j = 0; j < n_columns; ++j)
         {
           unsigned int n_closing = 0, n_first = 0, n_second = 0;
+          int          row = -1;
           for (unsigned int t = 0; t < width; ++t)
             {
               const index_type entry =
@@ -159,6 +180,8 @@ test_aligned_packing(Testing::Checks &checks)
                   // second run in order, all of list -entry.
                   const index_type l     = -entry - 1;
                   const auto      &input = lists.entries;
+                  in_order &= row < 0 || int(position[l] / width) == row;
+                  row = position[l] / width;
                   whole &=
                     std::equal(lane_lists[t].begin(),
                                lane_lists[t].end(),
@@ -204,16 +227,23 @@ test_aligned_packing(Testing::Checks &checks)
                  once(seen_first.begin() + 1, seen_first.end()) &&
                  once(seen_second.begin() + 100000, seen_second.end()) &&
                  once(closed.begin() + 1, closed.end()),
-               "aligned packing: every entry once, lists whole and in "
-               "order, slices in whole chunks");
+               "aligned packing" + mode +
+                 ": every entry once, lists whole and in "
+                 "order, slices in whole chunks");
   checks.check(aligned,
-               "aligned packing: no step mixes closing entries with "
-               "others, or first runs with second runs");
+               "aligned packing" + mode +
+                 ": no step mixes closing entries with "
+                 "others, or first runs with second runs");
+  if (keep_list_order)
+    checks.check(in_order,
+                 "aligned packing" + mode +
+                   ": the lists of a row are 32 neighbours in the order of "
+                   "their second runs, ties in list order");
   const std::size_t max_slice =
     *std::max_element(slice_length.begin(), slice_length.end());
   const double mean = double(total) / slice_length.size();
   checks.check(max_slice <= 4. / 3. * mean + longest_row + chunk,
-               "aligned packing balances the slices: longest " +
+               "aligned packing" + mode + " balances the slices: longest " +
                  std::to_string(max_slice) + " <= 4/3 * " +
                  std::to_string(mean) + " + longest row (" +
                  std::to_string(longest_row) + ") + chunk");
@@ -226,7 +256,8 @@ test_aligned_packing(Testing::Checks &checks)
       pack_lists_aligned(lists, too_long, n_lanes, width, out, ends, chunk);
     },
     "shorter than its first run",
-    "aligned packing refuses a first run that leaves no closing entry");
+    "aligned packing" + mode +
+      " refuses a first run that leaves no closing entry");
 }
 
 
@@ -1305,7 +1336,8 @@ main()
 {
   Testing::Checks checks;
   test_lpt_packing(checks);
-  test_aligned_packing(checks);
+  test_aligned_packing(checks, false);
+  test_aligned_packing(checks, true);
   test_accumulated_node_pairs(checks);
   test_global_nz_plan<2>(checks,
                          false,

@@ -132,7 +132,8 @@ namespace GPUAssembly
                      const unsigned int               slice_width,
                      std::vector<index_type>         &packed,
                      std::vector<std::size_t>        &slice_ends,
-                     const unsigned int               chunk)
+                     const unsigned int               chunk,
+                     const bool                       keep_list_order)
   {
     const unsigned int n_lists = lists.n_lists();
     AssertThrow(first_run.size() == n_lists,
@@ -149,14 +150,18 @@ namespace GPUAssembly
     };
 
     // Lists of equal runs side by side, so that rows need little padding;
-    // ties by index, so that plans are deterministic.
+    // ties by index, so that plans are deterministic. With
+    // keep_list_order the first runs are left out of the key: the stores
+    // of neighbouring lists then share memory sectors (packing.h).
     std::vector<unsigned int> order(n_lists);
     std::iota(order.begin(), order.end(), 0u);
     std::stable_sort(order.begin(),
                      order.end(),
                      [&](const unsigned int a, const unsigned int b) {
-                       return std::make_pair(second(a), first(a)) >
-                              std::make_pair(second(b), first(b));
+                       return std::make_pair(second(a),
+                                             keep_list_order ? 0u : first(a)) >
+                              std::make_pair(second(b),
+                                             keep_list_order ? 0u : first(b));
                      });
     struct Row
     {

@@ -1078,13 +1078,16 @@ namespace GPUAssembly
             packed.clear();
             b.slice_ends.clear();
             if (parameters.aligned_lists)
+              // Node pairs in list order: a row node's lists then close
+              // side by side and store to neighbouring nonzeros.
               pack_lists_aligned(ended,
                                  first_run,
                                  T,
                                  32,
                                  packed,
                                  b.slice_ends,
-                                 SharedNZLayout::chunk);
+                                 SharedNZLayout::chunk,
+                                 node_pairs);
             else
               pack_lists_sliced(ended,
                                 T,

@@ -111,6 +111,14 @@ namespace GPUAssembly
    * Rows are assigned to the n_lanes / slice_width slices by LPT, longest
    * first. Stored as pack_lists_sliced() stores its slices (entry j of a
    * lane in chunks of @p chunk), with @p slice_ends as there.
+   *
+   * With @p keep_list_order, lists are sorted by their second runs alone
+   * and keep their order otherwise, each row's first runs padded to its
+   * longest: where neighbouring lists store to neighbouring memory, the
+   * lanes of a row then store together (SharedNZ's node pairs: a row
+   * node's lists in column order, 1.36 against 1.57 ms at 5 M tetrahedra
+   * on an H200, for 2 % more entries; lists of equal runs in scrambled
+   * order took 3.57 ms).
    */
   void
   pack_lists_aligned(const IndexLists                &lists,
@@ -119,7 +127,8 @@ namespace GPUAssembly
                      const unsigned int               slice_width,
                      std::vector<index_type>         &packed,
                      std::vector<std::size_t>        &slice_ends,
-                     const unsigned int               chunk = 1);
+                     const unsigned int               chunk           = 1,
+                     const bool                       keep_list_order = false);
 
   /**
    * The lane loads pack_lists_lpt() would produce, for tests of the balance:

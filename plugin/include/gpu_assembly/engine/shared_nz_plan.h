@@ -132,7 +132,10 @@ namespace GPUAssembly
        * lockstep (pack_lists_aligned()): the lanes close their lists at
        * the same step, and with node pairs reach their elements with
        * constraints at the same step, instead of each kind of entry
-       * holding up the warp at a different step. False: LPT onto lanes
+       * holding up the warp at a different step. With node pairs, lists
+       * of equal second runs keep their order (pack_lists_aligned()'s
+       * keep_list_order), so that a row node's lists close side by side
+       * and store to neighbouring nonzeros. False: LPT onto lanes
        * (pack_lists_sliced()), with less padding.
        */
       bool aligned_lists = true;
