@@ -26,12 +26,11 @@
 //                 "SharedNZ node pairs 1 block/SM", "SharedNZ node pairs
 //                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
 //                 "SharedNZ node pairs 3 blocks/SM T=160", "SharedNZ node
-//                 pairs 5 blocks/SM T=160", "SharedNZ node pairs 6 blocks/SM
-//                 T=128", "SharedNZ node pairs, union parts" (the greedy union
-//                 instead of parts grown node by node), "SharedNZ, grown
-//                 parts", "SharedNZ node pairs, LPT lanes" and "SharedNZ, LPT
-//                 lanes" (lists packed by LPT onto lanes, not in rows walked in
-//                 lockstep); "GlobalNZ, general element form" and the same for
+//                 pairs, union parts" (the greedy union instead of parts
+//                 grown node by node), "SharedNZ, grown parts", "SharedNZ
+//                 node pairs, LPT lanes" and "SharedNZ, LPT lanes" (lists
+//                 packed by LPT onto lanes, not in rows walked in lockstep);
+//                 "GlobalNZ, general element form" and the same for
 //                 SharedNZ and LocalElem-atomic: without the element
 //                 kernels compiled for linear simplices)
 //                 --skip-dealii (no CPU peer, for profiling runs)
@@ -705,20 +704,6 @@ namespace
              v.shared_node_pairs                = true;
              v.shared_threads                   = 128;
              v.shared_blocks_per_multiprocessor = 4;
-           }),
-    tuning("SharedNZ node pairs 5 blocks/SM T=160",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 160;
-             v.shared_blocks_per_multiprocessor = 5;
-           }),
-    tuning("SharedNZ node pairs 6 blocks/SM T=128",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 128;
-             v.shared_blocks_per_multiprocessor = 6;
            }),
     tuning("SharedNZ node pairs 3 blocks/SM T=160",
            AssemblyMethod::shared_nz,

@@ -857,35 +857,6 @@ test_shared_nz_plan(Testing::Checks      &checks,
                    (node_pairs ? "16-byte copies" : "element threads"));
   }
 
-  // Blocks whose elements have no constrained DoF first (the device runs
-  // them, with node pairs, by a kernel without the condensation), with the
-  // largest shared memory among them.
-  {
-    bool        ordered = plan.n_unconstrained_blocks <= plan.n_blocks;
-    std::size_t largest = 0;
-    for (unsigned int k = 0; k < plan.n_blocks; ++k)
-      {
-        const bool constrained = std::any_of(
-          plan.block_has_constraints.begin() + plan.element_offsets[k],
-          plan.block_has_constraints.begin() + plan.element_offsets[k + 1],
-          [](const unsigned char c) {
-            return c != 0;
-          });
-        ordered &= constrained == (k >= plan.n_unconstrained_blocks);
-        if (node_pairs)
-          ordered &= (plan.n_free_elements[k] ==
-                      plan.element_offsets[k + 1] - plan.element_offsets[k]) ==
-                     !constrained;
-        if (k < plan.n_unconstrained_blocks)
-          largest = std::max(largest, plan.shared_bytes(k, sizeof(double)));
-      }
-    checks.check(ordered && largest == plan.max_unconstrained_shared_bytes,
-                 name + ": the " + std::to_string(plan.n_unconstrained_blocks) +
-                   " of " + std::to_string(plan.n_blocks) +
-                   " blocks without constraints first, the largest of " +
-                   std::to_string(largest) + " bytes");
-  }
-
   // Node pairs: no element has slots, and the elements without constraints
   // come first in each block, those with them (which carry Dirichlet data)
   // last. On simplices,

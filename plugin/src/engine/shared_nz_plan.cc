@@ -765,41 +765,23 @@ namespace GPUAssembly
                                                         T,
                                                         parameters.node_pairs);
 
-    // Parts renumbered densely in the order of their first node, those
-    // whose elements have no constrained DoF first: the device runs them
-    // with a kernel compiled without the condensation
-    // (n_unconstrained_blocks), which needs fewer registers.
-    std::vector<unsigned char> part_has_constraints(arrays.n_nodes, 0);
-    for (unsigned int n = 0; n < arrays.n_nodes; ++n)
-      for (std::size_t i = elements_of.offsets[n];
-           i < elements_of.offsets[n + 1];
-           ++i)
-        if (constrained[elements_of.entries[i]] != 0)
-          part_has_constraints[part_of[n]] = 1;
+    // Parts renumbered densely in the order of their first node.
     std::vector<unsigned int> block_of_part(
       arrays.n_nodes,
       std::numeric_limits<unsigned int>::max());
     owned_offsets.assign(1, 0);
     std::vector<unsigned int> block_of_node(arrays.n_nodes);
     std::vector<index_type>   count;
-    for (const unsigned char with_constraints : {0, 1})
+    for (unsigned int n = 0; n < arrays.n_nodes; ++n)
       {
-        for (unsigned int n = 0; n < arrays.n_nodes; ++n)
+        unsigned int &block = block_of_part[part_of[n]];
+        if (block == std::numeric_limits<unsigned int>::max())
           {
-            const unsigned int part = part_of[n];
-            if (part_has_constraints[part] != with_constraints)
-              continue;
-            unsigned int &block = block_of_part[part];
-            if (block == std::numeric_limits<unsigned int>::max())
-              {
-                block = count.size();
-                count.push_back(0);
-              }
-            block_of_node[n] = block;
-            ++count[block];
+            block = count.size();
+            count.push_back(0);
           }
-        if (with_constraints == 0)
-          n_unconstrained_blocks = count.size();
+        block_of_node[n] = block;
+        ++count[block];
       }
     n_blocks = count.size();
     owned_offsets.resize(n_blocks + 1);
@@ -1157,8 +1139,7 @@ namespace GPUAssembly
     n_slots.resize(n_blocks);
     n_free_elements.resize(n_blocks);
     n_diagonal_lists.resize(n_blocks);
-    max_shared_bytes               = 0;
-    max_unconstrained_shared_bytes = 0;
+    max_shared_bytes = 0;
     for (unsigned int k = 0; k < n_blocks; ++k)
       {
         n_slots[k]          = blocks[k].n_slots;
@@ -1166,10 +1147,6 @@ namespace GPUAssembly
         n_diagonal_lists[k] = blocks[k].n_diagonal;
         max_shared_bytes =
           std::max(max_shared_bytes, shared_bytes(k, number_size));
-        if (k < n_unconstrained_blocks)
-          max_unconstrained_shared_bytes =
-            std::max(max_unconstrained_shared_bytes,
-                     shared_bytes(k, number_size));
       }
     recomputation_factor = double(elements.size()) / arrays.n_elements;
   }

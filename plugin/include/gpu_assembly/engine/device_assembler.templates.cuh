@@ -320,31 +320,24 @@ namespace GPUAssembly
     // elements, and the Dirichlet data of those with constraints, and the
     // reduction computes their node pairs: no element is computed ahead of
     // it, and no thread holds up the block's barrier with an element and
-    // its condensation. Without @p constraints the blocks (node pairs
-    // only: SharedNZPlan::n_unconstrained_blocks) have no element with a
-    // constrained DoF, and the kernel has no condensation: 78 registers
-    // instead of 122 in 3D elasticity. Block k is blockIdx.x + first_block.
+    // its condensation.
     template <int dim,
               typename Number,
               class Kernel,
               ElementSpecialization specialization,
-              bool                  node_pairs,
-              bool                  constraints = true>
+              bool                  node_pairs>
     __global__ void __maxnreg__(128)
       shared_nz_kernel(const Kernel                    kernel,
                        const ElementStageData<Number>  data,
                        const SharedNZArguments<Number> plan,
-                       const unsigned int              first_block,
                        const Number *__restrict__ nodal_data,
                        Number *__restrict__ values,
                        Number *__restrict__ rhs)
     {
-      static_assert(constraints || node_pairs,
-                    "only node-pair blocks run without the condensation");
       extern __shared__ __align__(16) unsigned char shared_bytes[];
       Number *shared = reinterpret_cast<Number *>(shared_bytes);
 
-      const unsigned int k = blockIdx.x + first_block;
+      const unsigned int k = blockIdx.x;
       const unsigned int t = threadIdx.x;
       const unsigned int T = blockDim.x;
 
@@ -364,13 +357,11 @@ namespace GPUAssembly
       const int end_halo =
         node_pairs ? 0 : load_early(plan.halo_offsets + k + 1);
       const int n_diagonal = load_early(plan.n_diagonal_lists + k);
-      const int n_free =
-        node_pairs && constraints ? load_early(plan.n_free_elements + k) : 0;
+      const int n_free = node_pairs ? load_early(plan.n_free_elements + k) : 0;
       const int first_supplemental =
         node_pairs ? load_early(plan.supplemental_offsets + k) : 0;
-      const std::size_t  base            = first_item;
-      const unsigned int n_k             = end_item - first_item;
-      const unsigned int n_free_elements = constraints ? n_free : n_k;
+      const std::size_t  base = first_item;
+      const unsigned int n_k  = end_item - first_item;
 
       // The reduction's streams do not depend on the element data: ask for
       // them now, into L2, so that the reduction finds them on chip instead
@@ -437,7 +428,7 @@ namespace GPUAssembly
             SharedNZLayout::node_pair_regions<Number>(
               reinterpret_cast<unsigned char *>(shared),
               n_k,
-              n_free_elements,
+              n_free,
               plan.n_supplemental,
               n_ed);
           const Number *const block_supplemental =
@@ -448,34 +439,30 @@ namespace GPUAssembly
           for (unsigned int i = t; i < n_copies; i += T)
             copy_async_16(regions.staged + i * per_copy,
                           block_supplemental + i * per_copy);
-          if constexpr (constraints)
-            {
-              const unsigned int n_constrained = n_k - n_free;
-              for (unsigned int c = t; c < n_constrained; c += T)
-                SharedNZLayout::
-                  stage_constraints<dim, specialization, Kernel::n_components>(
-                    data,
-                    plan.location + base * n_ed + n_free + c,
-                    n_k,
-                    c,
-                    n_constrained,
-                    regions);
-            }
+          const unsigned int n_constrained = n_k - n_free;
+          for (unsigned int c = t; c < n_constrained; c += T)
+            SharedNZLayout::
+              stage_constraints<dim, specialization, Kernel::n_components>(
+                data,
+                plan.location + base * n_ed + n_free + c,
+                n_k,
+                c,
+                n_constrained,
+                regions);
           complete_copies();
           __syncthreads();
           walk(
             [](const unsigned int) {
               return Number(0);
             },
-            SharedNZLayout::
-              staged_node_pairs<dim, specialization, true, constraints>(
-                kernel,
-                data,
-                regions,
-                n_k,
-                n_free_elements,
-                n_en,
-                plan.n_supplemental));
+            SharedNZLayout::staged_node_pairs<dim, specialization, true>(
+              kernel,
+              data,
+              regions,
+              n_k,
+              n_free,
+              n_en,
+              plan.n_supplemental));
         }
       else
         {
@@ -881,51 +868,25 @@ namespace GPUAssembly
           additional_data.specialize_simplices,
           [&](const auto specialization) {
             constexpr ElementSpecialization s = decltype(specialization)::value;
-            const auto launch = [&](const auto         block_kernel,
-                                    const unsigned int first_block,
-                                    const unsigned int n_blocks,
-                                    const std::size_t  shared_bytes) {
-              if (n_blocks == 0)
-                return;
-              GPU_ASSEMBLY_CHECK_CUDA(cudaFuncSetAttribute(
-                block_kernel,
-                cudaFuncAttributeMaxDynamicSharedMemorySize,
-                static_cast<int>(shared_bytes)));
-              block_kernel<<<n_blocks,
-                             plan.parameters.threads_per_block,
-                             shared_bytes,
-                             stream>>>(kernel,
-                                       data,
-                                       arguments,
-                                       first_block,
-                                       nodal_data.data(),
-                                       matrix.get_values().data(),
-                                       rhs.data());
-              GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-            };
-            if constexpr (has_node_pairs)
-              if (plan.parameters.node_pairs)
-                {
-                  // Blocks without constraints first, by the kernel
-                  // without the condensation, each launch with the shared
-                  // memory of its own largest block.
-                  launch(
-                    internal::
-                      shared_nz_kernel<dim, Number, Kernel, s, true, false>,
-                    0,
-                    plan.n_unconstrained_blocks,
-                    plan.max_unconstrained_shared_bytes);
-                  launch(
-                    internal::shared_nz_kernel<dim, Number, Kernel, s, true>,
-                    plan.n_unconstrained_blocks,
-                    plan.n_blocks - plan.n_unconstrained_blocks,
-                    plan.max_shared_bytes);
-                  return;
-                }
-            launch(internal::shared_nz_kernel<dim, Number, Kernel, s, false>,
-                   0,
-                   plan.n_blocks,
-                   plan.max_shared_bytes);
+            const auto                      block_kernel =
+              has_node_pairs && plan.parameters.node_pairs ?
+                                     internal::
+                  shared_nz_kernel<dim, Number, Kernel, s, has_node_pairs> :
+                                     internal::shared_nz_kernel<dim, Number, Kernel, s, false>;
+            GPU_ASSEMBLY_CHECK_CUDA(
+              cudaFuncSetAttribute(block_kernel,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(plan.max_shared_bytes)));
+            block_kernel<<<plan.n_blocks,
+                           plan.parameters.threads_per_block,
+                           plan.max_shared_bytes,
+                           stream>>>(kernel,
+                                     data,
+                                     arguments,
+                                     nodal_data.data(),
+                                     matrix.get_values().data(),
+                                     rhs.data());
+            GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
           });
         return;
       }

@@ -245,8 +245,7 @@ namespace GPUAssembly
     template <int dim,
               typename Number,
               class Kernel,
-              ElementSpecialization specialization,
-              bool                  constraints = true>
+              ElementSpecialization specialization>
     struct StagedNodePairs
     {
       static constexpr unsigned int n_c = Kernel::n_components;
@@ -281,9 +280,7 @@ namespace GPUAssembly
       {
         const NodePair pair         = decode_node_pair(index, n_nodes);
         const Number  *supplemental = staged + pair.element * n_supplemental;
-        // Without constraints every element is free, and the condensation
-        // is not compiled.
-        if (!constraints || pair.element < n_free)
+        if (pair.element < n_free)
           {
             const auto add = [&](const auto accumulate) {
               add_node_pair<dim,
@@ -308,7 +305,7 @@ namespace GPUAssembly
                 }
             add(std::false_type());
           }
-        else if constexpr (constraints)
+        else
           {
             if constexpr (accumulates)
               if (!blocks)
@@ -343,13 +340,10 @@ namespace GPUAssembly
     };
 
     /// StagedNodePairs where @p enabled, else NoNodePairs: a kernel without
-    /// a node-pair form never instantiates the former. Without
-    /// @p constraints every element of the block must be free (n_free ==
-    /// n_elements), and the condensation is not compiled.
+    /// a node-pair form never instantiates the former.
     template <int                   dim,
               ElementSpecialization specialization,
               bool                  enabled,
-              bool                  constraints = true,
               typename Number,
               class Kernel>
     GPU_ASSEMBLY_HOST_DEVICE inline auto
@@ -362,19 +356,16 @@ namespace GPUAssembly
                       const unsigned int              n_supplemental)
     {
       if constexpr (enabled)
-        return StagedNodePairs<dim,
-                               Number,
-                               Kernel,
-                               specialization,
-                               constraints>{kernel,
-                                            data,
-                                            regions.staged,
-                                            regions.inhomogeneities,
-                                            regions.masks,
-                                            n_elements,
-                                            n_free,
-                                            n_nodes,
-                                            n_supplemental};
+        return StagedNodePairs<dim, Number, Kernel, specialization>{
+          kernel,
+          data,
+          regions.staged,
+          regions.inhomogeneities,
+          regions.masks,
+          n_elements,
+          n_free,
+          n_nodes,
+          n_supplemental};
       else
         return NoNodePairs();
     }

@@ -209,17 +209,8 @@ namespace GPUAssembly
     std::vector<std::size_t> target_offsets;
     std::vector<index_type>  targets;
 
-    /// Blocks whose elements have no constrained DoF: blocks 0 to
-    /// n_unconstrained_blocks - 1, the others after them. With
-    /// Parameters::node_pairs the device runs them with a kernel compiled
-    /// without the condensation: 78 registers per thread instead of 122 in
-    /// 3D elasticity, so that more warps share a multiprocessor.
-    unsigned int n_unconstrained_blocks = 0;
-
     /// Largest shared memory a block needs, in bytes.
     std::size_t max_shared_bytes = 0;
-    /// Largest shared memory of the first n_unconstrained_blocks blocks.
-    std::size_t max_unconstrained_shared_bytes = 0;
     /// Element computations (or, with node pairs, stagings of S(e)) per
     /// element of the mesh (>= 1: boundary elements of parts are computed
     /// more than once).
