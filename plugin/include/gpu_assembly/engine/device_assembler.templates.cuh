@@ -439,12 +439,6 @@ namespace GPUAssembly
           for (unsigned int i = t; i < n_copies; i += T)
             copy_async_16(regions.staged + i * per_copy,
                           block_supplemental + i * per_copy);
-          // The zero element that the padding of the reduction's rows
-          // reads (StagedNodePairs::add_free()).
-          for (unsigned int i = t;
-               i < SharedNZLayout::staged_size(1, plan.n_supplemental);
-               i += T)
-            regions.zero[i] = Number(0);
           const unsigned int n_constrained = n_k - n_free;
           for (unsigned int c = t; c < n_constrained; c += T)
             SharedNZLayout::

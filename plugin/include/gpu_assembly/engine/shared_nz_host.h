@@ -113,8 +113,7 @@ namespace GPUAssembly
                         plan.n_supplemental,
                         n_ed);
                     // The plan's layout of a block's S(e) is the shared
-                    // one; the rest of the block's memory, its zero
-                    // element included, starts zero.
+                    // one.
                     std::copy_n(supplemental.begin() +
                                   plan.supplemental_offsets[k],
                                 n_k * plan.n_supplemental,

@@ -106,9 +106,8 @@ namespace GPUAssembly
      * n_elements elements element by element (entry i of the j-th at j *
      * n_supplemental + i: a node pair finds its element's numbers at fixed
      * offsets from one address, where with a stride of n_elements each
-     * took an address computation of its own), then an all-zero S(e) for
-     * the padding of the reduction's rows (StagedNodePairs::add_free()),
-     * then for the n_elements - n_free with a constrained DoF, last in E_k, the
+     * took an address computation of its own), then
+     * for the n_elements - n_free with a constrained DoF, last in E_k, the
      * inhomogeneities of their DoFs (g_d of the c-th at d * n_constrained +
      * c; read for constrained DoFs only), then, 8-byte aligned, which of
      * their DoFs are constrained (a 64-bit mask each). Each element thus
@@ -119,7 +118,6 @@ namespace GPUAssembly
     struct NodePairRegions
     {
       Number        *staged;
-      Number        *zero;
       Number        *inhomogeneities;
       std::uint64_t *masks;
     };
@@ -143,7 +141,7 @@ namespace GPUAssembly
                            const std::size_t number_size)
     {
       return ((staged_size(n_elements, n_supplemental) +
-               staged_size(1, n_supplemental) + n_constrained * n_dofs) *
+               n_constrained * n_dofs) *
                 number_size +
               7) /
              8 * 8;
@@ -174,10 +172,8 @@ namespace GPUAssembly
                       const unsigned int n_dofs)
     {
       Number *const staged = reinterpret_cast<Number *>(shared);
-      Number *const zero   = staged + staged_size(n_elements, n_supplemental);
       return {staged,
-              zero,
-              zero + staged_size(1, n_supplemental),
+              staged + staged_size(n_elements, n_supplemental),
               reinterpret_cast<std::uint64_t *>(
                 shared + node_pair_masks_offset(n_elements,
                                                 n_elements - n_free,
@@ -239,9 +235,7 @@ namespace GPUAssembly
 
     /// walk_lane() without node pairs.
     struct NoNodePairs
-    {
-      static constexpr bool free_path = false;
-    };
+    {};
 
     /**
      * walk_lane()'s node pairs of a block whose data lie in @p regions
@@ -258,12 +252,11 @@ namespace GPUAssembly
 
       const Kernel                   &kernel;
       const ElementStageData<Number> &data;
-      // Plain pointers, not a NodePairRegions: held as one struct member,
+      // Three pointers, not a NodePairRegions: held as one struct member,
       // nvcc 13.0 lost that they point to shared memory and read S(e) as
       // local memory at address 0 (compute-sanitizer: invalid __local__
-      // reads), where plain pointers compile to shared loads.
+      // reads), where three plain pointers compile to shared loads.
       const Number        *staged;
-      const Number        *zero;
       const Number        *inhomogeneities;
       const std::uint64_t *masks;
       unsigned int         n_elements;
@@ -273,59 +266,6 @@ namespace GPUAssembly
 
       static constexpr bool accumulates =
         kernel_accumulates_node_pairs<Kernel>::value;
-
-      /// walk_lane() takes the padding and node pairs of elements without
-      /// constraints through add_free(), where a zero S(e) adds nothing.
-      static constexpr bool free_path =
-        kernel_node_pairs_vanish_on_zero_data<Kernel>::value;
-
-      /**
-       * Entries below this are padding or node pairs of elements without
-       * constraints (encode_node_pair() of an element j < n_free), which
-       * add_free() adds; 0 where a zero S(e) would not add nothing (the
-       * compressed edge matrix divides by its diagonal).
-       */
-      GPU_ASSEMBLY_HOST_DEVICE unsigned int
-      free_limit() const
-      {
-        const bool zero_vanishes =
-          specialization == ElementSpecialization::simplex_gradients ||
-          ((specialization == ElementSpecialization::simplex_edge_matrix ||
-            data.edge_matrix_format) ?
-             !data.compressed_edge_matrix :
-             true);
-        return zero_vanishes ? 1 + 2 * n_free * n_nodes * n_nodes : 0;
-      }
-
-      /**
-       * Adds entry @p e below free_limit(): a node pair of an element
-       * without constraints, or for padding (0) the zero element's, which
-       * adds nothing. One path for both, without a branch: in a warp's
-       * aligned rows the lanes of shorter lists pad while the others add,
-       * and a branch around the padding split the warp at most steps.
-       * The sums must be in the kernel's accumulated form (no element with
-       * constraints yet in this list).
-       */
-      GPU_ASSEMBLY_HOST_DEVICE void
-      add_free(const unsigned int e,
-               Number (&sum)[n_c][n_c],
-               Number (&vector)[n_c]) const
-      {
-        const bool     padding = e == 0;
-        const NodePair pair    = decode_node_pair((e - 1) >> 1, n_nodes);
-        const Number  *supplemental =
-          padding ? zero : staged + pair.element * n_supplemental;
-        add_node_pair<dim, Number, Kernel, specialization, accumulates>(
-          kernel,
-          data,
-          supplemental,
-          1,
-          pair.row_node,
-          pair.column_node,
-          !padding && ((e - 1) & 1) != 0,
-          sum,
-          vector);
-      }
 
       // The sums of a list stay in the kernel's accumulated form
       // (kernel_accumulates_node_pairs) up to its first element with
@@ -420,7 +360,6 @@ namespace GPUAssembly
           kernel,
           data,
           regions.staged,
-          regions.zero,
           regions.inhomogeneities,
           regions.masks,
           n_elements,
@@ -652,31 +591,16 @@ namespace GPUAssembly
           for (unsigned int c2 = 0; c2 < nc; ++c2)
             sum[c1][c2] = 0;
         }
-      Chunk        current    = n_chunks == 0          ? Chunk() :
-                                first_chunk != nullptr ? *first_chunk :
-                                                         load_chunk(lane);
-      unsigned int free_limit = 0;
-      if constexpr (AddPair::free_path)
-        free_limit = add_pair.free_limit();
+      Chunk current = n_chunks == 0          ? Chunk() :
+                      first_chunk != nullptr ? *first_chunk :
+                                               load_chunk(lane);
       for (unsigned int c = 0; c < n_chunks; ++c)
         {
           const Chunk next =
             c + 1 < n_chunks ? load_chunk(lane + (c + 1) * stride) : Chunk();
-          // All padding: the ends of slices, padded to whole chunks.
-          if ((current.low | current.high) == 0)
-            {
-              current = next;
-              continue;
-            }
           for (unsigned int u = 0; u < chunk; ++u)
             {
               const unsigned int e = current.entry(u);
-              if constexpr (AddPair::free_path)
-                if (e < free_limit && !blocks)
-                  {
-                    add_pair.add_free(e, sum, rhs);
-                    continue;
-                  }
               if (e == 0)
                 continue;
               if (e < end_flag)

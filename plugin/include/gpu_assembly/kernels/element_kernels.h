@@ -41,9 +41,6 @@ namespace GPUAssembly
     /// SharedNZ may compute A^e node pair by node pair
     /// (kernel_has_node_pair_form).
     static constexpr bool node_pair_form = true;
-    /// Every term of a node pair is a product with JxW
-    /// (kernel_node_pairs_vanish_on_zero_data).
-    static constexpr bool node_pairs_vanish_on_zero_data = true;
 
     Number diffusion = 1;
     Number source    = 1;
@@ -193,9 +190,6 @@ namespace GPUAssembly
     /// SharedNZ may compute A^e node pair by node pair
     /// (kernel_has_node_pair_form).
     static constexpr bool node_pair_form = true;
-    /// Every term of a node pair is a product with JxW
-    /// (kernel_node_pairs_vanish_on_zero_data).
-    static constexpr bool node_pairs_vanish_on_zero_data = true;
 
     Number lambda = 1;
     Number mu     = 1;

@@ -309,28 +309,6 @@ namespace GPUAssembly
 
 
   /**
-   * Whether @p Kernel's node-pair form adds exactly nothing for an element
-   * whose S(e) is all zero (static constexpr bool
-   * node_pairs_vanish_on_zero_data = true), as where every term is a
-   * product with JxW: SharedNZ's node pairs may then take the padding of a
-   * warp's rows through the same code as the sources beside it, on a zero
-   * element (SharedNZLayout::StagedNodePairs::add_free()), instead of a
-   * branch that splits the warp at nearly every step.
-   */
-  template <class Kernel, class = void>
-  struct kernel_node_pairs_vanish_on_zero_data : std::false_type
-  {};
-
-  template <class Kernel>
-  struct kernel_node_pairs_vanish_on_zero_data<
-    Kernel,
-    std::void_t<decltype(Kernel::node_pairs_vanish_on_zero_data)>>
-    : std::bool_constant<Kernel::node_pairs_vanish_on_zero_data>
-  {};
-
-
-
-  /**
    * Whether @p Kernel's node-pair form also sums a node pair's blocks over
    * elements in a form of its own (static constexpr bool
    * node_pairs_accumulate = true): members accumulate_node_pair(element,
