@@ -26,15 +26,12 @@
 //                 "SharedNZ node pairs 1 block/SM", "SharedNZ node pairs
 //                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
 //                 "SharedNZ node pairs 3 blocks/SM T=160", "SharedNZ node
-//                 pairs 1 block/SM T=512", "SharedNZ node pairs, staging not
-//                 overlapped" (a block per part that copies S(e), then
-//                 walks), "SharedNZ node pairs 4 blocks/SM T=128, staging
-//                 not overlapped", "SharedNZ node pairs, union parts" (the
-//                 greedy union instead of parts grown node by node), "SharedNZ,
-//                 grown parts", "SharedNZ node pairs, LPT lanes" and "SharedNZ,
-//                 LPT lanes" (lists packed by LPT onto lanes, not in rows
-//                 walked in lockstep); "GlobalNZ, general element form" and the
-//                 same for SharedNZ and LocalElem-atomic: without the element
+//                 pairs, union parts" (the greedy union instead of parts
+//                 grown node by node), "SharedNZ, grown parts", "SharedNZ
+//                 node pairs, LPT lanes" and "SharedNZ, LPT lanes" (lists
+//                 packed by LPT onto lanes, not in rows walked in lockstep);
+//                 "GlobalNZ, general element form" and the same for
+//                 SharedNZ and LocalElem-atomic: without the element
 //                 kernels compiled for linear simplices)
 //                 --skip-dealii (no CPU peer, for profiling runs)
 //                 --plans-only (no GPU needed: time the host construction
@@ -420,9 +417,6 @@ namespace
     /// SharedNZ packs its lists by LPT onto lanes instead of in rows that
     /// a warp walks in lockstep (SharedNZPlan::Parameters::aligned_lists).
     bool shared_lpt_lanes = false;
-    /// SharedNZ with node pairs: a block per part that copies S(e), then
-    /// walks (SharedNZPlan::Parameters::overlap_staging false).
-    bool shared_staging_not_overlapped = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -711,27 +705,6 @@ namespace
              v.shared_threads                   = 128;
              v.shared_blocks_per_multiprocessor = 4;
            }),
-    tuning("SharedNZ node pairs, staging not overlapped",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs             = true;
-             v.shared_staging_not_overlapped = true;
-           }),
-    tuning("SharedNZ node pairs 4 blocks/SM T=128, staging not overlapped",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 128;
-             v.shared_blocks_per_multiprocessor = 4;
-             v.shared_staging_not_overlapped    = true;
-           }),
-    tuning("SharedNZ node pairs 1 block/SM T=512",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 512;
-             v.shared_blocks_per_multiprocessor = 1;
-           }),
     tuning("SharedNZ node pairs 3 blocks/SM T=160",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
@@ -797,12 +770,11 @@ namespace
         data.global_nz.symmetric = variant.symmetric;
         if (variant.shared_threads > 0)
           data.shared_nz.threads_per_block = variant.shared_threads;
-        data.specialize_simplices      = !variant.general_elements;
-        data.shared_nz.reorder_nodes   = !variant.shared_element_node_order;
-        data.shared_nz.node_pairs      = variant.shared_node_pairs;
-        data.shared_nz.partitioner     = variant.shared_partitioner;
-        data.shared_nz.aligned_lists   = !variant.shared_lpt_lanes;
-        data.shared_nz.overlap_staging = !variant.shared_staging_not_overlapped;
+        data.specialize_simplices    = !variant.general_elements;
+        data.shared_nz.reorder_nodes = !variant.shared_element_node_order;
+        data.shared_nz.node_pairs    = variant.shared_node_pairs;
+        data.shared_nz.partitioner   = variant.shared_partitioner;
+        data.shared_nz.aligned_lists = !variant.shared_lpt_lanes;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;
@@ -936,14 +908,11 @@ namespace
         parameters.aligned_lists = aligned;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
-        // DeviceAssembler's limit on an H100 or H200, halved for node
-        // pairs' two buffers.
-        const std::size_t block_memory = 228 * 1024 / 2 - 1024;
         plan.reinit(arrays,
                     parameters,
                     dim,
                     sizeof(double),
-                    node_pairs ? block_memory / 2 / 16 * 16 : block_memory);
+                    228 * 1024 / 2 - 1024);
         std::cout << "SharedNZ" << (node_pairs ? " node pairs" : "")
                   << (partitioner == NodePartitioner::greedy_growth ?
                         ", grown parts" :

@@ -191,18 +191,11 @@ namespace GPUAssembly
         // The driver reserves 1 KiB of each block's shared memory.
         const unsigned int blocks =
           std::max(1u, additional_data.shared_nz.blocks_per_multiprocessor);
-        const std::size_t block_memory =
+        const std::size_t shared_memory =
           requested > 0 ?
             requested :
             std::min(device.shared_memory_per_block_optin,
                      device.shared_memory_per_multiprocessor / blocks - 1024);
-        // Node pairs with overlapped staging keep two parts' buffers, each
-        // 16-byte aligned for the copies of S(e).
-        const std::size_t shared_memory =
-          additional_data.shared_nz.node_pairs &&
-              additional_data.shared_nz.overlap_staging ?
-            block_memory / 2 / 16 * 16 :
-            block_memory;
         plan.reinit(*arrays,
                     additional_data.shared_nz,
                     additional_data.n_nodal_fields,

@@ -269,22 +269,6 @@ namespace GPUAssembly
       asm volatile("cp.async.wait_all;" ::: "memory");
     }
 
-    // Closes this thread's copies issued since the last call into a group
-    // (cp.async.commit_group), which wait_for_all_groups_but_last() tells
-    // apart from later ones.
-    __device__ inline void
-    commit_copies()
-    {
-      asm volatile("cp.async.commit_group;" ::: "memory");
-    }
-
-    // Waits for this thread's groups of copies but the last committed.
-    __device__ inline void
-    wait_for_all_groups_but_last()
-    {
-      asm volatile("cp.async.wait_group 1;" ::: "memory");
-    }
-
     __device__ inline void
     prefetch_l1(const void *address)
     {
@@ -320,8 +304,6 @@ namespace GPUAssembly
       const int *__restrict__ target_offsets;
       const int *__restrict__ targets;
       unsigned int n_supplemental;
-      /// Parts (thread blocks of shared_nz_kernel()).
-      unsigned int n_parts;
     };
 
 
@@ -552,156 +534,6 @@ namespace GPUAssembly
               return element_data[i];
             },
             SharedNZLayout::NoNodePairs());
-        }
-    }
-
-
-
-    // SharedNZ with node pairs and overlapped staging
-    // (SharedNZPlan::Parameters::overlap_staging): each thread block walks
-    // parts blockIdx.x, blockIdx.x + gridDim.x, ..., as shared_nz_kernel()
-    // walks its one, from two buffers of @p buffer_bytes in shared memory:
-    // while it walks a part from one, the next part's S(e) is copied into
-    // the other. The copies of a part are one group of cp.async, and the
-    // block waits only for the group of the part it is about to walk; the
-    // Dirichlet data of elements with constraints, few and gathered from
-    // all over, are staged then, from loads, as before.
-    template <int dim,
-              typename Number,
-              class Kernel,
-              ElementSpecialization specialization>
-    __global__ void __maxnreg__(128)
-      shared_nz_node_pair_kernel(const Kernel                    kernel,
-                                 const ElementStageData<Number>  data,
-                                 const SharedNZArguments<Number> plan,
-                                 const unsigned int              buffer_bytes,
-                                 Number *__restrict__ values,
-                                 Number *__restrict__ rhs)
-    {
-      extern __shared__ __align__(16) unsigned char shared_bytes[];
-      const unsigned int                            t = threadIdx.x;
-      const unsigned int                            T = blockDim.x;
-      constexpr unsigned int per_copy                 = 16 / sizeof(Number);
-      constexpr unsigned int chunk                    = SharedNZLayout::chunk;
-      using Sizes             = SpecializedSizes<dim, specialization>;
-      const unsigned int n_en = Sizes::n_nodes(data);
-      const unsigned int n_ed = Sizes::n_dofs(data, Kernel::n_components);
-
-      // Part k's S(e) into @p buffer, and its reduction streams into L2;
-      // one group of copies per part, empty past the last part, so that
-      // the groups a thread waits for count the same in every block.
-      const auto stage = [&](const unsigned int k, unsigned char *buffer) {
-        if (k < plan.n_parts)
-          {
-            const int           first_item = __ldg(plan.element_offsets + k);
-            const int           end_item = __ldg(plan.element_offsets + k + 1);
-            const Number *const supplemental =
-              plan.supplemental + __ldg(plan.supplemental_offsets + k);
-            Number *const      staged = reinterpret_cast<Number *>(buffer);
-            const unsigned int n_copies =
-              SharedNZLayout::staged_size(end_item - first_item,
-                                          plan.n_supplemental) /
-              per_copy;
-            for (unsigned int i = t; i < n_copies; i += T)
-              copy_async_16(staged + i * per_copy, supplemental + i * per_copy);
-            const int first_source = __ldg(plan.slice_offsets + k * (T / 32));
-            const int end_source =
-              __ldg(plan.slice_offsets + (k + 1) * (T / 32));
-            const char *sources =
-              reinterpret_cast<const char *>(plan.sources + first_source);
-            for (int b = t * 128; b < (end_source - first_source) * 2;
-                 b += T * 128)
-              prefetch_l2(sources + b);
-            const int   first_target = __ldg(plan.target_offsets + k);
-            const int   end_target   = __ldg(plan.target_offsets + k + 1);
-            const char *targets =
-              reinterpret_cast<const char *>(plan.targets + first_target);
-            for (int b = t * 128; b < (end_target - first_target) * 4;
-                 b += T * 128)
-              prefetch_l2(targets + b);
-          }
-        commit_copies();
-      };
-
-      stage(blockIdx.x, shared_bytes);
-      unsigned int buffer = 0;
-      for (unsigned int k = blockIdx.x; k < plan.n_parts;
-           k += gridDim.x, buffer ^= 1)
-        {
-          unsigned char *const shared = shared_bytes + buffer * buffer_bytes;
-          stage(k + gridDim.x, shared_bytes + (buffer ^ 1) * buffer_bytes);
-
-          // The part's numbers, all loads in flight at once (load_early()),
-          // and the first chunk of this thread's lane, while the copies
-          // land.
-          const int slice        = k * (T / 32) + t / 32;
-          const int first_source = load_early(plan.slice_offsets + slice);
-          const int end_source   = load_early(plan.slice_offsets + slice + 1);
-          const int first_target = load_early(plan.target_offsets + k);
-          const int first_item   = load_early(plan.element_offsets + k);
-          const int end_item     = load_early(plan.element_offsets + k + 1);
-          const int n_diagonal   = load_early(plan.n_diagonal_lists + k);
-          const int n_free       = load_early(plan.n_free_elements + k);
-          const std::uint16_t *lane =
-            plan.sources + first_source + t % 32 * chunk;
-          const unsigned int n_chunks =
-            (end_source - first_source) / (32 * chunk);
-          const SharedNZLayout::Chunk first_chunk =
-            n_chunks > 0 ? load_chunk_early(lane) : SharedNZLayout::Chunk();
-          const std::size_t  base = first_item;
-          const unsigned int n_k  = end_item - first_item;
-          const SharedNZLayout::NodePairRegions<Number> regions =
-            SharedNZLayout::node_pair_regions<Number>(shared,
-                                                      n_k,
-                                                      n_free,
-                                                      plan.n_supplemental,
-                                                      n_ed);
-
-          wait_for_all_groups_but_last();
-          const unsigned int n_constrained = n_k - n_free;
-          for (unsigned int c = t; c < n_constrained; c += T)
-            SharedNZLayout::
-              stage_constraints<dim, specialization, Kernel::n_components>(
-                data,
-                plan.location + base * n_ed + n_free + c,
-                n_k,
-                c,
-                n_constrained,
-                regions);
-          __syncthreads();
-
-          const int *targets = plan.targets + first_target;
-          SharedNZLayout::walk_lane<Number, Kernel::n_components>(
-            lane,
-            n_chunks,
-            32 * chunk,
-            n_en,
-            n_ed,
-            n_diagonal,
-            [](const unsigned int) {
-              return Number(0);
-            },
-            [&](const unsigned int i) {
-              return __ldg(targets + i);
-            },
-            [&](const int target, const Number sum) {
-              values[target] = sum;
-            },
-            [&](const int row, const Number sum) {
-              rhs[row] = sum;
-            },
-            &first_chunk,
-            SharedNZLayout::staged_node_pairs<dim, specialization, true>(
-              kernel,
-              data,
-              regions,
-              n_k,
-              n_free,
-              n_en,
-              plan.n_supplemental));
-          // Every warp is done with this buffer before the next part but
-          // one is copied into it.
-          __syncthreads();
         }
     }
 
@@ -1027,8 +859,7 @@ namespace GPUAssembly
           reinterpret_cast<const std::uint16_t *>(shared_sources.data()),
           shared_target_offsets.data(),
           shared_targets.data(),
-          plan.n_supplemental,
-          plan.n_blocks};
+          plan.n_supplemental};
         constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
         if (plan.parameters.node_pairs && !has_node_pairs)
           internal::throw_error(SharedNZLayout::node_pairs_refused);
@@ -1037,53 +868,11 @@ namespace GPUAssembly
           additional_data.specialize_simplices,
           [&](const auto specialization) {
             constexpr ElementSpecialization s = decltype(specialization)::value;
-            if constexpr (has_node_pairs)
-              if (plan.parameters.node_pairs && plan.parameters.overlap_staging)
-                {
-                  // As many blocks as fit on the device at once, each with
-                  // two buffers of the largest part.
-                  const auto part_kernel = internal::
-                    shared_nz_node_pair_kernel<dim, Number, Kernel, s>;
-                  const std::size_t buffer_bytes =
-                    (plan.max_shared_bytes + 15) / 16 * 16;
-                  const std::size_t  shared_bytes = 2 * buffer_bytes;
-                  const unsigned int T = plan.parameters.threads_per_block;
-                  GPU_ASSEMBLY_CHECK_CUDA(cudaFuncSetAttribute(
-                    part_kernel,
-                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                    static_cast<int>(shared_bytes)));
-                  int resident = 0, device = 0, n_multiprocessors = 0;
-                  GPU_ASSEMBLY_CHECK_CUDA(
-                    cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                      &resident,
-                      part_kernel,
-                      T,
-                      shared_bytes));
-                  GPU_ASSEMBLY_CHECK_CUDA(cudaGetDevice(&device));
-                  GPU_ASSEMBLY_CHECK_CUDA(
-                    cudaDeviceGetAttribute(&n_multiprocessors,
-                                           cudaDevAttrMultiProcessorCount,
-                                           device));
-                  const unsigned int n_blocks =
-                    std::min<std::size_t>(plan.n_blocks,
-                                          std::size_t(std::max(resident, 1)) *
-                                            n_multiprocessors);
-                  if (n_blocks > 0)
-                    part_kernel<<<n_blocks, T, shared_bytes, stream>>>(
-                      kernel,
-                      data,
-                      arguments,
-                      static_cast<unsigned int>(buffer_bytes),
-                      matrix.get_values().data(),
-                      rhs.data());
-                  GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-                  return;
-                }
-            const auto block_kernel =
+            const auto                      block_kernel =
               has_node_pairs && plan.parameters.node_pairs ?
-                internal::
+                                     internal::
                   shared_nz_kernel<dim, Number, Kernel, s, has_node_pairs> :
-                internal::shared_nz_kernel<dim, Number, Kernel, s, false>;
+                                     internal::shared_nz_kernel<dim, Number, Kernel, s, false>;
             GPU_ASSEMBLY_CHECK_CUDA(
               cudaFuncSetAttribute(block_kernel,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -128,17 +128,6 @@ namespace GPUAssembly
        */
       bool node_pairs = false;
       /**
-       * With node_pairs: each thread block walks its parts one after the
-       * other, and copies the next part's S(e) into a second buffer of
-       * shared memory while it walks the current one, so that no block
-       * waits for its S(e) but the first. Parts are sized for half of a
-       * block's shared memory (DeviceAssembler gives the plan that limit)
-       * and are more: more elements are staged twice. Without, a block per
-       * part copies S(e), waits, then walks (38 % of the kernel's time at
-       * 5 M tetrahedra on an H200 went to the copies alone).
-       */
-      bool overlap_staging = true;
-      /**
        * Pack the reduction lists in rows that the lanes of a warp walk in
        * lockstep (pack_lists_aligned()): the lanes close their lists at
        * the same step, and with node pairs reach their elements with
