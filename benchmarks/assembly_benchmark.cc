@@ -705,32 +705,6 @@ namespace
              v.shared_threads                   = 128;
              v.shared_blocks_per_multiprocessor = 4;
            }),
-    tuning("SharedNZ node pairs smem 80K",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs      = true;
-             v.shared_memory_fraction = 80. / 227.;
-           }),
-    tuning("SharedNZ node pairs smem 96K",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs      = true;
-             v.shared_memory_fraction = 96. / 227.;
-           }),
-    tuning("SharedNZ node pairs T=128 smem 40K",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs      = true;
-             v.shared_threads         = 128;
-             v.shared_memory_fraction = 40. / 227.;
-           }),
-    tuning("SharedNZ node pairs T=128 smem 48K",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs      = true;
-             v.shared_threads         = 128;
-             v.shared_memory_fraction = 48. / 227.;
-           }),
     tuning("SharedNZ node pairs 3 blocks/SM T=160",
            AssemblyMethod::shared_nz,
            [](Variant &v) {

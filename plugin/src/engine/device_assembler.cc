@@ -240,7 +240,6 @@ namespace GPUAssembly
           std::vector<int>(plan.target_offsets.begin(),
                            plan.target_offsets.end()));
         shared_targets.copy_from_host(plan.targets);
-        shared_first_lists.copy_from_host(as_bytes(plan.first_lists));
         return;
       }
 
@@ -330,7 +329,6 @@ namespace GPUAssembly
           shared_sources.memory_consumption(),
           shared_target_offsets.memory_consumption(),
           shared_targets.memory_consumption(),
-          shared_first_lists.memory_consumption(),
           element_connectivity.memory_consumption(),
           element_supplemental.memory_consumption(),
           element_location.memory_consumption(),

@@ -711,7 +711,6 @@ namespace GPUAssembly
            (block_slots.size() + sources.size()) * sizeof(std::uint16_t) +
            block_supplemental.size() * sizeof(double) +
            block_has_constraints.size() +
-           first_lists.size() * sizeof(std::uint16_t) +
            (slice_offsets.size() + target_offsets.size() +
             supplemental_offsets.size()) *
              sizeof(std::size_t);
@@ -831,7 +830,7 @@ namespace GPUAssembly
       index_type                 n_diagonal = 0;
       std::vector<double>        supplemental;
       std::vector<unsigned char> has_constraints;
-      std::vector<std::uint16_t> sources, first_lists;
+      std::vector<std::uint16_t> sources;
       std::vector<std::size_t>   slice_ends;
       std::vector<index_type>    targets;
     };
@@ -1097,31 +1096,6 @@ namespace GPUAssembly
                                 b.slice_ends,
                                 SharedNZLayout::chunk);
             b.sources.assign(packed.begin(), packed.end());
-            // Each closing entry names the lane's next list instead of
-            // its own, the first goes to first_lists.
-            b.first_lists.assign(T, SharedNZLayout::no_list);
-            for (unsigned int lane = 0; lane < T; ++lane)
-              {
-                const unsigned int w         = lane / 32;
-                const std::size_t  begin     = w == 0 ? 0 : b.slice_ends[w - 1];
-                const std::size_t  n_columns = (b.slice_ends[w] - begin) / 32;
-                constexpr unsigned int chunk = SharedNZLayout::chunk;
-                std::uint16_t         *previous = nullptr;
-                for (std::size_t column = 0; column < n_columns; ++column)
-                  {
-                    std::uint16_t &entry =
-                      b.sources[begin +
-                                ((column / chunk) * 32 + lane % 32) * chunk +
-                                column % chunk];
-                    if (entry < SharedNZLayout::end_flag)
-                      continue;
-                    if (previous == nullptr)
-                      b.first_lists[lane] = entry - SharedNZLayout::end_flag;
-                    else
-                      *previous = entry;
-                    previous = &entry;
-                  }
-              }
           }
       },
       16);
@@ -1162,7 +1136,6 @@ namespace GPUAssembly
         slice_offsets[std::size_t(k) * W + w + 1] =
           source_offsets[k] + blocks[k].slice_ends[w];
     concatenate(&Block::targets, targets, target_offsets);
-    concatenate(&Block::first_lists, first_lists, scratch_offsets);
     n_slots.resize(n_blocks);
     n_free_elements.resize(n_blocks);
     n_diagonal_lists.resize(n_blocks);

@@ -211,7 +211,6 @@ namespace GPUAssembly
     DeviceVector<unsigned char> shared_sources;
     DeviceVector<int>           shared_target_offsets;
     DeviceVector<int>           shared_targets;
-    DeviceVector<unsigned char> shared_first_lists;
 
     // LocalElem: element arrays column-major in the method's element order.
     std::vector<unsigned int>   color_offsets;

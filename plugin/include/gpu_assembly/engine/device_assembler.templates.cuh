@@ -303,7 +303,6 @@ namespace GPUAssembly
       const std::uint16_t *__restrict__ sources;
       const int *__restrict__ target_offsets;
       const int *__restrict__ targets;
-      const std::uint16_t *__restrict__ first_lists;
       unsigned int n_supplemental;
     };
 
@@ -361,9 +360,8 @@ namespace GPUAssembly
       const int n_free = node_pairs ? load_early(plan.n_free_elements + k) : 0;
       const int first_supplemental =
         node_pairs ? load_early(plan.supplemental_offsets + k) : 0;
-      const unsigned int first_list = load_early(plan.first_lists + k * T + t);
-      const std::size_t  base       = first_item;
-      const unsigned int n_k        = end_item - first_item;
+      const std::size_t  base = first_item;
+      const unsigned int n_k  = end_item - first_item;
 
       // The reduction's streams do not depend on the element data: ask for
       // them now, into L2, so that the reduction finds them on chip instead
@@ -409,7 +407,6 @@ namespace GPUAssembly
                                                                 n_en,
                                                                 n_ed,
                                                                 n_diagonal,
-                                                                first_list,
                                                                 load,
                                                                 load_target,
                                                                 store,
@@ -862,7 +859,6 @@ namespace GPUAssembly
           reinterpret_cast<const std::uint16_t *>(shared_sources.data()),
           shared_target_offsets.data(),
           shared_targets.data(),
-          reinterpret_cast<const std::uint16_t *>(shared_first_lists.data()),
           plan.n_supplemental};
         constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
         if (plan.parameters.node_pairs && !has_node_pairs)

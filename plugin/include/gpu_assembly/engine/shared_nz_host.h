@@ -86,7 +86,6 @@ namespace GPUAssembly
                     n_en,
                     n_ed,
                     plan.n_diagonal_lists[k],
-                    plan.first_lists[std::size_t(k) * T + lane],
                     load,
                     [&](const unsigned int i) {
                       return targets[i];

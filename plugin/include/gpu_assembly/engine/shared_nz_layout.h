@@ -45,11 +45,8 @@ namespace GPUAssembly
      * Reduction-stream entries (16 bits): 0 is padding; below end_flag a
      * source, encoded as 1 + (index << 1 | diagonal) with index = s * n_nodes
      * + b for the block of column node b in slot s, and diagonal set where
-     * the list also sums the right-hand side; end_flag | l ends the lane's
-     * current list and names the list l it closes next (its own number for
-     * its last list), whose targets the walk then loads while it sums that
-     * list (walk_lane()). A lane's first list is in
-     * SharedNZPlan::first_lists.
+     * the list also sums the right-hand side; end_flag | l ends list l of
+     * the block.
      */
     constexpr std::uint16_t end_flag = 0x8000;
 
@@ -58,10 +55,7 @@ namespace GPUAssembly
     constexpr unsigned int max_source_index = (end_flag - 3) / 2;
 
     /// Lists a block can number.
-    constexpr unsigned int max_lists = end_flag - 1;
-
-    /// No list (SharedNZPlan::first_lists of a lane without one).
-    constexpr std::uint16_t no_list = end_flag - 1;
+    constexpr unsigned int max_lists = end_flag;
 
     /// A source in a slot.
     GPU_ASSEMBLY_HOST_DEVICE inline std::uint16_t
@@ -578,7 +572,6 @@ namespace GPUAssembly
               const unsigned int   n_nodes,
               const unsigned int   n_dofs,
               const unsigned int   n_diagonal_lists,
-              const unsigned int   first_list,
               const Load          &load,
               const LoadIndex     &load_target,
               const Store         &store,
@@ -592,25 +585,6 @@ namespace GPUAssembly
       const unsigned int     magic = division_magic(n_nodes);
       Number                 sum[nc][nc], rhs[nc];
       bool                   blocks = false;
-      // The list this lane closes next and its nonzeros, loaded a list
-      // ahead: each closing entry names the next list, so that its
-      // targets arrive while the lane sums it, instead of every lane of a
-      // warp waiting for them at the close.
-      unsigned int list = first_list;
-      index_type   targets[nc * nc];
-      const auto   first_target = [&](const unsigned int l) {
-        return l < n_diagonal_lists ? l * (nc * nc + nc) :
-                                        n_diagonal_lists * (nc * nc + nc) +
-                                        (l - n_diagonal_lists) * nc * nc;
-      };
-      const auto fetch = [&](const unsigned int l) {
-        if (l == no_list)
-          return;
-        const unsigned int first = first_target(l);
-        for (unsigned int i = 0; i < nc * nc; ++i)
-          targets[i] = load_target(first + i);
-      };
-      fetch(list);
       for (unsigned int c1 = 0; c1 < nc; ++c1)
         {
           rhs[c1] = 0;
@@ -651,26 +625,26 @@ namespace GPUAssembly
                 }
               if constexpr (!std::is_same_v<AddPair, NoNodePairs>)
                 add_pair.close(sum, blocks);
-              const bool diagonal = list < n_diagonal_lists;
+              const unsigned int list     = e - end_flag;
+              const bool         diagonal = list < n_diagonal_lists;
+              const unsigned int first =
+                diagonal ? list * (nc * nc + nc) :
+                           n_diagonal_lists * (nc * nc + nc) +
+                             (list - n_diagonal_lists) * nc * nc;
               for (unsigned int c1 = 0; c1 < nc; ++c1)
                 for (unsigned int c2 = 0; c2 < nc; ++c2)
                   {
-                    const index_type target = targets[c1 * nc + c2];
+                    const index_type target = load_target(first + c1 * nc + c2);
                     if (target >= 0)
                       store(target, sum[c1][c2]);
                     sum[c1][c2] = 0;
                   }
               if (diagonal)
-                {
-                  const unsigned int first = first_target(list);
-                  for (unsigned int c1 = 0; c1 < nc; ++c1)
-                    {
-                      store_rhs(load_target(first + nc * nc + c1), rhs[c1]);
-                      rhs[c1] = 0;
-                    }
-                }
-              list = e - end_flag;
-              fetch(list);
+                for (unsigned int c1 = 0; c1 < nc; ++c1)
+                  {
+                    store_rhs(load_target(first + nc * nc + c1), rhs[c1]);
+                    rhs[c1] = 0;
+                  }
             }
           current = next;
         }

@@ -208,12 +208,6 @@ namespace GPUAssembly
     /// nonzero), then for the diagonal lists the n_c DoFs of the node.
     std::vector<std::size_t> target_offsets;
     std::vector<index_type>  targets;
-    /// The list that lane t of block k closes first, at k *
-    /// threads_per_block + t (SharedNZLayout::no_list if none): each
-    /// closing entry of the stream names the lane's next list
-    /// (SharedNZLayout::end_flag), so that the walk loads a list's targets
-    /// a list ahead.
-    std::vector<std::uint16_t> first_lists;
 
     /// Largest shared memory a block needs, in bytes.
     std::size_t max_shared_bytes = 0;
