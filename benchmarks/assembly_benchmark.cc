@@ -26,11 +26,12 @@
 //                 "SharedNZ node pairs 1 block/SM", "SharedNZ node pairs
 //                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
 //                 "SharedNZ node pairs 3 blocks/SM T=160", "SharedNZ node
-//                 pairs, union parts" (the greedy union instead of parts
-//                 grown node by node), "SharedNZ, grown parts", "SharedNZ
-//                 node pairs, LPT lanes" and "SharedNZ, LPT lanes" (lists
-//                 packed by LPT onto lanes, not in rows walked in lockstep);
-//                 "GlobalNZ, general element form" and the same for
+//                 pairs 2 blocks/SM T=256" (the default before 4 blocks of
+//                 128 threads), "SharedNZ node pairs, union parts" (the greedy
+//                 union instead of parts grown node by node), "SharedNZ, grown
+//                 parts", "SharedNZ node pairs, LPT lanes" and "SharedNZ, LPT
+//                 lanes" (lists packed by LPT onto lanes, not in rows walked in
+//                 lockstep); "GlobalNZ, general element form" and the same for
 //                 SharedNZ and LocalElem-atomic: without the element
 //                 kernels compiled for linear simplices)
 //                 --skip-dealii (no CPU peer, for profiling runs)
@@ -670,13 +671,15 @@ namespace
     tuning("SharedNZ node pairs T=384",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
-             v.shared_node_pairs = true;
-             v.shared_threads    = 384;
+             v.shared_node_pairs                = true;
+             v.shared_threads                   = 384;
+             v.shared_blocks_per_multiprocessor = 2;
            }),
     tuning("SharedNZ node pairs 3 blocks/SM",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
              v.shared_node_pairs                = true;
+             v.shared_threads                   = 256;
              v.shared_blocks_per_multiprocessor = 3;
            }),
     tuning("SharedNZ node pairs 4 blocks/SM T=192",
@@ -690,13 +693,15 @@ namespace
            AssemblyMethod::shared_nz,
            [](Variant &v) {
              v.shared_node_pairs      = true;
+             v.shared_threads         = 256;
              v.shared_memory_fraction = 1.;
            }),
     tuning("SharedNZ node pairs T=128",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
-             v.shared_node_pairs = true;
-             v.shared_threads    = 128;
+             v.shared_node_pairs                = true;
+             v.shared_threads                   = 128;
+             v.shared_blocks_per_multiprocessor = 2;
            }),
     tuning("SharedNZ node pairs 4 blocks/SM T=128",
            AssemblyMethod::shared_nz,
@@ -704,6 +709,13 @@ namespace
              v.shared_node_pairs                = true;
              v.shared_threads                   = 128;
              v.shared_blocks_per_multiprocessor = 4;
+           }),
+    tuning("SharedNZ node pairs 2 blocks/SM T=256",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs                = true;
+             v.shared_threads                   = 256;
+             v.shared_blocks_per_multiprocessor = 2;
            }),
     tuning("SharedNZ node pairs 3 blocks/SM T=160",
            AssemblyMethod::shared_nz,
@@ -908,11 +920,15 @@ namespace
         parameters.aligned_lists = aligned;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
+        // DeviceAssembler's limit on an H100 or H200.
         plan.reinit(arrays,
                     parameters,
                     dim,
                     sizeof(double),
-                    228 * 1024 / 2 - 1024);
+                    228 * 1024 /
+                        parameters.resolved(arrays.layout.n_nodes)
+                          .blocks_per_multiprocessor -
+                      1024);
         std::cout << "SharedNZ" << (node_pairs ? " node pairs" : "")
                   << (partitioner == NodePartitioner::greedy_growth ?
                         ", grown parts" :

@@ -1331,6 +1331,36 @@ test_plans_independent_of_threads(Testing::Checks &checks)
 
 
 
+// SharedNZ's automatic threads and blocks per multiprocessor: four blocks
+// of 128 threads for node pairs on linear simplices, two of 256 otherwise;
+// values set by hand stay.
+void
+test_automatic_shared_nz_parameters(Testing::Checks &checks)
+{
+  SharedNZPlan::Parameters slots, pairs, set;
+  pairs.node_pairs              = true;
+  set.node_pairs                = true;
+  set.threads_per_block         = 192;
+  set.blocks_per_multiprocessor = 3;
+  const auto is                 = [](const SharedNZPlan::Parameters &p,
+                     const unsigned int              threads,
+                     const unsigned int              blocks) {
+    return p.threads_per_block == threads &&
+           p.blocks_per_multiprocessor == blocks;
+  };
+  checks.check(slots.threads_per_block == 0 &&
+                 slots.blocks_per_multiprocessor == 0 &&
+                 is(slots.resolved(4), 256, 2) &&
+                 is(pairs.resolved(4), 128, 4) &&
+                 is(pairs.resolved(3), 128, 4) &&
+                 is(pairs.resolved(8), 256, 2) && is(set.resolved(4), 192, 3),
+               "SharedNZ's automatic parameters: 4 blocks of 128 threads "
+               "for node pairs on linear simplices, else 2 of 256; values "
+               "set by hand stay");
+}
+
+
+
 int
 main()
 {
@@ -1402,5 +1432,6 @@ main()
   test_plans_independent_of_threads(checks);
   test_slot_division(checks);
   test_node_pairs_dof_limit(checks);
+  test_automatic_shared_nz_parameters(checks);
   return checks.exit_code();
 }

@@ -190,7 +190,9 @@ namespace GPUAssembly
                       "."));
         // The driver reserves 1 KiB of each block's shared memory.
         const unsigned int blocks =
-          std::max(1u, additional_data.shared_nz.blocks_per_multiprocessor);
+          std::max(1u,
+                   additional_data.shared_nz.resolved(arrays->layout.n_nodes)
+                     .blocks_per_multiprocessor);
         const std::size_t shared_memory =
           requested > 0 ?
             requested :

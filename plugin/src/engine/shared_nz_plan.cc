@@ -725,7 +725,7 @@ namespace GPUAssembly
                        const std::size_t  number_size,
                        const std::size_t  shared_memory_limit)
   {
-    parameters           = new_parameters;
+    parameters           = new_parameters.resolved(arrays.layout.n_nodes);
     const unsigned int T = parameters.threads_per_block;
     AssertThrow(T >= 32 && T <= 1024 && T % 32 == 0,
                 dealii::ExcMessage("SharedNZ: threads per block must be a "

@@ -89,20 +89,21 @@ namespace GPUAssembly
   {
     struct Parameters
     {
-      NodePartitioner partitioner       = NodePartitioner::automatic;
-      unsigned int    threads_per_block = 256;
+      NodePartitioner partitioner = NodePartitioner::automatic;
+      /// Threads per block; 0: automatic (resolved()).
+      unsigned int threads_per_block = 0;
       /// Shared memory a block may use, in bytes; 0: the device's shared
       /// memory per multiprocessor shared by blocks_per_multiprocessor
       /// blocks. Less lets several blocks share a multiprocessor, at the
       /// price of smaller parts and more recomputed elements.
       std::size_t shared_memory_per_block = 0;
       /// Blocks that share a multiprocessor where shared_memory_per_block
-      /// is 0. Two overlap one block's element phase with the other's
-      /// reduction: on an H100 with 1.5 M tetrahedra (double) 3.56 ms
-      /// against 4.43 ms for one block of all the shared memory and 3.85 ms
-      /// for four blocks of 128 threads
+      /// is 0; 0: automatic (resolved()). Two overlap one block's element
+      /// phase with the other's reduction: on an H100 with 1.5 M
+      /// tetrahedra (double) 3.56 ms against 4.43 ms for one block of all
+      /// the shared memory and 3.85 ms for four blocks of 128 threads
       /// (benchmarks/results/h100_sharednz_benchmark_n67_double.txt).
-      unsigned int blocks_per_multiprocessor = 2;
+      unsigned int blocks_per_multiprocessor = 0;
       /// Take each element's nodes that the block keeps rows of first, where
       /// the order of an element's nodes is free (S(e) in
       /// quadrature-gradients format, one quadrature point with equal shape
@@ -139,6 +140,30 @@ namespace GPUAssembly
        * (pack_lists_sliced()), with less padding.
        */
       bool aligned_lists = true;
+
+      /**
+       * These parameters with the automatic (0) threads_per_block and
+       * blocks_per_multiprocessor resolved for elements of
+       * @p n_nodes_per_element nodes: four blocks of 128 threads per
+       * multiprocessor with node_pairs on linear simplices (at most 4
+       * nodes), whose S(e) is small, else two of 256. With node pairs the
+       * smaller parts stage more elements twice, but a block's four warps
+       * share out its lists better: 1.32 against 1.36 ms at 5 M
+       * tetrahedra on an H200 (benchmarks/results/README.md); an element
+       * of more nodes, whose S(e) is larger, might not fit a quarter of
+       * the shared memory.
+       */
+      Parameters
+      resolved(const unsigned int n_nodes_per_element) const
+      {
+        Parameters result   = *this;
+        const bool quarters = node_pairs && n_nodes_per_element <= 4;
+        if (result.threads_per_block == 0)
+          result.threads_per_block = quarters ? 128 : 256;
+        if (result.blocks_per_multiprocessor == 0)
+          result.blocks_per_multiprocessor = quarters ? 4 : 2;
+        return result;
+      }
     };
 
     Parameters parameters;
