@@ -1332,8 +1332,8 @@ test_plans_independent_of_threads(Testing::Checks &checks)
 
 
 // SharedNZ's automatic threads and blocks per multiprocessor: four blocks
-// of 128 threads for node pairs on linear simplices, two of 256 otherwise;
-// values set by hand stay.
+// of 128 threads for node pairs on elements of at most 4 nodes, two of 256
+// otherwise; values set by hand stay.
 void
 test_automatic_shared_nz_parameters(Testing::Checks &checks)
 {
@@ -1355,8 +1355,8 @@ test_automatic_shared_nz_parameters(Testing::Checks &checks)
                  is(pairs.resolved(3), 128, 4) &&
                  is(pairs.resolved(8), 256, 2) && is(set.resolved(4), 192, 3),
                "SharedNZ's automatic parameters: 4 blocks of 128 threads "
-               "for node pairs on linear simplices, else 2 of 256; values "
-               "set by hand stay");
+               "for node pairs on elements of at most 4 nodes, else 2 of "
+               "256; values set by hand stay");
 }
 
 

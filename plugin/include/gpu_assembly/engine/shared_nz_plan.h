@@ -145,13 +145,14 @@ namespace GPUAssembly
        * These parameters with the automatic (0) threads_per_block and
        * blocks_per_multiprocessor resolved for elements of
        * @p n_nodes_per_element nodes: four blocks of 128 threads per
-       * multiprocessor with node_pairs on linear simplices (at most 4
-       * nodes), whose S(e) is small, else two of 256. With node pairs the
-       * smaller parts stage more elements twice, but a block's four warps
-       * share out its lists better: 1.32 against 1.36 ms at 5 M
-       * tetrahedra on an H200 (benchmarks/results/README.md); an element
-       * of more nodes, whose S(e) is larger, might not fit a quarter of
-       * the shared memory.
+       * multiprocessor with node_pairs on elements of at most 4 nodes
+       * (linear simplices, bilinear quadrilaterals), whose S(e) is small,
+       * else two of 256. With node pairs the smaller parts stage more
+       * elements twice, but a block's four warps share out its lists
+       * better: 1.331 against 1.369 ms at 5 M tetrahedra on an H200
+       * (benchmarks/results/h200_assembly_benchmark_n100_automatic_final.txt);
+       * the S(e) of an element of more nodes is larger, and a node's
+       * elements might not fit a quarter of the shared memory.
        */
       Parameters
       resolved(const unsigned int n_nodes_per_element) const
