@@ -27,7 +27,10 @@
 //                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
 //                 "SharedNZ node pairs 3 blocks/SM T=160", "SharedNZ node
 //                 pairs 2 blocks/SM T=256" (the default before 4 blocks of
-//                 128 threads), "SharedNZ node pairs, union parts" (the greedy
+//                 128 threads), "SharedNZ node pairs 5 blocks/SM T=96",
+//                 "SharedNZ node pairs 6 blocks/SM T=64", "SharedNZ node
+//                 pairs 8 blocks/SM T=64", "SharedNZ node pairs, union
+//                 parts" (the greedy
 //                 union instead of parts grown node by node), "SharedNZ, grown
 //                 parts", "SharedNZ node pairs, LPT lanes" and "SharedNZ, LPT
 //                 lanes" (lists packed by LPT onto lanes, not in rows walked in
@@ -716,6 +719,27 @@ namespace
              v.shared_node_pairs                = true;
              v.shared_threads                   = 256;
              v.shared_blocks_per_multiprocessor = 2;
+           }),
+    tuning("SharedNZ node pairs 5 blocks/SM T=96",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs                = true;
+             v.shared_threads                   = 96;
+             v.shared_blocks_per_multiprocessor = 5;
+           }),
+    tuning("SharedNZ node pairs 6 blocks/SM T=64",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs                = true;
+             v.shared_threads                   = 64;
+             v.shared_blocks_per_multiprocessor = 6;
+           }),
+    tuning("SharedNZ node pairs 8 blocks/SM T=64",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs                = true;
+             v.shared_threads                   = 64;
+             v.shared_blocks_per_multiprocessor = 8;
            }),
     tuning("SharedNZ node pairs 3 blocks/SM T=160",
            AssemblyMethod::shared_nz,
