@@ -30,11 +30,11 @@
 //                 128 threads), "SharedNZ node pairs 5 blocks/SM T=96",
 //                 "SharedNZ node pairs 6 blocks/SM T=64", "SharedNZ node
 //                 pairs 8 blocks/SM T=64", "SharedNZ node pairs, union
-//                 parts" (the greedy
-//                 union instead of parts grown node by node), "SharedNZ, grown
-//                 parts", "SharedNZ node pairs, LPT lanes" and "SharedNZ, LPT
-//                 lanes" (lists packed by LPT onto lanes, not in rows walked in
-//                 lockstep); "GlobalNZ, general element form" and the same for
+//                 parts" (the greedy union instead of parts grown node by
+//                 node), "SharedNZ, grown parts", "SharedNZ node pairs, LPT
+//                 lanes" and "SharedNZ, LPT lanes" (lists packed by LPT onto
+//                 lanes, not in rows walked in lockstep); "GlobalNZ, general
+//                 element form" and the same for
 //                 SharedNZ and LocalElem-atomic: without the element
 //                 kernels compiled for linear simplices)
 //                 --skip-dealii (no CPU peer, for profiling runs)

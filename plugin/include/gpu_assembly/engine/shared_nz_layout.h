@@ -307,9 +307,7 @@ namespace GPUAssembly
           }
         else
           {
-            if constexpr (accumulates)
-              if (!blocks)
-                kernel.finish_node_pairs(sum);
+            finish(sum, blocks);
             blocks               = true;
             const unsigned int c = pair.element - n_free;
             add_condensed_node_pair<dim, Number, Kernel, specialization>(
@@ -328,13 +326,22 @@ namespace GPUAssembly
           }
       }
 
-      /// Turns accumulated sums into the sum of blocks.
+      /// Turns sums still in the kernel's accumulated form into the sum of
+      /// blocks; @p blocks says whether they already are.
       GPU_ASSEMBLY_HOST_DEVICE void
-      close(Number (&sum)[n_c][n_c], bool &blocks) const
+      finish(Number (&sum)[n_c][n_c], const bool blocks) const
       {
         if constexpr (accumulates)
           if (!blocks)
             kernel.finish_node_pairs(sum);
+      }
+
+      /// Completes a list's sums before they are stored, and starts the
+      /// next list in the accumulated form.
+      GPU_ASSEMBLY_HOST_DEVICE void
+      close(Number (&sum)[n_c][n_c], bool &blocks) const
+      {
+        finish(sum, blocks);
         blocks = false;
       }
     };
