@@ -1188,7 +1188,10 @@ test_shared_nz_plan(Testing::Checks      &checks,
       SharedNZPlan small;
       small.reinit(arrays, parameters, dim, sizeof(double), 512);
     },
-    node_pairs ? "use SharedNZ without node pairs or GlobalNZ" : "use GlobalNZ",
+    node_pairs ?
+      "shared_memory_per_block), or use SharedNZ without node pairs or "
+      "GlobalNZ" :
+      "shared_memory_per_block), or use GlobalNZ",
     name + ": SharedNZ refuses a shared-memory limit below one node's "
            "element data");
 }

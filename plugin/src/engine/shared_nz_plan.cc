@@ -617,7 +617,10 @@ namespace GPUAssembly
               (node_pairs ?
                  "node pairs than 16-bit sources number" :
                  "than its " + std::to_string(threads_per_block) + " threads") +
-              "; use " + (node_pairs ? "SharedNZ without node pairs or " : "") +
+              "; give a block more shared memory (fewer "
+              "SharedNZPlan::Parameters::blocks_per_multiprocessor, or "
+              "shared_memory_per_block), or use " +
+              (node_pairs ? "SharedNZ without node pairs or " : "") +
               "GlobalNZ."));
         }
 
