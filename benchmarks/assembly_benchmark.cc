@@ -31,9 +31,7 @@
 //                 "SharedNZ node pairs 6 blocks/SM T=64", "SharedNZ node
 //                 pairs 8 blocks/SM T=64", "SharedNZ node pairs, union
 //                 parts" (the greedy union instead of parts grown node by
-//                 node), "SharedNZ, grown parts", "SharedNZ node pairs, LPT
-//                 lanes" and "SharedNZ, LPT lanes" (lists packed by LPT onto
-//                 lanes, not in rows walked in lockstep); "GlobalNZ, general
+//                 node), "SharedNZ, grown parts"; "GlobalNZ, general
 //                 element form" and the same for
 //                 SharedNZ and LocalElem-atomic: without the element
 //                 kernels compiled for linear simplices)
@@ -286,7 +284,9 @@ namespace
                   plan.sources[begin + ((j / chunk) * 32 + lane) * chunk +
                                j % chunk];
                 n_sources += e != 0 && e < SharedNZLayout::end_flag;
-                n_ends += e >= SharedNZLayout::end_flag;
+                // Every lane closes a row; those after its lists hold none.
+                n_ends += e >= SharedNZLayout::end_flag &&
+                          lane < SharedNZLayout::decode_row_close(e).n_lists;
                 n_condensed += e != 0 && e < SharedNZLayout::end_flag &&
                                ((e - 1u) >> 1) / n_pairs >= n_free;
               }
@@ -349,8 +349,8 @@ namespace
         const SharedNZPlan &plan = assembler.get_shared_nz_plan();
         const double        n_en = arrays.layout.n_nodes;
         const double        streams =
-          (plan.n_blocks * (plan.parameters.node_pairs ? 5. : 4.) +
-           plan.slice_offsets.size()) *
+          (plan.n_blocks * (plan.parameters.node_pairs ? 3. : 2.) +
+           plan.slice_offsets.size() + plan.target_offsets.size()) *
             sizeof(int) +
           plan.sources.size() * sizeof(std::uint16_t) +
           plan.targets.size() * sizeof(int) + output;
@@ -418,9 +418,6 @@ namespace
     /// SharedNZ computes element data node pair by node pair in its
     /// reduction (SharedNZPlan::Parameters::node_pairs).
     bool shared_node_pairs = false;
-    /// SharedNZ packs its lists by LPT onto lanes instead of in rows that
-    /// a warp walks in lockstep (SharedNZPlan::Parameters::aligned_lists).
-    bool shared_lpt_lanes = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -655,17 +652,6 @@ namespace
              v.shared_node_pairs  = true;
              v.shared_partitioner = NodePartitioner::greedy_union;
            }),
-    tuning("SharedNZ node pairs, LPT lanes",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs = true;
-             v.shared_lpt_lanes  = true;
-           }),
-    tuning("SharedNZ, LPT lanes",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_lpt_lanes = true;
-           }),
     tuning("SharedNZ, grown parts",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
@@ -810,7 +796,6 @@ namespace
         data.shared_nz.reorder_nodes = !variant.shared_element_node_order;
         data.shared_nz.node_pairs    = variant.shared_node_pairs;
         data.shared_nz.partitioner   = variant.shared_partitioner;
-        data.shared_nz.aligned_lists = !variant.shared_lpt_lanes;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;
@@ -930,18 +915,15 @@ namespace
       }
     // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
     // driver reserves: DeviceAssembler's default.
-    for (const auto &[node_pairs, partitioner, aligned] :
-         {std::make_tuple(false, NodePartitioner::greedy_union, true),
-          std::make_tuple(false, NodePartitioner::greedy_growth, true),
-          std::make_tuple(false, NodePartitioner::greedy_growth, false),
-          std::make_tuple(true, NodePartitioner::greedy_union, true),
-          std::make_tuple(true, NodePartitioner::greedy_growth, true),
-          std::make_tuple(true, NodePartitioner::greedy_growth, false)})
+    for (const auto &[node_pairs, partitioner] :
+         {std::make_pair(false, NodePartitioner::greedy_union),
+          std::make_pair(false, NodePartitioner::greedy_growth),
+          std::make_pair(true, NodePartitioner::greedy_union),
+          std::make_pair(true, NodePartitioner::greedy_growth)})
       {
         SharedNZPlan::Parameters parameters;
-        parameters.node_pairs    = node_pairs;
-        parameters.partitioner   = partitioner;
-        parameters.aligned_lists = aligned;
+        parameters.node_pairs  = node_pairs;
+        parameters.partitioner = partitioner;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
         // DeviceAssembler's limit on an H100 or H200.
@@ -957,7 +939,6 @@ namespace
                   << (partitioner == NodePartitioner::greedy_growth ?
                         ", grown parts" :
                         "")
-                  << (aligned ? "" : ", LPT lanes")
                   << " plan: " << seconds_since(start) << " s, ";
         print_parts(plan, sizeof(double));
         print_stream(plan);

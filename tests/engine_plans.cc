@@ -247,6 +247,99 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
                  std::to_string(max_slice) + " <= 4/3 * " +
                  std::to_string(mean) + " + longest row (" +
                  std::to_string(longest_row) + ") + chunk");
+
+  // With AlignedRows: leading lists first in their rows, and every lane of
+  // a slice, those after a row's last list included, closing each of its
+  // rows with the row's shape; the rows returned are the rows walked.
+  {
+    AlignedRows shapes;
+    shapes.leading.resize(n_lists);
+    for (unsigned int l = 0; l < n_lists; ++l)
+      shapes.leading[l] = (l * 7) % 5 == 0;
+    const index_type close_base = -1000000;
+    shapes.close = [&](const unsigned int n, const unsigned int d) {
+      return close_base - index_type(64 * n + d);
+    };
+    std::vector<index_type>  shaped;
+    std::vector<std::size_t> shaped_ends;
+    pack_lists_aligned(lists,
+                       first_run,
+                       n_lanes,
+                       width,
+                       shaped,
+                       shaped_ends,
+                       chunk,
+                       keep_list_order,
+                       &shapes);
+    bool rows_right = shapes.offsets.size() == shapes.n_leading.size() + 1 &&
+                      shapes.slice.size() == shapes.n_leading.size() &&
+                      shaped_ends.size() == n_lanes / width;
+    std::size_t      row   = 0;
+    std::size_t      begin = 0;
+    std::vector<int> listed(n_lists, 0);
+    for (unsigned int w = 0; w < shaped_ends.size() && rows_right; ++w)
+      {
+        const std::size_t n_columns = (shaped_ends[w] - begin) / width;
+        std::vector<std::vector<index_type>> lane_lists(width);
+        for (std::size_t j = 0; j < n_columns && rows_right; ++j)
+          {
+            const auto at = [&](const unsigned int t) {
+              return shaped[begin + ((j / chunk) * width + t) * chunk +
+                            j % chunk];
+            };
+            unsigned int n_closing = 0;
+            for (unsigned int t = 0; t < width; ++t)
+              n_closing += at(t) <= close_base;
+            if (n_closing == 0)
+              {
+                for (unsigned int t = 0; t < width; ++t)
+                  if (at(t) != 0)
+                    lane_lists[t].push_back(at(t));
+                continue;
+              }
+            rows_right &= n_closing == width && row < shapes.slice.size() &&
+                          shapes.slice[row] == w;
+            if (!rows_right)
+              break;
+            const unsigned int n =
+              shapes.offsets[row + 1] - shapes.offsets[row];
+            const unsigned int d = shapes.n_leading[row];
+            for (unsigned int t = 0; t < width; ++t)
+              {
+                rows_right &= at(t) == shapes.close(n, d);
+                if (t >= n)
+                  {
+                    rows_right &= lane_lists[t].empty();
+                    continue;
+                  }
+                const unsigned int l = shapes.lists[shapes.offsets[row] + t];
+                ++listed[l];
+                rows_right &=
+                  (shapes.leading[l] != 0) == (t < d) &&
+                  std::equal(lane_lists[t].begin(),
+                             lane_lists[t].end(),
+                             lists.entries.begin() + lists.offsets[l],
+                             lists.entries.begin() + lists.offsets[l + 1] -
+                               1) &&
+                  lane_lists[t].size() + 1 ==
+                    std::size_t(lists.offsets[l + 1] - lists.offsets[l]);
+                lane_lists[t].clear();
+              }
+            ++row;
+          }
+        begin = shaped_ends[w];
+      }
+    checks.check(rows_right && row == shapes.n_leading.size() &&
+                   std::all_of(listed.begin(),
+                               listed.end(),
+                               [](const int n) {
+                                 return n == 1;
+                               }),
+                 "aligned packing" + mode +
+                   " with row shapes: leading lists first in their rows, "
+                   "every lane closing each row with its shape, the rows "
+                   "returned as walked");
+  }
   checks.check_throws<ExceptionBase>(
     [&] {
       std::vector<unsigned int> too_long(first_run);
@@ -980,7 +1073,10 @@ test_shared_nz_plan(Testing::Checks      &checks,
           const unsigned int n_columns =
             (plan.slice_offsets[slice + 1] - plan.slice_offsets[slice]) / 32;
           constexpr unsigned int     chunk = SharedNZLayout::chunk;
+          const unsigned int         l     = lane % 32;
           std::vector<std::uint16_t> pending;
+          // The first target of the row the lane walks, in its warp's.
+          std::size_t row_first = plan.target_offsets[slice];
           for (unsigned int column = 0; column < n_columns; ++column)
             {
               const std::uint16_t entry =
@@ -994,13 +1090,27 @@ test_shared_nz_plan(Testing::Checks      &checks,
                   pending.push_back(entry);
                   continue;
                 }
-              const unsigned int l        = entry - SharedNZLayout::end_flag;
-              const bool         diagonal = int(l) < plan.n_diagonal_lists[k];
-              const std::size_t  first =
-                plan.target_offsets[k] +
-                (diagonal ? l * (n_c * n_c + n_c) :
-                            plan.n_diagonal_lists[k] * (n_c * n_c + n_c) +
-                              (l - plan.n_diagonal_lists[k]) * n_c * n_c);
+              // Every lane of the warp closes the row; those after its
+              // last list hold none.
+              const SharedNZLayout::RowClose row =
+                SharedNZLayout::decode_row_close(entry);
+              const std::size_t first = row_first;
+              row_first += SharedNZLayout::row_targets(row, n_c);
+              lists_right &= row.n_diagonal <= row.n_lists;
+              if (l >= row.n_lists)
+                {
+                  lists_right &= pending.empty();
+                  continue;
+                }
+              const bool diagonal = l < row.n_diagonal;
+              const auto block    = [&](const unsigned int c1,
+                                     const unsigned int c2) {
+                return first +
+                       SharedNZLayout::block_target(c1, c2, l, row, n_c);
+              };
+              const auto right_hand_side = [&](const unsigned int c1) {
+                return first + SharedNZLayout::rhs_target(c1, l, row, n_c);
+              };
               index_type row_node = -1, column_node = -1;
               lists_right &= !pending.empty();
               for (const std::uint16_t source : pending)
@@ -1056,23 +1166,25 @@ test_shared_nz_plan(Testing::Checks      &checks,
                   for (unsigned int c1 = 0; c1 < n_c; ++c1)
                     for (unsigned int c2 = 0; c2 < n_c; ++c2)
                       lists_right &=
-                        plan.targets[first + c1 * n_c + c2] ==
+                        plan.targets[block(c1, c2)] ==
                         arrays.nonzero_map[(e * n_ed + a0 * n_c + c1) * n_ed +
                                            c0 * n_c + c2];
                   if (diagonal)
                     for (unsigned int c1 = 0; c1 < n_c; ++c1)
-                      lists_right &= plan.targets[first + n_c * n_c + c1] ==
+                      lists_right &= plan.targets[right_hand_side(c1)] ==
                                      arrays.location[e * n_ed + a0 * n_c + c1];
                 }
-              for (unsigned int i = 0; i < n_c * n_c; ++i)
-                if (plan.targets[first + i] >= 0)
-                  ++target_seen[plan.targets[first + i]];
+              for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                for (unsigned int c2 = 0; c2 < n_c; ++c2)
+                  if (plan.targets[block(c1, c2)] >= 0)
+                    ++target_seen[plan.targets[block(c1, c2)]];
               if (diagonal)
                 for (unsigned int c1 = 0; c1 < n_c; ++c1)
-                  ++rhs_seen[plan.targets[first + n_c * n_c + c1]];
+                  ++rhs_seen[plan.targets[right_hand_side(c1)]];
               pending.clear();
             }
-          lists_right &= pending.empty();
+          lists_right &=
+            pending.empty() && row_first == plan.target_offsets[slice + 1];
         }
     }
   const auto all_once = [](const std::vector<int> &seen) {

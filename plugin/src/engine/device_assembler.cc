@@ -232,7 +232,6 @@ namespace GPUAssembly
             std::vector<int>());
         shared_location.copy_from_host(plan.block_location);
         shared_has_constraints.copy_from_host(plan.block_has_constraints);
-        shared_n_diagonal_lists.copy_from_host(plan.n_diagonal_lists);
         shared_n_free_elements.copy_from_host(plan.n_free_elements);
         shared_slice_offsets.copy_from_host(
           std::vector<int>(plan.slice_offsets.begin(),
@@ -325,7 +324,6 @@ namespace GPUAssembly
           shared_supplemental_offsets.memory_consumption(),
           shared_location.memory_consumption(),
           shared_has_constraints.memory_consumption(),
-          shared_n_diagonal_lists.memory_consumption(),
           shared_n_free_elements.memory_consumption(),
           shared_slice_offsets.memory_consumption(),
           shared_sources.memory_consumption(),

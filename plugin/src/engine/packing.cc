@@ -133,7 +133,8 @@ namespace GPUAssembly
                      std::vector<index_type>         &packed,
                      std::vector<std::size_t>        &slice_ends,
                      const unsigned int               chunk,
-                     const bool                       keep_list_order)
+                     const bool                       keep_list_order,
+                     AlignedRows                     *row_shapes)
   {
     const unsigned int n_lists = lists.n_lists();
     AssertThrow(first_run.size() == n_lists,
@@ -172,10 +173,25 @@ namespace GPUAssembly
         return first + second + 1;
       }
     };
-    std::vector<Row> rows;
+    const auto leads = [&](const unsigned int l) {
+      return row_shapes != nullptr && !row_shapes->leading.empty() &&
+             row_shapes->leading[l] != 0;
+    };
+    AssertThrow(row_shapes == nullptr || row_shapes->leading.empty() ||
+                  row_shapes->leading.size() == n_lists,
+                dealii::ExcDimensionMismatch(row_shapes->leading.size(),
+                                             n_lists));
+    std::vector<Row>          rows;
+    std::vector<unsigned int> n_leading;
     for (unsigned int begin = 0; begin < n_lists; begin += slice_width)
       {
         Row row{begin, std::min(begin + slice_width, n_lists), 0, 0};
+        // Leading lists first: which lists share the row, and so its
+        // padding, does not change.
+        const auto middle = std::stable_partition(order.begin() + row.begin,
+                                                  order.begin() + row.end,
+                                                  leads);
+        n_leading.push_back(middle - (order.begin() + row.begin));
         for (unsigned int i = row.begin; i < row.end; ++i)
           {
             row.first  = std::max(row.first, first(order[i]));
@@ -225,7 +241,9 @@ namespace GPUAssembly
         std::size_t column = 0;
         for (const unsigned int r : assignment[w])
           {
-            const Row &row = rows[r];
+            const Row         &row   = rows[r];
+            const std::size_t  close = column + row.first + row.second;
+            const unsigned int n_row = row.end - row.begin;
             for (unsigned int i = row.begin; i < row.end; ++i)
               {
                 const unsigned int l    = order[i];
@@ -236,9 +254,19 @@ namespace GPUAssembly
                   put(lane, column + j, entry[j]);
                 for (unsigned int j = 0; j < second(l); ++j)
                   put(lane, column + row.first + j, entry[first(l) + j]);
-                put(lane,
-                    column + row.first + row.second,
-                    entry[first(l) + second(l)]);
+                put(lane, close, entry[first(l) + second(l)]);
+              }
+            if (row_shapes != nullptr)
+              {
+                if (row_shapes->close)
+                  for (unsigned int lane = 0; lane < slice_width; ++lane)
+                    put(lane, close, row_shapes->close(n_row, n_leading[r]));
+                row_shapes->lists.insert(row_shapes->lists.end(),
+                                         order.begin() + row.begin,
+                                         order.begin() + row.end);
+                row_shapes->offsets.push_back(row_shapes->lists.size());
+                row_shapes->n_leading.push_back(n_leading[r]);
+                row_shapes->slice.push_back(w);
               }
             column += row.length();
           }

@@ -555,13 +555,16 @@ namespace GPUAssembly
       const auto        bytes      = [&](const std::size_t n_halo,
                              const std::size_t n_slots,
                              const std::size_t n_elements) {
-        return node_pairs ?
-                             SharedNZLayout::node_pair_bytes(n_elements,
-                                                 std::min(n_slots, n_elements),
-                                                 staged,
-                                                 n_ed,
-                                                 number_size) :
-                             part_bytes(arrays, n_fields, number_size, n_halo, n_slots);
+        return SharedNZLayout::row_buffer_bytes(threads_per_block,
+                                                arrays.layout.n_components,
+                                                number_size) +
+               (node_pairs ?
+                              SharedNZLayout::node_pair_bytes(n_elements,
+                                                  std::min(n_slots, n_elements),
+                                                  staged,
+                                                  n_ed,
+                                                  number_size) :
+                              part_bytes(arrays, n_fields, number_size, n_halo, n_slots));
       };
       const Fits fits = [&](const std::size_t n_halo,
                             const std::size_t n_slots,
@@ -687,17 +690,22 @@ namespace GPUAssembly
                              const std::size_t  number_size) const
   {
     const std::size_t n_k = element_offsets[k + 1] - element_offsets[k];
+    const std::size_t rows =
+      SharedNZLayout::row_buffer_bytes(parameters.threads_per_block,
+                                       n_components,
+                                       number_size);
     if (parameters.node_pairs)
-      return SharedNZLayout::node_pair_bytes(n_k,
-                                             n_k - n_free_elements[k],
-                                             n_supplemental,
-                                             n_dofs_per_element,
-                                             number_size);
+      return rows + SharedNZLayout::node_pair_bytes(n_k,
+                                                    n_k - n_free_elements[k],
+                                                    n_supplemental,
+                                                    n_dofs_per_element,
+                                                    number_size);
     const std::size_t slot =
       SharedNZLayout::slot_size(n_components, n_dofs_per_element);
-    return ((halo_offsets[k + 1] - halo_offsets[k]) * std::size_t(n_fields) +
+    return rows +
+           ((halo_offsets[k + 1] - halo_offsets[k]) * std::size_t(n_fields) +
             slot + std::size_t(n_slots[k]) * slot) *
-           number_size;
+             number_size;
   }
 
 
@@ -834,7 +842,7 @@ namespace GPUAssembly
       std::vector<double>        supplemental;
       std::vector<unsigned char> has_constraints;
       std::vector<std::uint16_t> sources;
-      std::vector<std::size_t>   slice_ends;
+      std::vector<std::size_t>   slice_ends, target_slice_ends;
       std::vector<index_type>    targets;
     };
     std::vector<Block> blocks(n_blocks);
@@ -868,6 +876,7 @@ namespace GPUAssembly
         std::vector<unsigned int> list_free[2], first_run;
         IndexLists                ended;
         std::vector<index_type>   packed;
+        AlignedRows               shapes;
         for (unsigned int k = begin; k < end; ++k)
           {
             Block &b = blocks[k];
@@ -1074,30 +1083,56 @@ namespace GPUAssembly
                   ended.offsets.push_back(ended.entries.size());
                   first_run.push_back(list_free[d][i]);
                 }
-            b.targets = list_targets[0];
-            b.targets.insert(b.targets.end(),
-                             list_targets[1].begin(),
-                             list_targets[1].end());
+            // Rows of 32 lists that a warp closes together, the diagonal
+            // lists leading theirs (SharedNZLayout::RowClose); with node
+            // pairs in list order, so that a row node's lists close side by
+            // side and store to neighbouring nonzeros.
+            shapes = AlignedRows();
+            shapes.leading.assign(ended.n_lists(), 0);
+            std::fill_n(shapes.leading.begin(), b.n_diagonal, 1);
+            shapes.close = [](const unsigned int n_lists,
+                              const unsigned int n_diagonal) {
+              return index_type(
+                SharedNZLayout::encode_row_close(n_lists, n_diagonal));
+            };
             packed.clear();
             b.slice_ends.clear();
-            if (parameters.aligned_lists)
-              // Node pairs in list order: a row node's lists then close
-              // side by side and store to neighbouring nonzeros.
-              pack_lists_aligned(ended,
-                                 first_run,
-                                 T,
-                                 32,
-                                 packed,
-                                 b.slice_ends,
-                                 SharedNZLayout::chunk,
-                                 node_pairs);
-            else
-              pack_lists_sliced(ended,
-                                T,
-                                32,
-                                packed,
-                                b.slice_ends,
-                                SharedNZLayout::chunk);
+            pack_lists_aligned(ended,
+                               first_run,
+                               T,
+                               SharedNZLayout::row_width,
+                               packed,
+                               b.slice_ends,
+                               SharedNZLayout::chunk,
+                               node_pairs,
+                               &shapes);
+            // The targets row by row, as the warps reach them
+            // (SharedNZLayout::block_target(), rhs_target()).
+            const auto list_target = [&](const unsigned int l) {
+              return l < static_cast<unsigned int>(b.n_diagonal) ?
+                       list_targets[0].data() + l * (n_c * n_c + n_c) :
+                       list_targets[1].data() + (l - b.n_diagonal) * n_c * n_c;
+            };
+            b.targets.clear();
+            b.target_slice_ends.clear();
+            for (std::size_t r = 0; r + 1 < shapes.offsets.size(); ++r)
+              {
+                while (b.target_slice_ends.size() < shapes.slice[r])
+                  b.target_slice_ends.push_back(b.targets.size());
+                const unsigned int *row =
+                  shapes.lists.data() + shapes.offsets[r];
+                const unsigned int n_row =
+                  shapes.offsets[r + 1] - shapes.offsets[r];
+                for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                  for (unsigned int i = 0; i < n_row; ++i)
+                    for (unsigned int c2 = 0; c2 < n_c; ++c2)
+                      b.targets.push_back(list_target(row[i])[c1 * n_c + c2]);
+                for (unsigned int i = 0; i < shapes.n_leading[r]; ++i)
+                  for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                    b.targets.push_back(list_target(row[i])[n_c * n_c + c1]);
+              }
+            while (b.target_slice_ends.size() < T / SharedNZLayout::row_width)
+              b.target_slice_ends.push_back(b.targets.size());
             b.sources.assign(packed.begin(), packed.end());
           }
       },
@@ -1138,7 +1173,13 @@ namespace GPUAssembly
       for (unsigned int w = 0; w < W; ++w)
         slice_offsets[std::size_t(k) * W + w + 1] =
           source_offsets[k] + blocks[k].slice_ends[w];
-    concatenate(&Block::targets, targets, target_offsets);
+    std::vector<std::size_t> block_target_offsets;
+    concatenate(&Block::targets, targets, block_target_offsets);
+    target_offsets.assign(std::size_t(n_blocks) * W + 1, 0);
+    for (unsigned int k = 0; k < n_blocks; ++k)
+      for (unsigned int w = 0; w < W; ++w)
+        target_offsets[std::size_t(k) * W + w + 1] =
+          block_target_offsets[k] + blocks[k].target_slice_ends[w];
     n_slots.resize(n_blocks);
     n_free_elements.resize(n_blocks);
     n_diagonal_lists.resize(n_blocks);

@@ -205,7 +205,6 @@ namespace GPUAssembly
     DeviceVector<int>           shared_supplemental_offsets;
     DeviceVector<int>           shared_location;
     DeviceVector<unsigned char> shared_has_constraints;
-    DeviceVector<int>           shared_n_diagonal_lists;
     DeviceVector<int>           shared_n_free_elements;
     DeviceVector<int>           shared_slice_offsets;
     DeviceVector<unsigned char> shared_sources;

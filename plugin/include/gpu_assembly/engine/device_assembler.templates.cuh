@@ -298,7 +298,6 @@ namespace GPUAssembly
       const int *__restrict__ location;
       const unsigned char *__restrict__ has_constraints;
       const int *__restrict__ n_free_elements;
-      const int *__restrict__ n_diagonal_lists;
       const int *__restrict__ slice_offsets;
       const std::uint16_t *__restrict__ sources;
       const int *__restrict__ target_offsets;
@@ -335,11 +334,16 @@ namespace GPUAssembly
                        Number *__restrict__ rhs)
     {
       extern __shared__ __align__(16) unsigned char shared_bytes[];
-      Number *shared = reinterpret_cast<Number *>(shared_bytes);
-
-      const unsigned int k = blockIdx.x;
-      const unsigned int t = threadIdx.x;
-      const unsigned int T = blockDim.x;
+      constexpr unsigned int                        nc = Kernel::n_components;
+      const unsigned int                            k  = blockIdx.x;
+      const unsigned int                            t  = threadIdx.x;
+      const unsigned int                            T  = blockDim.x;
+      // The warp's row buffer (SharedNZLayout::row_buffer_bytes()), then
+      // the block's layout.
+      Number *const row_buffer =
+        reinterpret_cast<Number *>(shared_bytes) + (t / 32) * 32 * nc;
+      Number *const shared = reinterpret_cast<Number *>(
+        shared_bytes + SharedNZLayout::row_buffer_bytes(T, nc, sizeof(Number)));
 
       // Every per-block number of the plan first, all loads in flight at
       // once (load_early()): as plain loads, which the compiler places next
@@ -348,15 +352,14 @@ namespace GPUAssembly
       const int slice        = k * (T / 32) + t / 32;
       const int first_source = load_early(plan.slice_offsets + slice);
       const int end_source   = load_early(plan.slice_offsets + slice + 1);
-      const int first_target = load_early(plan.target_offsets + k);
-      const int end_target   = load_early(plan.target_offsets + k + 1);
+      const int first_target = load_early(plan.target_offsets + slice);
+      const int end_target   = load_early(plan.target_offsets + slice + 1);
       const int first_item   = load_early(plan.element_offsets + k);
       const int end_item     = load_early(plan.element_offsets + k + 1);
       // A node-pair block keeps no halo.
       const int first_halo = node_pairs ? 0 : load_early(plan.halo_offsets + k);
       const int end_halo =
         node_pairs ? 0 : load_early(plan.halo_offsets + k + 1);
-      const int n_diagonal = load_early(plan.n_diagonal_lists + k);
       const int n_free = node_pairs ? load_early(plan.n_free_elements + k) : 0;
       const int first_supplemental =
         node_pairs ? load_early(plan.supplemental_offsets + k) : 0;
@@ -383,7 +386,7 @@ namespace GPUAssembly
         const char *targets =
           reinterpret_cast<const char *>(plan.targets + first_target);
         const int n_target_bytes = (end_target - first_target) * 4;
-        for (int b = t * 128; b < n_target_bytes; b += T * 128)
+        for (int b = (t % 32) * 128; b < n_target_bytes; b += 32 * 128)
           prefetch_l2(targets + b);
       }
       using Sizes                = SpecializedSizes<dim, specialization>;
@@ -391,28 +394,51 @@ namespace GPUAssembly
       const unsigned int n_en    = Sizes::n_nodes(data);
       const unsigned int n_ed    = Sizes::n_dofs(data, Kernel::n_components);
       const int         *targets = plan.targets + first_target;
-      const auto         load_target = [&](const unsigned int i) {
-        return __ldg(targets + i);
+      // A row's sums leave as whole runs: row c1 of every lane's block goes
+      // through the buffer, lane after lane, and thread t stores entries t,
+      // t + 32, ... of it, which the plan's target layout
+      // (SharedNZLayout::block_target()) puts next to each other in memory.
+      // Every lane of the warp reaches the row's closing entry at the same
+      // step, so that __syncwarp() finds them all. Its targets are loaded
+      // first, all in flight at once.
+      const auto store_row = [&](const Number(&sum)[nc][nc],
+                                 const SharedNZLayout::RowClose row,
+                                 const unsigned int             l,
+                                 const unsigned int             first) {
+        const unsigned int width = nc * row.n_lists;
+        int                target[nc][nc];
+        for (unsigned int c1 = 0; c1 < nc; ++c1)
+          for (unsigned int i = 0; i < nc; ++i)
+            target[c1][i] = l + 32 * i < width ?
+                              __ldg(targets + first + c1 * width + l + 32 * i) :
+                              -1;
+        for (unsigned int c1 = 0; c1 < nc; ++c1)
+          {
+            __syncwarp();
+            if (l < row.n_lists)
+              for (unsigned int c2 = 0; c2 < nc; ++c2)
+                row_buffer[l * nc + c2] = sum[c1][c2];
+            __syncwarp();
+            for (unsigned int i = 0; i < nc; ++i)
+              if (target[c1][i] >= 0)
+                values[target[c1][i]] = row_buffer[l + 32 * i];
+          }
       };
-      const auto store = [&](const int target, const Number sum) {
-        values[target] = sum;
-      };
-      const auto store_rhs = [&](const int row, const Number sum) {
-        rhs[row] = sum;
+      const auto store_rhs = [&](const unsigned int i, const Number sum) {
+        rhs[__ldg(targets + i)] = sum;
       };
       const auto walk = [&](const auto &load, const auto &add_pair) {
-        SharedNZLayout::walk_lane<Number, Kernel::n_components>(lane,
-                                                                n_chunks,
-                                                                32 * chunk,
-                                                                n_en,
-                                                                n_ed,
-                                                                n_diagonal,
-                                                                load,
-                                                                load_target,
-                                                                store,
-                                                                store_rhs,
-                                                                &first_chunk,
-                                                                add_pair);
+        SharedNZLayout::walk_lane<Number, nc>(lane,
+                                              n_chunks,
+                                              32 * chunk,
+                                              t % 32,
+                                              n_en,
+                                              n_ed,
+                                              load,
+                                              store_row,
+                                              store_rhs,
+                                              &first_chunk,
+                                              add_pair);
       };
 
       if constexpr (node_pairs)
@@ -854,7 +880,6 @@ namespace GPUAssembly
           shared_location.data(),
           shared_has_constraints.data(),
           shared_n_free_elements.data(),
-          shared_n_diagonal_lists.data(),
           shared_slice_offsets.data(),
           reinterpret_cast<const std::uint16_t *>(shared_sources.data()),
           shared_target_offsets.data(),

@@ -3,6 +3,7 @@
 
 #include <gpu_assembly/base/config.h>
 
+#include <functional>
 #include <vector>
 
 namespace GPUAssembly
@@ -119,7 +120,12 @@ namespace GPUAssembly
    * node's lists in column order, 1.36 against 1.57 ms at 5 M tetrahedra
    * on an H200, for 2 % more entries; lists of equal runs in scrambled
    * order took 3.57 ms).
+   *
+   * With @p rows, leading lists go first in their rows and the rows'
+   * structure is returned (AlignedRows).
    */
+  struct AlignedRows;
+
   void
   pack_lists_aligned(const IndexLists                &lists,
                      const std::vector<unsigned int> &first_run,
@@ -128,7 +134,28 @@ namespace GPUAssembly
                      std::vector<index_type>         &packed,
                      std::vector<std::size_t>        &slice_ends,
                      const unsigned int               chunk           = 1,
-                     const bool                       keep_list_order = false);
+                     const bool                       keep_list_order = false,
+                     AlignedRows                     *rows = nullptr);
+
+  /**
+   * The rows of pack_lists_aligned(), for a caller that lays out data row
+   * by row (SharedNZ's targets, SharedNZLayout::row_close()).
+   */
+  struct AlignedRows
+  {
+    /// In: lists that lead their rows (lanes 0, 1, ... of the row, in their
+    /// order, before the others in theirs); empty: none.
+    std::vector<unsigned char> leading;
+    /// In: if set, the closing entry of every lane of a row, the lanes
+    /// after its last list included, is close(lists of the row, leading
+    /// lists of the row), instead of each list's own closing entry: all
+    /// lanes of a warp then learn the shape of the row they close.
+    std::function<index_type(unsigned int, unsigned int)> close;
+    /// Out: row r, in the order a slice walks its rows, slices in order,
+    /// holds lists[offsets[r], offsets[r + 1]) in lane order, the first
+    /// n_leading[r] of them leading, and belongs to slice slice[r].
+    std::vector<unsigned int> lists, offsets{0}, n_leading, slice;
+  };
 
   /**
    * The lane loads pack_lists_lpt() would produce, for tests of the balance:

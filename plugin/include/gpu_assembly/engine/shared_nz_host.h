@@ -64,12 +64,13 @@ namespace GPUAssembly
             const unsigned int n_free = plan.n_free_elements[k];
             // 64-bit words, aligned as the device's shared memory.
             shared.assign((plan.shared_bytes(k, sizeof(Number)) + 7) / 8, 0);
+            // The device's row buffer comes first; a host lane stores its
+            // rows by itself.
             unsigned char *const bytes =
-              reinterpret_cast<unsigned char *>(shared.data());
-            Number *const     numbers = reinterpret_cast<Number *>(bytes);
-            const index_type *targets =
-              plan.targets.data() + plan.target_offsets[k];
-            const auto walk = [&](const auto &load, const auto &add_pair) {
+              reinterpret_cast<unsigned char *>(shared.data()) +
+              SharedNZLayout::row_buffer_bytes(T, n_c, sizeof(Number));
+            Number *const numbers = reinterpret_cast<Number *>(bytes);
+            const auto    walk = [&](const auto &load, const auto &add_pair) {
               for (unsigned int lane = 0; lane < T; ++lane)
                 {
                   const std::size_t slice =
@@ -78,23 +79,36 @@ namespace GPUAssembly
                   const unsigned int n_chunks = (plan.slice_offsets[slice + 1] -
                                                  plan.slice_offsets[slice]) /
                                                 (32 * chunk);
+                  const index_type *targets =
+                    plan.targets.data() + plan.target_offsets[slice];
+                  const auto load_target = [&](const unsigned int i) {
+                    return targets[i];
+                  };
                   SharedNZLayout::walk_lane<Number, n_c>(
                     plan.sources.data() + plan.slice_offsets[slice] +
                       lane % 32 * chunk,
                     n_chunks,
                     32 * chunk,
+                    lane % 32,
                     n_en,
                     n_ed,
-                    plan.n_diagonal_lists[k],
                     load,
-                    [&](const unsigned int i) {
-                      return targets[i];
+                    [&](const Number(&sum)[n_c][n_c],
+                        const SharedNZLayout::RowClose row,
+                        const unsigned int             l,
+                        const unsigned int             first) {
+                      SharedNZLayout::store_lane_block<n_c>(
+                        sum,
+                        row,
+                        l,
+                        first,
+                        load_target,
+                        [&](const index_type target, const Number value) {
+                          values[target] = value;
+                        });
                     },
-                    [&](const index_type target, const Number sum) {
-                      values[target] = sum;
-                    },
-                    [&](const index_type row, const Number sum) {
-                      rhs[row] = sum;
+                    [&](const unsigned int i, const Number sum) {
+                      rhs[targets[i]] = sum;
                     },
                     nullptr,
                     add_pair);

@@ -31,8 +31,9 @@ namespace GPUAssembly
    * warp, each writing the same entry of consecutive slots, meet every
    * shared-memory bank once.
    *
-   * A block's shared memory holds, in this order: the halo nodal data
-   * (n_fields per halo node), the sink of one slot, then the slots. With
+   * A block's shared memory holds, in this order: the row buffer
+   * (row_buffer_bytes()), the halo nodal data (n_fields per halo node),
+   * the sink of one slot, then the slots. With
    * node pairs (SharedNZPlan::Parameters::node_pairs) it holds no slots
    * and no halo (node_pair_regions()).
    */
@@ -99,6 +100,20 @@ namespace GPUAssembly
       return {row / n_nodes,
               row - row / n_nodes * n_nodes,
               index - row * n_nodes};
+    }
+
+    /**
+     * Bytes at the start of a block's shared memory in which each warp
+     * turns the sums of the row it closes into whole runs of stores
+     * (walk_lane(); row_width * n_components numbers per warp, in 16-byte
+     * multiples): the layouts below begin after it.
+     */
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::size_t
+    row_buffer_bytes(const std::size_t threads_per_block,
+                     const std::size_t n_components,
+                     const std::size_t number_size)
+    {
+      return (threads_per_block * n_components * number_size + 15) / 16 * 16;
     }
 
     /**
@@ -546,42 +561,114 @@ namespace GPUAssembly
 #endif
     }
 
+    /// Lists in a row of a block's reduction stream: the lanes of a warp
+    /// (pack_lists_aligned()).
+    constexpr unsigned int row_width = 32;
+
     /**
-     * Walks one lane of a block's packed reduction stream: for each source,
-     * adds the n_c x n_c node-pair block (and, for a diagonal list, the n_c
-     * vector entries) to registers; at the end of list l, stores the sums to
-     * the list's targets: n_c^2 nonzeros row by row (negative: no nonzero),
-     * then, for the diagonal lists numbered first, the n_c right-hand-side
-     * rows. The lane's @p n_chunks chunks lie @p stride entries apart from
-     * @p lane on; each is loaded while the one before it is walked, so that
-     * its load overlaps the work instead of stalling the thread. Sums are
-     * taken in list order. @p first_chunk, if given, is the lane's first
-     * chunk, read before it is needed (the device kernel loads it while
-     * S(e) is staged). With node pairs every source is one
-     * (encode_node_pair()), which @p add_pair(index, diagonal, sum, rhs,
-     * blocks) adds to the sums, and add_pair.close(sum, blocks) completes
-     * them before they are stored: a kernel may sum a list's pairs in a
-     * form of its own (kernel_accumulates_node_pairs), and @p blocks says
-     * when they have become the sum of blocks instead. Without node pairs,
-     * sources are read from slots.
+     * The shape of a row of lists that the lanes of a warp close at the
+     * same step: the lane l < n_lists holds a list, and the first
+     * n_diagonal lists are diagonal (m = n), whose lanes also store the
+     * right-hand side. Every lane of the warp, those after the row's last
+     * list included, has the row's closing entry, end_flag | (n_lists - 1)
+     * << 6 | n_diagonal, so that the warp can store the row together.
+     */
+    struct RowClose
+    {
+      unsigned int n_lists, n_diagonal;
+    };
+
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::uint16_t
+    encode_row_close(const unsigned int n_lists, const unsigned int n_diagonal)
+    {
+      return static_cast<std::uint16_t>(end_flag | (n_lists - 1) << 6 |
+                                        n_diagonal);
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline RowClose
+    decode_row_close(const unsigned int entry)
+    {
+      return {((entry >> 6) & (row_width - 1)) + 1, entry & 63};
+    }
+
+    /**
+     * Where a row's targets lie, from the row's first target on: the n_c
+     * x n_c block of the list of lane l, entry (c1, c2), at
+     * block_target(c1, c2, l), that is row c1 of every lane's block, lane
+     * after lane, before row c1 + 1; then the right-hand-side DoF c1 of
+     * diagonal lane l at rhs_target(c1, l). With a row node's lists in
+     * column order, as the plan keeps them, neighbouring lanes' blocks are
+     * neighbouring nonzeros of the same matrix rows: the warp stores each
+     * c1 as whole runs of the value array, with one coalesced load of
+     * their targets, where a lane storing its own block wrote 8 bytes to
+     * each of 25 sectors per instruction and read its targets one sector
+     * each.
+     */
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
+    block_target(const unsigned int c1,
+                 const unsigned int c2,
+                 const unsigned int l,
+                 const RowClose     row,
+                 const unsigned int n_c)
+    {
+      return c1 * n_c * row.n_lists + n_c * l + c2;
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
+    rhs_target(const unsigned int c1,
+               const unsigned int l,
+               const RowClose     row,
+               const unsigned int n_c)
+    {
+      return n_c * n_c * row.n_lists + n_c * l + c1;
+    }
+
+    /// Targets of a row.
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
+    row_targets(const RowClose row, const unsigned int n_c)
+    {
+      return n_c * n_c * row.n_lists + n_c * row.n_diagonal;
+    }
+
+    /**
+     * Walks one lane, number @p l of its warp, of a block's packed
+     * reduction stream: for each source, adds the n_c x n_c node-pair
+     * block (and, for a diagonal list, the n_c vector entries) to
+     * registers; at a row's closing entry (RowClose), which every lane of
+     * the warp reaches at the same step, hands the sums to
+     * @p store_row(sum, row, l, first) with the row's first target
+     * @p first (from 0 on, row after row), which stores the lane's block
+     * where block_target() says (a device warp does so together), and
+     * stores a diagonal lane's right-hand side through
+     * @p store_rhs(index, value) (index: rhs_target()). The lane's
+     * @p n_chunks chunks lie @p stride entries apart from @p lane on; each
+     * is loaded while the one before it is walked, so that its load
+     * overlaps the work instead of stalling the thread. Sums are taken in
+     * list order. @p first_chunk, if given, is the lane's first chunk,
+     * read before it is needed (the device kernel loads it while S(e) is
+     * staged). With node pairs every source is one (encode_node_pair()),
+     * which @p add_pair(index, diagonal, sum, rhs, blocks) adds to the
+     * sums, and add_pair.close(sum, blocks) completes them before they are
+     * stored: a kernel may sum a list's pairs in a form of its own
+     * (kernel_accumulates_node_pairs), and @p blocks says when they have
+     * become the sum of blocks instead. Without node pairs, sources are
+     * read from slots.
      */
     template <typename Number,
               unsigned int n_components,
               class Load,
-              class LoadIndex,
-              class Store,
+              class StoreRow,
               class StoreRhs,
               class AddPair = NoNodePairs>
     GPU_ASSEMBLY_HOST_DEVICE inline void
     walk_lane(const std::uint16_t *lane,
               const unsigned int   n_chunks,
               const unsigned int   stride,
+              const unsigned int   l,
               const unsigned int   n_nodes,
               const unsigned int   n_dofs,
-              const unsigned int   n_diagonal_lists,
               const Load          &load,
-              const LoadIndex     &load_target,
-              const Store         &store,
+              const StoreRow      &store_row,
               const StoreRhs      &store_rhs,
               const Chunk         *first_chunk = nullptr,
               const AddPair       &add_pair    = AddPair())
@@ -592,6 +679,7 @@ namespace GPUAssembly
       const unsigned int     magic = division_magic(n_nodes);
       Number                 sum[nc][nc], rhs[nc];
       bool                   blocks = false;
+      unsigned int           first  = 0;
       for (unsigned int c1 = 0; c1 < nc; ++c1)
         {
           rhs[c1] = 0;
@@ -632,29 +720,47 @@ namespace GPUAssembly
                 }
               if constexpr (!std::is_same_v<AddPair, NoNodePairs>)
                 add_pair.close(sum, blocks);
-              const unsigned int list     = e - end_flag;
-              const bool         diagonal = list < n_diagonal_lists;
-              const unsigned int first =
-                diagonal ? list * (nc * nc + nc) :
-                           n_diagonal_lists * (nc * nc + nc) +
-                             (list - n_diagonal_lists) * nc * nc;
-              for (unsigned int c1 = 0; c1 < nc; ++c1)
-                for (unsigned int c2 = 0; c2 < nc; ++c2)
-                  {
-                    const index_type target = load_target(first + c1 * nc + c2);
-                    if (target >= 0)
-                      store(target, sum[c1][c2]);
-                    sum[c1][c2] = 0;
-                  }
-              if (diagonal)
+              const RowClose shape = decode_row_close(e);
+              store_row(sum, shape, l, first);
+              if (l < shape.n_diagonal)
                 for (unsigned int c1 = 0; c1 < nc; ++c1)
-                  {
-                    store_rhs(load_target(first + nc * nc + c1), rhs[c1]);
-                    rhs[c1] = 0;
-                  }
+                  store_rhs(first + rhs_target(c1, l, shape, nc), rhs[c1]);
+              for (unsigned int c1 = 0; c1 < nc; ++c1)
+                {
+                  rhs[c1] = 0;
+                  for (unsigned int c2 = 0; c2 < nc; ++c2)
+                    sum[c1][c2] = 0;
+                }
+              first += row_targets(shape, nc);
             }
           current = next;
         }
+    }
+
+    /**
+     * store_row() of walk_lane() for a thread on its own (the host
+     * version): each entry of the lane's block to its target, none where
+     * the lane holds no list of the row or the pattern has no nonzero.
+     */
+    template <unsigned int n_c, typename Number, class LoadTarget, class Store>
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    store_lane_block(const Number (&sum)[n_c][n_c],
+                     const RowClose     row,
+                     const unsigned int l,
+                     const unsigned int first,
+                     const LoadTarget  &load_target,
+                     const Store       &store)
+    {
+      if (l >= row.n_lists)
+        return;
+      for (unsigned int c1 = 0; c1 < n_c; ++c1)
+        for (unsigned int c2 = 0; c2 < n_c; ++c2)
+          {
+            const index_type target =
+              load_target(first + block_target(c1, c2, l, row, n_c));
+            if (target >= 0)
+              store(target, sum[c1][c2]);
+          }
     }
   } // namespace SharedNZLayout
 } // namespace GPUAssembly

@@ -128,18 +128,6 @@ namespace GPUAssembly
        * assemble() with a kernel that has no node-pair form throws.
        */
       bool node_pairs = false;
-      /**
-       * Pack the reduction lists in rows that the lanes of a warp walk in
-       * lockstep (pack_lists_aligned()): the lanes close their lists at
-       * the same step, and with node pairs reach their elements with
-       * constraints at the same step, instead of each kind of entry
-       * holding up the warp at a different step. With node pairs, lists
-       * of equal second runs keep their order (pack_lists_aligned()'s
-       * keep_list_order), so that a row node's lists close side by side
-       * and store to neighbouring nonzeros. False: LPT onto lanes
-       * (pack_lists_sliced()), with less padding.
-       */
-      bool aligned_lists = true;
 
       /**
        * These parameters with the automatic (0) threads_per_block and
@@ -217,21 +205,28 @@ namespace GPUAssembly
 
     /// Block k's reduction stream (SharedNZLayout's entries): its lists in
     /// rows of 32 that a warp walks in lockstep, the rows dealt to the warps
-    /// by LPT (pack_lists_aligned(); with Parameters::aligned_lists false,
-    /// the lists LPT-packed into threads_per_block lanes,
-    /// pack_lists_sliced()). Warp w of block k reads
+    /// by LPT (pack_lists_aligned()): the lanes of a row close their lists
+    /// at the same step, and with node pairs reach their elements with
+    /// constraints at the same step, instead of each kind of entry holding
+    /// up the warp at a different step; every lane of the warp has the
+    /// row's closing entry (SharedNZLayout::RowClose), and the warp stores
+    /// the row together. With node pairs, lists of equal second runs keep
+    /// their order (pack_lists_aligned()'s keep_list_order), so that a row
+    /// node's lists close side by side and store to neighbouring nonzeros.
+    /// Warp w of block k reads
     /// sources[slice_offsets[k * W + w], slice_offsets[k * W + w + 1]) with
     /// W = threads_per_block / 32, in chunks of SharedNZLayout::chunk
     /// entries: entry j of its lane l at ((j / chunk) * 32 + l) * chunk + j
-    /// % chunk. The diagonal lists (m = n) of the owned nodes are numbered
-    /// first, in owned_nodes' order.
+    /// % chunk. The diagonal lists (m = n) lead their rows.
     std::vector<std::size_t>   slice_offsets;
     std::vector<std::uint16_t> sources;
     /// Diagonal lists of block k (its owned nodes that have elements).
     std::vector<index_type> n_diagonal_lists;
-    /// Targets of block k's lists from target_offsets[k], list after list:
-    /// n_c^2 nonzero indices (c1 * n_c + c2; -1 where the pattern has no
-    /// nonzero), then for the diagonal lists the n_c DoFs of the node.
+    /// Targets of the rows warp w of block k walks, from
+    /// target_offsets[k * W + w] on, row after row in the order the warp
+    /// reaches them, each laid out as SharedNZLayout::block_target() and
+    /// rhs_target() say: nonzero indices (-1 where the pattern has no
+    /// nonzero), then the DoFs of the diagonal lists' nodes.
     std::vector<std::size_t> target_offsets;
     std::vector<index_type>  targets;
 
