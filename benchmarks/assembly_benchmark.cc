@@ -251,6 +251,9 @@ namespace
     constexpr unsigned int chunk = SharedNZLayout::chunk;
     std::size_t            steps = 0, busy = 0, closing = 0, mixed = 0;
     std::size_t            condensing = 0;
+    // Rows with diagonal lists and the others: their steps and busy lanes.
+    std::size_t diagonal_steps = 0, diagonal_busy = 0, diagonal_rows = 0;
+    std::size_t other_steps = 0, other_busy = 0, other_rows = 0;
     // A block runs as long as its longest warp.
     std::size_t        block_steps = 0, longest_steps = 0;
     const std::size_t  n_warp          = plan.slice_offsets.size() - 1;
@@ -275,6 +278,7 @@ namespace
             std::numeric_limits<unsigned int>::max();
         const std::size_t begin   = plan.slice_offsets[w];
         const std::size_t columns = (plan.slice_offsets[w + 1] - begin) / 32;
+        std::size_t       row_steps = 0, row_busy = 0;
         for (std::size_t j = 0; j < columns; ++j)
           {
             unsigned int n_sources = 0, n_ends = 0, n_condensed = 0;
@@ -291,6 +295,19 @@ namespace
                                ((e - 1u) >> 1) / n_pairs >= n_free;
               }
             condensing += n_condensed > 0;
+            ++row_steps;
+            row_busy += n_sources + n_ends;
+            if (n_ends > 0)
+              {
+                const std::uint16_t e =
+                  plan.sources[begin + ((j / chunk) * 32) * chunk + j % chunk];
+                const bool diagonal_row =
+                  SharedNZLayout::decode_row_close(e).n_diagonal > 0;
+                (diagonal_row ? diagonal_steps : other_steps) += row_steps;
+                (diagonal_row ? diagonal_busy : other_busy) += row_busy;
+                ++(diagonal_row ? diagonal_rows : other_rows);
+                row_steps = row_busy = 0;
+              }
             ++steps;
             busy += n_sources + n_ends;
             closing += n_ends > 0;
@@ -303,7 +320,12 @@ namespace
               << 100. * mixed / steps << "% mix closing and adding, "
               << 100. * condensing / steps << "% condense, warps busy "
               << 100. * block_steps / longest_steps
-              << "% of their blocks' time";
+              << "% of their blocks' time; rows with diagonal lists: "
+              << diagonal_rows << ", " << diagonal_steps << " steps, "
+              << 100. * diagonal_busy / (32. * diagonal_steps)
+              << "% of lanes busy; other rows: " << other_rows << ", "
+              << other_steps << " steps, "
+              << 100. * other_busy / (32. * other_steps) << "% of lanes busy";
   }
 
 
