@@ -31,9 +31,7 @@
 //                 "SharedNZ node pairs 6 blocks/SM T=64", "SharedNZ node
 //                 pairs 8 blocks/SM T=64", "SharedNZ node pairs, union
 //                 parts" (the greedy union instead of parts grown node by
-//                 node), "SharedNZ, grown parts", "SharedNZ node pairs,
-//                 whole diagonal lists", "SharedNZ node pairs, diagonal
-//                 pieces of 4" and "... of 9"; "GlobalNZ, general
+//                 node), "SharedNZ, grown parts"; "GlobalNZ, general
 //                 element form" and the same for
 //                 SharedNZ and LocalElem-atomic: without the element
 //                 kernels compiled for linear simplices)
@@ -278,8 +276,8 @@ namespace
           plan.parameters.node_pairs ?
             plan.n_free_elements[w / warps_per_block] :
             std::numeric_limits<unsigned int>::max();
-        const std::size_t begin     = plan.slice_offsets[w];
-        const std::size_t columns   = (plan.slice_offsets[w + 1] - begin) / 32;
+        const std::size_t begin   = plan.slice_offsets[w];
+        const std::size_t columns = (plan.slice_offsets[w + 1] - begin) / 32;
         std::size_t       row_steps = 0, row_busy = 0;
         for (std::size_t j = 0; j < columns; ++j)
           {
@@ -292,7 +290,7 @@ namespace
                 n_sources += e != 0 && e < SharedNZLayout::end_flag;
                 // Every lane closes a row; those after its lists hold none.
                 n_ends += e >= SharedNZLayout::end_flag &&
-                          (e & SharedNZLayout::close_holds) != 0;
+                          lane < SharedNZLayout::decode_row_close(e).n_lists;
                 n_condensed += e != 0 && e < SharedNZLayout::end_flag &&
                                ((e - 1u) >> 1) / n_pairs >= n_free;
               }
@@ -304,7 +302,7 @@ namespace
                 const std::uint16_t e =
                   plan.sources[begin + ((j / chunk) * 32) * chunk + j % chunk];
                 const bool diagonal_row =
-                  (e & SharedNZLayout::close_diagonal) != 0;
+                  SharedNZLayout::decode_row_close(e).n_diagonal > 0;
                 (diagonal_row ? diagonal_steps : other_steps) += row_steps;
                 (diagonal_row ? diagonal_busy : other_busy) += row_busy;
                 ++(diagonal_row ? diagonal_rows : other_rows);
@@ -442,9 +440,6 @@ namespace
     /// SharedNZ computes element data node pair by node pair in its
     /// reduction (SharedNZPlan::Parameters::node_pairs).
     bool shared_node_pairs = false;
-    /// SharedNZ: entries per piece of a diagonal list (-1: default;
-    /// SharedNZPlan::Parameters::diagonal_piece_length).
-    int shared_diagonal_piece = -1;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -673,24 +668,6 @@ namespace
              v.shared_threads                   = 128;
              v.shared_blocks_per_multiprocessor = 4;
            }),
-    tuning("SharedNZ node pairs, whole diagonal lists",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs     = true;
-             v.shared_diagonal_piece = 0;
-           }),
-    tuning("SharedNZ node pairs, diagonal pieces of 4",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs     = true;
-             v.shared_diagonal_piece = 4;
-           }),
-    tuning("SharedNZ node pairs, diagonal pieces of 9",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs     = true;
-             v.shared_diagonal_piece = 9;
-           }),
     tuning("SharedNZ node pairs, union parts",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
@@ -840,9 +817,7 @@ namespace
         data.specialize_simplices    = !variant.general_elements;
         data.shared_nz.reorder_nodes = !variant.shared_element_node_order;
         data.shared_nz.node_pairs    = variant.shared_node_pairs;
-        if (variant.shared_diagonal_piece >= 0)
-          data.shared_nz.diagonal_piece_length = variant.shared_diagonal_piece;
-        data.shared_nz.partitioner = variant.shared_partitioner;
+        data.shared_nz.partitioner   = variant.shared_partitioner;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;

@@ -248,24 +248,17 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
                  std::to_string(mean) + " + longest row (" +
                  std::to_string(longest_row) + ") + chunk");
 
-  // With AlignedRows: groups of lists whole in one row, in neighbouring
-  // lanes and in order; leading groups first in their rows; every lane of
+  // With AlignedRows: leading lists first in their rows, and every lane of
   // a slice, those after a row's last list included, closing each of its
-  // rows with the entry its list asks for; the rows returned are the rows
-  // walked.
+  // rows with the row's shape; the rows returned are the rows walked.
   {
     AlignedRows shapes;
     shapes.leading.resize(n_lists);
-    shapes.continues.resize(n_lists);
     for (unsigned int l = 0; l < n_lists; ++l)
-      {
-        shapes.continues[l] = l > 0 && l % 9 != 0 && l % 9 < 4;
-        shapes.leading[l] =
-          shapes.continues[l] ? shapes.leading[l - 1] : (l * 7) % 5 == 0;
-      }
+      shapes.leading[l] = (l * 7) % 5 == 0;
     const index_type close_base = -1000000;
-    shapes.close                = [&](const int l) {
-      return close_base - index_type(l + 1);
+    shapes.close = [&](const unsigned int n, const unsigned int d) {
+      return close_base - index_type(64 * n + d);
     };
     std::vector<index_type>  shaped;
     std::vector<std::size_t> shaped_ends;
@@ -313,24 +306,14 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
             const unsigned int d = shapes.n_leading[row];
             for (unsigned int t = 0; t < width; ++t)
               {
+                rows_right &= at(t) == shapes.close(n, d);
                 if (t >= n)
                   {
-                    rows_right &=
-                      lane_lists[t].empty() && at(t) == shapes.close(-1);
+                    rows_right &= lane_lists[t].empty();
                     continue;
                   }
                 const unsigned int l = shapes.lists[shapes.offsets[row] + t];
                 ++listed[l];
-                // A list that continues a group follows its predecessor,
-                // and the next member of its group follows it.
-                const unsigned int *in_row =
-                  shapes.lists.data() + shapes.offsets[row];
-                rows_right &=
-                  at(t) == shapes.close(l) &&
-                  (shapes.continues[l] == 0 ||
-                   (t > 0 && in_row[t - 1] == l - 1)) &&
-                  (l + 1 >= n_lists || shapes.continues[l + 1] == 0 ||
-                   (t + 1 < n && in_row[t + 1] == l + 1));
                 rows_right &=
                   (shapes.leading[l] != 0) == (t < d) &&
                   std::equal(lane_lists[t].begin(),
@@ -353,9 +336,9 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
                                  return n == 1;
                                }),
                  "aligned packing" + mode +
-                   " with row shapes: groups whole and in order in one "
-                   "row, leading groups first, every lane closing each row "
-                   "as its list asks, the rows returned as walked");
+                   " with row shapes: leading lists first in their rows, "
+                   "every lane closing each row with its shape, the rows "
+                   "returned as walked");
   }
   checks.check_throws<ExceptionBase>(
     [&] {
@@ -1107,50 +1090,26 @@ test_shared_nz_plan(Testing::Checks      &checks,
                   pending.push_back(entry);
                   continue;
                 }
-              // Every lane of the warp closes the row: the lanes that
-              // hold data first, each list's pieces in neighbouring lanes
-              // from its first, the diagonal lists leading.
-              std::uint16_t row[32];
-              for (unsigned int t = 0; t < 32; ++t)
-                row[t] = plan.sources[plan.slice_offsets[slice] +
-                                      ((column / chunk) * 32 + t) * chunk +
-                                      column % chunk];
-              unsigned int n_lists = 0, n_diagonal = 0, q = 0;
-              bool         holding = true;
-              for (unsigned int t = 0; t < 32; ++t)
-                {
-                  const bool holds =
-                    (row[t] & SharedNZLayout::close_holds) != 0;
-                  const bool starts = SharedNZLayout::starts_list(row[t]);
-                  const bool diagonal_list =
-                    (row[t] & SharedNZLayout::close_diagonal) != 0;
-                  lists_right &=
-                    row[t] >= SharedNZLayout::end_flag && (!holds || holding) &&
-                    (!diagonal_list || holds) && (!holds || starts || t > 0) &&
-                    (!starts || !diagonal_list || n_diagonal == n_lists);
-                  holding = holds;
-                  n_lists += starts;
-                  n_diagonal += starts && diagonal_list;
-                  if (t == l)
-                    q = n_lists - (holds ? 1 : 0);
-                }
+              // Every lane of the warp closes the row; those after its
+              // last list hold none.
+              const SharedNZLayout::RowClose row =
+                SharedNZLayout::decode_row_close(entry);
               const std::size_t first = row_first;
-              row_first +=
-                SharedNZLayout::row_targets(n_lists, n_diagonal, n_c);
-              if ((row[l] & SharedNZLayout::close_holds) == 0)
+              row_first += SharedNZLayout::row_targets(row, n_c);
+              lists_right &= row.n_diagonal <= row.n_lists;
+              if (l >= row.n_lists)
                 {
                   lists_right &= pending.empty();
                   continue;
                 }
-              const bool diagonal = q < n_diagonal;
-              const bool starts   = SharedNZLayout::starts_list(row[l]);
+              const bool diagonal = l < row.n_diagonal;
               const auto block    = [&](const unsigned int c1,
                                      const unsigned int c2) {
                 return first +
-                       SharedNZLayout::block_target(c1, c2, q, n_lists, n_c);
+                       SharedNZLayout::block_target(c1, c2, l, row, n_c);
               };
               const auto right_hand_side = [&](const unsigned int c1) {
-                return first + SharedNZLayout::rhs_target(c1, q, n_lists, n_c);
+                return first + SharedNZLayout::rhs_target(c1, l, row, n_c);
               };
               index_type row_node = -1, column_node = -1;
               lists_right &= !pending.empty();
@@ -1215,12 +1174,11 @@ test_shared_nz_plan(Testing::Checks      &checks,
                       lists_right &= plan.targets[right_hand_side(c1)] ==
                                      arrays.location[e * n_ed + a0 * n_c + c1];
                 }
-              // A list's targets once, where it starts.
-              for (unsigned int c1 = 0; c1 < n_c && starts; ++c1)
+              for (unsigned int c1 = 0; c1 < n_c; ++c1)
                 for (unsigned int c2 = 0; c2 < n_c; ++c2)
                   if (plan.targets[block(c1, c2)] >= 0)
                     ++target_seen[plan.targets[block(c1, c2)]];
-              if (diagonal && starts)
+              if (diagonal)
                 for (unsigned int c1 = 0; c1 < n_c; ++c1)
                   ++rhs_seen[plan.targets[right_hand_side(c1)]];
               pending.clear();

@@ -150,49 +150,19 @@ namespace GPUAssembly
       return length - first_run[l] - 1;
     };
 
-    // Groups of lists that share a row in neighbouring lanes
-    // (AlignedRows::continues): each list alone without.
-    const bool has_groups =
-      row_shapes != nullptr && !row_shapes->continues.empty();
-    AssertThrow(!has_groups || row_shapes->continues.size() == n_lists,
-                dealii::ExcDimensionMismatch(row_shapes->continues.size(),
-                                             n_lists));
-    AssertThrow(row_shapes == nullptr || row_shapes->leading.empty() ||
-                  row_shapes->leading.size() == n_lists,
-                dealii::ExcDimensionMismatch(row_shapes->leading.size(),
-                                             n_lists));
-    std::vector<unsigned int> group_start;
-    for (unsigned int l = 0; l < n_lists; ++l)
-      if (!has_groups || l == 0 || row_shapes->continues[l] == 0)
-        group_start.push_back(l);
-    const unsigned int n_groups = group_start.size();
-    group_start.push_back(n_lists);
-    const auto group_size = [&](const unsigned int g) {
-      return group_start[g + 1] - group_start[g];
-    };
-    // A group's key: its longest runs.
-    std::vector<std::pair<unsigned int, unsigned int>> key(n_groups);
-    for (unsigned int g = 0; g < n_groups; ++g)
-      {
-        AssertThrow(group_size(g) <= slice_width,
-                    dealii::ExcMessage("A group of lists is wider than a "
-                                       "row."));
-        for (unsigned int l = group_start[g]; l < group_start[g + 1]; ++l)
-          key[g] = std::max(key[g],
-                            std::make_pair(second(l),
-                                           keep_list_order ? 0u : first(l)));
-      }
-
     // Lists of equal runs side by side, so that rows need little padding;
     // ties by index, so that plans are deterministic. With
     // keep_list_order the first runs are left out of the key: the stores
     // of neighbouring lists then share memory sectors (packing.h).
-    std::vector<unsigned int> group_order(n_groups);
-    std::iota(group_order.begin(), group_order.end(), 0u);
-    std::stable_sort(group_order.begin(),
-                     group_order.end(),
+    std::vector<unsigned int> order(n_lists);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(),
+                     order.end(),
                      [&](const unsigned int a, const unsigned int b) {
-                       return key[a] > key[b];
+                       return std::make_pair(second(a),
+                                             keep_list_order ? 0u : first(a)) >
+                              std::make_pair(second(b),
+                                             keep_list_order ? 0u : first(b));
                      });
     struct Row
     {
@@ -203,44 +173,31 @@ namespace GPUAssembly
         return first + second + 1;
       }
     };
-    const auto leads = [&](const unsigned int g) {
+    const auto leads = [&](const unsigned int l) {
       return row_shapes != nullptr && !row_shapes->leading.empty() &&
-             row_shapes->leading[group_start[g]] != 0;
+             row_shapes->leading[l] != 0;
     };
-    // Rows of whole groups, the lists in lane order in order[row.begin,
-    // row.end); leading groups first in their rows: which lists share a
-    // row, and so its padding, does not change.
-    std::vector<unsigned int> order;
+    AssertThrow(row_shapes == nullptr || row_shapes->leading.empty() ||
+                  row_shapes->leading.size() == n_lists,
+                dealii::ExcDimensionMismatch(row_shapes->leading.size(),
+                                             n_lists));
     std::vector<Row>          rows;
     std::vector<unsigned int> n_leading;
-    for (unsigned int i = 0; i < n_groups;)
+    for (unsigned int begin = 0; begin < n_lists; begin += slice_width)
       {
-        unsigned int end = i, width = 0;
-        while (end < n_groups &&
-               width + group_size(group_order[end]) <= slice_width)
-          width += group_size(group_order[end++]);
-        std::stable_partition(group_order.begin() + i,
-                              group_order.begin() + end,
-                              leads);
-        Row          row{static_cast<unsigned int>(order.size()), 0, 0, 0};
-        unsigned int leading = 0;
-        for (unsigned int j = i; j < end; ++j)
-          for (unsigned int l = group_start[group_order[j]];
-               l < group_start[group_order[j] + 1];
-               ++l)
-            {
-              order.push_back(l);
-              leading += leads(group_order[j]);
-            }
-        row.end = order.size();
-        n_leading.push_back(leading);
-        for (unsigned int j = row.begin; j < row.end; ++j)
+        Row row{begin, std::min(begin + slice_width, n_lists), 0, 0};
+        // Leading lists first: which lists share the row, and so its
+        // padding, does not change.
+        const auto middle = std::stable_partition(order.begin() + row.begin,
+                                                  order.begin() + row.end,
+                                                  leads);
+        n_leading.push_back(middle - (order.begin() + row.begin));
+        for (unsigned int i = row.begin; i < row.end; ++i)
           {
-            row.first  = std::max(row.first, first(order[j]));
-            row.second = std::max(row.second, second(order[j]));
+            row.first  = std::max(row.first, first(order[i]));
+            row.second = std::max(row.second, second(order[i]));
           }
         rows.push_back(row);
-        i = end;
       }
 
     // LPT of the rows onto the slices: longest row first, onto the slice
@@ -303,10 +260,7 @@ namespace GPUAssembly
               {
                 if (row_shapes->close)
                   for (unsigned int lane = 0; lane < slice_width; ++lane)
-                    put(lane,
-                        close,
-                        row_shapes->close(
-                          lane < n_row ? int(order[row.begin + lane]) : -1));
+                    put(lane, close, row_shapes->close(n_row, n_leading[r]));
                 row_shapes->lists.insert(row_shapes->lists.end(),
                                          order.begin() + row.begin,
                                          order.begin() + row.end);

@@ -877,8 +877,6 @@ namespace GPUAssembly
         IndexLists                ended;
         std::vector<index_type>   packed;
         AlignedRows               shapes;
-        // The list (diagonal ones first) of each piece in ended.
-        std::vector<unsigned int> piece_list;
         for (unsigned int k = begin; k < end; ++k)
           {
             Block &b = blocks[k];
@@ -1068,59 +1066,34 @@ namespace GPUAssembly
                   }
               }
 
-            // Diagonal lists first, each ended by a closing entry that the
-            // packing replaces. A diagonal list, about four times as long
-            // as the others, is cut into pieces of about
-            // Parameters::diagonal_piece_length entries, which neighbouring
-            // lanes of one row walk and the warp adds at the close: whole,
-            // the diagonal lists filled rows of their own that were less
-            // than half busy (benchmark statistics). Its sources of
-            // elements with constraints stay last, in its last pieces.
+            // Diagonal lists first, each ended by its number.
             b.n_diagonal = lists[0].n_lists();
             ended.clear();
             first_run.clear();
-            shapes = AlignedRows();
-            piece_list.clear();
-            const unsigned int piece = parameters.diagonal_piece_length;
+            unsigned int l = 0;
             for (unsigned int d = 0; d < 2; ++d)
-              for (unsigned int i = 0; i < lists[d].n_lists(); ++i)
+              for (unsigned int i = 0; i < lists[d].n_lists(); ++i, ++l)
                 {
-                  const index_type  *entries = lists[d].entries.data();
-                  const unsigned int begin   = lists[d].offsets[i];
-                  const unsigned int length  = lists[d].offsets[i + 1] - begin;
-                  const unsigned int n_pieces =
-                    d == 0 && piece > 0 ?
-                      std::min(SharedNZLayout::row_width,
-                               std::max(1u, (length + piece - 1) / piece)) :
-                      1;
-                  for (unsigned int p = 0; p < n_pieces; ++p)
-                    {
-                      // Entries [length * p / n, length * (p + 1) / n).
-                      const unsigned int from = length * p / n_pieces;
-                      const unsigned int to   = length * (p + 1) / n_pieces;
-                      ended.entries.insert(ended.entries.end(),
-                                           entries + begin + from,
-                                           entries + begin + to);
-                      ended.entries.push_back(SharedNZLayout::end_flag);
-                      ended.offsets.push_back(ended.entries.size());
-                      const unsigned int n_free = list_free[d][i];
-                      first_run.push_back(
-                        n_free <= from ? 0 : std::min(n_free, to) - from);
-                      shapes.continues.push_back(p > 0);
-                      shapes.leading.push_back(d == 0);
-                      piece_list.push_back(d == 0 ? i : b.n_diagonal + i);
-                    }
+                  ended.entries.insert(ended.entries.end(),
+                                       lists[d].entries.begin() +
+                                         lists[d].offsets[i],
+                                       lists[d].entries.begin() +
+                                         lists[d].offsets[i + 1]);
+                  ended.entries.push_back(SharedNZLayout::end_flag | l);
+                  ended.offsets.push_back(ended.entries.size());
+                  first_run.push_back(list_free[d][i]);
                 }
-            // Rows of 32 lanes that a warp closes together, the diagonal
-            // lists leading theirs (SharedNZLayout::close_holds); with
-            // node pairs in list order, so that a row node's lists close
-            // side by side and store to neighbouring nonzeros.
-            shapes.close = [&](const int lane_piece) {
-              return index_type(SharedNZLayout::encode_lane_close(
-                lane_piece >= 0,
-                lane_piece >= 0 && shapes.continues[lane_piece] != 0,
-                lane_piece >= 0 && piece_list[lane_piece] <
-                                     static_cast<unsigned int>(b.n_diagonal)));
+            // Rows of 32 lists that a warp closes together, the diagonal
+            // lists leading theirs (SharedNZLayout::RowClose); with node
+            // pairs in list order, so that a row node's lists close side by
+            // side and store to neighbouring nonzeros.
+            shapes = AlignedRows();
+            shapes.leading.assign(ended.n_lists(), 0);
+            std::fill_n(shapes.leading.begin(), b.n_diagonal, 1);
+            shapes.close = [](const unsigned int n_lists,
+                              const unsigned int n_diagonal) {
+              return index_type(
+                SharedNZLayout::encode_row_close(n_lists, n_diagonal));
             };
             packed.clear();
             b.slice_ends.clear();
@@ -1133,9 +1106,8 @@ namespace GPUAssembly
                                SharedNZLayout::chunk,
                                node_pairs,
                                &shapes);
-            // The targets row by row, as the warps reach them, for the
-            // lists that start in a lane (SharedNZLayout::block_target(),
-            // rhs_target()).
+            // The targets row by row, as the warps reach them
+            // (SharedNZLayout::block_target(), rhs_target()).
             const auto list_target = [&](const unsigned int l) {
               return l < static_cast<unsigned int>(b.n_diagonal) ?
                        list_targets[0].data() + l * (n_c * n_c + n_c) :
@@ -1143,30 +1115,21 @@ namespace GPUAssembly
             };
             b.targets.clear();
             b.target_slice_ends.clear();
-            std::vector<unsigned int> row_lists;
             for (std::size_t r = 0; r + 1 < shapes.offsets.size(); ++r)
               {
                 while (b.target_slice_ends.size() < shapes.slice[r])
                   b.target_slice_ends.push_back(b.targets.size());
-                row_lists.clear();
-                unsigned int n_row_diagonal = 0;
-                for (unsigned int i = shapes.offsets[r];
-                     i < shapes.offsets[r + 1];
-                     ++i)
-                  if (shapes.continues[shapes.lists[i]] == 0)
-                    {
-                      row_lists.push_back(piece_list[shapes.lists[i]]);
-                      n_row_diagonal += row_lists.back() <
-                                        static_cast<unsigned int>(b.n_diagonal);
-                    }
+                const unsigned int *row =
+                  shapes.lists.data() + shapes.offsets[r];
+                const unsigned int n_row =
+                  shapes.offsets[r + 1] - shapes.offsets[r];
                 for (unsigned int c1 = 0; c1 < n_c; ++c1)
-                  for (const unsigned int l : row_lists)
+                  for (unsigned int i = 0; i < n_row; ++i)
                     for (unsigned int c2 = 0; c2 < n_c; ++c2)
-                      b.targets.push_back(list_target(l)[c1 * n_c + c2]);
-                for (unsigned int i = 0; i < n_row_diagonal; ++i)
+                      b.targets.push_back(list_target(row[i])[c1 * n_c + c2]);
+                for (unsigned int i = 0; i < shapes.n_leading[r]; ++i)
                   for (unsigned int c1 = 0; c1 < n_c; ++c1)
-                    b.targets.push_back(
-                      list_target(row_lists[i])[n_c * n_c + c1]);
+                    b.targets.push_back(list_target(row[i])[n_c * n_c + c1]);
               }
             while (b.target_slice_ends.size() < T / SharedNZLayout::row_width)
               b.target_slice_ends.push_back(b.targets.size());

@@ -340,14 +340,8 @@ namespace GPUAssembly
       const unsigned int                            T  = blockDim.x;
       // The warp's row buffer (SharedNZLayout::row_buffer_bytes()), then
       // the block's layout.
-      unsigned char *const warp_bytes =
-        shared_bytes +
-        (t / 32) *
-          SharedNZLayout::row_buffer_bytes_per_warp(nc, sizeof(Number));
-      Number *const       row_buffer = reinterpret_cast<Number *>(warp_bytes);
-      unsigned int *const list_first = reinterpret_cast<unsigned int *>(
-        warp_bytes +
-        SharedNZLayout::row_buffer_bytes_per_warp(nc, sizeof(Number)) - 144);
+      Number *const row_buffer =
+        reinterpret_cast<Number *>(shared_bytes) + (t / 32) * 32 * nc;
       Number *const shared = reinterpret_cast<Number *>(
         shared_bytes + SharedNZLayout::row_buffer_bytes(T, nc, sizeof(Number)));
 
@@ -401,81 +395,48 @@ namespace GPUAssembly
       const unsigned int n_ed    = Sizes::n_dofs(data, Kernel::n_components);
       const int         *targets = plan.targets + first_target;
       // A row's sums leave as whole runs: row c1 of every lane's block goes
-      // through the warp's buffer, lane after lane, and thread t stores
-      // entries t, t + 32, ... of the row's c1-th targets, the sum of the
-      // pieces of its list where the plan split it (SharedNZLayout::
-      // store_row() is the same on the host); the plan's target layout
-      // (SharedNZLayout::block_target()) puts them next to each other in
-      // memory. Every lane of the warp reaches the row's closing entry at
-      // the same step, so that the ballots and __syncwarp() find them all.
-      // All the row's targets are loaded first, in flight at once.
-      const auto close_row = [&](const Number(&sum)[nc][nc],
-                                 const Number(&vector)[nc],
-                                 const unsigned int e,
-                                 const unsigned int,
-                                 const unsigned int first) {
-        const unsigned int l          = t % 32;
-        const bool         holds      = (e & SharedNZLayout::close_holds) != 0;
-        const bool         start      = SharedNZLayout::starts_list(e);
-        const unsigned int starts     = __ballot_sync(~0u, start);
-        const unsigned int n_lists    = __popc(starts);
-        const unsigned int n_diagonal = __popc(
-          __ballot_sync(~0u,
-                        start && (e & SharedNZLayout::close_diagonal) != 0));
-        const unsigned int n_lanes = __popc(__ballot_sync(~0u, holds));
-        const unsigned int width   = nc * n_lists;
-        const auto load = [&](const unsigned int r, const unsigned int i) {
-          const unsigned int j = l + 32 * i;
-          return j < (r < nc ? width : nc * n_diagonal) ?
-                   __ldg(targets + first + r * width + j) :
-                   -1;
-        };
-        // The right-hand side's targets with its round: held from the
-        // start, they took the registers the sums need.
-        int target[nc + 1][nc];
-        for (unsigned int r = 0; r < nc; ++r)
+      // through the buffer, lane after lane, and thread t stores entries t,
+      // t + 32, ... of it, which the plan's target layout
+      // (SharedNZLayout::block_target()) puts next to each other in memory.
+      // Every lane of the warp reaches the row's closing entry at the same
+      // step, so that __syncwarp() finds them all. Its targets are loaded
+      // first, all in flight at once.
+      const auto store_row = [&](const Number(&sum)[nc][nc],
+                                 const SharedNZLayout::RowClose row,
+                                 const unsigned int             l,
+                                 const unsigned int             first) {
+        const unsigned int width = nc * row.n_lists;
+        int                target[nc][nc];
+        for (unsigned int c1 = 0; c1 < nc; ++c1)
           for (unsigned int i = 0; i < nc; ++i)
-            target[r][i] = load(r, i);
-        __syncwarp();
-        if (start)
-          list_first[__popc(starts & ((1u << l) - 1))] = l;
-        if (l == 0)
-          list_first[n_lists] = n_lanes;
-        // Rows c1 of the blocks, then the right-hand side.
-        for (unsigned int r = 0; r <= nc; ++r)
+            target[c1][i] = l + 32 * i < width ?
+                              __ldg(targets + first + c1 * width + l + 32 * i) :
+                              -1;
+        for (unsigned int c1 = 0; c1 < nc; ++c1)
           {
-            if (r == nc)
-              for (unsigned int i = 0; i < nc; ++i)
-                target[nc][i] = load(nc, i);
             __syncwarp();
-            if (holds)
-              for (unsigned int c = 0; c < nc; ++c)
-                row_buffer[l * nc + c] = r < nc ? sum[r][c] : vector[c];
+            if (l < row.n_lists)
+              for (unsigned int c2 = 0; c2 < nc; ++c2)
+                row_buffer[l * nc + c2] = sum[c1][c2];
             __syncwarp();
             for (unsigned int i = 0; i < nc; ++i)
-              if (target[r][i] >= 0)
-                {
-                  const unsigned int j     = l + 32 * i;
-                  const unsigned int q     = j / nc;
-                  const unsigned int c     = j - q * nc;
-                  const unsigned int p1    = list_first[q + 1];
-                  unsigned int       p     = list_first[q];
-                  Number             value = row_buffer[p * nc + c];
-                  for (++p; p < p1; ++p)
-                    value += row_buffer[p * nc + c];
-                  (r < nc ? values : rhs)[target[r][i]] = value;
-                }
+              if (target[c1][i] >= 0)
+                values[target[c1][i]] = row_buffer[l + 32 * i];
           }
-        return SharedNZLayout::row_targets(n_lists, n_diagonal, nc);
+      };
+      const auto store_rhs = [&](const unsigned int i, const Number sum) {
+        rhs[__ldg(targets + i)] = sum;
       };
       const auto walk = [&](const auto &load, const auto &add_pair) {
         SharedNZLayout::walk_lane<Number, nc>(lane,
                                               n_chunks,
                                               32 * chunk,
+                                              t % 32,
                                               n_en,
                                               n_ed,
                                               load,
-                                              close_row,
+                                              store_row,
+                                              store_rhs,
                                               &first_chunk,
                                               add_pair);
       };

@@ -121,9 +121,8 @@ namespace GPUAssembly
    * on an H200, for 2 % more entries; lists of equal runs in scrambled
    * order took 3.57 ms).
    *
-   * With @p rows, lists may be grouped and led by some, and the rows'
-   * structure is returned (AlignedRows). Rows hold whole groups, at most
-   * @p slice_width lists.
+   * With @p rows, leading lists go first in their rows and the rows'
+   * structure is returned (AlignedRows).
    */
   struct AlignedRows;
 
@@ -144,23 +143,17 @@ namespace GPUAssembly
    */
   struct AlignedRows
   {
-    /// In: lists that continue the group of the list before them: a group
-    /// shares one row, in neighbouring lanes and in its order (the pieces
-    /// of a list that SharedNZ splits); its longest runs place it. Empty:
-    /// every list alone.
-    std::vector<unsigned char> continues;
-    /// In: groups that lead their rows (those whose first list is flagged:
-    /// lanes 0, 1, ... of the row, in their order, before the others in
-    /// theirs); empty: none.
+    /// In: lists that lead their rows (lanes 0, 1, ... of the row, in their
+    /// order, before the others in theirs); empty: none.
     std::vector<unsigned char> leading;
     /// In: if set, the closing entry of every lane of a row, the lanes
-    /// after its last list included, is close(list of the lane, or -1),
-    /// instead of each list's own closing entry.
-    std::function<index_type(int)> close;
+    /// after its last list included, is close(lists of the row, leading
+    /// lists of the row), instead of each list's own closing entry: all
+    /// lanes of a warp then learn the shape of the row they close.
+    std::function<index_type(unsigned int, unsigned int)> close;
     /// Out: row r, in the order a slice walks its rows, slices in order,
     /// holds lists[offsets[r], offsets[r + 1]) in lane order, the first
-    /// n_leading[r] of them in leading groups, and belongs to slice
-    /// slice[r].
+    /// n_leading[r] of them leading, and belongs to slice slice[r].
     std::vector<unsigned int> lists, offsets{0}, n_leading, slice;
   };
 

@@ -10,7 +10,6 @@
 #include <gpu_assembly/host/host_element_stage.h>
 
 #include <algorithm>
-#include <map>
 #include <vector>
 
 namespace GPUAssembly
@@ -71,88 +70,48 @@ namespace GPUAssembly
               reinterpret_cast<unsigned char *>(shared.data()) +
               SharedNZLayout::row_buffer_bytes(T, n_c, sizeof(Number));
             Number *const numbers = reinterpret_cast<Number *>(bytes);
-            // A warp's lanes walked one after the other; each row's sums
-            // wait until the last lane has closed it, and are then stored
-            // as the warp stores them (SharedNZLayout::store_row()).
-            struct Row
-            {
-              std::uint16_t       entries[SharedNZLayout::row_width] = {};
-              std::vector<Number> sums, rhs;
-            };
-            const auto walk = [&](const auto &load, const auto &add_pair) {
-              for (unsigned int w = 0; w < T / 32; ++w)
+            const auto    walk = [&](const auto &load, const auto &add_pair) {
+              for (unsigned int lane = 0; lane < T; ++lane)
                 {
-                  const std::size_t      slice = std::size_t(k) * (T / 32) + w;
+                  const std::size_t slice =
+                    std::size_t(k) * (T / 32) + lane / 32;
                   constexpr unsigned int chunk = SharedNZLayout::chunk;
-                  const std::uint16_t   *stream =
-                    plan.sources.data() + plan.slice_offsets[slice];
                   const unsigned int n_chunks = (plan.slice_offsets[slice + 1] -
                                                  plan.slice_offsets[slice]) /
                                                 (32 * chunk);
                   const index_type *targets =
                     plan.targets.data() + plan.target_offsets[slice];
-                  std::map<unsigned int, Row> rows;
-                  for (unsigned int l = 0; l < 32; ++l)
-                    SharedNZLayout::walk_lane<Number, n_c>(
-                      stream + l * chunk,
-                      n_chunks,
-                      32 * chunk,
-                      n_en,
-                      n_ed,
-                      load,
-                      [&](const Number(&sum)[n_c][n_c],
-                          const Number(&vector)[n_c],
-                          const unsigned int,
-                          const unsigned int j,
-                          const unsigned int first) {
-                        Row &row = rows[first];
-                        row.sums.resize(32 * n_c * n_c);
-                        row.rhs.resize(32 * n_c);
-                        unsigned int n_lists = 0, n_diagonal = 0;
-                        for (unsigned int t = 0; t < 32; ++t)
-                          {
-                            row.entries[t] =
-                              stream[((j / chunk) * 32 + t) * chunk +
-                                     j % chunk];
-                            n_lists +=
-                              SharedNZLayout::starts_list(row.entries[t]);
-                            n_diagonal +=
-                              SharedNZLayout::starts_list(row.entries[t]) &&
-                              (row.entries[t] &
-                               SharedNZLayout::close_diagonal) != 0;
-                          }
-                        for (unsigned int c1 = 0; c1 < n_c; ++c1)
-                          {
-                            row.rhs[l * n_c + c1] = vector[c1];
-                            for (unsigned int c2 = 0; c2 < n_c; ++c2)
-                              row.sums[(l * n_c + c1) * n_c + c2] = sum[c1][c2];
-                          }
-                        return SharedNZLayout::row_targets(n_lists,
-                                                           n_diagonal,
-                                                           n_c);
-                      },
-                      nullptr,
-                      add_pair);
-                  for (const auto &[first, row] : rows)
-                    SharedNZLayout::store_row<n_c>(
-                      row.entries,
-                      [&](const unsigned int l,
-                          const unsigned int c1,
-                          const unsigned int c2) {
-                        return row.sums[(l * n_c + c1) * n_c + c2];
-                      },
-                      [&](const unsigned int l, const unsigned int c1) {
-                        return row.rhs[l * n_c + c1];
-                      },
-                      [&](const unsigned int i) {
-                        return targets[first + i];
-                      },
-                      [&](const index_type target, const Number value) {
-                        values[target] = value;
-                      },
-                      [&](const index_type row, const Number value) {
-                        rhs[row] = value;
-                      });
+                  const auto load_target = [&](const unsigned int i) {
+                    return targets[i];
+                  };
+                  SharedNZLayout::walk_lane<Number, n_c>(
+                    plan.sources.data() + plan.slice_offsets[slice] +
+                      lane % 32 * chunk,
+                    n_chunks,
+                    32 * chunk,
+                    lane % 32,
+                    n_en,
+                    n_ed,
+                    load,
+                    [&](const Number(&sum)[n_c][n_c],
+                        const SharedNZLayout::RowClose row,
+                        const unsigned int             l,
+                        const unsigned int             first) {
+                      SharedNZLayout::store_lane_block<n_c>(
+                        sum,
+                        row,
+                        l,
+                        first,
+                        load_target,
+                        [&](const index_type target, const Number value) {
+                          values[target] = value;
+                        });
+                    },
+                    [&](const unsigned int i, const Number sum) {
+                      rhs[targets[i]] = sum;
+                    },
+                    nullptr,
+                    add_pair);
                 }
             };
 

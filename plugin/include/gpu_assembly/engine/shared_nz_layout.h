@@ -103,6 +103,20 @@ namespace GPUAssembly
     }
 
     /**
+     * Bytes at the start of a block's shared memory in which each warp
+     * turns the sums of the row it closes into whole runs of stores
+     * (walk_lane(); row_width * n_components numbers per warp, in 16-byte
+     * multiples): the layouts below begin after it.
+     */
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::size_t
+    row_buffer_bytes(const std::size_t threads_per_block,
+                     const std::size_t n_components,
+                     const std::size_t number_size)
+    {
+      return (threads_per_block * n_components * number_size + 15) / 16 * 16;
+    }
+
+    /**
      * Where a block that computes node pairs keeps its data: S(e) of its
      * n_elements elements element by element (entry i of the j-th at j *
      * n_supplemental + i: a node pair finds its element's numbers at fixed
@@ -552,120 +566,90 @@ namespace GPUAssembly
     constexpr unsigned int row_width = 32;
 
     /**
-     * A row of lists that the lanes of a warp close at the same step
-     * (pack_lists_aligned()): every lane of the warp, those after the
-     * row's last list included, has a closing entry end_flag | bits, with
-     * close_holds where the lane holds a list or a piece of one,
-     * close_continues where that piece continues the list of the lane
-     * before it (a long diagonal list is split over neighbouring lanes,
-     * whose sums the warp adds at the close, pieces in lane order), and
-     * close_diagonal where the list is diagonal (m = n: it also sums the
-     * right-hand side); diagonal lists lead their rows. The lanes holding
-     * data are the first of the warp.
+     * The shape of a row of lists that the lanes of a warp close at the
+     * same step: the lane l < n_lists holds a list, and the first
+     * n_diagonal lists are diagonal (m = n), whose lanes also store the
+     * right-hand side. Every lane of the warp, those after the row's last
+     * list included, has the row's closing entry, end_flag | (n_lists - 1)
+     * << 6 | n_diagonal, so that the warp can store the row together.
      */
-    constexpr unsigned int close_holds = 1, close_continues = 2,
-                           close_diagonal = 4;
+    struct RowClose
+    {
+      unsigned int n_lists, n_diagonal;
+    };
 
     GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::uint16_t
-    encode_lane_close(const bool holds,
-                      const bool continues,
-                      const bool diagonal)
+    encode_row_close(const unsigned int n_lists, const unsigned int n_diagonal)
     {
-      return static_cast<std::uint16_t>(end_flag | (holds ? close_holds : 0) |
-                                        (continues ? close_continues : 0) |
-                                        (diagonal ? close_diagonal : 0));
+      return static_cast<std::uint16_t>(end_flag | (n_lists - 1) << 6 |
+                                        n_diagonal);
     }
 
-    /// Whether a lane's closing entry starts a list of its row.
-    GPU_ASSEMBLY_HOST_DEVICE constexpr inline bool
-    starts_list(const unsigned int entry)
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline RowClose
+    decode_row_close(const unsigned int entry)
     {
-      return (entry & close_holds) != 0 && (entry & close_continues) == 0;
+      return {((entry >> 6) & (row_width - 1)) + 1, entry & 63};
     }
 
     /**
-     * Where a row's targets lie, from the row's first target on, for its
-     * n_lists lists (q-th: the q-th lane that starts a list), the first
-     * n_diagonal of them diagonal: entry (c1, c2) of list q's block at
-     * block_target(c1, c2, q, n_lists), that is row c1 of every list's
-     * block, list after list, before row c1 + 1; then the right-hand-side
-     * DoF c1 of diagonal list q at rhs_target(c1, q, n_lists). With a row
-     * node's lists in column order, as the plan keeps them, neighbouring
-     * lists' blocks are neighbouring nonzeros of the same matrix rows: the
-     * warp stores each c1 as whole runs of the value array, after one
-     * coalesced load of their targets, where a lane storing its own block
-     * wrote 8 bytes to each of 25 sectors per instruction and read its
-     * targets a sector each.
+     * Where a row's targets lie, from the row's first target on: the n_c
+     * x n_c block of the list of lane l, entry (c1, c2), at
+     * block_target(c1, c2, l), that is row c1 of every lane's block, lane
+     * after lane, before row c1 + 1; then the right-hand-side DoF c1 of
+     * diagonal lane l at rhs_target(c1, l). With a row node's lists in
+     * column order, as the plan keeps them, neighbouring lanes' blocks are
+     * neighbouring nonzeros of the same matrix rows: the warp stores each
+     * c1 as whole runs of the value array, with one coalesced load of
+     * their targets, where a lane storing its own block wrote 8 bytes to
+     * each of 25 sectors per instruction and read its targets one sector
+     * each.
      */
     GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
     block_target(const unsigned int c1,
                  const unsigned int c2,
-                 const unsigned int q,
-                 const unsigned int n_lists,
+                 const unsigned int l,
+                 const RowClose     row,
                  const unsigned int n_c)
     {
-      return c1 * n_c * n_lists + n_c * q + c2;
+      return c1 * n_c * row.n_lists + n_c * l + c2;
     }
 
     GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
     rhs_target(const unsigned int c1,
-               const unsigned int q,
-               const unsigned int n_lists,
+               const unsigned int l,
+               const RowClose     row,
                const unsigned int n_c)
     {
-      return n_c * n_c * n_lists + n_c * q + c1;
+      return n_c * n_c * row.n_lists + n_c * l + c1;
     }
 
     /// Targets of a row.
     GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
-    row_targets(const unsigned int n_lists,
-                const unsigned int n_diagonal,
-                const unsigned int n_c)
+    row_targets(const RowClose row, const unsigned int n_c)
     {
-      return n_c * n_c * n_lists + n_c * n_diagonal;
+      return n_c * n_c * row.n_lists + n_c * row.n_diagonal;
     }
 
     /**
-     * Bytes at the start of a block's shared memory in which each warp
-     * stores the rows it closes (walk_lane()): 32 * n_components numbers
-     * of sums and the first lane of each list of the row (33 ints), in
-     * 16-byte multiples; the layouts below begin after it.
-     */
-    GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::size_t
-    row_buffer_bytes_per_warp(const std::size_t n_components,
-                              const std::size_t number_size)
-    {
-      return (row_width * n_components * number_size + 15) / 16 * 16 + 144;
-    }
-
-    GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::size_t
-    row_buffer_bytes(const std::size_t threads_per_block,
-                     const std::size_t n_components,
-                     const std::size_t number_size)
-    {
-      return threads_per_block / row_width *
-             row_buffer_bytes_per_warp(n_components, number_size);
-    }
-
-    /**
-     * Walks one lane of a block's packed reduction stream: for each
-     * source, adds the n_c x n_c node-pair block (and, for a diagonal
-     * list, the n_c vector entries) to registers; at a row's closing entry
-     * @p e (pack_lists_aligned()), which every lane of the warp reaches at
-     * the same step, the lane's column @p j, hands the sums to
-     * @p close_row(sum, rhs, e, j, first), which stores the row's lists
-     * from its first target @p first (0 for the lane's first row; the
-     * warp adds the pieces of split lists and stores together on the
-     * device) and returns the row's targets. The lane's @p n_chunks chunks
-     * lie @p stride entries apart from @p lane on; each is loaded while the
-     * one before it is walked, so that its load overlaps the work instead
-     * of stalling the thread. Sums are taken in list order. @p first_chunk,
-     * if given, is the lane's first chunk, read before it is needed (the
-     * device kernel loads it while S(e) is staged). With node pairs every
-     * source is one (encode_node_pair()), which @p add_pair(index,
-     * diagonal, sum, rhs, blocks) adds to the sums, and
-     * add_pair.close(sum, blocks) completes them before they are stored: a
-     * kernel may sum a list's pairs in a form of its own
+     * Walks one lane, number @p l of its warp, of a block's packed
+     * reduction stream: for each source, adds the n_c x n_c node-pair
+     * block (and, for a diagonal list, the n_c vector entries) to
+     * registers; at a row's closing entry (RowClose), which every lane of
+     * the warp reaches at the same step, hands the sums to
+     * @p store_row(sum, row, l, first) with the row's first target
+     * @p first (from 0 on, row after row), which stores the lane's block
+     * where block_target() says (a device warp does so together), and
+     * stores a diagonal lane's right-hand side through
+     * @p store_rhs(index, value) (index: rhs_target()). The lane's
+     * @p n_chunks chunks lie @p stride entries apart from @p lane on; each
+     * is loaded while the one before it is walked, so that its load
+     * overlaps the work instead of stalling the thread. Sums are taken in
+     * list order. @p first_chunk, if given, is the lane's first chunk,
+     * read before it is needed (the device kernel loads it while S(e) is
+     * staged). With node pairs every source is one (encode_node_pair()),
+     * which @p add_pair(index, diagonal, sum, rhs, blocks) adds to the
+     * sums, and add_pair.close(sum, blocks) completes them before they are
+     * stored: a kernel may sum a list's pairs in a form of its own
      * (kernel_accumulates_node_pairs), and @p blocks says when they have
      * become the sum of blocks instead. Without node pairs, sources are
      * read from slots.
@@ -673,16 +657,19 @@ namespace GPUAssembly
     template <typename Number,
               unsigned int n_components,
               class Load,
-              class CloseRow,
+              class StoreRow,
+              class StoreRhs,
               class AddPair = NoNodePairs>
     GPU_ASSEMBLY_HOST_DEVICE inline void
     walk_lane(const std::uint16_t *lane,
               const unsigned int   n_chunks,
               const unsigned int   stride,
+              const unsigned int   l,
               const unsigned int   n_nodes,
               const unsigned int   n_dofs,
               const Load          &load,
-              const CloseRow      &close_row,
+              const StoreRow      &store_row,
+              const StoreRhs      &store_rhs,
               const Chunk         *first_chunk = nullptr,
               const AddPair       &add_pair    = AddPair())
     {
@@ -733,80 +720,47 @@ namespace GPUAssembly
                 }
               if constexpr (!std::is_same_v<AddPair, NoNodePairs>)
                 add_pair.close(sum, blocks);
-              first += close_row(sum, rhs, e, c * chunk + u, first);
+              const RowClose shape = decode_row_close(e);
+              store_row(sum, shape, l, first);
+              if (l < shape.n_diagonal)
+                for (unsigned int c1 = 0; c1 < nc; ++c1)
+                  store_rhs(first + rhs_target(c1, l, shape, nc), rhs[c1]);
               for (unsigned int c1 = 0; c1 < nc; ++c1)
                 {
                   rhs[c1] = 0;
                   for (unsigned int c2 = 0; c2 < nc; ++c2)
                     sum[c1][c2] = 0;
                 }
+              first += row_targets(shape, nc);
             }
           current = next;
         }
     }
 
     /**
-     * The stores of one row as a warp makes them, for a caller that has
-     * every lane's closing entry @p entries[l] and sums (@p sum(l, c1, c2),
-     * @p rhs(l, c1), for lanes that hold data): the host version. List q's
-     * block and right-hand side are the sums of its pieces in lane order,
-     * stored through @p load_target(i) (i: from the row's first target)
-     * and @p store(target, value) / @p store_rhs(target, value), none
-     * where the pattern has no nonzero. Returns the row's targets.
+     * store_row() of walk_lane() for a thread on its own (the host
+     * version): each entry of the lane's block to its target, none where
+     * the lane holds no list of the row or the pattern has no nonzero.
      */
-    template <unsigned int n_c,
-              class Sum,
-              class Rhs,
-              class LoadTarget,
-              class Store,
-              class StoreRhs>
-    inline unsigned int
-    store_row(const std::uint16_t *entries,
-              const Sum           &sum,
-              const Rhs           &rhs,
-              const LoadTarget    &load_target,
-              const Store         &store,
-              const StoreRhs      &store_rhs)
+    template <unsigned int n_c, typename Number, class LoadTarget, class Store>
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    store_lane_block(const Number (&sum)[n_c][n_c],
+                     const RowClose     row,
+                     const unsigned int l,
+                     const unsigned int first,
+                     const LoadTarget  &load_target,
+                     const Store       &store)
     {
-      unsigned int list_first[row_width + 1], n_lists = 0, n_diagonal = 0,
-                                              n_lanes = 0;
-      for (unsigned int l = 0; l < row_width; ++l)
-        if ((entries[l] & close_holds) != 0)
+      if (l >= row.n_lists)
+        return;
+      for (unsigned int c1 = 0; c1 < n_c; ++c1)
+        for (unsigned int c2 = 0; c2 < n_c; ++c2)
           {
-            n_lanes = l + 1;
-            if (starts_list(entries[l]))
-              {
-                list_first[n_lists++] = l;
-                n_diagonal += (entries[l] & close_diagonal) != 0;
-              }
+            const index_type target =
+              load_target(first + block_target(c1, c2, l, row, n_c));
+            if (target >= 0)
+              store(target, sum[c1][c2]);
           }
-      list_first[n_lists] = n_lanes;
-      for (unsigned int q = 0; q < n_lists; ++q)
-        {
-          const unsigned int p0 = list_first[q], p1 = list_first[q + 1];
-          for (unsigned int c1 = 0; c1 < n_c; ++c1)
-            {
-              for (unsigned int c2 = 0; c2 < n_c; ++c2)
-                {
-                  auto value = sum(p0, c1, c2);
-                  for (unsigned int p = p0 + 1; p < p1; ++p)
-                    value += sum(p, c1, c2);
-                  const index_type target =
-                    load_target(block_target(c1, c2, q, n_lists, n_c));
-                  if (target >= 0)
-                    store(target, value);
-                }
-              if (q < n_diagonal)
-                {
-                  auto value = rhs(p0, c1);
-                  for (unsigned int p = p0 + 1; p < p1; ++p)
-                    value += rhs(p, c1);
-                  store_rhs(load_target(rhs_target(c1, q, n_lists, n_c)),
-                            value);
-                }
-            }
-        }
-      return row_targets(n_lists, n_diagonal, n_c);
     }
   } // namespace SharedNZLayout
 } // namespace GPUAssembly

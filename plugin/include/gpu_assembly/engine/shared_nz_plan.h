@@ -128,15 +128,6 @@ namespace GPUAssembly
        * assemble() with a kernel that has no node-pair form throws.
        */
       bool node_pairs = false;
-      /**
-       * Entries of a piece of a diagonal list (m = n): a diagonal list,
-       * whose node's every element adds to it, is cut into pieces about so
-       * long that neighbouring lanes of a warp walk and the warp adds when
-       * it closes their row; 0: diagonal lists whole. Whole, the diagonal
-       * lists, about four times as long as the others, filled rows of
-       * their own in which fewer than half the lanes were busy.
-       */
-      unsigned int diagonal_piece_length = 6;
 
       /**
        * These parameters with the automatic (0) threads_per_block and
