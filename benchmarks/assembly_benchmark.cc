@@ -276,8 +276,8 @@ namespace
           plan.parameters.node_pairs ?
             plan.n_free_elements[w / warps_per_block] :
             std::numeric_limits<unsigned int>::max();
-        const std::size_t begin   = plan.slice_offsets[w];
-        const std::size_t columns = (plan.slice_offsets[w + 1] - begin) / 32;
+        const std::size_t begin     = plan.slice_offsets[w];
+        const std::size_t columns   = (plan.slice_offsets[w + 1] - begin) / 32;
         std::size_t       row_steps = 0, row_busy = 0;
         for (std::size_t j = 0; j < columns; ++j)
           {
