@@ -1066,20 +1066,20 @@ namespace GPUAssembly
                   }
               }
 
-            // Diagonal lists first, each ended by its number.
+            // Diagonal lists first, each ended by a closing entry that the
+            // packing replaces with its row's (shapes.close below).
             b.n_diagonal = lists[0].n_lists();
             ended.clear();
             first_run.clear();
-            unsigned int l = 0;
             for (unsigned int d = 0; d < 2; ++d)
-              for (unsigned int i = 0; i < lists[d].n_lists(); ++i, ++l)
+              for (unsigned int i = 0; i < lists[d].n_lists(); ++i)
                 {
                   ended.entries.insert(ended.entries.end(),
                                        lists[d].entries.begin() +
                                          lists[d].offsets[i],
                                        lists[d].entries.begin() +
                                          lists[d].offsets[i + 1]);
-                  ended.entries.push_back(SharedNZLayout::end_flag | l);
+                  ended.entries.push_back(SharedNZLayout::end_flag);
                   ended.offsets.push_back(ended.entries.size());
                   first_run.push_back(list_free[d][i]);
                 }

@@ -405,13 +405,18 @@ namespace GPUAssembly
                                  const SharedNZLayout::RowClose row,
                                  const unsigned int             l,
                                  const unsigned int             first) {
+        // Row c1's targets are the width entries from block_target(c1, 0,
+        // 0), in lane-then-c2 order.
         const unsigned int width = nc * row.n_lists;
         int                target[nc][nc];
         for (unsigned int c1 = 0; c1 < nc; ++c1)
           for (unsigned int i = 0; i < nc; ++i)
-            target[c1][i] = l + 32 * i < width ?
-                              __ldg(targets + first + c1 * width + l + 32 * i) :
-                              -1;
+            target[c1][i] =
+              l + 32 * i < width ?
+                __ldg(targets + first +
+                      SharedNZLayout::block_target(c1, 0, 0, row, nc) + l +
+                      32 * i) :
+                -1;
         for (unsigned int c1 = 0; c1 < nc; ++c1)
           {
             __syncwarp();

@@ -46,8 +46,8 @@ namespace GPUAssembly
      * Reduction-stream entries (16 bits): 0 is padding; below end_flag a
      * source, encoded as 1 + (index << 1 | diagonal) with index = s * n_nodes
      * + b for the block of column node b in slot s, and diagonal set where
-     * the list also sums the right-hand side; end_flag | l ends list l of
-     * the block.
+     * the list also sums the right-hand side; end_flag and above close a
+     * row of lists, every lane of the warp at the same step (RowClose).
      */
     constexpr std::uint16_t end_flag = 0x8000;
 
