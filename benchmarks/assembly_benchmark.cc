@@ -289,8 +289,11 @@ namespace
                                j % chunk];
                 n_sources += e != 0 && e < SharedNZLayout::end_flag;
                 // Every lane closes a row; those after its lists hold none.
-                n_ends += e >= SharedNZLayout::end_flag &&
-                          lane < SharedNZLayout::decode_row_close(e).n_lists;
+                const SharedNZLayout::RowClose row =
+                  SharedNZLayout::decode_row_close(e);
+                n_ends +=
+                  e >= SharedNZLayout::end_flag &&
+                  SharedNZLayout::row_lane(lane, row).slot < row.n_lists;
                 n_condensed += e != 0 && e < SharedNZLayout::end_flag &&
                                ((e - 1u) >> 1) / n_pairs >= n_free;
               }
@@ -320,7 +323,9 @@ namespace
               << 100. * mixed / steps << "% mix closing and adding, "
               << 100. * condensing / steps << "% condense, warps busy "
               << 100. * block_steps / longest_steps
-              << "% of their blocks' time; rows with diagonal lists: "
+              << "% of their blocks' time (the longest "
+              << double(longest_steps) / n_warp
+              << " steps per block); rows with diagonal lists: "
               << diagonal_rows << ", " << diagonal_steps << " steps, "
               << 100. * diagonal_busy / (32. * diagonal_steps)
               << "% of lanes busy; other rows: " << other_rows << ", "
@@ -440,6 +445,9 @@ namespace
     /// SharedNZ computes element data node pair by node pair in its
     /// reduction (SharedNZPlan::Parameters::node_pairs).
     bool shared_node_pairs = false;
+    /// SharedNZ: diagonal lists summed whole by one lane
+    /// (SharedNZPlan::Parameters::halve_diagonal_lists false).
+    bool shared_whole_diagonals = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -700,6 +708,12 @@ namespace
              v.shared_threads                   = 192;
              v.shared_blocks_per_multiprocessor = 4;
            }),
+    tuning("SharedNZ node pairs, whole diagonal lists",
+           AssemblyMethod::shared_nz,
+           [](Variant &v) {
+             v.shared_node_pairs      = true;
+             v.shared_whole_diagonals = true;
+           }),
     tuning("SharedNZ node pairs 1 block/SM",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
@@ -816,8 +830,9 @@ namespace
           data.shared_nz.threads_per_block = variant.shared_threads;
         data.specialize_simplices    = !variant.general_elements;
         data.shared_nz.reorder_nodes = !variant.shared_element_node_order;
-        data.shared_nz.node_pairs    = variant.shared_node_pairs;
-        data.shared_nz.partitioner   = variant.shared_partitioner;
+        data.shared_nz.halve_diagonal_lists = !variant.shared_whole_diagonals;
+        data.shared_nz.node_pairs           = variant.shared_node_pairs;
+        data.shared_nz.partitioner          = variant.shared_partitioner;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;
@@ -937,15 +952,17 @@ namespace
       }
     // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
     // driver reserves: DeviceAssembler's default.
-    for (const auto &[node_pairs, partitioner] :
-         {std::make_pair(false, NodePartitioner::greedy_union),
-          std::make_pair(false, NodePartitioner::greedy_growth),
-          std::make_pair(true, NodePartitioner::greedy_union),
-          std::make_pair(true, NodePartitioner::greedy_growth)})
+    for (const auto &[node_pairs, partitioner, halve] :
+         {std::make_tuple(false, NodePartitioner::greedy_union, true),
+          std::make_tuple(false, NodePartitioner::greedy_growth, true),
+          std::make_tuple(true, NodePartitioner::greedy_union, true),
+          std::make_tuple(true, NodePartitioner::greedy_growth, true),
+          std::make_tuple(true, NodePartitioner::greedy_growth, false)})
       {
         SharedNZPlan::Parameters parameters;
-        parameters.node_pairs  = node_pairs;
-        parameters.partitioner = partitioner;
+        parameters.node_pairs           = node_pairs;
+        parameters.partitioner          = partitioner;
+        parameters.halve_diagonal_lists = halve;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
         // DeviceAssembler's limit on an H100 or H200.
@@ -961,6 +978,7 @@ namespace
                   << (partitioner == NodePartitioner::greedy_growth ?
                         ", grown parts" :
                         "")
+                  << (halve ? "" : ", whole diagonal lists")
                   << " plan: " << seconds_since(start) << " s, ";
         print_parts(plan, sizeof(double));
         print_stream(plan);

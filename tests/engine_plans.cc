@@ -257,9 +257,10 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
     for (unsigned int l = 0; l < n_lists; ++l)
       shapes.leading[l] = (l * 7) % 5 == 0;
     const index_type close_base = -1000000;
-    shapes.close = [&](const unsigned int n, const unsigned int d) {
-      return close_base - index_type(64 * n + d);
-    };
+    shapes.close =
+      [&](const unsigned int n, const unsigned int d, const unsigned int h) {
+        return close_base - index_type(64 * 64 * h + 64 * n + d);
+      };
     std::vector<index_type>  shaped;
     std::vector<std::size_t> shaped_ends;
     pack_lists_aligned(lists,
@@ -306,7 +307,8 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
             const unsigned int d = shapes.n_leading[row];
             for (unsigned int t = 0; t < width; ++t)
               {
-                rows_right &= at(t) == shapes.close(n, d);
+                rows_right &=
+                  at(t) == shapes.close(n, d, 0) && shapes.n_halved[row] == 0;
                 if (t >= n)
                   {
                     rows_right &= lane_lists[t].empty();
@@ -351,6 +353,206 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
     "shorter than its first run",
     "aligned packing" + mode +
       " refuses a first run that leaves no closing entry");
+}
+
+
+
+// Halved leading lists (AlignedRows::halve_leading): the leading lists
+// with at least 4 and more than twice the mean entries of the others are
+// summed by two lanes of their row, each run halved, the first halves in
+// the lanes of their slots and the second halves in lanes n_leading + slot
+// (SharedNZLayout::row_lane()); every entry once, no step mixing first
+// runs with second runs or closing entries with others, rows of at most
+// max_leading leading lists, and fewer steps than with whole lists.
+void
+test_halved_packing(Testing::Checks &checks, const bool keep_list_order)
+{
+  const std::string mode = keep_list_order ? " (lists kept in order)" : "";
+  std::mt19937      gen(11);
+  std::uniform_int_distribution<unsigned int> short_length(0, 8),
+    long_length(0, 40), second_length(0, 6), with_second(0, 4), leading(0, 7);
+  IndexLists                 lists;
+  std::vector<unsigned int>  first_run;
+  std::vector<unsigned char> leads;
+  // Entries: first runs 1, 2, ..., second runs from 100000 on, the closing
+  // entry negative; about one list in eight leads, and is long.
+  index_type         next = 1, next_second = 100000;
+  const unsigned int n_lists = 900;
+  for (unsigned int l = 0; l < n_lists; ++l)
+    {
+      leads.push_back(leading(gen) == 0);
+      std::vector<index_type> list(leads.back() ? long_length(gen) :
+                                                  short_length(gen));
+      for (auto &entry : list)
+        entry = next++;
+      const unsigned int n_second =
+        with_second(gen) == 0 ? 1 + second_length(gen) : 0;
+      for (unsigned int i = 0; i < n_second; ++i)
+        list.push_back(next_second++);
+      list.push_back(-index_type(l + 1));
+      first_run.push_back(list.size() - 1 - n_second);
+      lists.add_list(list.begin(), list.end());
+    }
+  const auto sources = [&](const unsigned int l) {
+    return lists.offsets[l + 1] - lists.offsets[l] - 1;
+  };
+  std::size_t n_others = 0, other_sources = 0;
+  for (unsigned int l = 0; l < n_lists; ++l)
+    if (!leads[l])
+      {
+        ++n_others;
+        other_sources += sources(l);
+      }
+  constexpr unsigned int n_lanes = 128, width = 32, chunk = 8;
+  constexpr unsigned int max_leading = 31;
+  const index_type       close_base  = -1000000;
+  const auto             pack        = [&](const bool                halve,
+                        AlignedRows              &shapes,
+                        std::vector<index_type>  &packed,
+                        std::vector<std::size_t> &ends) {
+    shapes.leading.assign(leads.begin(), leads.end());
+    shapes.max_leading   = max_leading;
+    shapes.halve_leading = halve;
+    shapes.close =
+      [&](const unsigned int n, const unsigned int d, const unsigned int h) {
+        return close_base - index_type(64 * 64 * h + 64 * n + d);
+      };
+    pack_lists_aligned(lists,
+                       first_run,
+                       n_lanes,
+                       width,
+                       packed,
+                       ends,
+                       chunk,
+                       keep_list_order,
+                       &shapes);
+  };
+  AlignedRows              shapes, whole_shapes;
+  std::vector<index_type>  packed, whole;
+  std::vector<std::size_t> ends, whole_ends;
+  pack(true, shapes, packed, ends);
+  pack(false, whole_shapes, whole, whole_ends);
+
+  // The halves each list's lanes should hold: every run halved, the first
+  // half rounded up.
+  const auto expected = [&](const unsigned int l, const int half) {
+    const index_type       *entry = lists.entries.data() + lists.offsets[l];
+    const unsigned int      f = first_run[l], n = sources(l);
+    std::vector<index_type> result;
+    const unsigned int      m1 = (f + 1) / 2, m2 = f + (n - f + 1) / 2;
+    for (unsigned int j = 0; j < n; ++j)
+      if (half < 0 || (half == 0) == (j < m1 || (j >= f && j < m2)))
+        result.push_back(entry[j]);
+    return result;
+  };
+  bool             right = shapes.offsets.size() == shapes.n_halved.size() + 1;
+  bool             aligned = true, bounded = true;
+  std::vector<int> listed(n_lists, 0), halved(n_lists, 0);
+  std::size_t      row = 0, begin = 0, n_halved_rows = 0;
+  for (unsigned int w = 0; w < ends.size() && right; ++w)
+    {
+      const std::size_t n_columns = (ends[w] - begin) / width;
+      std::vector<std::vector<index_type>> lane_lists(width);
+      for (std::size_t j = 0; j < n_columns && right; ++j)
+        {
+          const auto at = [&](const unsigned int t) {
+            return packed[begin + ((j / chunk) * width + t) * chunk +
+                          j % chunk];
+          };
+          unsigned int n_closing = 0, n_first = 0, n_second = 0;
+          for (unsigned int t = 0; t < width; ++t)
+            {
+              n_closing += at(t) <= close_base;
+              n_first += at(t) > 0 && at(t) < 100000;
+              n_second += at(t) >= 100000;
+            }
+          aligned &= (n_closing == 0 || n_first + n_second == 0) &&
+                     (n_first == 0 || n_second == 0);
+          if (n_closing == 0)
+            {
+              for (unsigned int t = 0; t < width; ++t)
+                if (at(t) != 0)
+                  lane_lists[t].push_back(at(t));
+              continue;
+            }
+          right &= n_closing == width && row < shapes.slice.size() &&
+                   shapes.slice[row] == w;
+          if (!right)
+            break;
+          const SharedNZLayout::RowClose shape{shapes.offsets[row + 1] -
+                                                 shapes.offsets[row],
+                                               shapes.n_leading[row],
+                                               shapes.n_halved[row]};
+          bounded &= shape.n_diagonal <= max_leading &&
+                     shape.n_halved <= shape.n_diagonal &&
+                     shape.n_lists + shape.n_halved <= width;
+          n_halved_rows += shape.n_halved > 0;
+          for (unsigned int t = 0; t < width; ++t)
+            {
+              right &=
+                at(t) ==
+                shapes.close(shape.n_lists, shape.n_diagonal, shape.n_halved);
+              const SharedNZLayout::RowLane role =
+                SharedNZLayout::row_lane(t, shape);
+              if (role.slot >= shape.n_lists)
+                {
+                  right &= lane_lists[t].empty();
+                  continue;
+                }
+              const unsigned int l =
+                shapes.lists[shapes.offsets[row] + role.slot];
+              const bool is_halved = role.slot < shape.n_halved;
+              listed[l] += !role.second_half;
+              halved[l] += role.second_half;
+              right &= (leads[l] != 0) == (role.slot < shape.n_diagonal) &&
+                       lane_lists[t] == expected(l,
+                                                 !is_halved       ? -1 :
+                                                 role.second_half ? 1 :
+                                                                    0);
+              lane_lists[t].clear();
+            }
+          ++row;
+        }
+      begin = ends[w];
+    }
+  // Which lists the rule halves.
+  bool rule = true;
+  for (unsigned int l = 0; l < n_lists; ++l)
+    rule &= (halved[l] == 1) == (leads[l] && sources(l) >= 4 &&
+                                 sources(l) * n_others > 2 * other_sources);
+  const auto steps = [](const std::vector<std::size_t> &slice_ends) {
+    std::size_t longest = 0, start = 0;
+    for (const std::size_t end : slice_ends)
+      {
+        longest = std::max(longest, (end - start) / width);
+        start   = end;
+      }
+    return longest;
+  };
+  checks.check(right && row == shapes.n_halved.size() &&
+                 std::all_of(listed.begin(),
+                             listed.end(),
+                             [](const int n) {
+                               return n == 1;
+                             }) &&
+                 rule && n_halved_rows > 0,
+               "halved packing" + mode +
+                 ": every list once in the slot of its row, the long "
+                 "leading ones halved (" +
+                 std::to_string(std::count(halved.begin(), halved.end(), 1)) +
+                 " lists, " + std::to_string(n_halved_rows) +
+                 " rows), each run of a halved list halved, the second "
+                 "half in lane n_leading + slot");
+  checks.check(aligned && bounded,
+               "halved packing" + mode +
+                 ": no step mixes closing entries with others, or first "
+                 "runs with second runs; rows of at most " +
+                 std::to_string(max_leading) + " leading lists");
+  checks.check(steps(ends) < steps(whole_ends),
+               "halved packing" + mode + ": the longest slice is shorter (" +
+                 std::to_string(steps(ends)) + " against " +
+                 std::to_string(steps(whole_ends)) +
+                 " steps with whole lists)");
 }
 
 
@@ -1053,7 +1255,9 @@ test_shared_nz_plan(Testing::Checks      &checks,
   std::vector<int> triple_seen(std::size_t(arrays.n_elements) * n_en * n_en, 0);
   std::vector<int> target_seen(plan.n_nonzeros, 0), rhs_seen(plan.n_dofs, 0);
   bool             lists_right = true;
-  const unsigned int T         = parameters.threads_per_block;
+  // Lanes of a warp that close halved lists, once per row each.
+  std::size_t        n_halved_lists = 0;
+  const unsigned int T              = parameters.threads_per_block;
   for (unsigned int k = 0; k < plan.n_blocks; ++k)
     {
       const std::size_t  base    = plan.element_offsets[k];
@@ -1091,25 +1295,35 @@ test_shared_nz_plan(Testing::Checks      &checks,
                   continue;
                 }
               // Every lane of the warp closes the row; those after its
-              // last list hold none.
+              // last list hold none, and the lane of a halved list's
+              // second half adds to the list of its slot.
               const SharedNZLayout::RowClose row =
                 SharedNZLayout::decode_row_close(entry);
               const std::size_t first = row_first;
               row_first += SharedNZLayout::row_targets(row, n_c);
-              lists_right &= row.n_diagonal <= row.n_lists;
-              if (l >= row.n_lists)
+              lists_right &= row.n_halved <= row.n_diagonal &&
+                             row.n_diagonal <= row.n_lists &&
+                             row.n_lists + row.n_halved <= 32;
+              n_halved_lists += l < row.n_halved;
+              const SharedNZLayout::RowLane role =
+                SharedNZLayout::row_lane(l, row);
+              if (role.slot >= row.n_lists)
                 {
                   lists_right &= pending.empty();
                   continue;
                 }
-              const bool diagonal = l < row.n_diagonal;
+              const bool diagonal = role.slot < row.n_diagonal;
               const auto block    = [&](const unsigned int c1,
                                      const unsigned int c2) {
-                return first +
-                       SharedNZLayout::block_target(c1, c2, l, row, n_c);
+                return first + SharedNZLayout::block_target(c1,
+                                                            c2,
+                                                            role.slot,
+                                                            row,
+                                                            n_c);
               };
               const auto right_hand_side = [&](const unsigned int c1) {
-                return first + SharedNZLayout::rhs_target(c1, l, row, n_c);
+                return first +
+                       SharedNZLayout::rhs_target(c1, role.slot, row, n_c);
               };
               index_type row_node = -1, column_node = -1;
               lists_right &= !pending.empty();
@@ -1174,13 +1388,16 @@ test_shared_nz_plan(Testing::Checks      &checks,
                       lists_right &= plan.targets[right_hand_side(c1)] ==
                                      arrays.location[e * n_ed + a0 * n_c + c1];
                 }
-              for (unsigned int c1 = 0; c1 < n_c; ++c1)
-                for (unsigned int c2 = 0; c2 < n_c; ++c2)
-                  if (plan.targets[block(c1, c2)] >= 0)
-                    ++target_seen[plan.targets[block(c1, c2)]];
-              if (diagonal)
-                for (unsigned int c1 = 0; c1 < n_c; ++c1)
-                  ++rhs_seen[plan.targets[right_hand_side(c1)]];
+              if (!role.second_half)
+                {
+                  for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                    for (unsigned int c2 = 0; c2 < n_c; ++c2)
+                      if (plan.targets[block(c1, c2)] >= 0)
+                        ++target_seen[plan.targets[block(c1, c2)]];
+                  if (diagonal)
+                    for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                      ++rhs_seen[plan.targets[right_hand_side(c1)]];
+                }
               pending.clear();
             }
           lists_right &=
@@ -1193,13 +1410,14 @@ test_shared_nz_plan(Testing::Checks      &checks,
     });
   };
   checks.check(lists_right && all_once(triple_seen) && all_once(target_seen) &&
-                 all_once(rhs_seen) &&
+                 all_once(rhs_seen) && n_halved_lists > 0 &&
                  plan.slice_offsets.back() == plan.sources.size(),
                name + ": reduction lists are complete and disjoint (" +
                  std::to_string(triple_seen.size()) +
                  " element node pairs once each, under their own node "
-                 "pair; every nonzero and right-hand-side row once; "
-                 "recomputation factor " +
+                 "pair; every nonzero and right-hand-side row once; " +
+                 std::to_string(n_halved_lists) +
+                 " diagonal lists halved; recomputation factor " +
                  Testing::scientific(plan.recomputation_factor) + ")");
 
   LinearElasticityKernel<dim, double> elasticity;
@@ -1483,6 +1701,8 @@ main()
   test_lpt_packing(checks);
   test_aligned_packing(checks, false);
   test_aligned_packing(checks, true);
+  test_halved_packing(checks, false);
+  test_halved_packing(checks, true);
   test_accumulated_node_pairs(checks);
   test_global_nz_plan<2>(checks,
                          false,

@@ -149,30 +149,6 @@ namespace GPUAssembly
                                      "and closing entry."));
       return length - first_run[l] - 1;
     };
-
-    // Lists of equal runs side by side, so that rows need little padding;
-    // ties by index, so that plans are deterministic. With
-    // keep_list_order the first runs are left out of the key: the stores
-    // of neighbouring lists then share memory sectors (packing.h).
-    std::vector<unsigned int> order(n_lists);
-    std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(),
-                     order.end(),
-                     [&](const unsigned int a, const unsigned int b) {
-                       return std::make_pair(second(a),
-                                             keep_list_order ? 0u : first(a)) >
-                              std::make_pair(second(b),
-                                             keep_list_order ? 0u : first(b));
-                     });
-    struct Row
-    {
-      unsigned int begin, end, first, second;
-      unsigned int
-      length() const
-      {
-        return first + second + 1;
-      }
-    };
     const auto leads = [&](const unsigned int l) {
       return row_shapes != nullptr && !row_shapes->leading.empty() &&
              row_shapes->leading[l] != 0;
@@ -181,23 +157,128 @@ namespace GPUAssembly
                   row_shapes->leading.size() == n_lists,
                 dealii::ExcDimensionMismatch(row_shapes->leading.size(),
                                              n_lists));
-    std::vector<Row>          rows;
-    std::vector<unsigned int> n_leading;
-    for (unsigned int begin = 0; begin < n_lists; begin += slice_width)
+    AssertThrow(row_shapes == nullptr || row_shapes->max_leading >= 1,
+                dealii::ExcMessage("A row must be able to hold a leading "
+                                   "list."));
+    AssertThrow(row_shapes == nullptr || !row_shapes->halve_leading ||
+                  row_shapes->close,
+                dealii::ExcMessage("Halved lists need the rows' closing "
+                                   "entries (AlignedRows::close)."));
+
+    // Leading lists with more than twice the mean sources of the others
+    // are halved (AlignedRows::halve_leading).
+    std::vector<unsigned char> halved(n_lists, 0);
+    if (row_shapes != nullptr && row_shapes->halve_leading && slice_width >= 2)
       {
-        Row row{begin, std::min(begin + slice_width, n_lists), 0, 0};
-        // Leading lists first: which lists share the row, and so its
-        // padding, does not change.
-        const auto middle = std::stable_partition(order.begin() + row.begin,
-                                                  order.begin() + row.end,
-                                                  leads);
-        n_leading.push_back(middle - (order.begin() + row.begin));
-        for (unsigned int i = row.begin; i < row.end; ++i)
+        std::size_t n_others = 0, other_sources = 0;
+        for (unsigned int l = 0; l < n_lists; ++l)
+          if (!leads(l))
+            {
+              ++n_others;
+              other_sources += first(l) + second(l);
+            }
+        for (unsigned int l = 0; l < n_lists; ++l)
+          halved[l] = leads(l) && first(l) + second(l) >= 4 &&
+                      (first(l) + second(l)) * n_others > 2 * other_sources;
+      }
+    const bool halving =
+      std::find(halved.begin(), halved.end(), 1) != halved.end();
+
+    // Lists of equal runs side by side, so that rows need little padding;
+    // ties by index, so that plans are deterministic. With
+    // keep_list_order the first runs are left out of the key: the stores
+    // of neighbouring lists then share memory sectors (packing.h); but
+    // where lists are halved, leading lists come first among those of
+    // equal second runs, longest first runs first, so that the halved
+    // lists fill rows of their own.
+    const auto key = [&](const unsigned int l) {
+      return std::make_pair(second(l),
+                            !keep_list_order    ? first(l) :
+                            halving && leads(l) ? first(l) + 1 :
+                                                  0u);
+    };
+    std::vector<unsigned int> order(n_lists);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(),
+                     order.end(),
+                     [&](const unsigned int a, const unsigned int b) {
+                       return key(a) > key(b);
+                     });
+
+    // A lane's part of a row: of list l, the entries [begin, middle) of its
+    // first run and [middle2, end) of its second, then its closing entry.
+    struct Part
+    {
+      unsigned int list, begin, middle, middle2, end;
+    };
+    struct Row
+    {
+      // Its parts in lanes 0, 1, ...; its longest first and second runs.
+      std::vector<Part> parts;
+      unsigned int      n_lists = 0, n_leading = 0, n_halved = 0;
+      unsigned int      first = 0, second = 0;
+      unsigned int
+      length() const
+      {
+        return first + second + 1;
+      }
+    };
+    std::vector<Row>   rows;
+    const unsigned int max_leading =
+      row_shapes != nullptr ? row_shapes->max_leading : slice_width;
+    for (unsigned int begin = 0; begin < n_lists;)
+      {
+        // The lists of the row: as many as take its lanes, a halved list
+        // two, and at most max_leading leading lists.
+        unsigned int end = begin, n_lanes_used = 0, n_leading = 0;
+        while (end < n_lists &&
+               n_lanes_used + 1 + halved[order[end]] <= slice_width &&
+               (!leads(order[end]) || n_leading < max_leading))
           {
-            row.first  = std::max(row.first, first(order[i]));
-            row.second = std::max(row.second, second(order[i]));
+            n_lanes_used += 1 + halved[order[end]];
+            n_leading += leads(order[end]);
+            ++end;
           }
-        rows.push_back(row);
+        AssertThrow(end > begin, dealii::ExcInternalError());
+        // Halved lists first, then the other leading lists: which lists
+        // share the row, and so its padding, does not change.
+        const auto middle =
+          std::stable_partition(order.begin() + begin,
+                                order.begin() + end,
+                                [&](const unsigned l) {
+                                  return leads(l) && halved[l];
+                                });
+        std::stable_partition(middle,
+                              order.begin() + end,
+                              [&](const unsigned int l) {
+                                return leads(l);
+                              });
+        Row row;
+        row.n_lists   = end - begin;
+        row.n_leading = n_leading;
+        row.n_halved  = middle - (order.begin() + begin);
+        // Each run of a halved list is halved: the row's lanes reach their
+        // second runs at the same step.
+        const auto add = [&](const unsigned int l, const int half) {
+          const unsigned int f = first(l), n = f + second(l);
+          const unsigned int middle  = half < 0 ? f : (f + 1) / 2,
+                             middle2 = half < 0 ? f : f + (second(l) + 1) / 2;
+          row.parts.push_back(half == 1 ? Part{l, middle, f, middle2, n} :
+                                          Part{l, 0, middle, f, middle2});
+          if (half < 0)
+            row.parts.back().end = n;
+          const Part &part = row.parts.back();
+          row.first        = std::max(row.first, part.middle - part.begin);
+          row.second       = std::max(row.second, part.end - part.middle2);
+        };
+        for (unsigned int i = begin; i < begin + n_leading; ++i)
+          add(order[i], halved[order[i]] ? 0 : -1);
+        for (unsigned int i = begin; i < begin + row.n_halved; ++i)
+          add(order[i], 1);
+        for (unsigned int i = begin + n_leading; i < end; ++i)
+          add(order[i], -1);
+        rows.push_back(std::move(row));
+        begin = end;
       }
 
     // LPT of the rows onto the slices: longest row first, onto the slice
@@ -241,31 +322,37 @@ namespace GPUAssembly
         std::size_t column = 0;
         for (const unsigned int r : assignment[w])
           {
-            const Row         &row   = rows[r];
-            const std::size_t  close = column + row.first + row.second;
-            const unsigned int n_row = row.end - row.begin;
-            for (unsigned int i = row.begin; i < row.end; ++i)
+            const Row        &row   = rows[r];
+            const std::size_t close = column + row.first + row.second;
+            for (unsigned int lane = 0; lane < row.parts.size(); ++lane)
               {
-                const unsigned int l    = order[i];
-                const unsigned int lane = i - row.begin;
-                const index_type  *entry =
-                  lists.entries.data() + lists.offsets[l];
-                for (unsigned int j = 0; j < first(l); ++j)
-                  put(lane, column + j, entry[j]);
-                for (unsigned int j = 0; j < second(l); ++j)
-                  put(lane, column + row.first + j, entry[first(l) + j]);
-                put(lane, close, entry[first(l) + second(l)]);
+                const Part       &part = row.parts[lane];
+                const index_type *entry =
+                  lists.entries.data() + lists.offsets[part.list];
+                for (unsigned int j = part.begin; j < part.middle; ++j)
+                  put(lane, column + j - part.begin, entry[j]);
+                for (unsigned int j = part.middle2; j < part.end; ++j)
+                  put(lane, column + row.first + j - part.middle2, entry[j]);
+                put(lane, close, entry[first(part.list) + second(part.list)]);
               }
             if (row_shapes != nullptr)
               {
                 if (row_shapes->close)
                   for (unsigned int lane = 0; lane < slice_width; ++lane)
-                    put(lane, close, row_shapes->close(n_row, n_leading[r]));
-                row_shapes->lists.insert(row_shapes->lists.end(),
-                                         order.begin() + row.begin,
-                                         order.begin() + row.end);
+                    put(lane,
+                        close,
+                        row_shapes->close(row.n_lists,
+                                          row.n_leading,
+                                          row.n_halved));
+                // The row's lists, each once, in the order of their slots:
+                // the parts of the first halves and whole lists.
+                for (unsigned int lane = 0; lane < row.parts.size(); ++lane)
+                  if (lane < row.n_leading ||
+                      lane >= row.n_leading + row.n_halved)
+                    row_shapes->lists.push_back(row.parts[lane].list);
                 row_shapes->offsets.push_back(row_shapes->lists.size());
-                row_shapes->n_leading.push_back(n_leading[r]);
+                row_shapes->n_leading.push_back(row.n_leading);
+                row_shapes->n_halved.push_back(row.n_halved);
                 row_shapes->slice.push_back(w);
               }
             column += row.length();

@@ -1090,10 +1090,14 @@ namespace GPUAssembly
             shapes = AlignedRows();
             shapes.leading.assign(ended.n_lists(), 0);
             std::fill_n(shapes.leading.begin(), b.n_diagonal, 1);
-            shapes.close = [](const unsigned int n_lists,
-                              const unsigned int n_diagonal) {
-              return index_type(
-                SharedNZLayout::encode_row_close(n_lists, n_diagonal));
+            shapes.max_leading   = SharedNZLayout::max_row_diagonal;
+            shapes.halve_leading = parameters.halve_diagonal_lists;
+            shapes.close         = [](const unsigned int n_lists,
+                              const unsigned int n_diagonal,
+                              const unsigned int n_halved) {
+              return index_type(SharedNZLayout::encode_row_close(n_lists,
+                                                                 n_diagonal,
+                                                                 n_halved));
             };
             packed.clear();
             b.slice_ends.clear();

@@ -417,20 +417,45 @@ namespace GPUAssembly
                       SharedNZLayout::block_target(c1, 0, 0, row, nc) + l +
                       32 * i) :
                 -1;
+        const SharedNZLayout::RowLane role = SharedNZLayout::row_lane(l, row);
         for (unsigned int c1 = 0; c1 < nc; ++c1)
           {
             __syncwarp();
-            if (l < row.n_lists)
+            if (role.slot < row.n_lists && !role.second_half)
               for (unsigned int c2 = 0; c2 < nc; ++c2)
-                row_buffer[l * nc + c2] = sum[c1][c2];
+                row_buffer[role.slot * nc + c2] = sum[c1][c2];
             __syncwarp();
             for (unsigned int i = 0; i < nc; ++i)
               if (target[c1][i] >= 0)
                 values[target[c1][i]] = row_buffer[l + 32 * i];
           }
       };
-      const auto store_rhs = [&](const unsigned int i, const Number sum) {
-        rhs[__ldg(targets + i)] = sum;
+      const auto store_rhs =
+        [&](const unsigned int i, const Number sum, const bool) {
+          rhs[__ldg(targets + i)] = sum;
+        };
+      // A halved list's second half, in lane n_diagonal + slot, added to
+      // its first by a shuffle: the row's shape is the warp's, so that
+      // every lane takes part, and rows without halves skip it.
+      const auto combine_halves = [](Number(&sum)[nc][nc],
+                                     Number(&vector)[nc],
+                                     const SharedNZLayout::RowClose row,
+                                     const unsigned int             l) {
+        if (row.n_halved == 0)
+          return true;
+        const auto add = [&](Number &value) {
+          const Number other =
+            __shfl_down_sync(0xffffffffu, value, row.n_diagonal);
+          if (l < row.n_halved)
+            value += other;
+        };
+        for (unsigned int c1 = 0; c1 < nc; ++c1)
+          {
+            add(vector[c1]);
+            for (unsigned int c2 = 0; c2 < nc; ++c2)
+              add(sum[c1][c2]);
+          }
+        return true;
       };
       const auto walk = [&](const auto &load, const auto &add_pair) {
         SharedNZLayout::walk_lane<Number, nc>(lane,
@@ -442,6 +467,7 @@ namespace GPUAssembly
                                               load,
                                               store_row,
                                               store_rhs,
+                                              combine_halves,
                                               &first_chunk,
                                               add_pair);
       };

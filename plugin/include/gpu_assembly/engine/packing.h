@@ -4,6 +4,7 @@
 #include <gpu_assembly/base/config.h>
 
 #include <functional>
+#include <limits>
 #include <vector>
 
 namespace GPUAssembly
@@ -122,7 +123,8 @@ namespace GPUAssembly
    * order took 3.57 ms).
    *
    * With @p rows, leading lists go first in their rows and the rows'
-   * structure is returned (AlignedRows).
+   * structure is returned (AlignedRows); long leading lists may be halved
+   * (AlignedRows::halve_leading).
    */
   struct AlignedRows;
 
@@ -146,15 +148,33 @@ namespace GPUAssembly
     /// In: lists that lead their rows (lanes 0, 1, ... of the row, in their
     /// order, before the others in theirs); empty: none.
     std::vector<unsigned char> leading;
+    /// In: leading lists a row may hold at most.
+    unsigned int max_leading = std::numeric_limits<unsigned int>::max();
+    /**
+     * In: leading lists with at least 4 and more than twice the mean
+     * number of entries of the other lists (their closing entries left
+     * out) are halved: the first half of the list's entries (with its
+     * first run as far as it goes) in one lane of the row, the rest in
+     * another, each with the closing entry. Such lists lead the row, then
+     * the other leading lists, then the second halves in the order of
+     * their first, then the other lists, so that the lane of the second
+     * half of the list in slot i is n_leading + i (SharedNZLayout::
+     * row_lane()); among lists of equal second runs, leading lists come
+     * first, longest first runs first, even with keep_list_order, so that
+     * halved lists fill rows of their own. Needs @p close.
+     */
+    bool halve_leading = false;
     /// In: if set, the closing entry of every lane of a row, the lanes
     /// after its last list included, is close(lists of the row, leading
-    /// lists of the row), instead of each list's own closing entry: all
-    /// lanes of a warp then learn the shape of the row they close.
-    std::function<index_type(unsigned int, unsigned int)> close;
+    /// lists of the row, halved lists of the row), instead of each list's
+    /// own closing entry: all lanes of a warp then learn the shape of the
+    /// row they close.
+    std::function<index_type(unsigned int, unsigned int, unsigned int)> close;
     /// Out: row r, in the order a slice walks its rows, slices in order,
-    /// holds lists[offsets[r], offsets[r + 1]) in lane order, the first
-    /// n_leading[r] of them leading, and belongs to slice slice[r].
-    std::vector<unsigned int> lists, offsets{0}, n_leading, slice;
+    /// holds lists[offsets[r], offsets[r + 1]) in the order of their
+    /// slots, the first n_leading[r] of them leading and the first
+    /// n_halved[r] halved, and belongs to slice slice[r].
+    std::vector<unsigned int> lists, offsets{0}, n_leading, n_halved, slice;
   };
 
   /**

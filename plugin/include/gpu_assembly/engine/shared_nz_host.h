@@ -103,13 +103,18 @@ namespace GPUAssembly
                         l,
                         first,
                         load_target,
-                        [&](const index_type target, const Number value) {
-                          values[target] = value;
+                        [&](const index_type target,
+                            const Number     value,
+                            const bool       add) {
+                          values[target] = add ? values[target] + value : value;
                         });
                     },
-                    [&](const unsigned int i, const Number sum) {
-                      rhs[targets[i]] = sum;
+                    [&](const unsigned int i,
+                        const Number       sum,
+                        const bool         add) {
+                      rhs[targets[i]] = add ? rhs[targets[i]] + sum : sum;
                     },
+                    SharedNZLayout::HalvesAddedWhenStored(),
                     nullptr,
                     add_pair);
                 }

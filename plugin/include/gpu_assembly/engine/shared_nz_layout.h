@@ -567,37 +567,68 @@ namespace GPUAssembly
 
     /**
      * The shape of a row of lists that the lanes of a warp close at the
-     * same step: the lane l < n_lists holds a list, and the first
-     * n_diagonal lists are diagonal (m = n), whose lanes also store the
-     * right-hand side. Every lane of the warp, those after the row's last
-     * list included, has the row's closing entry, end_flag | (n_lists - 1)
-     * << 6 | n_diagonal, so that the warp can store the row together.
+     * same step. The row's lists take slots 0, ..., n_lists - 1; the first
+     * n_diagonal are diagonal (m = n) and also store the right-hand side,
+     * and of those the first n_halved are halved: summed by two lanes, the
+     * first half of the list's sources in the lane of its slot, the second
+     * in lane n_diagonal + slot (row_lane()), and the two sums added at the
+     * close. A diagonal list sums all of a node's elements, several times
+     * as many as a list of an edge, and the other lanes of its row would
+     * wait for it. Every lane of the warp, those after the row's last list
+     * included, has the row's closing entry, end_flag | n_halved << 10 |
+     * (n_lists - 1) << 5 | n_diagonal, so that the warp can store the row
+     * together; rows hold at most 31 diagonal lists.
      */
     struct RowClose
     {
-      unsigned int n_lists, n_diagonal;
+      unsigned int n_lists, n_diagonal, n_halved;
     };
 
+    /// Diagonal lists a row can hold.
+    constexpr unsigned int max_row_diagonal = row_width - 1;
+
     GPU_ASSEMBLY_HOST_DEVICE constexpr inline std::uint16_t
-    encode_row_close(const unsigned int n_lists, const unsigned int n_diagonal)
+    encode_row_close(const unsigned int n_lists,
+                     const unsigned int n_diagonal,
+                     const unsigned int n_halved = 0)
     {
-      return static_cast<std::uint16_t>(end_flag | (n_lists - 1) << 6 |
-                                        n_diagonal);
+      return static_cast<std::uint16_t>(end_flag | n_halved << 10 |
+                                        (n_lists - 1) << 5 | n_diagonal);
     }
 
     GPU_ASSEMBLY_HOST_DEVICE constexpr inline RowClose
     decode_row_close(const unsigned int entry)
     {
-      return {((entry >> 6) & (row_width - 1)) + 1, entry & 63};
+      return {((entry >> 5) & (row_width - 1)) + 1,
+              entry & (row_width - 1),
+              (entry >> 10) & (row_width - 1)};
+    }
+
+    /// What lane @p l of a warp does at a row's close: store the list in
+    /// @p slot (none where slot >= the row's n_lists), or, with
+    /// @p second_half, add the second half of the list in @p slot to it.
+    struct RowLane
+    {
+      unsigned int slot;
+      bool         second_half;
+    };
+
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline RowLane
+    row_lane(const unsigned int l, const RowClose row)
+    {
+      return l < row.n_diagonal ? RowLane{l, false} :
+             l < row.n_diagonal + row.n_halved ?
+                                  RowLane{l - row.n_diagonal, true} :
+                                  RowLane{l - row.n_halved, false};
     }
 
     /**
      * Where a row's targets lie, from the row's first target on: the n_c
-     * x n_c block of the list of lane l, entry (c1, c2), at
-     * block_target(c1, c2, l), that is row c1 of every lane's block, lane
-     * after lane, before row c1 + 1; then the right-hand-side DoF c1 of
-     * diagonal lane l at rhs_target(c1, l). With a row node's lists in
-     * column order, as the plan keeps them, neighbouring lanes' blocks are
+     * x n_c block of the list in slot l, entry (c1, c2), at
+     * block_target(c1, c2, l), that is row c1 of every list's block, slot
+     * after slot, before row c1 + 1; then the right-hand-side DoF c1 of
+     * the diagonal list in slot l at rhs_target(c1, l). With a row node's lists
+     * in column order, as the plan keeps them, neighbouring lanes' blocks are
      * neighbouring nonzeros of the same matrix rows: the warp stores each
      * c1 as whole runs of the value array, with one coalesced load of
      * their targets, where a lane storing its own block wrote 8 bytes to
@@ -638,9 +669,16 @@ namespace GPUAssembly
      * the warp reaches at the same step, hands the sums to
      * @p store_row(sum, row, l, first) with the row's first target
      * @p first (from 0 on, row after row), which stores the lane's block
-     * where block_target() says (a device warp does so together), and
-     * stores a diagonal lane's right-hand side through
-     * @p store_rhs(index, value) (index: rhs_target()). The lane's
+     * where block_target() says for its slot (row_lane(); a device warp
+     * does so together), and stores a diagonal list's right-hand side
+     * through @p store_rhs(index, value, add) (index: rhs_target()). The
+     * halves of a halved list (RowClose) are added by
+     * @p combine_halves(sum, rhs, row, l), which returns true where it
+     * has added each second half to its first (a device warp, by
+     * shuffles); where it returns false, the lane of a second half stores
+     * its block and right-hand side with add set, to be added to the
+     * first half's, stored before (a host thread walks the lanes in
+     * order). The lane's
      * @p n_chunks chunks lie @p stride entries apart from @p lane on; each
      * is loaded while the one before it is walked, so that its load
      * overlaps the work instead of stalling the thread. Sums are taken in
@@ -659,6 +697,7 @@ namespace GPUAssembly
               class Load,
               class StoreRow,
               class StoreRhs,
+              class CombineHalves,
               class AddPair = NoNodePairs>
     GPU_ASSEMBLY_HOST_DEVICE inline void
     walk_lane(const std::uint16_t *lane,
@@ -670,6 +709,7 @@ namespace GPUAssembly
               const Load          &load,
               const StoreRow      &store_row,
               const StoreRhs      &store_rhs,
+              const CombineHalves &combine_halves,
               const Chunk         *first_chunk = nullptr,
               const AddPair       &add_pair    = AddPair())
     {
@@ -720,11 +760,16 @@ namespace GPUAssembly
                 }
               if constexpr (!std::is_same_v<AddPair, NoNodePairs>)
                 add_pair.close(sum, blocks);
-              const RowClose shape = decode_row_close(e);
+              const RowClose shape    = decode_row_close(e);
+              const RowLane  role     = row_lane(l, shape);
+              const bool     combined = combine_halves(sum, rhs, shape, l);
               store_row(sum, shape, l, first);
-              if (l < shape.n_diagonal)
+              if (role.slot < shape.n_diagonal &&
+                  !(role.second_half && combined))
                 for (unsigned int c1 = 0; c1 < nc; ++c1)
-                  store_rhs(first + rhs_target(c1, l, shape, nc), rhs[c1]);
+                  store_rhs(first + rhs_target(c1, role.slot, shape, nc),
+                            rhs[c1],
+                            role.second_half);
               for (unsigned int c1 = 0; c1 < nc; ++c1)
                 {
                   rhs[c1] = 0;
@@ -739,8 +784,10 @@ namespace GPUAssembly
 
     /**
      * store_row() of walk_lane() for a thread on its own (the host
-     * version): each entry of the lane's block to its target, none where
-     * the lane holds no list of the row or the pattern has no nonzero.
+     * version): each entry of the lane's block to its target through
+     * @p store(target, value, add), with add for the second half of a
+     * halved list; none where the lane holds no list of the row or the
+     * pattern has no nonzero.
      */
     template <unsigned int n_c, typename Number, class LoadTarget, class Store>
     GPU_ASSEMBLY_HOST_DEVICE inline void
@@ -751,17 +798,33 @@ namespace GPUAssembly
                      const LoadTarget  &load_target,
                      const Store       &store)
     {
-      if (l >= row.n_lists)
+      const RowLane role = row_lane(l, row);
+      if (role.slot >= row.n_lists)
         return;
       for (unsigned int c1 = 0; c1 < n_c; ++c1)
         for (unsigned int c2 = 0; c2 < n_c; ++c2)
           {
             const index_type target =
-              load_target(first + block_target(c1, c2, l, row, n_c));
+              load_target(first + block_target(c1, c2, role.slot, row, n_c));
             if (target >= 0)
-              store(target, sum[c1][c2]);
+              store(target, sum[c1][c2], role.second_half);
           }
     }
+
+    /// walk_lane()'s combine_halves for a thread on its own: the second
+    /// halves are added where they are stored.
+    struct HalvesAddedWhenStored
+    {
+      template <typename Number, unsigned int n_c>
+      GPU_ASSEMBLY_HOST_DEVICE bool
+      operator()(Number (&)[n_c][n_c],
+                 Number (&)[n_c],
+                 const RowClose,
+                 const unsigned int) const
+      {
+        return false;
+      }
+    };
   } // namespace SharedNZLayout
 } // namespace GPUAssembly
 

@@ -130,6 +130,15 @@ namespace GPUAssembly
       bool node_pairs = false;
 
       /**
+       * Sum long diagonal lists (m = n) in two halves, by two lanes of
+       * their row, added at the close (pack_lists_aligned()'s
+       * AlignedRows::halve_leading, SharedNZLayout::RowClose): a diagonal
+       * list sums all of a node's elements, several times as many as a
+       * list of an edge, and the other lanes of its row waited for it.
+       */
+      bool halve_diagonal_lists = true;
+
+      /**
        * These parameters with the automatic (0) threads_per_block and
        * blocks_per_multiprocessor resolved for elements of
        * @p n_nodes_per_element nodes: four blocks of 128 threads per
@@ -217,7 +226,8 @@ namespace GPUAssembly
     /// sources[slice_offsets[k * W + w], slice_offsets[k * W + w + 1]) with
     /// W = threads_per_block / 32, in chunks of SharedNZLayout::chunk
     /// entries: entry j of its lane l at ((j / chunk) * 32 + l) * chunk + j
-    /// % chunk. The diagonal lists (m = n) lead their rows.
+    /// % chunk. The diagonal lists (m = n) lead their rows, the long ones
+    /// halved (Parameters::halve_diagonal_lists).
     std::vector<std::size_t>   slice_offsets;
     std::vector<std::uint16_t> sources;
     /// Diagonal lists of block k (its owned nodes that have elements).
