@@ -303,6 +303,7 @@ namespace GPUAssembly
       const int *__restrict__ target_offsets;
       const int *__restrict__ targets;
       unsigned int n_supplemental;
+      unsigned int experiment;
     };
 
 
@@ -386,6 +387,7 @@ namespace GPUAssembly
         const char *targets =
           reinterpret_cast<const char *>(plan.targets + first_target);
         const int n_target_bytes = (end_target - first_target) * 4;
+        if (!(plan.experiment & 4))
         for (int b = (t % 32) * 128; b < n_target_bytes; b += 32 * 128)
           prefetch_l2(targets + b);
       }
@@ -413,9 +415,11 @@ namespace GPUAssembly
           for (unsigned int i = 0; i < nc; ++i)
             target[c1][i] =
               l + 32 * i < width ?
-                __ldg(targets + first +
+                ((plan.experiment & 2) ? __ldcs(targets + first +
                       SharedNZLayout::block_target(c1, 0, 0, row, nc) + l +
-                      32 * i) :
+                      32 * i) : __ldg(targets + first +
+                      SharedNZLayout::block_target(c1, 0, 0, row, nc) + l +
+                      32 * i)) :
                 -1;
         const SharedNZLayout::RowLane role = SharedNZLayout::row_lane(l, row);
         for (unsigned int c1 = 0; c1 < nc; ++c1)
@@ -427,7 +431,12 @@ namespace GPUAssembly
             __syncwarp();
             for (unsigned int i = 0; i < nc; ++i)
               if (target[c1][i] >= 0)
-                values[target[c1][i]] = row_buffer[l + 32 * i];
+                {
+                  if (plan.experiment & 1)
+                    __stcs(values + target[c1][i], row_buffer[l + 32 * i]);
+                  else
+                    values[target[c1][i]] = row_buffer[l + 32 * i];
+                }
           }
       };
       const auto store_rhs =
@@ -915,7 +924,8 @@ namespace GPUAssembly
           reinterpret_cast<const std::uint16_t *>(shared_sources.data()),
           shared_target_offsets.data(),
           shared_targets.data(),
-          plan.n_supplemental};
+          plan.n_supplemental,
+          static_cast<unsigned int>(getenv("GA_EXPERIMENT") ? atoi(getenv("GA_EXPERIMENT")) : 0)};
         constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
         if (plan.parameters.node_pairs && !has_node_pairs)
           internal::throw_error(SharedNZLayout::node_pairs_refused);
