@@ -257,9 +257,7 @@ namespace
     // A block runs as long as its longest warp.
     std::size_t block_steps = 0, longest_steps = 0;
     // The same to the longest warp's last closing step.
-    std::size_t block_lengths = 0, block_length = 0;
-    // Distinct elements the lanes of a warp read at a step (node pairs).
-    std::size_t        read_elements = 0, read_sources = 0;
+    std::size_t        block_lengths = 0, block_length = 0;
     const std::size_t  n_warp          = plan.slice_offsets.size() - 1;
     const unsigned int warps_per_block = plan.parameters.threads_per_block / 32;
     const unsigned int n_pairs =
@@ -289,7 +287,6 @@ namespace
         for (std::size_t j = 0; j < columns; ++j)
           {
             unsigned int n_sources = 0, n_ends = 0, n_condensed = 0;
-            std::vector<unsigned int> elements;
             for (unsigned int lane = 0; lane < 32; ++lane)
               {
                 const std::uint16_t e =
@@ -304,14 +301,8 @@ namespace
                   SharedNZLayout::row_lane(lane, row).slot < row.n_lists;
                 n_condensed += e != 0 && e < SharedNZLayout::end_flag &&
                                ((e - 1u) >> 1) / n_pairs >= n_free;
-                if (e != 0 && e < SharedNZLayout::end_flag)
-                  elements.push_back(((e - 1u) >> 1) / n_pairs);
               }
             condensing += n_condensed > 0;
-            std::sort(elements.begin(), elements.end());
-            read_elements +=
-              std::unique(elements.begin(), elements.end()) - elements.begin();
-            read_sources += n_sources;
             ++row_steps;
             row_busy += n_sources + n_ends;
             if (n_ends > 0)
@@ -340,8 +331,6 @@ namespace
           }
       }
     std::cout << "; reduction: " << steps << " warp steps, "
-              << double(read_elements) / steps << " elements read for "
-              << double(read_sources) / steps << " sources per step, "
               << 100. * busy / (32. * steps) << "% of lanes busy, "
               << 100. * closing / steps << "% of steps close lists, "
               << 100. * mixed / steps << "% mix closing and adding, "
@@ -476,9 +465,6 @@ namespace
     /// SharedNZ: lists in rows by both runs
     /// (SharedNZPlan::Parameters::lists_in_column_order false).
     bool shared_lists_by_runs = false;
-    /// SharedNZ: pairs in element order within each list
-    /// (SharedNZPlan::Parameters::align_elements false).
-    bool shared_unaligned_elements = false;
   };
 
   // A method with the plan's defaults but for what @p set changes.
@@ -751,12 +737,6 @@ namespace
              v.shared_node_pairs    = true;
              v.shared_lists_by_runs = true;
            }),
-    tuning("SharedNZ node pairs, elements unaligned",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs         = true;
-             v.shared_unaligned_elements = true;
-           }),
     tuning("SharedNZ node pairs 1 block/SM",
            AssemblyMethod::shared_nz,
            [](Variant &v) {
@@ -875,9 +855,8 @@ namespace
         data.shared_nz.reorder_nodes = !variant.shared_element_node_order;
         data.shared_nz.halve_diagonal_lists  = !variant.shared_whole_diagonals;
         data.shared_nz.lists_in_column_order = !variant.shared_lists_by_runs;
-        data.shared_nz.align_elements = !variant.shared_unaligned_elements;
-        data.shared_nz.node_pairs     = variant.shared_node_pairs;
-        data.shared_nz.partitioner    = variant.shared_partitioner;
+        data.shared_nz.node_pairs            = variant.shared_node_pairs;
+        data.shared_nz.partitioner           = variant.shared_partitioner;
         if (variant.shared_blocks_per_multiprocessor > 0)
           data.shared_nz.blocks_per_multiprocessor =
             variant.shared_blocks_per_multiprocessor;
@@ -900,27 +879,6 @@ namespace
           assembler.assemble(kernel, nodal, matrix, rhs);
         synchronize_device();
         const double seconds = seconds_since(start) / repetitions;
-        if (const char *sweep = getenv("GA_SWEEP"))
-          for (int round = 0; round < 3; ++round)
-            for (const char *p = sweep; *p; )
-              {
-                const int v = atoi(p);
-                setenv("GA_EXPERIMENT", std::to_string(v).c_str(), 1);
-                assembler.assemble(kernel, nodal, matrix, rhs);
-                synchronize_device();
-                const auto s0 = std::chrono::steady_clock::now();
-                for (unsigned int r = 0; r < repetitions; ++r)
-                  assembler.assemble(kernel, nodal, matrix, rhs);
-                synchronize_device();
-                std::cout << "sweep " << variant.name << " experiment " << v
-                          << ": " << 1e3 * seconds_since(s0) / repetitions
-                          << " ms" << std::endl;
-                while (*p && *p != ',')
-                  ++p;
-                if (*p == ',')
-                  ++p;
-                unsetenv("GA_EXPERIMENT");
-              }
 
         // A benchmark of wrong results is worthless: compare with the
         // first method's values.
@@ -1018,26 +976,19 @@ namespace
       }
     // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
     // driver reserves: DeviceAssembler's default.
-    for (
-      const auto &[node_pairs, partitioner, halve, column_order, align] :
-      {std::make_tuple(false, NodePartitioner::greedy_union, true, true, true),
-       std::make_tuple(false, NodePartitioner::greedy_growth, true, true, true),
-       std::make_tuple(true, NodePartitioner::greedy_union, true, true, true),
-       std::make_tuple(true, NodePartitioner::greedy_growth, true, true, true),
-       std::make_tuple(true, NodePartitioner::greedy_growth, false, true, true),
-       std::make_tuple(true, NodePartitioner::greedy_growth, true, false, true),
-       std::make_tuple(true,
-                       NodePartitioner::greedy_growth,
-                       true,
-                       true,
-                       false)})
+    for (const auto &[node_pairs, partitioner, halve, column_order] :
+         {std::make_tuple(false, NodePartitioner::greedy_union, true, true),
+          std::make_tuple(false, NodePartitioner::greedy_growth, true, true),
+          std::make_tuple(true, NodePartitioner::greedy_union, true, true),
+          std::make_tuple(true, NodePartitioner::greedy_growth, true, true),
+          std::make_tuple(true, NodePartitioner::greedy_growth, false, true),
+          std::make_tuple(true, NodePartitioner::greedy_growth, true, false)})
       {
         SharedNZPlan::Parameters parameters;
         parameters.node_pairs            = node_pairs;
         parameters.partitioner           = partitioner;
         parameters.halve_diagonal_lists  = halve;
         parameters.lists_in_column_order = column_order;
-        parameters.align_elements        = align;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
         // DeviceAssembler's limit on an H100 or H200.
@@ -1055,7 +1006,6 @@ namespace
                         "")
                   << (halve ? "" : ", whole diagonal lists")
                   << (column_order ? "" : ", lists by runs")
-                  << (align ? "" : ", elements unaligned")
                   << " plan: " << seconds_since(start) << " s, ";
         print_parts(plan, sizeof(double));
         print_stream(plan);

@@ -557,123 +557,6 @@ test_halved_packing(Testing::Checks &checks, const bool keep_list_order)
 
 
 
-// Entries ordered by group (AlignedRows::group): the same rows, lanes and
-// closing steps as without groups, each lane's runs the same entries in
-// another order (first runs before second runs), and more lanes at a step
-// taking entries of a group that another lane takes at that step.
-void
-test_grouped_packing(Testing::Checks &checks)
-{
-  std::mt19937                                gen(5);
-  std::uniform_int_distribution<unsigned int> length(1, 9), second_length(0, 3),
-    value(1, 400);
-  IndexLists                lists;
-  std::vector<unsigned int> first_run;
-  for (unsigned int l = 0; l < 500; ++l)
-    {
-      // First runs below 100000, second runs above, each list's entries
-      // distinct; the closing entry negative.
-      std::vector<index_type> list;
-      const unsigned int n_first = length(gen), n_second = second_length(gen);
-      while (list.size() < n_first + n_second)
-        {
-          const index_type entry =
-            list.size() < n_first ? value(gen) : 100000 + value(gen);
-          if (std::find(list.begin(), list.end(), entry) == list.end())
-            list.push_back(entry);
-        }
-      list.push_back(-index_type(l + 1));
-      first_run.push_back(n_first);
-      lists.add_list(list.begin(), list.end());
-    }
-  constexpr unsigned int n_lanes = 128, width = 32, chunk = 8;
-  const auto             group = [](const index_type entry) {
-    return static_cast<unsigned int>(entry % 23);
-  };
-  const auto pack = [&](const bool                grouped,
-                        std::vector<index_type>  &packed,
-                        std::vector<std::size_t> &ends) {
-    AlignedRows shapes;
-    if (grouped)
-      shapes.group = group;
-    pack_lists_aligned(lists,
-                       first_run,
-                       n_lanes,
-                       width,
-                       packed,
-                       ends,
-                       chunk,
-                       true,
-                       &shapes);
-  };
-  std::vector<index_type>  plain, grouped;
-  std::vector<std::size_t> plain_ends, grouped_ends;
-  pack(false, plain, plain_ends);
-  pack(true, grouped, grouped_ends);
-  bool same = plain_ends == grouped_ends && plain.size() == grouped.size();
-  std::size_t shared[2] = {0, 0};
-  std::size_t begin     = 0;
-  for (unsigned int w = 0; w < plain_ends.size() && same; ++w)
-    {
-      const std::size_t n_columns = (plain_ends[w] - begin) / width;
-      for (unsigned int t = 0; t < width; ++t)
-        {
-          // A lane's runs between closing steps, as sorted sets.
-          std::vector<index_type> run[2];
-          for (std::size_t j = 0; j < n_columns; ++j)
-            {
-              const std::size_t i =
-                begin + ((j / chunk) * width + t) * chunk + j % chunk;
-              same &= (plain[i] < 0) == (grouped[i] < 0) &&
-                      (plain[i] < 100000) == (grouped[i] < 100000) &&
-                      (plain[i] == 0) == (grouped[i] == 0);
-              if (plain[i] > 0)
-                {
-                  run[0].push_back(plain[i]);
-                  run[1].push_back(grouped[i]);
-                }
-              if (plain[i] < 0)
-                {
-                  same &= plain[i] == grouped[i];
-                  std::sort(run[0].begin(), run[0].end());
-                  std::sort(run[1].begin(), run[1].end());
-                  same &= run[0] == run[1];
-                  run[0].clear();
-                  run[1].clear();
-                }
-            }
-        }
-      for (std::size_t j = 0; j < n_columns; ++j)
-        for (const auto *packed : {&plain, &grouped})
-          {
-            std::vector<unsigned int> groups;
-            for (unsigned int t = 0; t < width; ++t)
-              {
-                const index_type e =
-                  (*packed)[begin + ((j / chunk) * width + t) * chunk +
-                            j % chunk];
-                if (e > 0)
-                  groups.push_back(group(e));
-              }
-            std::sort(groups.begin(), groups.end());
-            const std::size_t n_groups =
-              std::unique(groups.begin(), groups.end()) - groups.begin();
-            shared[packed == &grouped] += groups.size() - n_groups;
-          }
-      begin = plain_ends[w];
-    }
-  checks.check(same,
-               "grouped packing: the same rows, lanes and closing steps, each "
-               "run the same entries");
-  checks.check(shared[1] > shared[0],
-               "grouped packing: lanes meet a group another lane takes at the "
-               "same step " +
-                 std::to_string(shared[1]) + " times, against " +
-                 std::to_string(shared[0]) + " in list order");
-}
-
-
-
 // Linear elasticity's accumulated node pairs (kernel_accumulates_node_pairs):
 // the sums of accumulate_node_pair() over elements, finished, equal the
 // sums of the blocks add_node_pair() adds, for pairs in both orders.
@@ -1820,7 +1703,6 @@ main()
   test_aligned_packing(checks, true);
   test_halved_packing(checks, false);
   test_halved_packing(checks, true);
-  test_grouped_packing(checks);
   test_accumulated_node_pairs(checks);
   test_global_nz_plan<2>(checks,
                          false,

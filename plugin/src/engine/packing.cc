@@ -42,76 +42,6 @@ namespace GPUAssembly
       return assignment;
     }
 
-    // Orders the entries of each lane's run so that, step by step, lanes
-    // take entries of the same group: at each step, lane after lane, each
-    // takes the entry whose group the most lanes before it have taken at
-    // this step, else the one whose group the most lanes still hold; ties
-    // to the earlier entry. Every lane takes an entry at each step while it
-    // has some left, as without groups. A lane's entries are of distinct
-    // groups (SharedNZ: a list has one pair per element).
-    void
-    align_groups(std::vector<std::vector<index_type>>          &runs,
-                 const std::function<unsigned int(index_type)> &group,
-                 std::vector<unsigned int>                     &held,
-                 std::vector<unsigned int>                     &taken)
-    {
-      std::size_t length = 0;
-      // Groups numbered from 0 in the order of their first entry.
-      std::vector<std::vector<std::pair<unsigned int, index_type>>> lanes(
-        runs.size());
-      std::vector<unsigned int> groups;
-      for (std::size_t t = 0; t < runs.size(); ++t)
-        {
-          length = std::max(length, runs[t].size());
-          for (const index_type entry : runs[t])
-            groups.push_back(group(entry));
-        }
-      std::vector<unsigned int> sorted(groups);
-      std::sort(sorted.begin(), sorted.end());
-      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-      held.assign(sorted.size(), 0);
-      taken.assign(sorted.size(), 0);
-      std::size_t i = 0;
-      for (std::size_t t = 0; t < runs.size(); ++t)
-        for (const index_type entry : runs[t])
-          {
-            const unsigned int g =
-              std::lower_bound(sorted.begin(), sorted.end(), groups[i++]) -
-              sorted.begin();
-            lanes[t].emplace_back(g, entry);
-            ++held[g];
-          }
-      for (auto &run : runs)
-        run.clear();
-      for (std::size_t step = 0; step < length; ++step)
-        {
-          for (std::size_t t = 0; t < lanes.size(); ++t)
-            {
-              if (lanes[t].empty())
-                continue;
-              std::size_t best = 0;
-              for (std::size_t k = 1; k < lanes[t].size(); ++k)
-                {
-                  const unsigned int g = lanes[t][k].first,
-                                     b = lanes[t][best].first;
-                  if (std::make_pair(taken[g], held[g]) >
-                      std::make_pair(taken[b], held[b]))
-                    best = k;
-                }
-              const auto [g, entry] = lanes[t][best];
-              runs[t].push_back(entry);
-              lanes[t].erase(lanes[t].begin() + best);
-              ++taken[g];
-              --held[g];
-            }
-          for (std::size_t t = 0; t < runs.size(); ++t)
-            if (runs[t].size() == step + 1)
-              taken[std::lower_bound(sorted.begin(),
-                                     sorted.end(),
-                                     group(runs[t].back())) -
-                    sorted.begin()] = 0;
-        }
-    }
   } // namespace
 
 
@@ -390,41 +320,21 @@ namespace GPUAssembly
           packed[start + ((j / chunk) * slice_width + lane) * chunk +
                  j % chunk] = entry;
         };
-        std::size_t                          column = 0;
-        std::vector<std::vector<index_type>> runs;
-        std::vector<unsigned int>            held, taken;
+        std::size_t column = 0;
         for (const unsigned int r : assignment[w])
           {
             const Row        &row   = rows[r];
             const std::size_t close = column + row.first + row.second;
-            // Each run of the row's parts, lane after lane, in order or
-            // in the order align_groups() gives.
-            for (const bool second_runs : {false, true})
-              {
-                runs.resize(row.parts.size());
-                for (unsigned int lane = 0; lane < row.parts.size(); ++lane)
-                  {
-                    const Part       &part = row.parts[lane];
-                    const index_type *entry =
-                      lists.entries.data() + lists.offsets[part.list];
-                    runs[lane].assign(
-                      entry + (second_runs ? part.middle2 : part.begin),
-                      entry + (second_runs ? part.end : part.middle));
-                  }
-                if (row_shapes != nullptr && row_shapes->group)
-                  align_groups(runs, row_shapes->group, held, taken);
-                for (unsigned int lane = 0; lane < row.parts.size(); ++lane)
-                  for (std::size_t j = 0; j < runs[lane].size(); ++j)
-                    put(lane,
-                        column + (second_runs ? row.first : 0) + j,
-                        runs[lane][j]);
-              }
             for (unsigned int lane = 0; lane < row.parts.size(); ++lane)
               {
-                const unsigned int l = row.parts[lane].list;
-                put(lane,
-                    close,
-                    lists.entries[lists.offsets[l] + first(l) + second(l)]);
+                const Part       &part = row.parts[lane];
+                const index_type *entry =
+                  lists.entries.data() + lists.offsets[part.list];
+                for (unsigned int j = part.begin; j < part.middle; ++j)
+                  put(lane, column + j - part.begin, entry[j]);
+                for (unsigned int j = part.middle2; j < part.end; ++j)
+                  put(lane, column + row.first + j - part.middle2, entry[j]);
+                put(lane, close, entry[first(part.list) + second(part.list)]);
               }
             if (row_shapes != nullptr)
               {

@@ -1092,14 +1092,7 @@ namespace GPUAssembly
             std::fill_n(shapes.leading.begin(), b.n_diagonal, 1);
             shapes.max_leading   = SharedNZLayout::max_row_diagonal;
             shapes.halve_leading = parameters.halve_diagonal_lists;
-            if (node_pairs && parameters.align_elements)
-              shapes.group = [n_en](const index_type entry) {
-                if (entry <= 0 || entry >= SharedNZLayout::end_flag)
-                  return 0u;
-                return static_cast<unsigned int>(((entry - 1) >> 1) /
-                                                 (n_en * n_en));
-              };
-            shapes.close = [](const unsigned int n_lists,
+            shapes.close         = [](const unsigned int n_lists,
                               const unsigned int n_diagonal,
                               const unsigned int n_halved) {
               return index_type(SharedNZLayout::encode_row_close(n_lists,

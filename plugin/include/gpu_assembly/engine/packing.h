@@ -164,17 +164,6 @@ namespace GPUAssembly
      * halved lists fill rows of their own. Needs @p close.
      */
     bool halve_leading = false;
-    /**
-     * In: if set, the entries of each run of a row's lists are ordered so
-     * that, step by step, as many lanes as can take entries of the same
-     * group(entry) (each lane still takes an entry at every step while it
-     * has some left). SharedNZ's node pairs group by element: lanes that
-     * read the same S(e) at the same step get its words from shared
-     * memory in one broadcast, where lanes reading the elements of a list
-     * each in their own order met in the banks (4.4-way conflicts on
-     * average at 5 M tetrahedra, ncu).
-     */
-    std::function<unsigned int(index_type)> group;
     /// In: if set, the closing entry of every lane of a row, the lanes
     /// after its last list included, is close(lists of the row, leading
     /// lists of the row, halved lists of the row), instead of each list's

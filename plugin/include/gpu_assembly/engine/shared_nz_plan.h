@@ -147,14 +147,6 @@ namespace GPUAssembly
       bool lists_in_column_order = true;
 
       /**
-       * With node pairs, order the pairs of each run of a row's lists so
-       * that the lanes of a warp read the same element's S(e) at the same
-       * step where they can (pack_lists_aligned()'s AlignedRows::group):
-       * one broadcast from shared memory instead of bank conflicts.
-       */
-      bool align_elements = true;
-
-      /**
        * These parameters with the automatic (0) threads_per_block and
        * blocks_per_multiprocessor resolved for elements of
        * @p n_nodes_per_element nodes: four blocks of 128 threads per
