@@ -135,6 +135,9 @@ namespace GPUAssembly
        * AlignedRows::halve_leading, SharedNZLayout::RowClose): a diagonal
        * list sums all of a node's elements, several times as many as a
        * list of an edge, and the other lanes of its row waited for it.
+       * With node pairs at 5 M tetrahedra on an H200, 1.190 against 1.292
+       * ms in the same run
+       * (benchmarks/results/h200_assembly_benchmark_n100_halved_final.txt).
        */
       bool halve_diagonal_lists = true;
 
@@ -142,7 +145,10 @@ namespace GPUAssembly
        * With node pairs, cut a block's lists into rows in the order of
        * their second runs alone, ties in list order (a row node's lists in
        * column order: pack_lists_aligned()'s keep_list_order), instead of
-       * in the order of both runs.
+       * in the order of both runs. By both runs the rows need 5.5 % fewer
+       * steps, but their lists are no longer neighbours in the matrix and
+       * their stores scatter: 1.363 against 1.203 ms at 5 M tetrahedra on
+       * an H200 (benchmarks/results/h200_sharednz_halved_experiments.txt).
        */
       bool lists_in_column_order = true;
 
