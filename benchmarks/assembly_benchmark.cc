@@ -257,7 +257,7 @@ namespace
     // A block runs as long as its longest warp.
     std::size_t block_steps = 0, longest_steps = 0;
     // The same to the longest warp's last closing step.
-    std::size_t        block_lengths = 0, block_length = 0;
+    std::size_t        block_lengths = 0, block_length = 0, warp_lengths = 0;
     const std::size_t  n_warp          = plan.slice_offsets.size() - 1;
     const unsigned int warps_per_block = plan.parameters.threads_per_block / 32;
     const unsigned int n_pairs =
@@ -324,6 +324,7 @@ namespace
             mixed += n_ends > 0 && n_sources > 0;
           }
         block_length = std::max(block_length, warp_length);
+        warp_lengths += warp_length;
         if (w % warps_per_block == warps_per_block - 1)
           {
             block_lengths += block_length;
@@ -339,8 +340,10 @@ namespace
               << "% of their blocks' time (the longest "
               << double(longest_steps) / n_warp << " steps per block, "
               << double(block_lengths) * warps_per_block / n_warp
-              << " to its last closing step); rows with diagonal lists: "
-              << diagonal_rows << ", " << diagonal_steps << " steps, "
+              << " to its last closing step, against a mean of "
+              << double(warp_lengths) / n_warp
+              << "); rows with diagonal lists: " << diagonal_rows << ", "
+              << diagonal_steps << " steps, "
               << 100. * diagonal_busy / (32. * diagonal_steps)
               << "% of lanes busy; other rows: " << other_rows << ", "
               << other_steps << " steps, "
