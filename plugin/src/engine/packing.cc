@@ -308,6 +308,44 @@ namespace GPUAssembly
         load[w] = slice_load + rows[r].length();
         queue.emplace(load[w], w);
       }
+    // LPT leaves the longest slice up to a third above the optimum; a row
+    // moved from it, or swapped with a shorter row of another slice, where
+    // that shortens the longer of the two, until none does. A block runs
+    // as long as its longest warp.
+    for (bool improved = true; improved && n_slices > 1;)
+      {
+        improved = false;
+        const unsigned int a =
+          std::max_element(load.begin(), load.end()) - load.begin();
+        for (std::size_t i = 0; i < assignment[a].size() && !improved; ++i)
+          for (unsigned int b = 0; b < n_slices && !improved; ++b)
+            {
+              if (b == a)
+                continue;
+              const unsigned long r = rows[assignment[a][i]].length();
+              // Row i alone (j = size) or for row j of slice b.
+              for (std::size_t j = 0; j <= assignment[b].size(); ++j)
+                {
+                  const unsigned long q = j < assignment[b].size() ?
+                                            rows[assignment[b][j]].length() :
+                                            0;
+                  if (q >= r ||
+                      std::max(load[a] - r + q, load[b] + r - q) >= load[a])
+                    continue;
+                  load[a] = load[a] - r + q;
+                  load[b] = load[b] + r - q;
+                  if (j < assignment[b].size())
+                    std::swap(assignment[a][i], assignment[b][j]);
+                  else
+                    {
+                      assignment[b].push_back(assignment[a][i]);
+                      assignment[a].erase(assignment[a].begin() + i);
+                    }
+                  improved = true;
+                  break;
+                }
+            }
+      }
 
     for (unsigned int w = 0; w < n_slices; ++w)
       {

@@ -111,8 +111,11 @@ namespace GPUAssembly
    * (about one entry in six), and the warp ran the closing code, 9 target
    * loads and stores, next to the pair's arithmetic at almost every step.
    * Rows are assigned to the n_lanes / slice_width slices by LPT, longest
-   * first. Stored as pack_lists_sliced() stores its slices (entry j of a
-   * lane in chunks of @p chunk), with @p slice_ends as there.
+   * first, then rows of the longest slice are moved or swapped with
+   * shorter ones while that shortens it (SharedNZ's node pairs at 5 M
+   * tetrahedra: 1.185 against 1.190 ms on an H200). Stored as
+   * pack_lists_sliced() stores its slices (entry j of a lane in chunks of @p
+   * chunk), with @p slice_ends as there.
    *
    * With @p keep_list_order, lists are sorted by their second runs alone
    * and keep their order otherwise, each row's first runs padded to its
