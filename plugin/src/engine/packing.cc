@@ -41,7 +41,6 @@ namespace GPUAssembly
         }
       return assignment;
     }
-
   } // namespace
 
 
@@ -259,18 +258,17 @@ namespace GPUAssembly
         row.n_leading = n_leading;
         row.n_halved  = middle - (order.begin() + begin);
         // Each run of a halved list is halved: the row's lanes reach their
-        // second runs at the same step.
+        // second runs at the same step. half: 0 or 1, or -1 for the whole
+        // list.
         const auto add = [&](const unsigned int l, const int half) {
           const unsigned int f = first(l), n = f + second(l);
-          const unsigned int middle  = half < 0 ? f : (f + 1) / 2,
-                             middle2 = half < 0 ? f : f + (second(l) + 1) / 2;
-          row.parts.push_back(half == 1 ? Part{l, middle, f, middle2, n} :
-                                          Part{l, 0, middle, f, middle2});
-          if (half < 0)
-            row.parts.back().end = n;
-          const Part &part = row.parts.back();
-          row.first        = std::max(row.first, part.middle - part.begin);
-          row.second       = std::max(row.second, part.end - part.middle2);
+          const unsigned int m1 = (f + 1) / 2, m2 = f + (second(l) + 1) / 2;
+          const Part         part = half < 0  ? Part{l, 0, f, f, n} :
+                                    half == 0 ? Part{l, 0, m1, f, m2} :
+                                                Part{l, m1, f, m2, n};
+          row.parts.push_back(part);
+          row.first  = std::max(row.first, part.middle - part.begin);
+          row.second = std::max(row.second, part.end - part.middle2);
         };
         for (unsigned int i = begin; i < begin + n_leading; ++i)
           add(order[i], halved[order[i]] ? 0 : -1);

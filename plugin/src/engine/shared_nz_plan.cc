@@ -1084,9 +1084,10 @@ namespace GPUAssembly
                   first_run.push_back(list_free[d][i]);
                 }
             // Rows of 32 lists that a warp closes together, the diagonal
-            // lists leading theirs (SharedNZLayout::RowClose); with node
-            // pairs in list order, so that a row node's lists close side by
-            // side and store to neighbouring nonzeros.
+            // lists leading theirs and the long ones halved
+            // (SharedNZLayout::RowClose); with node pairs in list order, so
+            // that a row node's lists close side by side and store to
+            // neighbouring nonzeros.
             shapes = AlignedRows();
             shapes.leading.assign(ended.n_lists(), 0);
             std::fill_n(shapes.leading.begin(), b.n_diagonal, 1);
@@ -1169,21 +1170,29 @@ namespace GPUAssembly
     concatenate(&Block::has_constraints,
                 block_has_constraints,
                 scratch_offsets);
-    std::vector<std::size_t> source_offsets;
-    concatenate(&Block::sources, sources, source_offsets);
-    const unsigned int W = T / 32;
-    slice_offsets.assign(std::size_t(n_blocks) * W + 1, 0);
-    for (unsigned int k = 0; k < n_blocks; ++k)
-      for (unsigned int w = 0; w < W; ++w)
-        slice_offsets[std::size_t(k) * W + w + 1] =
-          source_offsets[k] + blocks[k].slice_ends[w];
-    std::vector<std::size_t> block_target_offsets;
-    concatenate(&Block::targets, targets, block_target_offsets);
-    target_offsets.assign(std::size_t(n_blocks) * W + 1, 0);
-    for (unsigned int k = 0; k < n_blocks; ++k)
-      for (unsigned int w = 0; w < W; ++w)
-        target_offsets[std::size_t(k) * W + w + 1] =
-          block_target_offsets[k] + blocks[k].target_slice_ends[w];
+    // Sources and targets warp by warp: each block's own ends of its
+    // warps' shares, shifted to where the block begins.
+    const unsigned int W                 = T / 32;
+    const auto         concatenate_warps = [&](auto                      member,
+                                       auto                      ends,
+                                       auto                     &result,
+                                       std::vector<std::size_t> &offsets) {
+      std::vector<std::size_t> block_offsets;
+      concatenate(member, result, block_offsets);
+      offsets.assign(std::size_t(n_blocks) * W + 1, 0);
+      for (unsigned int k = 0; k < n_blocks; ++k)
+        for (unsigned int w = 0; w < W; ++w)
+          offsets[std::size_t(k) * W + w + 1] =
+            block_offsets[k] + (blocks[k].*ends)[w];
+    };
+    concatenate_warps(&Block::sources,
+                      &Block::slice_ends,
+                      sources,
+                      slice_offsets);
+    concatenate_warps(&Block::targets,
+                      &Block::target_slice_ends,
+                      targets,
+                      target_offsets);
     n_slots.resize(n_blocks);
     n_free_elements.resize(n_blocks);
     n_diagonal_lists.resize(n_blocks);
