@@ -1524,6 +1524,24 @@ test_shared_nz_plan(Testing::Checks      &checks,
       "shared_memory_per_block), or use GlobalNZ",
     name + ": SharedNZ refuses a shared-memory limit below one node's "
            "element data");
+
+  // Staging reads an inhomogeneity for every DoF of an element with
+  // constraints: arrays without one for each DoF are refused.
+  MeshArrays short_arrays = arrays;
+  short_arrays.inhomogeneities.pop_back();
+  checks.check_throws<ExcUnsupportedInput>(
+    [&] {
+      SharedNZPlan plan;
+      plan.reinit(short_arrays,
+                  parameters,
+                  dim,
+                  sizeof(double),
+                  std::size_t(1) << 30);
+    },
+    "an inhomogeneity for each of their " + std::to_string(arrays.n_dofs) +
+      " DoFs, and have " + std::to_string(arrays.n_dofs) + " and " +
+      std::to_string(arrays.n_dofs - 1) + ".",
+    name + ": SharedNZ refuses arrays with an inhomogeneity missing");
 }
 
 

@@ -758,6 +758,16 @@ namespace GPUAssembly
                   "constrained in 64 bits, and this element has " +
                   std::to_string(n_dofs_per_element) +
                   " DoFs; use SharedNZ without node pairs or GlobalNZ."));
+    // The node-pair staging reads the inhomogeneity of every DoF of an
+    // element with constraints (SharedNZLayout::stage_constraints()).
+    AssertThrow(arrays.dof_is_constrained.size() == arrays.n_dofs &&
+                  arrays.inhomogeneities.size() == arrays.n_dofs,
+                ExcUnsupportedInput(
+                  "SharedNZ: the mesh arrays need a constraint flag and an "
+                  "inhomogeneity for each of their " +
+                  std::to_string(arrays.n_dofs) + " DoFs, and have " +
+                  std::to_string(arrays.dof_is_constrained.size()) + " and " +
+                  std::to_string(arrays.inhomogeneities.size()) + "."));
     const unsigned int n_en = n_nodes_per_element;
     const unsigned int n_ed = n_dofs_per_element;
     const unsigned int n_c  = n_components;

@@ -281,6 +281,29 @@ namespace GPUAssembly
       asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
     }
 
+    // Asks for the targets of the row that a warp's lane @p l will close
+    // next, from @p first on among the warp's @p n_targets, into L1: a
+    // 128-byte line per lane, as many lanes as the longest row's targets
+    // (SharedNZLayout::row_targets()) can touch lines. Loaded only where
+    // the row closes, they held up the warp for a round trip to L2 or
+    // memory at every close (9 % of SharedNZ's stall samples with node
+    // pairs, ncu); asked for a row ahead, they wait in L1.
+    template <unsigned int n_c>
+    __device__ inline void
+    prefetch_row_targets(const int         *targets,
+                         const unsigned int first,
+                         const unsigned int n_targets,
+                         const unsigned int l)
+    {
+      constexpr unsigned int max_targets =
+        n_c * n_c * SharedNZLayout::row_width +
+        n_c * SharedNZLayout::max_row_diagonal;
+      constexpr unsigned int n_lines =
+        (max_targets * sizeof(int) + 127) / 128 + 1;
+      if (l < n_lines && first + 32 * l < n_targets)
+        prefetch_l1(targets + first + 32 * l);
+    }
+
 
 
     // The device arrays of a SharedNZ plan (SharedNZPlan's, by the same
@@ -366,34 +389,38 @@ namespace GPUAssembly
       const std::size_t  base = first_item;
       const unsigned int n_k  = end_item - first_item;
 
-      // The reduction's streams do not depend on the element data: ask for
-      // them now, into L2, so that the reduction finds them on chip instead
-      // of waiting for memory list after list. The first entries of this
-      // thread's lane go to registers, loaded now so that they arrive
-      // while the element data are computed (left to the compiler, a
-      // load is issued after the barrier). The element inputs go to L1.
+      // The first entries of this thread's lane go to registers, loaded
+      // now so that they arrive while the block stages its data (left to
+      // the compiler, a load is issued after the barrier), and the targets
+      // of the warp's first row to L1 (prefetch_row_targets()). Where the
+      // elements are computed ahead of the reduction, the whole streams are
+      // asked into L2 meanwhile. With node pairs the reduction begins at
+      // once, and those prefetches cost more than they brought: 1.150
+      // against 1.148 ms for the sources at 5 M tetrahedra on an H200, and
+      // 1.179 against 1.182 for the targets without the prefetches to L1,
+      // in the same run; the element inputs go to L1.
       constexpr unsigned int chunk = SharedNZLayout::chunk;
       const std::uint16_t *lane = plan.sources + first_source + t % 32 * chunk;
       const unsigned int n_chunks = (end_source - first_source) / (32 * chunk);
       const SharedNZLayout::Chunk first_chunk =
         n_chunks > 0 ? load_chunk_early(lane) : SharedNZLayout::Chunk();
-      {
-        const char *sources =
-          reinterpret_cast<const char *>(plan.sources + first_source);
-        const int n_bytes = (end_source - first_source) * 2;
-        for (int b = (t % 32) * 128; b < n_bytes; b += 32 * 128)
-          prefetch_l2(sources + b);
-        const char *targets =
-          reinterpret_cast<const char *>(plan.targets + first_target);
-        const int n_target_bytes = (end_target - first_target) * 4;
-        for (int b = (t % 32) * 128; b < n_target_bytes; b += 32 * 128)
-          prefetch_l2(targets + b);
-      }
+      const int         *targets   = plan.targets + first_target;
+      const unsigned int n_targets = end_target - first_target;
+      if constexpr (!node_pairs)
+        {
+          const char *sources =
+            reinterpret_cast<const char *>(plan.sources + first_source);
+          const int n_bytes = (end_source - first_source) * 2;
+          for (int b = (t % 32) * 128; b < n_bytes; b += 32 * 128)
+            prefetch_l2(sources + b);
+          for (unsigned int b = (t % 32) * 32; b < n_targets; b += 32 * 32)
+            prefetch_l2(targets + b);
+        }
+      prefetch_row_targets<nc>(targets, 0, n_targets, t % 32);
       using Sizes                = SpecializedSizes<dim, specialization>;
       constexpr bool     simplex = Sizes::linear_simplex;
       const unsigned int n_en    = Sizes::n_nodes(data);
       const unsigned int n_ed    = Sizes::n_dofs(data, Kernel::n_components);
-      const int         *targets = plan.targets + first_target;
       // A row's sums leave as whole runs: row c1 of every list's block goes
       // through the buffer, lane after lane, and thread t stores entries t,
       // t + 32, ... of it, which the plan's target layout
@@ -404,6 +431,9 @@ namespace GPUAssembly
       // once, so both go through L2 evict-first (__ldcs, __stcs), leaving
       // L2 to the streams and S(e) that blocks still to come read: 1.229
       // against 1.250 ms at 5 M tetrahedra on an H200, in the same run.
+      // The next row's targets are asked into L1 as soon as this row's
+      // are loaded: 1.150 against 1.182 ms, together with the streams no
+      // longer prefetched into L2 (above).
       const auto store_row = [&](const Number(&sum)[nc][nc],
                                  const SharedNZLayout::RowClose row,
                                  const unsigned int             l,
@@ -420,6 +450,10 @@ namespace GPUAssembly
                        SharedNZLayout::block_target(c1, 0, 0, row, nc) + l +
                        32 * i) :
                 -1;
+        prefetch_row_targets<nc>(targets,
+                                 first + SharedNZLayout::row_targets(row, nc),
+                                 n_targets,
+                                 l);
         const SharedNZLayout::RowLane role = SharedNZLayout::row_lane(l, row);
         for (unsigned int c1 = 0; c1 < nc; ++c1)
           {

@@ -203,7 +203,11 @@ namespace GPUAssembly
      * location_stride]: its mask and the inhomogeneities of its
      * constrained DoFs, as the device kernel and its host version both do.
      * Every L(e, d) is read before any flag, so that a GPU thread has them
-     * all in flight at once.
+     * all in flight at once, and each DoF's inhomogeneity with its flag
+     * (that of a free DoF is stored but never read): the block's barrier
+     * waits for two round trips to memory instead of three, 1.125 against
+     * 1.150 ms with node pairs at 5 M tetrahedra on an H200, in the same
+     * run. MeshArrays holds an inhomogeneity for every DoF.
      */
     template <int                   dim,
               ElementSpecialization specialization,
@@ -224,12 +228,10 @@ namespace GPUAssembly
       for (unsigned int d = 0; d < n_dofs; ++d)
         {
           const index_type dof = location[d * location_stride];
+          regions.inhomogeneities[d * n_constrained + c] =
+            data.inhomogeneities[dof];
           if (data.dof_is_constrained[dof] != 0)
-            {
-              mask |= std::uint64_t(1) << d;
-              regions.inhomogeneities[d * n_constrained + c] =
-                data.inhomogeneities[dof];
-            }
+            mask |= std::uint64_t(1) << d;
         }
       regions.masks[c] = mask;
     }
