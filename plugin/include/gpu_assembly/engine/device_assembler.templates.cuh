@@ -392,13 +392,15 @@ namespace GPUAssembly
       // The first entries of this thread's lane go to registers, loaded
       // now so that they arrive while the block stages its data (left to
       // the compiler, a load is issued after the barrier), and the targets
-      // of the warp's first row to L1 (prefetch_row_targets()). Where the
-      // elements are computed ahead of the reduction, the whole streams are
-      // asked into L2 meanwhile. With node pairs the reduction begins at
-      // once, and those prefetches cost more than they brought: 1.150
-      // against 1.148 ms for the sources at 5 M tetrahedra on an H200, and
-      // 1.179 against 1.182 for the targets without the prefetches to L1,
-      // in the same run; the element inputs go to L1.
+      // of the warp's first row to L1 (prefetch_row_targets(); each later
+      // row's follow a row ahead, in store_row). Where the elements are
+      // computed ahead of the reduction, the whole streams are asked into
+      // L2 meanwhile. With node pairs the reduction begins at once, and
+      // those prefetches cost more than they brought: at 5 M tetrahedra on
+      // an H200, in one run, 1.182 ms with them, 1.178 with the targets
+      // also a row ahead, 1.179 without the targets' to L2, 1.150 with
+      // both changes, and 1.148 without the sources' prefetch as well
+      // (benchmarks/results/h200_sharednz_row_prefetch_sweep.txt).
       constexpr unsigned int chunk = SharedNZLayout::chunk;
       const std::uint16_t *lane = plan.sources + first_source + t % 32 * chunk;
       const unsigned int n_chunks = (end_source - first_source) / (32 * chunk);
@@ -432,8 +434,7 @@ namespace GPUAssembly
       // L2 to the streams and S(e) that blocks still to come read: 1.229
       // against 1.250 ms at 5 M tetrahedra on an H200, in the same run.
       // The next row's targets are asked into L1 as soon as this row's
-      // are loaded: 1.150 against 1.182 ms, together with the streams no
-      // longer prefetched into L2 (above).
+      // are loaded (prefetch_row_targets(), above).
       const auto store_row = [&](const Number(&sum)[nc][nc],
                                  const SharedNZLayout::RowClose row,
                                  const unsigned int             l,
