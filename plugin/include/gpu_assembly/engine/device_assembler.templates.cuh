@@ -295,9 +295,9 @@ namespace GPUAssembly
                          const unsigned int n_targets,
                          const unsigned int l)
     {
-      constexpr unsigned int max_targets =
-        n_c * n_c * SharedNZLayout::row_width +
-        n_c * SharedNZLayout::max_row_diagonal;
+      constexpr unsigned int max_targets = SharedNZLayout::row_targets(
+        {SharedNZLayout::row_width, SharedNZLayout::max_row_diagonal, 0},
+        n_c);
       constexpr unsigned int n_lines =
         (max_targets * sizeof(int) + 127) / 128 + 1;
       if (l < n_lines && first + 32 * l < n_targets)
