@@ -121,8 +121,9 @@ namespace GPUAssembly
   void
   DeviceVector<T>::copy_from_host(const std::vector<T> &host_data)
   {
+    // Every entry is overwritten: a new allocation needs no zeroing first.
     if (host_data.size() != n_elements)
-      reinit(host_data.size());
+      reinit(host_data.size(), /*omit_zeroing_entries=*/true);
     if (n_elements > 0)
       GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(pointer,
                                          host_data.data(),

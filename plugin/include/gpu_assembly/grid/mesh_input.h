@@ -17,9 +17,10 @@ namespace GPUAssembly
    * the file and, where known, the line and what is wrong; @p tria is left
    * untouched in that case.
    *
-   * GridIn reads Abaqus files of quadrilaterals and hexahedra and keeps the
-   * file's node numbers as vertex numbers, but ignores element sets; for 2D
-   * files with element sets or triangles use read_abaqus().
+   * GridIn reads Abaqus files of quadrilaterals and hexahedra with the
+   * vertices in the file's node order, but neither turns element sets into
+   * material ids nor reads triangles; for 2D files with element sets or
+   * triangles use read_abaqus().
    */
   template <int dim>
   void
@@ -33,8 +34,7 @@ namespace GPUAssembly
    * *Elset block, with or without "generate"), give their elements that
    * material_id; an element in several sets gets the first; elements in
    * no set keep material_id 0. Returns the map from set name to
-   * material_id. deal.II 9.4's GridIn::read_abaqus assigns no material
-   * from element sets and rejects triangles, hence this reader.
+   * material_id.
    *
    * Cells keep the file's element order, oriented counter-clockwise; nodes
    * that no element uses are dropped and the others numbered in order of
