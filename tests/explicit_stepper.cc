@@ -8,6 +8,7 @@
 // - single precision stays close to double;
 // - a time step above the stability limit is refused, and the limit is
 //   tight: 5 % above it the scheme blows up;
+// - vectors without two values per node are refused;
 // - stopping and restarting from the saved state changes nothing.
 
 #include <deal.II/base/exceptions.h>
@@ -330,6 +331,24 @@ main()
       },
       "exceeds the stability limit",
       "a time step above the stability limit is refused");
+    const std::vector<double> too_short(2 * model.system.n_nodes - 1, 0.),
+      right(2 * model.system.n_nodes, 0.);
+    std::vector<double> result = right;
+    checks.check_throws<dealii::ExceptionBase>(
+      [&]() {
+        model.system.vmult_add(too_short, result);
+      },
+      "Dimension " + std::to_string(too_short.size()) + " not equal to " +
+        std::to_string(right.size()),
+      "NodalSystem::vmult_add() refuses a vector without two values per "
+      "node");
+    checks.check_throws<dealii::ExceptionBase>(
+      [&]() {
+        model.system.discrete_energy(right, too_short, 1.);
+      },
+      "Dimension " + std::to_string(too_short.size()) + " not equal to " +
+        std::to_string(right.size()),
+      "NodalSystem::discrete_energy() refuses states of different sizes");
     for (const double factor : {0.98, 1.05})
       {
         const double               dt = factor * model.dt_stable;

@@ -1,8 +1,9 @@
-// GPUAssembly::read_mesh and read_dat: the reference .dat meshes read with
-// the right counts, coordinates and volume; every kind of malformed .dat
-// input raises ExcMeshFile naming the problem and its line, and leaves the
-// triangulation as it was; Gmsh, VTK and Abaqus files go through deal.II's
-// GridIn and round-trip meshes written by GridOut.
+// GPUAssembly::read_mesh, read_dat and read_abaqus: the reference .dat
+// meshes read with the right counts, coordinates and volume; every kind of
+// malformed .dat or Abaqus input raises ExcMeshFile naming the problem and
+// its line, and leaves the triangulation as it was; Gmsh, VTK and Abaqus
+// files go through deal.II's GridIn and round-trip meshes written by
+// GridOut; read_abaqus turns element sets into material ids.
 //
 // Runs in tests/data (the working directory ctest gives it); the files it
 // writes there are removed again.
@@ -19,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "tests.h"
@@ -581,6 +583,190 @@ test_abaqus(Testing::Checks &checks)
 
 
 
+// read_abaqus: element sets as materials, triangles, orientation, and an
+// error naming the file and the line for every kind of malformed input.
+void
+test_abaqus_element_sets(Testing::Checks &checks)
+{
+  {
+    Triangulation<2> tria;
+    const auto       sets = read_abaqus("wave2d_weld.inp", tria);
+    const std::map<std::string, types::material_id> expected_sets =
+      {{"Steel", 1}, {"Weld", 2}};
+    checks.check(sets == expected_sets,
+                 "wave2d_weld.inp: element sets Steel -> 1, Weld -> 2");
+    unsigned int n_steel = 0, n_weld = 0;
+    bool         triangles = true, positive = true;
+    double       area = 0;
+    for (const auto &cell : tria.active_cell_iterators())
+      {
+        n_steel += cell->material_id() == 1;
+        n_weld += cell->material_id() == 2;
+        triangles &= cell->reference_cell() == ReferenceCells::Triangle;
+        positive &= cell->measure() > 0;
+        area += cell->measure();
+      }
+    checks.check(tria.n_active_cells() == 384 && n_steel == 320 && n_weld == 64,
+                 "wave2d_weld.inp: 384 triangles, 320 in Steel (material 1) "
+                 "and 64 in Weld (material 2)");
+    checks.check(triangles && positive && tria.n_vertices() == 225 &&
+                   std::abs(area - 4.8e-5) < 1e-17,
+                 "wave2d_weld.inp: all cells are triangles of positive area, "
+                 "225 vertices, total area 0.012 x 0.004");
+  }
+
+  // Quadrilaterals with sets from "elset=" and from *Elset blocks (listed
+  // and generated), an element in two sets, one in none, a clockwise
+  // element, an unused node, comments and keywords to skip.
+  {
+    std::istringstream input("** a comment\n"
+                             "*Heading\n"
+                             " three quadrilaterals\n"
+                             "*Node\n"
+                             "1, 0., 0.\n"
+                             "2, 1., 0.\n"
+                             "3, 2., 0.\n"
+                             "4, 3., 0.\n"
+                             "5, 0., 1.\n"
+                             "6, 1., 1.\n"
+                             "7, 2., 1.\n"
+                             "8, 3., 1.\n"
+                             "9, 9., 9.\n"
+                             "*Element, type=CPE4R, elset=Left\n"
+                             "10, 1, 2, 6, 5\n"
+                             "*Element, type=CPS4\n"
+                             "11, 2, 3, 7, 6\n"
+                             "12, 3, 7, 8, 4\n"
+                             "*Elset, elset=Right, generate\n"
+                             "10, 12, 2\n"
+                             "*Elset, elset=Middle\n"
+                             "11\n"
+                             "*Solid Section, elset=Left, material=Steel\n");
+    Triangulation<2>   tria;
+    const auto         sets = read_abaqus(input, tria, "three_quads.inp");
+    const std::map<std::string, types::material_id> expected_sets =
+      {{"Left", 1}, {"Right", 2}, {"Middle", 3}};
+    checks.check(sets == expected_sets,
+                 "read_abaqus: sets numbered in order of first appearance "
+                 "(Left -> 1, Right -> 2, Middle -> 3)");
+    std::vector<types::material_id> materials;
+    bool                            positive = true;
+    for (const auto &cell : tria.active_cell_iterators())
+      {
+        materials.push_back(cell->material_id());
+        positive &= std::abs(cell->measure() - 1.) < 1e-14;
+      }
+    checks.check(materials == std::vector<types::material_id>{1, 3, 2},
+                 "read_abaqus: element 10 in Left and Right gets Left's 1, "
+                 "11 gets Middle's 3, 12 (generated) gets Right's 2");
+    checks.check(positive,
+                 "read_abaqus: every cell, the clockwise element 12 too, has "
+                 "area +1");
+    checks.check(tria.n_vertices() == 8,
+                 "read_abaqus: the node no element uses is dropped");
+  }
+
+  // two_quads.inp, which GridIn reads too: the same cells, no sets.
+  {
+    Triangulation<2> tria;
+    const auto       sets        = read_abaqus("two_quads.inp", tria);
+    double           area        = 0;
+    bool             no_material = true;
+    for (const auto &cell : tria.active_cell_iterators())
+      {
+        area += cell->measure();
+        no_material &= cell->material_id() == 0;
+      }
+    checks.check(sets.empty() && no_material && tria.n_active_cells() == 2 &&
+                   std::abs(area - 2.35) < 1e-12,
+                 "read_abaqus: two_quads.inp has 2 cells of area 2.35, no "
+                 "sets and material id 0");
+  }
+
+  const std::string nodes = "*Node\n"     // 1
+                            "1, 0., 0.\n" // 2
+                            "2, 1., 0.\n" // 3
+                            "3, 1., 1.\n" // 4
+                            "4, 0., 1.\n" // 5
+    ;
+  const std::vector<BadInput> inputs = {
+    {"bad_type.inp",
+     nodes + "*Element, type=C3D4\n1, 1, 2, 3, 4\n",
+     "'bad_type.inp', line 6: element type 'C3D4' is not a linear triangle "
+     "or bilinear quadrilateral",
+     "3D element type"},
+    {"bad_mixed.inp",
+     nodes + "*Element, type=CPS4\n1, 1, 2, 3, 4\n"
+             "*Element, type=CPS3\n2, 1, 2, 3\n",
+     "line 8: triangles and quadrilaterals are mixed",
+     "triangles and quadrilaterals mixed"},
+    {"bad_node_count.inp",
+     nodes + "*Element, type=CPS4\n1, 1, 2, 3\n",
+     "line 7: expected an element number and 4 nodes",
+     "quadrilateral with three nodes"},
+    {"bad_integer.inp",
+     nodes + "*Element, type=CPS3\n1, 1, 2, x3\n",
+     "line 7: 'x3' is not an integer",
+     "malformed node number"},
+    {"bad_twice.inp",
+     nodes + "*Element, type=CPS3\n1, 1, 2, 3\n1, 1, 3, 4\n",
+     "line 8: element 1 is defined twice",
+     "element defined twice"},
+    {"bad_undefined_node.inp",
+     nodes + "*Element, type=CPS3\n1, 1, 2, 7\n",
+     "'bad_undefined_node.inp': element 1 refers to node 7, which is not "
+     "defined",
+     "element referring to an undefined node"},
+    {"bad_coordinates.inp",
+     "*Node\n1, 0., zero\n",
+     "line 2: malformed coordinates",
+     "malformed coordinate"},
+    {"bad_one_coordinate.inp",
+     "*Node\n1, 0.\n",
+     "line 2: a node needs a number and two coordinates",
+     "node with one coordinate"},
+    {"bad_elset_name.inp",
+     nodes + "*Element, type=CPS3\n1, 1, 2, 3\n*Elset\n1\n",
+     "line 8: *Elset without a name",
+     "*Elset without a name"},
+    {"bad_generate.inp",
+     nodes + "*Element, type=CPS3\n1, 1, 2, 3\n"
+             "*Elset, elset=A, generate\n5, 1\n",
+     "line 9: bad generate range",
+     "generate range from 5 down to 1"},
+    {"bad_no_elements.inp",
+     nodes,
+     "'bad_no_elements.inp': no *Node or *Element data found",
+     "file without elements"}};
+
+  Triangulation<2> tria;
+  GridGenerator::subdivided_hyper_cube(tria, 2);
+  const MeshSnapshot<2> before(tria);
+  bool                  unchanged = true;
+  for (const BadInput &input : inputs)
+    {
+      write_file(input.name, input.content);
+      checks.check_throws<ExcMeshFile>(
+        [&]() {
+          read_abaqus(input.name, tria);
+        },
+        input.expected,
+        "read_abaqus: " + input.what + ": \"" + input.expected + "\"");
+      unchanged &= MeshSnapshot<2>(tria) == before;
+      std::remove(input.name.c_str());
+    }
+  checks.check_throws<ExcMeshFile>(
+    [&]() {
+      read_abaqus("does_not_exist.inp", tria);
+    },
+    "'does_not_exist.inp': the file cannot be opened",
+    "read_abaqus: non-existent file");
+  checks.check(unchanged && MeshSnapshot<2>(tria) == before,
+               "every failed read_abaqus leaves the triangulation unchanged");
+}
+
+
+
 int
 main()
 {
@@ -592,5 +778,6 @@ main()
   test_round_trip<2>("vtk", checks);
   test_round_trip<3>("vtk", checks);
   test_abaqus(checks);
+  test_abaqus_element_sets(checks);
   return checks.exit_code();
 }

@@ -9,7 +9,6 @@
 #include <deal.II/numerics/data_out.h>
 
 #include <gpu_assembly/base/device.h>
-#include <gpu_assembly/explicit/abaqus_input.h>
 #include <gpu_assembly/grid/mesh_input.h>
 
 #include <chrono>
@@ -46,7 +45,7 @@ namespace Wave2D
         const std::string extension =
           std::filesystem::path(p.mesh_file).extension().string();
         if (extension == ".inp")
-          element_sets = read_abaqus_with_sets(p.mesh_file, tria);
+          element_sets = GPUAssembly::read_abaqus(p.mesh_file, tria);
         else
           GPUAssembly::read_mesh(p.mesh_file, tria);
         pcout << "Mesh " << p.mesh_file << ": " << tria.n_active_cells()

@@ -4,13 +4,18 @@
 // 1e-6 in single precision, for both partitioners, two block sizes,
 // triangles and quadrilaterals, with two materials, damping, an absorbing
 // layer, force and prescribed-displacement sources. A GPU run stopped and
-// restarted from its state gives the same traces. Exits with 77 (skipped)
-// without a CUDA device.
+// restarted from its state gives the same traces. The DeviceVector types
+// the stepper's arrays use (16- and 8-bit link data among them) round-trip
+// exactly. Exits with 77 (skipped) without a CUDA device.
+
+#include <deal.II/base/exceptions.h>
 
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/explicit/explicit_stepper.h>
+#include <gpu_assembly/lac/device_vector.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "../explicit_test_meshes.h"
 #include "../tests.h"
@@ -151,6 +156,46 @@ namespace
                             "bitwise the same traces");
       }
   }
+
+
+  // A DeviceVector<T> of the stepper's link and index types: values come
+  // back unchanged, a prefix can be copied alone, asking for more entries
+  // than it holds is refused, and a move leaves the source empty.
+  template <typename T>
+  void
+  check_device_vector(const std::vector<T> &values,
+                      const std::string    &type,
+                      Testing::Checks      &checks)
+  {
+    GPUAssembly::DeviceVector<T> vector(values);
+    checks.check(vector.to_host() == values &&
+                   vector.memory_consumption() == values.size() * sizeof(T),
+                 "DeviceVector<" + type +
+                   ">: " + std::to_string(values.size()) +
+                   " values round-trip exactly");
+    std::vector<T> prefix;
+    vector.copy_to_host(prefix, 3);
+    checks.check(prefix == std::vector<T>(values.begin(), values.begin() + 3),
+                 "DeviceVector<" + type +
+                   ">: copy_to_host(host, 3) gives the first 3 entries");
+    checks.check_throws<dealii::ExceptionBase>(
+      [&]() {
+        vector.copy_to_host(prefix, values.size() + 1);
+      },
+      std::to_string(values.size() + 1) +
+        " entries requested from a vector "
+        "of " +
+        std::to_string(values.size()),
+      "DeviceVector<" + type +
+        ">: copying more entries than it holds is "
+        "refused");
+    const GPUAssembly::DeviceVector<T> moved(std::move(vector));
+    checks.check(vector.size() == 0 && vector.data() == nullptr &&
+                   moved.to_host() == values,
+                 "DeviceVector<" + type +
+                   ">: a move hands over the allocation and empties the "
+                   "source");
+  }
 } // namespace
 
 int
@@ -159,6 +204,20 @@ main()
   if (!Testing::cuda_device_present())
     return Testing::skip_return_code;
   Testing::Checks checks;
+  check_device_vector<std::uint16_t>({0, 1, 255, 256, 4097, 65535},
+                                     "std::uint16_t",
+                                     checks);
+  check_device_vector<std::uint8_t>({0, 1, 31, 32, 128, 255},
+                                    "std::uint8_t",
+                                    checks);
+  check_device_vector<int>({-7, 0, 1 << 20, 3, 9}, "int", checks);
+  checks.check_throws<dealii::ExceptionBase>(
+    []() {
+      DeviceExplicitStepper<double> stepper;
+      stepper.advance(1);
+    },
+    "advance() called before reinit()",
+    "DeviceExplicitStepper::advance() before reinit() is refused");
   for (const bool triangles : {true, false})
     {
       const Model       model = make_model(triangles);

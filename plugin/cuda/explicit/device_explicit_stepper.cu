@@ -4,6 +4,7 @@
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/explicit/explicit_stepper.h>
 #include <gpu_assembly/explicit/explicit_update.h>
+#include <gpu_assembly/lac/device_vector.h>
 
 #include <cuda_runtime.h>
 
@@ -16,96 +17,6 @@ namespace GPUAssembly
   {
     namespace
     {
-      /**
-       * Owner of a device array (the plugin's DeviceVector has no 16-bit
-       * or 8-bit instantiations, and this file needs only these few
-       * operations).
-       */
-      template <typename T>
-      class DeviceArray
-      {
-      public:
-        DeviceArray()                    = default;
-        DeviceArray(const DeviceArray &) = delete;
-        DeviceArray &
-        operator=(const DeviceArray &) = delete;
-        ~DeviceArray()
-        {
-          if (pointer != nullptr)
-            GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaFree(pointer));
-        }
-
-        void
-        resize(const std::size_t new_size)
-        {
-          if (new_size == n)
-            return;
-          if (pointer != nullptr)
-            GPU_ASSEMBLY_CHECK_CUDA(cudaFree(pointer));
-          pointer = nullptr;
-          n       = new_size;
-          if (n > 0)
-            {
-              const cudaError_t status =
-                cudaMalloc(reinterpret_cast<void **>(&pointer), n * sizeof(T));
-              if (status != cudaSuccess)
-                {
-                  std::size_t free = 0, total = 0;
-                  cudaMemGetInfo(&free, &total);
-                  n       = 0;
-                  pointer = nullptr;
-                  internal::throw_error(
-                    "Not enough device memory for the explicit stepper: " +
-                    std::to_string(new_size * sizeof(T) / 1048576.) +
-                    " MiB requested, " + std::to_string(free / 1048576.) +
-                    " MiB of " + std::to_string(total / 1048576.) +
-                    " MiB free (" + internal::cuda_error_string(status) +
-                    "). Try single precision or a smaller model.");
-                }
-            }
-        }
-
-        void
-        upload(const std::vector<T> &host)
-        {
-          resize(host.size());
-          if (n > 0)
-            GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(pointer,
-                                               host.data(),
-                                               n * sizeof(T),
-                                               cudaMemcpyHostToDevice));
-        }
-
-        void
-        download(std::vector<T> &host, const std::size_t count) const
-        {
-          host.resize(count);
-          if (count > 0)
-            GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(host.data(),
-                                               pointer,
-                                               count * sizeof(T),
-                                               cudaMemcpyDeviceToHost));
-        }
-
-        T *
-        data() const
-        {
-          return pointer;
-        }
-
-        std::size_t
-        size() const
-        {
-          return n;
-        }
-
-      private:
-        T          *pointer = nullptr;
-        std::size_t n       = 0;
-      };
-
-
-
       /**
        * Eq. 4 for every node of block blockIdx.x: the block's U_curr and
        * its halo go to shared memory (own nodes coalesced, halo through its
@@ -252,21 +163,21 @@ namespace GPUAssembly
                    max_halo = 0, n_blocks = 0, n_signal_steps = 0;
       std::vector<unsigned int> position;
 
-      DeviceArray<Number> u[3];
-      unsigned int        previous = 0, current = 1, next = 2;
-      DeviceArray<Number> c_prime, stiffness, force_weights, prescribed_weights,
-        signal_values;
-      DeviceArray<std::uint16_t> links;
-      DeviceArray<std::uint8_t>  warp_links;
-      DeviceArray<int> halo_offsets, halo_positions, force_dofs, force_offsets,
+      DeviceVector<Number> u[3];
+      unsigned int         previous = 0, current = 1, next = 2;
+      DeviceVector<Number> c_prime, stiffness, force_weights,
+        prescribed_weights, signal_values;
+      DeviceVector<std::uint16_t> links;
+      DeviceVector<std::uint8_t>  warp_links;
+      DeviceVector<int> halo_offsets, halo_positions, force_dofs, force_offsets,
         force_signals, prescribed_dofs, prescribed_offsets, prescribed_signals,
         receiver_positions;
       int n_force = 0, n_prescribed = 0, n_receivers = 0;
       /// Whether any force signal is non-zero at step n: once a burst has
       /// ended its kernel is skipped (adding F' times zero changes nothing).
-      std::vector<char>   force_active;
-      DeviceArray<double> records;
-      std::size_t         shared_bytes = 0;
+      std::vector<char>    force_active;
+      DeviceVector<double> records;
+      std::size_t          shared_bytes = 0;
     };
 
 
@@ -278,7 +189,7 @@ namespace GPUAssembly
       int n_devices = 0;
       if (cudaGetDeviceCount(&n_devices) != cudaSuccess || n_devices == 0)
         {
-          cudaGetLastError();
+          (void)cudaGetLastError();
           internal::throw_error("DeviceExplicitStepper needs a CUDA device, "
                                 "and none was found. Use the host stepper "
                                 "(HostExplicitStepper) instead.");
@@ -309,30 +220,26 @@ namespace GPUAssembly
       d.n_signal_steps  = plan.n_signal_steps;
       d.position        = plan.position;
       for (auto &v : d.u)
-        {
-          v.resize(2 * std::size_t(d.n_padded));
-          GPU_ASSEMBLY_CHECK_CUDA(
-            cudaMemset(v.data(), 0, v.size() * sizeof(Number)));
-        }
+        v.reinit(2 * std::size_t(d.n_padded));
       d.previous = 0, d.current = 1, d.next = 2;
-      d.c_prime.upload(plan.c_prime);
-      d.stiffness.upload(plan.stiffness);
-      d.links.upload(plan.links);
-      d.warp_links.upload(plan.warp_links);
-      d.halo_offsets.upload(plan.halo_offsets);
-      d.halo_positions.upload(plan.halo_positions);
-      d.force_dofs.upload(plan.force_dofs);
-      d.force_offsets.upload(plan.force_offsets);
-      d.force_signals.upload(plan.force_signals);
-      d.force_weights.upload(plan.force_weights);
-      d.prescribed_dofs.upload(plan.prescribed_dofs);
-      d.prescribed_offsets.upload(plan.prescribed_offsets);
-      d.prescribed_signals.upload(plan.prescribed_signals);
-      d.prescribed_weights.upload(plan.prescribed_weights);
-      d.signal_values.upload(plan.signal_values);
+      d.c_prime.copy_from_host(plan.c_prime);
+      d.stiffness.copy_from_host(plan.stiffness);
+      d.links.copy_from_host(plan.links);
+      d.warp_links.copy_from_host(plan.warp_links);
+      d.halo_offsets.copy_from_host(plan.halo_offsets);
+      d.halo_positions.copy_from_host(plan.halo_positions);
+      d.force_dofs.copy_from_host(plan.force_dofs);
+      d.force_offsets.copy_from_host(plan.force_offsets);
+      d.force_signals.copy_from_host(plan.force_signals);
+      d.force_weights.copy_from_host(plan.force_weights);
+      d.prescribed_dofs.copy_from_host(plan.prescribed_dofs);
+      d.prescribed_offsets.copy_from_host(plan.prescribed_offsets);
+      d.prescribed_signals.copy_from_host(plan.prescribed_signals);
+      d.prescribed_weights.copy_from_host(plan.prescribed_weights);
+      d.signal_values.copy_from_host(plan.signal_values);
       std::vector<int> receivers(plan.receiver_positions.begin(),
                                  plan.receiver_positions.end());
-      d.receiver_positions.upload(receivers);
+      d.receiver_positions.copy_from_host(receivers);
       d.force_active.assign(plan.n_signal_steps + 1, 0);
       for (std::size_t e = 0; e < plan.force_signals.size(); ++e)
         for (unsigned int n = 0; n <= plan.n_signal_steps; ++n)
@@ -380,8 +287,8 @@ namespace GPUAssembly
             current[c * std::size_t(d.n_padded) + d.position[i]] =
               Number(u_current[2 * i + c]);
           }
-      d.u[d.previous].upload(previous);
-      d.u[d.current].upload(current);
+      d.u[d.previous].copy_from_host(previous);
+      d.u[d.current].copy_from_host(current);
       this->current_step = step;
     }
 
@@ -395,8 +302,8 @@ namespace GPUAssembly
     {
       const Implementation &d = *implementation;
       std::vector<Number>   previous, current;
-      d.u[d.previous].download(previous, d.u[d.previous].size());
-      d.u[d.current].download(current, d.u[d.current].size());
+      d.u[d.previous].copy_to_host(previous);
+      d.u[d.current].copy_to_host(current);
       u_previous.resize(2 * std::size_t(d.n_nodes));
       u_current.resize(u_previous.size());
       for (unsigned int i = 0; i < d.n_nodes; ++i)
@@ -415,7 +322,10 @@ namespace GPUAssembly
     void
     DeviceExplicitStepper<Number>::advance(const unsigned int n_steps)
     {
-      Implementation    &d     = *implementation;
+      Implementation &d = *implementation;
+      if (d.block_size == 0)
+        internal::throw_error(
+          "DeviceExplicitStepper::advance() called before reinit().");
       const unsigned int first = this->current_step;
       // Records in this call: steps first + 1 .. first + n_steps that are
       // multiples of the interval.
@@ -423,7 +333,8 @@ namespace GPUAssembly
         (first + n_steps) / this->interval - first / this->interval;
       const std::size_t record_size = 2 * std::size_t(d.n_receivers);
       if (d.records.size() < n_records * record_size)
-        d.records.resize(n_records * record_size);
+        d.records.reinit(n_records * record_size,
+                         /*omit_zeroing_entries=*/true);
 
       const int    n_source_threads = d.n_force + d.n_prescribed;
       unsigned int record           = 0;
@@ -484,7 +395,7 @@ namespace GPUAssembly
       if (n_records > 0 && record_size > 0)
         {
           std::vector<double> new_records;
-          d.records.download(new_records, n_records * record_size);
+          d.records.copy_to_host(new_records, n_records * record_size);
           this->history.insert(this->history.end(),
                                new_records.begin(),
                                new_records.end());
@@ -497,20 +408,29 @@ namespace GPUAssembly
     std::size_t
     DeviceExplicitStepper<Number>::memory_consumption() const
     {
-      const Implementation &d = *implementation;
-      std::size_t           bytes =
-        3 * d.u[0].size() * sizeof(Number) +
-        (d.c_prime.size() + d.stiffness.size() + d.force_weights.size() +
-         d.prescribed_weights.size() + d.signal_values.size()) *
-          sizeof(Number) +
-        d.links.size() * 2 + d.warp_links.size() +
-        (d.halo_offsets.size() + d.halo_positions.size() + d.force_dofs.size() +
-         d.force_offsets.size() + d.force_signals.size() +
-         d.prescribed_dofs.size() + d.prescribed_offsets.size() +
-         d.prescribed_signals.size() + d.receiver_positions.size()) *
-          sizeof(int) +
-        d.records.size() * sizeof(double);
-      return bytes;
+      const Implementation &d     = *implementation;
+      std::size_t           bytes = 0;
+      for (const auto *v : {&d.u[0],
+                            &d.u[1],
+                            &d.u[2],
+                            &d.c_prime,
+                            &d.stiffness,
+                            &d.force_weights,
+                            &d.prescribed_weights,
+                            &d.signal_values})
+        bytes += v->memory_consumption();
+      for (const auto *v : {&d.halo_offsets,
+                            &d.halo_positions,
+                            &d.force_dofs,
+                            &d.force_offsets,
+                            &d.force_signals,
+                            &d.prescribed_dofs,
+                            &d.prescribed_offsets,
+                            &d.prescribed_signals,
+                            &d.receiver_positions})
+        bytes += v->memory_consumption();
+      return bytes + d.links.memory_consumption() +
+             d.warp_links.memory_consumption() + d.records.memory_consumption();
     }
 
 

@@ -36,7 +36,7 @@ namespace GPUAssembly
       ~DenseVectorDescriptor()
       {
         if (descriptor != nullptr)
-          cusparseDestroyDnVec(descriptor);
+          GPU_ASSEMBLY_CHECK_CUSPARSE_NOTHROW(cusparseDestroyDnVec(descriptor));
       }
     };
   } // namespace
@@ -56,10 +56,11 @@ namespace GPUAssembly
   DeviceCSRMatrix<Number>::release_cusparse() noexcept
   {
     if (matrix_descriptor != nullptr)
-      cusparseDestroySpMat(
-        static_cast<cusparseSpMatDescr_t>(matrix_descriptor));
+      GPU_ASSEMBLY_CHECK_CUSPARSE_NOTHROW(cusparseDestroySpMat(
+        static_cast<cusparseSpMatDescr_t>(matrix_descriptor)));
     if (handle != nullptr)
-      cusparseDestroy(static_cast<cusparseHandle_t>(handle));
+      GPU_ASSEMBLY_CHECK_CUSPARSE_NOTHROW(
+        cusparseDestroy(static_cast<cusparseHandle_t>(handle)));
     matrix_descriptor = nullptr;
     handle            = nullptr;
   }

@@ -3,23 +3,11 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <string>
 
 namespace GPUAssembly
 {
-  namespace internal
-  {
-    // Defined in plugin/src/lac/device_memory.cc, where deal.II's exception
-    // machinery lives.
-    [[noreturn]] void
-    throw_device_memory_error(const std::size_t  requested,
-                              const std::size_t  free,
-                              const std::size_t  total,
-                              const std::string &cuda_message);
-  } // namespace internal
-
-
-
   template <typename T>
   DeviceVector<T>::DeviceVector(const std::size_t size)
   {
@@ -86,7 +74,8 @@ namespace GPUAssembly
 
   template <typename T>
   void
-  DeviceVector<T>::reinit(const std::size_t size)
+  DeviceVector<T>::reinit(const std::size_t size,
+                          const bool        omit_zeroing_entries)
   {
     if (size != n_elements)
       {
@@ -112,7 +101,8 @@ namespace GPUAssembly
             n_elements = size;
           }
       }
-    set_zero();
+    if (!omit_zeroing_entries)
+      set_zero();
   }
 
 
@@ -131,8 +121,9 @@ namespace GPUAssembly
   void
   DeviceVector<T>::copy_from_host(const std::vector<T> &host_data)
   {
+    // Every entry is overwritten: a new allocation needs no zeroing first.
     if (host_data.size() != n_elements)
-      reinit(host_data.size());
+      reinit(host_data.size(), /*omit_zeroing_entries=*/true);
     if (n_elements > 0)
       GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(pointer,
                                          host_data.data(),
@@ -146,11 +137,26 @@ namespace GPUAssembly
   void
   DeviceVector<T>::copy_to_host(std::vector<T> &host_data) const
   {
-    host_data.resize(n_elements);
-    if (n_elements > 0)
+    copy_to_host(host_data, n_elements);
+  }
+
+
+
+  template <typename T>
+  void
+  DeviceVector<T>::copy_to_host(std::vector<T>   &host_data,
+                                const std::size_t n_entries) const
+  {
+    if (n_entries > n_elements)
+      internal::throw_error(
+        "DeviceVector::copy_to_host: " + std::to_string(n_entries) +
+        " entries requested from a vector of " + std::to_string(n_elements) +
+        ".");
+    host_data.resize(n_entries);
+    if (n_entries > 0)
       GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(host_data.data(),
                                          pointer,
-                                         n_elements * sizeof(T),
+                                         n_entries * sizeof(T),
                                          cudaMemcpyDeviceToHost));
   }
 
@@ -160,5 +166,6 @@ namespace GPUAssembly
   template class DeviceVector<double>;
   template class DeviceVector<int>;
   template class DeviceVector<unsigned char>;
+  template class DeviceVector<std::uint16_t>;
   template class DeviceVector<unsigned long long>;
 } // namespace GPUAssembly

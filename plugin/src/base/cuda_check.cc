@@ -45,6 +45,18 @@ namespace GPUAssembly
 
 
     void
+    throw_device_memory_error(const std::size_t  requested,
+                              const std::size_t  free,
+                              const std::size_t  total,
+                              const std::string &cuda_message)
+    {
+      AssertThrow(false, ExcDeviceMemory(requested, free, total, cuda_message));
+      __builtin_unreachable();
+    }
+
+
+
+    void
     check_cuda_status_nothrow(const int         status,
                               const char *const call,
                               const char *const file,
@@ -53,6 +65,23 @@ namespace GPUAssembly
       if (status != 0)
         std::cerr << "Warning: the CUDA call " << call << " at " << file << ':'
                   << line << " failed with " << cuda_error_string(status)
+                  << " (reported, not thrown, because it happened during "
+                     "clean-up)."
+                  << std::endl;
+    }
+
+
+
+    void
+    check_cusparse_status_nothrow(const int         status,
+                                  const char *const call,
+                                  const char *const file,
+                                  const int         line) noexcept
+    {
+      if (status != 0)
+        std::cerr << "Warning: the cuSPARSE call " << call << " at " << file
+                  << ':' << line << " failed with "
+                  << cusparse_error_string(status)
                   << " (reported, not thrown, because it happened during "
                      "clean-up)."
                   << std::endl;

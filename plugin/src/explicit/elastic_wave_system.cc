@@ -451,6 +451,11 @@ namespace GPUAssembly
     NodalSystem::vmult_add(const std::vector<double> &x,
                            std::vector<double>       &y) const
     {
+      AssertThrow(x.size() == 2 * std::size_t(n_nodes),
+                  dealii::ExcDimensionMismatch(x.size(),
+                                               2 * std::size_t(n_nodes)));
+      AssertThrow(y.size() == x.size(),
+                  dealii::ExcDimensionMismatch(y.size(), x.size()));
       dealii::parallel::apply_to_subranges(
         0u,
         n_nodes,
@@ -491,7 +496,11 @@ namespace GPUAssembly
             norm += v * v;
           norm = std::sqrt(norm);
           AssertThrow(norm > 0 && std::isfinite(norm),
-                      ExcMessage("Power iteration broke down."));
+                      ExcMessage("estimate_max_eigenvalue(): the power "
+                                 "iteration broke down (norm " +
+                                 std::to_string(norm) +
+                                 "): the system's masses must be positive "
+                                 "and its entries finite."));
           for (std::size_t i = 0; i < x.size(); ++i)
             x[i] /= norm * std::sqrt(mass[i / 2]);
           std::fill(y.begin(), y.end(), 0.);
@@ -516,6 +525,11 @@ namespace GPUAssembly
                                  const std::vector<double> &u1,
                                  const double               dt) const
     {
+      AssertThrow(u0.size() == 2 * std::size_t(n_nodes),
+                  dealii::ExcDimensionMismatch(u0.size(),
+                                               2 * std::size_t(n_nodes)));
+      AssertThrow(u1.size() == u0.size(),
+                  dealii::ExcDimensionMismatch(u1.size(), u0.size()));
       double kinetic = 0;
       for (unsigned int i = 0; i < n_nodes; ++i)
         {

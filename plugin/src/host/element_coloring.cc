@@ -1,3 +1,4 @@
+#include <deal.II/base/exceptions.h>
 #include <deal.II/base/graph_coloring.h>
 
 #include <gpu_assembly/host/element_coloring.h>
@@ -10,6 +11,8 @@ namespace GPUAssembly
   std::vector<std::vector<unsigned int>>
   color_elements(const MeshArrays &arrays)
   {
+    AssertDimension(arrays.connectivity.size(),
+                    std::size_t(arrays.n_elements) * arrays.layout.n_nodes);
     std::vector<unsigned int> elements(arrays.n_elements);
     std::iota(elements.begin(), elements.end(), 0u);
     if (elements.empty())
@@ -46,6 +49,8 @@ namespace GPUAssembly
   is_valid_coloring(const MeshArrays                             &arrays,
                     const std::vector<std::vector<unsigned int>> &colors)
   {
+    AssertDimension(arrays.connectivity.size(),
+                    std::size_t(arrays.n_elements) * arrays.layout.n_nodes);
     std::vector<unsigned int> seen(arrays.n_elements, 0);
     std::vector<int>          node_color(arrays.n_nodes, -1);
     const unsigned int        n_nodes = arrays.layout.n_nodes;
@@ -58,6 +63,7 @@ namespace GPUAssembly
             {
               const index_type node =
                 arrays.connectivity[static_cast<std::size_t>(e) * n_nodes + a];
+              AssertIndexRange(node, arrays.n_nodes);
               if (node_color[node] == static_cast<int>(c))
                 return false;
               node_color[node] = c;

@@ -69,9 +69,11 @@ namespace GPUAssembly
   };
 
   /**
-   * The flat host arrays of DESIGN.md that every assembly method reads. They
-   * are built once per mesh and DoF numbering by DoFHandlerAdapter and are
-   * constant afterwards.
+   * The flat host arrays that every assembly method reads: connectivity E,
+   * locations L, supplemental data S and coordinates C in the GPU Gems
+   * chapter's notation (doc/design.md describes them). They are built once
+   * per mesh and DoF numbering by DoFHandlerAdapter and are constant
+   * afterwards.
    *
    * Local numbering: local degree of freedom d of an element is
    * d = a * n_components + c for node a and component c, whatever the order

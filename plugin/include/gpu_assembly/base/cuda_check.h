@@ -1,6 +1,7 @@
 #ifndef gpu_assembly_base_cuda_check_h
 #define gpu_assembly_base_cuda_check_h
 
+#include <cstddef>
 #include <string>
 
 /**
@@ -47,11 +48,31 @@ namespace GPUAssembly
                               const int         line) noexcept;
 
     /**
+     * As check_cuda_status_nothrow(), for a cusparseStatus_t.
+     */
+    void
+    check_cusparse_status_nothrow(const int         status,
+                                  const char *const call,
+                                  const char *const file,
+                                  const int         line) noexcept;
+
+    /**
      * Throw dealii::ExcMessage(@p message): lets device-side files report
      * misuse without including deal.II.
      */
     [[noreturn]] void
     throw_error(const std::string &message);
+
+    /**
+     * Throw ExcDeviceMemory: an allocation of @p requested bytes failed
+     * with @p free of @p total bytes free on the device; @p cuda_message is
+     * CUDA's description of the error.
+     */
+    [[noreturn]] void
+    throw_device_memory_error(const std::size_t  requested,
+                              const std::size_t  free,
+                              const std::size_t  total,
+                              const std::string &cuda_message);
 
     /**
      * Name and description of a cudaError_t, e.g.
@@ -96,5 +117,15 @@ namespace GPUAssembly
                                                  #call,                  \
                                                  __FILE__,               \
                                                  __LINE__)
+
+/**
+ * As GPU_ASSEMBLY_CHECK_CUSPARSE, for destructors: reports and never throws.
+ */
+#define GPU_ASSEMBLY_CHECK_CUSPARSE_NOTHROW(call)                          \
+  ::GPUAssembly::internal::check_cusparse_status_nothrow(static_cast<int>( \
+                                                           call),          \
+                                                         #call,            \
+                                                         __FILE__,         \
+                                                         __LINE__)
 
 #endif

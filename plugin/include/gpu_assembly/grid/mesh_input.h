@@ -4,6 +4,7 @@
 #include <deal.II/grid/tria.h>
 
 #include <istream>
+#include <map>
 #include <string>
 
 namespace GPUAssembly
@@ -15,13 +16,46 @@ namespace GPUAssembly
    * (3D only). A missing, empty or malformed file raises ExcMeshFile naming
    * the file and, where known, the line and what is wrong; @p tria is left
    * untouched in that case.
+   *
+   * GridIn reads Abaqus files of quadrilaterals and hexahedra with the
+   * vertices in the file's node order, but neither turns element sets into
+   * material ids nor reads triangles; for 2D files with element sets or
+   * triangles use read_abaqus().
    */
   template <int dim>
   void
   read_mesh(const std::string &filename, dealii::Triangulation<dim> &tria);
 
   /**
-   * Read the plain-text tetrahedral format of shared/meshes/README.md:
+   * Read a 2D Abaqus input file (.inp) of linear triangles (CPS3, CPE3,
+   * S3, ...) or bilinear quadrilaterals (CPS4, CPE4, CPE4R, ...) into
+   * @p tria, with element sets as materials: the sets, numbered 1, 2, ...
+   * in order of their first appearance (an "elset=" on *Element, or an
+   * *Elset block, with or without "generate"), give their elements that
+   * material_id; an element in several sets gets the first; elements in
+   * no set keep material_id 0. Returns the map from set name to
+   * material_id.
+   *
+   * Cells keep the file's element order, oriented counter-clockwise; nodes
+   * that no element uses are dropped and the others numbered in order of
+   * first use. Keywords other than *Node, *Element and *Elset are skipped.
+   * Errors (unknown element types, mixed triangles and quadrilaterals,
+   * nodes that do not exist, malformed numbers, an empty mesh) raise
+   * ExcMeshFile naming the file and the line, before @p tria is touched.
+   * @p name is used in error messages.
+   */
+  std::map<std::string, dealii::types::material_id>
+  read_abaqus(std::istream             &input,
+              dealii::Triangulation<2> &tria,
+              const std::string        &name = "<stream>");
+
+  /// As above, from the file @p filename.
+  std::map<std::string, dealii::types::material_id>
+  read_abaqus(const std::string &filename, dealii::Triangulation<2> &tria);
+
+  /**
+   * Read the plain-text tetrahedral format of the reference sphere meshes
+   * (tests/data/Sphere_*.dat):
    *
    *     DAT
    *     <n_nodes> <n_elements> 0

@@ -146,9 +146,9 @@ namespace GPUAssembly
     };
     // Up to 64 DoFs, whether each is constrained is read once, all reads
     // at the same time, into a mask. Read inside the loops, on a GPU, each
-    // flag costs two dependent memory accesses, once for every entry: a
-    // thread with a constrained linear tetrahedron then waited for several
-    // hundred of them, and SharedNZ's whole block with it.
+    // flag would cost two dependent memory accesses for every entry,
+    // several hundred for a constrained linear tetrahedron, and SharedNZ's
+    // whole block would wait for that thread.
     if (n_dofs <= 64)
       {
         std::uint64_t mask = 0;

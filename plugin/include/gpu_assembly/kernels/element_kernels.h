@@ -370,12 +370,11 @@ namespace GPUAssembly
                 continue;
               Number block[dim][dim];
               pair_block(element, a, b, block);
-              // Row by row in both blocks: GlobalNZ's grouped element data
-              // keep the entries of a row and column node side by side, and
-              // writing them one after the other lets the GPU's L2 combine
-              // them into whole sectors (written column by column, the
-              // transposed block made GlobalNZ 30 % slower at 5 M
-              // tetrahedra).
+              // Row by row in both blocks, the transposed one too:
+              // GlobalNZ's grouped element data keep the entries of a row
+              // and column node side by side, and writing them one after
+              // the other lets the GPU's L2 combine them into whole
+              // sectors.
               if (keeps(a))
                 {
                   GPU_ASSEMBLY_UNROLL

@@ -2,6 +2,7 @@
 #define gpu_assembly_lac_device_vector_h
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace GPUAssembly
@@ -12,7 +13,8 @@ namespace GPUAssembly
    * silent device allocation); movable. Running out of device memory raises
    * ExcDeviceMemory with the bytes asked for and the bytes free.
    *
-   * Instantiated for float, double, int and unsigned char.
+   * Instantiated for float, double, int, unsigned char, std::uint16_t and
+   * unsigned long long.
    */
   template <typename T>
   class DeviceVector
@@ -35,11 +37,13 @@ namespace GPUAssembly
     operator=(DeviceVector &&other) noexcept;
 
     /**
-     * Resize to @p size entries, set to zero. Keeps the allocation if the
-     * size does not change, so that re-assembly allocates nothing.
+     * Resize to @p size entries, set to zero unless @p omit_zeroing_entries
+     * (for a buffer whose every read entry is written first). Keeps the
+     * allocation if the size does not change, so that re-assembly allocates
+     * nothing.
      */
     void
-    reinit(const std::size_t size);
+    reinit(const std::size_t size, const bool omit_zeroing_entries = false);
 
     /// Set every entry to zero (asynchronously on the default stream).
     void
@@ -52,6 +56,13 @@ namespace GPUAssembly
     /// Copy the entries to @p host_data, resizing it.
     void
     copy_to_host(std::vector<T> &host_data) const;
+
+    /**
+     * Copy the first @p n_entries entries to @p host_data, resizing it: for
+     * a buffer of which only a prefix is filled.
+     */
+    void
+    copy_to_host(std::vector<T> &host_data, const std::size_t n_entries) const;
 
     std::vector<T>
     to_host() const

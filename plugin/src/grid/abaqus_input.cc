@@ -1,0 +1,324 @@
+#include <deal.II/grid/grid_tools.h>
+
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/grid/mesh_input.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace GPUAssembly
+{
+  using namespace dealii;
+
+  namespace
+  {
+    std::string
+    upper(std::string text)
+    {
+      for (char &c : text)
+        c = std::toupper(static_cast<unsigned char>(c));
+      return text;
+    }
+
+    std::string
+    trim(const std::string &text)
+    {
+      const auto first = text.find_first_not_of(" \t\r");
+      if (first == std::string::npos)
+        return "";
+      return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+    }
+
+    // Value of "key=value" among the comma-separated options of a
+    // keyword line, or "" (keys compared without case).
+    std::string
+    option(const std::string &line, const std::string &key)
+    {
+      std::stringstream stream(line);
+      std::string       item;
+      while (std::getline(stream, item, ','))
+        {
+          const auto equal = item.find('=');
+          if (equal != std::string::npos &&
+              upper(trim(item.substr(0, equal))) == key)
+            return trim(item.substr(equal + 1));
+        }
+      return "";
+    }
+
+    std::vector<std::string>
+    fields(const std::string &line)
+    {
+      std::vector<std::string> result;
+      std::stringstream        stream(line);
+      std::string              item;
+      while (std::getline(stream, item, ','))
+        if (!trim(item).empty())
+          result.push_back(trim(item));
+      return result;
+    }
+  } // namespace
+
+
+
+  std::map<std::string, types::material_id>
+  read_abaqus(std::istream      &input,
+              Triangulation<2>  &tria,
+              const std::string &name)
+  {
+    std::map<long, unsigned int>             vertex_index;
+    std::vector<Point<2>>                    vertices;
+    std::map<long, std::vector<long>>        elements; // by number
+    std::vector<long>                        element_order;
+    std::vector<std::string>                 set_names;
+    std::map<std::string, std::vector<long>> sets;
+    enum class Block
+    {
+      none,
+      node,
+      element,
+      elset,
+      elset_generate
+    };
+    Block        block = Block::none;
+    std::string  current_set;
+    unsigned int nodes_per_element = 0;
+    std::string  line;
+    unsigned int line_number = 0;
+
+    const auto add_set = [&](const std::string &set) {
+      if (sets.find(set) == sets.end())
+        {
+          set_names.push_back(set);
+          sets[set] = {};
+        }
+    };
+    const auto number = [&](const std::string &text) {
+      char *end        = nullptr;
+      errno            = 0;
+      const long value = std::strtol(text.c_str(), &end, 10);
+      AssertThrow(
+        !text.empty() && end == text.c_str() + text.size() && errno != ERANGE,
+        ExcMeshFile(name, line_number, "'" + text + "' is not an integer"));
+      return value;
+    };
+    // A coordinate is the longest number at the start of its field.
+    const auto coordinate = [&](const std::string &text) {
+      char *end          = nullptr;
+      errno              = 0;
+      const double value = std::strtod(text.c_str(), &end);
+      AssertThrow(end != text.c_str() && errno != ERANGE,
+                  ExcMeshFile(name, line_number, "malformed coordinates"));
+      return value;
+    };
+
+    while (std::getline(input, line))
+      {
+        ++line_number;
+        line = trim(line);
+        if (line.empty() || line.rfind("**", 0) == 0)
+          continue;
+        if (line[0] == '*')
+          {
+            const std::string keyword =
+              upper(trim(line.substr(1, line.find(',') - 1)));
+            block = Block::none;
+            if (keyword == "NODE")
+              block = Block::node;
+            else if (keyword == "ELEMENT")
+              {
+                const std::string type = upper(option(line, "TYPE"));
+                const bool        triangle =
+                  type.find('3') != std::string::npos &&
+                  (type.rfind("CPS", 0) == 0 || type.rfind("CPE", 0) == 0 ||
+                   type.rfind("S3", 0) == 0 || type.rfind("CAX", 0) == 0 ||
+                   type.rfind("R3", 0) == 0 || type.rfind("M3D3", 0) == 0);
+                const bool quad =
+                  type.find('4') != std::string::npos &&
+                  (type.rfind("CPS", 0) == 0 || type.rfind("CPE", 0) == 0 ||
+                   type.rfind("S4", 0) == 0 || type.rfind("CAX", 0) == 0 ||
+                   type.rfind("R3D4", 0) == 0 || type.rfind("M3D4", 0) == 0);
+                AssertThrow(triangle || quad,
+                            ExcMeshFile(name,
+                                        line_number,
+                                        "element type '" + type +
+                                          "' is not a linear triangle or "
+                                          "bilinear quadrilateral"));
+                const unsigned int n = triangle ? 3 : 4;
+                AssertThrow(nodes_per_element == 0 || nodes_per_element == n,
+                            ExcMeshFile(name,
+                                        line_number,
+                                        "triangles and quadrilaterals are "
+                                        "mixed; the explicit solver needs "
+                                        "one cell type"));
+                nodes_per_element = n;
+                block             = Block::element;
+                current_set       = option(line, "ELSET");
+                if (!current_set.empty())
+                  add_set(current_set);
+              }
+            else if (keyword == "ELSET")
+              {
+                current_set = option(line, "ELSET");
+                AssertThrow(!current_set.empty(),
+                            ExcMeshFile(name,
+                                        line_number,
+                                        "*Elset without a name"));
+                add_set(current_set);
+                block = upper(line).find("GENERATE") != std::string::npos ?
+                          Block::elset_generate :
+                          Block::elset;
+              }
+            continue;
+          }
+
+        const std::vector<std::string> f = fields(line);
+        switch (block)
+          {
+            case Block::node:
+              {
+                AssertThrow(f.size() >= 3,
+                            ExcMeshFile(name,
+                                        line_number,
+                                        "a node needs a number and two "
+                                        "coordinates"));
+                const long     id = number(f[0]);
+                const Point<2> p(coordinate(f[1]), coordinate(f[2]));
+                vertex_index[id] = vertices.size();
+                vertices.push_back(p);
+                break;
+              }
+            case Block::element:
+              {
+                AssertThrow(f.size() == nodes_per_element + 1,
+                            ExcMeshFile(name,
+                                        line_number,
+                                        "expected an element number and " +
+                                          std::to_string(nodes_per_element) +
+                                          " nodes"));
+                const long        id = number(f[0]);
+                std::vector<long> nodes;
+                for (unsigned int i = 1; i < f.size(); ++i)
+                  nodes.push_back(number(f[i]));
+                AssertThrow(elements.find(id) == elements.end(),
+                            ExcMeshFile(name,
+                                        line_number,
+                                        "element " + std::to_string(id) +
+                                          " is defined twice"));
+                elements[id] = nodes;
+                element_order.push_back(id);
+                if (!current_set.empty())
+                  sets[current_set].push_back(id);
+                break;
+              }
+            case Block::elset:
+              for (const std::string &item : f)
+                sets[current_set].push_back(number(item));
+              break;
+            case Block::elset_generate:
+              {
+                AssertThrow(f.size() >= 2,
+                            ExcMeshFile(name,
+                                        line_number,
+                                        "generate needs first, last[, "
+                                        "increment]"));
+                const long first = number(f[0]), last = number(f[1]),
+                           step = f.size() > 2 ? number(f[2]) : 1;
+                AssertThrow(step > 0 && last >= first,
+                            ExcMeshFile(name,
+                                        line_number,
+                                        "bad generate range"));
+                for (long e = first; e <= last; e += step)
+                  sets[current_set].push_back(e);
+                break;
+              }
+            case Block::none:
+              break;
+          }
+      }
+    AssertThrow(!element_order.empty() && !vertices.empty(),
+                ExcMeshFile(name, 0, "no *Node or *Element data found"));
+
+    std::map<long, types::material_id>        material;
+    std::map<std::string, types::material_id> result;
+    for (unsigned int s = 0; s < set_names.size(); ++s)
+      {
+        AssertThrow(s + 1 < numbers::invalid_material_id,
+                    ExcMeshFile(name, 0, "too many element sets"));
+        result[set_names[s]] = s + 1;
+        for (const long e : sets[set_names[s]])
+          material.emplace(e, s + 1); // the first set wins
+      }
+
+    std::vector<CellData<2>> cells;
+    for (const long id : element_order)
+      {
+        const std::vector<long>  &nodes = elements[id];
+        CellData<2>               cell(nodes.size());
+        std::vector<unsigned int> v;
+        for (const long n : nodes)
+          {
+            const auto it = vertex_index.find(n);
+            AssertThrow(it != vertex_index.end(),
+                        ExcMeshFile(name,
+                                    0,
+                                    "element " + std::to_string(id) +
+                                      " refers to node " + std::to_string(n) +
+                                      ", which is not defined"));
+            v.push_back(it->second);
+          }
+        // Counter-clockwise, then deal.II's lexicographic order for
+        // quadrilaterals.
+        double area = 0;
+        for (unsigned int a = 0; a < v.size(); ++a)
+          {
+            const Point<2> &p = vertices[v[a]],
+                           &q = vertices[v[(a + 1) % v.size()]];
+            area += p[0] * q[1] - q[0] * p[1];
+          }
+        if (area < 0)
+          std::reverse(v.begin() + 1, v.end());
+        if (v.size() == 4)
+          std::swap(v[2], v[3]);
+        for (unsigned int a = 0; a < v.size(); ++a)
+          cell.vertices[a] = v[a];
+        const auto m     = material.find(id);
+        cell.material_id = m == material.end() ? 0 : m->second;
+        cells.push_back(cell);
+      }
+    // Nodes no element uses would become vertices deal.II refuses.
+    std::vector<Point<2>>    used_vertices;
+    std::vector<CellData<2>> used_cells = cells;
+    {
+      std::vector<int> new_index(vertices.size(), -1);
+      for (auto &cell : used_cells)
+        for (auto &v : cell.vertices)
+          {
+            if (new_index[v] < 0)
+              {
+                new_index[v] = used_vertices.size();
+                used_vertices.push_back(vertices[v]);
+              }
+            v = new_index[v];
+          }
+    }
+    tria.clear();
+    tria.create_triangulation(used_vertices, used_cells, SubCellData());
+    return result;
+  }
+
+
+
+  std::map<std::string, types::material_id>
+  read_abaqus(const std::string &filename, Triangulation<2> &tria)
+  {
+    std::ifstream input(filename);
+    AssertThrow(input, ExcMeshFile(filename, 0, "the file cannot be opened"));
+    return read_abaqus(input, tria, filename);
+  }
+} // namespace GPUAssembly
