@@ -44,7 +44,8 @@ subsection Time
   set End time = 4.3e-6
 end
 subsection Solver
-  set Device = host
+  # The GPU where there is one: the check holds for both paths.
+  set Device = auto
 end
 subsection Output
   set Directory         = out
