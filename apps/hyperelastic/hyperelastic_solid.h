@@ -108,6 +108,14 @@ namespace Hyperelastic
     Tensor<1, dim>
     linear_momentum(const std::vector<double> &p) const;
 
+    /**
+     * Mean displacement of the nodes of the load region (zero if it holds
+     * none): the loaded end's deflection, and with the total load F the
+     * work F . u of a load constant since the start.
+     */
+    Tensor<1, dim>
+    load_region_displacement(const std::vector<double> &u) const;
+
     const RunStatistics &
     statistics() const
     {
@@ -186,6 +194,9 @@ namespace Hyperelastic
     DoFHandler<dim>                     dof_handler;
     AffineConstraints<double>           constraints;
     GPUAssembly::DoFHandlerAdapter<dim> adapter;
+
+    /// Nodes of the load region, which share the nodal load equally.
+    std::vector<unsigned int> loaded_nodes;
 
     BackendData                        backend_data;
     std::unique_ptr<IntegratorBackend> backend;

@@ -10,10 +10,10 @@ rm -rf "$work"; mkdir -p "$work"; cd "$work"
 { cat "$prm"; printf 'subsection Output\n  set Directory = whole\nend\n'; } > whole.prm
 { cat "$prm"; printf 'subsection Output\n  set Directory = parts\nend\nsubsection Checkpoint\n  set Stop after steps = 170\nend\n'; } > first.prm
 { cat "$prm"; printf 'subsection Output\n  set Directory = parts\nend\nsubsection Checkpoint\n  set Restart = true\nend\n'; } > second.prm
-"$wave2d" whole.prm > whole.log
-"$wave2d" first.prm > first.log
+"$wave2d" whole.prm > whole.log || { cat whole.log; echo "FAIL: the uninterrupted run failed"; exit 1; }
+"$wave2d" first.prm > first.log || { cat first.log; echo "FAIL: the interrupted run failed"; exit 1; }
 grep -q "Stopped after step 170" first.log || { echo "FAIL: the first part did not stop at step 170"; cat first.log; exit 1; }
-"$wave2d" second.prm > second.log
+"$wave2d" second.prm > second.log || { cat second.log; echo "FAIL: the restarted run failed"; exit 1; }
 grep -q "Restarted from the checkpoint at step 170" second.log || { echo "FAIL: no restart"; cat second.log; exit 1; }
 cmp whole/traces.csv parts/traces.csv || { echo "FAIL: traces differ"; exit 1; }
 # deal.II stamps the .pvd with the time of writing: compare the rest.

@@ -6,7 +6,7 @@
 set -euo pipefail
 wave2d=$1; prm=$2; work=$3; shift 3
 rm -rf "$work"; mkdir -p "$work"; cd "$work"
-"$wave2d" "$prm" | tee run.log
+"$wave2d" "$prm" | tee run.log || { echo "FAIL: wave2d failed on $prm"; exit 1; }
 for file in traces.csv traces.png snapshots.pvd checkpoint.bin; do
   [[ -s out/$file ]] || { echo "FAIL: out/$file missing"; exit 1; }
 done

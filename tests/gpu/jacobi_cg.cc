@@ -5,10 +5,12 @@
 // rebuilding of the graph, run-to-run reproducibility and float; and the
 // host-driven loop of the same kernels, which must give bitwise the graph's
 // results. With --no-graph every solve uses that loop (for racecheck,
-// which does not follow device-side graph control).
+// which does not follow device-side graph control). Also the owners of
+// CUDA streams and events.
 // Needs a GPU: exits with 77 (skipped) where there is none.
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/base/cuda_handles.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/host/host_assembler.h>
@@ -17,6 +19,8 @@
 
 #include <cmath>
 #include <random>
+#include <type_traits>
+#include <utility>
 
 #include "../test_problems.h"
 #include "../tests.h"
@@ -295,5 +299,24 @@ main(int argc, char **argv)
 
   test_precision<double>(checks, A, b);
   test_precision<float>(checks, A, b);
+
+  {
+    // The owners of CUDA streams and events (which the solver's graph
+    // capture and the bandwidth measurement use): each owns its object
+    // alone, so a move leaves the source empty.
+    static_assert(!std::is_copy_constructible_v<CudaStream> &&
+                  !std::is_copy_assignable_v<CudaGraphExec>);
+    CudaStream         first;
+    CUstream_st *const handle = first.get();
+    const CudaStream   second(std::move(first));
+    const CudaEvent    event;
+    checks.check(handle != nullptr && first.get() == nullptr &&
+                   second.get() == handle && event.get() != nullptr,
+                 "CudaStream and CudaEvent own a created object, and a "
+                 "move hands it over and leaves the source empty");
+    const double bandwidth = measure_copy_bandwidth(std::size_t(1) << 20, 2);
+    checks.check(bandwidth > 0 && std::isfinite(bandwidth),
+                 "measure_copy_bandwidth() gives a positive bandwidth");
+  }
   return checks.exit_code();
 }

@@ -1,5 +1,7 @@
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/cuda_handles.h>
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/lac/device_vector.h>
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -15,8 +17,9 @@ namespace GPUAssembly
   {
     int        count  = 0;
     const auto status = cudaGetDeviceCount(&count);
-    // "No device" and "no driver" are the ordinary state of a build
-    // machine, not errors; anything else (a broken driver) is reported.
+    // "No device" and "no driver" are the ordinary state of a machine
+    // without a GPU, not errors; anything else (a broken driver) is
+    // reported.
     if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver)
       {
         (void)cudaGetLastError();
@@ -62,34 +65,26 @@ namespace GPUAssembly
   measure_copy_bandwidth(const std::size_t  bytes,
                          const unsigned int n_repetitions)
   {
-    void *source = nullptr, *target = nullptr;
-    GPU_ASSEMBLY_CHECK_CUDA(cudaMalloc(&source, bytes));
-    const cudaError_t status = cudaMalloc(&target, bytes);
-    if (status != cudaSuccess)
-      GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaFree(source));
-    GPU_ASSEMBLY_CHECK_CUDA(status);
-    GPU_ASSEMBLY_CHECK_CUDA(cudaMemset(source, 1, bytes));
+    DeviceVector<unsigned char> source(bytes), target(bytes);
+    GPU_ASSEMBLY_CHECK_CUDA(cudaMemset(source.data(), 1, bytes));
 
-    cudaEvent_t start, stop;
-    GPU_ASSEMBLY_CHECK_CUDA(cudaEventCreate(&start));
-    GPU_ASSEMBLY_CHECK_CUDA(cudaEventCreate(&stop));
-    float best_ms = std::numeric_limits<float>::max();
+    const CudaEvent start, stop;
+    float           best_ms = std::numeric_limits<float>::max();
     for (unsigned int i = 0; i < n_repetitions + 1; ++i)
       {
-        GPU_ASSEMBLY_CHECK_CUDA(cudaEventRecord(start));
-        GPU_ASSEMBLY_CHECK_CUDA(
-          cudaMemcpy(target, source, bytes, cudaMemcpyDeviceToDevice));
-        GPU_ASSEMBLY_CHECK_CUDA(cudaEventRecord(stop));
-        GPU_ASSEMBLY_CHECK_CUDA(cudaEventSynchronize(stop));
+        GPU_ASSEMBLY_CHECK_CUDA(cudaEventRecord(start.get()));
+        GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(target.data(),
+                                           source.data(),
+                                           bytes,
+                                           cudaMemcpyDeviceToDevice));
+        GPU_ASSEMBLY_CHECK_CUDA(cudaEventRecord(stop.get()));
+        GPU_ASSEMBLY_CHECK_CUDA(cudaEventSynchronize(stop.get()));
         float ms = 0;
-        GPU_ASSEMBLY_CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        GPU_ASSEMBLY_CHECK_CUDA(
+          cudaEventElapsedTime(&ms, start.get(), stop.get()));
         if (i > 0) // the first copy warms up
           best_ms = std::min(best_ms, ms);
       }
-    GPU_ASSEMBLY_CHECK_CUDA(cudaEventDestroy(start));
-    GPU_ASSEMBLY_CHECK_CUDA(cudaEventDestroy(stop));
-    GPU_ASSEMBLY_CHECK_CUDA(cudaFree(source));
-    GPU_ASSEMBLY_CHECK_CUDA(cudaFree(target));
     return 2. * bytes / (best_ms * 1e-3);
   }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iterator>
 #include <string>
+#include <utility>
 
 namespace GPUAssembly
 {
@@ -446,15 +447,9 @@ namespace GPUAssembly
   void
   DeviceJacobiCG<Number>::release_graph() const noexcept
   {
-    if (graph_exec != nullptr)
-      GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(
-        cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph_exec)));
-    if (graph != nullptr)
-      GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(
-        cudaGraphDestroy(static_cast<cudaGraph_t>(graph)));
-    graph_exec = nullptr;
-    graph      = nullptr;
-    graph_key  = GraphKey();
+    graph_exec.reset();
+    graph.reset();
+    graph_key = GraphKey();
   }
 
 
@@ -646,43 +641,22 @@ namespace GPUAssembly
     template <typename Number>
     bool
     build_cg_graph(const CGArguments<Number> &arguments,
-                   cudaGraph_t               &graph,
-                   cudaGraphExec_t           &graph_exec)
+                   CudaGraph                 &graph,
+                   CudaGraphExec             &graph_exec)
     {
-      cudaStream_t stream;
-      GPU_ASSEMBLY_CHECK_CUDA(cudaStreamCreate(&stream));
-      bool supported = false;
-      try
-        {
-          GPU_ASSEMBLY_CHECK_CUDA(
-            cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-          try
-            {
-              supported = capture_solve(arguments, stream);
-            }
-          catch (...)
-            {
-              cudaGraph_t partial = nullptr;
-              (void)cudaStreamEndCapture(stream, &partial);
-              if (partial != nullptr)
-                (void)cudaGraphDestroy(partial);
-              throw;
-            }
-          GPU_ASSEMBLY_CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
-        }
-      catch (...)
-        {
-          GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaStreamDestroy(stream));
-          throw;
-        }
-      GPU_ASSEMBLY_CHECK_CUDA(cudaStreamDestroy(stream));
+      const CudaStream stream;
+      bool             supported = false;
+      CudaGraph        captured;
+      {
+        internal::StreamCapture capture(stream.get());
+        supported = capture_solve(arguments, stream.get());
+        captured  = capture.end();
+      }
       if (!supported)
-        {
-          GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaGraphDestroy(graph));
-          graph = nullptr;
-          return false;
-        }
-      GPU_ASSEMBLY_CHECK_CUDA(cudaGraphInstantiate(&graph_exec, graph, 0));
+        return false;
+      CudaGraphExec instance(captured);
+      graph      = std::move(captured);
+      graph_exec = std::move(instance);
       return true;
     }
   } // namespace
@@ -809,31 +783,16 @@ namespace GPUAssembly
     key.absolute_tolerance = control.absolute_tolerance;
     key.max_iterations     = control.max_iterations;
 
-    if (graph_supported && !(graph_exec != nullptr && key == graph_key))
+    if (graph_supported && !(graph_exec && key == graph_key))
       {
         release_graph();
-        cudaGraph_t     new_graph = nullptr;
-        cudaGraphExec_t new_exec  = nullptr;
-        try
-          {
-            graph_supported = build_cg_graph(arguments, new_graph, new_exec);
-          }
-        catch (...)
-          {
-            // A failed CUDA call while building: no graph may leak.
-            if (new_graph != nullptr)
-              GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaGraphDestroy(new_graph));
-            throw;
-          }
-        graph      = new_graph;
-        graph_exec = new_exec;
+        graph_supported = build_cg_graph(arguments, graph, graph_exec);
         if (graph_supported)
           graph_key = key;
       }
 
     if (graph_supported)
-      GPU_ASSEMBLY_CHECK_CUDA(
-        cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph_exec), stream));
+      GPU_ASSEMBLY_CHECK_CUDA(cudaGraphLaunch(graph_exec.get(), stream));
     else
       {
         const auto go_on = [&]() {

@@ -50,7 +50,8 @@ namespace GPUAssembly
    * The device's measured copy bandwidth in bytes per second: a
    * device-to-device cudaMemcpy of @p bytes, best of @p n_repetitions,
    * counting the bytes read and the bytes written. Benchmarks report their
-   * effective bandwidth as a fraction of this.
+   * effective bandwidth as a fraction of this. Throws ExcDeviceMemory where
+   * two buffers of @p bytes do not fit on the device.
    */
   double
   measure_copy_bandwidth(const std::size_t  bytes = std::size_t(1) << 30,

@@ -1,11 +1,9 @@
 #ifndef gpu_assembly_lac_device_solver_h
 #define gpu_assembly_lac_device_solver_h
 
+#include <gpu_assembly/base/cuda_handles.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
 #include <gpu_assembly/lac/device_vector.h>
-
-// cudaStream_t without the CUDA headers, for host code.
-struct CUstream_st;
 
 namespace GPUAssembly
 {
@@ -237,12 +235,10 @@ namespace GPUAssembly
     mutable DeviceVector<double> state;
     mutable DeviceVector<Number> r, z, p, q;
 
-    // CUDA graph objects, opaque here so that host code needs no CUDA
-    // header.
-    mutable void    *graph           = nullptr;
-    mutable void    *graph_exec      = nullptr;
-    mutable bool     graph_supported = true;
-    mutable GraphKey graph_key;
+    mutable CudaGraph     graph;
+    mutable CudaGraphExec graph_exec;
+    mutable bool          graph_supported = true;
+    mutable GraphKey      graph_key;
   };
 } // namespace GPUAssembly
 

@@ -4,9 +4,11 @@
 // Conditional nodes in a CUDA graph under construction by stream capture,
 // for loops that run on the device: the Jacobi-CG iteration
 // (DeviceJacobiCG::enqueue_solve()) and, around it, a whole Newton loop
-// (the hyperelastic app's step graph). For .cu files only.
+// (the hyperelastic app's step graph), and the owner of a capture in
+// progress. For .cu files only.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/cuda_handles.h>
 
 #include <cuda_runtime.h>
 
@@ -14,6 +16,80 @@ namespace GPUAssembly
 {
   namespace internal
   {
+    /**
+     * A stream capture in progress: begun by the constructor (thread-local
+     * mode), ended by end(). A capture that an exception or an early return
+     * abandons is ended by the destructor and its partial graph discarded,
+     * so that the stream can be used again; the error that caused it is
+     * cleared, the exception carries it.
+     */
+    class StreamCapture
+    {
+    public:
+      /// Capture @p stream into a new graph.
+      explicit StreamCapture(const cudaStream_t stream)
+        : stream(stream)
+        , into_existing_graph(false)
+      {
+        GPU_ASSEMBLY_CHECK_CUDA(
+          cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        active = true;
+      }
+
+      /**
+       * Capture @p stream into @p graph, which someone else owns (the body
+       * of a conditional node, say), after its existing nodes.
+       */
+      StreamCapture(const cudaStream_t stream, const cudaGraph_t graph)
+        : stream(stream)
+        , into_existing_graph(true)
+      {
+        GPU_ASSEMBLY_CHECK_CUDA(
+          cudaStreamBeginCaptureToGraph(stream,
+                                        graph,
+                                        nullptr,
+                                        nullptr,
+                                        0,
+                                        cudaStreamCaptureModeThreadLocal));
+        active = true;
+      }
+
+      StreamCapture(const StreamCapture &) = delete;
+
+      StreamCapture &
+      operator=(const StreamCapture &) = delete;
+
+      ~StreamCapture()
+      {
+        if (!active)
+          return;
+        cudaGraph_t discarded = nullptr;
+        (void)cudaStreamEndCapture(stream, &discarded);
+        const CudaGraph partial(into_existing_graph ? nullptr : discarded);
+        (void)cudaGetLastError();
+      }
+
+      /**
+       * End the capture. Returns the captured graph, or, for a capture
+       * into an existing graph, an empty one.
+       */
+      CudaGraph
+      end()
+      {
+        active            = false;
+        cudaGraph_t graph = nullptr;
+        GPU_ASSEMBLY_CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+        return CudaGraph(into_existing_graph ? nullptr : graph);
+      }
+
+    private:
+      const cudaStream_t stream;
+      const bool         into_existing_graph;
+      bool               active = false;
+    };
+
+
+
     /// The graph @p stream is capturing into.
     inline cudaGraph_t
     capturing_graph(const cudaStream_t stream)

@@ -1,0 +1,368 @@
+// HyperelasticSolid's set-up: the mesh, the finite element, the fixed
+// DoFs, the lumped mass and the load pattern, the plugin's arrays, the
+// backend and the initial state.
+
+#include <deal.II/base/function_parser.h>
+#include <deal.II/base/quadrature_lib.h>
+
+#include <deal.II/dofs/dof_renumbering.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_simplex_p.h>
+#include <deal.II/fe/fe_values.h>
+#include <deal.II/fe/mapping_fe.h>
+#include <deal.II/fe/mapping_q.h>
+
+#include <deal.II/grid/grid_generator.h>
+#include <deal.II/grid/grid_tools.h>
+
+#include <deal.II/numerics/vector_tools.h>
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/grid/mesh_input.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "host_backend.h"
+#include "hyperelastic_solid.h"
+
+namespace Hyperelastic
+{
+  namespace
+  {
+    // Three muparser expressions in x, y, z separated by ';'.
+    std::unique_ptr<FunctionParser<3>>
+    make_vector_function(const std::string &expressions,
+                         const std::string &entry)
+    {
+      auto function = std::make_unique<FunctionParser<3>>(3);
+      try
+        {
+          function->initialize("x,y,z", expressions, {{"pi", numbers::PI}});
+        }
+      catch (...)
+        {
+          AssertThrow(false,
+                      ExcMessage("The entry '" + entry + "' = '" + expressions +
+                                 "' is not three expressions in x, y, z "
+                                 "separated by ';'."));
+        }
+      return function;
+    }
+  } // namespace
+
+
+
+  HyperelasticSolid::HyperelasticSolid(const Parameters &parameters,
+                                       std::ostream     &out)
+    : parameters(parameters)
+    , pcout(out)
+    , timer(pcout, TimerOutput::never, TimerOutput::wall_times)
+    , dynamic(parameters.time.mode == "dynamic")
+  {}
+
+
+
+  void
+  HyperelasticSolid::make_grid()
+  {
+    const auto &g = parameters.geometry;
+    if (g.mesh_file.empty())
+      {
+        const Point<dim> upper(g.size[0], g.size[1], g.size[2]);
+        if (g.cell_type == "hexahedra")
+          GridGenerator::subdivided_hyper_rectangle(triangulation,
+                                                    g.subdivisions,
+                                                    Point<dim>(),
+                                                    upper);
+        else
+          GridGenerator::subdivided_hyper_rectangle_with_simplices(
+            triangulation,
+            g.subdivisions,
+            Point<dim>(),
+            upper);
+        // deal.II 9.4 cannot colorize the simplex version: number the faces
+        // x = 0, x = Lx, y = 0, y = Ly, z = 0, z = Lz as 0 to 5 here.
+        for (const auto &cell : triangulation.active_cell_iterators())
+          for (const auto &face : cell->face_iterators())
+            if (face->at_boundary())
+              {
+                const Point<dim> c = face->center();
+                for (unsigned int d = 0; d < dim; ++d)
+                  {
+                    const double tolerance = 1e-8 * g.size[d];
+                    if (std::abs(c[d]) < tolerance)
+                      face->set_boundary_id(2 * d);
+                    else if (std::abs(c[d] - g.size[d]) < tolerance)
+                      face->set_boundary_id(2 * d + 1);
+                  }
+              }
+      }
+    else
+      {
+        GPUAssembly::read_mesh(g.mesh_file, triangulation);
+        if (g.scale != 1.)
+          GridTools::scale(g.scale, triangulation);
+      }
+    pcout << "Mesh: " << triangulation.n_active_cells() << ' '
+          << (triangulation.all_reference_cells_are_simplex() ? "tetrahedra" :
+                                                                "hexahedra")
+          << ", " << triangulation.n_vertices() << " vertices"
+          << (g.mesh_file.empty() ? " (built-in bar)" :
+                                    " (from " + g.mesh_file + ")")
+          << std::endl;
+  }
+
+
+
+  void
+  HyperelasticSolid::setup_system()
+  {
+    const bool simplex = triangulation.all_reference_cells_are_simplex();
+    AssertThrow(simplex || triangulation.all_reference_cells_are_hyper_cube(),
+                ExcMessage("The mesh mixes cell types; the app runs on "
+                           "tetrahedra or on hexahedra."));
+    const bool compressed = parameters.execution.compressed_supplemental_data;
+    AssertThrow(!compressed || simplex,
+                ExcMessage("'Compressed supplemental data' needs a "
+                           "tetrahedral mesh (it compresses the inverse "
+                           "edge matrix of linear tetrahedra)."));
+
+    Quadrature<dim> mass_quadrature;
+    if (simplex)
+      {
+        fe         = std::make_unique<FESystem<dim>>(FE_SimplexP<dim>(1), dim);
+        mapping    = std::make_unique<MappingFE<dim>>(FE_SimplexP<dim>(1));
+        quadrature = std::make_unique<QGaussSimplex<dim>>(1);
+        // Vertex (Lobatto) rule on the reference tetrahedron, volume 1/6.
+        const FE_SimplexP<dim> linear(1);
+        mass_quadrature = Quadrature<dim>(linear.get_unit_support_points(),
+                                          std::vector<double>(4, 1. / 24.));
+      }
+    else
+      {
+        fe              = std::make_unique<FESystem<dim>>(FE_Q<dim>(1), dim);
+        mapping         = std::make_unique<MappingQ<dim>>(1);
+        quadrature      = std::make_unique<QGauss<dim>>(2);
+        mass_quadrature = QGaussLobatto<dim>(2);
+      }
+    dof_handler.reinit(triangulation);
+    dof_handler.distribute_dofs(*fe);
+    DoFRenumbering::Cuthill_McKee(dof_handler);
+
+    // Fixed node sets: boundary ids and a box.
+    constraints.clear();
+    std::vector<unsigned int> missing_ids;
+    const auto                boundary_ids = triangulation.get_boundary_ids();
+    for (const unsigned int id : parameters.boundary.fixed_boundary_ids)
+      {
+        if (std::find(boundary_ids.begin(), boundary_ids.end(), id) ==
+            boundary_ids.end())
+          missing_ids.push_back(id);
+        VectorTools::interpolate_boundary_values(*mapping,
+                                                 dof_handler,
+                                                 id,
+                                                 Functions::ZeroFunction<dim>(
+                                                   dim),
+                                                 constraints);
+      }
+    AssertThrow(missing_ids.empty(),
+                ExcMessage("'Fixed boundary ids' names boundary id " +
+                           std::to_string(missing_ids.front()) +
+                           ", which the mesh does not have."));
+    const double tolerance = 1e-10 * GridTools::diameter(triangulation);
+    if (!parameters.boundary.fixed_region.empty)
+      for (const auto &cell : dof_handler.active_cell_iterators())
+        for (const unsigned int v : cell->vertex_indices())
+          if (parameters.boundary.fixed_region.contains(cell->vertex(v),
+                                                        tolerance))
+            for (unsigned int c = 0; c < dim; ++c)
+              {
+                const auto dof = cell->vertex_dof_index(v, c);
+                if (!constraints.is_constrained(dof))
+                  constraints.add_line(dof);
+              }
+    constraints.close();
+
+    GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData adapter_data;
+    if (simplex)
+      adapter_data.supplemental_format =
+        compressed ?
+          GPUAssembly::SupplementalDataFormat::compressed_edge_matrix :
+          GPUAssembly::SupplementalDataFormat::inverse_edge_matrix;
+    adapter.reinit(*mapping,
+                   dof_handler,
+                   *quadrature,
+                   constraints,
+                   adapter_data);
+    const GPUAssembly::MeshArrays &a = adapter.get_arrays();
+
+    // Lumped mass: the mass matrix with the vertex quadrature is diagonal.
+    backend_data.lumped_mass.assign(a.n_dofs, 0.);
+    FEValues<dim>                        fe_values(*mapping,
+                            *fe,
+                            mass_quadrature,
+                            update_values | update_JxW_values);
+    std::vector<types::global_dof_index> dofs(fe->n_dofs_per_cell());
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      {
+        fe_values.reinit(cell);
+        cell->get_dof_indices(dofs);
+        for (unsigned int i = 0; i < dofs.size(); ++i)
+          for (unsigned int q = 0; q < mass_quadrature.size(); ++q)
+            backend_data.lumped_mass[dofs[i]] += parameters.material.density *
+                                                 fe_values.shape_value(i, q) *
+                                                 fe_values.JxW(q);
+      }
+
+    // The scripted load: shared equally by the nodes of the load region.
+    backend_data.load_pattern.assign(a.n_dofs, 0.);
+    loaded_nodes.clear();
+    for (unsigned int n = 0; n < a.n_nodes; ++n)
+      if (parameters.boundary.load_region.contains(
+            Point<dim>(a.nodal_coordinates[n * dim],
+                       a.nodal_coordinates[n * dim + 1],
+                       a.nodal_coordinates[n * dim + 2]),
+            tolerance))
+        loaded_nodes.push_back(n);
+    const auto &load     = parameters.boundary.load;
+    const bool  has_load = load[0] != 0 || load[1] != 0 || load[2] != 0;
+    AssertThrow(parameters.boundary.load_region.empty || !has_load ||
+                  !loaded_nodes.empty(),
+                ExcMessage("The 'Load region' box contains no node of the "
+                           "mesh, so the load would be lost. Check the "
+                           "box against the mesh's extent."));
+    for (const unsigned int n : loaded_nodes)
+      for (unsigned int c = 0; c < dim; ++c)
+        backend_data.load_pattern[a.node_dofs[n * dim + c]] =
+          load[c] / loaded_nodes.size();
+    load_function = [&]() {
+      auto f = std::make_unique<FunctionParser<1>>(1);
+      try
+        {
+          f->initialize("s,t",
+                        parameters.boundary.load_time_function,
+                        {{"pi", numbers::PI}},
+                        true);
+        }
+      catch (...)
+        {
+          AssertThrow(false,
+                      ExcMessage("The 'Load time function' '" +
+                                 parameters.boundary.load_time_function +
+                                 "' is not a valid expression of t."));
+        }
+      return f;
+    }();
+
+    backend_data.diagonal_index.resize(a.n_dofs);
+    for (unsigned int row = 0; row < a.n_dofs; ++row)
+      {
+        const auto begin = a.column_indices.begin() + a.row_offsets[row];
+        const auto end   = a.column_indices.begin() + a.row_offsets[row + 1];
+        const auto it    = std::lower_bound(begin, end, int(row));
+        AssertThrow(it != end && *it == int(row),
+                    ExcInternalError("The sparsity pattern has no diagonal "
+                                     "entry in a row."));
+        backend_data.diagonal_index[row] = it - a.column_indices.begin();
+      }
+
+    pcout << "Unknowns: " << a.n_dofs << ", nonzeros: " << a.n_nonzeros()
+          << ", fixed DoFs: " << constraints.n_constraints()
+          << ", loaded nodes: " << loaded_nodes.size()
+          << ", S(e): " << a.n_supplemental << " values per element"
+          << std::endl;
+  }
+
+
+
+  void
+  HyperelasticSolid::setup_backend()
+  {
+    const auto &e       = parameters.execution;
+    backend_data.arrays = &adapter.get_arrays();
+    backend_data.mu     = parameters.material.mu;
+    backend_data.lambda = parameters.material.lambda;
+    for (unsigned int d = 0; d < dim; ++d)
+      backend_data.body_force[d] = parameters.material.body_force[d];
+    backend_data.nodal_data_are_positions = e.compressed_supplemental_data;
+    backend_data.assembly_method          = e.assembly_method;
+    backend_data.symmetric_element_data   = e.symmetric_element_data;
+    backend_data.step_graph               = e.step_graph;
+
+    const bool has_gpu = GPUAssembly::n_cuda_devices() > 0;
+    AssertThrow(e.device != "gpu" || has_gpu,
+                ExcMessage("'Device' is gpu, but no CUDA device was found. "
+                           "Set it to host or auto to run on the CPU."));
+    if (e.device == "host" || (e.device == "auto" && !has_gpu))
+      {
+        if (e.device == "auto")
+          pcout << "No CUDA device found: every stage runs on the host."
+                << std::endl;
+        backend = make_host_backend(backend_data);
+      }
+    else if (e.precision == "float")
+      backend = make_device_backend<float>(backend_data);
+    else
+      backend = make_device_backend<double>(backend_data);
+    pcout << "Execution: " << backend->description() << "; "
+          << backend->memory_consumption() / (1024 * 1024) << " MiB"
+          << std::endl;
+  }
+
+
+
+  void
+  HyperelasticSolid::set_initial_state()
+  {
+    const GPUAssembly::MeshArrays &a = adapter.get_arrays();
+    const auto u0 = make_vector_function(parameters.initial.displacement,
+                                         "Initial conditions/Displacement");
+    const auto v0 = make_vector_function(parameters.initial.velocity,
+                                         "Initial conditions/Velocity");
+    std::vector<double> u(a.n_dofs, 0.), p(a.n_dofs, 0.);
+    for (unsigned int n = 0; n < a.n_nodes; ++n)
+      {
+        const Point<dim> X(a.nodal_coordinates[n * dim],
+                           a.nodal_coordinates[n * dim + 1],
+                           a.nodal_coordinates[n * dim + 2]);
+        for (unsigned int c = 0; c < dim; ++c)
+          {
+            const auto dof = a.node_dofs[n * dim + c];
+            if (a.dof_is_constrained[dof])
+              continue;
+            u[dof] = u0->value(X, c);
+            p[dof] = backend_data.lumped_mass[dof] * v0->value(X, c);
+          }
+      }
+    const auto [J_min, where] = find_worst_element(u);
+    AssertThrow(J_min > 0,
+                ExcMessage("The initial displacement inverts " + where +
+                           " (J = " + std::to_string(J_min) + ")."));
+    backend->set_state(u, p);
+  }
+
+
+
+  void
+  HyperelasticSolid::setup()
+  {
+    {
+      TimerOutput::Scope scope(timer, "Set-up (mesh, adapter, plan)");
+      make_grid();
+      setup_system();
+      setup_backend();
+    }
+    TimerOutput::Scope scope(timer, "Transfers");
+    set_initial_state();
+  }
+
+
+
+  std::string
+  HyperelasticSolid::backend_description() const
+  {
+    return backend->description();
+  }
+} // namespace Hyperelastic

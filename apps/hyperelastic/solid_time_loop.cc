@@ -1,0 +1,363 @@
+// HyperelasticSolid's time loop: the loads of a step, the Newton loop
+// (on the device as one graph launch where the backend can, else driven
+// from the host), the failure reports, and the run with its summary.
+
+#include <deal.II/base/function.h>
+
+#include <gpu_assembly/base/device.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "hyperelastic_solid.h"
+
+namespace Hyperelastic
+{
+  namespace
+  {
+    std::string
+    format_scientific(const double value, const unsigned int digits = 2)
+    {
+      std::ostringstream out;
+      out << std::scientific << std::setprecision(digits) << value;
+      return out.str();
+    }
+  } // namespace
+
+
+
+  StepLoads
+  HyperelasticSolid::loads_at(const double t_new) const
+  {
+    StepLoads loads;
+    if (dynamic)
+      {
+        loads.dt = t_new - time;
+        // Eq. (4) evaluates the forces at the midpoint in time as well.
+        const double t_mid = 0.5 * (time + t_new);
+        load_function->set_time(t_mid);
+        loads.load_amplitude    = load_function->value(Point<1>());
+        loads.body_force_factor = 1.;
+      }
+    else
+      {
+        load_function->set_time(t_new);
+        loads.load_amplitude = load_function->value(Point<1>());
+        loads.body_force_factor =
+          std::min(1., t_new / parameters.time.end_time);
+      }
+    return loads;
+  }
+
+
+
+  StepReport
+  HyperelasticSolid::newton_loop(const StepLoads &loads)
+  {
+    const auto &solver = parameters.solver;
+    {
+      TimerOutput::Scope scope(timer, "Update");
+      backend->predict(loads);
+    }
+
+    StepReport report;
+    for (unsigned int it = 0;; ++it)
+      {
+        double residual;
+        {
+          TimerOutput::Scope scope(timer, "Assembly");
+          residual = backend->assemble_residual(loads);
+        }
+        report.residuals.push_back(residual);
+        if (!std::isfinite(residual))
+          {
+            report.status = StepStatus::not_finite;
+            return report;
+          }
+        if (residual <= solver.newton_tolerance)
+          break;
+        if (it == solver.max_newton_iterations ||
+            residual >
+              solver.divergence_limit *
+                std::max(report.residuals.front(), solver.newton_tolerance))
+          {
+            report.status = StepStatus::diverged;
+            return report;
+          }
+        LinearSolveResult cg;
+        {
+          TimerOutput::Scope scope(timer, "Solve (Jacobi-CG)");
+          cg = backend->solve_and_update(solver.cg_tolerance,
+                                         solver.max_cg_iterations);
+        }
+        report.n_cg_iterations += cg.iterations;
+        if (!std::isfinite(cg.final_residual))
+          {
+            report.status = StepStatus::cg_breakdown;
+            return report;
+          }
+      }
+
+    {
+      TimerOutput::Scope scope(timer, "Update");
+      backend->finish_step(loads);
+    }
+    report.status = StepStatus::converged;
+    return report;
+  }
+
+
+
+  void
+  HyperelasticSolid::do_step()
+  {
+    const auto  &solver = parameters.solver;
+    const double t_new =
+      std::min(time + parameters.time.time_step, parameters.time.end_time);
+    const StepLoads loads = loads_at(t_new);
+
+    // The whole step on the device where the backend can (one graph
+    // launch, the same tests in the same order), else the loop above.
+    StepReport report;
+    bool       ran_whole = false;
+    if (backend->runs_whole_steps())
+      {
+        NewtonControl control;
+        control.tolerance         = solver.newton_tolerance;
+        control.max_iterations    = solver.max_newton_iterations;
+        control.divergence_limit  = solver.divergence_limit;
+        control.cg_tolerance      = solver.cg_tolerance;
+        control.max_cg_iterations = solver.max_cg_iterations;
+        TimerOutput::Scope scope(timer, step_graph_section);
+        ran_whole = backend->run_step(loads, control, report);
+      }
+    if (!ran_whole)
+      report = newton_loop(loads);
+
+    const std::vector<double> &residuals = report.residuals;
+    const unsigned int         it        = residuals.size() - 1;
+    switch (report.status)
+      {
+        case StepStatus::converged:
+          break;
+        case StepStatus::not_finite:
+          {
+            std::vector<double> u;
+            {
+              TimerOutput::Scope scope(timer, "Transfers");
+              backend->get_iterate(u);
+            }
+            // The kernel saw the midpoint configuration.
+            if (dynamic)
+              {
+                const auto [u_old, p_old] = state();
+                for (unsigned int i = 0; i < u.size(); ++i)
+                  u[i] = 0.5 * (u[i] + u_old[i]);
+              }
+            const auto [J_min, where] = find_worst_element(u);
+            stop("in step " + std::to_string(step_number + 1) +
+                 " (t = " + std::to_string(t_new) + "), Newton iteration " +
+                 std::to_string(it) + ": " +
+                 (J_min <= 0 ?
+                    where + " is inverted (J = " + std::to_string(J_min) + ")" :
+                    "the residual is not finite (smallest J: " +
+                      std::to_string(J_min) + " at " + where + ")") +
+                 ". Try a smaller time step or load increment.");
+          }
+        case StepStatus::diverged:
+          {
+            std::ostringstream history;
+            for (const double r : residuals)
+              history << ' ' << format_scientific(r);
+            stop("Newton's method diverged in step " +
+                 std::to_string(step_number + 1) + " (t = " +
+                 std::to_string(t_new) + ") after " + std::to_string(it) +
+                 " iterations; residuals:" + history.str() +
+                 ". Try a smaller time step, more Newton iterations or a "
+                 "looser tolerance.");
+          }
+        case StepStatus::cg_breakdown:
+          stop("CG broke down in step " + std::to_string(step_number + 1) +
+               " (the tangent is not positive definite: an element is close "
+               "to inversion or the body is unstable).");
+      }
+
+    time = t_new;
+    ++step_number;
+    const unsigned int n_newton = it;
+    const unsigned int n_cg     = report.n_cg_iterations;
+    stats.n_steps += 1;
+    stats.n_newton_iterations += n_newton;
+    stats.n_cg_iterations += n_cg;
+    stats.max_newton_iterations =
+      std::max(stats.max_newton_iterations, n_newton);
+    stats.last_newton_residual = residuals.back();
+
+    const unsigned int interval = parameters.output.screen_interval;
+    if (interval > 0 && step_number % interval == 0)
+      {
+        pcout << "Step " << std::setw(5) << step_number
+              << "  t = " << std::setw(9) << std::fixed << std::setprecision(4)
+              << time << "  Newton " << n_newton << "  CG " << std::setw(4)
+              << n_cg << "  |r|:";
+        for (const double r : residuals)
+          pcout << ' ' << format_scientific(r);
+        pcout << std::endl;
+      }
+  }
+
+
+
+  void
+  HyperelasticSolid::stop(const std::string &reason)
+  {
+    std::vector<double> u, p;
+    {
+      TimerOutput::Scope scope(timer, "Transfers");
+      backend->get_state(u, p);
+    }
+    write_output(u, p, step_number);
+    pcout << "Wrote the last good state (step " << step_number
+          << ", t = " << time << ") to " << stats.output_files.back() << '.'
+          << std::endl;
+    AssertThrow(false, ExcSimulationStopped(reason));
+    __builtin_unreachable();
+  }
+
+
+
+  void
+  HyperelasticSolid::run()
+  {
+    pcout << GPUAssembly::describe_execution_path() << std::endl;
+    setup();
+
+    const auto &o      = parameters.output;
+    const auto  output = [&]() {
+      std::vector<double> u, p;
+      {
+        TimerOutput::Scope scope(timer, "Transfers");
+        backend->get_state(u, p);
+      }
+      write_output(u, p, step_number);
+      const Tensor<1, dim> momentum = linear_momentum(p);
+      pcout << "  output " << stats.output_files.back() << ": max |u| = "
+            << format_scientific(
+                 std::abs(*std::max_element(u.begin(),
+                                            u.end(),
+                                            [](const double a, const double b) {
+                                              return std::abs(a) < std::abs(b);
+                                            })),
+                 3)
+            << ", kinetic energy " << format_scientific(kinetic_energy(p), 4)
+            << ", strain energy " << format_scientific(strain_energy(u), 4)
+            << ", momentum (" << format_scientific(momentum[0]) << ", "
+            << format_scientific(momentum[1]) << ", "
+            << format_scientific(momentum[2]) << ')';
+      if (!parameters.boundary.load_region.empty)
+        {
+          const Tensor<1, dim> tip = load_region_displacement(u);
+          pcout << ", load region mean u (" << format_scientific(tip[0], 4)
+                << ", " << format_scientific(tip[1], 4) << ", "
+                << format_scientific(tip[2], 4) << ')';
+        }
+      pcout << std::endl;
+    };
+    if (o.output_interval > 0)
+      output();
+
+    const auto   start       = std::chrono::steady_clock::now();
+    double       output_time = 0;
+    const double end_time    = parameters.time.end_time;
+    while (time < end_time * (1 - 1e-12) &&
+           (parameters.time.max_steps == 0 ||
+            step_number < parameters.time.max_steps))
+      {
+        do_step();
+        const bool last = !(time < end_time * (1 - 1e-12)) ||
+                          step_number == parameters.time.max_steps;
+        if (o.output_interval > 0 &&
+            (step_number % o.output_interval == 0 || last))
+          {
+            const auto before = std::chrono::steady_clock::now();
+            output();
+            output_time += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - before)
+                             .count();
+          }
+      }
+    stats.stepping_wall_time =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+        .count() -
+      output_time;
+
+    pcout << "\n"
+          << stats.n_steps << " steps in " << std::fixed << std::setprecision(3)
+          << stats.stepping_wall_time
+          << " s without output: " << std::setprecision(1)
+          << stats.n_steps / std::max(stats.stepping_wall_time, 1e-300)
+          << " steps/s; Newton iterations " << stats.n_newton_iterations
+          << " (at most " << stats.max_newton_iterations << " per step), CG "
+          << "iterations " << stats.n_cg_iterations << "." << std::endl;
+    if (o.output_interval > 0)
+      pcout << "Open " << o.directory << "/" << o.base_name
+            << ".pvd in ParaView." << std::endl;
+    timer.print_summary();
+    DeviceStageTimes device;
+    if (backend->device_stage_times(device))
+      {
+        // TimerOutput sees one section per step graph; the device's clock
+        // splits it into the chapter's stages (Figures 16.10-16.11).
+        const double total = device.assembly + device.solve + device.update;
+        pcout << "Stages of the steps run as device graphs, by the device's "
+                 "clock:\n";
+        for (const auto &[name, seconds] :
+             {std::pair<const char *, double>{"Assembly", device.assembly},
+              {"Solve (Jacobi-CG)", device.solve},
+              {"Update", device.update}})
+          pcout << "  " << std::left << std::setw(20) << name << std::right
+                << std::fixed << std::setprecision(4) << std::setw(10)
+                << seconds << " s  " << std::setprecision(1) << std::setw(5)
+                << (total > 0 ? 100. * seconds / total : 0.) << " %\n";
+        pcout << std::flush;
+      }
+  }
+
+
+
+  std::map<std::string, double>
+  HyperelasticSolid::stage_times() const
+  {
+    std::map<std::string, double> stages =
+      timer.get_summary_data(TimerOutput::total_wall_time);
+    DeviceStageTimes device;
+    if (backend != nullptr && backend->device_stage_times(device))
+      {
+        // The graph's wall time is the device's stages plus the launch
+        // and the report's copy: the latter is a transfer.
+        const double step = stages[step_graph_section];
+        stages.erase(step_graph_section);
+        stages["Assembly"] += device.assembly;
+        stages["Solve (Jacobi-CG)"] += device.solve;
+        stages["Update"] += device.update;
+        stages["Transfers"] +=
+          std::max(0., step - device.assembly - device.solve - device.update);
+      }
+    else
+      stages.erase(step_graph_section);
+    return stages;
+  }
+
+
+
+  void
+  HyperelasticSolid::reset_timers()
+  {
+    timer.reset();
+    if (backend != nullptr)
+      backend->reset_device_stage_times();
+  }
+} // namespace Hyperelastic
