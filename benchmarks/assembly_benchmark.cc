@@ -641,8 +641,9 @@ namespace
     for (const bool symmetric : {false, true})
       {
         GlobalNZPlan::Parameters parameters;
-        static_cast<internal::GlobalNZTuning &>(parameters) = tuning.global_nz;
-        parameters.symmetric                                = symmetric;
+        static_cast<GPUAssembly::internal::GlobalNZTuning &>(parameters) =
+          tuning.global_nz;
+        parameters.symmetric = symmetric;
         GlobalNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
         plan.reinit(arrays,
@@ -658,8 +659,9 @@ namespace
     for (const bool node_pairs : {false, true})
       {
         SharedNZPlan::Parameters parameters;
-        static_cast<internal::SharedNZTuning &>(parameters) = tuning.shared_nz;
-        parameters.node_pairs                               = node_pairs;
+        static_cast<GPUAssembly::internal::SharedNZTuning &>(parameters) =
+          tuning.shared_nz;
+        parameters.node_pairs = node_pairs;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
         // DeviceAssembler's limit on an H100 or H200: the 228 KiB of a

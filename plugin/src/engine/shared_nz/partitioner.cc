@@ -199,8 +199,7 @@ namespace GPUAssembly
         // one that brings the fewest elements it does not touch yet, until the
         // next would not fit; the next part starts next to it. Parts end full,
         // where the greedy union's parts, which only join whole, end between a
-        // third and all of the limit (with node pairs, 274 elements per part
-        // on average against up to 924 at 1.5 M tetrahedra).
+        // third and all of the limit.
         std::vector<unsigned int>
         greedy_growth_partition(const MeshArrays  &arrays,
                                 const Csr         &elements_of,
