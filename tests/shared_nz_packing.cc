@@ -38,9 +38,11 @@ test_lpt_packing(Testing::Checks &checks)
   const unsigned int      n_lanes   = 64;
   std::vector<index_type> packed    = {7, 7}; // packing appends
   const unsigned int      n_columns = pack_lists_lpt(lists, n_lanes, packed);
-  checks.check(packed.size() == 2 + std::size_t(n_columns) * n_lanes &&
-                 packed[0] == 7,
-               "LPT packing appends a column-major n_lanes x n_columns block");
+  Testing::check_rules(checks,
+                       "LPT packing",
+                       {{packed[0] == 7, "appends to what the array held"},
+                        {packed.size() == 2 + std::size_t(n_columns) * n_lanes,
+                         "a column-major n_lanes x n_columns block"}});
 
   // Walk each lane like a thread does: lists must come out whole, in order.
   std::vector<int> seen(next, 0);
@@ -74,11 +76,13 @@ test_lpt_packing(Testing::Checks &checks)
   const double                    lower_bound =
     std::max<double>(double(total) / n_lanes, double(longest));
   const unsigned int max_load = *std::max_element(loads.begin(), loads.end());
-  checks.check(max_load == n_columns &&
-                 max_load <= 4. / 3. * lower_bound + longest,
-               "LPT balances the lanes: longest lane " +
-                 std::to_string(max_load) + " <= 4/3 * " +
-                 std::to_string(lower_bound) + " + longest list");
+  Testing::check_rules(
+    checks,
+    "LPT packing",
+    {{max_load == n_columns, "the longest lane sets the columns"},
+     {max_load <= 4. / 3. * lower_bound + longest,
+      "balances the lanes: longest lane " + std::to_string(max_load) +
+        " <= 4/3 * " + std::to_string(lower_bound) + " + longest list"}});
 }
 
 
