@@ -1,40 +1,21 @@
 // Benchmark of one re-assembly of 3D linear elasticity on linear tetrahedra:
 // every GPU method against deal.II's own CPU assembly (FEValues + WorkStream
 // + AffineConstraints::distribute_local_to_global on all host cores), with
-// the effective bandwidth of each GPU method by the byte model of DESIGN.md
-// as a fraction of the device's copy bandwidth measured in the same run.
+// the effective bandwidth of each GPU method by its byte model (the bytes it
+// must move at least, byte_model()) as a fraction of the device's copy
+// bandwidth measured in the same run.
 //
 // Usage: assembly_benchmark [subdivisions ...]   (default: 34 67 100, about
 //        0.2 M, 1.5 M and 5 M tetrahedra: a cube of n^3 hexahedra, 5
 //        tetrahedra each)
 //        Options: --precision double|float|both  --repetitions N
-//                 --method NAME (repeatable: GlobalNZ, "GlobalNZ symmetric",
-//                 "GlobalNZ (Morton)", SharedNZ, "SharedNZ node pairs"
-//                 (element data computed in the reduction from S(e)),
-//                 LocalElem-atomic, LocalElem-colored; tuning variants:
-//                 "GlobalNZ R=256" ... "R=4096" (reduction blocks in target
-//                 order), "GlobalNZ rows" (the same with 512 targets per block,
-//                 the default before Z-ordered blocks), "GlobalNZ symmetric
-//                 Morton blocks R=256", "GlobalNZ Morton blocks" (elements and
-//                 reduction blocks in Z-order), "GlobalNZ rows, Morton
-//                 blocks", "GlobalNZ symmetric Morton blocks",
-//                 "SharedNZ 1 block/SM", "SharedNZ T=128 smem/4",
-//                 "SharedNZ T=512", "SharedNZ 3 blocks/SM", "SharedNZ 3
-//                 blocks/SM T=192", "SharedNZ 4 blocks/SM T=128",
-//                 "SharedNZ node pairs T=384", "SharedNZ node pairs 3
-//                 blocks/SM", "SharedNZ node pairs 4 blocks/SM T=192",
-//                 "SharedNZ node pairs 1 block/SM", "SharedNZ node pairs
-//                 T=128", "SharedNZ node pairs 4 blocks/SM T=128",
-//                 "SharedNZ node pairs 3 blocks/SM T=160", "SharedNZ node
-//                 pairs 2 blocks/SM T=256" (the default before 4 blocks of
-//                 128 threads), "SharedNZ node pairs 5 blocks/SM T=96",
-//                 "SharedNZ node pairs 6 blocks/SM T=64", "SharedNZ node
-//                 pairs 8 blocks/SM T=64", "SharedNZ node pairs, union
-//                 parts" (the greedy union instead of parts grown node by
-//                 node), "SharedNZ, grown parts"; "GlobalNZ, general
-//                 element form" and the same for
-//                 SharedNZ and LocalElem-atomic: without the element
-//                 kernels compiled for linear simplices)
+//                 --method NAME (repeatable; default: all of GlobalNZ,
+//                 "GlobalNZ symmetric", SharedNZ, "SharedNZ node pairs",
+//                 LocalElem-atomic, LocalElem-colored)
+//                 --tune METHOD.NAME=VALUE (repeatable: overrides a value of
+//                 DeviceAssembler::AdditionalData::Tuning for every method
+//                 run, e.g. --tune shared_nz.threads_per_block=128; the
+//                 names are listed by --tune help)
 //                 --skip-dealii (no CPU peer, for profiling runs)
 //                 --plans-only (no GPU needed: time the host construction
 //                 of the GlobalNZ and SharedNZ plans for an H100/H200's
@@ -44,10 +25,7 @@
 //                 method: JxW and the 12 physical gradients, 13 values,
 //                 the default; or the inverse reference edge matrix and
 //                 its determinant, 10 values, the chapter's form for
-//                 linear tetrahedra. On an H200 at 5 M tetrahedra the edge
-//                 matrix made GlobalNZ 2 % faster and SharedNZ, which
-//                 computes each element 2.4 times, 15 % slower:
-//                 benchmarks/results/h200_assembly_benchmark_n100_edge_matrix.txt)
+//                 linear tetrahedra)
 
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/quadrature_lib.h>
@@ -76,17 +54,17 @@
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/engine/device_assembler.h>
-#include <gpu_assembly/engine/shared_nz_layout.h>
+#include <gpu_assembly/engine/shared_nz/layout.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <numeric>
-#include <tuple>
 
 using namespace dealii;
 using namespace GPUAssembly;
@@ -352,7 +330,9 @@ namespace
 
 
 
-  // Bytes a method must move at least for one re-assembly (DESIGN.md).
+  // Bytes a method must move at least for one re-assembly: the element
+  // data where they leave the chip, the plan's arrays it reads, the inputs
+  // and the output.
   template <typename Number>
   double
   byte_model(const AssemblyMethod                method,
@@ -428,400 +408,117 @@ namespace
 
 
   // A method as benchmarked: the method and the variant of its plan.
+  using Tuning = DeviceAssembler<dim, double>::AdditionalData::Tuning;
+
+  // The variants the benchmark runs: a method and the user's choices.
   struct Variant
   {
     std::string    name;
     AssemblyMethod method;
-    ElementOrder   element_order;
-    /// GlobalNZ targets per reduction block (0: default).
-    unsigned int targets_per_block = 0;
-    /// SharedNZ shared memory per block as a fraction of the device's (0:
-    /// the plan's default, two blocks per multiprocessor).
-    double shared_memory_fraction = 0.;
-    /// Benchmarked only when named with --method.
-    bool on_request = false;
-    /// GlobalNZ stores the upper triangle of A^e only.
-    bool symmetric = false;
-    /// SharedNZ threads per block (0: default).
-    unsigned int shared_threads = 0;
-    /// GlobalNZ: order in which the reduction blocks run.
-    ReductionOrder reduction_order = ReductionOrder::automatic;
-    /// GlobalNZ threads per reduction block (0: default).
-    unsigned int reduction_threads = 0;
-    /// SharedNZ blocks per multiprocessor where shared_memory_fraction is
-    /// 0 (0: default).
-    unsigned int shared_blocks_per_multiprocessor = 0;
-    /// Elements through compute_element()'s general form, not the one
-    /// compiled for linear simplices.
-    bool general_elements = false;
-    /// How SharedNZ partitions the nodes.
-    NodePartitioner shared_partitioner = NodePartitioner::automatic;
-    /// SharedNZ: elements' nodes in their own order
-    /// (SharedNZPlan::Parameters::reorder_nodes false).
-    bool shared_element_node_order = false;
-    /// SharedNZ computes element data node pair by node pair in its
-    /// reduction (SharedNZPlan::Parameters::node_pairs).
-    bool shared_node_pairs = false;
-    /// SharedNZ: diagonal lists summed whole by one lane
-    /// (SharedNZPlan::Parameters::halve_diagonal_lists false).
-    bool shared_whole_diagonals = false;
-    /// SharedNZ: lists in rows by both runs
-    /// (SharedNZPlan::Parameters::lists_in_column_order false).
-    bool shared_lists_by_runs = false;
+    bool           symmetric  = false;
+    bool           node_pairs = false;
   };
 
-  // A method with the plan's defaults but for what @p set changes.
-  template <class Set = void (*)(Variant &)>
-  Variant
-  variant(
-    const std::string   &name,
-    const AssemblyMethod method,
-    const Set           &set = [](Variant &) {})
-  {
-    Variant v{name, method, ElementOrder::rows};
-    set(v);
-    return v;
-  }
-
-  // The same for a tuning variant, benchmarked only when named with
-  // --method. Fields a method does not use are left at their defaults
-  // (shared_memory_fraction: SharedNZ only).
-  template <class Set = void (*)(Variant &)>
-  Variant
-  tuning(
-    const std::string   &name,
-    const AssemblyMethod method,
-    const Set           &set = [](Variant &) {})
-  {
-    Variant v    = variant(name, method, set);
-    v.on_request = true;
-    return v;
-  }
-
   const std::vector<Variant> all_variants = {
-    variant("GlobalNZ", AssemblyMethod::global_nz),
-    variant("GlobalNZ symmetric",
-            AssemblyMethod::global_nz,
-            [](Variant &v) {
-              v.symmetric = true;
-            }),
-    variant("GlobalNZ (Morton)",
-            AssemblyMethod::global_nz,
-            [](Variant &v) {
-              v.element_order = ElementOrder::morton;
-            }),
-    variant("SharedNZ", AssemblyMethod::shared_nz),
-    variant("SharedNZ node pairs",
-            AssemblyMethod::shared_nz,
-            [](Variant &v) {
-              v.shared_node_pairs = true;
-            }),
-    variant("LocalElem-atomic", AssemblyMethod::local_elem_atomic),
-    variant("LocalElem-colored", AssemblyMethod::local_elem_colored),
-    tuning("GlobalNZ R=256",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 256;
-             v.reduction_order   = ReductionOrder::rows;
-           }),
-    tuning("GlobalNZ R=512",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 512;
-             v.reduction_order   = ReductionOrder::rows;
-           }),
-    tuning("GlobalNZ R=1024",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 1024;
-             v.reduction_order   = ReductionOrder::rows;
-           }),
-    tuning("GlobalNZ R=4096",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 4096;
-             v.reduction_order   = ReductionOrder::rows;
-           }),
-    tuning("GlobalNZ Morton blocks",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.element_order   = ElementOrder::morton;
-             v.reduction_order = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ rows, Morton blocks",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.reduction_order = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ rows",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 512;
-             v.reduction_order   = ReductionOrder::rows;
-           }),
-    tuning("GlobalNZ symmetric rows",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 512;
-             v.symmetric         = true;
-             v.reduction_order   = ReductionOrder::rows;
-           }),
-    tuning("GlobalNZ symmetric Morton blocks R=256",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 256;
-             v.symmetric         = true;
-             v.reduction_order   = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ Morton blocks T=128",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 256;
-             v.reduction_order   = ReductionOrder::morton;
-             v.reduction_threads = 128;
-           }),
-    tuning("GlobalNZ Morton blocks R=384",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 384;
-             v.reduction_order   = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ Morton blocks R=512 T=128",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 512;
-             v.reduction_order   = ReductionOrder::morton;
-             v.reduction_threads = 128;
-           }),
-    tuning("GlobalNZ rows, Morton blocks R=128",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 128;
-             v.reduction_order   = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ rows, Morton blocks R=192",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 192;
-             v.reduction_order   = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ rows, Morton blocks R=256",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 256;
-             v.reduction_order   = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ rows, Morton blocks R=512",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 512;
-             v.reduction_order   = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ rows, Morton blocks R=768",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 768;
-             v.reduction_order   = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ rows, Morton blocks R=1024",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.targets_per_block = 1024;
-             v.reduction_order   = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ symmetric rows, Morton blocks",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.symmetric       = true;
-             v.reduction_order = ReductionOrder::morton;
-           }),
-    tuning("GlobalNZ symmetric Morton blocks",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.element_order   = ElementOrder::morton;
-             v.symmetric       = true;
-             v.reduction_order = ReductionOrder::morton;
-           }),
-    tuning("SharedNZ 1 block/SM",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_memory_fraction = 1.;
-           }),
-    tuning("SharedNZ T=128 smem/4",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_memory_fraction = 0.25;
-             v.shared_threads         = 128;
-           }),
-    tuning("SharedNZ T=512",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_memory_fraction = 1.;
-             v.shared_threads         = 512;
-           }),
-    tuning("SharedNZ, nodes in element order",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_element_node_order = true;
-           }),
-    tuning("SharedNZ METIS",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_partitioner = NodePartitioner::metis;
-           }),
-    tuning("SharedNZ T=192",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_threads = 192;
-           }),
-    tuning("SharedNZ T=320",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_threads = 320;
-           }),
-    tuning("SharedNZ 3 blocks/SM",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_blocks_per_multiprocessor = 3;
-           }),
-    tuning("SharedNZ 3 blocks/SM T=192",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_threads                   = 192;
-             v.shared_blocks_per_multiprocessor = 3;
-           }),
-    tuning("SharedNZ 4 blocks/SM T=128",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_threads                   = 128;
-             v.shared_blocks_per_multiprocessor = 4;
-           }),
-    tuning("SharedNZ node pairs, union parts",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs  = true;
-             v.shared_partitioner = NodePartitioner::greedy_union;
-           }),
-    tuning("SharedNZ, grown parts",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_partitioner = NodePartitioner::greedy_growth;
-           }),
-    tuning("SharedNZ node pairs T=384",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 384;
-             v.shared_blocks_per_multiprocessor = 2;
-           }),
-    tuning("SharedNZ node pairs 3 blocks/SM",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 256;
-             v.shared_blocks_per_multiprocessor = 3;
-           }),
-    tuning("SharedNZ node pairs 4 blocks/SM T=192",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 192;
-             v.shared_blocks_per_multiprocessor = 4;
-           }),
-    tuning("SharedNZ node pairs, whole diagonal lists",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs      = true;
-             v.shared_whole_diagonals = true;
-           }),
-    tuning("SharedNZ node pairs, lists by runs",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs    = true;
-             v.shared_lists_by_runs = true;
-           }),
-    tuning("SharedNZ node pairs 1 block/SM",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs      = true;
-             v.shared_threads         = 256;
-             v.shared_memory_fraction = 1.;
-           }),
-    tuning("SharedNZ node pairs T=128",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 128;
-             v.shared_blocks_per_multiprocessor = 2;
-           }),
-    tuning("SharedNZ node pairs 4 blocks/SM T=128",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 128;
-             v.shared_blocks_per_multiprocessor = 4;
-           }),
-    tuning("SharedNZ node pairs 2 blocks/SM T=256",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 256;
-             v.shared_blocks_per_multiprocessor = 2;
-           }),
-    tuning("SharedNZ node pairs 5 blocks/SM T=96",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 96;
-             v.shared_blocks_per_multiprocessor = 5;
-           }),
-    tuning("SharedNZ node pairs 6 blocks/SM T=64",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 64;
-             v.shared_blocks_per_multiprocessor = 6;
-           }),
-    tuning("SharedNZ node pairs 8 blocks/SM T=64",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 64;
-             v.shared_blocks_per_multiprocessor = 8;
-           }),
-    tuning("SharedNZ node pairs 3 blocks/SM T=160",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs                = true;
-             v.shared_threads                   = 160;
-             v.shared_blocks_per_multiprocessor = 3;
-           }),
-    tuning("SharedNZ node pairs, general element form",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.shared_node_pairs = true;
-             v.general_elements  = true;
-           }),
-    tuning("GlobalNZ, general element form",
-           AssemblyMethod::global_nz,
-           [](Variant &v) {
-             v.general_elements = true;
-           }),
-    tuning("SharedNZ, general element form",
-           AssemblyMethod::shared_nz,
-           [](Variant &v) {
-             v.general_elements = true;
-           }),
-    tuning("LocalElem-atomic, general element form",
-           AssemblyMethod::local_elem_atomic,
-           [](Variant &v) {
-             v.general_elements = true;
-           })};
+    {"GlobalNZ", AssemblyMethod::global_nz},
+    {"GlobalNZ symmetric", AssemblyMethod::global_nz, true},
+    {"SharedNZ", AssemblyMethod::shared_nz},
+    {"SharedNZ node pairs", AssemblyMethod::shared_nz, false, true},
+    {"LocalElem-atomic", AssemblyMethod::local_elem_atomic},
+    {"LocalElem-colored", AssemblyMethod::local_elem_colored}};
+
+
+
+  // The tuning values --tune can set, by name, each with a setter from the
+  // value's text.
+  const std::vector<
+    std::pair<std::string, std::function<void(Tuning &, const std::string &)>>>
+    tuning_values = {
+      {"global_nz.elements_per_block",
+       [](Tuning &t, const std::string &v) {
+         t.global_nz.elements_per_block = std::stoul(v);
+       }},
+      {"global_nz.reduction_threads",
+       [](Tuning &t, const std::string &v) {
+         t.global_nz.reduction_threads = std::stoul(v);
+       }},
+      {"global_nz.targets_per_block",
+       [](Tuning &t, const std::string &v) {
+         t.global_nz.targets_per_block = std::stoul(v);
+       }},
+      {"global_nz.element_order",
+       [](Tuning &t, const std::string &v) {
+         AssertThrow(v == "rows" || v == "morton",
+                     ExcMessage("global_nz.element_order is rows or morton."));
+         t.global_nz.element_order =
+           v == "rows" ? ElementOrder::rows : ElementOrder::morton;
+       }},
+      {"global_nz.reduction_order",
+       [](Tuning &t, const std::string &v) {
+         AssertThrow(v == "automatic" || v == "rows" || v == "morton",
+                     ExcMessage("global_nz.reduction_order is automatic, "
+                                "rows or morton."));
+         t.global_nz.reduction_order = v == "automatic" ?
+                                         ReductionOrder::automatic :
+                                       v == "rows" ? ReductionOrder::rows :
+                                                     ReductionOrder::morton;
+       }},
+      {"shared_nz.partitioner",
+       [](Tuning &t, const std::string &v) {
+         AssertThrow(v == "automatic" || v == "greedy_union" ||
+                       v == "greedy_growth" || v == "metis",
+                     ExcMessage("shared_nz.partitioner is automatic, "
+                                "greedy_union, greedy_growth or metis."));
+         t.shared_nz.partitioner =
+           v == "automatic"     ? NodePartitioner::automatic :
+           v == "greedy_union"  ? NodePartitioner::greedy_union :
+           v == "greedy_growth" ? NodePartitioner::greedy_growth :
+                                  NodePartitioner::metis;
+       }},
+      {"shared_nz.threads_per_block",
+       [](Tuning &t, const std::string &v) {
+         t.shared_nz.threads_per_block = std::stoul(v);
+       }},
+      {"shared_nz.shared_memory_per_block",
+       [](Tuning &t, const std::string &v) {
+         t.shared_nz.shared_memory_per_block = std::stoul(v);
+       }},
+      {"shared_nz.blocks_per_multiprocessor",
+       [](Tuning &t, const std::string &v) {
+         t.shared_nz.blocks_per_multiprocessor = std::stoul(v);
+       }},
+      {"local_elem.block_size", [](Tuning &t, const std::string &v) {
+         t.local_elem.block_size = std::stoul(v);
+       }}};
+
+  // Applies "NAME=VALUE" to @p tuning.
+  void
+  set_tuning_value(Tuning &tuning, const std::string &assignment)
+  {
+    const std::size_t equals = assignment.find('=');
+    std::string       names;
+    for (const auto &value : tuning_values)
+      {
+        names += "\n  " + value.first;
+        if (equals != std::string::npos &&
+            assignment.substr(0, equals) == value.first)
+          {
+            value.second(tuning, assignment.substr(equals + 1));
+            return;
+          }
+      }
+    AssertThrow(false,
+                ExcMessage("--tune takes NAME=VALUE with NAME one of:" +
+                           names));
+  }
+
+
 
   template <typename Number>
   void
   run_precision(const MeshArrays               &arrays,
                 const std::vector<std::string> &methods,
+                const Tuning                   &tuning,
                 const unsigned int              repetitions,
                 std::vector<Row>               &rows,
                 std::vector<Number>            &reference_values)
@@ -839,36 +536,16 @@ namespace
 
     for (const Variant &variant : all_variants)
       {
-        const bool named =
-          std::find(methods.begin(), methods.end(), variant.name) !=
-          methods.end();
-        if (methods.empty() ? variant.on_request : !named)
+        if (!methods.empty() &&
+            std::find(methods.begin(), methods.end(), variant.name) ==
+              methods.end())
           continue;
         const AssemblyMethod method = variant.method;
         typename DeviceAssembler<dim, Number>::AdditionalData data;
-        data.method                    = method;
-        data.global_nz.element_order   = variant.element_order;
-        data.global_nz.reduction_order = variant.reduction_order;
-        if (variant.reduction_threads > 0)
-          data.global_nz.reduction_threads = variant.reduction_threads;
-        data.global_nz.symmetric = variant.symmetric;
-        if (variant.shared_threads > 0)
-          data.shared_nz.threads_per_block = variant.shared_threads;
-        data.specialize_simplices    = !variant.general_elements;
-        data.shared_nz.reorder_nodes = !variant.shared_element_node_order;
-        data.shared_nz.halve_diagonal_lists  = !variant.shared_whole_diagonals;
-        data.shared_nz.lists_in_column_order = !variant.shared_lists_by_runs;
-        data.shared_nz.node_pairs            = variant.shared_node_pairs;
-        data.shared_nz.partitioner           = variant.shared_partitioner;
-        if (variant.shared_blocks_per_multiprocessor > 0)
-          data.shared_nz.blocks_per_multiprocessor =
-            variant.shared_blocks_per_multiprocessor;
-        if (variant.targets_per_block > 0)
-          data.global_nz.targets_per_block = variant.targets_per_block;
-        if (variant.shared_memory_fraction > 0)
-          data.shared_nz.shared_memory_per_block = static_cast<std::size_t>(
-            variant.shared_memory_fraction *
-            get_device_info().shared_memory_per_block_optin);
+        data.method     = method;
+        data.symmetric  = variant.symmetric;
+        data.node_pairs = variant.node_pairs;
+        data.tuning     = tuning;
         DeviceAssembler<dim, Number> assembler;
         auto                         start = std::chrono::steady_clock::now();
         assembler.reinit(arrays, data);
@@ -958,12 +635,14 @@ namespace
   // them in double for a Hopper GPU (227 KiB of shared memory per block):
   // the set-up column of the table without a GPU.
   void
-  time_plans(const MeshArrays &arrays)
+  time_plans(const MeshArrays &arrays, const Tuning &tuning)
   {
     const std::size_t hopper_shared_memory = 227 * 1024;
     for (const bool symmetric : {false, true})
       {
         GlobalNZPlan::Parameters parameters;
+        static_cast<GPUAssembly::internal::GlobalNZTuning &>(parameters) =
+          tuning.global_nz;
         parameters.symmetric = symmetric;
         GlobalNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
@@ -977,38 +656,27 @@ namespace
                   << plan.reduction_array.size() << " reduction entries"
                   << std::endl;
       }
-    // Two blocks per multiprocessor (228 KiB), less 1 KiB each that the
-    // driver reserves: DeviceAssembler's default.
-    for (const auto &[node_pairs, partitioner, halve, column_order] :
-         {std::make_tuple(false, NodePartitioner::greedy_union, true, true),
-          std::make_tuple(false, NodePartitioner::greedy_growth, true, true),
-          std::make_tuple(true, NodePartitioner::greedy_union, true, true),
-          std::make_tuple(true, NodePartitioner::greedy_growth, true, true),
-          std::make_tuple(true, NodePartitioner::greedy_growth, false, true),
-          std::make_tuple(true, NodePartitioner::greedy_growth, true, false)})
+    for (const bool node_pairs : {false, true})
       {
         SharedNZPlan::Parameters parameters;
-        parameters.node_pairs            = node_pairs;
-        parameters.partitioner           = partitioner;
-        parameters.halve_diagonal_lists  = halve;
-        parameters.lists_in_column_order = column_order;
+        static_cast<GPUAssembly::internal::SharedNZTuning &>(parameters) =
+          tuning.shared_nz;
+        parameters.node_pairs = node_pairs;
         SharedNZPlan plan;
         const auto   start = std::chrono::steady_clock::now();
-        // DeviceAssembler's limit on an H100 or H200.
-        plan.reinit(arrays,
-                    parameters,
-                    dim,
-                    sizeof(double),
-                    228 * 1024 /
-                        parameters.resolved(arrays.layout.n_nodes)
-                          .blocks_per_multiprocessor -
-                      1024);
+        // DeviceAssembler's limit on an H100 or H200: the 228 KiB of a
+        // multiprocessor shared by its blocks, less 1 KiB each that the
+        // driver reserves.
+        const std::size_t shared_memory =
+          parameters.shared_memory_per_block > 0 ?
+            parameters.shared_memory_per_block :
+            std::min<std::size_t>(hopper_shared_memory,
+                                  228 * 1024 /
+                                      parameters.resolved(arrays.layout.n_nodes)
+                                        .blocks_per_multiprocessor -
+                                    1024);
+        plan.reinit(arrays, parameters, dim, sizeof(double), shared_memory);
         std::cout << "SharedNZ" << (node_pairs ? " node pairs" : "")
-                  << (partitioner == NodePartitioner::greedy_growth ?
-                        ", grown parts" :
-                        "")
-                  << (halve ? "" : ", whole diagonal lists")
-                  << (column_order ? "" : ", lists by runs")
                   << " plan: " << seconds_since(start) << " s, ";
         print_parts(plan, sizeof(double));
         print_stream(plan);
@@ -1031,6 +699,7 @@ main(int argc, char **argv)
       bool                                            with_dealii = true;
       bool                                            plans_only  = false;
       std::vector<std::string>                        methods;
+      Tuning                                          tuning;
       typename DoFHandlerAdapter<dim>::AdditionalData adapter_data;
       adapter_data.supplemental_format =
         SupplementalDataFormat::quadrature_gradients;
@@ -1042,7 +711,21 @@ main(int argc, char **argv)
           else if (argument == "--repetitions" && i + 1 < argc)
             repetitions = std::stoi(argv[++i]);
           else if (argument == "--method" && i + 1 < argc)
-            methods.push_back(argv[++i]);
+            {
+              methods.push_back(argv[++i]);
+              AssertThrow(std::any_of(all_variants.begin(),
+                                      all_variants.end(),
+                                      [&](const Variant &variant) {
+                                        return variant.name == methods.back();
+                                      }),
+                          ExcMessage("Unknown --method '" + methods.back() +
+                                     "'; choose GlobalNZ, \"GlobalNZ "
+                                     "symmetric\", SharedNZ, \"SharedNZ node "
+                                     "pairs\", LocalElem-atomic or "
+                                     "LocalElem-colored."));
+            }
+          else if (argument == "--tune" && i + 1 < argc)
+            set_tuning_value(tuning, argv[++i]);
           else if (argument == "--skip-dealii")
             with_dealii = false;
           else if (argument == "--plans-only")
@@ -1127,7 +810,7 @@ main(int argc, char **argv)
                     << " (" << arrays.n_supplemental << " values)" << std::endl;
           if (plans_only)
             {
-              time_plans(arrays);
+              time_plans(arrays, tuning);
               continue;
             }
 
@@ -1155,6 +838,7 @@ main(int argc, char **argv)
                   std::vector<double> reference;
                   run_precision<double>(arrays,
                                         methods,
+                                        tuning,
                                         repetitions,
                                         rows,
                                         reference);
@@ -1177,6 +861,7 @@ main(int argc, char **argv)
                   std::vector<float> reference;
                   run_precision<float>(arrays,
                                        methods,
+                                       tuning,
                                        repetitions,
                                        rows,
                                        reference);

@@ -14,7 +14,7 @@
 
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/base/device.h>
-#include <gpu_assembly/engine/device_assembler.templates.cuh>
+#include <gpu_assembly/engine/global_nz/kernels.cuh>
 #include <gpu_assembly/kernels/element_kernels.h>
 #include <gpu_assembly/kernels/hex8_elasticity.cuh>
 #include <gpu_assembly/lac/device_vector.h>
@@ -257,10 +257,10 @@ namespace
 
   struct Variant
   {
-    std::string     name;
-    ElementStrategy strategy; // thread_per_element: the engine's kernel
-    bool            symmetric;
-    unsigned int    G;
+    std::string name;
+    // thread_per_element: the engine's kernel.
+    Hex8BlockStrategy strategy;
+    bool              symmetric;
     // The entry form of the block kernels: ElementStrategy::shape_map runs
     // the isotropic one; the block form is the seed's arithmetic as it is.
     internal::Hex8EntryForm form = internal::Hex8EntryForm::standard;
@@ -288,10 +288,10 @@ namespace
   seed_flops(const Variant &v)
   {
     const double entries = v.symmetric ? 300 : 576;
-    if (v.strategy == ElementStrategy::shape_map ||
-        v.strategy == ElementStrategy::shape_map_per_entry)
+    if (v.strategy.element_strategy == ElementStrategy::shape_map ||
+        v.strategy.element_strategy == ElementStrategy::shape_map_per_entry)
       return entries * 8 * 20;
-    if (v.strategy == ElementStrategy::standard)
+    if (v.strategy.element_strategy == ElementStrategy::standard)
       return entries * 8 * 77;
     return 0;
   }
@@ -301,7 +301,7 @@ namespace
   {
     const double entries = v.symmetric ? 300 : 576;
     const double extra   = 8 * 348 + 24 * 17;
-    if (v.strategy == ElementStrategy::thread_per_element)
+    if (v.strategy.element_strategy == ElementStrategy::thread_per_element)
       return 64 * 8 * 74 + 8 * 8 * 2 + 24;
     if (v.form == internal::Hex8EntryForm::shape_map_isotropic ||
         v.form == internal::Hex8EntryForm::shape_map_rows)
@@ -380,49 +380,41 @@ main(int argc, char **argv)
       using Form                          = internal::Hex8EntryForm;
       const std::vector<Variant> variants = {
         {"shapeMap G=8",
-         ElementStrategy::shape_map,
+         {ElementStrategy::shape_map, 8},
          false,
-         8,
          Form::shape_map_rows},
         {"shapeMap G=4",
-         ElementStrategy::shape_map,
+         {ElementStrategy::shape_map, 4},
          false,
-         4,
          Form::shape_map_rows},
         {"shapeMap/entry G=8",
-         ElementStrategy::shape_map_per_entry,
+         {ElementStrategy::shape_map_per_entry, 8},
          false,
-         8,
          Form::shape_map_isotropic},
         {"shapeMap/entry G=4",
-         ElementStrategy::shape_map_per_entry,
+         {ElementStrategy::shape_map_per_entry, 4},
          false,
-         4,
          Form::shape_map_isotropic},
         {"shapeMap/entry G=1",
-         ElementStrategy::shape_map_per_entry,
+         {ElementStrategy::shape_map_per_entry, 1},
          false,
-         1,
          Form::shape_map_isotropic},
         {"shapeMap C-block G=8",
-         ElementStrategy::shape_map_per_entry,
+         {ElementStrategy::shape_map_per_entry, 8},
          false,
-         8,
          Form::shape_map_block},
-        {"standard G=8", ElementStrategy::standard, false, 8, Form::standard},
-        {"standard G=1", ElementStrategy::standard, false, 1, Form::standard},
-        {"engine thread/elem", ElementStrategy::thread_per_element, false, 0},
+        {"standard G=8", {ElementStrategy::standard, 8}, false, Form::standard},
+        {"standard G=1", {ElementStrategy::standard, 1}, false, Form::standard},
+        {"engine thread/elem", {ElementStrategy::thread_per_element, 0}, false},
         {"shapeMap sym G=8",
-         ElementStrategy::shape_map,
+         {ElementStrategy::shape_map, 8},
          true,
-         8,
          Form::shape_map_rows},
         {"shapeMap/entry sym",
-         ElementStrategy::shape_map_per_entry,
+         {ElementStrategy::shape_map_per_entry, 8},
          true,
-         8,
          Form::shape_map_isotropic},
-        {"engine sym", ElementStrategy::thread_per_element, true, 0}};
+        {"engine sym", {ElementStrategy::thread_per_element, 0}, true}};
 
       unsigned int max_cluster_nodes = 0;
       for (unsigned int k = 0; k < mesh.n_clusters; ++k)
@@ -434,7 +426,7 @@ main(int argc, char **argv)
       const auto launch = [&](const Variant &v, const unsigned int n_clusters) {
         const std::size_t n_slots =
           static_cast<std::size_t>(n_clusters) * cluster_size;
-        if (v.strategy != ElementStrategy::thread_per_element)
+        if (v.strategy.element_strategy != ElementStrategy::thread_per_element)
           {
             const internal::Hex8KernelArguments<double> arguments{
               block_element.data(),
@@ -451,7 +443,7 @@ main(int argc, char **argv)
             internal::launch_hex8_element_kernel(hex8,
                                                  v.form,
                                                  v.symmetric,
-                                                 v.G,
+                                                 v.strategy.elements_per_block,
                                                  arguments);
             return;
           }
@@ -518,8 +510,8 @@ main(int argc, char **argv)
           {
             launch(v, mesh.n_clusters);
             GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
-            const bool uniform =
-              v.strategy == ElementStrategy::thread_per_element;
+            const bool uniform = v.strategy.element_strategy ==
+                                 ElementStrategy::thread_per_element;
             const unsigned n_matrix   = v.symmetric ? 300 : 576;
             double         difference = 0, size = 0;
             for (const unsigned int k : clusters)

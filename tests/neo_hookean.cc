@@ -5,14 +5,14 @@
 // (GlobalNZ's symmetric option) assembles the same tangent.
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
-#include <gpu_assembly/engine/global_nz_host.h>
-#include <gpu_assembly/engine/global_nz_plan.h>
+#include <gpu_assembly/engine/global_nz/plan.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 
 #include <cmath>
 
+#include "global_nz_host.h"
 #include "test_problems.h"
 #include "tests.h"
 

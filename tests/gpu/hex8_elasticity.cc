@@ -71,13 +71,13 @@ device_element_difference(const Setup               &setup,
 {
   DeviceAssembler<3, double>::AdditionalData data;
   data.method                  = AssemblyMethod::global_nz;
-  data.element_strategy        = strategy;
-  data.hex8_elements_per_block = G;
-  data.global_nz.symmetric     = symmetric;
+  data.hex8.element_strategy   = strategy;
+  data.hex8.elements_per_block = G;
+  data.symmetric               = symmetric;
   if (morton)
     // Z-ordered reduction blocks: full element data grouped by the
     // components of a column node (GlobalNZPlan::entry_group).
-    data.global_nz.reduction_order = ReductionOrder::morton;
+    data.tuning.global_nz.reduction_order = ReductionOrder::morton;
   data.n_nodal_fields = 3;
   DeviceAssembler<3, double> assembler;
   assembler.reinit(setup.arrays, data);
@@ -229,11 +229,11 @@ test_assembly(Testing::Checks &checks)
       {
         const bool                                 symmetric = variant == 1;
         DeviceAssembler<3, double>::AdditionalData data;
-        data.method              = AssemblyMethod::global_nz;
-        data.element_strategy    = strategy;
-        data.global_nz.symmetric = symmetric;
+        data.method                = AssemblyMethod::global_nz;
+        data.hex8.element_strategy = strategy;
+        data.symmetric             = symmetric;
         if (variant == 2)
-          data.global_nz.reduction_order = ReductionOrder::morton;
+          data.tuning.global_nz.reduction_order = ReductionOrder::morton;
         data.n_nodal_fields = 3;
         data.options        = options;
         DeviceAssembler<3, double> assembler;
@@ -274,9 +274,9 @@ test_errors(Testing::Checks &checks)
 {
   const Setup setup(Testing::ConstraintKind::none, 2);
   DeviceAssembler<3, double>::AdditionalData data;
-  data.element_strategy = ElementStrategy::shape_map;
-  data.n_nodal_fields   = 3;
-  data.method           = AssemblyMethod::shared_nz;
+  data.hex8.element_strategy = ElementStrategy::shape_map;
+  data.n_nodal_fields        = 3;
+  data.method                = AssemblyMethod::shared_nz;
   DeviceAssembler<3, double> assembler;
   checks.check_throws<ExceptionBase>(
     [&] {
@@ -285,14 +285,14 @@ test_errors(Testing::Checks &checks)
     "computes element data for GlobalNZ only",
     "shapeMap with SharedNZ is refused at reinit()");
   data.method                  = AssemblyMethod::global_nz;
-  data.hex8_elements_per_block = 3;
+  data.hex8.elements_per_block = 3;
   checks.check_throws<ExceptionBase>(
     [&] {
       assembler.reinit(setup.arrays, data);
     },
     "must be 1, 2, 4 or 8",
     "3 elements per block are refused");
-  data.hex8_elements_per_block = 8;
+  data.hex8.elements_per_block = 8;
   assembler.reinit(setup.arrays, data);
   DeviceCSRMatrix<double> matrix;
   matrix.reinit(setup.arrays);

@@ -239,7 +239,7 @@ namespace GPUAssembly
             n_leading += leads(order[end]);
             ++end;
           }
-        AssertThrow(end > begin, dealii::ExcInternalError());
+        Assert(end > begin, dealii::ExcInternalError());
         // Halved lists first, then the other leading lists: which lists
         // share the row, and so its padding, does not change.
         const auto middle =

@@ -2,8 +2,9 @@
 #define gpu_assembly_engine_device_assembler_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
-#include <gpu_assembly/engine/global_nz_plan.h>
-#include <gpu_assembly/engine/shared_nz_plan.h>
+#include <gpu_assembly/engine/global_nz/device_data.h>
+#include <gpu_assembly/engine/local_elem/device_data.h>
+#include <gpu_assembly/engine/shared_nz/device_data.h>
 #include <gpu_assembly/host/assembly_options.h>
 #include <gpu_assembly/kernels/hex8_elasticity.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
@@ -48,6 +49,23 @@ namespace GPUAssembly
 
 
 
+  namespace internal
+  {
+    /**
+     * The tuning values of every method (DeviceAssembler::AdditionalData::
+     * Tuning), for benchmarks; the defaults are chosen automatically and
+     * are what every assembly should use.
+     */
+    struct AssemblyTuning
+    {
+      GlobalNZTuning  global_nz;
+      SharedNZTuning  shared_nz;
+      LocalElemTuning local_elem;
+    };
+  } // namespace internal
+
+
+
   /**
    * Assembles a matrix and right-hand side on the device with any of the
    * methods above, from MeshArrays and an element kernel functor. reinit()
@@ -65,39 +83,32 @@ namespace GPUAssembly
   class DeviceAssembler
   {
   public:
+    /**
+     * The choices a user makes. Everything else is chosen automatically;
+     * the benchmarks may override it through tuning.
+     */
     struct AdditionalData
     {
-      AssemblyMethod           method = AssemblyMethod::global_nz;
-      GlobalNZPlan::Parameters global_nz;
-      SharedNZPlan::Parameters shared_nz;
-      /// Threads per block of the LocalElem kernels.
-      unsigned int local_elem_block_size = 128;
+      AssemblyMethod method = AssemblyMethod::global_nz;
+      /// GlobalNZ: store only the upper triangle of each element matrix
+      /// (GlobalNZPlan::Parameters::symmetric; symmetric kernels only).
+      bool symmetric = false;
+      /// SharedNZ: compute the element data inside the reduction, node pair
+      /// by node pair (SharedNZPlan::Parameters::node_pairs; kernels with a
+      /// node-pair form only).
+      bool            node_pairs = false;
+      AssemblyOptions options;
       /// Nodal values per node that the kernel reads (nodal_data's width).
       unsigned int n_nodal_fields = dim;
+      /// How GlobalNZ computes a Hex8ElasticityKernel's element data.
+      Hex8BlockStrategy hex8;
+
       /**
-       * How GlobalNZ computes the element data of a Hex8ElasticityKernel
-       * (kernels/hex8_elasticity.h): the engine's thread per element, or a
-       * block per group of elements with a thread per entry (Sanfui-Sharma's
-       * shapeMap strategy or their standard implementation). The block
-       * strategies need method global_nz, trilinear hexahedra with
-       * QGauss<3>(2) and MappingQ(1) (verify_hex8_arrays()), and the nodal
-       * coordinates as nodal data (n_nodal_fields = 3). SharedNZ keeps the
-       * thread per element: a hex8 element's 600 values (4.7 KiB in double)
-       * would let a block hold so few elements that most would be computed
-       * again by the blocks of each of their nodes.
+       * The methods' tuning values, for benchmarks; the defaults are chosen
+       * automatically.
        */
-      ElementStrategy element_strategy = ElementStrategy::thread_per_element;
-      /// Elements per thread block of the block strategies: 1, 2, 4 or 8,
-      /// dividing global_nz.elements_per_block.
-      unsigned int hex8_elements_per_block = 8;
-      /**
-       * Run linear simplices with one quadrature point through element
-       * kernels compiled for them (compute_element()'s specializations:
-       * sizes as constants, S(e) in registers). False runs them through
-       * the general form, for comparisons; the results agree to rounding.
-       */
-      bool            specialize_simplices = true;
-      AssemblyOptions options;
+      using Tuning = internal::AssemblyTuning;
+      Tuning tuning;
     };
 
     /**
@@ -133,13 +144,13 @@ namespace GPUAssembly
     const GlobalNZPlan &
     get_global_nz_plan() const
     {
-      return global_nz_plan;
+      return global_nz.get_plan();
     }
 
     const SharedNZPlan &
     get_shared_nz_plan() const
     {
-      return shared_nz_plan;
+      return shared_nz.get_plan();
     }
 
     /**
@@ -148,10 +159,7 @@ namespace GPUAssembly
      * for inspecting element matrices, e.g. in tests.
      */
     const DeviceVector<Number> &
-    get_element_data() const
-    {
-      return element_data;
-    }
+    get_element_data() const;
 
     /// Device memory held by the plan and the element-data buffer, bytes.
     std::size_t
@@ -161,7 +169,7 @@ namespace GPUAssembly
     unsigned int
     n_colors() const
     {
-      return color_offsets.empty() ? 0 : color_offsets.size() - 1;
+      return local_elem.n_colors();
     }
 
   private:
@@ -169,55 +177,15 @@ namespace GPUAssembly
     AdditionalData    additional_data;
 
     // Shared by all methods.
-    DeviceVector<Number>         shape_values;
-    DeviceVector<Number>         quadrature_weights;
-    DeviceVector<Number>         inhomogeneities;
-    DeviceVector<unsigned char>  dof_is_constrained;
-    mutable DeviceVector<Number> element_data;
-    /// Whether any element touches a constrained DoF.
-    bool any_constrained_element = false;
+    DeviceVector<Number>        shape_values;
+    DeviceVector<Number>        quadrature_weights;
+    DeviceVector<Number>        inhomogeneities;
+    DeviceVector<unsigned char> dof_is_constrained;
 
-    // GlobalNZ.
-    GlobalNZPlan                global_nz_plan;
-    DeviceVector<int>           block_element;
-    DeviceVector<int>           cluster_node_offsets;
-    DeviceVector<int>           cluster_nodes;
-    DeviceVector<int>           block_connectivity;
-    DeviceVector<Number>        block_supplemental;
-    DeviceVector<int>           block_location;
-    DeviceVector<unsigned char> block_has_constraints;
-    DeviceVector<int>           reduction_target_begin;
-    DeviceVector<int>           reduction_slice_offsets;
-    DeviceVector<int>           reduction_array;
-    DeviceVector<int>           upper_position;
-    DeviceVector<int>           reduction_block_order;
-    DeviceVector<int>           mirror_position;
-
-    // SharedNZ. 16-bit arrays are held as bytes (DeviceVector has no 16-bit
-    // instantiation).
-    SharedNZPlan                shared_nz_plan;
-    DeviceVector<int>           shared_halo_offsets;
-    DeviceVector<int>           shared_halo_nodes;
-    DeviceVector<int>           shared_element_offsets;
-    DeviceVector<int>           shared_connectivity;
-    DeviceVector<unsigned char> shared_slots;
-    DeviceVector<Number>        shared_supplemental;
-    DeviceVector<int>           shared_supplemental_offsets;
-    DeviceVector<int>           shared_location;
-    DeviceVector<unsigned char> shared_has_constraints;
-    DeviceVector<int>           shared_n_free_elements;
-    DeviceVector<int>           shared_slice_offsets;
-    DeviceVector<unsigned char> shared_sources;
-    DeviceVector<int>           shared_target_offsets;
-    DeviceVector<int>           shared_targets;
-
-    // LocalElem: element arrays column-major in the method's element order.
-    std::vector<unsigned int>   color_offsets;
-    DeviceVector<int>           element_connectivity;
-    DeviceVector<Number>        element_supplemental;
-    DeviceVector<int>           element_location;
-    DeviceVector<int>           element_nonzero_map;
-    DeviceVector<unsigned char> element_has_constraints;
+    // The chosen method's; the others stay empty.
+    internal::GlobalNZDeviceData<Number>  global_nz;
+    internal::SharedNZDeviceData<Number>  shared_nz;
+    internal::LocalElemDeviceData<Number> local_elem;
   };
 } // namespace GPUAssembly
 

@@ -107,13 +107,12 @@ namespace GPUAssembly
    * longest, so that the lanes of a warp reach their second runs and their
    * closing entries at the same step. A warp whose lanes are at different
    * kinds of entries runs each kind's code in turn: with lanes packed by
-   * LPT, nearly every step of a node-pair walk had some lane closing a list
-   * (about one entry in six), and the warp ran the closing code, 9 target
-   * loads and stores, next to the pair's arithmetic at almost every step.
+   * LPT, nearly every step of a node-pair walk would have some lane closing
+   * a list, and the warp would run the closing code, 9 target loads and
+   * stores, next to the pair's arithmetic at almost every step.
    * Rows are assigned to the n_lanes / slice_width slices by LPT, longest
    * first, then rows of the longest slice are moved or swapped with
-   * shorter ones while that shortens it (SharedNZ's node pairs at 5 M
-   * tetrahedra: 1.185 against 1.190 ms on an H200). Stored as
+   * shorter ones while that shortens it. Stored as
    * pack_lists_sliced() stores its slices (entry j of a lane in chunks of @p
    * chunk), with @p slice_ends as there.
    *
@@ -121,9 +120,7 @@ namespace GPUAssembly
    * and keep their order otherwise, each row's first runs padded to its
    * longest: where neighbouring lists store to neighbouring memory, the
    * lanes of a row then store together (SharedNZ's node pairs: a row
-   * node's lists in column order, 1.36 against 1.57 ms at 5 M tetrahedra
-   * on an H200, for 2 % more entries; lists of equal runs in scrambled
-   * order took 3.57 ms).
+   * node's lists in column order), for a few more padding entries.
    *
    * With @p rows, leading lists go first in their rows and the rows'
    * structure is returned (AlignedRows); long leading lists may be halved

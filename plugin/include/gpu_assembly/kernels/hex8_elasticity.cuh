@@ -29,10 +29,8 @@ namespace GPUAssembly
 
 /// Blocks per multiprocessor that the compiler must fit for the row form,
 /// through its registers; 0 leaves it free (94 registers in double, 3
-/// blocks of 192 threads). 4 caps it at 80 registers with a 40-byte spill
-/// and gained 2.5 % on an H100
-/// (benchmarks/results/h100_hex8_local_matrices_rows_min4.txt), too little
-/// to make spilling the default.
+/// blocks of 192 threads). 4 caps it at 80 registers with a 40-byte spill,
+/// which gains too little to make spilling the default.
 #ifndef GPU_ASSEMBLY_HEX8_ROW_MIN_BLOCKS
 #  define GPU_ASSEMBLY_HEX8_ROW_MIN_BLOCKS 0
 #endif
@@ -882,19 +880,19 @@ namespace GPUAssembly
      * Launch the hex8 block kernel of @p strategy: shape_map runs the
      * isotropic shapeMap form with a thread per row (Hex8ElasticityKernel's
      * C is isotropic), shape_map_per_entry the same with a thread per
-     * entry, standard the seed's standard implementation.
+     * entry, standard the seed's standard implementation, each with
+     * strategy.elements_per_block elements per block.
      */
     template <typename Number>
     void
     launch_hex8_element_kernel(const Hex8ElasticityKernel<Number> &kernel,
-                               const ElementStrategy               strategy,
+                               const Hex8BlockStrategy            &strategy,
                                const bool                          symmetric,
-                               const unsigned int                  G,
                                const Hex8KernelArguments<Number>  &arguments,
                                const cudaStream_t                  stream = 0)
     {
       Hex8EntryForm form = Hex8EntryForm::standard;
-      switch (strategy)
+      switch (strategy.element_strategy)
         {
           case ElementStrategy::thread_per_element:
             throw_error("launch_hex8_element_kernel(): needs a shapeMap or "
@@ -908,7 +906,12 @@ namespace GPUAssembly
           case ElementStrategy::standard:
             break;
         }
-      launch_hex8_element_kernel(kernel, form, symmetric, G, arguments, stream);
+      launch_hex8_element_kernel(kernel,
+                                 form,
+                                 symmetric,
+                                 strategy.elements_per_block,
+                                 arguments,
+                                 stream);
     }
   } // namespace internal
 } // namespace GPUAssembly

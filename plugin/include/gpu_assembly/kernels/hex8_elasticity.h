@@ -439,8 +439,7 @@ namespace GPUAssembly
                    const unsigned int column)
     {
       Number sum = 0;
-      // Four Gauss points per iteration, as nvcc chose by itself before
-      // the gradients moved to pairs; fewer left the device kernel 4 %
+      // Four Gauss points per iteration: fewer leave the device kernel
       // slower.
 #if defined(__CUDA_ARCH__)
 #  pragma unroll 4
@@ -649,6 +648,34 @@ namespace GPUAssembly
   /// Inverse of to_string(); throws for an unknown name.
   ElementStrategy
   parse_element_strategy(const std::string &name);
+
+
+
+  /**
+   * How GlobalNZ computes the element data of a Hex8ElasticityKernel: the
+   * engine's thread per element, or a block per group of elements with a
+   * thread per entry (Sanfui-Sharma's shapeMap strategy or their standard
+   * implementation). The block strategies need method global_nz, trilinear
+   * hexahedra with QGauss<3>(2) and MappingQ(1) (verify_hex8_arrays()), and
+   * the nodal coordinates as nodal data (n_nodal_fields = 3). SharedNZ
+   * keeps the thread per element: a hex8 element's 600 values (4.7 KiB in
+   * double) would let a block hold so few elements that most would be
+   * computed again by the blocks of each of their nodes.
+   */
+  struct Hex8BlockStrategy
+  {
+    ElementStrategy element_strategy = ElementStrategy::thread_per_element;
+    /// Elements per thread block of the block strategies: 1, 2, 4 or 8,
+    /// dividing GlobalNZ's elements per block.
+    unsigned int elements_per_block = 8;
+
+    /// Whether a block strategy is chosen.
+    bool
+    uses_blocks() const
+    {
+      return element_strategy != ElementStrategy::thread_per_element;
+    }
+  };
 
 
 

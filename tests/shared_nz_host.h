@@ -1,11 +1,11 @@
-#ifndef gpu_assembly_engine_shared_nz_host_h
-#define gpu_assembly_engine_shared_nz_host_h
+#ifndef gpu_assembly_tests_shared_nz_host_h
+#define gpu_assembly_tests_shared_nz_host_h
 
 #include <deal.II/base/parallel.h>
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
-#include <gpu_assembly/engine/shared_nz_layout.h>
-#include <gpu_assembly/engine/shared_nz_plan.h>
+#include <gpu_assembly/engine/shared_nz/layout.h>
+#include <gpu_assembly/engine/shared_nz/plan.h>
 #include <gpu_assembly/host/assembly_options.h>
 #include <gpu_assembly/host/host_element_stage.h>
 

@@ -1,10 +1,10 @@
-#ifndef gpu_assembly_engine_global_nz_host_h
-#define gpu_assembly_engine_global_nz_host_h
+#ifndef gpu_assembly_tests_global_nz_host_h
+#define gpu_assembly_tests_global_nz_host_h
 
 #include <deal.II/base/parallel.h>
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
-#include <gpu_assembly/engine/global_nz_plan.h>
+#include <gpu_assembly/engine/global_nz/plan.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/host/host_element_stage.h>
 

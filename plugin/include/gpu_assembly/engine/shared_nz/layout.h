@@ -205,9 +205,8 @@ namespace GPUAssembly
      * Every L(e, d) is read before any flag, so that a GPU thread has them
      * all in flight at once, and each DoF's inhomogeneity with its flag
      * (that of a free DoF is stored but never read): the block's barrier
-     * waits for two round trips to memory instead of three, 1.125 against
-     * 1.150 ms with node pairs at 5 M tetrahedra on an H200, in the same
-     * run. MeshArrays holds an inhomogeneity for every DoF.
+     * waits for two round trips to memory instead of three. MeshArrays
+     * holds an inhomogeneity for every DoF.
      */
     template <int                   dim,
               ElementSpecialization specialization,
@@ -408,8 +407,7 @@ namespace GPUAssembly
      * source without a division in the reduction's inner loop (d is the
      * nodes of an element). The magic number of d = 1, 2^32, has no 32-bit
      * form: it is 0, and divide() returns x for it, so that the division
-     * is exact for every d (when d was the slots of a part, a part of one
-     * slot divided wrongly).
+     * is exact for every d.
      */
     GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
     division_magic(const unsigned int d)
@@ -531,9 +529,8 @@ namespace GPUAssembly
     /**
      * A chunk of a lane's entries as a thread holds it: entry u in bits
      * 16 (u % 4) of @p low (u < 4) or @p high. Two words in registers,
-     * where an array of 8 entries indexed in the walk's rolled loop lives in
-     * local memory (18 % of SharedNZ's stall samples went to storing and
-     * loading it there, ncu).
+     * where an array of 8 entries indexed in the walk's rolled loop would
+     * live in local memory.
      */
     struct Chunk
     {

@@ -2,6 +2,7 @@
 #define gpu_assembly_engine_shared_nz_plan_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/shared_nz/partitioner.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -9,58 +10,29 @@
 
 namespace GPUAssembly
 {
-  /**
-   * How SharedNZ partitions the nodes.
-   */
-  enum class NodePartitioner
+  namespace internal
   {
-    /// greedy_growth with Parameters::node_pairs, else greedy_union: the
-    /// one that made fewer elements computed twice in each layout (1.5 M
-    /// tetrahedra in 3D elasticity: 2.40 against 2.54 computations per
-    /// element with slots, 2.02 against 2.13 stagings with node pairs).
-    automatic,
-    /// The greedy union partitioner of Sec. 16.3.2 of the GPU Gems chapter.
-    greedy_union,
-    /// Parts grown node by node, each taking the neighbouring node that
-    /// adds the fewest elements until the next would not fit: fuller parts
-    /// than the greedy union's, whose parts only join whole.
-    greedy_growth,
-    /// METIS (k-way on the node graph), with more parts until every part
-    /// fits in shared memory.
-    metis
-  };
-
-
-
-  /**
-   * Partition the nodes so that each part's data fit in
-   * @p shared_memory_limit bytes: a part P needs
-   *   (|Nbar(P)| * n_fields + (n_slots(P) + 1) * slot_size) * number_size,
-   * with Nbar(P) the nodes of the elements touching P and n_slots(P) the
-   * element rows P keeps (SharedNZLayout): one slot per element of each node
-   * of P, and n_nodes - 1 more for each element with a constrained DoF
-   * (bounded so that the sizes of parts add up), slot_size =
-   * SharedNZLayout::slot_size(n_components, n_dofs), and one slot's worth
-   * for the sink of the rows a block discards. The slots must also be few
-   * enough for the 16-bit reduction entries, and the elements touching P no
-   * more than @p threads_per_block, so that each thread computes one
-   * element. With @p node_pairs (SharedNZPlan::Parameters::node_pairs) no
-   * element has slots and there is no halo in shared memory: every element
-   * touching P adds its S(e) (n_supplemental numbers), one with a
-   * constrained DoF its Dirichlet data (n_dofs numbers and a 64-bit mask,
-   * counted once for each node of P it has), and its node pairs must fit
-   * the 16-bit sources (SharedNZLayout::node_pair_bytes()). Returns the
-   * part of every node. Throws ExcUnsupportedInput if a single node does
-   * not fit.
-   */
-  std::vector<unsigned int>
-  partition_nodes(const MeshArrays     &arrays,
-                  const NodePartitioner partitioner,
-                  const unsigned int    n_fields,
-                  const std::size_t     number_size,
-                  const std::size_t     shared_memory_limit,
-                  const unsigned int    threads_per_block,
-                  const bool            node_pairs = false);
+    /**
+     * SharedNZ's tuning values, for benchmarks; the defaults are chosen
+     * automatically and are what every assembly should use.
+     */
+    struct SharedNZTuning
+    {
+      NodePartitioner partitioner = NodePartitioner::automatic;
+      /// Threads per block; 0: automatic (SharedNZPlan::Parameters::
+      /// resolved()).
+      unsigned int threads_per_block = 0;
+      /// Shared memory a block may use, in bytes; 0: the device's shared
+      /// memory per multiprocessor shared by blocks_per_multiprocessor
+      /// blocks. Less lets several blocks share a multiprocessor, at the
+      /// price of smaller parts and more recomputed elements.
+      std::size_t shared_memory_per_block = 0;
+      /// Blocks that share a multiprocessor where shared_memory_per_block
+      /// is 0; 0: automatic (resolved()). Two overlap one block's element
+      /// phase with the other's reduction.
+      unsigned int blocks_per_multiprocessor = 0;
+    };
+  } // namespace internal
 
 
 
@@ -87,29 +59,9 @@ namespace GPUAssembly
    */
   struct SharedNZPlan
   {
-    struct Parameters
+    /// The plan's input: the tuning values and the reduction's form.
+    struct Parameters : internal::SharedNZTuning
     {
-      NodePartitioner partitioner = NodePartitioner::automatic;
-      /// Threads per block; 0: automatic (resolved()).
-      unsigned int threads_per_block = 0;
-      /// Shared memory a block may use, in bytes; 0: the device's shared
-      /// memory per multiprocessor shared by blocks_per_multiprocessor
-      /// blocks. Less lets several blocks share a multiprocessor, at the
-      /// price of smaller parts and more recomputed elements.
-      std::size_t shared_memory_per_block = 0;
-      /// Blocks that share a multiprocessor where shared_memory_per_block
-      /// is 0; 0: automatic (resolved()). Two overlap one block's element
-      /// phase with the other's reduction: on an H100 with 1.5 M
-      /// tetrahedra (double) 3.56 ms against 4.43 ms for one block of all
-      /// the shared memory and 3.85 ms for four blocks of 128 threads
-      /// (benchmarks/results/h100_sharednz_benchmark_n67_double.txt).
-      unsigned int blocks_per_multiprocessor = 0;
-      /// Take each element's nodes that the block keeps rows of first, where
-      /// the order of an element's nodes is free (S(e) in
-      /// quadrature-gradients format, one quadrature point with equal shape
-      /// values: linear simplices in 3D); the results are the same, and the
-      /// threads of a warp skip the same node pairs.
-      bool reorder_nodes = true;
       /**
        * Compute the element data inside the reduction, node pair by node
        * pair, from S(e) staged in shared memory (kernel_has_node_pair_form;
@@ -130,29 +82,6 @@ namespace GPUAssembly
       bool node_pairs = false;
 
       /**
-       * Sum long diagonal lists (m = n) in two halves, by two lanes of
-       * their row, added at the close (pack_lists_aligned()'s
-       * AlignedRows::halve_leading, SharedNZLayout::RowClose): a diagonal
-       * list sums all of a node's elements, several times as many as a
-       * list of an edge, and the other lanes of its row waited for it.
-       * With node pairs at 5 M tetrahedra on an H200, 1.190 against 1.292
-       * ms in the same run
-       * (benchmarks/results/h200_assembly_benchmark_n100_halved_final.txt).
-       */
-      bool halve_diagonal_lists = true;
-
-      /**
-       * With node pairs, cut a block's lists into rows in the order of
-       * their second runs alone, ties in list order (a row node's lists in
-       * column order: pack_lists_aligned()'s keep_list_order), instead of
-       * in the order of both runs. By both runs the rows need 5.5 % fewer
-       * steps, but their lists are no longer neighbours in the matrix and
-       * their stores scatter: 1.363 against 1.203 ms at 5 M tetrahedra on
-       * an H200 (benchmarks/results/h200_sharednz_halved_experiments.txt).
-       */
-      bool lists_in_column_order = true;
-
-      /**
        * These parameters with the automatic (0) threads_per_block and
        * blocks_per_multiprocessor resolved for elements of
        * @p n_nodes_per_element nodes: four blocks of 128 threads per
@@ -160,10 +89,8 @@ namespace GPUAssembly
        * (linear simplices, bilinear quadrilaterals), whose S(e) is small,
        * else two of 256. With node pairs the smaller parts stage more
        * elements twice, but a block's four warps share out its lists
-       * better: 1.331 against 1.369 ms at 5 M tetrahedra on an H200
-       * (benchmarks/results/h200_assembly_benchmark_n100_automatic_final.txt);
-       * the S(e) of an element of more nodes is larger, and a node's
-       * elements might not fit a quarter of the shared memory.
+       * better; the S(e) of an element of more nodes is larger, and a
+       * node's elements might not fit a quarter of the shared memory.
        */
       Parameters
       resolved(const unsigned int n_nodes_per_element) const
@@ -202,8 +129,9 @@ namespace GPUAssembly
     std::vector<index_type> elements;
     /// Block-local node (index into Nbar_k) of node a of the j-th element
     /// of block k: element_offsets[k] * n_nodes + a * n_k + j. Local node a
-    /// is the element's own node a, or with Parameters::reorder_nodes the
-    /// a-th in an order with the part's nodes first; S(e) and L(e, .)
+    /// is the element's own node a, or where the order of an element's
+    /// nodes is free (linear simplices with one quadrature point) the a-th
+    /// in an order with the part's nodes first; S(e) and L(e, .)
     /// below follow the same order.
     std::vector<index_type> block_connectivity;
     /// Slot (SharedNZLayout) of node a of the j-th element of block k, same
@@ -241,7 +169,7 @@ namespace GPUAssembly
     /// W = threads_per_block / 32, in chunks of SharedNZLayout::chunk
     /// entries: entry j of its lane l at ((j / chunk) * 32 + l) * chunk + j
     /// % chunk. The diagonal lists (m = n) lead their rows, the long ones
-    /// halved (Parameters::halve_diagonal_lists).
+    /// halved (SharedNZLayout::RowClose).
     std::vector<std::size_t>   slice_offsets;
     std::vector<std::uint16_t> sources;
     /// Diagonal lists of block k (its owned nodes that have elements).
@@ -274,6 +202,17 @@ namespace GPUAssembly
 
     std::size_t
     memory_consumption() const;
+
+  private:
+    /// Throws for parameters or mesh arrays the plan cannot hold.
+    void
+    check_input(const MeshArrays &arrays) const;
+
+    /// Renumbers the parts of @p part_of densely in the order of their
+    /// first node into n_blocks, owned_offsets and owned_nodes; returns
+    /// the block of every node.
+    std::vector<unsigned int>
+    number_blocks(const std::vector<unsigned int> &part_of);
   };
 } // namespace GPUAssembly
 

@@ -42,18 +42,9 @@ namespace GPUAssembly
   /// The order in which GlobalNZ's reduction blocks run.
   enum class ReductionOrder
   {
-    /// morton where the element data exceed 1.5 GB, else rows: the faster
-    /// of the two in every case measured on an H100 (linear tetrahedra,
-    /// double). Z-order pays where the element data far outgrow the L2
-    /// cache: full data, 1.5 M tetrahedra (1.9 GB) 2.97 against 3.27 ms, 5 M
-    /// (6.2 GB) 9.46 against 11.10 ms; symmetric data, 5 M (3.6 GB) 7.47
-    /// against 8.04 ms. Below, target order is faster: symmetric data,
-    /// 1.5 M (1.1 GB) 2.31 against 2.37 ms; the hyperelastic app's step at
-    /// 120 k tetrahedra 0.62 against 0.67 ms (symmetric) and 0.76 against
-    /// 0.81 ms (full data; two runs).
-    /// benchmarks/results/h100_assembly_benchmark_* morton_blocks.txt,
-    /// h100_assembly_benchmark_n67_symmetric_orders.txt,
-    /// h100_hyperelastic_benchmark_morton_blocks.txt.
+    /// morton where the element data exceed 1.5 GB, else rows: Z-order
+    /// pays where the element data far outgrow the L2 cache, target order
+    /// where they stay close to it.
     automatic,
     /// Target order: a sweep along the matrix rows.
     rows,
@@ -64,6 +55,33 @@ namespace GPUAssembly
     /// outgrows the cache.
     morton
   };
+
+
+
+  namespace internal
+  {
+    /**
+     * GlobalNZ's tuning values, for benchmarks; the defaults are chosen
+     * automatically and are what every assembly should use.
+     */
+    struct GlobalNZTuning
+    {
+      /// Threads (= elements) per block of the element kernel.
+      unsigned int elements_per_block = 128;
+      /// Threads per block of the reduction kernel (lanes of the packing).
+      unsigned int reduction_threads = 256;
+      /// Consecutive targets a reduction block accumulates in shared memory;
+      /// 0: with ReductionOrder::morton 384 for full and 256 for symmetric
+      /// element data, 512 with rows. Fewer keep the element data that
+      /// concurrently running blocks read within the L2 cache; too few pad
+      /// the packed lists.
+      unsigned int targets_per_block = 0;
+      /// Order of the elements in the clusters.
+      ElementOrder element_order = ElementOrder::rows;
+      /// Order in which the reduction blocks run.
+      ReductionOrder reduction_order = ReductionOrder::automatic;
+    };
+  } // namespace internal
 
 
 
@@ -90,36 +108,15 @@ namespace GPUAssembly
    */
   struct GlobalNZPlan
   {
-    struct Parameters
+    /// The plan's input: the tuning values and the storage of A^e.
+    struct Parameters : internal::GlobalNZTuning
     {
-      /// Threads (= elements) per block of the element kernel.
-      unsigned int elements_per_block = 128;
-      /// Threads per block of the reduction kernel (lanes of the packing).
-      unsigned int reduction_threads = 256;
-      /// Consecutive targets a reduction block accumulates in shared memory;
-      /// 0: with ReductionOrder::morton 384 for full and 256 for
-      /// symmetric element data, 512 with rows. Fewer keep the
-      /// element data that concurrently running blocks read within the L2
-      /// cache; too few pad the packed lists. On an H100, 1.5 M and 5 M
-      /// tetrahedra in double: rows fastest at 512 (1.5 M: 256 4.70 ms, 512
-      /// 3.82, 1024 4.29, 2048 4.87, 4096 6.34; an older build,
-      /// benchmarks/results/h100_tuning_sweep_n67_double.txt). Morton on an
-      /// H200 at 5 M, with the element data grouped by entry_group: 256
-      /// 7.31 ms, 384 6.65
-      /// (benchmarks/results/h200_assembly_benchmark_n100_grouped.txt);
-      /// before the grouping 384 and 512 were close to 256. Symmetric
-      /// (ungrouped) data on an H100: 256 7.47 ms, 384 7.95.
-      unsigned int targets_per_block = 0;
-      /// Order of the elements in the clusters.
-      ElementOrder element_order = ElementOrder::rows;
-      /// Order in which the reduction blocks run.
-      ReductionOrder reduction_order = ReductionOrder::automatic;
       /// Store only the upper triangle of A^e (symmetric kernels only):
       /// n (n + 1) / 2 matrix values per element instead of n^2. The
       /// reduction then sums each pair of transposed nonzeros once and
       /// stores the sum to both (upper_position, mirror_position): half the
-      /// gathers, whose scattered 4- or 8-byte reads of element data are
-      /// what the reduction's time goes to.
+      /// gathers, whose scattered reads of element data are what the
+      /// reduction's time goes to.
       bool symmetric = false;
     };
 

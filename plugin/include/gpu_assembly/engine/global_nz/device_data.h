@@ -1,0 +1,95 @@
+#ifndef gpu_assembly_engine_global_nz_device_data_h
+#define gpu_assembly_engine_global_nz_device_data_h
+
+#include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/global_nz/plan.h>
+#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/kernels/hex8_elasticity.h>
+#include <gpu_assembly/lac/device_vector.h>
+
+#include <cstddef>
+
+// cudaStream_t without the CUDA headers, for host code.
+struct CUstream_st;
+
+namespace GPUAssembly
+{
+  namespace internal
+  {
+    /**
+     * GlobalNZ on the device: the plan, its arrays uploaded once, and the
+     * element-data buffer between the element and the reduction kernel.
+     * launch() is defined in global_nz/kernels.cuh.
+     */
+    template <typename Number>
+    class GlobalNZDeviceData
+    {
+    public:
+      /**
+       * Build the plan for @p arrays with @p parameters and upload it.
+       * @p hex8 chooses how a Hex8ElasticityKernel's element data are
+       * computed; its block strategies are checked here against the mesh
+       * and @p n_fields.
+       */
+      void
+      reinit(const MeshArrays               &arrays,
+             const GlobalNZPlan::Parameters &parameters,
+             const Hex8BlockStrategy        &hex8,
+             const unsigned int              n_fields,
+             const std::size_t               shared_memory_limit);
+
+      /**
+       * Enqueue the element and the reduction kernel on @p stream:
+       * assemble into @p values (the matrix's value array) and @p rhs.
+       */
+      template <int dim, class Kernel>
+      void
+      launch(const Kernel                   &kernel,
+             const ElementStageData<Number> &data,
+             const Number                   *nodal_data,
+             Number                         *values,
+             Number                         *rhs,
+             CUstream_st                    *stream) const;
+
+      const GlobalNZPlan &
+      get_plan() const
+      {
+        return plan;
+      }
+
+      /// The element data of the last launch(), in the plan's layout.
+      const DeviceVector<Number> &
+      get_element_data() const
+      {
+        return element_data;
+      }
+
+      /// Device memory of the plan's arrays and the element data, bytes.
+      std::size_t
+      memory_consumption() const;
+
+    private:
+      GlobalNZPlan      plan;
+      Hex8BlockStrategy hex8;
+      /// Whether any element touches a constrained DoF.
+      bool any_constrained_element = false;
+
+      DeviceVector<int>            block_element;
+      DeviceVector<int>            cluster_node_offsets;
+      DeviceVector<int>            cluster_nodes;
+      DeviceVector<int>            block_connectivity;
+      DeviceVector<Number>         block_supplemental;
+      DeviceVector<int>            block_location;
+      DeviceVector<unsigned char>  block_has_constraints;
+      DeviceVector<int>            reduction_target_begin;
+      DeviceVector<int>            reduction_slice_offsets;
+      DeviceVector<int>            reduction_array;
+      DeviceVector<int>            upper_position;
+      DeviceVector<int>            reduction_block_order;
+      DeviceVector<int>            mirror_position;
+      mutable DeviceVector<Number> element_data;
+    };
+  } // namespace internal
+} // namespace GPUAssembly
+
+#endif

@@ -1,0 +1,104 @@
+#ifndef gpu_assembly_engine_local_elem_device_data_h
+#define gpu_assembly_engine_local_elem_device_data_h
+
+#include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/local_elem/plan.h>
+#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/lac/device_vector.h>
+
+#include <cstddef>
+#include <vector>
+
+// cudaStream_t without the CUDA headers, for host code.
+struct CUstream_st;
+
+namespace GPUAssembly
+{
+  namespace internal
+  {
+    /**
+     * LocalElem's tuning value, for benchmarks; the default is what every
+     * assembly should use.
+     */
+    struct LocalElemTuning
+    {
+      /// Threads per block of the LocalElem kernels.
+      unsigned int block_size = 128;
+    };
+
+
+
+    /**
+     * LocalElem on the device: the element arrays column-major in the plan's
+     * element order (LocalElemPlan) and the element-data scratch buffer.
+     * launch() is defined in local_elem/kernels.cuh.
+     */
+    template <typename Number>
+    class LocalElemDeviceData
+    {
+    public:
+      /**
+       * Order the elements of @p arrays (by colours of a mesh colouring if
+       * @p colored, for launches without atomics: LocalElemPlan) and upload
+       * their arrays in that order.
+       */
+      void
+      reinit(const MeshArrays      &arrays,
+             const bool             colored,
+             const LocalElemTuning &tuning);
+
+      /**
+       * Zero @p values and @p rhs and enqueue the element kernels on
+       * @p stream: one with atomics, or one launch per colour.
+       */
+      template <int dim, class Kernel>
+      void
+      launch(const Kernel                   &kernel,
+             const ElementStageData<Number> &data,
+             const Number                   *nodal_data,
+             Number                         *values,
+             std::size_t                     n_values,
+             Number                         *rhs,
+             std::size_t                     n_rhs,
+             CUstream_st                    *stream) const;
+
+      const LocalElemPlan &
+      get_plan() const
+      {
+        return plan;
+      }
+
+      /// Number of colours (0 for the atomic launch).
+      unsigned int
+      n_colors() const
+      {
+        return plan.n_colors();
+      }
+
+      /// The element data of the last launch(), column-major by element.
+      const DeviceVector<Number> &
+      get_element_data() const
+      {
+        return element_data;
+      }
+
+      /// Device memory of the element arrays and element data, bytes.
+      std::size_t
+      memory_consumption() const;
+
+    private:
+      LocalElemTuning              tuning;
+      bool                         colored    = false;
+      unsigned int                 n_elements = 0;
+      LocalElemPlan                plan;
+      DeviceVector<int>            connectivity;
+      DeviceVector<Number>         supplemental;
+      DeviceVector<int>            location;
+      DeviceVector<int>            nonzero_map;
+      DeviceVector<unsigned char>  has_constraints;
+      mutable DeviceVector<Number> element_data;
+    };
+  } // namespace internal
+} // namespace GPUAssembly
+
+#endif

@@ -1,0 +1,98 @@
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/engine/global_nz/device_data.h>
+
+#include <limits>
+#include <string>
+
+#include "../upload.h"
+
+namespace GPUAssembly
+{
+  namespace internal
+  {
+    template <typename Number>
+    void
+    GlobalNZDeviceData<Number>::reinit(
+      const MeshArrays               &arrays,
+      const GlobalNZPlan::Parameters &parameters,
+      const Hex8BlockStrategy        &new_hex8,
+      const unsigned int              n_fields,
+      const std::size_t               shared_memory_limit)
+    {
+      hex8 = new_hex8;
+      if (hex8.uses_blocks())
+        {
+          AssertThrow(arrays.dim == 3 && n_fields == 3,
+                      dealii::ExcMessage(
+                        "The element strategy " +
+                        to_string(hex8.element_strategy) +
+                        " reads the nodal coordinates: set n_nodal_fields "
+                        "to 3 (it is " +
+                        std::to_string(n_fields) + ")."));
+          const unsigned int G = hex8.elements_per_block;
+          AssertThrow((G == 1 || G == 2 || G == 4 || G == 8) &&
+                        parameters.elements_per_block % G == 0,
+                      dealii::ExcMessage(
+                        "Hex8BlockStrategy::elements_per_block must be 1, 2, "
+                        "4 or 8 and divide GlobalNZ's elements per block; it "
+                        "is " +
+                        std::to_string(G) + "."));
+          verify_hex8_arrays(arrays);
+        }
+      any_constrained_element = arrays.n_constrained_elements() > 0;
+
+      plan.reinit(arrays,
+                  parameters,
+                  n_fields,
+                  sizeof(Number),
+                  shared_memory_limit);
+      AssertThrow(plan.reduction_array.size() <
+                    static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                  ExcUnsupportedInput("GlobalNZ: the reduction array is "
+                                      "too long for 32-bit offsets."));
+      block_element.copy_from_host(plan.block_element);
+      cluster_node_offsets.copy_from_host(plan.cluster_node_offsets);
+      cluster_nodes.copy_from_host(plan.cluster_nodes);
+      block_connectivity.copy_from_host(plan.block_connectivity);
+      block_supplemental.copy_from_host(
+        convert<Number>(plan.block_supplemental));
+      block_location.copy_from_host(plan.block_location);
+      block_has_constraints.copy_from_host(plan.block_has_constraints);
+      reduction_target_begin.copy_from_host(plan.reduction_target_begin);
+      reduction_slice_offsets.copy_from_host(
+        as_int(plan.reduction_slice_offsets));
+      reduction_array.copy_from_host(plan.reduction_array);
+      upper_position.copy_from_host(plan.upper_position);
+      reduction_block_order.copy_from_host(plan.reduction_block_order);
+      mirror_position.copy_from_host(plan.mirror_position);
+      element_data.reinit(plan.element_data_size());
+    }
+
+
+
+    template <typename Number>
+    std::size_t
+    GlobalNZDeviceData<Number>::memory_consumption() const
+    {
+      return block_element.memory_consumption() +
+             cluster_node_offsets.memory_consumption() +
+             cluster_nodes.memory_consumption() +
+             block_connectivity.memory_consumption() +
+             block_supplemental.memory_consumption() +
+             block_location.memory_consumption() +
+             block_has_constraints.memory_consumption() +
+             reduction_target_begin.memory_consumption() +
+             reduction_slice_offsets.memory_consumption() +
+             reduction_array.memory_consumption() +
+             upper_position.memory_consumption() +
+             reduction_block_order.memory_consumption() +
+             mirror_position.memory_consumption() +
+             element_data.memory_consumption();
+    }
+
+
+
+    template class GlobalNZDeviceData<float>;
+    template class GlobalNZDeviceData<double>;
+  } // namespace internal
+} // namespace GPUAssembly

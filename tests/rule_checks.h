@@ -1,0 +1,32 @@
+#ifndef gpu_assembly_tests_rule_checks_h
+#define gpu_assembly_tests_rule_checks_h
+
+#include <string>
+#include <vector>
+
+#include "tests.h"
+
+namespace Testing
+{
+  /// A rule of a plan or a packing and whether it holds.
+  struct Rule
+  {
+    bool        holds;
+    std::string rule;
+  };
+
+  /**
+   * One check per rule, reported as "what: rule", so that a failure names
+   * the rule that broke rather than a conjunction of them.
+   */
+  inline void
+  check_rules(Checks                  &checks,
+              const std::string       &what,
+              const std::vector<Rule> &rules)
+  {
+    for (const Rule &rule : rules)
+      checks.check(rule.holds, what + ": " + rule.rule);
+  }
+} // namespace Testing
+
+#endif
