@@ -15,8 +15,8 @@ list_sources() {
       '*.h' '*.cc' '*.cu' '*.cuh' '*.in' '*.cmake' '*CMakeLists.txt' \
       '*.sh' '*.py' '.ci/*'
   else
-    find . \( -name 'build*' -o -name install -o -name output -o -name '.*' \
-      \) -prune -o -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cu' \
+    find . \( -path './build*' -o -path ./install -o -path ./output \
+      -o -path './.*' \) -prune -o -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cu' \
       -o -name '*.cuh' -o -name '*.in' -o -name '*.cmake' \
       -o -name CMakeLists.txt -o -name '*.sh' -o -name '*.py' \) -print0
     find ./.ci -type f -print0 2>/dev/null || true
