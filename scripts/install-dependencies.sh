@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs what the build needs and is missing on a Debian 12 machine:
 # deal.II 9.4 (libdeal.ii-dev, with p4est, Trilinos, PETSc, METIS, MPI),
 # CMake and a C++ compiler. The CUDA toolkit (nvcc, cuSPARSE) must be

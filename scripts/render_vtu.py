@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Render the deformed body of a hyperelastic VTU file to a PNG.
 
 Usage: render_vtu.py solution.vtu picture.png [--field von_Mises_stress]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The main job: installs what is missing, builds, and runs the hyperelastic
 # app (real-time neo-Hookean elastodynamics, every stage on the GPU if there
 # is one) on its built-in tetrahedral bar; arguments are passed on to it,

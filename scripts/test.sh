@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite: installs what is missing, builds, and runs every
 # test. Tests that need a GPU report themselves skipped where none exists.
+# Then the library and its unit tests once more in Debug mode, against
+# deal.II's debug library, so that the Asserts of both run
+# (${DEBUG_BUILD_DIR:-build-debug}; DEBUG_TESTS=0 leaves this out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+jobs=${JOBS:-$(nproc)}
 ./scripts/install-dependencies.sh
+
 ./scripts/build.sh
-cd "${BUILD_DIR:-build}"
-ctest --output-on-failure -j "${JOBS:-$(nproc)}"
+(cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j "$jobs")
+
+if [[ ${DEBUG_TESTS:-1} != 0 ]]; then
+  debug=${DEBUG_BUILD_DIR:-build-debug}
+  BUILD_DIR=$debug BUILD_TYPE=Debug TARGETS=unit_tests ./scripts/build.sh
+  # deal.II's configuration turns a Debug build into a Release one where it
+  # has no debug library: that would run the unit tests without Asserts.
+  if ! grep -qx 'CMAKE_BUILD_TYPE:STRING=Debug' "$debug/CMakeCache.txt"; then
+    echo "error: deal.II has no debug library (libdeal.ii.g.so), so the unit" \
+      "tests cannot run in Debug mode; DEBUG_TESTS=0 leaves them out." >&2
+    exit 1
+  fi
+  (cd "$debug" && ctest --output-on-failure -j "$jobs" -L unit)
+fi

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
 // Assembles the Laplace matrix of a deal.II discretization through the
 // plugin and checks it against deal.II's own MatrixCreator.
 

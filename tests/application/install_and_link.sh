@@ -1,12 +1,49 @@
 #!/usr/bin/env bash
-# Installs the plugin into a scratch prefix, builds examples/minimal against
-# it with find_package(GPUAssembly), and runs it: shows that another deal.II
-# program links the installed plugin in one line.
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Installs the plugin into a scratch prefix and builds two programs against
+# it with find_package(GPUAssembly): examples/minimal (C++ only, host
+# assembly) and examples/custom_kernel (an element kernel of its own in a .cu
+# file, assembled on the GPU where there is one), and runs both. Shows that
+# another deal.II program links the installed plugin with one line and gets
+# the flags its own CUDA code needs with it.
+#   install_and_link.sh BUILD_DIR SOURCE_DIR SCRATCH_DIR
 set -euo pipefail
 build=$1 source=$2 scratch=$3
 rm -rf "$scratch"
-cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
-cmake -S "$source/examples/minimal" -B "$scratch/example" \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$scratch/prefix" >/dev/null
-cmake --build "$scratch/example" -j 2 >/dev/null
-"$scratch/example/minimal_example"
+mkdir -p "$scratch"
+cmake --install "$build" --prefix "$scratch/prefix" >"$scratch/install.log"
+
+# One version everywhere: project()'s, in the installed header.
+version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
+header=$scratch/prefix/include/gpu_assembly/base/version.h
+if ! grep -q "GPU_ASSEMBLY_VERSION_STRING \"$version\"" "$header"; then
+  echo "error: the installed $header does not state the project's version $version" >&2
+  exit 1
+fi
+
+build_example() {
+  local name=$1 log=$scratch/$1.log
+  if ! { cmake -S "$source/examples/$name" -B "$scratch/$name" \
+           -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$scratch/prefix" &&
+         cmake --build "$scratch/$name" -j 2; } >"$log" 2>&1; then
+    cat "$log"
+    echo "error: examples/$name does not build against the installed package" >&2
+    exit 1
+  fi
+}
+
+build_example minimal
+"$scratch/minimal/minimal_example"
+
+build_example custom_kernel
+"$scratch/custom_kernel/custom_kernel" | tee "$scratch/custom_kernel.out"
+if ! grep -qx "GPUAssembly $version" "$scratch/custom_kernel.out"; then
+  echo "error: examples/custom_kernel does not report the installed version $version" >&2
+  exit 1
+fi
+if grep -q "the GPU part was skipped" "$scratch/custom_kernel.out"; then
+  echo "(examples/custom_kernel: host path checked, no CUDA device for the GPU part)"
+elif [[ $(grep -c ": relative difference to deal.II" "$scratch/custom_kernel.out") -lt 2 ]]; then
+  echo "error: examples/custom_kernel found a CUDA device but checked no GPU method" >&2
+  exit 1
+fi

@@ -1,5 +1,8 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #ifndef gpu_assembly_base_config_h
 #define gpu_assembly_base_config_h
+
+#include <gpu_assembly/base/version.h>
 
 /**
  * @file
@@ -42,9 +45,6 @@
 #else
 #  define GPU_ASSEMBLY_NO_UNROLL
 #endif
-
-#define GPU_ASSEMBLY_VERSION_MAJOR 0
-#define GPU_ASSEMBLY_VERSION_MINOR 1
 
 /**
  * Everything this plugin provides lives in this namespace.
