@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Benchmark of one re-assembly of 3D linear elasticity on linear tetrahedra:
 // every GPU method against deal.II's own CPU assembly (FEValues + WorkStream
 // + AffineConstraints::distribute_local_to_global on all host cores), with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Local stiffness matrices of trilinear hexahedra on the GPU, three element
 // kernels side by side (Sanfui and Sharma's shapeMap strategy, their
 // "standard implementation", and the engine's thread-per-element

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Steps per second of the hyperelastic app with the chapter's real-time
 // settings (dt = 0.01, Newton 2e-5, CG 1e-4 relative; Fig. 16.13), on
 // built-in tetrahedral bars from the size of the chapter's hand model

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Benchmark of the explicit wave solver on a model the size of Pogo's weld
 // example (Huthwaite 2014, Table 1: 1.92 M unknowns, 40,000 steps of 1 ns,
 // 40 um elements, 5 MHz): a 56 mm x 27.4 mm steel plate with a V-shaped

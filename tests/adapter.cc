@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Structural checks of the flat MeshArrays that DoFHandlerAdapter builds,
 // each against an independent deal.II computation: the CSR pattern against
 // DoFTools::make_sparsity_pattern, the location and node arrays against

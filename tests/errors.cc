@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Every unsupported input is refused with an exception that says what is
 // wrong: locally refined meshes, mixed cell types, unsupported elements,
 // DoFHandlers without DoFs, non-Dirichlet constraints, inverted elements

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Wave speeds of the explicit wave solver against elastic theory:
 // - a P wave from a horizontal point force, along the force's axis in an
 //   (absorbing) unbounded plate;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The node partitioners of the explicit wave solver (Pogo Sec. 3.1): every
 // node in exactly one block, blocks and halos within their limits, on meshes
 // with internal boundaries (a hole), triangles and quadrilaterals; the

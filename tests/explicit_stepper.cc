@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The host central-difference stepper of the explicit wave solver:
 // - with no damping and no source the discrete energy is conserved to
 //   rounding (triangles and quadrilaterals); with damping it decreases;

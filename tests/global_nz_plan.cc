@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GlobalNZ's plan, checked on the host: its reduction lists cover every
 // element contribution exactly once, and the plan executed on the host
 // (kernel by kernel, lane by lane) reproduces the reference assembly.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The host version of the hex8 element kernels (Sanfui-Sharma's shapeMap
 // strategy and their standard implementation, hex8_elasticity.h) gives
 // deal.II's FEValues element matrices on distorted hexahedra with a

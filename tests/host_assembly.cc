@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The host reference assembly through the flat arrays reproduces deal.II's
 // own assembly (FEValues loop + AffineConstraints::distribute_local_to_global)
 // for every supported element, kernel and kind of constraint.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The hyperelastic app's solver on the host path: conservation of linear
 // momentum and the energy behaviour of the midpoint rule on a free body,
 // the QR-compressed supplemental data, path independence of quasi-static

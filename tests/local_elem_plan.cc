@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // LocalElem's element order, checked on the host: the atomic launch takes
 // the elements in Morton order, the coloured launches colour by colour of
 // a valid colouring, each colour in Morton order.

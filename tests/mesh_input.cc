@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GPUAssembly::read_mesh, read_dat and read_abaqus: the reference .dat
 // meshes read with the right counts, coordinates and volume; every kind of
 // malformed .dat or Abaqus input raises ExcMeshFile naming the problem and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The neo-Hookean kernel of the hyperelastic application: its tangent is
 // the derivative of its forces (central differences), it reduces to linear
 // elasticity at zero displacement, a rigid rotation produces no internal

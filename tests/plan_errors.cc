@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Plans refuse what they cannot hold with a clear error, and their arrays
 // do not depend on how many threads built them.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The packings of reduction lists, checked on the host: LPT packing keeps
 // lists whole and balances lanes (GlobalNZ); rows that a warp walks in
 // lockstep, with halved leading lists (SharedNZ); SharedNZ's slot division.

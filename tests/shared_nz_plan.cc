@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // SharedNZ's plan, checked on the host: parts, blocks, slots and the
 // node-pair lists of every owned node, and the plan executed on the host
 // (block by block, lane by lane) reproducing the reference assembly, with

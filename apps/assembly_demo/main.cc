@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // assembly_demo: a linear-elastic cantilever under its own weight, assembled
 // through the plugin's flat arrays and written as VTU. It is the smallest
 // complete use of the plugin: deal.II objects in, adapter, assembly, solve,

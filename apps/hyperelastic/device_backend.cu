@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The device backend of the hyperelastic time integrator: assembly through
 // the plugin's DeviceAssembler, Jacobi-CG through DeviceJacobiCG, and the
 // Newton and time updates as element-wise kernels (device_kernels.cuh). A

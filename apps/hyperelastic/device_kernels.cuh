@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #ifndef hyperelastic_device_kernels_cuh
 #define hyperelastic_device_kernels_cuh
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // hyperelastic: real-time nonlinear elastodynamics of a compressible
 // neo-Hookean solid (GPU Gems chapter, Sec. 16.4), every stage on the GPU:
 // GlobalNZ or SharedNZ assembly of the tangent and residual, Jacobi-CG,

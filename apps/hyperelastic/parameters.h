@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #ifndef hyperelastic_parameters_h
 #define hyperelastic_parameters_h
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // HyperelasticSolid's postprocessing: the state, energies and momentum
 // for the summary and the tests, the cell fields and the worst element
 // for output and failure reports, and the VTU/PVD output.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // HyperelasticSolid's set-up: the mesh, the finite element, the fixed
 // DoFs, the lumped mass and the load pattern, the plugin's arrays, the
 // backend and the initial state.

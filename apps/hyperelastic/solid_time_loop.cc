@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // HyperelasticSolid's time loop: the loads of a step, the Newton loop
 // (on the device as one graph launch where the backend can, else driven
 // from the host), the failure reports, and the run with its summary.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #ifndef hyperelastic_step_graph_cuh
 #define hyperelastic_step_graph_cuh
 

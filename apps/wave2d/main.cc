@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wave2d: explicit elastic waves on unstructured triangle (or quadrilateral)
 // meshes, the central-difference scheme of Pogo (Huthwaite 2014) on the GPU
 // or the host. Runs a built-in plate with a hole when given no file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "simulation.h"
 
 #include <deal.II/base/multithread_info.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #ifndef wave2d_simulation_h
 #define wave2d_simulation_h
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs assembly_demo on a small clamped beam under its own weight and checks
 # the tip deflection against Timoshenko beam theory,
 #   w = q L^4 / (8 E I) + q L^2 / (2 kappa G A),  q = rho g A,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs a command that must fail, and checks that its error output contains
 # the expected message: bad input gives a clear error, not a crash.
 #   expect_failure.sh "expected text" command args...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs the hyperelastic app as the README's main command does, on a short
 # version of its default problem, and checks what a user relies on: the
 # execution path is named, every step reports Newton and CG iterations and

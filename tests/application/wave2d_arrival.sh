@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The P wave of apps/wave2d against elastic theory. A vertical tone burst
 # on the top face of a steel plate sends a P wave straight down; two
 # receivers on the source's axis record it. The delay of the deeper trace

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Checkpoint and restart of apps/wave2d: a run interrupted after some steps
 # ('Stop after steps', which writes a checkpoint as the periodic ones do)
 # and restarted gives bitwise the same receiver traces and the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs apps/wave2d on a parameter file and checks its outputs exist and the
 # receivers saw the wave; optional further arguments are strings the log
 # must contain.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Every GPU assembly method reproduces the host reference assembly (double:
 // 1e-13 relative), GlobalNZ and LocalElem-colored are bitwise reproducible,
 // and single precision on the device against double on the host gives the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The bundled element kernels, compiled by nvcc and run a thread per element
 // on the device with the coalesced column-major layout, give the element
 // matrices and vectors of the same functors run on the host. Also checks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The GPU stepper of the explicit wave solver against the host stepper:
 // the same receiver traces and final states, 1e-12 relative in double (the
 // arithmetic is the same, so they are expected to be bitwise equal) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // On the device, the element matrices of the three hex8 element kernels
 // (Sanfui-Sharma's shapeMap, their standard implementation, and the
 // engine's thread per element, with Hex8ElasticityKernel and with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The hyperelastic app's GPU path against its host path: the same short
 // simulations must give the same positions (1e-10 relative in double),
 // for GlobalNZ (full and symmetric element data), SharedNZ, QR-compressed

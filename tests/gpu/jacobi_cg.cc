@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // DeviceJacobiCG, whose iteration runs as a CUDA graph with a device-side
 // stopping test, against the same Jacobi-CG written out on the host, on
 // an assembled 3D elasticity matrix with Dirichlet rows: the solution, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #ifndef gpu_assembly_cuda_engine_device_assembler_inst_cuh
 #define gpu_assembly_cuda_engine_device_assembler_inst_cuh
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The GPU time stepper of Pogo (Huthwaite 2014, Sec. 2.3): one thread per
 // node, one CUDA block per node block, neighbour data through shared memory.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/distributed/tria_base.h>
 
 #include <deal.II/dofs/dof_tools.h>

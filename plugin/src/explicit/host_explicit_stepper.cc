@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Compiled with -ffp-contract=off (plugin/CMakeLists.txt): the compiler must
 // not fuse the products and sums of explicit_update.h, or the host results
 // would differ from the GPU's in the last bit.

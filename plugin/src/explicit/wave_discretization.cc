@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/quadrature_lib.h>
 
 #include <deal.II/dofs/dof_renumbering.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/grid/grid_in.h>
 #include <deal.II/grid/grid_tools.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/lac/sparse_matrix.h>
 
 #include <gpu_assembly/lac/device_csr_matrix.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #ifndef gpu_assembly_lac_block_sum_cuh
 #define gpu_assembly_lac_block_sum_cuh
 

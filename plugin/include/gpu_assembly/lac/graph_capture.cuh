@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #ifndef gpu_assembly_lac_graph_capture_cuh
 #define gpu_assembly_lac_graph_capture_cuh
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include <gpu_assembly/engine/global_nz/plan.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
 #include <gpu_assembly/host/element_coloring.h>

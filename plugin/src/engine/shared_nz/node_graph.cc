@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "node_graph.h"
 
 #include <deal.II/base/parallel.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #ifndef gpu_assembly_engine_global_nz_plan_h
 #define gpu_assembly_engine_global_nz_plan_h
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #ifndef gpu_assembly_engine_local_elem_kernels_cuh
 #define gpu_assembly_engine_local_elem_kernels_cuh
 
