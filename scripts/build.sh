@@ -17,4 +17,4 @@ fi
 cmake -S . -B "$build" "${configure[@]}" "$@"
 targets=()
 for target in ${TARGETS:-}; do targets+=(--target "$target"); done
-cmake --build "$build" -j "$jobs" "${targets[@]}"
+cmake --build "$build" -j "$jobs" ${targets[@]+"${targets[@]}"}

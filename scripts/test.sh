@@ -4,14 +4,16 @@
 # test. Tests that need a GPU report themselves skipped where none exists.
 # Then the library and its unit tests once more in Debug mode, against
 # deal.II's debug library, so that the Asserts of both run
-# (${DEBUG_BUILD_DIR:-build-debug}; DEBUG_TESTS=0 leaves this out).
+# (${DEBUG_BUILD_DIR:-build-debug}; DEBUG_TESTS=0 leaves this out). Both
+# runs happen even if the first has failures; the exit status reports both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 ./scripts/install-dependencies.sh
 
 ./scripts/build.sh
-(cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j "$jobs")
+status=0
+(cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j "$jobs") || status=1
 
 if [[ ${DEBUG_TESTS:-1} != 0 ]]; then
   debug=${DEBUG_BUILD_DIR:-build-debug}
@@ -23,5 +25,6 @@ if [[ ${DEBUG_TESTS:-1} != 0 ]]; then
       "tests cannot run in Debug mode; DEBUG_TESTS=0 leaves them out." >&2
     exit 1
   fi
-  (cd "$debug" && ctest --output-on-failure -j "$jobs" -L unit)
+  (cd "$debug" && ctest --output-on-failure -j "$jobs" -L unit) || status=1
 fi
+exit $status
