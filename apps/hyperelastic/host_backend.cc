@@ -9,7 +9,9 @@
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 
+#include <atomic>
 #include <cmath>
+#include <limits>
 
 namespace Hyperelastic
 {
@@ -167,20 +169,27 @@ namespace Hyperelastic
                          nodal_data,
                          dim);
 
-      const double factor = load_factor(loads);
+      // A residual that is not finite (an element inverted by the load) is
+      // an outcome the Newton loop reports, so it is detected here:
+      // Vector::l2_norm() asserts a finite norm in debug mode.
+      std::atomic<bool> finite(true);
+      const double      factor = load_factor(loads);
       for_each_index(n_dofs, [&](const unsigned int i) {
         double value = factor * data.load_pattern[i] - assembled[i];
         if (dynamic)
           value +=
             p_old[i] - data.lumped_mass[i] * (u[i] - u_old[i]) / loads.dt;
         residual[i] = arrays.dof_is_constrained[i] ? 0. : value;
+        if (!std::isfinite(residual[i]))
+          finite.store(false, std::memory_order_relaxed);
 
         double &diagonal = values[data.diagonal_index[i]];
         if (dynamic)
           diagonal += data.lumped_mass[i] / loads.dt;
         inverse_diagonal[i] = 1. / diagonal;
       });
-      return residual.l2_norm();
+      return finite ? residual.l2_norm() :
+                      std::numeric_limits<double>::quiet_NaN();
     }
 
 

@@ -318,11 +318,13 @@ namespace GPUAssembly
     a.supplemental.resize(static_cast<std::size_t>(a.n_elements) *
                           a.n_supplemental);
 
+    // JxW is formed here from the Jacobian, as the mappings do: asking
+    // FEValues for it would have deal.II's debug-mode Assert on distorted
+    // cells fire before the check below, which names the cell.
     FEValues<dim> fe_values(mapping,
                             base,
                             quadrature,
-                            update_gradients | update_JxW_values |
-                              update_jacobians);
+                            update_gradients | update_jacobians);
     // Maps the base element's support points to real space: these are the
     // node coordinates C(n), in the node order of the element.
     FEValues<dim> support_values(mapping,
@@ -408,7 +410,8 @@ namespace GPUAssembly
           for (unsigned int q = 0; q < layout.n_q_points; ++q)
             {
               double *const Sq = S + q * (1 + n_en * dim);
-              Sq[0]            = fe_values.JxW(q);
+              Sq[0] =
+                quadrature.weight(q) * fe_values.jacobian(q).determinant();
               for (unsigned int n = 0; n < n_en; ++n)
                 {
                   const Tensor<1, dim> grad = fe_values.shape_grad(n, q);

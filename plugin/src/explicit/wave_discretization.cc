@@ -19,6 +19,51 @@ namespace GPUAssembly
   {
     using namespace dealii;
 
+    namespace
+    {
+      // The affine map of a linear triangle, which only its vertices define.
+      // MappingFE of deal.II 9.4 requires all faces of a cell to carry the
+      // cell's manifold id (a debug-mode Assert), even for a linear element
+      // that never asks a manifold for a point. Meshes converted from curved
+      // quadrilateral meshes (convert_hypercube_to_simplex_mesh copies the
+      // ids of the boundary faces) do not satisfy this, and their manifold
+      // ids are legitimate. The support points are interpolated as
+      // FlatManifold does, so they are those of MappingFE on flat cells bit
+      // for bit.
+      class LinearTriangleMapping : public MappingFE<2>
+      {
+      public:
+        LinearTriangleMapping()
+          : MappingFE<2>(FE_SimplexP<2>(1))
+        {}
+
+        std::unique_ptr<Mapping<2>>
+        clone() const override
+        {
+          return std::make_unique<LinearTriangleMapping>(*this);
+        }
+
+      protected:
+        std::vector<Point<2>>
+        compute_mapping_support_points(
+          const Triangulation<2>::cell_iterator &cell) const override
+        {
+          const ReferenceCell          reference_cell = fe->reference_cell();
+          const std::vector<Point<2>> &unit_points =
+            fe->get_unit_support_points();
+          std::vector<Point<2>> points(unit_points.size());
+          for (unsigned int p = 0; p < unit_points.size(); ++p)
+            for (const unsigned int v : cell->vertex_indices())
+              points[p] +=
+                cell->vertex(v) *
+                reference_cell.d_linear_shape_function(unit_points[p], v);
+          return points;
+        }
+      };
+    } // namespace
+
+
+
     void
     WaveDiscretization::reinit(
       const Triangulation<2>                           &tria,
@@ -34,7 +79,7 @@ namespace GPUAssembly
       if (tria.all_reference_cells_are_simplex())
         {
           fe         = std::make_unique<FESystem<2>>(FE_SimplexP<2>(1), 2);
-          mapping    = std::make_unique<MappingFE<2>>(FE_SimplexP<2>(1));
+          mapping    = std::make_unique<LinearTriangleMapping>();
           quadrature = std::make_unique<QGaussSimplex<2>>(1);
         }
       else
