@@ -605,9 +605,13 @@ namespace
               << std::setw(12) << "of copy BW" << std::setw(12) << "set-up [s]"
               << std::setw(12) << "B/nonzero" << std::setw(12) << "vs deal.II"
               << '\n';
+    // With --skip-dealii the peer's row holds NaN: leave it and its column
+    // out rather than print "nan".
     const double dealii_seconds = rows.back().seconds;
     for (const Row &row : rows)
       {
+        if (!std::isfinite(row.seconds))
+          continue;
         std::cout << std::left << std::setw(24) << row.method << std::right
                   << std::fixed << std::setprecision(3) << std::setw(12)
                   << row.seconds * 1e3 << std::setprecision(2) << std::setw(14)
@@ -623,9 +627,13 @@ namespace
                     << std::setw(12) << "-";
         std::cout << std::setw(12) << std::setprecision(2) << row.setup_seconds
                   << std::setw(12) << std::setprecision(1)
-                  << row.plan_bytes / n_nonzeros << std::setw(11)
-                  << std::setprecision(0) << dealii_seconds / row.seconds << 'x'
-                  << '\n';
+                  << row.plan_bytes / n_nonzeros;
+        if (std::isfinite(dealii_seconds))
+          std::cout << std::setw(11) << std::setprecision(0)
+                    << dealii_seconds / row.seconds << 'x';
+        else
+          std::cout << std::setw(12) << "-";
+        std::cout << '\n';
       }
     std::cout << std::defaultfloat << std::setprecision(6);
   }
