@@ -5,8 +5,7 @@
 // Conversions of plan arrays into the forms the device arrays hold (not
 // installed).
 
-#include <cstdint>
-#include <cstring>
+#include <cstddef>
 #include <vector>
 
 namespace GPUAssembly
@@ -24,16 +23,6 @@ namespace GPUAssembly
     as_int(const std::vector<std::size_t> &values)
     {
       return std::vector<int>(values.begin(), values.end());
-    }
-
-    // DeviceVector has no 16-bit instantiation: 16-bit arrays go up as
-    // bytes.
-    inline std::vector<unsigned char>
-    as_bytes(const std::vector<std::uint16_t> &values)
-    {
-      std::vector<unsigned char> bytes(values.size() * sizeof(std::uint16_t));
-      std::memcpy(bytes.data(), values.data(), bytes.size());
-      return bytes;
     }
   } // namespace internal
 } // namespace GPUAssembly

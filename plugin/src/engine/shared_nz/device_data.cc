@@ -53,8 +53,8 @@ namespace GPUAssembly
       // data of its elements alone.
       connectivity.copy_from_host(node_pairs ? std::vector<index_type>() :
                                                plan.block_connectivity);
-      slots.copy_from_host(
-        as_bytes(node_pairs ? std::vector<std::uint16_t>() : plan.block_slots));
+      slots.copy_from_host(node_pairs ? std::vector<std::uint16_t>() :
+                                        plan.block_slots);
       supplemental.copy_from_host(convert<Number>(plan.block_supplemental));
       // Only node pairs read these: without, a block's S(e) starts at its
       // first element.
@@ -64,7 +64,7 @@ namespace GPUAssembly
       has_constraints.copy_from_host(plan.block_has_constraints);
       n_free_elements.copy_from_host(plan.n_free_elements);
       slice_offsets.copy_from_host(as_int(plan.slice_offsets));
-      sources.copy_from_host(as_bytes(plan.sources));
+      sources.copy_from_host(plan.sources);
       target_offsets.copy_from_host(as_int(plan.target_offsets));
       targets.copy_from_host(plan.targets);
     }

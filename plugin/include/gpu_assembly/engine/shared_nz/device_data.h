@@ -9,6 +9,7 @@
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <cstddef>
+#include <cstdint>
 
 // cudaStream_t without the CUDA headers, for host code.
 struct CUstream_st;
@@ -62,20 +63,18 @@ namespace GPUAssembly
     private:
       SharedNZPlan plan;
 
-      // 16-bit arrays are held as bytes (DeviceVector has no 16-bit
-      // instantiation).
       DeviceVector<int>           halo_offsets;
       DeviceVector<int>           halo_nodes;
       DeviceVector<int>           element_offsets;
       DeviceVector<int>           connectivity;
-      DeviceVector<unsigned char> slots;
+      DeviceVector<std::uint16_t> slots;
       DeviceVector<Number>        supplemental;
       DeviceVector<int>           supplemental_offsets;
       DeviceVector<int>           location;
       DeviceVector<unsigned char> has_constraints;
       DeviceVector<int>           n_free_elements;
       DeviceVector<int>           slice_offsets;
-      DeviceVector<unsigned char> sources;
+      DeviceVector<std::uint16_t> sources;
       DeviceVector<int>           target_offsets;
       DeviceVector<int>           targets;
     };

@@ -440,22 +440,21 @@ namespace GPUAssembly
                                        Number       *rhs,
                                        CUstream_st  *stream) const
     {
-      const SharedNZArguments<Number> arguments{
-        halo_offsets.data(),
-        halo_nodes.data(),
-        element_offsets.data(),
-        connectivity.data(),
-        reinterpret_cast<const std::uint16_t *>(slots.data()),
-        supplemental.data(),
-        supplemental_offsets.data(),
-        location.data(),
-        has_constraints.data(),
-        n_free_elements.data(),
-        slice_offsets.data(),
-        reinterpret_cast<const std::uint16_t *>(sources.data()),
-        target_offsets.data(),
-        targets.data(),
-        plan.n_supplemental};
+      const SharedNZArguments<Number> arguments{halo_offsets.data(),
+                                                halo_nodes.data(),
+                                                element_offsets.data(),
+                                                connectivity.data(),
+                                                slots.data(),
+                                                supplemental.data(),
+                                                supplemental_offsets.data(),
+                                                location.data(),
+                                                has_constraints.data(),
+                                                n_free_elements.data(),
+                                                slice_offsets.data(),
+                                                sources.data(),
+                                                target_offsets.data(),
+                                                targets.data(),
+                                                plan.n_supplemental};
       constexpr bool has_node_pairs = SharedNZLayout::runs_node_pairs<Kernel>;
       if (plan.parameters.node_pairs && !has_node_pairs)
         throw_error(SharedNZLayout::node_pairs_refused);
