@@ -128,23 +128,31 @@ namespace GPUAssembly
                     "the triangulation mixes " +
                     std::to_string(tria.get_reference_cells().size()) +
                     " cell types; all cells must be of one type."));
-      AssertThrow(!tria.has_hanging_nodes(),
-                  ExcUnsupportedInput(
-                    "the triangulation has hanging nodes (it was refined "
-                    "locally); only conforming meshes are supported."));
     }
 
 
 
-    // Only constraints of the form x_i = g_i are supported: they are what
-    // the element-level condensation reproduces exactly, and they are what
-    // VectorTools::interpolate_boundary_values produces.
+    // Every line of a closed AffineConstraints is taken: lines x_i = g_i
+    // are what the element-level condensation applies, lines with entries
+    // (hanging nodes, periodicity, user lines) are in addition what the
+    // constraint plan distributes to the DoFs they depend on. Closed means
+    // no entry refers to a constrained DoF, which both rely on.
     void
     read_constraints(const dealii::AffineConstraints<double> &constraints,
                      MeshArrays                              &arrays)
     {
+      AssertThrow(constraints.is_closed(),
+                  ExcUnsupportedInput(
+                    "the AffineConstraints object is not closed; call "
+                    "constraints.close() after adding all constraints."));
       arrays.dof_is_constrained.assign(arrays.n_dofs, 0);
       arrays.inhomogeneities.assign(arrays.n_dofs, 0.);
+      arrays.constraint_line_dofs.clear();
+      arrays.constraint_entry_offsets.assign(1, 0);
+      arrays.constraint_entry_dofs.clear();
+      arrays.constraint_entry_weights.clear();
+
+      // get_lines() is sorted by DoF index once closed.
       for (const auto &line : constraints.get_lines())
         {
           AssertThrow(line.index < arrays.n_dofs,
@@ -153,17 +161,45 @@ namespace GPUAssembly
                                           ", but the DoFHandler has only " +
                                           std::to_string(arrays.n_dofs) +
                                           " DoFs."));
-          AssertThrow(line.entries.empty(),
-                      ExcUnsupportedInput(
-                        "DoF " + std::to_string(line.index) +
-                        " is constrained to a combination of " +
-                        std::to_string(line.entries.size()) +
-                        " other DoFs (a hanging-node or periodicity "
-                        "constraint); only Dirichlet constraints x_i = g_i "
-                        "are supported."));
           arrays.dof_is_constrained[line.index] = 1;
           arrays.inhomogeneities[line.index]    = line.inhomogeneity;
+          if (line.entries.empty())
+            continue;
+          arrays.constraint_line_dofs.push_back(line.index);
+          for (const auto &[dof, weight] : line.entries)
+            {
+              AssertThrow(dof < arrays.n_dofs,
+                          ExcUnsupportedInput(
+                            "the constraint of DoF " +
+                            std::to_string(line.index) + " refers to DoF " +
+                            std::to_string(dof) +
+                            ", but the DoFHandler has only " +
+                            std::to_string(arrays.n_dofs) + " DoFs."));
+              AssertThrow(std::isfinite(weight),
+                          ExcUnsupportedInput(
+                            "the constraint of DoF " +
+                            std::to_string(line.index) +
+                            " has a non-finite weight for DoF " +
+                            std::to_string(dof) + "."));
+              arrays.constraint_entry_dofs.push_back(dof);
+              arrays.constraint_entry_weights.push_back(weight);
+            }
+          arrays.constraint_entry_offsets.push_back(
+            arrays.constraint_entry_dofs.size());
         }
+      AssertThrow(arrays.constraint_entry_dofs.size() <
+                    static_cast<std::size_t>(
+                      std::numeric_limits<index_type>::max()),
+                  ExcUnsupportedInput("the constraints have more entries "
+                                      "than 32-bit indices can address."));
+      // Closed constraints never refer to a constrained DoF; a violation
+      // would make the plan distribute into rows that are then condensed.
+      Assert(std::none_of(arrays.constraint_entry_dofs.begin(),
+                          arrays.constraint_entry_dofs.end(),
+                          [&](const index_type dof) {
+                            return arrays.dof_is_constrained[dof] != 0;
+                          }),
+             dealii::ExcInternalError());
     }
   } // namespace
 
@@ -582,7 +618,11 @@ namespace GPUAssembly
            row_offsets.size() * sizeof(index_type) +
            column_indices.size() * sizeof(index_type) +
            nonzero_map.size() * sizeof(index_type) + dof_is_constrained.size() +
-           inhomogeneities.size() * sizeof(double);
+           inhomogeneities.size() * sizeof(double) +
+           (constraint_line_dofs.size() + constraint_entry_offsets.size() +
+            constraint_entry_dofs.size()) *
+             sizeof(index_type) +
+           constraint_entry_weights.size() * sizeof(double);
   }
 } // namespace GPUAssembly
 

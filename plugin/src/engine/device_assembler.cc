@@ -119,6 +119,7 @@ namespace GPUAssembly
                             additional_data.tuning.local_elem);
           break;
       }
+    constraint_stage.reinit(*arrays);
   }
 
 
@@ -143,7 +144,8 @@ namespace GPUAssembly
            inhomogeneities.memory_consumption() +
            dof_is_constrained.memory_consumption() +
            global_nz.memory_consumption() + shared_nz.memory_consumption() +
-           local_elem.memory_consumption();
+           local_elem.memory_consumption() +
+           constraint_stage.memory_consumption();
   }
 
 

@@ -19,15 +19,18 @@ namespace GPUAssembly
 {
   /**
    * Pulls a deal.II discretization (DoFHandler, Mapping, Quadrature and
-   * Dirichlet AffineConstraints) into the flat MeshArrays that the host and
-   * GPU assembly methods read, and moves results back into deal.II objects.
+   * AffineConstraints) into the flat MeshArrays that the host and GPU
+   * assembly methods read, and moves results back into deal.II objects.
    *
-   * Supported: a serial Triangulation of one cell type without hanging nodes;
-   * FE_Q or FE_SimplexP of degree 1 or 2, alone or as an FESystem of copies
-   * of one such element; constraints that fix DoFs to values (homogeneous
-   * or inhomogeneous Dirichlet). Anything else raises ExcUnsupportedInput
-   * naming what was found, and inverted or degenerate elements raise it
-   * naming the cell.
+   * Supported: a serial Triangulation of one cell type, also locally
+   * refined (hanging nodes); FE_Q or FE_SimplexP of degree 1 or 2, alone or
+   * as an FESystem of copies of one such element; any closed
+   * AffineConstraints: Dirichlet lines (homogeneous or not), hanging-node
+   * and periodicity constraints, user lines, mixed. Every method then
+   * assembles what AffineConstraints::distribute_local_to_global() would, on
+   * the pattern of DoFTools::make_sparsity_pattern() with the same
+   * constraints. Anything else raises ExcUnsupportedInput naming what was
+   * found, and inverted or degenerate elements raise it naming the cell.
    */
   template <int dim>
   class DoFHandlerAdapter

@@ -119,10 +119,26 @@ namespace GPUAssembly
      */
     std::vector<index_type> nonzero_map;
 
-    /// 1 for DoFs fixed by a Dirichlet constraint, 0 otherwise.
+    /// 1 for constrained DoFs (any line of the AffineConstraints), 0
+    /// otherwise.
     std::vector<std::uint8_t> dof_is_constrained;
-    /// Prescribed value of each constrained DoF (0 for free DoFs).
+    /// Inhomogeneity g_i of each constrained DoF (0 for free DoFs).
     std::vector<double> inhomogeneities;
+
+    /**
+     * The constraint lines with entries (hanging nodes, periodicity, user
+     * lines), closed: x_i = sum_k w_k x_{j_k} + g_i with every j_k
+     * unconstrained. Line l constrains DoF constraint_line_dofs[l]
+     * (increasing); its entries are constraint_entry_dofs[k] and
+     * constraint_entry_weights[k] for k in [constraint_entry_offsets[l],
+     * constraint_entry_offsets[l + 1]), in the order of the
+     * AffineConstraints. Lines without entries (x_i = g_i) are not listed:
+     * dof_is_constrained and inhomogeneities describe them fully.
+     */
+    std::vector<index_type> constraint_line_dofs;
+    std::vector<index_type> constraint_entry_offsets;
+    std::vector<index_type> constraint_entry_dofs;
+    std::vector<double>     constraint_entry_weights;
     /// Whether the pattern keeps the couplings of constrained DoFs, as in
     /// DoFTools::make_sparsity_pattern(..., keep_constrained_dofs).
     bool keep_constrained_dofs = true;
@@ -138,6 +154,15 @@ namespace GPUAssembly
      */
     unsigned int
     n_constrained_elements() const;
+
+    /**
+     * Number of constraint lines with entries.
+     */
+    unsigned int
+    n_constraint_lines() const
+    {
+      return constraint_line_dofs.size();
+    }
 
     /**
      * Memory held by the arrays, in bytes.

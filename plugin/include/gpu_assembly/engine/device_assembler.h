@@ -3,6 +3,7 @@
 #define gpu_assembly_engine_device_assembler_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/constraints/device_data.h>
 #include <gpu_assembly/engine/global_nz/device_data.h>
 #include <gpu_assembly/engine/local_elem/device_data.h>
 #include <gpu_assembly/engine/shared_nz/device_data.h>
@@ -187,6 +188,9 @@ namespace GPUAssembly
     internal::GlobalNZDeviceData<Number>  global_nz;
     internal::SharedNZDeviceData<Number>  shared_nz;
     internal::LocalElemDeviceData<Number> local_elem;
+    /// Distributes the contributions of elements that touch constraint
+    /// lines with entries, after any method.
+    internal::ConstraintDeviceData<Number> constraint_stage;
   };
 } // namespace GPUAssembly
 

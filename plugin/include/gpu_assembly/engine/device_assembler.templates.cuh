@@ -10,6 +10,7 @@
 //     DeviceCSRMatrix<double> &, DeviceVector<double> &, CUstream_st *) const;
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/engine/constraints/kernels.cuh>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/engine/global_nz/kernels.cuh>
 #include <gpu_assembly/engine/local_elem/kernels.cuh>
@@ -100,6 +101,12 @@ namespace GPUAssembly
                                           stream);
           break;
       }
+    constraint_stage.template launch<dim>(kernel,
+                                          data,
+                                          nodal_data.data(),
+                                          matrix.get_values().data(),
+                                          rhs.data(),
+                                          stream);
   }
 } // namespace GPUAssembly
 

@@ -9,6 +9,7 @@
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/host/assembly_options.h>
 #include <gpu_assembly/host/element_coloring.h>
+#include <gpu_assembly/host/host_constraint_stage.h>
 #include <gpu_assembly/host/host_element_stage.h>
 
 #include <vector>
@@ -74,6 +75,9 @@ namespace GPUAssembly
     // S(e) converted to Number once, so that single-precision
     // assembly reads single-precision input as the GPU does.
     std::vector<Number> supplemental;
+    // Distributes the element data of elements that touch constraint lines
+    // with entries, after the colour-by-colour sum.
+    HostConstraintStage<Number> constraint_stage;
   };
 
 
@@ -83,6 +87,7 @@ namespace GPUAssembly
     : arrays(&arrays)
     , colors(color_elements(arrays))
     , supplemental(arrays.supplemental.begin(), arrays.supplemental.end())
+    , constraint_stage(arrays)
   {
     AssertThrow(arrays.dim == dim,
                 dealii::ExcMessage("HostAssembler<" + std::to_string(dim) +
@@ -135,6 +140,11 @@ namespace GPUAssembly
                          nodal_data);
         },
         64);
+    constraint_stage.template apply<dim>(kernel,
+                                         data,
+                                         nodal_data.data(),
+                                         matrix_values.data(),
+                                         rhs.data());
   }
 
 

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef gpu_assembly_engine_constraints_device_data_h
+#define gpu_assembly_engine_constraints_device_data_h
+
+#include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/constraints/plan.h>
+#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/lac/device_vector.h>
+
+#include <cstddef>
+
+struct CUstream_st;
+
+namespace GPUAssembly
+{
+  namespace internal
+  {
+    /**
+     * The ConstraintPlan on the device: its arrays uploaded once and the
+     * element-data buffer of its elements. launch() is defined in
+     * constraints/kernels.cuh.
+     */
+    template <typename Number>
+    class ConstraintDeviceData
+    {
+    public:
+      /// Build the plan for @p arrays and upload it (nothing if no
+      /// constraint line has entries).
+      void
+      reinit(const MeshArrays &arrays);
+
+      bool
+      empty() const
+      {
+        return plan.empty();
+      }
+
+      /**
+       * Enqueue on @p stream the element kernel of the plan's elements and
+       * the weighted sums into @p values and @p rhs. Runs after the
+       * method's own kernels on the same stream.
+       */
+      template <int dim, class Kernel>
+      void
+      launch(const Kernel                   &kernel,
+             const ElementStageData<Number> &data,
+             const Number                   *nodal_data,
+             Number                         *values,
+             Number                         *rhs,
+             CUstream_st                    *stream) const;
+
+      const ConstraintPlan &
+      get_plan() const
+      {
+        return plan;
+      }
+
+      std::size_t
+      memory_consumption() const;
+
+    private:
+      ConstraintPlan               plan;
+      DeviceVector<int>            connectivity;
+      DeviceVector<Number>         supplemental;
+      DeviceVector<int>            targets;
+      DeviceVector<unsigned char>  overwrite;
+      DeviceVector<int>            source_offsets;
+      DeviceVector<int>            sources;
+      DeviceVector<Number>         weights;
+      mutable DeviceVector<Number> element_data;
+    };
+  } // namespace internal
+} // namespace GPUAssembly
+
+#endif

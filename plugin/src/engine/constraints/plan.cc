@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/engine/constraints/plan.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+namespace GPUAssembly
+{
+  namespace
+  {
+    struct Contribution
+    {
+      index_type target;
+      index_type source;
+      double     weight;
+
+      bool
+      operator<(const Contribution &other) const
+      {
+        return target < other.target ||
+               (target == other.target && source < other.source);
+      }
+    };
+
+
+
+    // One local DoF's image under the constraints: itself (free), the
+    // entries of its line, or nothing (a line without entries, which the
+    // condensation has handled completely).
+    struct LocalResolution
+    {
+      bool              free    = false;
+      const index_type *dofs    = nullptr;
+      const double     *weights = nullptr;
+      unsigned int      size    = 0;
+    };
+
+
+
+    index_type
+    find_nonzero(const MeshArrays &arrays,
+                 const index_type  row,
+                 const index_type  column)
+    {
+      const auto begin =
+        arrays.column_indices.begin() + arrays.row_offsets[row];
+      const auto end =
+        arrays.column_indices.begin() + arrays.row_offsets[row + 1];
+      const auto it = std::lower_bound(begin, end, column);
+      AssertThrow(it != end && *it == column,
+                  ExcUnsupportedInput(
+                    "the sparsity pattern has no entry (" +
+                    std::to_string(row) + ", " + std::to_string(column) +
+                    "), which the constraints couple; the pattern must be "
+                    "made with the same constraints "
+                    "(DoFTools::make_sparsity_pattern(dof_handler, pattern, "
+                    "constraints, ...))."));
+      return it - arrays.column_indices.begin();
+    }
+
+
+
+    // Fill targets, overwrite flags and lists from sorted contributions,
+    // appending targets [first_target, n_targets) of one part; @p touched
+    // says which targets the methods write themselves. Targets that no one
+    // writes become stored zeros, so that every entry of the pattern and of
+    // the right-hand side has a defined value after assembly.
+    void
+    append_part(const std::vector<Contribution> &contributions,
+                const std::vector<std::uint8_t> &touched,
+                ConstraintPlan                  &plan)
+    {
+      std::size_t k = 0;
+      for (std::size_t t = 0; t < touched.size(); ++t)
+        {
+          const bool has_list =
+            k < contributions.size() &&
+            contributions[k].target == static_cast<index_type>(t);
+          if (!has_list && touched[t] != 0)
+            continue;
+          plan.targets.push_back(t);
+          plan.overwrite.push_back(touched[t] == 0);
+          for (; k < contributions.size() &&
+                 contributions[k].target == static_cast<index_type>(t);
+               ++k)
+            {
+              plan.sources.push_back(contributions[k].source);
+              plan.weights.push_back(contributions[k].weight);
+            }
+          plan.source_offsets.push_back(plan.sources.size());
+        }
+      Assert(k == contributions.size(), dealii::ExcInternalError());
+    }
+  } // namespace
+
+
+
+  void
+  ConstraintPlan::reinit(const MeshArrays &arrays)
+  {
+    *this = ConstraintPlan();
+    if (arrays.constraint_line_dofs.empty())
+      return;
+
+    const unsigned int n_ed = arrays.layout.n_dofs;
+    const unsigned int n_en = arrays.layout.n_nodes;
+    n_nodes_per_element     = n_en;
+    n_dofs_per_element      = n_ed;
+    n_supplemental          = arrays.n_supplemental;
+
+    std::vector<index_type> line_of_dof(arrays.n_dofs, invalid_index);
+    for (unsigned int l = 0; l < arrays.constraint_line_dofs.size(); ++l)
+      line_of_dof[arrays.constraint_line_dofs[l]] = l;
+
+    for (unsigned int e = 0; e < arrays.n_elements; ++e)
+      for (unsigned int d = 0; d < n_ed; ++d)
+        if (line_of_dof[arrays.location[static_cast<std::size_t>(e) * n_ed +
+                                        d]] != invalid_index)
+          {
+            elements.push_back(e);
+            break;
+          }
+    const std::size_t n_c = elements.size();
+    AssertThrow(n_c * n_element_entries() <
+                  static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                ExcUnsupportedInput(
+                  "too many elements touch constraints with entries for "
+                  "32-bit indices of their element data."));
+
+    connectivity.resize(n_c * n_en);
+    supplemental.resize(n_c * n_supplemental);
+    for (std::size_t c = 0; c < n_c; ++c)
+      {
+        const std::size_t e = elements[c];
+        for (unsigned int a = 0; a < n_en; ++a)
+          connectivity[a * n_c + c] = arrays.connectivity[e * n_en + a];
+        for (unsigned int i = 0; i < n_supplemental; ++i)
+          supplemental[i * n_c + c] =
+            arrays.supplemental[e * n_supplemental + i];
+      }
+
+    std::vector<Contribution>    matrix_contributions, vector_contributions;
+    std::vector<LocalResolution> resolution(n_ed);
+    for (std::size_t c = 0; c < n_c; ++c)
+      {
+        const index_type *const L =
+          arrays.location.data() + static_cast<std::size_t>(elements[c]) * n_ed;
+        for (unsigned int i = 0; i < n_ed; ++i)
+          {
+            LocalResolution &r = resolution[i];
+            r                  = LocalResolution();
+            if (arrays.dof_is_constrained[L[i]] == 0)
+              {
+                r.free = true;
+                r.dofs = L + i;
+                r.size = 1;
+              }
+            else if (const index_type l = line_of_dof[L[i]]; l != invalid_index)
+              {
+                const index_type begin = arrays.constraint_entry_offsets[l];
+                r.dofs    = arrays.constraint_entry_dofs.data() + begin;
+                r.weights = arrays.constraint_entry_weights.data() + begin;
+                r.size    = arrays.constraint_entry_offsets[l + 1] - begin;
+              }
+          }
+        const auto weight = [](const LocalResolution &r, const unsigned int k) {
+          return r.free ? 1. : r.weights[k];
+        };
+
+        for (unsigned int i = 0; i < n_ed; ++i)
+          for (unsigned int j = 0; j < n_ed; ++j)
+            {
+              const LocalResolution &ri = resolution[i], &rj = resolution[j];
+              // Free-free entries are the method's own.
+              if (ri.free && rj.free)
+                continue;
+              const auto source =
+                static_cast<index_type>((i * n_ed + j) * n_c + c);
+              for (unsigned int p = 0; p < ri.size; ++p)
+                for (unsigned int q = 0; q < rj.size; ++q)
+                  matrix_contributions.push_back(
+                    {find_nonzero(arrays, ri.dofs[p], rj.dofs[q]),
+                     source,
+                     weight(ri, p) * weight(rj, q)});
+            }
+
+        for (unsigned int i = 0; i < n_ed; ++i)
+          {
+            const LocalResolution &ri = resolution[i];
+            if (ri.free)
+              continue;
+            for (unsigned int p = 0; p < ri.size; ++p)
+              {
+                const double w = weight(ri, p);
+                vector_contributions.push_back(
+                  {ri.dofs[p],
+                   static_cast<index_type>((n_ed * n_ed + i) * n_c + c),
+                   w});
+                for (unsigned int k = 0; k < n_ed; ++k)
+                  if (const double g = arrays.inhomogeneities[L[k]];
+                      arrays.dof_is_constrained[L[k]] != 0 && g != 0.)
+                    vector_contributions.push_back(
+                      {ri.dofs[p],
+                       static_cast<index_type>((i * n_ed + k) * n_c + c),
+                       -w * g});
+              }
+          }
+      }
+    std::sort(matrix_contributions.begin(), matrix_contributions.end());
+    std::sort(vector_contributions.begin(), vector_contributions.end());
+
+    // What the methods write: every nonzero some element maps to, every
+    // DoF of some element.
+    std::vector<std::uint8_t> touched(arrays.n_nonzeros(), 0);
+    for (const index_type k : arrays.nonzero_map)
+      if (k != invalid_index)
+        touched[k] = 1;
+    source_offsets.push_back(0);
+    append_part(matrix_contributions, touched, *this);
+    n_matrix_targets = targets.size();
+
+    touched.assign(arrays.n_dofs, 0);
+    for (const index_type dof : arrays.location)
+      touched[dof] = 1;
+    append_part(vector_contributions, touched, *this);
+  }
+
+
+
+  std::size_t
+  ConstraintPlan::memory_consumption() const
+  {
+    return (elements.size() + connectivity.size() + targets.size() +
+            source_offsets.size() + sources.size()) *
+             sizeof(index_type) +
+           (supplemental.size() + weights.size()) * sizeof(double) +
+           overwrite.size();
+  }
+} // namespace GPUAssembly
