@@ -73,7 +73,8 @@ namespace Testing
                             const ConstrainedCase constrained_case,
                             const unsigned int    degree,
                             const unsigned int    n_components,
-                            const bool            renumber = true)
+                            const unsigned int    extra_refinements = 0,
+                            const bool            renumber          = true)
   {
     problem.simplex      = false;
     problem.degree       = degree;
@@ -86,7 +87,7 @@ namespace Testing
     if (periodic)
       {
         GridGenerator::hyper_cube(problem.tria, 0., 1., true);
-        problem.tria.refine_global(dim == 2 ? 2 : 1);
+        problem.tria.refine_global((dim == 2 ? 2 : 1) + extra_refinements);
         // Interior vertices only, so that periodic faces still match.
         GridTools::distort_random(0.2, problem.tria, true, 4321);
         refine_near(problem.tria, center);
@@ -94,7 +95,7 @@ namespace Testing
     else
       {
         GridGenerator::hyper_ball(problem.tria);
-        problem.tria.refine_global(1);
+        problem.tria.refine_global(1 + extra_refinements);
         refine_near(problem.tria, center);
         for (const auto &cell : problem.tria.active_cell_iterators())
           for (const auto &face : cell->face_iterators())

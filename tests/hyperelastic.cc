@@ -5,6 +5,7 @@
 // load stepping, and the stop with a message when an element inverts.
 
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/lac/device_constraints.h>
 
 #include <filesystem>
 #include <sstream>
@@ -207,6 +208,79 @@ end
                  "quasi-static hexahedra: 1 and 4 load steps agree to " +
                    scientific(difference) + " (largest displacement " +
                    scientific(std::abs(tip)) + ")");
+  }
+
+  {
+    // Hexahedra refined near the clamp and the load (hanging nodes): the
+    // equilibrium satisfies every hanging-node line, and it is the coarse
+    // mesh's to discretization accuracy.
+    const std::string  refined = R"(
+subsection Geometry
+  set Bar size     = 2, 1, 1
+  set Subdivisions = 4, 2, 2
+  set Cell type    = hexahedra
+end
+subsection Boundary conditions
+  set Load region        = 1.9, 0, 0, 2, 1, 1
+  set Load               = 0, 0, -0.5
+  set Load time function = t
+end
+subsection Time
+  set Mode      = quasi-static
+  set End time  = 1
+  set Time step = 0.5
+end
+subsection Execution
+  set Device = host
+end
+subsection Solver
+  set Newton tolerance      = 1e-12
+  set CG relative tolerance = 1e-13
+end
+)";
+    std::ostringstream log;
+    const auto         coarse = run_hyperelastic(refined, 2, log);
+    const auto         fine   = run_hyperelastic(refined + "subsection Geometry
+                                         set Local refinement steps = 2 end ",
+                                       2,
+                                       log);
+    const GPUAssembly::MeshArrays &arrays = fine->arrays();
+    checks.check(arrays.n_constraint_lines() > 0 &&
+                   arrays.n_elements > coarse->arrays().n_elements,
+                 "local refinement: " + std::to_string(arrays.n_elements) +
+                   " hexahedra with " +
+                   std::to_string(arrays.n_constraint_lines()) +
+                   " hanging DoFs");
+    std::vector<double> u = fine->state().first, distributed = u;
+    GPUAssembly::distribute_constraints(GPUAssembly::ConstraintLines(arrays),
+                                        distributed);
+    const double violation = max_relative_difference(u, distributed);
+    checks.check(violation < 1e-13,
+                 "local refinement: the displacement satisfies the hanging "
+                 "node lines (relative violation " +
+                   scientific(violation) + ")");
+    // The tip's vertical displacement: the mean over the loaded nodes.
+    const auto tip = [](const Hyperelastic::HyperelasticSolid &solid) {
+      const GPUAssembly::MeshArrays &a   = solid.arrays();
+      const std::vector<double>      u   = solid.state().first;
+      double                         sum = 0;
+      unsigned int                   n   = 0;
+      for (unsigned int node = 0; node < a.n_nodes; ++node)
+        if (a.nodal_coordinates[node * 3] > 1.999)
+          {
+            sum += u[a.node_dofs[node * 3 + 2]];
+            ++n;
+          }
+      return sum / n;
+    };
+    const double tip_coarse = tip(*coarse), tip_fine = tip(*fine);
+    const double change =
+      std::abs(tip_fine - tip_coarse) / std::abs(tip_coarse);
+    checks.check(tip_coarse < -1e-2 && change < 0.1 && change > 1e-6,
+                 "local refinement: tip displacement " + scientific(tip_fine) +
+                   " against " + scientific(tip_coarse) +
+                   " on the coarse mesh (relative change " +
+                   scientific(change) + ", a discretization change < 10 %)");
   }
 
   {

@@ -10,12 +10,14 @@
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
+#include <gpu_assembly/lac/device_constraints.h>
 #include <gpu_assembly/lac/device_solver.h>
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "device_kernels.cuh"
 #include "integrator_backend.h"
@@ -142,6 +144,10 @@ namespace Hyperelastic
       GPUAssembly::DeviceVector<int>            diagonal_index;
       GPUAssembly::DeviceVector<unsigned char>  constrained;
       GPUAssembly::DeviceVector<Number>         load_factor;
+      /// Hanging-node (and other) constraint lines with entries: a Newton
+      /// update is distributed to their DoFs after each solve, which leaves
+      /// them at zero. Unset without such lines.
+      std::unique_ptr<GPUAssembly::DeviceConstraints<Number>> constraints;
       /// Host copy of load_factor's value: the source of its upload.
       Number load_factor_value = 0;
 
@@ -184,6 +190,9 @@ namespace Hyperelastic
       additional_data.n_nodal_fields = dim;
       assembler.reinit(*data.arrays, additional_data);
       matrix.reinit(*data.arrays);
+      if (data.arrays->n_constraint_lines() > 0)
+        constraints = std::make_unique<GPUAssembly::DeviceConstraints<Number>>(
+          *data.arrays);
       if (data.nodal_data_are_positions)
         reference_positions.copy_from_host(
           convert<Number>(data.arrays->nodal_coordinates));
@@ -347,6 +356,8 @@ namespace Hyperelastic
       control.max_iterations     = max_iterations;
       const auto result =
         cg.solve(matrix, inverse_diagonal, delta, residual, control);
+      if (constraints)
+        constraints->distribute(delta);
       newton_update_kernel<Number>
         <<<n_blocks(n_dofs), block_size>>>(delta.data(),
                                            n_dofs,
@@ -426,6 +437,8 @@ namespace Hyperelastic
                          residual,
                          cg_control,
                          stream);
+        if (constraints)
+          constraints->distribute(delta, stream);
         newton_update_kernel<Number>
           <<<n_blocks(n_dofs), block_size, 0, stream>>>(
             delta.data(),

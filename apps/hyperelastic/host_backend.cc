@@ -8,6 +8,7 @@
 
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
+#include <gpu_assembly/lac/device_constraints.h>
 
 #include <atomic>
 #include <cmath>
@@ -79,8 +80,11 @@ namespace Hyperelastic
       const GPUAssembly::MeshArrays                &arrays;
       const unsigned int                            n_dofs;
       const GPUAssembly::HostAssembler<dim, double> assembler;
-      std::vector<double>                           values, assembled;
-      std::vector<double>                           nodal_data;
+      /// Every constrained DoF's line: a Newton update is distributed to
+      /// the DoFs of lines with entries (hanging nodes) after each solve.
+      const GPUAssembly::ConstraintLines constraint_lines;
+      std::vector<double>                values, assembled;
+      std::vector<double>                nodal_data;
       Vector<double> u, u_old, p_old, residual, delta, inverse_diagonal;
       Vector<double> cg_r, cg_z, cg_p, cg_q;
     };
@@ -92,6 +96,7 @@ namespace Hyperelastic
       , arrays(*data.arrays)
       , n_dofs(arrays.n_dofs)
       , assembler(arrays)
+      , constraint_lines(arrays)
       , nodal_data(std::size_t(arrays.n_nodes) * dim)
       , u(n_dofs)
       , u_old(n_dofs)
@@ -246,6 +251,10 @@ namespace Hyperelastic
           cg_p.sadd(rz_new / rz, 1., cg_z);
           rz = rz_new;
         }
+      if (arrays.n_constraint_lines() > 0)
+        GPUAssembly::distribute_constraints(constraint_lines,
+                                            delta.data(),
+                                            delta.size());
       u += delta;
       return result;
     }

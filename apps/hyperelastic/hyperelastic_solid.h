@@ -156,6 +156,9 @@ namespace Hyperelastic
   private:
     void
     make_grid();
+    /// 'Local refinement steps' near the clamp and the load (hexahedra).
+    void
+    refine_near_clamp_and_load();
     void
     setup_system();
     void

@@ -108,6 +108,16 @@ namespace Hyperelastic
                       Patterns::Double(0.),
                       "Factor applied to the coordinates of a mesh file "
                       "(for example 0.001 for a mesh in mm).");
+    prm.declare_entry("Local refinement steps",
+                      "0",
+                      Patterns::Integer(0, 8),
+                      "Times the hexahedra near the clamp (the 'Fixed "
+                      "boundary ids' faces and the 'Fixed region' box) and "
+                      "the 'Load region' box are refined before the run, "
+                      "each time the cells with a vertex there. The mesh "
+                      "then has hanging nodes, which the assembly honours "
+                      "on every path. Hexahedral meshes only (deal.II "
+                      "refines tetrahedral meshes only globally).");
     prm.leave_subsection();
   }
 
@@ -128,6 +138,7 @@ namespace Hyperelastic
     cell_type = prm.get("Cell type");
     scale     = prm.get_double("Scale");
     AssertThrow(scale > 0, ExcMessage("The entry 'Scale' must be positive."));
+    local_refinement_steps = prm.get_integer("Local refinement steps");
     prm.leave_subsection();
   }
 

@@ -40,6 +40,7 @@ namespace Hyperelastic
       std::vector<unsigned int> subdivisions;
       std::string               cell_type;
       double                    scale;
+      unsigned int              local_refinement_steps;
 
       static void
       declare_parameters(ParameterHandler &prm);

@@ -7,6 +7,7 @@
 #include <deal.II/base/quadrature_lib.h>
 
 #include <deal.II/dofs/dof_renumbering.h>
+#include <deal.II/dofs/dof_tools.h>
 
 #include <deal.II/fe/fe_q.h>
 #include <deal.II/fe/fe_simplex_p.h>
@@ -21,6 +22,7 @@
 
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/grid/mesh_input.h>
+#include <gpu_assembly/lac/device_constraints.h>
 
 #include <algorithm>
 #include <cmath>
@@ -106,13 +108,66 @@ namespace Hyperelastic
         if (g.scale != 1.)
           GridTools::scale(g.scale, triangulation);
       }
+    refine_near_clamp_and_load();
     pcout << "Mesh: " << triangulation.n_active_cells() << ' '
           << (triangulation.all_reference_cells_are_simplex() ? "tetrahedra" :
                                                                 "hexahedra")
           << ", " << triangulation.n_vertices() << " vertices"
           << (g.mesh_file.empty() ? " (built-in bar)" :
                                     " (from " + g.mesh_file + ")")
+          << (triangulation.has_hanging_nodes() ?
+                ", " + std::to_string(g.local_refinement_steps) +
+                  " local refinement steps (hanging nodes)" :
+                "")
           << std::endl;
+  }
+
+
+
+  void
+  HyperelasticSolid::refine_near_clamp_and_load()
+  {
+    const unsigned int steps = parameters.geometry.local_refinement_steps;
+    if (steps == 0)
+      return;
+    AssertThrow(triangulation.all_reference_cells_are_hyper_cube(),
+                ExcMessage("'Local refinement steps' is " +
+                           std::to_string(steps) +
+                           ", but the mesh is not made of hexahedra only; "
+                           "deal.II refines tetrahedral meshes only globally. "
+                           "Set it to 0 or use hexahedra ('Cell type')."));
+    const auto &b         = parameters.boundary;
+    const auto &fixed_ids = b.fixed_boundary_ids;
+    for (unsigned int step = 0; step < steps; ++step)
+      {
+        const double tolerance = 1e-10 * GridTools::diameter(triangulation);
+        unsigned int n_flagged = 0;
+        for (const auto &cell : triangulation.active_cell_iterators())
+          {
+            bool near = false;
+            for (const unsigned int v : cell->vertex_indices())
+              near |= (!b.fixed_region.empty &&
+                       b.fixed_region.contains(cell->vertex(v), tolerance)) ||
+                      (!b.load_region.empty &&
+                       b.load_region.contains(cell->vertex(v), tolerance));
+            for (const auto &face : cell->face_iterators())
+              near |= face->at_boundary() &&
+                      std::find(fixed_ids.begin(),
+                                fixed_ids.end(),
+                                face->boundary_id()) != fixed_ids.end();
+            if (near)
+              {
+                cell->set_refine_flag();
+                ++n_flagged;
+              }
+          }
+        AssertThrow(n_flagged > 0,
+                    ExcMessage("'Local refinement steps' is " +
+                               std::to_string(steps) +
+                               ", but no cell touches the fixed faces, the "
+                               "'Fixed region' or the 'Load region'."));
+        triangulation.execute_coarsening_and_refinement();
+      }
   }
 
 
@@ -152,8 +207,11 @@ namespace Hyperelastic
     dof_handler.distribute_dofs(*fe);
     DoFRenumbering::Cuthill_McKee(dof_handler);
 
-    // Fixed node sets: boundary ids and a box.
+    // Hanging nodes first: a fixed DoF that is also hanging keeps its
+    // hanging-node line, as in deal.II's tutorials.
     constraints.clear();
+    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+    // Fixed node sets: boundary ids and a box.
     std::vector<unsigned int> missing_ids;
     const auto                boundary_ids = triangulation.get_boundary_ids();
     for (const unsigned int id : parameters.boundary.fixed_boundary_ids)
@@ -217,6 +275,23 @@ namespace Hyperelastic
                                                  fe_values.JxW(q);
       }
 
+    // A DoF constrained to others (a hanging node) moves with them: its
+    // load and its inertia act on the DoFs of its line, with the line's
+    // weights (the rows of C^T M C summed, which keeps the total mass). Its
+    // own mass stays, so that its momentum keeps giving its velocity.
+    const auto distribute_to_lines = [&](std::vector<double> &values,
+                                         const bool           keep_own) {
+      for (const auto &line : constraints.get_lines())
+        if (!line.entries.empty())
+          {
+            for (const auto &[dof, weight] : line.entries)
+              values[dof] += weight * values[line.index];
+            if (!keep_own)
+              values[line.index] = 0.;
+          }
+    };
+    distribute_to_lines(backend_data.lumped_mass, true);
+
     // The scripted load: shared equally by the nodes of the load region.
     backend_data.load_pattern.assign(a.n_dofs, 0.);
     loaded_nodes.clear();
@@ -238,6 +313,7 @@ namespace Hyperelastic
       for (unsigned int c = 0; c < dim; ++c)
         backend_data.load_pattern[a.node_dofs[n * dim + c]] =
           load[c] / loaded_nodes.size();
+    distribute_to_lines(backend_data.load_pattern, false);
     load_function = [&]() {
       auto f = std::make_unique<FunctionParser<1>>(1);
       try
@@ -270,7 +346,11 @@ namespace Hyperelastic
       }
 
     pcout << "Unknowns: " << a.n_dofs << ", nonzeros: " << a.n_nonzeros()
-          << ", fixed DoFs: " << constraints.n_constraints()
+          << ", fixed DoFs: "
+          << constraints.n_constraints() - a.n_constraint_lines()
+          << (a.n_constraint_lines() > 0 ?
+                ", hanging DoFs: " + std::to_string(a.n_constraint_lines()) :
+                "")
           << ", loaded nodes: " << loaded_nodes.size()
           << ", S(e): " << a.n_supplemental << " values per element"
           << std::endl;
@@ -322,7 +402,7 @@ namespace Hyperelastic
                                          "Initial conditions/Displacement");
     const auto v0 = make_vector_function(parameters.initial.velocity,
                                          "Initial conditions/Velocity");
-    std::vector<double> u(a.n_dofs, 0.), p(a.n_dofs, 0.);
+    std::vector<double> u(a.n_dofs, 0.), v(a.n_dofs, 0.), p(a.n_dofs, 0.);
     for (unsigned int n = 0; n < a.n_nodes; ++n)
       {
         const Point<dim> X(a.nodal_coordinates[n * dim],
@@ -334,9 +414,16 @@ namespace Hyperelastic
             if (a.dof_is_constrained[dof])
               continue;
             u[dof] = u0->value(X, c);
-            p[dof] = backend_data.lumped_mass[dof] * v0->value(X, c);
+            v[dof] = v0->value(X, c);
           }
       }
+    // Hanging nodes take the values their lines give (the fixed DoFs
+    // zero), so that the state is conforming from the start.
+    const GPUAssembly::ConstraintLines lines(a);
+    GPUAssembly::distribute_constraints(lines, u);
+    GPUAssembly::distribute_constraints(lines, v);
+    for (unsigned int i = 0; i < a.n_dofs; ++i)
+      p[i] = backend_data.lumped_mass[i] * v[i];
     const auto [J_min, where] = find_worst_element(u);
     AssertThrow(J_min > 0,
                 ExcMessage("The initial displacement inverts " + where +

@@ -47,7 +47,9 @@ namespace GPUAssembly
 
   template <typename Number>
   void
-  distribute_constraints(const ConstraintLines &lines, std::vector<Number> &x)
+  distribute_constraints(const ConstraintLines &lines,
+                         Number                *x,
+                         const std::size_t      size)
   {
     const std::vector<Number> weights(lines.weights.begin(),
                                       lines.weights.end());
@@ -55,22 +57,22 @@ namespace GPUAssembly
                                               lines.inhomogeneities.end());
     for (std::size_t k = 0; k < lines.size(); ++k)
       {
-        AssertThrow(static_cast<std::size_t>(lines.dofs[k]) < x.size(),
-                    dealii::ExcIndexRange(lines.dofs[k], 0, x.size()));
+        AssertThrow(static_cast<std::size_t>(lines.dofs[k]) < size,
+                    dealii::ExcIndexRange(lines.dofs[k], 0, size));
         x[lines.dofs[k]] =
           internal::constrained_value<Number>(k,
                                               lines.entry_offsets.data(),
                                               lines.entry_dofs.data(),
                                               weights.data(),
                                               inhomogeneities.data(),
-                                              x.data());
+                                              x);
       }
   }
 
 
 
   template void
-  distribute_constraints(const ConstraintLines &, std::vector<float> &);
+  distribute_constraints(const ConstraintLines &, float *, std::size_t);
   template void
-  distribute_constraints(const ConstraintLines &, std::vector<double> &);
+  distribute_constraints(const ConstraintLines &, double *, std::size_t);
 } // namespace GPUAssembly

@@ -67,7 +67,16 @@ namespace GPUAssembly
    */
   template <typename Number>
   void
-  distribute_constraints(const ConstraintLines &lines, std::vector<Number> &x);
+  distribute_constraints(const ConstraintLines &lines,
+                         Number                *x,
+                         std::size_t            size);
+
+  template <typename Number>
+  void
+  distribute_constraints(const ConstraintLines &lines, std::vector<Number> &x)
+  {
+    distribute_constraints(lines, x.data(), x.size());
+  }
 
 
 
