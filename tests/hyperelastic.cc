@@ -240,10 +240,10 @@ end
 )";
     std::ostringstream log;
     const auto         coarse = run_hyperelastic(refined, 2, log);
-    const auto         fine   = run_hyperelastic(refined + "subsection Geometry
-                                         set Local refinement steps = 2 end ",
-                                       2,
-                                       log);
+    const auto         fine   = run_hyperelastic(
+      refined + "subsection Geometry\n  set Local refinement steps = 2\nend\n",
+      2,
+      log);
     const GPUAssembly::MeshArrays &arrays = fine->arrays();
     checks.check(arrays.n_constraint_lines() > 0 &&
                    arrays.n_elements > coarse->arrays().n_elements,
