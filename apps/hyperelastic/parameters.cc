@@ -476,6 +476,7 @@ namespace Hyperelastic
     Solver::declare_parameters(prm);
     Execution::declare_parameters(prm);
     Output::declare_parameters(prm);
+    ExplicitDynamics::declare_parameters(prm);
   }
 
 
@@ -491,5 +492,6 @@ namespace Hyperelastic
     solver.parse_parameters(prm);
     execution.parse_parameters(prm);
     output.parse_parameters(prm);
+    explicit_dynamics.parse_parameters(prm);
   }
 } // namespace Hyperelastic
