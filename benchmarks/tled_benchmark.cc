@@ -48,9 +48,9 @@ namespace
   struct Row
   {
     std::string  what;
-    unsigned int steps = 0;
-    double       seconds = 0;
-    std::size_t  bytes   = 0;
+    unsigned int steps      = 0;
+    double       seconds    = 0;
+    std::size_t  bytes      = 0;
     unsigned int n_elements = 0;
   };
 
@@ -59,13 +59,12 @@ namespace
   {
     const double ms = 1e3 * row.seconds / row.steps;
     std::cout << std::left << std::setw(34) << row.what << std::right
-              << std::setw(8) << row.steps << std::fixed
-              << std::setprecision(3) << std::setw(11) << ms << std::setw(12)
-              << std::setprecision(0) << 1e3 / ms << std::scientific
-              << std::setprecision(3) << std::setw(12)
-              << row.n_elements / (ms * 1e-3) << std::fixed
-              << std::setprecision(1) << std::setw(10)
-              << row.bytes / 1048576. << std::setw(10);
+              << std::setw(8) << row.steps << std::fixed << std::setprecision(3)
+              << std::setw(11) << ms << std::setw(12) << std::setprecision(0)
+              << 1e3 / ms << std::scientific << std::setprecision(3)
+              << std::setw(12) << row.n_elements / (ms * 1e-3) << std::fixed
+              << std::setprecision(1) << std::setw(10) << row.bytes / 1048576.
+              << std::setw(10);
     if (bandwidth > 0)
       std::cout << 100. * row.bytes / (ms * 1e-3) / bandwidth << " %";
     else
@@ -101,7 +100,7 @@ namespace
   double
   top_force(const Model<double> &model, const std::vector<double> &u)
   {
-    const std::vector<double> f = internal_forces(model, u);
+    const std::vector<double> f   = internal_forces(model, u);
     double                    sum = 0;
     for (unsigned int v = 0; v < model.n_nodes; ++v)
       if (model.coordinates[3 * v + 2] > cube_size * (1 - 1e-9))
@@ -113,8 +112,7 @@ namespace
 int
 main(int argc, char *argv[])
 {
-  unsigned int              n_steps = 50000, host_steps = 200,
-               steps_per_graph = 300;
+  unsigned int n_steps = 50000, host_steps = 200, steps_per_graph = 300;
   std::vector<unsigned int> sizes   = {45, 100};
   bool                      no_host = false, drift = false;
   for (int i = 1; i < argc; ++i)
@@ -171,8 +169,11 @@ main(int argc, char *argv[])
       Integration         integration;
       integration.time_step = 0.5 * model.critical_time_step;
       integration.damping   = 20.;
-      const BoundaryConditions bc = Testing::compression_conditions(
-        mesh, cube_size, compression, 0.8 * n_steps * integration.time_step);
+      const BoundaryConditions bc =
+        Testing::compression_conditions(mesh,
+                                        cube_size,
+                                        compression,
+                                        0.8 * n_steps * integration.time_step);
       std::vector<double> prev, u_double, u_float;
       {
         DeviceStepper<double> stepper(NodalSum::plan, steps_per_graph);
@@ -206,14 +207,15 @@ main(int argc, char *argv[])
       const double f_double = top_force(model, u_double),
                    f_float  = top_force(model, u_float);
       std::cout << std::scientific << std::setprecision(3) << n << "^3 cube, "
-                << model.n_elements << " hexahedra, " << n_steps
-                << " steps of " << integration.time_step
+                << model.n_elements << " hexahedra, " << n_steps << " steps of "
+                << integration.time_step
                 << " s, float against double on the GPU:\n"
                 << "  max |u_float - u_double| / max |u_double| = "
                 << difference / size << "\n"
                 << "  centre node u_z: double " << u_double[3 * centre + 2]
                 << ", float " << u_float[3 * centre + 2] << ", relative "
-                << std::abs(u_float[3 * centre + 2] - u_double[3 * centre + 2]) /
+                << std::abs(u_float[3 * centre + 2] -
+                            u_double[3 * centre + 2]) /
                      std::abs(u_double[3 * centre + 2])
                 << "\n  top-face force z: double " << f_double << " N, float "
                 << f_float << " N, relative "
@@ -228,31 +230,38 @@ main(int argc, char *argv[])
             << dealii::MultithreadInfo::n_threads() << " host threads\n";
   for (const unsigned int n : sizes)
     {
-      const Mesh          mesh  = Testing::make_hexahedral_cube(n, cube_size);
-      const Model<double> model = make_model<double>(mesh, material);
+      const Mesh          mesh    = Testing::make_hexahedral_cube(n, cube_size);
+      const Model<double> model   = make_model<double>(mesh, material);
       const Model<float>  model_f = make_model<float>(mesh, material);
       Integration         integration;
       integration.time_step = 0.5 * model.critical_time_step;
       integration.damping   = 20.;
-      const BoundaryConditions bc = Testing::compression_conditions(
-        mesh, cube_size, compression, 0.8 * n_steps * integration.time_step);
+      const BoundaryConditions bc =
+        Testing::compression_conditions(mesh,
+                                        cube_size,
+                                        compression,
+                                        0.8 * n_steps * integration.time_step);
       std::cout << "\n"
-                << n << "^3 truth cube: " << model.n_elements
-                << " hexahedra, " << model.n_nodes << " nodes, dt "
-                << std::scientific << std::setprecision(3)
-                << integration.time_step << " s\n"
+                << n << "^3 truth cube: " << model.n_elements << " hexahedra, "
+                << model.n_nodes << " nodes, dt " << std::scientific
+                << std::setprecision(3) << integration.time_step << " s\n"
                 << std::left << std::setw(34) << "path" << std::right
                 << std::setw(8) << "steps" << std::setw(11) << "ms/step"
                 << std::setw(12) << "steps/s" << std::setw(12) << "elem/s"
-                << std::setw(10) << "MiB/step" << std::setw(12)
-                << "of copy BW" << std::setw(11) << "vs host" << std::endl;
+                << std::setw(10) << "MiB/step" << std::setw(12) << "of copy BW"
+                << std::setw(11) << "vs host" << std::endl;
       double host_ms = 0;
       if (!no_host)
         {
           HostStepper<double> host;
-          const Row           row = time_stepper(
-            host, model, bc, integration, host_steps, 5, "host, double, all cores");
-          host_ms = 1e3 * row.seconds / row.steps;
+          const Row           row = time_stepper(host,
+                                       model,
+                                       bc,
+                                       integration,
+                                       host_steps,
+                                       5,
+                                       "host, double, all cores");
+          host_ms                 = 1e3 * row.seconds / row.steps;
           print(row, 0, 0);
         }
       for (const NodalSum sum : {NodalSum::plan, NodalSum::atomic})

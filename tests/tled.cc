@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// TLED on the host: the discrete energy is conserved without damping and
-// loads (double, 10,000 steps, hexahedra and tetrahedra); a uniform strain
+// TLED on the host: the discrete energy does not drift without damping
+// and loads (double, 10,000 steps, hexahedra and tetrahedra, strains of
+// 1e-4 and 1e-6); a uniform strain
 // is reproduced exactly on distorted meshes (patch test: no force at inner
 // nodes, inner nodes stay on the linear field while the boundary is held
 // on it); a cube driven in its hourglass pattern stays bounded with
@@ -38,18 +39,21 @@ namespace
       dealii::GridGenerator::subdivided_hyper_cube(tria, n, 0., 1.);
     else
       dealii::GridGenerator::subdivided_hyper_rectangle_with_simplices(
-        tria, {n, n, n}, dealii::Point<3>(), dealii::Point<3>(1, 1, 1));
-    Mesh         mesh = make_mesh(tria);
-    std::mt19937 random(7);
+        tria,
+        {n, n, n},
+        dealii::Point<3>(),
+        dealii::Point<3>(1, 1, 1));
+    Mesh                                   mesh = make_mesh(tria);
+    std::mt19937                           random(7);
     std::uniform_real_distribution<double> shift(-1., 1.);
-    const double h = 1. / n;
+    const double                           h = 1. / n;
     for (unsigned int v = 0; v < mesh.n_nodes(); ++v)
       {
         bool inner = true;
         for (unsigned int d = 0; d < 3; ++d)
           {
             const double x = mesh.coordinates[3 * v + d];
-            inner = inner && x > 1e-12 && x < 1 - 1e-12;
+            inner          = inner && x > 1e-12 && x < 1 - 1e-12;
           }
         for (unsigned int d = 0; d < 3; ++d)
           {
@@ -89,9 +93,9 @@ namespace
   double
   max_eigenvalue(const Model<double> &model)
   {
-    const std::size_t   n = 3 * std::size_t(model.n_nodes);
-    std::vector<double> v(n);
-    std::mt19937        random(3);
+    const std::size_t                      n = 3 * std::size_t(model.n_nodes);
+    std::vector<double>                    v(n);
+    std::mt19937                           random(3);
     std::uniform_real_distribution<double> r(-1., 1.);
     for (auto &x : v)
       x = r(random);
@@ -110,9 +114,9 @@ namespace
             plus[i]  = eps * v[i];
             minus[i] = -eps * v[i];
           }
-        const auto   fp = internal_forces(model, plus);
-        const auto   fm = internal_forces(model, minus);
-        double       rayleigh = 0;
+        const auto fp       = internal_forces(model, plus);
+        const auto fm       = internal_forces(model, minus);
+        double     rayleigh = 0;
         for (std::size_t i = 0; i < n; ++i)
           {
             const double Kv = (fp[i] - fm[i]) / (2 * eps);
@@ -126,24 +130,32 @@ namespace
   }
 
   void
-  check_energy(Testing::Checks &checks, const bool hexahedra, const double amplitude)
+  check_energy(Testing::Checks &checks,
+               const bool       hexahedra,
+               const double     amplitude)
   {
     const std::string   name  = hexahedra ? "hexahedra" : "tetrahedra";
     const Mesh          mesh  = make_cube(4, hexahedra, 0.15);
     const Model<double> model = make_model<double>(mesh, test_material());
+    // The discrete energy H is exact for a linear material; the
+    // material's nonlinearity adds an error of O(strain (omega dt)^2) (at
+    // half the stable step and strains of 1e-3 it reaches 1e-3), so the
+    // check runs at a fifth of the stable step and strains of 1e-4 and
+    // 1e-6.
     Integration         integration;
-    integration.time_step = 0.5 * model.critical_time_step;
+    integration.time_step = 0.2 * model.critical_time_step;
     HostStepper<double> stepper;
     stepper.reinit(model, BoundaryConditions(), integration);
     // A smooth initial displacement (strains of about 1e-3) at rest.
     std::vector<double> u0(3 * std::size_t(model.n_nodes));
     for (unsigned int v = 0; v < model.n_nodes; ++v)
       {
-        const double x = mesh.coordinates[3 * v], y = mesh.coordinates[3 * v + 1],
+        const double x = mesh.coordinates[3 * v],
+                     y = mesh.coordinates[3 * v + 1],
                      z = mesh.coordinates[3 * v + 2];
-        u0[3 * v]     = amplitude * std::sin(3 * x) * std::cos(2 * y);
-        u0[3 * v + 1] = amplitude * std::sin(2 * z + x);
-        u0[3 * v + 2] = -amplitude * std::cos(3 * y) * z;
+        u0[3 * v]      = amplitude * std::sin(3 * x) * std::cos(2 * y);
+        u0[3 * v + 1]  = amplitude * std::sin(2 * z + x);
+        u0[3 * v + 2]  = -amplitude * std::cos(3 * y) * z;
       }
     stepper.set_state(0, u0, u0);
     std::vector<double> u_prev, u_curr;
@@ -151,28 +163,34 @@ namespace
       stepper.get_state(u_prev, u_curr);
       return discrete_energy(model, u_prev, u_curr, integration.time_step);
     };
-    stepper.advance(1);
-    const double H0    = energy();
-    double       drift = 0;
-    for (unsigned int k = 0; k < 100; ++k)
+    // H sampled at every step of the first and the last 1000 of 10,000
+    // steps: it oscillates slightly about a value that must not drift.
+    double mean_first = 0, mean_last = 0, H0 = 0, fluctuation = 0;
+    for (unsigned int n = 0; n < 10000; ++n)
       {
-        stepper.advance(100);
-        drift = std::max(drift, std::abs(energy() - H0) / H0);
+        stepper.advance(1);
+        if (n >= 1000 && n < 9000)
+          continue;
+        const double H = energy();
+        if (n == 0)
+          H0 = H;
+        fluctuation = std::max(fluctuation, std::abs(H - H0) / H0);
+        (n < 1000 ? mean_first : mean_last) += H / 1000;
       }
-    // At strains of 1e-6 the rule conserves H to rounding; at 1e-3 the
-    // material's nonlinearity makes H oscillate by O(strain (omega dt)^2)
-    // about a constant, without drift.
-    const double bound = amplitude < 1e-5 ? 1e-6 : 1e-3;
-    checks.check(H0 > 0 && drift < bound,
+    const double drift = std::abs(mean_last - mean_first) / mean_first;
+    checks.check(H0 > 0 && drift < 1e-6,
                  name + ", strain amplitude " + Testing::scientific(amplitude) +
-                   ": discrete energy conserved over 10,000 steps without "
-                   "damping or load (largest relative change " +
-                   Testing::scientific(drift) + " < " +
-                   Testing::scientific(bound) + ")");
+                   ": no drift of the discrete energy over 10,000 steps "
+                   "without damping or load (mean of the last 1000 steps "
+                   "against the first 1000: relative " +
+                   Testing::scientific(drift) +
+                   " < 1e-6; largest fluctuation " +
+                   Testing::scientific(fluctuation) + ")");
     const double moved = Testing::max_relative_difference(u_curr, u0);
     checks.check(moved > 0.1,
-                 name + ": the body moved (the energy check is not vacuous): "
-                        "max |u - u0| / max |u0| = " +
+                 name +
+                   ": the body moved (the energy check is not vacuous): "
+                   "max |u - u0| / max |u0| = " +
                    Testing::scientific(moved));
   }
 
@@ -199,9 +217,10 @@ namespace
           std::max(on_boundary(mesh, v) ? max_boundary : max_inner,
                    std::abs(f[3 * v + i]));
     checks.check(max_boundary > 0 && max_inner < 1e-12 * max_boundary,
-                 name + " patch test: no force at inner nodes of a distorted "
-                        "mesh under uniform strain (max inner / max boundary "
-                        "force " +
+                 name +
+                   " patch test: no force at inner nodes of a distorted "
+                   "mesh under uniform strain (max inner / max boundary "
+                   "force " +
                    Testing::scientific(max_inner / max_boundary) + " < 1e-12)");
 
     // Held on the boundary, the inner nodes stay on the linear field.
@@ -225,9 +244,10 @@ namespace
     stepper.get_state(u_prev, u_curr);
     const double error = Testing::max_relative_difference(u_curr, u);
     checks.check(error < 1e-12,
-                 name + " patch test: 500 steps with the boundary held on a "
-                        "uniform strain keep every node on it (max relative "
-                        "difference " +
+                 name +
+                   " patch test: 500 steps with the boundary held on a "
+                   "uniform strain keep every node on it (max relative "
+                   "difference " +
                    Testing::scientific(error) + " < 1e-12)");
   }
 
@@ -304,9 +324,9 @@ main()
                  "portable_log of x <= 0 is NaN");
   }
 
-  check_energy(checks, true, 1e-3);
+  check_energy(checks, true, 1e-4);
   check_energy(checks, true, 1e-6);
-  check_energy(checks, false, 1e-3);
+  check_energy(checks, false, 1e-4);
   check_energy(checks, false, 1e-6);
   check_patch(checks, true);
   check_patch(checks, false);
@@ -323,32 +343,37 @@ main()
     checks.check(growth_free > 1.5 && free < controlled,
                  "hourglass pattern without control (kappa = 0): the "
                  "displacement runs away with no stored energy (growth " +
-                   Testing::scientific(growth_free) + " > 1.5), so the check "
+                   Testing::scientific(growth_free) +
+                   " > 1.5), so the check "
                    "above can fail");
   }
 
-  for (const bool hexahedra : {true, false})
-    {
-      const std::string   name  = hexahedra ? "hexahedra" : "tetrahedra";
-      const Model<double> model =
-        make_model<double>(make_cube(3, hexahedra, 0.2), test_material());
-      const double limit = 2. / std::sqrt(max_eigenvalue(model));
-      checks.check(model.critical_time_step <= limit,
-                   name + ": the stable time step L_e / c = " +
-                     Testing::scientific(model.critical_time_step) +
-                     " lies below the true limit 2 / sqrt(lambda_max) = " +
-                     Testing::scientific(limit));
-      checks.check_throws<dealii::ExceptionBase>(
-        [&]() {
-          Integration integration;
-          integration.time_step = 1.01 * model.critical_time_step;
-          HostStepper<double> stepper;
-          stepper.reinit(model, BoundaryConditions(), integration);
-        },
-        "exceeds the stable limit",
-        name + ": a time step 1 % above the limit is refused, naming the "
-               "limit");
-    }
+  for (const double kappa : {0.1, 0.5})
+    for (const bool hexahedra : {true, false})
+      {
+        const std::string name =
+          std::string(hexahedra ? "hexahedra" : "tetrahedra") +
+          ", hourglass coefficient " + Testing::scientific(kappa);
+        const Model<double> model =
+          make_model<double>(make_cube(3, hexahedra, 0.2),
+                             test_material(kappa));
+        const double limit = 2. / std::sqrt(max_eigenvalue(model));
+        checks.check(model.critical_time_step <= limit,
+                     name + ": the stable time step L_e / c = " +
+                       Testing::scientific(model.critical_time_step) +
+                       " lies below the true limit 2 / sqrt(lambda_max) = " +
+                       Testing::scientific(limit));
+        checks.check_throws<dealii::ExceptionBase>(
+          [&]() {
+            Integration integration;
+            integration.time_step = 1.01 * model.critical_time_step;
+            HostStepper<double> stepper;
+            stepper.reinit(model, BoundaryConditions(), integration);
+          },
+          "exceeds the stable limit",
+          name + ": a time step 1 % above the limit is refused, naming the "
+                 "limit");
+      }
 
   {
     const Mesh          mesh  = make_cube(4, true, 0.2);

@@ -33,9 +33,9 @@ namespace Testing
       for (unsigned int j = 0; j < m; ++j)
         for (unsigned int i = 0; i < m; ++i)
           {
-            const std::size_t v     = (std::size_t(k) * m + j) * m + i;
-            const bool        inner = i > 0 && j > 0 && k > 0 && i < n &&
-                               j < n && k < n;
+            const std::size_t v = (std::size_t(k) * m + j) * m + i;
+            const bool        inner =
+              i > 0 && j > 0 && k > 0 && i < n && j < n && k < n;
             const unsigned int index[3] = {i, j, k};
             for (unsigned int d = 0; d < 3; ++d)
               {
@@ -74,7 +74,8 @@ namespace Testing
     bc.ramp_time = ramp_time;
     for (unsigned int v = 0; v < n; ++v)
       {
-        const double x = mesh.coordinates[3 * v], z = mesh.coordinates[3 * v + 2];
+        const double x = mesh.coordinates[3 * v],
+                     z = mesh.coordinates[3 * v + 2];
         if (z < 1e-9 * L)
           bc.prescribed_components[v] = 4;
         if (z > L * (1 - 1e-9))
@@ -94,7 +95,7 @@ namespace Testing
   inline GPUAssembly::TLED::Material
   truth_cube_material()
   {
-    const double E = 3000, nu = 0.49;
+    const double                E = 3000, nu = 0.49;
     GPUAssembly::TLED::Material material;
     material.mu      = E / (2 * (1 + nu));
     material.lambda  = E * nu / ((1 + nu) * (1 - 2 * nu));

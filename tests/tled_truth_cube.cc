@@ -46,11 +46,11 @@ end
 int
 main()
 {
-  Testing::Checks checks;
+  Testing::Checks    checks;
   std::ostringstream log;
 
   // Implicit, quasi-static: the load in 4 increments.
-  const auto implicit = Testing::run_hyperelastic(common + R"(
+  const auto implicit                 = Testing::run_hyperelastic(common + R"(
 subsection Boundary conditions
   set Load time function = t
 end
@@ -103,12 +103,13 @@ end
   std::vector<double> implicit_u(u_explicit.size());
   double              top_implicit = 0, top_explicit = 0;
   unsigned int        n_top = 0, centre = 0;
-  double              best  = 1e300;
+  double              best = 1e300;
   for (unsigned int v = 0; v < model.n_nodes; ++v)
     {
-      const double x = model.coordinates[3 * v], y = model.coordinates[3 * v + 1],
-                   z  = model.coordinates[3 * v + 2];
-      const auto it = implicit_node.find(key(x, y, z));
+      const double x = model.coordinates[3 * v],
+                   y = model.coordinates[3 * v + 1],
+                   z = model.coordinates[3 * v + 2];
+      const auto it  = implicit_node.find(key(x, y, z));
       AssertThrow(it != implicit_node.end(),
                   dealii::ExcMessage("A node of the explicit mesh is not in "
                                      "the implicit one."));
@@ -120,17 +121,17 @@ end
           top_explicit += u_explicit[3 * v + 2];
           ++n_top;
         }
-      const double d2 = std::pow(x - 0.04, 2) + std::pow(y - 0.04, 2) +
-                        std::pow(z - 0.04, 2);
+      const double d2 =
+        std::pow(x - 0.04, 2) + std::pow(y - 0.04, 2) + std::pow(z - 0.04, 2);
       if (d2 < best)
         best = d2, centre = v;
     }
   const double field = Testing::relative_l2_error(u_explicit, implicit_u);
-  const double top   = std::abs(top_explicit - top_implicit) /
-                     std::abs(top_implicit);
-  const double mid = std::abs(u_explicit[3 * centre + 2] -
-                              implicit_u[3 * centre + 2]) /
-                     std::abs(implicit_u[3 * centre + 2]);
+  const double top =
+    std::abs(top_explicit - top_implicit) / std::abs(top_implicit);
+  const double mid =
+    std::abs(u_explicit[3 * centre + 2] - implicit_u[3 * centre + 2]) /
+    std::abs(implicit_u[3 * centre + 2]);
   std::cout << "      top face mean u_z: implicit "
             << Testing::scientific(top_implicit / n_top) << ", explicit "
             << Testing::scientific(top_explicit / n_top) << std::endl;

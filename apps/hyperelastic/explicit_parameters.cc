@@ -28,8 +28,9 @@ namespace Hyperelastic
                       Patterns::Double(0.),
                       "Delta t of the central-difference rule; 0: the "
                       "safety factor times the stable limit min L_e / c "
-                      "(c the dilatational wave speed, L_e the element's "
-                      "volume over its largest face, or the tetrahedron's "
+                      "(c the dilatational wave speed, L_e the hexahedron's "
+                      "volume over its largest face divided by sqrt(1 + "
+                      "hourglass coefficient), or the tetrahedron's "
                       "smallest height). A larger step than the limit is "
                       "refused. Units: s.");
     prm.declare_entry("Safety factor",

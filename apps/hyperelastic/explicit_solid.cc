@@ -3,6 +3,8 @@
 // the plugin's TLED steppers, with the app's meshes, material and boundary
 // conditions, VTU output and a force/displacement trace.
 
+#include "explicit_solid.h"
+
 #include <deal.II/base/exceptions.h>
 
 #include <deal.II/dofs/dof_handler.h>
@@ -35,7 +37,6 @@
 #include <limits>
 #include <sstream>
 
-#include "explicit_solid.h"
 #include "png_image.h"
 
 namespace Hyperelastic
@@ -44,10 +45,10 @@ namespace Hyperelastic
 
   struct ExplicitSolid::Stepping
   {
-    std::function<void(unsigned int)>                               advance;
+    std::function<void(unsigned int)>                                 advance;
     std::function<void(std::vector<double> &, std::vector<double> &)> state;
-    std::function<unsigned int()>                                   step;
-    std::shared_ptr<void>                                           owner;
+    std::function<unsigned int()>                                     step;
+    std::shared_ptr<void>                                             owner;
   };
 
   namespace
@@ -100,7 +101,10 @@ namespace Hyperelastic
                                                     upper);
         else
           GridGenerator::subdivided_hyper_rectangle_with_simplices(
-            triangulation, g.subdivisions, Point<dim>(), upper);
+            triangulation,
+            g.subdivisions,
+            Point<dim>(),
+            upper);
         // The implicit path's numbering: x = 0, x = Lx, y = 0, y = Ly,
         // z = 0, z = Lz are boundary ids 0 to 5.
         for (const auto &cell : triangulation.active_cell_iterators())
@@ -147,7 +151,7 @@ namespace Hyperelastic
     };
 
     const auto boundary_ids = triangulation.get_boundary_ids();
-    const auto check_id     = [&](const unsigned int id, const std::string &entry) {
+    const auto check_id = [&](const unsigned int id, const std::string &entry) {
       AssertThrow(std::find(boundary_ids.begin(), boundary_ids.end(), id) !=
                     boundary_ids.end(),
                   ExcMessage("'" + entry + "' names boundary id " +
@@ -177,15 +181,13 @@ namespace Hyperelastic
                   normal = d;
               }
             AssertThrow(normal >= 0,
-                        ExcMessage("A face with roller boundary id " +
-                                   std::to_string(face->boundary_id()) +
-                                   " at " +
-                                   Utilities::to_string(face->center()[0]) +
-                                   ", " +
-                                   Utilities::to_string(face->center()[1]) +
-                                   ", " +
-                                   Utilities::to_string(face->center()[2]) +
-                                   " is not normal to a coordinate axis."));
+                        ExcMessage(
+                          "A face with roller boundary id " +
+                          std::to_string(face->boundary_id()) + " at " +
+                          Utilities::to_string(face->center()[0]) + ", " +
+                          Utilities::to_string(face->center()[1]) + ", " +
+                          Utilities::to_string(face->center()[2]) +
+                          " is not normal to a coordinate axis."));
             for (const unsigned int v : face->vertex_indices())
               bc.prescribed_components[face->vertex_index(v)] |= 1u << normal;
           }
@@ -220,7 +222,7 @@ namespace Hyperelastic
                       face->boundary_id()) != b.fixed_boundary_ids.end())
           for (const unsigned int v : face->vertex_indices())
             {
-              const unsigned int k         = face->vertex_index(v);
+              const unsigned int k        = face->vertex_index(v);
               bc.prescribed_components[k] = 7;
               for (unsigned int d = 0; d < dim; ++d)
                 bc.prescribed_values[3 * k + d] = 0;
@@ -279,8 +281,8 @@ namespace Hyperelastic
     material.density               = parameters.material.density;
     material.hourglass_coefficient = e.hourglass_coefficient;
     model_double                   = TLED::make_model<double>(mesh, material);
-    dt = e.time_step > 0 ? e.time_step :
-                           e.safety_factor * model_double.critical_time_step;
+    dt                             = e.time_step > 0 ? e.time_step :
+                                                       e.safety_factor * model_double.critical_time_step;
     make_boundary_conditions();
 
     out << "Mesh: " << mesh.n_elements() << ' '
@@ -305,15 +307,19 @@ namespace Hyperelastic
     const bool device = x.device == "gpu" || (x.device == "auto" && has_gpu);
     if (!device && x.device == "auto")
       out << "No CUDA device found: the steps run on the host." << std::endl;
-    stepping = std::make_unique<Stepping>();
+    stepping           = std::make_unique<Stepping>();
     const auto install = [&](auto stepper, const auto &model) {
       stepper->reinit(model, boundary_conditions, integration);
       auto *raw         = stepper.get();
-      stepping->advance = [raw](const unsigned int k) { raw->advance(k); };
-      stepping->state   = [raw](std::vector<double> &p, std::vector<double> &c) {
+      stepping->advance = [raw](const unsigned int k) {
+        raw->advance(k);
+      };
+      stepping->state = [raw](std::vector<double> &p, std::vector<double> &c) {
         raw->get_state(p, c);
       };
-      stepping->step  = [raw]() { return raw->step(); };
+      stepping->step = [raw]() {
+        return raw->step();
+      };
       stepping->owner = std::shared_ptr<void>(std::move(stepper));
     };
     const bool use_float = device && x.precision == "float";
@@ -459,8 +465,8 @@ namespace Hyperelastic
       csv << "# step, time (s), force on the "
           << (displaced_nodes.empty() ? "load region (applied)" :
                                         "displaced region (reaction)")
-          << " fx, fy, fz (N), displacement of node " << centre_node
-          << " at (" << model_double.coordinates[3 * centre_node] << ", "
+          << " fx, fy, fz (N), displacement of node " << centre_node << " at ("
+          << model_double.coordinates[3 * centre_node] << ", "
           << model_double.coordinates[3 * centre_node + 1] << ", "
           << model_double.coordinates[3 * centre_node + 2]
           << ") ux, uy, uz (m)\n";
@@ -475,14 +481,16 @@ namespace Hyperelastic
     // Two panels against time: the three force components, and the three
     // components of the centre's displacement.
     using Wave2D::Image;
-    const int   left = 200, right = 40, top = 50, panel = 260, width = 1200;
-    Image       image(width, top + 2 * panel + 40);
+    const int left = 200, right = 40, top = 50, panel = 260, width = 1200;
+    Image     image(width, top + 2 * panel + 40);
     const Image::Color black = {{0, 0, 0}}, grey = {{190, 190, 190}};
-    const Image::Color colors[3] = {{{20, 80, 200}}, {{30, 150, 40}}, {{210, 40, 30}}};
-    image.text(left, 12, "TLED trace against time (s):  x", black);
-    image.text(left + 385, 12, "x", colors[0]);
-    image.text(left + 420, 12, "y", colors[1]);
-    image.text(left + 455, 12, "z", colors[2]);
+    const Image::Color colors[3] = {{{20, 80, 200}},
+                                    {{30, 150, 40}},
+                                    {{210, 40, 30}}};
+    image.text(left, 12, "TLED trace against time (s), components", black);
+    image.text(left + 525, 12, "x", colors[0]);
+    image.text(left + 560, 12, "y", colors[1]);
+    image.text(left + 595, 12, "z", colors[2]);
     const double t0 = trace_points.empty() ? 0 : trace_points.front().time,
                  t1 = trace_points.empty() ? 1 : trace_points.back().time;
     for (int k = 0; k < 2; ++k)
@@ -538,8 +546,8 @@ namespace Hyperelastic
   {
     out << GPUAssembly::describe_execution_path() << std::endl;
     setup();
-    const auto        &o = parameters.output;
-    const auto        &e = parameters.explicit_dynamics;
+    const auto        &o       = parameters.output;
+    const auto        &e       = parameters.explicit_dynamics;
     const unsigned int n_total = [&]() {
       const double steps = std::ceil(parameters.time.end_time / dt - 1e-9);
       unsigned int n     = steps > 4e9 ? 4000000000u : unsigned(steps);
@@ -558,9 +566,9 @@ namespace Hyperelastic
         write_output(u_prev, u_curr);
       AssertThrow(J > 0,
                   ExcMessage("The simulation stopped at step " +
-                             std::to_string(step()) + " (t = " +
-                             scientific(step() * dt) + "): element " +
-                             std::to_string(element) +
+                             std::to_string(step()) +
+                             " (t = " + scientific(step() * dt) +
+                             "): element " + std::to_string(element) +
                              " is inverted or its state is not finite (J = " +
                              scientific(J) +
                              "). The last state is written. A smaller time "
@@ -572,8 +580,8 @@ namespace Hyperelastic
           out << "  step " << step() << ", t = " << scientific(p.time)
               << ": force (" << scientific(p.force[0]) << ", "
               << scientific(p.force[1]) << ", " << scientific(p.force[2])
-              << "), centre u (" << scientific(p.centre_displacement[0])
-              << ", " << scientific(p.centre_displacement[1]) << ", "
+              << "), centre u (" << scientific(p.centre_displacement[0]) << ", "
+              << scientific(p.centre_displacement[1]) << ", "
               << scientific(p.centre_displacement[2]) << "), min J "
               << std::fixed << std::setprecision(5) << J << std::defaultfloat
               << std::endl;
@@ -584,9 +592,9 @@ namespace Hyperelastic
     double stepping_time = 0;
     while (step() < n_total)
       {
-        const unsigned int n          = step();
-        unsigned int       next_event = std::min(
-          n_total, (n / e.trace_interval + 1) * e.trace_interval);
+        const unsigned int n = step();
+        unsigned int       next_event =
+          std::min(n_total, (n / e.trace_interval + 1) * e.trace_interval);
         if (o.output_interval > 0)
           next_event =
             std::min(next_event,
@@ -605,13 +613,14 @@ namespace Hyperelastic
     write_trace();
     out << "\n"
         << n_total << " steps in " << std::fixed << std::setprecision(3)
-        << stepping_time << " s of stepping (traces and output apart): "
-        << std::setprecision(1) << n_total / std::max(stepping_time, 1e-300)
-        << " steps/s, " << std::scientific << std::setprecision(3)
+        << stepping_time
+        << " s of stepping (traces and output apart): " << std::setprecision(1)
+        << n_total / std::max(stepping_time, 1e-300) << " steps/s, "
+        << std::scientific << std::setprecision(3)
         << double(n_total) * model_double.n_elements /
              std::max(stepping_time, 1e-300)
-        << " element updates/s" << std::defaultfloat << ". Trace: "
-        << o.directory << "/trace.csv, trace.png";
+        << " element updates/s" << std::defaultfloat
+        << ". Trace: " << o.directory << "/trace.csv, trace.png";
     if (o.output_interval > 0)
       out << "; open " << o.directory << "/" << o.base_name
           << ".pvd in ParaView";

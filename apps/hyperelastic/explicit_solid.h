@@ -128,12 +128,12 @@ namespace Hyperelastic
     std::ostream      &out;
     Triangulation<dim> triangulation;
 
-    GPUAssembly::TLED::Model<double>   model_double;
+    GPUAssembly::TLED::Model<double>      model_double;
     GPUAssembly::TLED::BoundaryConditions boundary_conditions;
-    double                             dt = 0;
-    std::vector<unsigned int>          displaced_nodes;
-    unsigned int                       centre_node = 0;
-    std::vector<double>                load_total{0, 0, 0};
+    double                                dt = 0;
+    std::vector<unsigned int>             displaced_nodes;
+    unsigned int                          centre_node = 0;
+    std::vector<double>                   load_total{0, 0, 0};
 
     // The stepper, whatever its number type.
     struct Stepping;

@@ -42,16 +42,20 @@ namespace
   void
   check_mesh(Testing::Checks &checks, const Mesh &mesh, const std::string &name)
   {
-    const double       L        = 1;
-    const unsigned int n_steps  = 1000;
-    const Material     material = Testing::truth_cube_material();
-    const Model<double> model   = make_model<double>(mesh, material);
-    const Model<float>  model_f = make_model<float>(mesh, material);
+    const double        L        = 1;
+    const unsigned int  n_steps  = 1000;
+    const Material      material = Testing::truth_cube_material();
+    const Model<double> model    = make_model<double>(mesh, material);
+    const Model<float>  model_f  = make_model<float>(mesh, material);
     Integration         integration;
     integration.time_step = 0.5 * model.critical_time_step;
     integration.damping   = 2.;
-    const BoundaryConditions bc = Testing::compression_conditions(
-      mesh, L, 0.1, 600 * integration.time_step, 0.01);
+    const BoundaryConditions bc =
+      Testing::compression_conditions(mesh,
+                                      L,
+                                      0.1,
+                                      600 * integration.time_step,
+                                      0.01);
 
     std::vector<double> host_prev, host_curr, prev, curr;
     HostStepper<double> host;
@@ -85,20 +89,29 @@ namespace
       const double difference =
         Testing::max_relative_difference(curr, host_curr);
       checks.check(difference < 1e-9,
-                   name + ", double, atomic nodal sum: within 1e-9 of the "
-                          "host (" +
+                   name +
+                     ", double, atomic nodal sum: within 1e-9 of the "
+                     "host (" +
                      Testing::scientific(difference) + ")");
     }
 
     {
       std::vector<double> host_f_prev, host_f_curr;
       HostStepper<float>  host_f;
-      run(host_f, model_f, bc, integration, n_steps, n_steps, host_f_prev, host_f_curr);
+      run(host_f,
+          model_f,
+          bc,
+          integration,
+          n_steps,
+          n_steps,
+          host_f_prev,
+          host_f_curr);
       DeviceStepper<float> device(NodalSum::plan, 300);
       run(device, model_f, bc, integration, n_steps, n_steps, prev, curr);
       checks.check(curr == host_f_curr && prev == host_f_prev,
-                   name + ", float: GPU states bitwise equal to the host's "
-                          "float stepper (max difference " +
+                   name +
+                     ", float: GPU states bitwise equal to the host's "
+                     "float stepper (max difference " +
                      Testing::scientific(
                        Testing::max_relative_difference(curr, host_f_curr)) +
                      ")");
@@ -124,7 +137,10 @@ main()
   {
     dealii::Triangulation<3> tria;
     dealii::GridGenerator::subdivided_hyper_rectangle_with_simplices(
-      tria, {6, 6, 6}, dealii::Point<3>(), dealii::Point<3>(1, 1, 1));
+      tria,
+      {6, 6, 6},
+      dealii::Point<3>(),
+      dealii::Point<3>(1, 1, 1));
     check_mesh(checks, make_mesh(tria), "tetrahedra");
   }
   return checks.exit_code();

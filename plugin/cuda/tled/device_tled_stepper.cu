@@ -32,7 +32,8 @@ namespace GPUAssembly
        * node_stride + n), else stored at (3 a + i) * element_stride + e.
        */
       template <int npe, typename Number, bool atomic>
-      __global__ void __launch_bounds__(element_block)
+      __global__ void
+      __launch_bounds__(element_block)
         element_kernel(const int *__restrict__ connectivity,
                        const Number *__restrict__ gradients,
                        const Number *__restrict__ volumes,
@@ -92,7 +93,8 @@ namespace GPUAssembly
        * step_offset), so that a captured graph serves every batch.
        */
       template <typename Number, bool atomic>
-      __global__ void __launch_bounds__(node_block)
+      __global__ void
+      __launch_bounds__(node_block)
         node_kernel(const int *__restrict__ node_offsets,
                     const int *__restrict__ node_entries,
                     Number *__restrict__ forces,
@@ -122,7 +124,7 @@ namespace GPUAssembly
 #pragma unroll
             for (int i = 0; i < 3; ++i)
               {
-                f[i]                           = forces[i * node_stride + n];
+                f[i]                        = forces[i * node_stride + n];
                 forces[i * node_stride + n] = Number(0);
               }
           }
@@ -172,7 +174,7 @@ namespace GPUAssembly
 
 
       __global__ void
-      advance_counter_kernel(unsigned int *step_counter,
+      advance_counter_kernel(unsigned int      *step_counter,
                              const unsigned int n_steps)
       {
         *step_counter += n_steps;
@@ -187,14 +189,14 @@ namespace GPUAssembly
       NodalSum     nodal_sum       = NodalSum::plan;
       unsigned int steps_per_graph = 300;
 
-      ElementType  element_type = ElementType::hexahedron;
-      int          npe = 8, n_nodes = 0, n_elements = 0, element_stride = 0,
-          node_stride   = 0;
-      Number       mu = 0, lambda = 0, b = 0, c = 0;
-      double       dt = 0, ramp_time = 0;
+      ElementType element_type = ElementType::hexahedron;
+      int         npe = 8, n_nodes = 0, n_elements = 0, element_stride = 0,
+          node_stride = 0;
+      Number mu = 0, lambda = 0, b = 0, c = 0;
+      double dt = 0, ramp_time = 0;
 
-      DeviceVector<int>          connectivity, node_offsets, node_entries;
-      DeviceVector<Number>       gradients, volumes, hourglass, coefficient,
+      DeviceVector<int>    connectivity, node_offsets, node_entries;
+      DeviceVector<Number> gradients, volumes, hourglass, coefficient,
         prescribed, external, forces;
       DeviceVector<std::uint8_t> flags;
       DeviceVector<int>          step_counter; // the step n, as unsigned
@@ -224,23 +226,24 @@ namespace GPUAssembly
     DeviceStepper<Number>::Implementation::launch_step(
       const unsigned int step_offset)
     {
-      cudaStream_t     s           = stream.get();
-      const unsigned   e_blocks    = (n_elements + element_block - 1) / element_block;
-      const unsigned   n_blocks    = (n_nodes + node_block - 1) / node_block;
-      const bool       is_atomic   = nodal_sum == NodalSum::atomic;
-      const Number    *u_c         = u[current].data();
-#define GPU_ASSEMBLY_TLED_ELEMENTS(NPE, ATOMIC)                                \
-  element_kernel<NPE, Number, ATOMIC>                                          \
-    <<<e_blocks, element_block, 0, s>>>(connectivity.data(),                   \
-                                        gradients.data(),                      \
-                                        volumes.data(),                        \
-                                        hourglass.data(),                      \
-                                        u_c,                                   \
-                                        forces.data(),                         \
-                                        n_elements,                            \
-                                        element_stride,                        \
-                                        node_stride,                           \
-                                        mu,                                    \
+      cudaStream_t   s = stream.get();
+      const unsigned e_blocks =
+        (n_elements + element_block - 1) / element_block;
+      const unsigned n_blocks  = (n_nodes + node_block - 1) / node_block;
+      const bool     is_atomic = nodal_sum == NodalSum::atomic;
+      const Number  *u_c       = u[current].data();
+#define GPU_ASSEMBLY_TLED_ELEMENTS(NPE, ATOMIC)              \
+  element_kernel<NPE, Number, ATOMIC>                        \
+    <<<e_blocks, element_block, 0, s>>>(connectivity.data(), \
+                                        gradients.data(),    \
+                                        volumes.data(),      \
+                                        hourglass.data(),    \
+                                        u_c,                 \
+                                        forces.data(),       \
+                                        n_elements,          \
+                                        element_stride,      \
+                                        node_stride,         \
+                                        mu,                  \
                                         lambda)
       if (npe == 8)
         {
@@ -257,28 +260,28 @@ namespace GPUAssembly
             GPU_ASSEMBLY_TLED_ELEMENTS(4, false);
         }
 #undef GPU_ASSEMBLY_TLED_ELEMENTS
-      const auto node = is_atomic ? node_kernel<Number, true> :
-                                    node_kernel<Number, false>;
-      node<<<n_blocks, node_block, 0, s>>>(node_offsets.data(),
-                                           node_entries.data(),
-                                           forces.data(),
-                                           u[previous].data(),
-                                           u_c,
-                                           u[next].data(),
-                                           coefficient.data(),
-                                           flags.data(),
-                                           prescribed.data(),
-                                           external.data(),
-                                           b,
-                                           c,
-                                           n_nodes,
-                                           node_stride,
-                                           element_stride,
-                                           reinterpret_cast<const unsigned int *>(
-                                             step_counter.data()),
-                                           step_offset,
-                                           dt,
-                                           ramp_time);
+      const auto node =
+        is_atomic ? node_kernel<Number, true> : node_kernel<Number, false>;
+      node<<<n_blocks, node_block, 0, s>>>(
+        node_offsets.data(),
+        node_entries.data(),
+        forces.data(),
+        u[previous].data(),
+        u_c,
+        u[next].data(),
+        coefficient.data(),
+        flags.data(),
+        prescribed.data(),
+        external.data(),
+        b,
+        c,
+        n_nodes,
+        node_stride,
+        element_stride,
+        reinterpret_cast<const unsigned int *>(step_counter.data()),
+        step_offset,
+        dt,
+        ramp_time);
       rotate();
     }
 
@@ -296,9 +299,10 @@ namespace GPUAssembly
             "TLED::DeviceStepper needs a CUDA device, and none was found. "
             "Use the host stepper (TLED::HostStepper) instead.");
         }
-      implementation                  = std::make_unique<Implementation>();
-      implementation->nodal_sum       = nodal_sum;
-      implementation->steps_per_graph = steps_per_graph > 0 ? steps_per_graph : 1;
+      implementation            = std::make_unique<Implementation>();
+      implementation->nodal_sum = nodal_sum;
+      implementation->steps_per_graph =
+        steps_per_graph > 0 ? steps_per_graph : 1;
     }
 
 
@@ -376,7 +380,8 @@ namespace GPUAssembly
         GPUAssembly::internal::throw_error(
           "TLED::DeviceStepper::set_state: the states must hold three values "
           "per node.");
-      std::vector<Number> previous(3 * ns, Number(0)), current(3 * ns, Number(0));
+      std::vector<Number> previous(3 * ns, Number(0)),
+        current(3 * ns, Number(0));
       for (std::size_t i = 0; i < n; ++i)
         for (unsigned int c = 0; c < 3; ++c)
           {
@@ -439,7 +444,8 @@ namespace GPUAssembly
               for (unsigned int k = 0; k < batch; ++k)
                 d.launch_step(k);
               advance_counter_kernel<<<1, 1, 0, d.stream.get()>>>(
-                reinterpret_cast<unsigned int *>(d.step_counter.data()), batch);
+                reinterpret_cast<unsigned int *>(d.step_counter.data()),
+                batch);
               cudaGraph_t graph = nullptr;
               GPU_ASSEMBLY_CHECK_CUDA(
                 cudaStreamEndCapture(d.stream.get(), &graph));
@@ -472,17 +478,14 @@ namespace GPUAssembly
     DeviceStepper<Number>::memory_consumption() const
     {
       const Implementation &d = *implementation;
-      std::size_t bytes = d.connectivity.memory_consumption() +
-                          d.node_offsets.memory_consumption() +
-                          d.node_entries.memory_consumption() +
-                          d.gradients.memory_consumption() +
-                          d.volumes.memory_consumption() +
-                          d.hourglass.memory_consumption() +
-                          d.coefficient.memory_consumption() +
-                          d.prescribed.memory_consumption() +
-                          d.external.memory_consumption() +
-                          d.forces.memory_consumption() +
-                          d.flags.memory_consumption();
+      std::size_t           bytes =
+        d.connectivity.memory_consumption() +
+        d.node_offsets.memory_consumption() +
+        d.node_entries.memory_consumption() + d.gradients.memory_consumption() +
+        d.volumes.memory_consumption() + d.hourglass.memory_consumption() +
+        d.coefficient.memory_consumption() + d.prescribed.memory_consumption() +
+        d.external.memory_consumption() + d.forces.memory_consumption() +
+        d.flags.memory_consumption();
       for (const auto &v : d.u)
         bytes += v.memory_consumption();
       return bytes;

@@ -57,10 +57,12 @@ namespace GPUAssembly
             for (unsigned int d = 0; d < 3; ++d)
               {
                 if (!bc.prescribed_values.empty())
-                  prescribed[d * ns + i] = Number(bc.prescribed_values[3 * i + d]);
+                  prescribed[d * ns + i] =
+                    Number(bc.prescribed_values[3 * i + d]);
                 if (!bc.external_forces.empty())
                   {
-                    external[d * ns + i] = Number(bc.external_forces[3 * i + d]);
+                    external[d * ns + i] =
+                      Number(bc.external_forces[3 * i + d]);
                     has_force = has_force || bc.external_forces[3 * i + d] != 0;
                   }
               }
@@ -206,8 +208,14 @@ namespace GPUAssembly
                     c[alpha][K] = model.hourglass[(3 * alpha + K) * s + e];
                 k = model.hourglass[12 * s + e];
               }
-            element_forces<npe>(
-              ue, b, model.volumes[e], c, k, model.mu, model.lambda, f);
+            element_forces<npe>(ue,
+                                b,
+                                model.volumes[e],
+                                c,
+                                k,
+                                model.mu,
+                                model.lambda,
+                                f);
             for (int a = 0; a < npe; ++a)
               for (int i = 0; i < 3; ++i)
                 element_force[(3 * a + i) * s + e] = f[a][i];
@@ -237,8 +245,7 @@ namespace GPUAssembly
 
       const unsigned int n   = this->current_step;
       const Number       r_n = Number(smooth_ramp(double(n) * dt, ramp_time));
-      const Number       r_next =
-        Number(smooth_ramp(double(n + 1) * dt, ramp_time));
+      const Number r_next = Number(smooth_ramp(double(n + 1) * dt, ramp_time));
       const std::size_t s = model.element_stride, ns = model.node_stride;
       dealii::parallel::apply_to_subranges(
         0u,

@@ -12,8 +12,7 @@ namespace GPUAssembly
     make_mesh(const dealii::Triangulation<3> &triangulation)
     {
       const bool simplex = triangulation.all_reference_cells_are_simplex();
-      AssertThrow(simplex ||
-                    triangulation.all_reference_cells_are_hyper_cube(),
+      AssertThrow(simplex || triangulation.all_reference_cells_are_hyper_cube(),
                   dealii::ExcMessage("TLED meshes hold hexahedra or "
                                      "tetrahedra, not both."));
       AssertThrow(!triangulation.has_hanging_nodes(),

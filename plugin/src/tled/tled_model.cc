@@ -86,6 +86,7 @@ namespace GPUAssembly
       template <int npe>
       void
       reference_geometry(const Mesh        &mesh,
+                         const Material    &material,
                          const unsigned int e,
                          double (&b)[npe][3],
                          double &volume,
@@ -105,22 +106,29 @@ namespace GPUAssembly
             AssertThrow(det > 0,
                         dealii::ExcMessage(
                           "The tetrahedral " + describe_element(mesh, e) +
-                          " is inverted or flat (det = " +
-                          std::to_string(det) + "): TLED needs positively "
+                          " is inverted or flat (det = " + std::to_string(det) +
+                          "): TLED needs positively "
                           "oriented elements."));
-            const double dN[4][3] = {{-1, -1, -1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+            const double dN[4][3] = {{-1, -1, -1},
+                                     {1, 0, 0},
+                                     {0, 1, 0},
+                                     {0, 0, 1}};
             for (int a = 0; a < 4; ++a)
               for (int K = 0; K < 3; ++K)
                 b[a][K] = J_inv_T[K][0] * dN[a][0] + J_inv_T[K][1] * dN[a][1] +
                           J_inv_T[K][2] * dN[a][2];
             volume = det / 6.;
             // The smallest height: 3 V over the largest face area.
-            const int faces[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
+            const int faces[4][3] = {{1, 2, 3},
+                                     {0, 2, 3},
+                                     {0, 1, 3},
+                                     {0, 1, 2}};
             double    max_area    = 0;
             for (const auto &f : faces)
-              max_area = std::max(max_area,
-                                  0.5 * norm(cross(difference(X[f[1]], X[f[0]]),
-                                                   difference(X[f[2]], X[f[0]]))));
+              max_area =
+                std::max(max_area,
+                         0.5 * norm(cross(difference(X[f[1]], X[f[0]]),
+                                          difference(X[f[2]], X[f[0]]))));
             length = 3. * volume / max_area;
           }
         else
@@ -130,13 +138,15 @@ namespace GPUAssembly
             // exactly.
             for (int a = 0; a < 8; ++a)
               b[a][0] = b[a][1] = b[a][2] = 0;
-            volume                  = 0;
-            const double g[2]       = {0.5 - 0.5 / std::sqrt(3.),
-                                       0.5 + 0.5 / std::sqrt(3.)};
-            double       min_det    = std::numeric_limits<double>::max();
+            volume               = 0;
+            const double g[2]    = {0.5 - 0.5 / std::sqrt(3.),
+                                    0.5 + 0.5 / std::sqrt(3.)};
+            double       min_det = std::numeric_limits<double>::max();
             for (int q = 0; q < 8; ++q)
               {
-                const double xi[3] = {g[q & 1], g[(q >> 1) & 1], g[(q >> 2) & 1]};
+                const double xi[3] = {g[q & 1],
+                                      g[(q >> 1) & 1],
+                                      g[(q >> 2) & 1]};
                 double       dN[8][3];
                 for (int a = 0; a < 8; ++a)
                   for (int d = 0; d < 3; ++d)
@@ -189,7 +199,10 @@ namespace GPUAssembly
                 std::max(max_area,
                          0.5 * norm(cross(difference(X[f[3]], X[f[0]]),
                                           difference(X[f[2]], X[f[1]]))));
-            length = volume / max_area;
+            // The hourglass stiffness adds up to kappa times the element's
+            // dilatational stiffness to its highest modes.
+            length = volume / max_area /
+                     std::sqrt(1. + material.hourglass_coefficient);
           }
       }
 
@@ -216,8 +229,8 @@ namespace GPUAssembly
         k = 0;
         for (int alpha = 0; alpha < 4; ++alpha)
           for (int K = 0; K < 3; ++K)
-            c[alpha][K] = npe == 8 ? model.hourglass[(3 * alpha + K) * s + e] :
-                                     Number(0);
+            c[alpha][K] =
+              npe == 8 ? model.hourglass[(3 * alpha + K) * s + e] : Number(0);
         if (npe == 8)
           k = model.hourglass[12 * s + e];
       }
@@ -237,8 +250,14 @@ namespace GPUAssembly
               {
                 Number ue[npe][3], b[npe][3], c[4][3], k, f[npe][3];
                 gather<npe>(model, u, e, ue, b, c, k);
-                element_forces<npe>(
-                  ue, b, model.volumes[e], c, k, model.mu, model.lambda, f);
+                element_forces<npe>(ue,
+                                    b,
+                                    model.volumes[e],
+                                    c,
+                                    k,
+                                    model.mu,
+                                    model.lambda,
+                                    f);
                 for (int a = 0; a < npe; ++a)
                   for (int i = 0; i < 3; ++i)
                     fe[(3 * a + i) * s + e] = f[a][i];
@@ -296,10 +315,9 @@ namespace GPUAssembly
         const double minors = H[0][0] * H[1][1] - H[0][1] * H[1][0] +
                               H[0][0] * H[2][2] - H[0][2] * H[2][0] +
                               H[1][1] * H[2][2] - H[1][2] * H[2][1];
-        const double det_H =
-          H[0][0] * (H[1][1] * H[2][2] - H[1][2] * H[2][1]) -
-          H[0][1] * (H[1][0] * H[2][2] - H[1][2] * H[2][0]) +
-          H[0][2] * (H[1][0] * H[2][1] - H[1][1] * H[2][0]);
+        const double det_H = H[0][0] * (H[1][1] * H[2][2] - H[1][2] * H[2][1]) -
+                             H[0][1] * (H[1][0] * H[2][2] - H[1][2] * H[2][0]) +
+                             H[0][2] * (H[1][0] * H[2][1] - H[1][1] * H[2][0]);
         const double J_minus_1 = trace_H + minors + det_H;
         J                      = 1. + J_minus_1;
         const double mu = model.mu, lambda = model.lambda;
@@ -318,8 +336,8 @@ namespace GPUAssembly
                 for (int a = 0; a < 8; ++a)
                   {
                     const int sx = (a & 1) ? 1 : -1, sy = (a & 2) ? 1 : -1,
-                              sz = (a & 4) ? 1 : -1;
-                    const int h[4] = {sy * sz, sx * sz, sx * sy, sx * sy * sz};
+                              sz    = (a & 4) ? 1 : -1;
+                    const int h[4]  = {sy * sz, sx * sz, sx * sy, sx * sy * sz};
                     double    gamma = h[alpha];
                     for (int K = 0; K < 3; ++K)
                       gamma -=
@@ -372,11 +390,11 @@ namespace GPUAssembly
                     mesh.cells.size() % npe == 0 && !mesh.cells.empty(),
                   dealii::ExcMessage(
                     "A TLED mesh needs 3 coordinates per node and " +
-                    std::to_string(npe) + " nodes per element, and at least "
+                    std::to_string(npe) +
+                    " nodes per element, and at least "
                     "one element."));
       AssertThrow(material.mu > 0 && material.lambda > -2. / 3. * material.mu &&
-                    material.density > 0 &&
-                    material.hourglass_coefficient >= 0,
+                    material.density > 0 && material.hourglass_coefficient >= 0,
                   dealii::ExcMessage(
                     "TLED needs mu > 0, lambda > -2 mu / 3, a positive "
                     "density and a hourglass coefficient >= 0."));
@@ -430,7 +448,12 @@ namespace GPUAssembly
               if (npe == 4)
                 {
                   double b[4][3];
-                  reference_geometry<4>(mesh, e, b, volumes[e], lengths[e]);
+                  reference_geometry<4>(mesh,
+                                        material,
+                                        e,
+                                        b,
+                                        volumes[e],
+                                        lengths[e]);
                   for (int a = 0; a < 4; ++a)
                     for (int K = 0; K < 3; ++K)
                       model.shape_gradients[(3 * a + K) * s + e] = b[a][K];
@@ -438,7 +461,12 @@ namespace GPUAssembly
               else
                 {
                   double b[8][3];
-                  reference_geometry<8>(mesh, e, b, volumes[e], lengths[e]);
+                  reference_geometry<8>(mesh,
+                                        material,
+                                        e,
+                                        b,
+                                        volumes[e],
+                                        lengths[e]);
                   double b2 = 0;
                   for (int a = 0; a < 8; ++a)
                     for (int K = 0; K < 3; ++K)
@@ -452,15 +480,16 @@ namespace GPUAssembly
                         double c = 0;
                         for (int a = 0; a < 8; ++a)
                           {
-                            const int sx = (a & 1) ? 1 : -1,
-                                      sy = (a & 2) ? 1 : -1,
-                                      sz = (a & 4) ? 1 : -1;
+                            const int sx   = (a & 1) ? 1 : -1,
+                                      sy   = (a & 2) ? 1 : -1,
+                                      sz   = (a & 4) ? 1 : -1;
                             const int h[4] = {sy * sz,
                                               sx * sz,
                                               sx * sy,
                                               sx * sy * sz};
-                            c += h[alpha] *
-                                 mesh.coordinates[3 * mesh.cells[e * 8 + a] + K];
+                            c +=
+                              h[alpha] *
+                              mesh.coordinates[3 * mesh.cells[e * 8 + a] + K];
                           }
                         model.hourglass[(3 * alpha + K) * s + e] = c;
                       }
@@ -490,7 +519,7 @@ namespace GPUAssembly
           model.node_entries[fill[mesh.cells[e * npe + a]]++] =
             int(3 * a * s + e);
 
-      const double c          = material.wave_speed();
+      const double c           = material.wave_speed();
       model.critical_time_step = std::numeric_limits<double>::max();
       for (unsigned int e = 0; e < model.n_elements; ++e)
         if (lengths[e] / c < model.critical_time_step)
@@ -554,8 +583,8 @@ namespace GPUAssembly
     std::pair<double, unsigned int>
     minimum_jacobian(const Model<Number> &model, const std::vector<double> &u)
     {
-      std::pair<double, unsigned int> result(
-        std::numeric_limits<double>::max(), 0);
+      std::pair<double, unsigned int> result(std::numeric_limits<double>::max(),
+                                             0);
       for (unsigned int e = 0; e < model.n_elements; ++e)
         {
           double J;
@@ -589,7 +618,8 @@ namespace GPUAssembly
           correction += (f1[i] - f0[i]) * du;
         }
       return kinetic +
-             0.5 * (strain_energy(model, u_n) + strain_energy(model, u_n_plus_1)) -
+             0.5 *
+               (strain_energy(model, u_n) + strain_energy(model, u_n_plus_1)) -
              0.25 * correction;
     }
 

@@ -173,38 +173,55 @@ namespace GPUAssembly
       if constexpr (n_nodes == 8)
         {
           // h^alpha in deal.II's vertex order v = x + 2 y + 4 z (x, y, z in
-          // {0, 1}): products of the signs s_d = 2 d - 1.
-          Number gamma[4][8];
+          // {0, 1}): products of the signs s_d = 2 d - 1. gamma_a is
+          // rebuilt where it is needed rather than kept for all nodes: 32
+          // numbers fewer in registers.
+          const auto gamma = [&](const int a, Number(&g)[4]) {
+            const int sx = (a & 1) ? 1 : -1, sy = (a & 2) ? 1 : -1,
+                      sz   = (a & 4) ? 1 : -1;
+            const int h[4] = {sy * sz, sx * sz, sx * sy, sx * sy * sz};
+            GPU_ASSEMBLY_UNROLL
+            for (int alpha = 0; alpha < 4; ++alpha)
+              g[alpha] = Number(h[alpha]) -
+                         (c[alpha][0] * b[a][0] + c[alpha][1] * b[a][1] +
+                          c[alpha][2] * b[a][2]);
+          };
+          Number q[4][3];
+          {
+            Number g[4];
+            gamma(0, g);
+            GPU_ASSEMBLY_UNROLL
+            for (int alpha = 0; alpha < 4; ++alpha)
+              GPU_ASSEMBLY_UNROLL
+            for (int i = 0; i < 3; ++i)
+              q[alpha][i] = g[alpha] * u[0][i];
+          }
           GPU_ASSEMBLY_UNROLL
-          for (int a = 0; a < 8; ++a)
+          for (int a = 1; a < 8; ++a)
             {
-              const int sx = (a & 1) ? 1 : -1, sy = (a & 2) ? 1 : -1,
-                        sz = (a & 4) ? 1 : -1;
-              const int h[4] = {sy * sz, sx * sz, sx * sy, sx * sy * sz};
+              Number g[4];
+              gamma(a, g);
               GPU_ASSEMBLY_UNROLL
               for (int alpha = 0; alpha < 4; ++alpha)
-                gamma[alpha][a] = Number(h[alpha]) - (c[alpha][0] * b[a][0] +
-                                                      c[alpha][1] * b[a][1] +
-                                                      c[alpha][2] * b[a][2]);
+                GPU_ASSEMBLY_UNROLL
+              for (int i = 0; i < 3; ++i)
+                q[alpha][i] = q[alpha][i] + g[alpha] * u[a][i];
             }
-          Number q[4][3];
           GPU_ASSEMBLY_UNROLL
           for (int alpha = 0; alpha < 4; ++alpha)
             GPU_ASSEMBLY_UNROLL
           for (int i = 0; i < 3; ++i)
-            {
-              Number sum = gamma[alpha][0] * u[0][i];
-              GPU_ASSEMBLY_UNROLL
-              for (int a = 1; a < 8; ++a)
-                sum = sum + gamma[alpha][a] * u[a][i];
-              q[alpha][i] = hourglass_stiffness * sum;
-            }
+            q[alpha][i] = hourglass_stiffness * q[alpha][i];
           GPU_ASSEMBLY_UNROLL
           for (int a = 0; a < 8; ++a)
-            GPU_ASSEMBLY_UNROLL
-          for (int i = 0; i < 3; ++i)
-            f[a][i] = f[a][i] + (gamma[0][a] * q[0][i] + gamma[1][a] * q[1][i] +
-                                 gamma[2][a] * q[2][i] + gamma[3][a] * q[3][i]);
+            {
+              Number g[4];
+              gamma(a, g);
+              GPU_ASSEMBLY_UNROLL
+              for (int i = 0; i < 3; ++i)
+                f[a][i] = f[a][i] + (g[0] * q[0][i] + g[1] * q[1][i] +
+                                     g[2] * q[2][i] + g[3] * q[3][i]);
+            }
         }
       else
         {

@@ -132,8 +132,9 @@ namespace GPUAssembly
        * The stability limit of the central-difference rule: the smallest
        * over the elements of L_e / c, c the dilatational wave speed and L_e
        * the element's characteristic length (hexahedron: volume over its
-       * largest face area; tetrahedron: its smallest height), and the
-       * element that sets it.
+       * largest face area, divided by sqrt(1 + kappa) for the hourglass
+       * stiffness; tetrahedron: its smallest height), and the element that
+       * sets it.
        */
       double       critical_time_step = 0;
       unsigned int critical_element   = 0;

@@ -140,7 +140,7 @@ namespace GPUAssembly
     public:
       /// @p steps_per_graph steps per graph launch (a multiple of 3 keeps
       /// the three state buffers in place, so one graph serves every batch).
-      explicit DeviceStepper(const NodalSum     nodal_sum       = NodalSum::plan,
+      explicit DeviceStepper(const NodalSum     nodal_sum = NodalSum::plan,
                              const unsigned int steps_per_graph = 300);
       ~DeviceStepper() override;
 
