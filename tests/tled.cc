@@ -142,7 +142,7 @@ namespace
     // half the stable step and strains of 1e-3 it reaches 1e-3), so the
     // check runs at a fifth of the stable step and strains of 1e-4 and
     // 1e-6.
-    Integration         integration;
+    Integration integration;
     integration.time_step = 0.2 * model.critical_time_step;
     HostStepper<double> stepper;
     stepper.reinit(model, BoundaryConditions(), integration);
