@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "explicit_solid.h"
 #include "hyperelastic_solid.h"
 #include "parameters.h"
 
@@ -55,8 +56,16 @@ main(int argc, char *argv[])
       Hyperelastic::Parameters parameters;
       parameters.parse_parameters(prm);
 
-      Hyperelastic::HyperelasticSolid solid(parameters);
-      solid.run();
+      if (parameters.explicit_dynamics.is_explicit())
+        {
+          Hyperelastic::ExplicitSolid solid(parameters);
+          solid.run();
+        }
+      else
+        {
+          Hyperelastic::HyperelasticSolid solid(parameters);
+          solid.run();
+        }
     }
   catch (std::exception &exc)
     {

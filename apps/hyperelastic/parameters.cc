@@ -487,6 +487,7 @@ namespace Hyperelastic
     Solver::declare_parameters(prm);
     Execution::declare_parameters(prm);
     Output::declare_parameters(prm);
+    ExplicitDynamics::declare_parameters(prm);
   }
 
 
@@ -502,5 +503,6 @@ namespace Hyperelastic
     solver.parse_parameters(prm);
     execution.parse_parameters(prm);
     output.parse_parameters(prm);
+    explicit_dynamics.parse_parameters(prm);
   }
 } // namespace Hyperelastic

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "explicit_parameters.h"
+
 namespace Hyperelastic
 {
   using namespace dealii;
@@ -140,6 +142,9 @@ namespace Hyperelastic
       void
       parse_parameters(ParameterHandler &prm);
     } output;
+
+    /// The explicit (TLED) integrator's entries.
+    ExplicitDynamics explicit_dynamics;
 
     static void
     declare_parameters(ParameterHandler &prm);

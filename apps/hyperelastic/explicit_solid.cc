@@ -1,0 +1,629 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The app's explicit integrator: Total Lagrangian Explicit Dynamics through
+// the plugin's TLED steppers, with the app's meshes, material and boundary
+// conditions, VTU output and a force/displacement trace.
+
+#include "explicit_solid.h"
+
+#include <deal.II/base/exceptions.h>
+
+#include <deal.II/dofs/dof_handler.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_simplex_p.h>
+#include <deal.II/fe/fe_system.h>
+#include <deal.II/fe/mapping_fe.h>
+#include <deal.II/fe/mapping_q.h>
+
+#include <deal.II/grid/grid_generator.h>
+#include <deal.II/grid/grid_tools.h>
+
+#include <deal.II/lac/vector.h>
+
+#include <deal.II/numerics/data_out.h>
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/grid/mesh_input.h>
+#include <gpu_assembly/tled/tled_element.h>
+#include <gpu_assembly/tled/tled_mesh.h>
+#include <gpu_assembly/tled/tled_stepper.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+#include "png_image.h"
+
+namespace Hyperelastic
+{
+  namespace TLED = GPUAssembly::TLED;
+
+  struct ExplicitSolid::Stepping
+  {
+    std::function<void(unsigned int)>                                 advance;
+    std::function<void(std::vector<double> &, std::vector<double> &)> state;
+    std::function<unsigned int()>                                     step;
+    std::shared_ptr<void>                                             owner;
+  };
+
+  namespace
+  {
+    template <typename Number>
+    std::unique_ptr<TLED::Stepper<Number>>
+    make_tled_stepper(const bool device, const ExplicitDynamics &e)
+    {
+      if (device)
+        return std::make_unique<TLED::DeviceStepper<Number>>(
+          e.nodal_sum == "atomic" ? TLED::NodalSum::atomic :
+                                    TLED::NodalSum::plan,
+          e.steps_per_graph);
+      return std::make_unique<TLED::HostStepper<Number>>();
+    }
+
+    std::string
+    scientific(const double value, const int digits = 4)
+    {
+      std::ostringstream out;
+      out << std::scientific << std::setprecision(digits) << value;
+      return out.str();
+    }
+  } // namespace
+
+
+
+  ExplicitSolid::ExplicitSolid(const Parameters &parameters, std::ostream &out)
+    : parameters(parameters)
+    , out(out)
+  {}
+
+
+
+  ExplicitSolid::~ExplicitSolid() = default;
+
+
+
+  void
+  ExplicitSolid::make_grid()
+  {
+    const auto &g = parameters.geometry;
+    if (g.mesh_file.empty())
+      {
+        const Point<dim> upper(g.size[0], g.size[1], g.size[2]);
+        if (g.cell_type == "hexahedra")
+          GridGenerator::subdivided_hyper_rectangle(triangulation,
+                                                    g.subdivisions,
+                                                    Point<dim>(),
+                                                    upper);
+        else
+          GridGenerator::subdivided_hyper_rectangle_with_simplices(
+            triangulation,
+            g.subdivisions,
+            Point<dim>(),
+            upper);
+        // The implicit path's numbering: x = 0, x = Lx, y = 0, y = Ly,
+        // z = 0, z = Lz are boundary ids 0 to 5.
+        for (const auto &cell : triangulation.active_cell_iterators())
+          for (const auto &face : cell->face_iterators())
+            if (face->at_boundary())
+              {
+                const Point<dim> c = face->center();
+                for (unsigned int d = 0; d < dim; ++d)
+                  {
+                    const double tolerance = 1e-8 * g.size[d];
+                    if (std::abs(c[d]) < tolerance)
+                      face->set_boundary_id(2 * d);
+                    else if (std::abs(c[d] - g.size[d]) < tolerance)
+                      face->set_boundary_id(2 * d + 1);
+                  }
+              }
+      }
+    else
+      {
+        GPUAssembly::read_mesh(g.mesh_file, triangulation);
+        if (g.scale != 1.)
+          GridTools::scale(g.scale, triangulation);
+      }
+  }
+
+
+
+  void
+  ExplicitSolid::make_boundary_conditions()
+  {
+    const auto        &e  = parameters.explicit_dynamics;
+    const auto        &b  = parameters.boundary;
+    const unsigned int n  = model_double.n_nodes;
+    auto              &bc = boundary_conditions;
+    bc.prescribed_components.assign(n, 0);
+    bc.prescribed_values.assign(3 * std::size_t(n), 0.);
+    bc.external_forces.assign(3 * std::size_t(n), 0.);
+    bc.ramp_time           = e.ramp_time;
+    const double tolerance = 1e-10 * GridTools::diameter(triangulation);
+    const auto   vertex    = [&](const unsigned int v) {
+      return Point<dim>(model_double.coordinates[3 * v],
+                        model_double.coordinates[3 * v + 1],
+                        model_double.coordinates[3 * v + 2]);
+    };
+
+    const auto boundary_ids = triangulation.get_boundary_ids();
+    const auto check_id = [&](const unsigned int id, const std::string &entry) {
+      AssertThrow(std::find(boundary_ids.begin(), boundary_ids.end(), id) !=
+                    boundary_ids.end(),
+                  ExcMessage("'" + entry + "' names boundary id " +
+                             std::to_string(id) +
+                             ", which the mesh does not have."));
+    };
+
+    // Rollers: the face normal's component, found from the face's vertices
+    // (which share that coordinate).
+    for (const unsigned int id : e.roller_boundary_ids)
+      check_id(id, "Explicit dynamics/Roller boundary ids");
+    for (const auto &cell : triangulation.active_cell_iterators())
+      for (const auto &face : cell->face_iterators())
+        if (face->at_boundary() &&
+            std::find(e.roller_boundary_ids.begin(),
+                      e.roller_boundary_ids.end(),
+                      face->boundary_id()) != e.roller_boundary_ids.end())
+          {
+            int normal = -1;
+            for (unsigned int d = 0; d < dim && normal < 0; ++d)
+              {
+                bool flat = true;
+                for (const unsigned int v : face->vertex_indices())
+                  flat = flat && std::abs(face->vertex(v)[d] -
+                                          face->vertex(0)[d]) <= tolerance;
+                if (flat)
+                  normal = d;
+              }
+            AssertThrow(normal >= 0,
+                        ExcMessage(
+                          "A face with roller boundary id " +
+                          std::to_string(face->boundary_id()) + " at " +
+                          Utilities::to_string(face->center()[0]) + ", " +
+                          Utilities::to_string(face->center()[1]) + ", " +
+                          Utilities::to_string(face->center()[2]) +
+                          " is not normal to a coordinate axis."));
+            for (const unsigned int v : face->vertex_indices())
+              bc.prescribed_components[face->vertex_index(v)] |= 1u << normal;
+          }
+
+    const Box displaced =
+      Box::parse(e.displaced_region, "Explicit dynamics/Displaced region");
+    unsigned int displaced_mask = 0;
+    for (const auto &c : e.displaced_components)
+      displaced_mask |= 1u << (c[0] - 'x');
+    displaced_nodes.clear();
+    for (unsigned int v = 0; v < n; ++v)
+      if (displaced.contains(vertex(v), tolerance))
+        {
+          displaced_nodes.push_back(v);
+          bc.prescribed_components[v] |= displaced_mask;
+          for (unsigned int d = 0; d < dim; ++d)
+            if (displaced_mask & (1u << d))
+              bc.prescribed_values[3 * v + d] = e.displacement[d];
+        }
+    AssertThrow(displaced.empty || !displaced_nodes.empty(),
+                ExcMessage("The 'Explicit dynamics/Displaced region' box "
+                           "contains no node of the mesh."));
+
+    // Fixed nodes last: they win over rollers and displacements.
+    for (const unsigned int id : b.fixed_boundary_ids)
+      check_id(id, "Boundary conditions/Fixed boundary ids");
+    for (const auto &cell : triangulation.active_cell_iterators())
+      for (const auto &face : cell->face_iterators())
+        if (face->at_boundary() &&
+            std::find(b.fixed_boundary_ids.begin(),
+                      b.fixed_boundary_ids.end(),
+                      face->boundary_id()) != b.fixed_boundary_ids.end())
+          for (const unsigned int v : face->vertex_indices())
+            {
+              const unsigned int k        = face->vertex_index(v);
+              bc.prescribed_components[k] = 7;
+              for (unsigned int d = 0; d < dim; ++d)
+                bc.prescribed_values[3 * k + d] = 0;
+            }
+    for (unsigned int v = 0; v < n; ++v)
+      if (b.fixed_region.contains(vertex(v), tolerance))
+        {
+          bc.prescribed_components[v] = 7;
+          for (unsigned int d = 0; d < dim; ++d)
+            bc.prescribed_values[3 * v + d] = 0;
+        }
+
+    // The load, shared equally by the load region's nodes as in the
+    // implicit path, and the body force per unit reference volume.
+    std::vector<unsigned int> loaded;
+    for (unsigned int v = 0; v < n; ++v)
+      if (b.load_region.contains(vertex(v), tolerance))
+        loaded.push_back(v);
+    const bool has_load = b.load[0] != 0 || b.load[1] != 0 || b.load[2] != 0;
+    AssertThrow(b.load_region.empty || !has_load || !loaded.empty(),
+                ExcMessage("The 'Load region' box contains no node of the "
+                           "mesh, so the load would be lost."));
+    for (const unsigned int v : loaded)
+      for (unsigned int d = 0; d < dim; ++d)
+        bc.external_forces[3 * v + d] += b.load[d] / loaded.size();
+    load_total = loaded.empty() ? std::vector<double>{0, 0, 0} : b.load;
+    for (unsigned int v = 0; v < n; ++v)
+      for (unsigned int d = 0; d < dim; ++d)
+        bc.external_forces[3 * v + d] += parameters.material.body_force[d] *
+                                         model_double.lumped_mass[v] /
+                                         parameters.material.density;
+
+    // The node nearest the centre of the bounding box.
+    const auto box    = GridTools::compute_bounding_box(triangulation);
+    const auto centre = box.center();
+    double     best   = std::numeric_limits<double>::max();
+    for (unsigned int v = 0; v < n; ++v)
+      if (vertex(v).distance(centre) < best)
+        {
+          best        = vertex(v).distance(centre);
+          centre_node = v;
+        }
+  }
+
+
+
+  void
+  ExplicitSolid::setup()
+  {
+    const auto &e = parameters.explicit_dynamics;
+    make_grid();
+    const TLED::Mesh mesh = TLED::make_mesh(triangulation);
+    TLED::Material   material;
+    material.mu                    = parameters.material.mu;
+    material.lambda                = parameters.material.lambda;
+    material.density               = parameters.material.density;
+    material.hourglass_coefficient = e.hourglass_coefficient;
+    model_double                   = TLED::make_model<double>(mesh, material);
+    dt                             = e.time_step > 0 ? e.time_step :
+                                                       e.safety_factor * model_double.critical_time_step;
+    make_boundary_conditions();
+
+    out << "Mesh: " << mesh.n_elements() << ' '
+        << (mesh.element_type == TLED::ElementType::hexahedron ?
+              "hexahedra (one point, hourglass control)" :
+              "tetrahedra")
+        << ", " << mesh.n_nodes() << " nodes; dilatational wave speed "
+        << scientific(material.wave_speed(), 4) << std::endl;
+    out << "Stable time step " << scientific(model_double.critical_time_step, 6)
+        << " (element " << model_double.critical_element << "); time step "
+        << scientific(dt, 6) << std::endl;
+
+    TLED::Integration integration;
+    integration.time_step = dt;
+    integration.damping   = e.damping;
+
+    const auto &x       = parameters.execution;
+    const bool  has_gpu = GPUAssembly::n_cuda_devices() > 0;
+    AssertThrow(x.device != "gpu" || has_gpu,
+                ExcMessage("'Device' is gpu, but no CUDA device was found. "
+                           "Set it to host or auto to run on the CPU."));
+    const bool device = x.device == "gpu" || (x.device == "auto" && has_gpu);
+    if (!device && x.device == "auto")
+      out << "No CUDA device found: the steps run on the host." << std::endl;
+    stepping           = std::make_unique<Stepping>();
+    const auto install = [&](auto stepper, const auto &model) {
+      stepper->reinit(model, boundary_conditions, integration);
+      auto *raw         = stepper.get();
+      stepping->advance = [raw](const unsigned int k) {
+        raw->advance(k);
+      };
+      stepping->state = [raw](std::vector<double> &p, std::vector<double> &c) {
+        raw->get_state(p, c);
+      };
+      stepping->step = [raw]() {
+        return raw->step();
+      };
+      stepping->owner = std::shared_ptr<void>(std::move(stepper));
+    };
+    const bool use_float = device && x.precision == "float";
+    if (use_float)
+      install(make_tled_stepper<float>(device, e),
+              TLED::make_model<float>(mesh, material));
+    else
+      install(make_tled_stepper<double>(device, e), model_double);
+    execution = std::string(device ? "GPU" : "host") + " TLED stepper, " +
+                (use_float ? "float" : "double") +
+                (device ? ", nodal sum: " + e.nodal_sum + ", " +
+                            std::to_string(e.steps_per_graph) +
+                            " steps per graph launch" :
+                          std::string(", all cores"));
+    out << "Execution: " << execution << std::endl;
+  }
+
+
+
+  unsigned int
+  ExplicitSolid::step() const
+  {
+    return stepping->step();
+  }
+
+
+
+  void
+  ExplicitSolid::advance(const unsigned int n_steps)
+  {
+    stepping->advance(n_steps);
+  }
+
+
+
+  std::vector<double>
+  ExplicitSolid::displacement() const
+  {
+    std::vector<double> previous, current;
+    stepping->state(previous, current);
+    return current;
+  }
+
+
+
+  TracePoint
+  ExplicitSolid::trace_point() const
+  {
+    std::vector<double> previous, u;
+    stepping->state(previous, u);
+    TracePoint p;
+    p.step = step();
+    p.time = step() * dt;
+    if (!displaced_nodes.empty())
+      {
+        const std::vector<double> f = TLED::internal_forces(model_double, u);
+        for (const unsigned int v : displaced_nodes)
+          for (unsigned int d = 0; d < dim; ++d)
+            p.force[d] += f[3 * v + d];
+      }
+    else
+      {
+        const double r =
+          GPUAssembly::TLED::smooth_ramp(p.time, boundary_conditions.ramp_time);
+        for (unsigned int d = 0; d < dim; ++d)
+          p.force[d] = r * load_total[d];
+      }
+    for (unsigned int d = 0; d < dim; ++d)
+      p.centre_displacement[d] = u[3 * centre_node + d];
+    return p;
+  }
+
+
+
+  void
+  ExplicitSolid::write_output(const std::vector<double> &u_prev,
+                              const std::vector<double> &u_curr)
+  {
+    const auto &o = parameters.output;
+    std::filesystem::create_directories(o.directory);
+    const bool simplex = triangulation.all_reference_cells_are_simplex();
+    std::unique_ptr<FiniteElement<dim>> fe;
+    std::unique_ptr<Mapping<dim>>       mapping;
+    if (simplex)
+      {
+        fe      = std::make_unique<FESystem<dim>>(FE_SimplexP<dim>(1), dim);
+        mapping = std::make_unique<MappingFE<dim>>(FE_SimplexP<dim>(1));
+      }
+    else
+      {
+        fe      = std::make_unique<FESystem<dim>>(FE_Q<dim>(1), dim);
+        mapping = std::make_unique<MappingQ<dim>>(1);
+      }
+    DoFHandler<dim> dof_handler(triangulation);
+    dof_handler.distribute_dofs(*fe);
+    Vector<double> u(dof_handler.n_dofs()), v(dof_handler.n_dofs());
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      for (const unsigned int k : cell->vertex_indices())
+        for (unsigned int d = 0; d < dim; ++d)
+          {
+            const auto         dof = cell->vertex_dof_index(k, d);
+            const unsigned int i   = 3 * cell->vertex_index(k) + d;
+            u[dof]                 = u_curr[i];
+            v[dof]                 = (u_curr[i] - u_prev[i]) / dt;
+          }
+    DataOut<dim> data_out;
+    data_out.attach_dof_handler(dof_handler);
+    const std::vector<DataComponentInterpretation::DataComponentInterpretation>
+      vector_field(dim,
+                   DataComponentInterpretation::component_is_part_of_vector);
+    data_out.add_data_vector(u,
+                             std::vector<std::string>(dim, "displacement"),
+                             DataOut<dim>::type_dof_data,
+                             vector_field);
+    data_out.add_data_vector(v,
+                             std::vector<std::string>(dim, "velocity"),
+                             DataOut<dim>::type_dof_data,
+                             vector_field);
+    data_out.build_patches(*mapping);
+    std::ostringstream name;
+    name << o.base_name << '-' << std::setw(6) << std::setfill('0') << step()
+         << ".vtu";
+    const std::string path = o.directory + "/" + name.str();
+    std::ofstream     file(path);
+    AssertThrow(file, ExcMessage("Cannot write the output file " + path));
+    data_out.write_vtu(file);
+    pvd_records.emplace_back(step() * dt, name.str());
+    std::ofstream pvd(o.directory + "/" + o.base_name + ".pvd");
+    DataOutBase::write_pvd_record(pvd, pvd_records);
+  }
+
+
+
+  void
+  ExplicitSolid::write_trace() const
+  {
+    const auto &o = parameters.output;
+    std::filesystem::create_directories(o.directory);
+    {
+      const std::string path = o.directory + "/trace.csv";
+      std::ofstream     csv(path);
+      AssertThrow(csv, ExcMessage("Cannot write the trace file " + path));
+      csv << "# step, time (s), force on the "
+          << (displaced_nodes.empty() ? "load region (applied)" :
+                                        "displaced region (reaction)")
+          << " fx, fy, fz (N), displacement of node " << centre_node << " at ("
+          << model_double.coordinates[3 * centre_node] << ", "
+          << model_double.coordinates[3 * centre_node + 1] << ", "
+          << model_double.coordinates[3 * centre_node + 2]
+          << ") ux, uy, uz (m)\n";
+      csv << std::setprecision(10);
+      for (const auto &p : trace_points)
+        csv << p.step << ", " << p.time << ", " << p.force[0] << ", "
+            << p.force[1] << ", " << p.force[2] << ", "
+            << p.centre_displacement[0] << ", " << p.centre_displacement[1]
+            << ", " << p.centre_displacement[2] << '\n';
+    }
+
+    // Two panels against time: the three force components, and the three
+    // components of the centre's displacement.
+    using Wave2D::Image;
+    const int left = 200, right = 40, top = 50, panel = 260, width = 1200;
+    Image     image(width, top + 2 * panel + 40);
+    const Image::Color black = {{0, 0, 0}}, grey = {{190, 190, 190}};
+    const Image::Color colors[3] = {{{20, 80, 200}},
+                                    {{30, 150, 40}},
+                                    {{210, 40, 30}}};
+    image.text(left, 12, "TLED trace against time (s), components", black);
+    image.text(left + 525, 12, "x", colors[0]);
+    image.text(left + 560, 12, "y", colors[1]);
+    image.text(left + 595, 12, "z", colors[2]);
+    const double t0 = trace_points.empty() ? 0 : trace_points.front().time,
+                 t1 = trace_points.empty() ? 1 : trace_points.back().time;
+    for (int k = 0; k < 2; ++k)
+      {
+        const auto value = [&](const TracePoint &p, const int d) {
+          return k == 0 ? p.force[d] : p.centre_displacement[d];
+        };
+        double peak = 0;
+        for (const auto &p : trace_points)
+          for (int d = 0; d < 3; ++d)
+            peak = std::max(peak, std::abs(value(p, d)));
+        if (peak == 0)
+          peak = 1;
+        const int    y_top = top + k * panel, y_bottom = y_top + panel - 40;
+        const double y_mid = 0.5 * (y_top + y_bottom);
+        const auto   X     = [&](const double t) {
+          return left + (t - t0) / (t1 - t0 + 1e-300) * (width - left - right);
+        };
+        const auto Y = [&](const double y) {
+          return y_mid - y / peak * 0.5 * (y_bottom - y_top);
+        };
+        image.line(left, y_top, left, y_bottom, black);
+        image.line(left, y_bottom, width - right, y_bottom, black);
+        image.line(left, y_mid, width - right, y_mid, grey);
+        image.text(8, y_top, k == 0 ? "force (N)" : "centre u (m)", black);
+        image.text(8, y_top + 24, "+" + scientific(peak, 2), black);
+        image.text(8, int(y_mid) - 7, "0", black);
+        image.text(8, y_bottom - 14, "-" + scientific(peak, 2), black);
+        for (std::size_t i = 1; i < trace_points.size(); ++i)
+          for (int d = 0; d < 3; ++d)
+            image.line(X(trace_points[i - 1].time),
+                       Y(value(trace_points[i - 1], d)),
+                       X(trace_points[i].time),
+                       Y(value(trace_points[i], d)),
+                       colors[d]);
+        for (int tick = 0; tick <= 4; ++tick)
+          {
+            const double t = t0 + tick * (t1 - t0) / 4;
+            image.line(X(t), y_bottom, X(t), y_bottom + 5, black);
+            image.text(int(X(t)) - (tick == 4 ? 80 : 20),
+                       y_bottom + 10,
+                       scientific(t, 2),
+                       black);
+          }
+      }
+    image.write_png(o.directory + "/trace.png");
+  }
+
+
+
+  void
+  ExplicitSolid::run()
+  {
+    out << GPUAssembly::describe_execution_path() << std::endl;
+    setup();
+    const auto        &o       = parameters.output;
+    const auto        &e       = parameters.explicit_dynamics;
+    const unsigned int n_total = [&]() {
+      const double steps = std::ceil(parameters.time.end_time / dt - 1e-9);
+      unsigned int n     = steps > 4e9 ? 4000000000u : unsigned(steps);
+      if (parameters.time.max_steps > 0)
+        n = std::min(n, parameters.time.max_steps);
+      return n;
+    }();
+    out << "Steps: " << n_total << " to t = " << scientific(n_total * dt, 6)
+        << std::endl;
+
+    const auto report = [&](const bool write) {
+      std::vector<double> u_prev, u_curr;
+      stepping->state(u_prev, u_curr);
+      const auto [J, element] = TLED::minimum_jacobian(model_double, u_curr);
+      if (write || !(J > 0))
+        write_output(u_prev, u_curr);
+      AssertThrow(J > 0,
+                  ExcMessage("The simulation stopped at step " +
+                             std::to_string(step()) +
+                             " (t = " + scientific(step() * dt) +
+                             "): element " + std::to_string(element) +
+                             " is inverted or its state is not finite (J = " +
+                             scientific(J) +
+                             "). The last state is written. A smaller time "
+                             "step, more damping or a slower ramp may help."));
+      trace_points.push_back(trace_point());
+      if (write)
+        {
+          const auto &p = trace_points.back();
+          out << "  step " << step() << ", t = " << scientific(p.time)
+              << ": force (" << scientific(p.force[0]) << ", "
+              << scientific(p.force[1]) << ", " << scientific(p.force[2])
+              << "), centre u (" << scientific(p.centre_displacement[0]) << ", "
+              << scientific(p.centre_displacement[1]) << ", "
+              << scientific(p.centre_displacement[2]) << "), min J "
+              << std::fixed << std::setprecision(5) << J << std::defaultfloat
+              << std::endl;
+        }
+    };
+    report(o.output_interval > 0);
+
+    double stepping_time = 0;
+    while (step() < n_total)
+      {
+        const unsigned int n = step();
+        unsigned int       next_event =
+          std::min(n_total, (n / e.trace_interval + 1) * e.trace_interval);
+        if (o.output_interval > 0)
+          next_event =
+            std::min(next_event,
+                     (n / o.output_interval + 1) * o.output_interval);
+        const auto start = std::chrono::steady_clock::now();
+        advance(next_event - n);
+        stepping_time += std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+        const bool output_due =
+          o.output_interval > 0 &&
+          (step() % o.output_interval == 0 || step() == n_total);
+        report(output_due);
+      }
+    stepping_seconds = stepping_time;
+    write_trace();
+    out << "\n"
+        << n_total << " steps in " << std::fixed << std::setprecision(3)
+        << stepping_time
+        << " s of stepping (traces and output apart): " << std::setprecision(1)
+        << n_total / std::max(stepping_time, 1e-300) << " steps/s, "
+        << std::scientific << std::setprecision(3)
+        << double(n_total) * model_double.n_elements /
+             std::max(stepping_time, 1e-300)
+        << " element updates/s" << std::defaultfloat
+        << ". Trace: " << o.directory << "/trace.csv, trace.png";
+    if (o.output_interval > 0)
+      out << "; open " << o.directory << "/" << o.base_name
+          << ".pvd in ParaView";
+    out << '.' << std::endl;
+  }
+} // namespace Hyperelastic

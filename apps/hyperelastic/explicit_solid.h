@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef hyperelastic_explicit_solid_h
+#define hyperelastic_explicit_solid_h
+
+#include <deal.II/base/point.h>
+
+#include <deal.II/grid/tria.h>
+
+#include <gpu_assembly/tled/tled_model.h>
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "parameters.h"
+
+namespace Hyperelastic
+{
+  using namespace dealii;
+
+  /**
+   * One line of the trace: time, the force on the displaced region (the
+   * sum of the internal forces at its nodes, i.e. what the region must
+   * apply; with no displaced region the applied load) and the displacement
+   * of the node nearest the body's centre.
+   */
+  struct TracePoint
+  {
+    double                step = 0;
+    double                time = 0;
+    std::array<double, 3> force{{0, 0, 0}};
+    std::array<double, 3> centre_displacement{{0, 0, 0}};
+  };
+
+
+
+  /**
+   * The explicit integrator of the app (`Time integration = explicit`):
+   * Total Lagrangian Explicit Dynamics of the same neo-Hookean solid on the
+   * same meshes, through the plugin's TLED steppers (GPU or host), with the
+   * app's boundary conditions (fixed ids and region, a load region),
+   * rollers, a ramped prescribed displacement, VTU output and a trace.
+   */
+  class ExplicitSolid
+  {
+  public:
+    static constexpr int dim = 3;
+
+    ExplicitSolid(const Parameters &parameters, std::ostream &out = std::cout);
+    ~ExplicitSolid();
+
+    /// Mesh, model, boundary conditions and stepper.
+    void
+    setup();
+
+    /// Set up, step to the end time with output and trace, summarize.
+    void
+    run();
+
+    /// Advance @p n_steps (no output).
+    void
+    advance(const unsigned int n_steps);
+
+    /// Displacement u_n, 3 values per vertex.
+    std::vector<double>
+    displacement() const;
+
+    /// The trace point of the current state.
+    TracePoint
+    trace_point() const;
+
+    const std::vector<TracePoint> &
+    trace() const
+    {
+      return trace_points;
+    }
+
+    const Triangulation<dim> &
+    get_triangulation() const
+    {
+      return triangulation;
+    }
+
+    /// The model in double (the host's energies and forces use it).
+    const GPUAssembly::TLED::Model<double> &
+    model() const
+    {
+      return model_double;
+    }
+
+    double
+    time_step() const
+    {
+      return dt;
+    }
+
+    unsigned int
+    step() const;
+
+    /// Where the steps run (one line).
+    std::string
+    description() const
+    {
+      return execution;
+    }
+
+    /// Wall time of the stepping in run(), without output.
+    double
+    stepping_wall_time() const
+    {
+      return stepping_seconds;
+    }
+
+  private:
+    void
+    make_grid();
+    void
+    make_boundary_conditions();
+    void
+    write_output(const std::vector<double> &u_prev,
+                 const std::vector<double> &u_curr);
+    void
+    write_trace() const;
+
+    const Parameters   parameters;
+    std::ostream      &out;
+    Triangulation<dim> triangulation;
+
+    GPUAssembly::TLED::Model<double>      model_double;
+    GPUAssembly::TLED::BoundaryConditions boundary_conditions;
+    double                                dt = 0;
+    std::vector<unsigned int>             displaced_nodes;
+    unsigned int                          centre_node = 0;
+    std::vector<double>                   load_total{0, 0, 0};
+
+    // The stepper, whatever its number type.
+    struct Stepping;
+    std::unique_ptr<Stepping> stepping;
+    std::string               execution;
+
+    std::vector<TracePoint>                     trace_points;
+    std::vector<std::pair<double, std::string>> pvd_records;
+    double                                      stepping_seconds = 0;
+  };
+} // namespace Hyperelastic
+
+#endif
