@@ -70,7 +70,8 @@ namespace GPUAssembly
   std::map<std::string, types::material_id>
   read_abaqus(std::istream      &input,
               Triangulation<2>  &tria,
-              const std::string &name)
+              const std::string &name,
+              MeshFileSummary   *summary)
   {
     std::map<long, unsigned int>             vertex_index;
     std::vector<Point<2>>                    vertices;
@@ -190,6 +191,11 @@ namespace GPUAssembly
                                         "coordinates"));
                 const long     id = number(f[0]);
                 const Point<2> p(coordinate(f[1]), coordinate(f[2]));
+                AssertThrow(vertex_index.find(id) == vertex_index.end(),
+                            ExcMeshFile(name,
+                                        line_number,
+                                        "node " + std::to_string(id) +
+                                          " is defined twice"));
                 vertex_index[id] = vertices.size();
                 vertices.push_back(p);
                 break;
@@ -295,6 +301,10 @@ namespace GPUAssembly
     // Nodes no element uses would become vertices deal.II refuses.
     std::vector<Point<2>>    used_vertices;
     std::vector<CellData<2>> used_cells = cells;
+    std::vector<long>        node_label(vertices.size());
+    for (const auto &[label, index] : vertex_index)
+      node_label[index] = label;
+    MeshFileSummary found;
     {
       std::vector<int> new_index(vertices.size(), -1);
       for (auto &cell : used_cells)
@@ -304,22 +314,29 @@ namespace GPUAssembly
               {
                 new_index[v] = used_vertices.size();
                 used_vertices.push_back(vertices[v]);
+                found.file_node_of_vertex.push_back(node_label[v]);
               }
             v = new_index[v];
           }
     }
+    found.n_file_nodes   = vertex_index.size();
+    found.n_unused_nodes = vertex_index.size() - used_vertices.size();
     tria.clear();
     tria.create_triangulation(used_vertices, used_cells, SubCellData());
+    if (summary != nullptr)
+      *summary = found;
     return result;
   }
 
 
 
   std::map<std::string, types::material_id>
-  read_abaqus(const std::string &filename, Triangulation<2> &tria)
+  read_abaqus(const std::string &filename,
+              Triangulation<2>  &tria,
+              MeshFileSummary   *summary)
   {
     std::ifstream input(filename);
     AssertThrow(input, ExcMeshFile(filename, 0, "the file cannot be opened"));
-    return read_abaqus(input, tria, filename);
+    return read_abaqus(input, tria, filename, summary);
   }
 } // namespace GPUAssembly

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -46,7 +47,20 @@ namespace GPUAssembly
 
 
 
-  void
+  std::string
+  MeshFileSummary::describe() const
+  {
+    if (n_unused_nodes == 0)
+      return "";
+    return "dropped " + std::to_string(n_unused_nodes) + " of " +
+           std::to_string(n_file_nodes) +
+           " nodes that no element uses (results keep the order of the "
+           "others)";
+  }
+
+
+
+  MeshFileSummary
   read_dat(std::istream             &input,
            dealii::Triangulation<3> &tria,
            const std::string        &name)
@@ -183,27 +197,207 @@ namespace GPUAssembly
                             "unexpected content after the last element: '" +
                               line + "'."));
 
+    // deal.II refuses vertices no cell uses: drop them, keeping the
+    // order of the others, and say which file node each vertex is.
+    MeshFileSummary summary;
+    summary.n_file_nodes = n_nodes;
+    std::vector<unsigned int> new_index(n_nodes);
+    std::vector<Point<3>>     used_vertices;
+    used_vertices.reserve(vertices.size());
     for (long n = 0; n < n_nodes; ++n)
-      AssertThrow(node_used[n],
-                  ExcMeshFile(name,
-                              0,
-                              "node " + std::to_string(n + 1) +
-                                " belongs to no element; every node must be "
-                                "used so that node numbers stay those of the "
-                                "file."));
+      if (node_used[n])
+        {
+          new_index[n] = used_vertices.size();
+          used_vertices.push_back(vertices[n]);
+          summary.file_node_of_vertex.push_back(n + 1);
+        }
+    summary.n_unused_nodes = n_nodes - used_vertices.size();
+    if (summary.n_unused_nodes > 0)
+      for (auto &cell : cells)
+        for (auto &v : cell.vertices)
+          v = new_index[v];
 
     tria.clear();
-    tria.create_triangulation(vertices, cells, SubCellData());
+    tria.create_triangulation(used_vertices, cells, SubCellData());
+    return summary;
   }
 
 
 
+  namespace
+  {
+    // Counts that a header declares are checked against the file's size
+    // before deal.II's GridIn sizes arrays by them: a corrupt count ends in
+    // a message, not in an allocation of its size. Every node or cell takes
+    // at least two bytes of text.
+    void
+    check_declared_counts(std::istream      &input,
+                          const std::string &extension,
+                          const std::string &filename)
+    {
+      input.seekg(0, std::ios::end);
+      const std::streamoff size = input.tellg();
+      input.seekg(0);
+      std::string  line;
+      unsigned int line_number   = 0;
+      bool         next_is_count = false;
+      bool         gmsh_4        = false;
+      const auto   check         = [&](const std::string &text,
+                             const std::string &what,
+                             const std::string &found) {
+        std::istringstream count_stream(text);
+        double             count = -1;
+        count_stream >> count;
+        AssertThrow(count_stream && count >= 0 && count == std::floor(count),
+                    ExcMeshFile(filename,
+                                line_number,
+                                "expected the number of " + what + ", found '" +
+                                  found + "'."));
+        AssertThrow(2 * count <= double(size),
+                    ExcMeshFile(filename,
+                                line_number,
+                                "the file declares " + text + " " + what +
+                                  ", more than its " + std::to_string(size) +
+                                  " bytes can hold: it is damaged or "
+                                            "truncated."));
+      };
+      std::string section;
+      while (std::getline(input, line))
+        {
+          ++line_number;
+          std::istringstream words(line);
+          std::string        keyword;
+          words >> keyword;
+          if (extension == "msh")
+            {
+              if (keyword == "$MeshFormat")
+                {
+                  std::getline(input, line);
+                  ++line_number;
+                  std::istringstream version(line);
+                  double             v = 0;
+                  version >> v;
+                  gmsh_4 = v >= 4;
+                }
+              else if (keyword == "$Nodes" || keyword == "$Elements" ||
+                       keyword == "$NOD" || keyword == "$ELM")
+                {
+                  section       = keyword == "$Nodes" || keyword == "$NOD" ?
+                                    "nodes" :
+                                    "elements";
+                  next_is_count = true;
+                }
+              else if (next_is_count)
+                {
+                  // Gmsh 4: "numEntityBlocks numNodes minTag maxTag".
+                  std::string first, second;
+                  words.clear();
+                  words.str(line);
+                  words >> first >> second;
+                  check(gmsh_4 ? second : first, section, line);
+                  next_is_count = false;
+                }
+            }
+          else if (extension == "vtk")
+            {
+              if (keyword == "POINTS" || keyword == "CELLS" ||
+                  keyword == "CELL_TYPES" || keyword == "CELL_DATA" ||
+                  keyword == "POINT_DATA")
+                {
+                  std::string count;
+                  words >> count;
+                  check(count,
+                        keyword == "POINTS" || keyword == "POINT_DATA" ?
+                          "points" :
+                          "cells",
+                        line);
+                }
+            }
+        }
+      input.clear();
+      input.seekg(0);
+    }
+
+
+
+    // Reads @p input with deal.II's GridIn into @p tria; exceptions other
+    // than ExcMeshFile become an ExcMeshFile naming the file.
+    template <int dim>
+    void
+    read_with_grid_in(std::istream               &input,
+                      const std::string          &extension,
+                      const std::string          &filename,
+                      dealii::Triangulation<dim> &tria)
+    {
+      using namespace dealii;
+      GridIn<dim> grid_in;
+      grid_in.attach_triangulation(tria);
+      if (extension == "msh")
+        grid_in.read_msh(input);
+      else if (extension == "inp")
+        grid_in.read_abaqus(input);
+      else if (extension == "vtk")
+        grid_in.read_vtk(input);
+      else
+        AssertThrow(false,
+                    ExcMeshFile(filename,
+                                0,
+                                "unknown extension '." + extension +
+                                  "'; supported are .msh (Gmsh), .inp "
+                                  "(Abaqus), .vtk (VTK) and .dat."));
+    }
+
+
+
+    // Nodes a .msh or .vtk file declares (0 where the format has no
+    // count), to say how many deal.II dropped as unused.
+    std::size_t
+    declared_nodes(std::istream &input, const std::string &extension)
+    {
+      input.clear();
+      input.seekg(0);
+      std::string line;
+      std::size_t result = 0;
+      bool        gmsh_4 = false, next_is_count = false;
+      while (std::getline(input, line))
+        {
+          std::istringstream words(line);
+          std::string        keyword;
+          words >> keyword;
+          if (extension == "vtk" && keyword == "POINTS")
+            {
+              words >> result;
+              break;
+            }
+          if (extension != "msh")
+            continue;
+          if (next_is_count)
+            {
+              std::size_t first = 0, second = 0;
+              words.clear();
+              words.str(line);
+              words >> first >> second;
+              result = gmsh_4 ? second : first;
+              break;
+            }
+          if (keyword == "$MeshFormat" && std::getline(input, line))
+            gmsh_4 = std::atof(line.c_str()) >= 4;
+          next_is_count = keyword == "$Nodes" || keyword == "$NOD";
+        }
+      input.clear();
+      input.seekg(0);
+      return result;
+    }
+  } // namespace
+
+
+
   template <int dim>
-  void
+  MeshFileSummary
   read_mesh(const std::string &filename, dealii::Triangulation<dim> &tria)
   {
     using namespace dealii;
-    std::ifstream input(filename);
+    std::ifstream input(filename, std::ios::binary);
     AssertThrow(input.good(),
                 ExcMeshFile(filename, 0, "the file cannot be opened."));
     AssertThrow(input.peek() != std::ifstream::traits_type::eof(),
@@ -214,11 +408,11 @@ namespace GPUAssembly
       {
         if constexpr (dim == 3)
           {
-            Triangulation<3> new_tria;
-            read_dat(input, new_tria, filename);
+            Triangulation<3>      new_tria;
+            const MeshFileSummary summary = read_dat(input, new_tria, filename);
             tria.clear();
             tria.copy_triangulation(new_tria);
-            return;
+            return summary;
           }
         else
           AssertThrow(false,
@@ -228,27 +422,20 @@ namespace GPUAssembly
                                   "meshes; it cannot be read in " +
                                     std::to_string(dim) + "D."));
       }
+    AssertThrow(extension == "msh" || extension == "inp" || extension == "vtk",
+                ExcMeshFile(filename,
+                            0,
+                            "unknown extension '." + extension +
+                              "'; supported are .msh (Gmsh), .inp "
+                              "(Abaqus), .vtk (VTK) and .dat."));
+    check_declared_counts(input, extension, filename);
 
-    GridIn<dim> grid_in;
     // Read into a scratch triangulation so that a failure leaves the
     // caller's triangulation as it was.
     Triangulation<dim> new_tria;
-    grid_in.attach_triangulation(new_tria);
     try
       {
-        if (extension == "msh")
-          grid_in.read_msh(input);
-        else if (extension == "inp")
-          grid_in.read_abaqus(input);
-        else if (extension == "vtk")
-          grid_in.read_vtk(input);
-        else
-          AssertThrow(false,
-                      ExcMeshFile(filename,
-                                  0,
-                                  "unknown extension '." + extension +
-                                    "'; supported are .msh (Gmsh), .inp "
-                                    "(Abaqus), .vtk (VTK) and .dat."));
+        read_with_grid_in(input, extension, filename, new_tria);
       }
     catch (const ExcMeshFile &)
       {
@@ -256,6 +443,27 @@ namespace GPUAssembly
       }
     catch (const std::exception &exc)
       {
+        // A mesh of the other dimension fails in ways that name a vertex
+        // or a cell type: say what is wrong instead.
+        constexpr int other         = dim == 2 ? 3 : 2;
+        unsigned int  n_other_cells = 0;
+        try
+          {
+            input.clear();
+            input.seekg(0);
+            Triangulation<other> other_tria;
+            read_with_grid_in(input, extension, filename, other_tria);
+            n_other_cells = other_tria.n_active_cells();
+          }
+        catch (...)
+          {}
+        AssertThrow(n_other_cells == 0,
+                    ExcMeshFile(filename,
+                                0,
+                                "the file holds a " + std::to_string(other) +
+                                  "D mesh (" + std::to_string(n_other_cells) +
+                                  " cells), but this program needs a " +
+                                  std::to_string(dim) + "D one."));
         AssertThrow(false,
                     ExcMeshFile(filename,
                                 0,
@@ -265,12 +473,19 @@ namespace GPUAssembly
       }
     AssertThrow(new_tria.n_active_cells() > 0,
                 ExcMeshFile(filename, 0, "the mesh has no cells."));
+    MeshFileSummary summary;
+    summary.n_file_nodes = declared_nodes(input, extension);
+    if (summary.n_file_nodes > new_tria.n_vertices())
+      summary.n_unused_nodes = summary.n_file_nodes - new_tria.n_vertices();
+    else
+      summary.n_file_nodes = new_tria.n_vertices();
     tria.clear();
     tria.copy_triangulation(new_tria);
+    return summary;
   }
 
-  template void
+  template MeshFileSummary
   read_mesh(const std::string &, dealii::Triangulation<2> &);
-  template void
+  template MeshFileSummary
   read_mesh(const std::string &, dealii::Triangulation<3> &);
 } // namespace GPUAssembly
