@@ -55,8 +55,9 @@ namespace Hyperelastic
     }
 
     // Peak memory per cell of a run on the built-in bar (triangulation,
-    // DoF handler, adapter arrays, backend), measured on the host path,
-    // rounded up: what the check before building the bar multiplies.
+    // DoF handler, adapter arrays, backend) on the host path: the growth of
+    // the peak from 16 x 4 x 4 to 32 x 8 x 8 bricks, 1.7 kB per tetrahedron
+    // and 11 kB per hexahedron, rounded up.
     constexpr double bytes_per_tetrahedron = 4000;
     constexpr double bytes_per_hexahedron  = 12000;
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -114,8 +115,12 @@ namespace GPUAssembly
       char *end          = nullptr;
       errno              = 0;
       const double value = std::strtod(text.c_str(), &end);
-      AssertThrow(end != text.c_str() && errno != ERANGE,
-                  ExcMeshFile(name, line_number, "malformed coordinates"));
+      AssertThrow(end != text.c_str() && errno != ERANGE &&
+                    std::isfinite(value),
+                  ExcMeshFile(name,
+                              line_number,
+                              "malformed coordinates: '" + text +
+                                "' is not a finite number"));
       return value;
     };
 
@@ -125,6 +130,13 @@ namespace GPUAssembly
         line = trim(line);
         if (line.empty() || line.rfind("**", 0) == 0)
           continue;
+        // The file declares no counts: one cut within its last data line
+        // (no line break after it) would read a number cut short.
+        AssertThrow(!input.eof() || line[0] == '*',
+                    ExcMeshFile(name,
+                                line_number,
+                                "the file ends within this data line, "
+                                "without a line break: it is truncated"));
         if (line[0] == '*')
           {
             const std::string keyword =
