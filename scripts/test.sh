@@ -4,8 +4,9 @@
 # test. Tests that need a GPU report themselves skipped where none exists.
 # Then the library and its unit tests once more in Debug mode, against
 # deal.II's debug library, so that the Asserts of both run
-# (${DEBUG_BUILD_DIR:-build-debug}; DEBUG_TESTS=0 leaves this out). Both
-# runs happen even if the first has failures; the exit status reports both.
+# (${DEBUG_BUILD_DIR:-build-debug}; DEBUG_TESTS=0 leaves this out), and
+# the fuzz test of the input readers under sanitizers (below). Every part
+# runs even if an earlier one has failures; the exit status reports all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
@@ -14,6 +15,17 @@ jobs=${JOBS:-$(nproc)}
 ./scripts/build.sh
 status=0
 (cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j "$jobs") || status=1
+
+# The mesh readers and the apps' parameter files, fuzzed under
+# AddressSanitizer and UndefinedBehaviorSanitizer: a small build of their
+# sources and the fuzz driver alone (${FUZZ_BUILD_DIR:-build-fuzz};
+# FUZZ_TESTS=0 leaves it out).
+if [[ ${FUZZ_TESTS:-1} != 0 ]]; then
+  fuzz=${FUZZ_BUILD_DIR:-build-fuzz}
+  { cmake -S tests/fuzz -B "$fuzz" -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build "$fuzz" -j "$jobs" &&
+    (cd "$fuzz" && ctest --output-on-failure); } || status=1
+fi
 
 if [[ ${DEBUG_TESTS:-1} != 0 ]]; then
   debug=${DEBUG_BUILD_DIR:-build-debug}

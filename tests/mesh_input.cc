@@ -357,14 +357,6 @@ bad_dat_inputs()
                     "line 10: element 1 is inverted or flat",
                     "line numbers count blank lines"});
 
-  lines    = valid_dat_lines();
-  lines[1] = "6 2 0";
-  lines.insert(lines.begin() + 7, "2 2 2");
-  inputs.push_back({"bad_unused_node.dat",
-                    join(lines),
-                    "'bad_unused_node.dat': node 6 belongs to no element",
-                    "unused node"});
-
   inputs.push_back(
     {"bad_empty.dat", "", "'bad_empty.dat': the file is empty", "empty file"});
   inputs.push_back({"bad_blank.dat",
@@ -394,6 +386,42 @@ test_bad_dat_files(Testing::Checks &checks)
     checks.check(valid.n_vertices() == 5 && valid.n_active_cells() == 2 &&
                    std::abs(volume(valid) - 0.5) < 1e-14,
                  "the valid two-tetrahedron file reads (volume 1/6 + 1/3)");
+  }
+
+  // A node no element uses (here the third of six) is dropped and counted;
+  // the others keep their order, and the summary maps vertices back to
+  // the file's node numbers.
+  {
+    std::vector<std::string> lines = valid_dat_lines();
+    lines[1]                       = "6 2 0";
+    lines.insert(lines.begin() + 4, "7 7 7");
+    for (std::size_t i = 8; i < lines.size(); ++i)
+      {
+        std::istringstream in(lines[i]);
+        std::string        item, renumbered;
+        while (in >> item)
+          renumbered +=
+            (renumbered.empty() ? "" : " ") +
+            std::to_string(std::stoi(item) + (std::stoi(item) >= 3 ? 1 : 0));
+        lines[i] = renumbered;
+      }
+    write_file("unused_node.dat", join(lines));
+    Triangulation<3>      with_unused;
+    const MeshFileSummary summary = read_mesh("unused_node.dat", with_unused);
+    std::remove("unused_node.dat");
+    Triangulation<3> valid;
+    write_file("bad_valid.dat", join(valid_dat_lines()));
+    read_mesh("bad_valid.dat", valid);
+    std::remove("bad_valid.dat");
+    checks.check(MeshSnapshot<3>(with_unused) == MeshSnapshot<3>(valid),
+                 "a .dat file with an unused node reads as the mesh without "
+                 "it");
+    checks.check(summary.n_file_nodes == 6 && summary.n_unused_nodes == 1 &&
+                   summary.file_node_of_vertex ==
+                     std::vector<long>({1, 2, 4, 5, 6}) &&
+                   summary.describe().find("dropped 1 of 6 nodes") == 0,
+                 "the unused node is counted and the vertices map back to "
+                 "the file's nodes 1, 2, 4, 5, 6");
   }
 
   for (const BadInput &input : bad_dat_inputs())

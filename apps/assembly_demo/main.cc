@@ -45,118 +45,21 @@
 #include <fstream>
 #include <iostream>
 
+#include "../common/app_utilities.h"
+#include "parameters.h"
+
 namespace AssemblyDemo
 {
   using namespace dealii;
 
-  struct Parameters
-  {
-    std::string  mesh_file;
-    double       length;
-    unsigned int subdivisions;
-    std::string  cell_type;
-    unsigned int degree;
-    double       youngs_modulus;
-    double       poisson_ratio;
-    double       density;
-    double       gravity;
-    std::string  output_directory;
-    std::string  assembly_method;
-
-    static void
-    declare_parameters(ParameterHandler &prm)
-    {
-      prm.enter_subsection("Mesh");
-      prm.declare_entry("Mesh file",
-                        "",
-                        Patterns::FileName(),
-                        "A 3D mesh (.msh, .inp, .vtk or .dat). Empty: a "
-                        "built-in beam [0, L] x [0, 1] x [0, 1]. The faces "
-                        "at x = min are clamped either way.");
-      prm.declare_entry("Beam length",
-                        "4",
-                        Patterns::Double(0.),
-                        "L of the built-in beam. Units: m.");
-      prm.declare_entry("Subdivisions",
-                        "8",
-                        Patterns::Integer(1, 512),
-                        "Cells across the built-in beam's width (its length "
-                        "gets L times as many).");
-      prm.declare_entry("Cell type",
-                        "tetrahedra",
-                        Patterns::Selection("tetrahedra|hexahedra"),
-                        "Cells of the built-in beam.");
-      prm.leave_subsection();
-
-      prm.enter_subsection("Discretization");
-      prm.declare_entry("Degree",
-                        "1",
-                        Patterns::Integer(1, 2),
-                        "Polynomial degree of the displacement.");
-      prm.leave_subsection();
-
-      prm.enter_subsection("Material");
-      prm.declare_entry("Young's modulus",
-                        "1e4",
-                        Patterns::Double(0.),
-                        "E. Units: Pa.");
-      prm.declare_entry("Poisson's ratio",
-                        "0.3",
-                        Patterns::Double(0., 0.5),
-                        "nu (dimensionless, below 0.5).");
-      prm.declare_entry("Density",
-                        "1",
-                        Patterns::Double(0.),
-                        "rho. Units: kg/m^3.");
-      prm.declare_entry("Gravity",
-                        "9.81",
-                        Patterns::Double(),
-                        "Acceleration along -z. Units: m/s^2.");
-      prm.leave_subsection();
-
-      prm.declare_entry("Assembly method",
-                        "auto",
-                        Patterns::Selection("auto|host|GlobalNZ|SharedNZ|"
-                                            "LocalElem-atomic|"
-                                            "LocalElem-colored"),
-                        "Where the matrix is assembled. auto: GlobalNZ on "
-                        "the GPU if there is one, else the host path.");
-      prm.declare_entry("Output directory",
-                        "output",
-                        Patterns::DirectoryName(),
-                        "Where the VTU and PVD files go (created if "
-                        "missing).");
-    }
-
-    void
-    parse_parameters(ParameterHandler &prm)
-    {
-      prm.enter_subsection("Mesh");
-      mesh_file    = prm.get("Mesh file");
-      length       = prm.get_double("Beam length");
-      subdivisions = prm.get_integer("Subdivisions");
-      cell_type    = prm.get("Cell type");
-      prm.leave_subsection();
-      prm.enter_subsection("Discretization");
-      degree = prm.get_integer("Degree");
-      prm.leave_subsection();
-      prm.enter_subsection("Material");
-      youngs_modulus = prm.get_double("Young's modulus");
-      poisson_ratio  = prm.get_double("Poisson's ratio");
-      density        = prm.get_double("Density");
-      gravity        = prm.get_double("Gravity");
-      prm.leave_subsection();
-      output_directory = prm.get("Output directory");
-      assembly_method  = prm.get("Assembly method");
-      AssertThrow(poisson_ratio < 0.5,
-                  ExcMessage("Poisson's ratio must be below 0.5."));
-      AssertThrow(length > 0 && youngs_modulus > 0,
-                  ExcMessage("Beam length and Young's modulus must be "
-                             "positive."));
-    }
-  };
-
-
+  // Peak memory per cell of the built-in beam on the host path
+  // (triangulation, DoF handler, adapter arrays, matrix, CG): the growth of
+  // the peak from 4 to 8 subdivisions, 3.1 kB and 22 kB per tetrahedron,
+  // 15 kB and 200 kB per hexahedron for degrees 1 and 2, rounded up; and the
+  // tetrahedra deal.II makes of each hexahedron.
+  constexpr double bytes_per_tetrahedron[2] = {4000, 25000};
+  constexpr double bytes_per_hexahedron[2]  = {16000, 220000};
+  constexpr double cells_per_hexahedron     = 24;
 
   class Demo
   {
@@ -169,6 +72,10 @@ namespace AssemblyDemo
   private:
     void
     make_grid();
+    void
+    mark_clamped_faces();
+    void
+    check_clamp() const;
     void
     setup_system();
     void
@@ -213,9 +120,33 @@ namespace AssemblyDemo
     TimerOutput::Scope scope(timer, "Mesh");
     if (parameters.mesh_file.empty())
       {
-        const unsigned int              n = parameters.subdivisions;
+        const unsigned int n       = parameters.subdivisions;
+        const double       n_along = std::ceil(n * parameters.length);
+        {
+          // Cells, then DoFs (about 1 per cell in 3D for degree 1 and 8 for
+          // degree 2, times 3 components), and the memory of their
+          // triangulation, DoF handler, constraints, arrays and matrix,
+          // refused before deal.II allocates it.
+          const double n_cells =
+            n_along * n * n *
+            (parameters.cell_type == "hexahedra" ? 1. : cells_per_hexahedron);
+          AppUtilities::check_memory_estimate(
+            n_cells * (parameters.cell_type == "hexahedra" ?
+                         bytes_per_hexahedron[parameters.degree - 1] :
+                         bytes_per_tetrahedron[parameters.degree - 1]),
+            "The built-in beam with 'Mesh/Subdivisions' = " +
+              std::to_string(n) + " and 'Mesh/Beam length' = " +
+              AppUtilities::significant(parameters.length) + " (about " +
+              AppUtilities::significant(n_cells, 3) + " cells)",
+            "Choose fewer 'Mesh/Subdivisions' or a shorter beam.");
+        }
+        AssertThrow(n_along < 1e9,
+                    ExcMessage("'Mesh/Beam length' = " +
+                               AppUtilities::significant(parameters.length) +
+                               " gives " + AppUtilities::significant(n_along) +
+                               " cells along the beam; too many to count."));
         const std::vector<unsigned int> repetitions =
-          {static_cast<unsigned int>(std::ceil(n * parameters.length)), n, n};
+          {static_cast<unsigned int>(n_along), n, n};
         // colorize: the face x = 0 gets boundary id 0, the others 1..5.
         if (parameters.cell_type == "hexahedra")
           GridGenerator::subdivided_hyper_rectangle(
@@ -238,23 +169,116 @@ namespace AssemblyDemo
       }
     else
       {
-        GPUAssembly::read_mesh(parameters.mesh_file, tria);
-        // Clamp the faces at the smallest x of the mesh.
-        double x_min = std::numeric_limits<double>::max();
-        for (const auto &vertex : tria.get_vertices())
-          x_min = std::min(x_min, vertex[0]);
-        const double tolerance =
-          1e-8 * (GridTools::diameter(tria) + std::abs(x_min));
-        for (const auto &cell : tria.active_cell_iterators())
-          for (const auto &face : cell->face_iterators())
-            if (face->at_boundary())
-              face->set_boundary_id(
-                std::abs(face->center()[0] - x_min) < tolerance ? 0 : 1);
+        const GPUAssembly::MeshFileSummary summary =
+          GPUAssembly::read_mesh(parameters.mesh_file, tria);
+        if (summary.n_unused_nodes > 0)
+          pcout << "Mesh " << parameters.mesh_file << ": " << summary.describe()
+                << std::endl;
+        // The mixed mesh would crash in deal.II's DoF renumbering.
+        AssertThrow(tria.all_reference_cells_are_simplex() ||
+                      tria.all_reference_cells_are_hyper_cube(),
+                    ExcMessage("The mesh " + parameters.mesh_file +
+                               " mixes cell types; the demo runs on "
+                               "tetrahedra or on hexahedra."));
       }
+    if (!parameters.mesh_file.empty() || !parameters.clamped_region.empty())
+      mark_clamped_faces();
     pcout << "Mesh: " << tria.n_active_cells() << ' '
           << (tria.all_reference_cells_are_simplex() ? "tetrahedra" :
                                                        "hexahedra")
           << ", " << tria.n_vertices() << " vertices" << std::endl;
+  }
+
+
+
+  void
+  Demo::mark_clamped_faces()
+  {
+    // Boundary id 0: clamped; 1: free. Either the faces whose vertices all
+    // lie in the 'Clamped region' box, or those at the smallest x.
+    const double        diameter = GridTools::diameter(tria);
+    std::vector<double> box;
+    for (const std::string &item :
+         Utilities::split_string_list(parameters.clamped_region, ','))
+      {
+        double value = 0;
+        try
+          {
+            value = Utilities::string_to_double(item);
+          }
+        catch (...)
+          {
+            AssertThrow(false,
+                        ExcMessage("'Mesh/Clamped region': '" + item +
+                                   "' is not a number."));
+          }
+        box.push_back(value);
+      }
+    AssertThrow(box.empty() || box.size() == 6,
+                ExcMessage("'Mesh/Clamped region' must be empty or a box "
+                           "x0, y0, z0, x1, y1, z1; it is '" +
+                           parameters.clamped_region + "'."));
+    double x_min = std::numeric_limits<double>::max();
+    for (const auto &vertex : tria.get_vertices())
+      x_min = std::min(x_min, vertex[0]);
+    const double tolerance = 1e-8 * (diameter + std::abs(x_min));
+    const auto   inside    = [&](const Point<dim> &p) {
+      if (box.empty())
+        return std::abs(p[0] - x_min) < tolerance;
+      for (unsigned int d = 0; d < dim; ++d)
+        if (p[d] < box[d] - tolerance || p[d] > box[d + 3] + tolerance)
+          return false;
+      return true;
+    };
+    for (const auto &cell : tria.active_cell_iterators())
+      for (const auto &face : cell->face_iterators())
+        if (face->at_boundary())
+          {
+            bool all_inside = true;
+            for (const unsigned int v : face->vertex_indices())
+              all_inside = all_inside && inside(face->vertex(v));
+            face->set_boundary_id(all_inside ? 0 : 1);
+          }
+  }
+
+
+
+  void
+  Demo::check_clamp() const
+  {
+    // The clamp must hold the rigid motions: its nodes span a plane, or
+    // CG meets a singular matrix. Collect the clamped vertices.
+    std::vector<Point<dim>> points;
+    for (const auto &cell : tria.active_cell_iterators())
+      for (const auto &face : cell->face_iterators())
+        if (face->at_boundary() && face->boundary_id() == 0)
+          for (const unsigned int v : face->vertex_indices())
+            points.push_back(face->vertex(v));
+    const std::string where =
+      parameters.clamped_region.empty() ?
+        "at the smallest x of the mesh (the default when 'Mesh/Clamped "
+        "region' is empty)" :
+        "in 'Mesh/Clamped region' = " + parameters.clamped_region;
+    AssertThrow(!points.empty(),
+                ExcMessage("No boundary face lies " + where +
+                           ", so nothing would be clamped and the body "
+                           "could move freely: the system would be "
+                           "singular. Set 'Mesh/Clamped region' to a box "
+                           "x0, y0, z0, x1, y1, z1 around the boundary faces "
+                           "to clamp."));
+    const double scale = GridTools::diameter(tria);
+    double       area  = 0;
+    for (const auto &p : points)
+      for (const auto &q : points)
+        area =
+          std::max(area, cross_product_3d(q - points[0], p - points[0]).norm());
+    AssertThrow(area > 1e-12 * scale * scale,
+                ExcMessage("The clamped boundary faces " + where +
+                           " all lie on one line, which cannot hold the "
+                           "body against rotation about it: the system "
+                           "would be singular. Set 'Mesh/Clamped region' "
+                           "to a box x0, y0, z0, x1, y1, z1 around the "
+                           "boundary faces to clamp."));
   }
 
 
@@ -371,7 +395,12 @@ namespace AssemblyDemo
   void
   Demo::output_results() const
   {
-    std::filesystem::create_directories(parameters.output_directory);
+    std::error_code error;
+    std::filesystem::create_directories(parameters.output_directory, error);
+    AssertThrow(!error,
+                ExcMessage("'Output directory' = '" +
+                           parameters.output_directory +
+                           "' cannot be created: " + error.message() + "."));
     DataOut<dim> data_out;
     data_out.attach_dof_handler(dof_handler);
     const std::vector<DataComponentInterpretation::DataComponentInterpretation>
@@ -383,12 +412,14 @@ namespace AssemblyDemo
                              interpretation);
     data_out.build_patches(*mapping, parameters.degree);
     const std::string name = parameters.output_directory + "/solution.vtu";
-    std::ofstream     output(name);
-    AssertThrow(output, ExcMessage("Cannot write " + name));
-    data_out.write_vtu(output);
-
-    std::ofstream pvd(parameters.output_directory + "/solution.pvd");
-    DataOutBase::write_pvd_record(pvd, {{0., "solution.vtu"}});
+    AppUtilities::write_file(name, [&](std::ostream &out) {
+      data_out.write_vtu(out);
+    });
+    AppUtilities::write_file(
+      parameters.output_directory + "/solution.pvd",
+      [&](std::ostream &out) {
+        DataOutBase::write_pvd_record(out, {{0., "solution.vtu"}});
+      });
     pcout << "Wrote " << name << " (open it or solution.pvd in ParaView)."
           << std::endl;
   }
@@ -400,6 +431,7 @@ namespace AssemblyDemo
   {
     pcout << GPUAssembly::describe_execution_path() << std::endl;
     make_grid();
+    check_clamp();
     setup_system();
     assemble_system();
     solve();
@@ -418,6 +450,9 @@ main(int argc, char **argv)
   using namespace dealii;
   try
     {
+      Utilities::MPI::MPI_InitFinalize mpi(argc, argv);
+      if (!AppUtilities::refuse_several_processes("assembly_demo"))
+        return 1;
       ParameterHandler prm;
       AssemblyDemo::Parameters::declare_parameters(prm);
       const std::string argument = argc > 1 ? argv[1] : "";

@@ -9,11 +9,13 @@
 //        hyperelastic --print-parameters   (a documented default file)
 
 #include <deal.II/base/exceptions.h>
+#include <deal.II/base/mpi.h>
 #include <deal.II/base/parameter_handler.h>
 
 #include <fstream>
 #include <iostream>
 
+#include "../common/app_utilities.h"
 #include "explicit_solid.h"
 #include "hyperelastic_solid.h"
 #include "parameters.h"
@@ -24,6 +26,9 @@ main(int argc, char *argv[])
   using namespace dealii;
   try
     {
+      Utilities::MPI::MPI_InitFinalize mpi(argc, argv);
+      if (!AppUtilities::refuse_several_processes("hyperelastic"))
+        return 1;
       ParameterHandler prm;
       Hyperelastic::Parameters::declare_parameters(prm);
       const std::string argument = argc > 1 ? argv[1] : "";

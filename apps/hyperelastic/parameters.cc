@@ -4,6 +4,11 @@
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/utilities.h>
 
+#include <cmath>
+#include <limits>
+
+#include "../common/app_utilities.h"
+
 namespace Hyperelastic
 {
   namespace
@@ -319,6 +324,20 @@ namespace Hyperelastic
                 ExcMessage("The time step and the end time must be "
                            "positive."));
     prm.leave_subsection();
+    // Step numbers are unsigned int: a count beyond their range would
+    // wrap and end the run early (or never).
+    const double n_steps = std::ceil(end_time / time_step * (1 - 1e-12));
+    AssertThrow(n_steps <= std::numeric_limits<unsigned int>::max() / 2 ||
+                  (max_steps > 0 && max_steps < n_steps),
+                ExcMessage(
+                  "'Time/End time' = " + AppUtilities::significant(end_time) +
+                  " s with 'Time/Time step' = " +
+                  AppUtilities::significant(time_step) + " s needs " +
+                  AppUtilities::significant(n_steps) +
+                  " steps, more than one run can count (" +
+                  std::to_string(std::numeric_limits<unsigned int>::max() / 2) +
+                  "). Choose a larger time step or a shorter end "
+                  "time."));
   }
 
 

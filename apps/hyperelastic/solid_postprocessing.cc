@@ -18,6 +18,7 @@
 #include <limits>
 #include <sstream>
 
+#include "../common/app_utilities.h"
 #include "hyperelastic_solid.h"
 
 namespace Hyperelastic
@@ -187,7 +188,13 @@ namespace Hyperelastic
   {
     TimerOutput::Scope scope(timer, "Output");
     const auto        &o = parameters.output;
-    std::filesystem::create_directories(o.directory);
+    {
+      std::error_code error;
+      std::filesystem::create_directories(o.directory, error);
+      AssertThrow(!error,
+                  ExcMessage("'Output/Directory' = '" + o.directory +
+                             "' cannot be created: " + error.message() + "."));
+    }
 
     const Vector<double> u(u_values.begin(), u_values.end());
     Vector<double>       v(u.size());
@@ -219,15 +226,17 @@ namespace Hyperelastic
     name << o.base_name << '-' << std::setw(5) << std::setfill('0') << number
          << ".vtu";
     const std::string path = o.directory + "/" + name.str();
-    std::ofstream     file(path);
-    AssertThrow(file, ExcMessage("Cannot write the output file " + path));
-    data_out.write_vtu(file);
+    AppUtilities::write_file(path, [&](std::ostream &out) {
+      data_out.write_vtu(out);
+    });
     stats.output_files.push_back(path);
 
-    pvd_records.emplace_back(time, name.str());
-    std::ofstream pvd(o.directory + "/" + o.base_name + ".pvd");
-    AssertThrow(pvd,
-                ExcMessage("Cannot write the .pvd file in " + o.directory));
-    DataOutBase::write_pvd_record(pvd, pvd_records);
+    auto records = pvd_records;
+    records.emplace_back(time, name.str());
+    AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
+                             [&](std::ostream &out) {
+                               DataOutBase::write_pvd_record(out, records);
+                             });
+    pvd_records = records;
   }
 } // namespace Hyperelastic

@@ -26,7 +26,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
+#include "../common/app_utilities.h"
 #include "host_backend.h"
 #include "hyperelastic_solid.h"
 
@@ -53,6 +55,211 @@ namespace Hyperelastic
         }
       return function;
     }
+
+    // Peak memory per cell of a run on the built-in bar (triangulation,
+    // DoF handler, adapter arrays, backend) on the host path: the growth of
+    // the peak from 16 x 4 x 4 to 32 x 8 x 8 bricks, 1.7 kB per tetrahedron
+    // and 11 kB per hexahedron, rounded up.
+    constexpr double bytes_per_tetrahedron = 4000;
+    constexpr double bytes_per_hexahedron  = 12000;
+
+    // Refuses fixed DoFs that leave the problem ill posed (everything
+    // held, the load on held nodes only, nothing holding a quasi-static
+    // body), naming the entries to change.
+    void
+    check_constraints(const Parameters                &parameters,
+                      const Triangulation<3>          &triangulation,
+                      const GPUAssembly::MeshArrays   &a,
+                      const AffineConstraints<double> &constraints,
+                      const std::vector<unsigned int> &loaded_nodes,
+                      const bool                       has_load,
+                      const ConditionalOStream        &pcout)
+    {
+      constexpr int dim      = 3;
+      const bool    dynamic  = parameters.time.mode == "dynamic";
+      const auto   &boundary = parameters.boundary;
+
+      // How the fixed DoFs came about, for the messages.
+      std::ostringstream ids;
+      for (unsigned int i = 0; i < boundary.fixed_boundary_ids.size(); ++i)
+        ids << (i > 0 ? ", " : "") << boundary.fixed_boundary_ids[i];
+      unsigned int n_boundary_faces = 0, n_fixed_faces = 0;
+      for (const auto &cell : triangulation.active_cell_iterators())
+        for (const auto &face : cell->face_iterators())
+          if (face->at_boundary())
+            {
+              ++n_boundary_faces;
+              if (std::find(boundary.fixed_boundary_ids.begin(),
+                            boundary.fixed_boundary_ids.end(),
+                            face->boundary_id()) !=
+                  boundary.fixed_boundary_ids.end())
+                ++n_fixed_faces;
+            }
+      const std::string source =
+        "'Boundary conditions/Fixed boundary ids' = '" + ids.str() +
+        "' (it holds " + std::to_string(n_fixed_faces) + " of the mesh's " +
+        std::to_string(n_boundary_faces) + " boundary faces" +
+        (n_fixed_faces == n_boundary_faces && n_boundary_faces > 0 ?
+           ", its whole surface" :
+           std::string()) +
+        ") and 'Boundary conditions/Fixed region' = '" +
+        (boundary.fixed_region.empty ? std::string() : "a box") + "'";
+      const std::string advice =
+        " A .dat mesh has no boundary information, so all its faces have "
+        "boundary id 0; select the faces to hold by position instead: set "
+        "'Fixed boundary ids' empty and 'Fixed region' to a box x0, y0, z0, "
+        "x1, y1, z1 around them.";
+
+      AssertThrow(constraints.n_constraints() < a.n_dofs,
+                  ExcMessage("Every degree of freedom is held fixed by " +
+                             source + ", so nothing can move." + advice));
+
+      if (has_load && !loaded_nodes.empty())
+        {
+          unsigned int n_free = 0;
+          for (const unsigned int n : loaded_nodes)
+            {
+              bool free = false;
+              for (unsigned int c = 0; c < dim; ++c)
+                free =
+                  free || (parameters.boundary.load[c] != 0 &&
+                           !a.dof_is_constrained[a.node_dofs[n * dim + c]]);
+              n_free += free;
+            }
+          AssertThrow(n_free > 0,
+                      ExcMessage(
+                        "All " + std::to_string(loaded_nodes.size()) +
+                        " nodes of the 'Boundary conditions/Load region' are "
+                        "held fixed by " +
+                        source +
+                        ", so the load acts on no free node and the result "
+                        "would be zero." +
+                        advice));
+          if (n_free < loaded_nodes.size())
+            pcout << "Warning: " << loaded_nodes.size() - n_free << " of the "
+                  << loaded_nodes.size()
+                  << " nodes of the 'Load region' are held fixed; their "
+                     "share of the 'Load' is lost."
+                  << std::endl;
+        }
+
+      // Without inertia, the fixed nodes must hold the rigid motions: they
+      // must not all lie on one line.
+      if (!dynamic)
+        {
+          std::vector<Point<dim>> fixed;
+          for (unsigned int n = 0; n < a.n_nodes; ++n)
+            if (a.dof_is_constrained[a.node_dofs[n * dim]])
+              fixed.emplace_back(a.nodal_coordinates[n * dim],
+                                 a.nodal_coordinates[n * dim + 1],
+                                 a.nodal_coordinates[n * dim + 2]);
+          double area = 0;
+          for (const auto &p : fixed)
+            for (const auto &q : fixed)
+              area =
+                std::max(area,
+                         cross_product_3d(q - fixed[0], p - fixed[0]).norm());
+          const double diameter = GridTools::diameter(triangulation);
+          AssertThrow(area > 1e-12 * diameter * diameter,
+                      ExcMessage(
+                        "In 'Time/Mode' = quasi-static nothing but the fixed "
+                        "nodes holds the body, but " +
+                        source + " hold " + std::to_string(fixed.size()) +
+                        " nodes" +
+                        (fixed.empty() ? std::string() : ", all on one line") +
+                        ": the body could move freely and the stiffness "
+                        "matrix would be singular. Fix at least three nodes "
+                        "not on one line." +
+                        advice));
+        }
+    }
+
+
+
+    // Refuses a load time function that is not finite, or that the steps
+    // never see (non-zero only between two evaluation times).
+    void
+    check_load_function(const Parameters                &parameters,
+                        Function<1>                     &load_function_ref,
+                        const std::vector<unsigned int> &loaded_nodes,
+                        const bool                       has_load,
+                        const ConditionalOStream        &pcout)
+    {
+      const bool   dynamic       = parameters.time.mode == "dynamic";
+      Function<1> *load_function = &load_function_ref;
+      // Sample the load's amplitude finely over the run and evaluate it
+      // where the steps do (midpoints in dynamic mode, step ends in
+      // quasi-static mode): a load that the steps never see would be
+      // skipped without a word.
+      const auto        &time_parameters = parameters.time;
+      const double       end_time        = time_parameters.end_time;
+      const double       dt              = time_parameters.time_step;
+      const std::string &expression = parameters.boundary.load_time_function;
+      double             n_steps    = std::ceil(end_time / dt * (1 - 1e-12));
+      if (time_parameters.max_steps > 0)
+        n_steps = std::min<double>(n_steps, time_parameters.max_steps);
+      const double t_last    = std::min(end_time, n_steps * dt);
+      const auto   amplitude = [&](const double t) {
+        load_function->set_time(t);
+        const double value = load_function->value(Point<1>());
+        AssertThrow(std::isfinite(value),
+                    ExcMessage("The 'Boundary conditions/Load time function' "
+                                 "'" +
+                               expression + "' is not finite at t = " +
+                               AppUtilities::significant(t) + " s (it gives " +
+                               AppUtilities::significant(value) + ")."));
+        return value;
+      };
+
+      const unsigned int n_samples =
+        std::clamp<double>(20 * n_steps, 1000, 100000);
+      double sampled_max = 0, t_first = -1, t_end = -1;
+      for (unsigned int i = 0; i <= n_samples; ++i)
+        {
+          const double t     = t_last * i / n_samples;
+          const double value = std::abs(amplitude(t));
+          if (value > 0)
+            {
+              if (t_first < 0)
+                t_first = t;
+              t_end = t;
+            }
+          sampled_max = std::max(sampled_max, value);
+        }
+      double seen_max = 0;
+      for (double k = 0; k < std::min(n_steps, 1e7); ++k)
+        {
+          const double t_old = k * dt, t_new = std::min(end_time, t_old + dt);
+          seen_max = std::max(seen_max,
+                              std::abs(amplitude(
+                                dynamic ? 0.5 * (t_old + t_new) : t_new)));
+        }
+      if (!has_load || loaded_nodes.empty() || sampled_max == 0)
+        return;
+      const std::string where =
+        dynamic ? "at the midpoint of each step" : "at the end of each step";
+      AssertThrow(seen_max > 0,
+                  ExcMessage(
+                    "The 'Boundary conditions/Load time function' '" +
+                    expression + "' is non-zero only between t = " +
+                    AppUtilities::significant(t_first) +
+                    " s and t = " + AppUtilities::significant(t_end) +
+                    " s, but the steps of 'Time/Time step' = " +
+                    AppUtilities::significant(dt) + " s evaluate it " + where +
+                    ", where it is zero: the load would be skipped and the "
+                    "body would not move. Choose a 'Time/Time step' below " +
+                    AppUtilities::significant(
+                      std::max(t_end - t_first, t_last / n_samples)) +
+                    " s."));
+      if (seen_max < 0.5 * sampled_max)
+        pcout << "Warning: the steps of 'Time/Time step' = "
+              << AppUtilities::significant(dt) << " s see the 'Load time "
+              << "function' at most at " << AppUtilities::significant(seen_max)
+              << ", below its peak " << AppUtilities::significant(sampled_max)
+              << " between their evaluation times; a smaller time step "
+                 "resolves it."
+              << std::endl;
+    }
   } // namespace
 
 
@@ -73,6 +280,17 @@ namespace Hyperelastic
     const auto &g = parameters.geometry;
     if (g.mesh_file.empty())
       {
+        const bool   hexahedra = g.cell_type == "hexahedra";
+        const double n_cells   = double(g.subdivisions[0]) * g.subdivisions[1] *
+                               g.subdivisions[2] * (hexahedra ? 1 : 5);
+        AppUtilities::check_memory_estimate(
+          n_cells * (hexahedra ? bytes_per_hexahedron : bytes_per_tetrahedron),
+          "The built-in bar with 'Geometry/Subdivisions' = " +
+            std::to_string(g.subdivisions[0]) + ", " +
+            std::to_string(g.subdivisions[1]) + ", " +
+            std::to_string(g.subdivisions[2]) + " (" +
+            AppUtilities::significant(n_cells, 3) + " " + g.cell_type + ")",
+          "Choose fewer 'Geometry/Subdivisions'.");
         const Point<dim> upper(g.size[0], g.size[1], g.size[2]);
         if (g.cell_type == "hexahedra")
           GridGenerator::subdivided_hyper_rectangle(triangulation,
@@ -104,7 +322,11 @@ namespace Hyperelastic
       }
     else
       {
-        GPUAssembly::read_mesh(g.mesh_file, triangulation);
+        const GPUAssembly::MeshFileSummary summary =
+          GPUAssembly::read_mesh(g.mesh_file, triangulation);
+        if (summary.n_unused_nodes > 0)
+          pcout << "Mesh " << g.mesh_file << ": " << summary.describe()
+                << std::endl;
         if (g.scale != 1.)
           GridTools::scale(g.scale, triangulation);
       }
@@ -313,6 +535,13 @@ namespace Hyperelastic
       for (unsigned int c = 0; c < dim; ++c)
         backend_data.load_pattern[a.node_dofs[n * dim + c]] =
           load[c] / loaded_nodes.size();
+    check_constraints(parameters,
+                      triangulation,
+                      a,
+                      constraints,
+                      loaded_nodes,
+                      has_load,
+                      pcout);
     distribute_to_lines(backend_data.load_pattern, false);
     load_function = [&]() {
       auto f = std::make_unique<FunctionParser<1>>(1);
@@ -332,6 +561,12 @@ namespace Hyperelastic
         }
       return f;
     }();
+
+    check_load_function(parameters,
+                        *load_function,
+                        loaded_nodes,
+                        has_load,
+                        pcout);
 
     backend_data.diagonal_index.resize(a.n_dofs);
     for (unsigned int row = 0; row < a.n_dofs; ++row)
@@ -415,6 +650,20 @@ namespace Hyperelastic
               continue;
             u[dof] = u0->value(X, c);
             v[dof] = v0->value(X, c);
+            std::ostringstream where;
+            where << X;
+            AssertThrow(std::isfinite(u[dof]),
+                        ExcMessage("The entry 'Initial conditions/"
+                                   "Displacement' = '" +
+                                   parameters.initial.displacement +
+                                   "' is not finite at (" + where.str() +
+                                   ")."));
+            AssertThrow(std::isfinite(v[dof]),
+                        ExcMessage("The entry 'Initial conditions/Velocity' "
+                                   "= '" +
+                                   parameters.initial.velocity +
+                                   "' is not finite at (" + where.str() +
+                                   ")."));
           }
       }
     // Hanging nodes take the values their lines give (the fixed DoFs

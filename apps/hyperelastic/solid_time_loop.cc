@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "../common/app_utilities.h"
 #include "hyperelastic_solid.h"
 
 namespace Hyperelastic
@@ -50,6 +51,14 @@ namespace Hyperelastic
         loads.body_force_factor =
           std::min(1., t_new / parameters.time.end_time);
       }
+    AssertThrow(
+      std::isfinite(loads.load_amplitude),
+      ExcMessage(
+        "The 'Boundary conditions/Load time function' '" +
+        parameters.boundary.load_time_function + "' is not finite at t = " +
+        AppUtilities::significant(dynamic ? 0.5 * (time + t_new) : t_new) +
+        " s (it gives " + AppUtilities::significant(loads.load_amplitude) +
+        ")."));
     return loads;
   }
 
@@ -181,9 +190,21 @@ namespace Hyperelastic
                  "looser tolerance.");
           }
         case StepStatus::cg_breakdown:
-          stop("CG broke down in step " + std::to_string(step_number + 1) +
-               " (the tangent is not positive definite: an element is close "
-               "to inversion or the body is unstable).");
+          {
+            const auto &m = parameters.material;
+            stop("CG broke down in step " + std::to_string(step_number + 1) +
+                 " (t = " + AppUtilities::significant(t_new) +
+                 " s): the tangent m/dt + dt/4 K is not positive definite "
+                 "or not finite. Either an element is close to inversion or "
+                 "the body is unstable (a smaller 'Time/Time step' or load "
+                 "helps), or the material makes K overflow or vanish "
+                 "against the mass: check 'Material/Shear modulus' = " +
+                 AppUtilities::significant(m.mu) +
+                 ", 'Material/Lame lambda' = " +
+                 AppUtilities::significant(m.lambda) +
+                 " and 'Material/Density' = " +
+                 AppUtilities::significant(m.density) + ".");
+          }
       }
 
     time = t_new;

@@ -6,10 +6,12 @@
 // Usage: wave2d [parameter_file.prm]
 //        wave2d --print-parameters   (a complete, documented default file)
 
+#include <deal.II/base/mpi.h>
 #include <deal.II/base/parameter_handler.h>
 
 #include <iostream>
 
+#include "../common/app_utilities.h"
 #include "parameters.h"
 #include "simulation.h"
 
@@ -19,6 +21,9 @@ main(int argc, char **argv)
   using namespace dealii;
   try
     {
+      Utilities::MPI::MPI_InitFinalize mpi(argc, argv);
+      if (!AppUtilities::refuse_several_processes("wave2d"))
+        return 1;
       ParameterHandler prm;
       Wave2D::Parameters::declare_parameters(prm);
       const std::string argument = argc > 1 ? argv[1] : "";

@@ -4,6 +4,8 @@
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/utilities.h>
 
+#include <cmath>
+
 namespace Wave2D
 {
   using namespace dealii;
@@ -29,6 +31,9 @@ namespace Wave2D
                           ExcMessage("In '" + entry + "': '" + item +
                                      "' is not a number."));
             }
+          AssertThrow(std::isfinite(result.back()),
+                      ExcMessage("In '" + entry + "': '" + item +
+                                 "' is not a finite number."));
         }
       return result;
     }

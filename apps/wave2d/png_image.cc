@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "../common/app_utilities.h"
 #include <zlib.h>
 
 namespace Wave2D
@@ -242,9 +243,8 @@ namespace Wave2D
       dealii::ExcMessage("zlib could not compress " + filename));
     compressed.resize(size);
 
-    std::ofstream out(filename, std::ios::binary);
-    AssertThrow(out, dealii::ExcMessage("Cannot write " + filename));
-    const auto put32 = [&](std::vector<std::uint8_t> &b,
+    std::ostringstream out;
+    const auto         put32 = [&](std::vector<std::uint8_t> &b,
                            const std::uint32_t        v) {
       for (int s = 24; s >= 0; s -= 8)
         b.push_back((v >> s) & 255);
@@ -268,7 +268,12 @@ namespace Wave2D
     chunk("IHDR", header);
     chunk("IDAT", compressed);
     chunk("IEND", {});
-    AssertThrow(out, dealii::ExcMessage("Writing " + filename + " failed"));
+    AppUtilities::write_file(
+      filename,
+      [&](std::ostream &file) {
+        file << out.str();
+      },
+      true);
   }
 
 

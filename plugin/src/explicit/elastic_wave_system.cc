@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <sstream>
 #include <string>
 
 namespace GPUAssembly
@@ -16,6 +17,18 @@ namespace GPUAssembly
   namespace Explicit
   {
     using dealii::ExcMessage;
+
+    namespace
+    {
+      std::string
+      significant(const double value)
+      {
+        std::ostringstream out;
+        out.precision(4);
+        out << value;
+        return out.str();
+      }
+    } // namespace
 
     double
     ElasticMaterial::p_wave_speed() const
@@ -496,12 +509,42 @@ namespace GPUAssembly
           for (const double v : x)
             norm += v * v;
           norm = std::sqrt(norm);
-          AssertThrow(norm > 0 && std::isfinite(norm),
-                      ExcMessage("estimate_max_eigenvalue(): the power "
-                                 "iteration broke down (norm " +
-                                 std::to_string(norm) +
-                                 "): the system's masses must be positive "
-                                 "and its entries finite."));
+          if (!(norm > 0 && std::isfinite(norm)))
+            {
+              // Name the first node whose mass or stiffness is at fault:
+              // its material (Young's modulus, density) is the input to
+              // check.
+              std::string culprit;
+              for (unsigned int i = 0; i < n_nodes && culprit.empty(); ++i)
+                {
+                  bool finite = std::isfinite(mass[i]) && mass[i] > 0;
+                  for (unsigned int k = 4 * row_offsets[i];
+                       k < 4 * row_offsets[i + 1];
+                       ++k)
+                    finite = finite && std::isfinite(stiffness[k]);
+                  if (!finite)
+                    {
+                      std::ostringstream text;
+                      text << " Node " << i << " has the mass " << mass[i]
+                           << " and stiffness entries that are "
+                           << (std::isfinite(stiffness[4 * row_offsets[i]]) ?
+                                 "finite" :
+                                 "not finite")
+                           << ".";
+                      culprit = text.str();
+                    }
+                }
+              std::ostringstream text;
+              text << "estimate_max_eigenvalue(): the power iteration "
+                      "broke down in iteration "
+                   << it << " (norm " << norm
+                   << "): the eigenvalues of M^-1 K overflow or vanish."
+                   << culprit
+                   << " Check the materials' Young's modulus and density: "
+                      "their ratio sets the eigenvalues, and it must stay "
+                      "well inside the range of double.";
+              AssertThrow(false, ExcMessage(text.str()));
+            }
           for (std::size_t i = 0; i < x.size(); ++i)
             x[i] /= norm * std::sqrt(mass[i / 2]);
           std::fill(y.begin(), y.end(), 0.);
@@ -560,7 +603,11 @@ namespace GPUAssembly
                         mat.poissons_ratio >= 0 && mat.poissons_ratio < 0.5 &&
                         mat.damping >= 0,
                       ExcMessage("Material " + std::to_string(m) +
-                                 ": Young's modulus and density must be "
+                                 " (E = " + significant(mat.youngs_modulus) +
+                                 ", nu = " + significant(mat.poissons_ratio) +
+                                 ", rho = " + significant(mat.density) +
+                                 ", damping = " + significant(mat.damping) +
+                                 "): Young's modulus and density must be "
                                  "positive, Poisson's ratio in [0, 0.5) and "
                                  "damping non-negative."));
         }

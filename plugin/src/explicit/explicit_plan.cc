@@ -15,6 +15,20 @@ namespace GPUAssembly
   {
     using dealii::ExcMessage;
 
+    namespace
+    {
+      // Times in messages with significant digits: std::to_string's six
+      // decimals print a 25 ns time step as 0.000000.
+      std::string
+      significant(const double value)
+      {
+        std::ostringstream out;
+        out.precision(4);
+        out << value;
+        return out.str();
+      }
+    } // namespace
+
     double
     Signal::value(const double t) const
     {
@@ -122,13 +136,14 @@ namespace GPUAssembly
                        const unsigned int               n_steps)
     {
       AssertThrow(dt > 0 && std::isfinite(dt),
-                  ExcMessage("The time step must be positive."));
+                  ExcMessage("The time step must be positive and finite, not " +
+                             significant(dt) + " s."));
       AssertThrow(max_stable_time_step <= 0 || dt <= max_stable_time_step,
-                  ExcMessage("The time step " + std::to_string(dt) +
+                  ExcMessage("The time step " + significant(dt) +
                              " s exceeds the stability limit of the "
                              "central-difference scheme, 2 / sqrt(lambda_max"
                              "(M^-1 K)) = " +
-                             std::to_string(max_stable_time_step) +
+                             significant(max_stable_time_step) +
                              " s: the run would blow up. Choose a smaller "
                              "time step or a smaller Courant number."));
       const unsigned int B = blocks.limits.max_block_size;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -70,7 +71,8 @@ namespace GPUAssembly
   std::map<std::string, types::material_id>
   read_abaqus(std::istream      &input,
               Triangulation<2>  &tria,
-              const std::string &name)
+              const std::string &name,
+              MeshFileSummary   *summary)
   {
     std::map<long, unsigned int>             vertex_index;
     std::vector<Point<2>>                    vertices;
@@ -113,8 +115,12 @@ namespace GPUAssembly
       char *end          = nullptr;
       errno              = 0;
       const double value = std::strtod(text.c_str(), &end);
-      AssertThrow(end != text.c_str() && errno != ERANGE,
-                  ExcMeshFile(name, line_number, "malformed coordinates"));
+      AssertThrow(end != text.c_str() && errno != ERANGE &&
+                    std::isfinite(value),
+                  ExcMeshFile(name,
+                              line_number,
+                              "malformed coordinates: '" + text +
+                                "' is not a finite number"));
       return value;
     };
 
@@ -124,6 +130,13 @@ namespace GPUAssembly
         line = trim(line);
         if (line.empty() || line.rfind("**", 0) == 0)
           continue;
+        // The file declares no counts: one cut within its last data line
+        // (no line break after it) would read a number cut short.
+        AssertThrow(!input.eof() || line[0] == '*',
+                    ExcMeshFile(name,
+                                line_number,
+                                "the file ends within this data line, "
+                                "without a line break: it is truncated"));
         if (line[0] == '*')
           {
             const std::string keyword =
@@ -190,6 +203,11 @@ namespace GPUAssembly
                                         "coordinates"));
                 const long     id = number(f[0]);
                 const Point<2> p(coordinate(f[1]), coordinate(f[2]));
+                AssertThrow(vertex_index.find(id) == vertex_index.end(),
+                            ExcMeshFile(name,
+                                        line_number,
+                                        "node " + std::to_string(id) +
+                                          " is defined twice"));
                 vertex_index[id] = vertices.size();
                 vertices.push_back(p);
                 break;
@@ -295,6 +313,10 @@ namespace GPUAssembly
     // Nodes no element uses would become vertices deal.II refuses.
     std::vector<Point<2>>    used_vertices;
     std::vector<CellData<2>> used_cells = cells;
+    std::vector<long>        node_label(vertices.size());
+    for (const auto &[label, index] : vertex_index)
+      node_label[index] = label;
+    MeshFileSummary found;
     {
       std::vector<int> new_index(vertices.size(), -1);
       for (auto &cell : used_cells)
@@ -304,22 +326,29 @@ namespace GPUAssembly
               {
                 new_index[v] = used_vertices.size();
                 used_vertices.push_back(vertices[v]);
+                found.file_node_of_vertex.push_back(node_label[v]);
               }
             v = new_index[v];
           }
     }
+    found.n_file_nodes   = vertex_index.size();
+    found.n_unused_nodes = vertex_index.size() - used_vertices.size();
     tria.clear();
     tria.create_triangulation(used_vertices, used_cells, SubCellData());
+    if (summary != nullptr)
+      *summary = found;
     return result;
   }
 
 
 
   std::map<std::string, types::material_id>
-  read_abaqus(const std::string &filename, Triangulation<2> &tria)
+  read_abaqus(const std::string &filename,
+              Triangulation<2>  &tria,
+              MeshFileSummary   *summary)
   {
     std::ifstream input(filename);
     AssertThrow(input, ExcMeshFile(filename, 0, "the file cannot be opened"));
-    return read_abaqus(input, tria, filename);
+    return read_abaqus(input, tria, filename, summary);
   }
 } // namespace GPUAssembly

@@ -6,8 +6,12 @@
 #include <gpu_assembly/grid/mesh_input.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace GPUAssembly
@@ -46,7 +50,20 @@ namespace GPUAssembly
 
 
 
-  void
+  std::string
+  MeshFileSummary::describe() const
+  {
+    if (n_unused_nodes == 0)
+      return "";
+    return "dropped " + std::to_string(n_unused_nodes) + " of " +
+           std::to_string(n_file_nodes) +
+           " nodes that no element uses (results keep the order of the "
+           "others)";
+  }
+
+
+
+  MeshFileSummary
   read_dat(std::istream             &input,
            dealii::Triangulation<3> &tria,
            const std::string        &name)
@@ -131,6 +148,15 @@ namespace GPUAssembly
                                 "the file ends after " + std::to_string(e) +
                                   " of " + std::to_string(n_elements) +
                                   " elements."));
+        // A last line without a line break is a file cut within it: its
+        // last number may be cut short and still read.
+        AssertThrow(!input.eof(),
+                    ExcMeshFile(name,
+                                line_number,
+                                "the file ends within element " +
+                                  std::to_string(e + 1) +
+                                  "'s line, without a line break: it is "
+                                  "truncated."));
         std::istringstream nodes(line);
         std::string        rest;
         long               v[4];
@@ -183,27 +209,526 @@ namespace GPUAssembly
                             "unexpected content after the last element: '" +
                               line + "'."));
 
+    // deal.II refuses vertices no cell uses: drop them, keeping the
+    // order of the others, and say which file node each vertex is.
+    MeshFileSummary summary;
+    summary.n_file_nodes = n_nodes;
+    std::vector<unsigned int> new_index(n_nodes);
+    std::vector<Point<3>>     used_vertices;
+    used_vertices.reserve(vertices.size());
     for (long n = 0; n < n_nodes; ++n)
-      AssertThrow(node_used[n],
-                  ExcMeshFile(name,
-                              0,
-                              "node " + std::to_string(n + 1) +
-                                " belongs to no element; every node must be "
-                                "used so that node numbers stay those of the "
-                                "file."));
+      if (node_used[n])
+        {
+          new_index[n] = used_vertices.size();
+          used_vertices.push_back(vertices[n]);
+          summary.file_node_of_vertex.push_back(n + 1);
+        }
+    summary.n_unused_nodes = n_nodes - used_vertices.size();
+    if (summary.n_unused_nodes > 0)
+      for (auto &cell : cells)
+        for (auto &v : cell.vertices)
+          v = new_index[v];
 
     tria.clear();
-    tria.create_triangulation(vertices, cells, SubCellData());
+    tria.create_triangulation(used_vertices, cells, SubCellData());
+    return summary;
   }
 
 
 
+  namespace
+  {
+    // Counts that a header declares are checked against the file's size
+    // before deal.II's GridIn sizes arrays by them: a corrupt count ends in
+    // a message, not in an allocation of its size. Every node or cell takes
+    // at least two bytes of text.
+    // Every Gmsh section "$Name" must end with its "$EndName" line (Gmsh 1:
+    // "$NOD" with "$ENDNOD"): deal.II's GridIn reads some sections until
+    // their end line and would not stop at the end of a damaged file.
+    void
+    check_gmsh_sections(std::istream &input, const std::string &filename)
+    {
+      std::string  line, open_section;
+      unsigned int line_number = 0, open_line = 0;
+      while (std::getline(input, line))
+        {
+          ++line_number;
+          const auto end = line.find_last_not_of(" \t\r");
+          line = end == std::string::npos ? "" : line.substr(0, end + 1);
+          if (line.empty() || line[0] != '$')
+            continue;
+          const bool is_end =
+            line.rfind("$End", 0) == 0 || line.rfind("$END", 0) == 0;
+          if (!is_end)
+            {
+              AssertThrow(open_section.empty(),
+                          ExcMeshFile(filename,
+                                      line_number,
+                                      "the section " + open_section +
+                                        " of line " +
+                                        std::to_string(open_line) +
+                                        " has no end line before '" + line +
+                                        "': the file is damaged."));
+              open_section = line;
+              open_line    = line_number;
+              continue;
+            }
+          const std::string name =
+            open_section.substr(std::min<std::size_t>(1, open_section.size()));
+          AssertThrow(!open_section.empty() &&
+                        (line == "$End" + name || line == "$END" + name),
+                      ExcMeshFile(filename,
+                                  line_number,
+                                  "'" + line + "' does not close " +
+                                    (open_section.empty() ?
+                                       std::string("any section") :
+                                       "the section " + open_section +
+                                         " of line " +
+                                         std::to_string(open_line)) +
+                                    ": the file is damaged."));
+          open_section.clear();
+        }
+      AssertThrow(open_section.empty(),
+                  ExcMeshFile(filename,
+                              open_line,
+                              "the section " + open_section +
+                                " has no end line: the file is damaged or "
+                                "truncated."));
+      input.clear();
+      input.seekg(0);
+    }
+
+
+
+    // The records of Gmsh 2 (and 1) $Nodes and $Elements sections, each
+    // on its line: deal.II's GridIn reads them as one stream of numbers, so
+    // a missing or malformed number shifts everything after it and may not
+    // end. Nodes: "id x y z" with finite coordinates; elements: integers
+    // "id type n_tags tags... nodes..." with the type's number of nodes,
+    // each a node defined before.
+    void
+    check_gmsh_2_records(std::istream &input, const std::string &filename)
+    {
+      const std::map<long, unsigned int> nodes_of_type =
+        {{1, 2}, {2, 3}, {3, 4}, {4, 4}, {5, 8}, {6, 6}, {7, 5}, {15, 1}};
+      std::set<long> node_ids;
+      std::string    line, section;
+      unsigned int   line_number = 0;
+      long           remaining   = -1;
+      const auto     fail        = [&](const std::string &what) {
+        AssertThrow(false,
+                    ExcMeshFile(filename,
+                                line_number,
+                                what + ", found '" + line + "'."));
+      };
+      while (std::getline(input, line))
+        {
+          ++line_number;
+          std::istringstream words(line);
+          std::string        first;
+          words >> first;
+          if (first == "$Nodes" || first == "$NOD" || first == "$Elements" ||
+              first == "$ELM")
+            {
+              section   = first == "$Nodes" || first == "$NOD" ? "n" :
+                          first == "$ELM"                      ? "e1" :
+                                                                 "e";
+              remaining = -1;
+              continue;
+            }
+          if (first.rfind("$", 0) == 0)
+            {
+              if (!section.empty() && remaining > 0)
+                fail("the section ends " + std::to_string(remaining) +
+                     " records early");
+              section.clear();
+              continue;
+            }
+          if (section.empty())
+            continue;
+          if (remaining < 0)
+            {
+              remaining = std::atol(first.c_str());
+              continue;
+            }
+          if (remaining == 0)
+            fail("more records than the section's count");
+          --remaining;
+          std::vector<std::string> tokens;
+          words.clear();
+          words.str(line);
+          for (std::string token; words >> token;)
+            tokens.push_back(token);
+          const auto integer = [&](const std::string &text) {
+            char *end        = nullptr;
+            errno            = 0;
+            const long value = std::strtol(text.c_str(), &end, 10);
+            if (text.empty() || *end != '\0' || errno == ERANGE)
+              fail("expected integers");
+            return value;
+          };
+          if (section == "n")
+            {
+              if (tokens.size() != 4)
+                fail("expected a node 'id x y z'");
+              node_ids.insert(integer(tokens[0]));
+              for (unsigned int d = 1; d < 4; ++d)
+                {
+                  char        *end   = nullptr;
+                  const double value = std::strtod(tokens[d].c_str(), &end);
+                  if (*end != '\0' || !std::isfinite(value))
+                    fail("expected a node 'id x y z' with finite "
+                         "coordinates");
+                }
+            }
+          else
+            {
+              std::vector<long> v;
+              for (const auto &token : tokens)
+                v.push_back(integer(token));
+              // Gmsh 2: id type n_tags tags... nodes...; Gmsh 1: id type
+              // physical elementary n_nodes nodes...
+              const bool        v1 = section == "e1";
+              const std::size_t first_node =
+                v1 ? 5 : 3 + std::size_t(std::max(0L, v.size() > 2 ? v[2] : 0));
+              if (v.size() < (v1 ? 5 : 3) || (!v1 && v[2] < 0) ||
+                  v.size() < first_node ||
+                  (v1 &&
+                   v.size() != first_node + std::size_t(std::max(0L, v[4]))))
+                fail(v1 ? "expected an element 'id type physical elementary "
+                          "n_nodes nodes...'" :
+                          "expected an element 'id type n_tags tags... "
+                          "nodes...'");
+              const auto type = nodes_of_type.find(v[1]);
+              if (type != nodes_of_type.end() &&
+                  v.size() != first_node + type->second)
+                fail("expected " + std::to_string(type->second) +
+                     " nodes for an element of type " + std::to_string(v[1]));
+              for (std::size_t i = first_node; i < v.size(); ++i)
+                if (node_ids.count(v[i]) == 0)
+                  fail("the element refers to node " + std::to_string(v[i]) +
+                       ", which is not defined");
+            }
+        }
+      input.clear();
+      input.seekg(0);
+    }
+
+
+
+    // The POINTS, CELLS and CELL_TYPES sections of a legacy VTK file:
+    // deal.II's GridIn trusts each cell's vertex count and indices, and a
+    // damaged record makes it read out of bounds.
+    void
+    check_vtk_records(std::istream &input, const std::string &filename)
+    {
+      const std::map<long, long> vertices_of_type =
+        {{1, 1}, {3, 2}, {5, 3}, {9, 4}, {10, 4}, {12, 8}, {13, 6}, {14, 5}};
+      std::vector<std::string> tokens;
+      for (std::string token; input >> token;)
+        tokens.push_back(token);
+      input.clear();
+      input.seekg(0);
+      const auto fail = [&](const std::string &what) {
+        AssertThrow(false, ExcMeshFile(filename, 0, what + "."));
+      };
+      const auto integer = [&](const std::size_t i) {
+        if (i >= tokens.size())
+          fail("the file ends within its POINTS, CELLS or CELL_TYPES data");
+        char *end        = nullptr;
+        errno            = 0;
+        const long value = std::strtol(tokens[i].c_str(), &end, 10);
+        if (*end != '\0' || errno == ERANGE || tokens[i].empty())
+          fail("expected an integer, found '" + tokens[i] + "'");
+        return value;
+      };
+      long              n_points = -1, n_cells = -1;
+      std::vector<long> cell_sizes;
+      for (std::size_t i = 0; i < tokens.size(); ++i)
+        {
+          if (tokens[i] == "POINTS")
+            {
+              n_points = integer(i + 1);
+              i += 2;
+              for (long k = 0; k < 3 * n_points; ++k)
+                {
+                  if (i + 1 + k >= tokens.size())
+                    fail("the file ends within its " +
+                         std::to_string(n_points) + " POINTS");
+                  char        *end = nullptr;
+                  const double value =
+                    std::strtod(tokens[i + 1 + k].c_str(), &end);
+                  if (*end != '\0' || !std::isfinite(value))
+                    fail("POINTS: expected a finite coordinate, found '" +
+                         tokens[i + 1 + k] + "'");
+                }
+              i += 3 * n_points;
+            }
+          else if (tokens[i] == "CELLS")
+            {
+              n_cells           = integer(i + 1);
+              const long  total = integer(i + 2);
+              std::size_t j     = i + 3;
+              for (long c = 0; c < n_cells; ++c)
+                {
+                  const long k = integer(j);
+                  if (k < 1 || k > 27)
+                    fail("CELLS: cell " + std::to_string(c) + " has " +
+                         std::to_string(k) + " vertices");
+                  for (long v = 1; v <= k; ++v)
+                    {
+                      const long index = integer(j + v);
+                      if (index < 0 || index >= n_points)
+                        fail("CELLS: cell " + std::to_string(c) +
+                             " refers to point " + std::to_string(index) +
+                             ", but there are " + std::to_string(n_points) +
+                             " points");
+                    }
+                  cell_sizes.push_back(k);
+                  j += k + 1;
+                }
+              if (long(j - (i + 3)) != total)
+                fail("CELLS declares " + std::to_string(total) +
+                     " numbers, its cells hold " + std::to_string(j - (i + 3)));
+              i = j - 1;
+            }
+          else if (tokens[i] == "CELL_TYPES")
+            {
+              const long n = integer(i + 1);
+              if (n != n_cells)
+                fail("CELL_TYPES has " + std::to_string(n) + " entries for " +
+                     std::to_string(n_cells) + " cells");
+              for (long c = 0; c < n; ++c)
+                {
+                  const long type = integer(i + 2 + c);
+                  const auto it   = vertices_of_type.find(type);
+                  if (it != vertices_of_type.end() &&
+                      it->second != cell_sizes[c])
+                    fail("cell " + std::to_string(c) + " of type " +
+                         std::to_string(type) + " needs " +
+                         std::to_string(it->second) + " vertices, not " +
+                         std::to_string(cell_sizes[c]));
+                }
+              i += 1 + n;
+            }
+          else if (tokens[i] == "CELL_DATA" || tokens[i] == "POINT_DATA")
+            {
+              const long n = integer(i + 1);
+              if (n != (tokens[i] == "CELL_DATA" ? n_cells : n_points))
+                fail(tokens[i] + " has " + std::to_string(n) +
+                     " entries, not one per " +
+                     (tokens[i] == "CELL_DATA" ? "cell" : "point"));
+            }
+        }
+    }
+
+
+
+    void
+    check_declared_counts(std::istream      &input,
+                          const std::string &extension,
+                          const std::string &filename)
+    {
+      input.seekg(0, std::ios::end);
+      const std::streamoff size = input.tellg();
+      input.seekg(0);
+      std::string  line;
+      unsigned int line_number   = 0;
+      bool         next_is_count = false;
+      bool         gmsh_4        = false;
+      const auto   check         = [&](const std::string &text,
+                             const std::string &what,
+                             const std::string &found) {
+        std::istringstream count_stream(text);
+        double             count = -1;
+        count_stream >> count;
+        AssertThrow(count_stream && count >= 0 && count == std::floor(count),
+                    ExcMeshFile(filename,
+                                line_number,
+                                "expected the number of " + what + ", found '" +
+                                  found + "'."));
+        AssertThrow(2 * count <= double(size),
+                    ExcMeshFile(filename,
+                                line_number,
+                                "the file declares " + text + " " + what +
+                                  ", more than its " + std::to_string(size) +
+                                  " bytes can hold: it is damaged or "
+                                            "truncated."));
+      };
+      std::string section;
+      while (std::getline(input, line))
+        {
+          ++line_number;
+          std::istringstream words(line);
+          std::string        keyword;
+          words >> keyword;
+          if (extension == "msh")
+            {
+              if (keyword == "$MeshFormat")
+                {
+                  std::getline(input, line);
+                  ++line_number;
+                  std::istringstream version(line);
+                  double             v = 0;
+                  version >> v;
+                  gmsh_4 = v >= 4;
+                }
+              else if (keyword == "$Nodes" || keyword == "$Elements" ||
+                       keyword == "$NOD" || keyword == "$ELM")
+                {
+                  section       = keyword == "$Nodes" || keyword == "$NOD" ?
+                                    "nodes" :
+                                    "elements";
+                  next_is_count = true;
+                }
+              else if (next_is_count)
+                {
+                  // Gmsh 4: "numEntityBlocks numNodes minTag maxTag".
+                  std::string first, second;
+                  words.clear();
+                  words.str(line);
+                  words >> first >> second;
+                  check(gmsh_4 ? second : first, section, line);
+                  next_is_count = false;
+                }
+            }
+          else if (extension == "vtk")
+            {
+              if (keyword == "POINTS" || keyword == "CELLS" ||
+                  keyword == "CELL_TYPES" || keyword == "CELL_DATA" ||
+                  keyword == "POINT_DATA")
+                {
+                  std::string count;
+                  words >> count;
+                  check(count,
+                        keyword == "POINTS" || keyword == "POINT_DATA" ?
+                          "points" :
+                          "cells",
+                        line);
+                }
+            }
+        }
+      input.clear();
+      input.seekg(0);
+      if (extension == "msh")
+        {
+          check_gmsh_sections(input, filename);
+          if (!gmsh_4)
+            check_gmsh_2_records(input, filename);
+        }
+      if (extension == "vtk")
+        check_vtk_records(input, filename);
+    }
+
+
+
+    // An Abaqus file declares no counts: a file cut within its last data
+    // line (no line break after it) would read a number cut short.
+    void
+    check_last_line_complete(std::istream &input, const std::string &filename)
+    {
+      std::string  line, last;
+      unsigned int line_number = 0, last_number = 0;
+      bool         terminated = true;
+      while (std::getline(input, line))
+        {
+          ++line_number;
+          terminated = !input.eof();
+          if (line.find_first_not_of(" \t\r") != std::string::npos)
+            {
+              last        = line.substr(line.find_first_not_of(" \t\r"));
+              last_number = line_number;
+            }
+        }
+      input.clear();
+      input.seekg(0);
+      AssertThrow(terminated || last.empty() || last[0] == '*',
+                  ExcMeshFile(filename,
+                              last_number,
+                              "the file ends within this data line, without "
+                              "a line break: it is truncated."));
+    }
+
+
+
+    // Reads @p input with deal.II's GridIn into @p tria; exceptions other
+    // than ExcMeshFile become an ExcMeshFile naming the file.
+    template <int dim>
+    void
+    read_with_grid_in(std::istream               &input,
+                      const std::string          &extension,
+                      const std::string          &filename,
+                      dealii::Triangulation<dim> &tria)
+    {
+      using namespace dealii;
+      GridIn<dim> grid_in;
+      grid_in.attach_triangulation(tria);
+      if (extension == "msh")
+        grid_in.read_msh(input);
+      else if (extension == "inp")
+        grid_in.read_abaqus(input);
+      else if (extension == "vtk")
+        grid_in.read_vtk(input);
+      else
+        AssertThrow(false,
+                    ExcMeshFile(filename,
+                                0,
+                                "unknown extension '." + extension +
+                                  "'; supported are .msh (Gmsh), .inp "
+                                  "(Abaqus), .vtk (VTK) and .dat."));
+    }
+
+
+
+    // Nodes a .msh or .vtk file declares (0 where the format has no
+    // count), to say how many deal.II dropped as unused.
+    std::size_t
+    declared_nodes(std::istream &input, const std::string &extension)
+    {
+      input.clear();
+      input.seekg(0);
+      std::string line;
+      std::size_t result = 0;
+      bool        gmsh_4 = false, next_is_count = false;
+      while (std::getline(input, line))
+        {
+          std::istringstream words(line);
+          std::string        keyword;
+          words >> keyword;
+          if (extension == "vtk" && keyword == "POINTS")
+            {
+              words >> result;
+              break;
+            }
+          if (extension != "msh")
+            continue;
+          if (next_is_count)
+            {
+              std::size_t first = 0, second = 0;
+              words.clear();
+              words.str(line);
+              words >> first >> second;
+              result = gmsh_4 ? second : first;
+              break;
+            }
+          if (keyword == "$MeshFormat" && std::getline(input, line))
+            gmsh_4 = std::atof(line.c_str()) >= 4;
+          next_is_count = keyword == "$Nodes" || keyword == "$NOD";
+        }
+      input.clear();
+      input.seekg(0);
+      return result;
+    }
+  } // namespace
+
+
+
   template <int dim>
-  void
+  MeshFileSummary
   read_mesh(const std::string &filename, dealii::Triangulation<dim> &tria)
   {
     using namespace dealii;
-    std::ifstream input(filename);
+    std::ifstream input(filename, std::ios::binary);
     AssertThrow(input.good(),
                 ExcMeshFile(filename, 0, "the file cannot be opened."));
     AssertThrow(input.peek() != std::ifstream::traits_type::eof(),
@@ -214,11 +739,11 @@ namespace GPUAssembly
       {
         if constexpr (dim == 3)
           {
-            Triangulation<3> new_tria;
-            read_dat(input, new_tria, filename);
+            Triangulation<3>      new_tria;
+            const MeshFileSummary summary = read_dat(input, new_tria, filename);
             tria.clear();
             tria.copy_triangulation(new_tria);
-            return;
+            return summary;
           }
         else
           AssertThrow(false,
@@ -228,27 +753,22 @@ namespace GPUAssembly
                                   "meshes; it cannot be read in " +
                                     std::to_string(dim) + "D."));
       }
+    AssertThrow(extension == "msh" || extension == "inp" || extension == "vtk",
+                ExcMeshFile(filename,
+                            0,
+                            "unknown extension '." + extension +
+                              "'; supported are .msh (Gmsh), .inp "
+                              "(Abaqus), .vtk (VTK) and .dat."));
+    check_declared_counts(input, extension, filename);
+    if (extension == "inp")
+      check_last_line_complete(input, filename);
 
-    GridIn<dim> grid_in;
     // Read into a scratch triangulation so that a failure leaves the
     // caller's triangulation as it was.
     Triangulation<dim> new_tria;
-    grid_in.attach_triangulation(new_tria);
     try
       {
-        if (extension == "msh")
-          grid_in.read_msh(input);
-        else if (extension == "inp")
-          grid_in.read_abaqus(input);
-        else if (extension == "vtk")
-          grid_in.read_vtk(input);
-        else
-          AssertThrow(false,
-                      ExcMeshFile(filename,
-                                  0,
-                                  "unknown extension '." + extension +
-                                    "'; supported are .msh (Gmsh), .inp "
-                                    "(Abaqus), .vtk (VTK) and .dat."));
+        read_with_grid_in(input, extension, filename, new_tria);
       }
     catch (const ExcMeshFile &)
       {
@@ -256,6 +776,27 @@ namespace GPUAssembly
       }
     catch (const std::exception &exc)
       {
+        // A mesh of the other dimension fails in ways that name a vertex
+        // or a cell type: say what is wrong instead.
+        constexpr int other         = dim == 2 ? 3 : 2;
+        unsigned int  n_other_cells = 0;
+        try
+          {
+            input.clear();
+            input.seekg(0);
+            Triangulation<other> other_tria;
+            read_with_grid_in(input, extension, filename, other_tria);
+            n_other_cells = other_tria.n_active_cells();
+          }
+        catch (...)
+          {}
+        AssertThrow(n_other_cells == 0,
+                    ExcMeshFile(filename,
+                                0,
+                                "the file holds a " + std::to_string(other) +
+                                  "D mesh (" + std::to_string(n_other_cells) +
+                                  " cells), but this program needs a " +
+                                  std::to_string(dim) + "D one."));
         AssertThrow(false,
                     ExcMeshFile(filename,
                                 0,
@@ -265,12 +806,19 @@ namespace GPUAssembly
       }
     AssertThrow(new_tria.n_active_cells() > 0,
                 ExcMeshFile(filename, 0, "the mesh has no cells."));
+    MeshFileSummary summary;
+    summary.n_file_nodes = declared_nodes(input, extension);
+    if (summary.n_file_nodes > new_tria.n_vertices())
+      summary.n_unused_nodes = summary.n_file_nodes - new_tria.n_vertices();
+    else
+      summary.n_file_nodes = new_tria.n_vertices();
     tria.clear();
     tria.copy_triangulation(new_tria);
+    return summary;
   }
 
-  template void
+  template MeshFileSummary
   read_mesh(const std::string &, dealii::Triangulation<2> &);
-  template void
+  template MeshFileSummary
   read_mesh(const std::string &, dealii::Triangulation<3> &);
 } // namespace GPUAssembly

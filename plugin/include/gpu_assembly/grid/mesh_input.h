@@ -4,19 +4,50 @@
 
 #include <deal.II/grid/tria.h>
 
+#include <cstddef>
 #include <istream>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace GPUAssembly
 {
+  /**
+   * What a mesh reader did beyond filling the triangulation: nodes of the
+   * file that no element uses are dropped (deal.II refuses unused
+   * vertices), which renumbers the vertices; a program that writes results
+   * per file node maps them back through file_node_of_vertex.
+   */
+  struct MeshFileSummary
+  {
+    /// Nodes the file declares (or defines), used or not.
+    std::size_t n_file_nodes = 0;
+    /// Of those, the nodes no element uses, dropped.
+    std::size_t n_unused_nodes = 0;
+    /**
+     * For each vertex of the triangulation, the node's number as the file
+     * writes it (1-based for .dat, the node label for Abaqus). Empty where
+     * the reader does not give it (deal.II's GridIn for .msh, .inp in 3D
+     * and .vtk, which drops unused nodes itself and keeps the order of the
+     * others).
+     */
+    std::vector<long> file_node_of_vertex;
+
+    /// "dropped N of M nodes that no element uses", or "" if none.
+    std::string
+    describe() const;
+  };
+
   /**
    * Read a mesh file into @p tria, choosing the reader by the file's
    * extension: Gmsh (.msh), Abaqus (.inp) and VTK (.vtk) through deal.II's
    * GridIn, and the tetrahedral .dat format of the reference meshes
    * (3D only). A missing, empty or malformed file raises ExcMeshFile naming
-   * the file and, where known, the line and what is wrong; @p tria is left
-   * untouched in that case.
+   * the file and, where known, the line and what is wrong; so does a file
+   * of the other dimension (a 2D mesh given to a 3D program), and a count
+   * in the file's header that the file is too small to hold. @p tria is
+   * left untouched in that case. Nodes that no element uses are dropped;
+   * the summary says how many.
    *
    * GridIn reads Abaqus files of quadrilaterals and hexahedra with the
    * vertices in the file's node order, but neither turns element sets into
@@ -24,7 +55,7 @@ namespace GPUAssembly
    * triangles use read_abaqus().
    */
   template <int dim>
-  void
+  MeshFileSummary
   read_mesh(const std::string &filename, dealii::Triangulation<dim> &tria);
 
   /**
@@ -38,21 +69,25 @@ namespace GPUAssembly
    * material_id.
    *
    * Cells keep the file's element order, oriented counter-clockwise; nodes
-   * that no element uses are dropped and the others numbered in order of
-   * first use. Keywords other than *Node, *Element and *Elset are skipped.
-   * Errors (unknown element types, mixed triangles and quadrilaterals,
-   * nodes that do not exist, malformed numbers, an empty mesh) raise
-   * ExcMeshFile naming the file and the line, before @p tria is touched.
+   * that no element uses are dropped (counted in @p summary, if given) and
+   * the others numbered in order of first use. Keywords other than *Node,
+   * *Element and *Elset are skipped. Errors (unknown element types, mixed
+   * triangles and quadrilaterals, nodes that do not exist, malformed numbers,
+   * an empty mesh) raise ExcMeshFile naming the file and the line, before @p
+   * tria is touched.
    * @p name is used in error messages.
    */
   std::map<std::string, dealii::types::material_id>
   read_abaqus(std::istream             &input,
               dealii::Triangulation<2> &tria,
-              const std::string        &name = "<stream>");
+              const std::string        &name    = "<stream>",
+              MeshFileSummary          *summary = nullptr);
 
   /// As above, from the file @p filename.
   std::map<std::string, dealii::types::material_id>
-  read_abaqus(const std::string &filename, dealii::Triangulation<2> &tria);
+  read_abaqus(const std::string        &filename,
+              dealii::Triangulation<2> &tria,
+              MeshFileSummary          *summary = nullptr);
 
   /**
    * Read the plain-text tetrahedral format of the reference sphere meshes
@@ -64,11 +99,14 @@ namespace GPUAssembly
    *     a b c d          (n_elements lines, 1-based node numbers)
    *
    * Every tetrahedron must be positively oriented (det[b-a, c-a, d-a] > 0);
-   * an inverted or flat one is reported with its number and line. Node n
-   * of the file becomes vertex n - 1 of the triangulation. @p name is used
-   * in error messages.
+   * an inverted or flat one is reported with its number and line. Nodes
+   * that no element uses are dropped (the reference meshes of the GPU Gems
+   * chapter have such nodes); the others become vertices in the file's
+   * order, so that node n becomes vertex n - 1 when every node is used.
+   * The summary says how many were dropped and which node each vertex is.
+   * @p name is used in error messages.
    */
-  void
+  MeshFileSummary
   read_dat(std::istream             &input,
            dealii::Triangulation<3> &tria,
            const std::string        &name = "<stream>");

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef apps_common_app_utilities_h
+#define apps_common_app_utilities_h
+
+// What the three apps share so that a run either does what was asked or
+// says why not: output files that appear whole or not at all, the refusal
+// of more than one MPI process, numbers printed with significant digits,
+// and a memory estimate checked before a large set-up starts.
+
+#include <deal.II/base/exceptions.h>
+#include <deal.II/base/mpi.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <unistd.h>
+
+namespace AppUtilities
+{
+  /**
+   * Write the file @p path through @p writer, atomically: the data go to
+   * "<path>.partial", whose stream state is checked after the writer, the
+   * flush and the close; only then is it renamed to @p path. An error (a
+   * full disk, a missing directory, no permission) throws a message naming
+   * the file and the system's reason, removes the partial file and leaves an
+   * earlier @p path as it was; an interruption (SIGINT, a crash) leaves at
+   * most "<path>.partial", never a truncated @p path.
+   *
+   * Exceptions of @p writer itself (deal.II's DataOut checks its stream
+   * too) are reported the same way when the stream has failed, and passed
+   * on otherwise.
+   */
+  inline void
+  write_file(const std::string                         &path,
+             const std::function<void(std::ostream &)> &writer,
+             const bool                                 binary = false)
+  {
+    const std::string partial = path + ".partial";
+    const auto        failed  = [&](const int error, const std::string &stage) {
+      std::error_code ignored;
+      std::filesystem::remove(partial, ignored);
+      const std::string reason =
+        error != 0 ? std::strerror(error) : std::string("an I/O error");
+      return dealii::ExcMessage(
+        "Could not write " + path + " (" + stage + ": " + reason +
+        "). Nothing was written under that name; an earlier file of that "
+                "name is left as it was." +
+        (error == ENOSPC ? " The disk is full." : std::string()));
+    };
+
+    errno = 0;
+    std::ofstream out(partial,
+                      binary ?
+                        std::ios::out | std::ios::binary | std::ios::trunc :
+                        std::ios::out | std::ios::trunc);
+    if (!out)
+      throw failed(errno, "cannot create " + partial);
+    try
+      {
+        writer(out);
+      }
+    catch (...)
+      {
+        if (!out)
+          throw failed(errno, "writing");
+        std::error_code ignored;
+        std::filesystem::remove(partial, ignored);
+        throw;
+      }
+    out.flush();
+    if (!out)
+      throw failed(errno, "writing");
+    out.close();
+    if (out.fail())
+      throw failed(errno, "closing");
+    std::error_code error;
+    std::filesystem::rename(partial, path, error);
+    if (error)
+      throw failed(error.value(), "renaming " + partial);
+  }
+
+
+
+  /**
+   * The apps run as one process: under mpirun every rank would run the
+   * whole problem and write the same files. Returns false, after rank 0
+   * printed why, when started on more than one MPI process.
+   */
+  inline bool
+  refuse_several_processes(const std::string &program)
+  {
+    const unsigned int n =
+      dealii::Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD);
+    if (n <= 1)
+      return true;
+    if (dealii::Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+      std::cerr << program << " runs as one process, but it was started on "
+                << n << " MPI processes (mpirun -np " << n
+                << "): each would run the whole problem and write the same "
+                   "files. Run it without mpirun, or with -np 1; it uses "
+                   "the cores of its machine through threads and the GPU."
+                << std::endl;
+    return false;
+  }
+
+
+
+  /// @p value with @p digits significant digits ("2.5e-08", "0.0001").
+  inline std::string
+  significant(const double value, const int digits = 4)
+  {
+    std::ostringstream out;
+    out.precision(digits);
+    out << value;
+    return out.str();
+  }
+
+
+
+  /// Bytes of memory the system can still give this process (Linux's
+  /// MemAvailable; 0 where unknown).
+  inline std::size_t
+  available_memory()
+  {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string   key;
+    std::size_t   kib;
+    while (meminfo >> key >> kib)
+      {
+        if (key == "MemAvailable:")
+          return kib * 1024;
+        meminfo.ignore(256, '\n');
+      }
+    const long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? std::size_t(pages) * std::size_t(size) : 0;
+  }
+
+
+
+  /**
+   * Refuse, before anything is allocated, a problem whose estimated memory
+   * @p bytes exceeds what the machine has available: @p what says what is
+   * that big and @p advice which entry to change.
+   */
+  inline void
+  check_memory_estimate(const double       bytes,
+                        const std::string &what,
+                        const std::string &advice)
+  {
+    const std::size_t available = available_memory();
+    AssertThrow(available == 0 || bytes <= double(available),
+                dealii::ExcMessage(what + " would need about " +
+                                   significant(bytes / 1e9, 3) +
+                                   " GB of memory, but this machine has " +
+                                   significant(available / 1e9, 3) +
+                                   " GB available. " + advice));
+  }
+} // namespace AppUtilities
+
+#endif
