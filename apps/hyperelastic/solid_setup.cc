@@ -110,6 +110,15 @@ namespace Hyperelastic
         "'Fixed boundary ids' empty and 'Fixed region' to a box x0, y0, z0, "
         "x1, y1, z1 around them.";
 
+      // A hanging DoF is not held: it moves with the DoFs of its line, and
+      // a load on it goes to them.
+      const auto held = [&](const unsigned int dof) {
+        return a.dof_is_constrained[dof] != 0 &&
+               !std::binary_search(a.constraint_line_dofs.begin(),
+                                   a.constraint_line_dofs.end(),
+                                   static_cast<GPUAssembly::index_type>(dof));
+      };
+
       AssertThrow(constraints.n_constraints() < a.n_dofs,
                   ExcMessage("Every degree of freedom is held fixed by " +
                              source + ", so nothing can move." + advice));
@@ -121,9 +130,8 @@ namespace Hyperelastic
             {
               bool free = false;
               for (unsigned int c = 0; c < dim; ++c)
-                free =
-                  free || (parameters.boundary.load[c] != 0 &&
-                           !a.dof_is_constrained[a.node_dofs[n * dim + c]]);
+                free = free || (parameters.boundary.load[c] != 0 &&
+                                !held(a.node_dofs[n * dim + c]));
               n_free += free;
             }
           AssertThrow(n_free > 0,
@@ -149,7 +157,7 @@ namespace Hyperelastic
         {
           std::vector<Point<dim>> fixed;
           for (unsigned int n = 0; n < a.n_nodes; ++n)
-            if (a.dof_is_constrained[a.node_dofs[n * dim]])
+            if (held(a.node_dofs[n * dim]))
               fixed.emplace_back(a.nodal_coordinates[n * dim],
                                  a.nodal_coordinates[n * dim + 1],
                                  a.nodal_coordinates[n * dim + 2]);
