@@ -4,7 +4,10 @@
 // + AffineConstraints::distribute_local_to_global on all host cores), with
 // the effective bandwidth of each GPU method by its byte model (the bytes it
 // must move at least, byte_model()) as a fraction of the device's copy
-// bandwidth measured in the same run.
+// bandwidth measured in the same run. A second table gives what a new mesh
+// costs until its first result (adapter, plan, upload, first assembly)
+// against deal.II's assembly, as an adaptive program pays it after every
+// refinement.
 //
 // Usage: assembly_benchmark [subdivisions ...]   (default: 34 67 100, about
 //        0.2 M, 1.5 M and 5 M tetrahedra: a cube of n^3 hexahedra, 5
@@ -18,9 +21,9 @@
 //                 run, e.g. --tune shared_nz.threads_per_block=128; the
 //                 names are listed by --tune help)
 //                 --skip-dealii (no CPU peer, for profiling runs)
-//                 --plans-only (no GPU needed: time the host construction
-//                 of the GlobalNZ and SharedNZ plans for an H100/H200's
-//                 227 KiB of shared memory per block)
+//                 --plans-only (no GPU needed: time the adapter and the
+//                 host construction of the GlobalNZ and SharedNZ plans for
+//                 an H100/H200's 227 KiB of shared memory per block)
 //                 --threads N (host threads; default: all cores)
 //                 --supplemental gradients|edge-matrix (S(e) of every
 //                 method: JxW and the 12 physical gradients, 13 values,
@@ -55,6 +58,7 @@
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/engine/local_elem/plan.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
@@ -90,6 +94,11 @@ namespace
     double      bytes; // 0: no byte model
     double      setup_seconds;
     double      plan_bytes;
+    // What a new mesh costs before its first result: the plan built on the
+    // host, the rest of reinit() (the upload), and the first assemble().
+    double plan_seconds   = 0;
+    double upload_seconds = 0;
+    double first_assembly = 0;
   };
 
   // deal.II's own assembly, the way a deal.II program does it (step-8's
@@ -515,6 +524,61 @@ namespace
 
 
 
+  // The host plan of a variant alone, with the parameters
+  // DeviceAssembler::reinit() gives it on @p device: the plan's share of
+  // reinit(), the rest being the upload. Returns the seconds it took.
+  template <typename Number>
+  double
+  time_host_plan(const Variant    &variant,
+                 const MeshArrays &arrays,
+                 const Tuning     &tuning,
+                 const DeviceInfo &device)
+  {
+    const auto start = std::chrono::steady_clock::now();
+    if (variant.method == AssemblyMethod::global_nz)
+      {
+        GlobalNZPlan::Parameters parameters;
+        static_cast<GPUAssembly::internal::GlobalNZTuning &>(parameters) =
+          tuning.global_nz;
+        parameters.symmetric = variant.symmetric;
+        GlobalNZPlan plan;
+        plan.reinit(arrays,
+                    parameters,
+                    dim,
+                    sizeof(Number),
+                    device.shared_memory_per_block_optin);
+      }
+    else if (variant.method == AssemblyMethod::shared_nz)
+      {
+        SharedNZPlan::Parameters parameters;
+        static_cast<GPUAssembly::internal::SharedNZTuning &>(parameters) =
+          tuning.shared_nz;
+        parameters.node_pairs = variant.node_pairs;
+        // As SharedNZDeviceData::reinit(): the driver reserves 1 KiB of
+        // each block's shared memory.
+        const std::size_t shared_memory =
+          parameters.shared_memory_per_block > 0 ?
+            parameters.shared_memory_per_block :
+            std::min(device.shared_memory_per_block_optin,
+                     device.shared_memory_per_multiprocessor /
+                         std::max(1u,
+                                  parameters.resolved(arrays.layout.n_nodes)
+                                    .blocks_per_multiprocessor) -
+                       1024);
+        SharedNZPlan plan;
+        plan.reinit(arrays, parameters, dim, sizeof(Number), shared_memory);
+      }
+    else
+      {
+        LocalElemPlan plan;
+        plan.reinit(arrays,
+                    variant.method == AssemblyMethod::local_elem_colored);
+      }
+    return seconds_since(start);
+  }
+
+
+
   template <typename Number>
   void
   run_precision(const MeshArrays               &arrays,
@@ -547,15 +611,20 @@ namespace
         data.symmetric  = variant.symmetric;
         data.node_pairs = variant.node_pairs;
         data.tuning     = tuning;
+        const double plan_seconds =
+          time_host_plan<Number>(variant, arrays, tuning, get_device_info(0));
         DeviceAssembler<dim, Number> assembler;
         auto                         start = std::chrono::steady_clock::now();
         assembler.reinit(arrays, data);
         synchronize_device();
         const double setup = seconds_since(start);
 
-        assembler.assemble(kernel, nodal, matrix, rhs); // warm-up
-        synchronize_device();
+        // The first assembly after reinit(), as after a mesh change.
         start = std::chrono::steady_clock::now();
+        assembler.assemble(kernel, nodal, matrix, rhs);
+        synchronize_device();
+        const double first_assembly = seconds_since(start);
+        start                       = std::chrono::steady_clock::now();
         for (unsigned int r = 0; r < repetitions; ++r)
           assembler.assemble(kernel, nodal, matrix, rhs);
         synchronize_device();
@@ -576,11 +645,15 @@ namespace
           std::sqrt(error / norm) < (sizeof(Number) == 8 ? 1e-12 : 1e-5),
           ExcMessage(variant.name + " disagrees with " + rows.front().method));
 
-        rows.push_back({variant.name,
-                        seconds,
-                        byte_model(method, arrays, assembler),
-                        setup,
-                        double(assembler.device_memory_consumption())});
+        Row row{variant.name,
+                seconds,
+                byte_model(method, arrays, assembler),
+                setup,
+                double(assembler.device_memory_consumption())};
+        row.plan_seconds   = plan_seconds;
+        row.upload_seconds = std::max(0., setup - plan_seconds);
+        row.first_assembly = first_assembly;
+        rows.push_back(row);
         if (method == AssemblyMethod::shared_nz)
           {
             std::cout << variant.name << ": ";
@@ -640,11 +713,56 @@ namespace
 
 
 
+  // What a new mesh costs until its first result, for an adaptive program
+  // that rebuilds adapter and plan after every refinement: the adapter
+  // (the same for every method), the host plan, its upload (the rest of
+  // reinit()), and the first assemble(), against deal.II's assembly of the
+  // same system in the same run. Device memory is the plan's with its
+  // element-data buffer, as DeviceAssembler::device_memory_consumption().
+  void
+  print_first_assembly_table(const std::vector<Row> &rows,
+                             const double            adapter_seconds)
+  {
+    const double dealii_seconds = rows.back().seconds;
+    std::cout << "\nFirst assembly after a new mesh (adapter and plans on "
+              << MultithreadInfo::n_threads() << " host threads)\n";
+    std::cout << std::left << std::setw(24) << "method" << std::right
+              << std::setw(12) << "adapter [s]" << std::setw(10) << "plan [s]"
+              << std::setw(12) << "upload [s]" << std::setw(12) << "first [s]"
+              << std::setw(10) << "sum [s]" << std::setw(13) << "deal.II [s]"
+              << std::setw(14) << "sum/deal.II" << std::setw(16)
+              << "device [bytes]" << '\n';
+    for (const Row &row : rows)
+      {
+        if (!std::isfinite(row.seconds) || row.plan_bytes == 0)
+          continue;
+        const double sum = adapter_seconds + row.plan_seconds +
+                           row.upload_seconds + row.first_assembly;
+        std::cout << std::left << std::setw(24) << row.method << std::right
+                  << std::fixed << std::setprecision(3) << std::setw(12)
+                  << adapter_seconds << std::setw(10) << row.plan_seconds
+                  << std::setw(12) << row.upload_seconds << std::setw(12)
+                  << row.first_assembly << std::setw(10) << sum;
+        if (std::isfinite(dealii_seconds))
+          std::cout << std::setw(13) << dealii_seconds << std::setw(14)
+                    << std::setprecision(2) << sum / dealii_seconds;
+        else
+          std::cout << std::setw(13) << "-" << std::setw(14) << "-";
+        std::cout << std::setw(16) << std::setprecision(0) << row.plan_bytes
+                  << '\n';
+      }
+    std::cout << std::defaultfloat << std::setprecision(6);
+  }
+
+
+
   // Host construction of the plans alone, as DeviceAssembler::reinit() makes
   // them in double for a Hopper GPU (227 KiB of shared memory per block):
   // the set-up column of the table without a GPU.
   void
-  time_plans(const MeshArrays &arrays, const Tuning &tuning)
+  time_plans(const MeshArrays &arrays,
+             const Tuning     &tuning,
+             const double      adapter_seconds)
   {
     const std::size_t hopper_shared_memory = 227 * 1024;
     for (const bool symmetric : {false, true})
@@ -660,8 +778,10 @@ namespace
                     dim,
                     sizeof(double),
                     hopper_shared_memory);
+        const double seconds = seconds_since(start);
         std::cout << "GlobalNZ" << (symmetric ? " symmetric" : "")
-                  << " plan: " << seconds_since(start) << " s, "
+                  << " plan: " << seconds << " s (with the adapter "
+                  << adapter_seconds + seconds << " s), "
                   << plan.reduction_array.size() << " reduction entries"
                   << std::endl;
       }
@@ -685,8 +805,10 @@ namespace
                                         .blocks_per_multiprocessor -
                                     1024);
         plan.reinit(arrays, parameters, dim, sizeof(double), shared_memory);
+        const double seconds = seconds_since(start);
         std::cout << "SharedNZ" << (node_pairs ? " node pairs" : "")
-                  << " plan: " << seconds_since(start) << " s, ";
+                  << " plan: " << seconds << " s (with the adapter "
+                  << adapter_seconds + seconds << " s), ";
         print_parts(plan, sizeof(double));
         print_stream(plan);
         std::cout << ", " << plan.sources.size() << " reduction entries, "
@@ -809,8 +931,10 @@ main(int argc, char **argv)
                                                quadrature,
                                                constraints,
                                                adapter_data);
-          const MeshArrays            &arrays = adapter.get_arrays();
-          std::cout << "Adapter arrays: " << seconds_since(start) << " s, "
+          const MeshArrays            &arrays          = adapter.get_arrays();
+          const double                 adapter_seconds = seconds_since(start);
+          std::cout << "Adapter arrays: " << adapter_seconds << " s on "
+                    << MultithreadInfo::n_threads() << " threads, "
                     << arrays.n_nonzeros() << " nonzeros, S(e) "
                     << (arrays.supplemental_format ==
                             SupplementalDataFormat::inverse_edge_matrix ?
@@ -819,7 +943,7 @@ main(int argc, char **argv)
                     << " (" << arrays.n_supplemental << " values)" << std::endl;
           if (plans_only)
             {
-              time_plans(arrays, tuning);
+              time_plans(arrays, tuning, adapter_seconds);
               continue;
             }
 
@@ -888,6 +1012,7 @@ main(int argc, char **argv)
                           rows,
                           arrays.n_nonzeros(),
                           bandwidth);
+              print_first_assembly_table(rows, adapter_seconds);
             }
         }
     }

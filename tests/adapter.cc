@@ -6,8 +6,11 @@
 // DoFTools::map_dofs_to_support_points, the nonzero map against the CSR
 // pattern, the constraint arrays against AffineConstraints, and the
 // supplemental data against geometric identities (volume, partition of
-// unity, D^{-1} D = I). Also the nodal gather/scatter round trip and the
-// element colouring.
+// unity, D^{-1} D = I). Also the nodal gather/scatter round trip, the
+// element colouring, arrays that do not depend on the number of threads
+// that built them, and the first of several inverted cells named.
+
+#include <deal.II/base/multithread_info.h>
 
 #include <deal.II/dofs/dof_tools.h>
 
@@ -25,6 +28,7 @@
 #include <map>
 #include <set>
 
+#include "rule_checks.h"
 #include "test_problems.h"
 #include "tests.h"
 
@@ -669,11 +673,127 @@ test_all(Testing::Checks &checks)
 
 
 
+// The adapter builds its arrays in parallel over elements and nodes; they
+// must not depend on how many threads built them, or results would differ
+// from machine to machine.
+template <int dim>
+void
+check_independent_of_threads(const bool                   simplex,
+                             const unsigned int           degree,
+                             const unsigned int           n_components,
+                             const unsigned int           subdivisions,
+                             const SupplementalDataFormat format,
+                             Testing::Checks             &checks)
+{
+  Testing::TestProblem<dim> problem;
+  Testing::setup_problem(problem,
+                         simplex,
+                         degree,
+                         n_components,
+                         Testing::ConstraintKind::inhomogeneous,
+                         true,
+                         subdivisions);
+  for (const bool keep : {true, false})
+    {
+      std::vector<MeshArrays> built;
+      for (const unsigned int threads : {1u, 3u, numbers::invalid_unsigned_int})
+        {
+          MultithreadInfo::set_thread_limit(threads);
+          built.push_back(make_adapter(problem, keep, format).get_arrays());
+        }
+      MultithreadInfo::set_thread_limit();
+      const std::string name =
+        describe(problem, Testing::ConstraintKind::inhomogeneous, true, keep);
+      for (unsigned int i = 1; i < built.size(); ++i)
+        {
+          const MeshArrays &a = built[0], &b = built[i];
+          Testing::check_rules(
+            checks,
+            name + "arrays built by 1 thread equal those built by " +
+              (i == 1 ? "3" : "all"),
+            {{a.n_nodes == b.n_nodes && a.connectivity == b.connectivity &&
+                a.location == b.location && a.node_dofs == b.node_dofs,
+              "same E(e, a), L(e, d) and node DoFs"},
+             {a.supplemental == b.supplemental &&
+                a.nodal_coordinates == b.nodal_coordinates,
+              "same S(e) and C(n), bit for bit"},
+             {a.row_offsets == b.row_offsets &&
+                a.column_indices == b.column_indices &&
+                a.nonzero_map == b.nonzero_map,
+              "same CSR pattern and K(e, d1, d2)"}});
+        }
+      checks.check(built[0].n_elements > 2000,
+                   name + "the mesh compared has more elements (" +
+                     std::to_string(built[0].n_elements) +
+                     ") than one thread's share of the parallel loops");
+    }
+}
+
+
+
+// With several bad cells, the one named is the first in the order of the
+// active cells, however the threads share out the elements: a mesh
+// mirrored through a plane has every cell inverted, so the message must
+// name element 0.
+void
+check_first_inverted_cell_named(Testing::Checks &checks)
+{
+  Triangulation<2> tria;
+  GridGenerator::subdivided_hyper_cube(tria, 64);
+  GridTools::transform(
+    [](const Point<2> &p) {
+      return Point<2>(-p[0], p[1]);
+    },
+    tria);
+  DoFHandler<2> dof_handler(tria);
+  dof_handler.distribute_dofs(FE_Q<2>(1));
+  const MappingQ<2>         mapping(1);
+  const QGauss<2>           quadrature(2);
+  AffineConstraints<double> constraints;
+  constraints.close();
+  for (const unsigned int threads : {1u, numbers::invalid_unsigned_int})
+    {
+      MultithreadInfo::set_thread_limit(threads);
+      checks.check_throws<ExcUnsupportedInput>(
+        [&]() {
+          DoFHandlerAdapter<2>(mapping, dof_handler, quadrature, constraints);
+        },
+        "element 0, cell " + tria.begin_active()->id().to_string(),
+        std::string("a mirrored mesh (all ") +
+          std::to_string(tria.n_active_cells()) +
+          " cells inverted) is refused naming its first cell, built by " +
+          (threads == 1 ? "1 thread" : "all threads"));
+    }
+  MultithreadInfo::set_thread_limit();
+}
+
+
+
 int
 main()
 {
   Testing::Checks checks;
   test_all<2>(checks);
   test_all<3>(checks);
+  check_independent_of_threads<3>(true,
+                                  1,
+                                  3,
+                                  8,
+                                  SupplementalDataFormat::quadrature_gradients,
+                                  checks);
+  check_independent_of_threads<3>(
+    true,
+    1,
+    3,
+    8,
+    SupplementalDataFormat::compressed_edge_matrix,
+    checks);
+  check_independent_of_threads<2>(false,
+                                  2,
+                                  2,
+                                  48,
+                                  SupplementalDataFormat::quadrature_gradients,
+                                  checks);
+  check_first_inverted_cell_named(checks);
   return checks.exit_code();
 }

@@ -70,8 +70,8 @@ test_plans_independent_of_threads(Testing::Checks &checks)
                                      problem.constraints);
   const MeshArrays          &arrays = adapter.get_arrays();
 
-  std::vector<GlobalNZPlan> global(3);
-  std::vector<SharedNZPlan> shared(3);
+  std::vector<GlobalNZPlan> global(3), symmetric(3);
+  std::vector<SharedNZPlan> shared(3), pairs(3);
   const unsigned int thread_limits[] = {1, 4, numbers::invalid_unsigned_int};
   for (unsigned int i = 0; i < 3; ++i)
     {
@@ -82,6 +82,14 @@ test_plans_independent_of_threads(Testing::Checks &checks)
       SharedNZPlan::Parameters shared_parameters;
       shared_parameters.threads_per_block = 128;
       shared[i].reinit(arrays, shared_parameters, 3, sizeof(double), 64 * 1024);
+      global_parameters.symmetric = true;
+      symmetric[i].reinit(arrays,
+                          global_parameters,
+                          3,
+                          sizeof(double),
+                          48 * 1024);
+      shared_parameters.node_pairs = true;
+      pairs[i].reinit(arrays, shared_parameters, 3, sizeof(double), 64 * 1024);
     }
   MultithreadInfo::set_thread_limit();
 
@@ -105,31 +113,63 @@ test_plans_independent_of_threads(Testing::Checks &checks)
             a.reduction_slice_offsets == b.reduction_slice_offsets &&
             a.reduction_array == b.reduction_array,
           "same packed reduction lists"}});
-      const SharedNZPlan &c = shared[0], &d = shared[i];
+      const GlobalNZPlan &s = symmetric[0], &t = symmetric[i];
       Testing::check_rules(
         checks,
-        "SharedNZ plan built by 1 thread equals the one" +
+        "GlobalNZ plan of symmetric element data built by 1 thread equals "
+        "the one" +
           std::string(i == 1 ? " built by 4" : " built by all"),
-        {{c.owned_offsets == d.owned_offsets && c.owned_nodes == d.owned_nodes,
-          "same node parts"},
-         {c.halo_offsets == d.halo_offsets && c.halo_nodes == d.halo_nodes &&
-            c.element_offsets == d.element_offsets && c.elements == d.elements,
-          "same halos and element sets E_k"},
-         {c.block_connectivity == d.block_connectivity &&
-            c.block_slots == d.block_slots && c.n_slots == d.n_slots &&
-            c.block_supplemental == d.block_supplemental &&
-            c.block_location == d.block_location &&
-            c.block_has_constraints == d.block_has_constraints,
-          "same block element arrays and slots"},
-         {c.slice_offsets == d.slice_offsets && c.sources == d.sources &&
-            c.n_diagonal_lists == d.n_diagonal_lists,
-          "same reduction streams"},
-         {c.target_offsets == d.target_offsets && c.targets == d.targets,
-          "same targets"}});
+        {{s.upper_position == t.upper_position &&
+            s.mirror_position == t.mirror_position &&
+            s.n_value_targets == t.n_value_targets,
+          "same pairs of transposed nonzeros, numbered alike"},
+         {s.reduction_target_begin == t.reduction_target_begin &&
+            s.reduction_slice_offsets == t.reduction_slice_offsets &&
+            s.reduction_array == t.reduction_array,
+          "same packed reduction lists"}});
+      for (const bool node_pairs : {false, true})
+        {
+          const SharedNZPlan &c = (node_pairs ? pairs : shared)[0],
+                             &d = (node_pairs ? pairs : shared)[i];
+          Testing::check_rules(
+            checks,
+            std::string(node_pairs ? "SharedNZ node-pair" : "SharedNZ") +
+              " plan built by 1 thread equals the one" +
+              std::string(i == 1 ? " built by 4" : " built by all"),
+            {{c.owned_offsets == d.owned_offsets &&
+                c.owned_nodes == d.owned_nodes,
+              "same node parts"},
+             {c.halo_offsets == d.halo_offsets &&
+                c.halo_nodes == d.halo_nodes &&
+                c.element_offsets == d.element_offsets &&
+                c.elements == d.elements,
+              "same halos and element sets E_k"},
+             {c.block_connectivity == d.block_connectivity &&
+                c.block_slots == d.block_slots && c.n_slots == d.n_slots &&
+                c.block_supplemental == d.block_supplemental &&
+                c.block_location == d.block_location &&
+                c.block_has_constraints == d.block_has_constraints,
+              "same block element arrays and slots"},
+             {c.slice_offsets == d.slice_offsets && c.sources == d.sources &&
+                c.n_diagonal_lists == d.n_diagonal_lists,
+              "same reduction streams"},
+             {c.target_offsets == d.target_offsets && c.targets == d.targets,
+              "same targets"}});
+        }
     }
   checks.check(shared[0].n_blocks > 1,
                "the SharedNZ plan compared has several node parts (" +
                  std::to_string(shared[0].n_blocks) + ")");
+  checks.check(pairs[0].n_blocks > 1,
+               "the SharedNZ node-pair plan compared has several node parts (" +
+                 std::to_string(pairs[0].n_blocks) + ")");
+  checks.check(symmetric[0].n_value_targets < arrays.n_nonzeros() &&
+                 symmetric[0].n_value_targets > arrays.n_nonzeros() / 2,
+               "the symmetric GlobalNZ plan compared sums pairs of "
+               "transposed nonzeros once (" +
+                 std::to_string(symmetric[0].n_value_targets) +
+                 " targets for " + std::to_string(arrays.n_nonzeros()) +
+                 " nonzeros)");
 }
 
 

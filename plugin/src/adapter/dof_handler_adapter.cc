@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <deal.II/base/parallel.h>
+
 #include <deal.II/distributed/tria_base.h>
 
 #include <deal.II/dofs/dof_tools.h>
@@ -14,8 +16,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <exception>
 #include <limits>
+#include <memory>
+#include <mutex>
+#include <numeric>
 #include <sstream>
+#include <utility>
 
 namespace GPUAssembly
 {
@@ -201,6 +209,547 @@ namespace GPUAssembly
                           }),
              dealii::ExcInternalError());
     }
+
+
+
+    // An active cell by level and index: what a thread needs to make an
+    // iterator to any cell without walking the mesh from its start.
+    using CellIndex = std::pair<int, int>;
+
+    // The active cells in the order of their active_cell_index(), which is
+    // the element number e of the arrays.
+    template <int dim>
+    std::vector<CellIndex>
+    active_cells(const dealii::Triangulation<dim> &tria)
+    {
+      std::vector<CellIndex> cells(tria.n_active_cells());
+      for (const auto &cell : tria.active_cell_iterators())
+        cells[cell->active_cell_index()] = {cell->level(), cell->index()};
+      return cells;
+    }
+
+
+
+    // Runs body(scratch, begin, end) on subranges of the elements in
+    // parallel, each subrange with a scratch object of its own (FEValues are
+    // not shared between threads). body() returns normally or throws at the
+    // first element of its range that fails; the exception rethrown is that
+    // of the first failing element, so that a mesh with several bad cells
+    // names the same one as a serial loop would, whatever the threads.
+    template <class MakeScratch, class Body>
+    void
+    for_element_ranges(const unsigned int n_elements,
+                       const MakeScratch &make_scratch,
+                       const Body        &body)
+    {
+      std::mutex         mutex;
+      unsigned int       first_failure = n_elements;
+      std::exception_ptr failure;
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_elements,
+        [&](const unsigned int begin, const unsigned int end) {
+          auto         scratch = make_scratch();
+          unsigned int e       = begin;
+          try
+            {
+              for (; e < end; ++e)
+                body(scratch, e);
+            }
+          catch (...)
+            {
+              std::lock_guard<std::mutex> lock(mutex);
+              if (e < first_failure)
+                {
+                  first_failure = e;
+                  failure       = std::current_exception();
+                }
+            }
+        },
+        512);
+      if (failure)
+        std::rethrow_exception(failure);
+    }
+
+
+
+    // The per-element part of the arrays, in parallel over the elements:
+    // L(e, .) and S(e), with the check that no element is inverted. The
+    // values are those of the FEValues calls a serial loop makes, so they do
+    // not depend on the number of threads.
+    template <int dim>
+    void
+    read_elements(const dealii::Mapping<dim>    &mapping,
+                  const dealii::DoFHandler<dim> &dof_handler,
+                  const dealii::Quadrature<dim> &quadrature,
+                  const std::vector<CellIndex>  &cells,
+                  MeshArrays                    &a)
+    {
+      using namespace dealii;
+      const Triangulation<dim> &tria   = dof_handler.get_triangulation();
+      const FiniteElement<dim> &fe     = dof_handler.get_fe();
+      const FiniteElement<dim> &base   = fe.base_element(0);
+      const ElementLayout      &layout = a.layout;
+      const unsigned int        n_en   = layout.n_nodes;
+      const unsigned int        n_c    = layout.n_components;
+      const unsigned int        n_ed   = layout.n_dofs;
+      const bool                compressed_format =
+        a.supplemental_format == SupplementalDataFormat::compressed_edge_matrix;
+      const bool edge_matrix_format =
+        compressed_format ||
+        a.supplemental_format == SupplementalDataFormat::inverse_edge_matrix;
+
+      a.location.resize(static_cast<std::size_t>(a.n_elements) * n_ed);
+      a.supplemental.resize(static_cast<std::size_t>(a.n_elements) *
+                            a.n_supplemental);
+
+      struct Scratch
+      {
+        std::vector<types::global_dof_index> local_dofs;
+        // JxW is formed here from the Jacobian, as the mappings do: asking
+        // FEValues for it would have deal.II's debug-mode Assert on
+        // distorted cells fire before the check below, which names the
+        // cell.
+        std::unique_ptr<FEValues<dim>> fe_values;
+      };
+      for_element_ranges(
+        a.n_elements,
+        [&]() {
+          return Scratch{std::vector<types::global_dof_index>(n_ed),
+                         std::make_unique<FEValues<dim>>(mapping,
+                                                         base,
+                                                         quadrature,
+                                                         update_gradients |
+                                                           update_jacobians)};
+        },
+        [&](Scratch &scratch, const unsigned int e) {
+          const typename DoFHandler<dim>::active_cell_iterator
+            cell(&tria, cells[e].first, cells[e].second, &dof_handler);
+          cell->get_dof_indices(scratch.local_dofs);
+          for (unsigned int n = 0; n < n_en; ++n)
+            for (unsigned int c = 0; c < n_c; ++c)
+              a.location[static_cast<std::size_t>(e) * n_ed + n * n_c + c] =
+                scratch.local_dofs[fe.component_to_system_index(c, n)];
+
+          const typename Triangulation<dim>::cell_iterator tria_cell(cell);
+          FEValues<dim> &fe_values = *scratch.fe_values;
+          fe_values.reinit(tria_cell);
+          for (unsigned int q = 0; q < layout.n_q_points; ++q)
+            {
+              const double det = fe_values.jacobian(q).determinant();
+              AssertThrow(det > 0.,
+                          ExcUnsupportedInput(
+                            "element " + std::to_string(e) + ", " +
+                            describe_cell<dim>(tria_cell) +
+                            ", is inverted or degenerate: the Jacobian "
+                            "determinant at quadrature point " +
+                            std::to_string(q) + " is " + std::to_string(det) +
+                            "."));
+            }
+
+          double *const S = a.supplemental.data() +
+                            static_cast<std::size_t>(e) * a.n_supplemental;
+          if (edge_matrix_format)
+            {
+              Tensor<2, dim> edges;
+              for (unsigned int j = 0; j < dim; ++j)
+                for (unsigned int k = 0; k < dim; ++k)
+                  edges[k][j] = cell->vertex(j + 1)[k] - cell->vertex(0)[k];
+              const double det = determinant(edges);
+              AssertThrow(det > 0.,
+                          ExcUnsupportedInput(
+                            "element " + std::to_string(e) + ", " +
+                            describe_cell<dim>(tria_cell) +
+                            ", is inverted or degenerate: its edge matrix "
+                            "has determinant " +
+                            std::to_string(det) + "."));
+              if (compressed_format)
+                {
+                  const Tensor<2, dim> R_inverse =
+                    inverse_upper_triangular_factor(edges);
+                  unsigned int i_packed = 0;
+                  for (unsigned int j = 0; j < dim; ++j)
+                    for (unsigned int k = j; k < dim; ++k)
+                      S[i_packed++] = R_inverse[j][k];
+                }
+              else
+                {
+                  const Tensor<2, dim> inverse = invert(edges);
+                  for (unsigned int j = 0; j < dim; ++j)
+                    for (unsigned int k = 0; k < dim; ++k)
+                      S[j * dim + k] = inverse[j][k];
+                  S[dim * dim] = det;
+                }
+            }
+          else
+            for (unsigned int q = 0; q < layout.n_q_points; ++q)
+              {
+                double *const Sq = S + q * (1 + n_en * dim);
+                Sq[0] =
+                  quadrature.weight(q) * fe_values.jacobian(q).determinant();
+                for (unsigned int n = 0; n < n_en; ++n)
+                  {
+                    const Tensor<1, dim> grad = fe_values.shape_grad(n, q);
+                    for (unsigned int k = 0; k < dim; ++k)
+                      Sq[1 + n * dim + k] = grad[k];
+                  }
+              }
+        });
+    }
+
+
+
+    // Node numbers follow the DoF numbers of component 0, so a renumbering
+    // of the DoFHandler (Cuthill-McKee, say) carries over to the nodes.
+    // Fills n_nodes and E(e, .) from L(e, .).
+    void
+    number_nodes(MeshArrays &a)
+    {
+      const unsigned int        n_en = a.layout.n_nodes;
+      const unsigned int        n_c  = a.layout.n_components;
+      const unsigned int        n_ed = a.layout.n_dofs;
+      std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
+      for (unsigned int e = 0; e < a.n_elements; ++e)
+        for (unsigned int n = 0; n < n_en; ++n)
+          is_node_dof[a.location[static_cast<std::size_t>(e) * n_ed +
+                                 n * n_c]] = 1;
+      std::vector<index_type> node_of_dof(a.n_dofs, invalid_index);
+      a.n_nodes = 0;
+      for (unsigned int i = 0; i < a.n_dofs; ++i)
+        if (is_node_dof[i])
+          node_of_dof[i] = a.n_nodes++;
+
+      a.connectivity.resize(static_cast<std::size_t>(a.n_elements) * n_en);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_elements,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (std::size_t e = begin; e < end; ++e)
+            for (unsigned int n = 0; n < n_en; ++n)
+              a.connectivity[e * n_en + n] =
+                node_of_dof[a.location[e * n_ed + n * n_c]];
+        },
+        4096);
+    }
+
+
+
+    // The elements of every node, in increasing order (compressed lists:
+    // those of node n are entries[offsets[n], offsets[n + 1])).
+    struct NodeElements
+    {
+      std::vector<std::size_t> offsets;
+      std::vector<index_type>  entries;
+    };
+
+    NodeElements
+    node_to_elements(const MeshArrays &a)
+    {
+      const unsigned int n_en = a.layout.n_nodes;
+      NodeElements       result;
+      result.offsets.assign(a.n_nodes + 1, 0);
+      for (const index_type node : a.connectivity)
+        ++result.offsets[node + 1];
+      std::partial_sum(result.offsets.begin(),
+                       result.offsets.end(),
+                       result.offsets.begin());
+      result.entries.resize(result.offsets.back());
+      std::vector<std::size_t> fill(result.offsets.begin(),
+                                    result.offsets.end() - 1);
+      for (unsigned int e = 0; e < a.n_elements; ++e)
+        for (unsigned int n = 0; n < n_en; ++n)
+          result.entries
+            [fill[a.connectivity[static_cast<std::size_t>(e) * n_en + n]]++] =
+            e;
+      return result;
+    }
+
+
+
+    // The per-node part of the arrays, in parallel over the elements:
+    // DoFs and coordinates C(n). Elements that share a node may map its
+    // support point to coordinates that differ in the last bits; a node's
+    // coordinates are those of its last element, as in a serial loop over
+    // the cells that overwrites them, so each element writes the nodes of
+    // which it is the last element and no two threads write one node.
+    template <int dim>
+    void
+    read_nodes(const dealii::Mapping<dim>    &mapping,
+               const dealii::DoFHandler<dim> &dof_handler,
+               const std::vector<CellIndex>  &cells,
+               const NodeElements            &elements_of,
+               MeshArrays                    &a)
+    {
+      using namespace dealii;
+      const Triangulation<dim> &tria = dof_handler.get_triangulation();
+      const FiniteElement<dim> &base = dof_handler.get_fe().base_element(0);
+      const unsigned int        n_en = a.layout.n_nodes;
+      const unsigned int        n_c  = a.layout.n_components;
+      const unsigned int        n_ed = a.layout.n_dofs;
+      a.node_dofs.assign(static_cast<std::size_t>(a.n_nodes) * n_c,
+                         invalid_index);
+      a.nodal_coordinates.resize(static_cast<std::size_t>(a.n_nodes) * dim);
+
+      const auto is_last_element = [&](const index_type node,
+                                       const index_type e) {
+        return elements_of.entries[elements_of.offsets[node + 1] - 1] == e;
+      };
+      for_element_ranges(
+        a.n_elements,
+        [&]() {
+          // Maps the base element's support points to real space: these
+          // are the node coordinates C(n), in the node order of the
+          // element.
+          return std::make_unique<FEValues<dim>>(
+            mapping,
+            base,
+            Quadrature<dim>(base.get_unit_support_points()),
+            update_quadrature_points);
+        },
+        [&](std::unique_ptr<FEValues<dim>> &support_values,
+            const unsigned int              e) {
+          const index_type *const E =
+            a.connectivity.data() + static_cast<std::size_t>(e) * n_en;
+          if (std::none_of(E, E + n_en, [&](const index_type node) {
+                return is_last_element(node, e);
+              }))
+            return;
+          support_values->reinit(
+            typename Triangulation<dim>::cell_iterator(&tria,
+                                                       cells[e].first,
+                                                       cells[e].second));
+          for (unsigned int n = 0; n < n_en; ++n)
+            if (is_last_element(E[n], e))
+              {
+                const std::size_t node = E[n];
+                for (unsigned int c = 0; c < n_c; ++c)
+                  a.node_dofs[node * n_c + c] =
+                    a.location[static_cast<std::size_t>(e) * n_ed + n * n_c +
+                               c];
+                const Point<dim> &x = support_values->quadrature_point(n);
+                for (unsigned int k = 0; k < dim; ++k)
+                  a.nodal_coordinates[node * dim + k] = x[k];
+              }
+        });
+    }
+
+
+
+    // Whether every constraint is of the form x_i = g_i: then
+    // DoFTools::make_sparsity_pattern couples exactly the DoFs of nodes
+    // that share an element (AffineConstraints::add_entries_local_to_global
+    // adds the free DoFs of a cell among themselves, and for a constrained
+    // DoF its whole row and column, or with keep_constrained_dofs false its
+    // diagonal alone), which make_pattern_from_node_graph() builds without
+    // deal.II's DynamicSparsityPattern.
+    bool
+    constraints_are_dirichlet(
+      const dealii::AffineConstraints<double> &constraints)
+    {
+      const auto &lines = constraints.get_lines();
+      return std::all_of(lines.begin(), lines.end(), [](const auto &line) {
+        return line.entries.empty();
+      });
+    }
+
+
+
+    // The CSR pattern of DoFTools::make_sparsity_pattern() for Dirichlet
+    // constraints, from the nodes sharing an element with each node: row
+    // (n, c) holds the DoFs of those nodes, sorted, less (with
+    // keep_constrained_dofs false) the couplings of constrained DoFs other
+    // than the diagonal. The rows of a node are independent of all others,
+    // so they are counted and then filled in parallel; the result is the
+    // same set of sorted columns per row as deal.II's, whatever the threads.
+    void
+    make_pattern_from_node_graph(const NodeElements &elements_of, MeshArrays &a)
+    {
+      const unsigned int n_en = a.layout.n_nodes;
+      const unsigned int n_c  = a.layout.n_components;
+      const bool         keep = a.keep_constrained_dofs;
+
+      // The DoFs of the nodes sharing an element with node n, sorted.
+      const auto neighbor_dofs = [&](const unsigned int       n,
+                                     std::vector<index_type> &nodes,
+                                     std::vector<index_type> &dofs) {
+        nodes.clear();
+        for (std::size_t i = elements_of.offsets[n];
+             i < elements_of.offsets[n + 1];
+             ++i)
+          {
+            const auto first =
+              a.connectivity.begin() +
+              static_cast<std::size_t>(elements_of.entries[i]) * n_en;
+            nodes.insert(nodes.end(), first, first + n_en);
+          }
+        std::sort(nodes.begin(), nodes.end());
+        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+        dofs.clear();
+        for (const index_type m : nodes)
+          dofs.insert(dofs.end(),
+                      a.node_dofs.begin() + static_cast<std::size_t>(m) * n_c,
+                      a.node_dofs.begin() +
+                        static_cast<std::size_t>(m + 1) * n_c);
+        std::sort(dofs.begin(), dofs.end());
+      };
+      // Whether (row, column) is in the pattern; the columns are coupled
+      // to the row through an element.
+      const auto coupled = [&](const index_type row, const index_type column) {
+        return keep || row == column ||
+               (!a.dof_is_constrained[row] && !a.dof_is_constrained[column]);
+      };
+
+      // Row lengths, at row_offsets[row + 1] before the prefix sum.
+      a.row_offsets.assign(a.n_dofs + 1, 0);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_nodes,
+        [&](const unsigned int begin, const unsigned int end) {
+          std::vector<index_type> nodes, dofs;
+          for (unsigned int n = begin; n < end; ++n)
+            {
+              neighbor_dofs(n, nodes, dofs);
+              for (unsigned int c = 0; c < n_c; ++c)
+                {
+                  const index_type row =
+                    a.node_dofs[static_cast<std::size_t>(n) * n_c + c];
+                  a.row_offsets[row + 1] =
+                    std::count_if(dofs.begin(),
+                                  dofs.end(),
+                                  [&](const index_type column) {
+                                    return coupled(row, column);
+                                  });
+                }
+            }
+        },
+        1024);
+      std::size_t n_nonzeros = 0;
+      for (unsigned int row = 0; row < a.n_dofs; ++row)
+        {
+          n_nonzeros += a.row_offsets[row + 1];
+          AssertThrow(n_nonzeros < static_cast<std::size_t>(
+                                     std::numeric_limits<index_type>::max()),
+                      ExcUnsupportedInput(
+                        "the sparsity pattern has more nonzeros "
+                        "than 32-bit indices can address."));
+          a.row_offsets[row + 1] = n_nonzeros;
+        }
+
+      a.column_indices.resize(n_nonzeros);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_nodes,
+        [&](const unsigned int begin, const unsigned int end) {
+          std::vector<index_type> nodes, dofs;
+          for (unsigned int n = begin; n < end; ++n)
+            {
+              neighbor_dofs(n, nodes, dofs);
+              for (unsigned int c = 0; c < n_c; ++c)
+                {
+                  const index_type row =
+                    a.node_dofs[static_cast<std::size_t>(n) * n_c + c];
+                  std::copy_if(dofs.begin(),
+                               dofs.end(),
+                               a.column_indices.begin() + a.row_offsets[row],
+                               [&](const index_type column) {
+                                 return coupled(row, column);
+                               });
+                }
+            }
+        },
+        1024);
+    }
+
+
+
+    // The pattern is deal.II's own, so that it is identical by construction
+    // to what a deal.II program would use for the same constraints.
+    template <int dim>
+    void
+    make_pattern_with_dof_tools(
+      const dealii::DoFHandler<dim>           &dof_handler,
+      const dealii::AffineConstraints<double> &constraints,
+      MeshArrays                              &a)
+    {
+      dealii::DynamicSparsityPattern dsp(a.n_dofs);
+      dealii::DoFTools::make_sparsity_pattern(dof_handler,
+                                              dsp,
+                                              constraints,
+                                              a.keep_constrained_dofs);
+      AssertThrow(dsp.n_nonzero_elements() <
+                    static_cast<std::size_t>(
+                      std::numeric_limits<index_type>::max()),
+                  ExcUnsupportedInput("the sparsity pattern has more nonzeros "
+                                      "than 32-bit indices can address."));
+      a.row_offsets.resize(a.n_dofs + 1);
+      a.column_indices.resize(dsp.n_nonzero_elements());
+      a.row_offsets[0] = 0;
+      for (unsigned int row = 0; row < a.n_dofs; ++row)
+        {
+          index_type k = a.row_offsets[row];
+          for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
+            a.column_indices[k++] = entry->column();
+          a.row_offsets[row + 1] = k;
+        }
+    }
+
+
+
+    // K(e, d1, d2), in parallel over the elements: each element's entries
+    // are found in the rows of its DoFs independently of the others. An
+    // element's DoFs are sorted once, so that each of its rows is walked
+    // once from left to right instead of searched for every column.
+    void
+    fill_nonzero_map(MeshArrays &a)
+    {
+      const unsigned int n_ed = a.layout.n_dofs;
+      a.nonzero_map.resize(static_cast<std::size_t>(a.n_elements) * n_ed *
+                           n_ed);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_elements,
+        [&](const unsigned int begin, const unsigned int end) {
+          // (DoF, local index) of the element's DoFs, by DoF.
+          std::vector<std::pair<index_type, unsigned int>> columns(n_ed);
+          for (unsigned int e = begin; e < end; ++e)
+            {
+              const index_type *const L =
+                a.location.data() + static_cast<std::size_t>(e) * n_ed;
+              for (unsigned int j = 0; j < n_ed; ++j)
+                columns[j] = {L[j], j};
+              std::sort(columns.begin(), columns.end());
+              for (unsigned int i = 0; i < n_ed; ++i)
+                {
+                  const index_type row = L[i];
+                  index_type      *K =
+                    a.nonzero_map.data() +
+                    (static_cast<std::size_t>(e) * n_ed + i) * n_ed;
+                  index_type       position = a.row_offsets[row];
+                  const index_type row_end  = a.row_offsets[row + 1];
+                  for (const auto &[col, j] : columns)
+                    {
+                      const bool dropped = !a.keep_constrained_dofs &&
+                                           row != col &&
+                                           (a.dof_is_constrained[row] ||
+                                            a.dof_is_constrained[col]);
+                      if (dropped)
+                        {
+                          K[j] = invalid_index;
+                          continue;
+                        }
+                      while (position < row_end &&
+                             a.column_indices[position] < col)
+                        ++position;
+                      Assert(position < row_end &&
+                               a.column_indices[position] == col,
+                             ExcInternalError());
+                      K[j] = position;
+                    }
+                }
+            }
+        },
+        1024);
+    }
   } // namespace
 
 
@@ -320,196 +869,24 @@ namespace GPUAssembly
 
     read_constraints(constraints, a);
 
-    const unsigned int n_en = layout.n_nodes;
-    const unsigned int n_c  = layout.n_components;
-    const unsigned int n_ed = layout.n_dofs;
-
-    // Node numbers follow the DoF numbers of component 0, so a renumbering
-    // of the DoFHandler (Cuthill-McKee, say) carries over to the nodes.
-    std::vector<types::global_dof_index> local_dofs(n_ed);
-    std::vector<bool>                    is_node_dof(a.n_dofs, false);
-    for (const auto &cell : dof_handler.active_cell_iterators())
-      {
-        cell->get_dof_indices(local_dofs);
-        for (unsigned int n = 0; n < n_en; ++n)
-          is_node_dof[local_dofs[fe.component_to_system_index(0, n)]] = true;
-      }
-    std::vector<index_type> node_of_dof(a.n_dofs, invalid_index);
-    for (unsigned int i = 0; i < a.n_dofs; ++i)
-      if (is_node_dof[i])
-        node_of_dof[i] = a.n_nodes++;
-
-    a.connectivity.resize(static_cast<std::size_t>(a.n_elements) * n_en);
-    a.location.resize(static_cast<std::size_t>(a.n_elements) * n_ed);
-    a.node_dofs.assign(static_cast<std::size_t>(a.n_nodes) * n_c,
-                       invalid_index);
-    a.nodal_coordinates.resize(static_cast<std::size_t>(a.n_nodes) * dim);
-
     if (compressed_format)
       a.n_supplemental = dim * (dim + 1) / 2;
     else if (edge_matrix_format)
       a.n_supplemental = dim * dim + 1;
     else
-      a.n_supplemental = layout.n_q_points * (1 + n_en * dim);
-    a.supplemental.resize(static_cast<std::size_t>(a.n_elements) *
-                          a.n_supplemental);
+      a.n_supplemental = layout.n_q_points * (1 + layout.n_nodes * dim);
 
-    // JxW is formed here from the Jacobian, as the mappings do: asking
-    // FEValues for it would have deal.II's debug-mode Assert on distorted
-    // cells fire before the check below, which names the cell.
-    FEValues<dim> fe_values(mapping,
-                            base,
-                            quadrature,
-                            update_gradients | update_jacobians);
-    // Maps the base element's support points to real space: these are the
-    // node coordinates C(n), in the node order of the element.
-    FEValues<dim> support_values(mapping,
-                                 base,
-                                 Quadrature<dim>(
-                                   base.get_unit_support_points()),
-                                 update_quadrature_points);
+    const std::vector<CellIndex> cells = active_cells(tria);
+    read_elements(mapping, dof_handler, quadrature, cells, a);
+    number_nodes(a);
+    const NodeElements elements_of = node_to_elements(a);
+    read_nodes(mapping, dof_handler, cells, elements_of, a);
 
-    for (const auto &cell : dof_handler.active_cell_iterators())
-      {
-        const unsigned int e = cell->active_cell_index();
-        cell->get_dof_indices(local_dofs);
-        const typename Triangulation<dim>::cell_iterator tria_cell(cell);
-        support_values.reinit(tria_cell);
-        fe_values.reinit(tria_cell);
-
-        for (unsigned int n = 0; n < n_en; ++n)
-          {
-            const index_type node =
-              node_of_dof[local_dofs[fe.component_to_system_index(0, n)]];
-            a.connectivity[static_cast<std::size_t>(e) * n_en + n] = node;
-            for (unsigned int c = 0; c < n_c; ++c)
-              {
-                const auto dof = local_dofs[fe.component_to_system_index(c, n)];
-                a.location[static_cast<std::size_t>(e) * n_ed + n * n_c + c] =
-                  dof;
-                a.node_dofs[static_cast<std::size_t>(node) * n_c + c] = dof;
-              }
-            const Point<dim> &x = support_values.quadrature_point(n);
-            for (unsigned int k = 0; k < dim; ++k)
-              a.nodal_coordinates[static_cast<std::size_t>(node) * dim + k] =
-                x[k];
-          }
-
-        for (unsigned int q = 0; q < layout.n_q_points; ++q)
-          {
-            const double det = fe_values.jacobian(q).determinant();
-            AssertThrow(det > 0.,
-                        ExcUnsupportedInput(
-                          "element " + std::to_string(e) + ", " +
-                          describe_cell<dim>(tria_cell) +
-                          ", is inverted or degenerate: the Jacobian "
-                          "determinant at quadrature point " +
-                          std::to_string(q) + " is " + std::to_string(det) +
-                          "."));
-          }
-
-        double *const S = a.supplemental.data() +
-                          static_cast<std::size_t>(e) * a.n_supplemental;
-        if (edge_matrix_format)
-          {
-            Tensor<2, dim> edges;
-            for (unsigned int j = 0; j < dim; ++j)
-              for (unsigned int k = 0; k < dim; ++k)
-                edges[k][j] = cell->vertex(j + 1)[k] - cell->vertex(0)[k];
-            const double det = determinant(edges);
-            AssertThrow(det > 0.,
-                        ExcUnsupportedInput(
-                          "element " + std::to_string(e) + ", " +
-                          describe_cell<dim>(tria_cell) +
-                          ", is inverted or degenerate: its edge matrix has "
-                          "determinant " +
-                          std::to_string(det) + "."));
-            if (compressed_format)
-              {
-                const Tensor<2, dim> R_inverse =
-                  inverse_upper_triangular_factor(edges);
-                unsigned int i_packed = 0;
-                for (unsigned int j = 0; j < dim; ++j)
-                  for (unsigned int k = j; k < dim; ++k)
-                    S[i_packed++] = R_inverse[j][k];
-              }
-            else
-              {
-                const Tensor<2, dim> inverse = invert(edges);
-                for (unsigned int j = 0; j < dim; ++j)
-                  for (unsigned int k = 0; k < dim; ++k)
-                    S[j * dim + k] = inverse[j][k];
-                S[dim * dim] = det;
-              }
-          }
-        else
-          for (unsigned int q = 0; q < layout.n_q_points; ++q)
-            {
-              double *const Sq = S + q * (1 + n_en * dim);
-              Sq[0] =
-                quadrature.weight(q) * fe_values.jacobian(q).determinant();
-              for (unsigned int n = 0; n < n_en; ++n)
-                {
-                  const Tensor<1, dim> grad = fe_values.shape_grad(n, q);
-                  for (unsigned int k = 0; k < dim; ++k)
-                    Sq[1 + n * dim + k] = grad[k];
-                }
-            }
-      }
-
-    // The pattern is deal.II's own, so that it is identical by construction
-    // to what a deal.II program would use for the same constraints.
-    DynamicSparsityPattern dsp(a.n_dofs);
-    DoFTools::make_sparsity_pattern(dof_handler,
-                                    dsp,
-                                    constraints,
-                                    additional_data.keep_constrained_dofs);
-    AssertThrow(dsp.n_nonzero_elements() <
-                  static_cast<std::size_t>(
-                    std::numeric_limits<index_type>::max()),
-                ExcUnsupportedInput("the sparsity pattern has more nonzeros "
-                                    "than 32-bit indices can address."));
-    a.row_offsets.resize(a.n_dofs + 1);
-    a.column_indices.resize(dsp.n_nonzero_elements());
-    a.row_offsets[0] = 0;
-    for (unsigned int row = 0; row < a.n_dofs; ++row)
-      {
-        index_type k = a.row_offsets[row];
-        for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
-          a.column_indices[k++] = entry->column();
-        a.row_offsets[row + 1] = k;
-      }
-
-    a.nonzero_map.resize(static_cast<std::size_t>(a.n_elements) * n_ed * n_ed);
-    for (unsigned int e = 0; e < a.n_elements; ++e)
-      {
-        const index_type *const L =
-          a.location.data() + static_cast<std::size_t>(e) * n_ed;
-        for (unsigned int i = 0; i < n_ed; ++i)
-          {
-            const index_type row = L[i];
-            const auto       row_begin =
-              a.column_indices.begin() + a.row_offsets[row];
-            const auto row_end =
-              a.column_indices.begin() + a.row_offsets[row + 1];
-            for (unsigned int j = 0; j < n_ed; ++j)
-              {
-                const index_type col = L[j];
-                const bool       dropped =
-                  !a.keep_constrained_dofs && row != col &&
-                  (a.dof_is_constrained[row] || a.dof_is_constrained[col]);
-                index_type position = invalid_index;
-                if (!dropped)
-                  {
-                    const auto it = std::lower_bound(row_begin, row_end, col);
-                    Assert(it != row_end && *it == col, ExcInternalError());
-                    position = it - a.column_indices.begin();
-                  }
-                a.nonzero_map[(static_cast<std::size_t>(e) * n_ed + i) * n_ed +
-                              j] = position;
-              }
-          }
-      }
+    if (constraints_are_dirichlet(constraints))
+      make_pattern_from_node_graph(elements_of, a);
+    else
+      make_pattern_with_dof_tools(dof_handler, constraints, a);
+    fill_nonzero_map(a);
 
     arrays = std::move(a);
   }

@@ -82,6 +82,78 @@ namespace GPUAssembly
       unsigned int        dim;
       std::vector<double> lower, upper;
     };
+
+
+
+    // The targets of symmetric element data: one per pair of transposed
+    // nonzeros, numbered in row order of its upper member (a nonzero below
+    // the diagonal whose transpose exists is summed from there). Rows are
+    // taken in fixed chunks: each chunk lists its targets in parallel, and
+    // the lists are numbered and concatenated in chunk order, so the
+    // numbering is that of a serial sweep over the rows whatever the
+    // threads.
+    template <class PositionOf>
+    void
+    build_symmetric_targets(const MeshArrays        &arrays,
+                            const PositionOf        &position_of,
+                            std::vector<index_type> &target_of_position,
+                            std::vector<index_type> &upper_position,
+                            std::vector<index_type> &mirror_position)
+    {
+      constexpr unsigned int chunk    = 4096;
+      const unsigned int     n_rows   = arrays.n_dofs;
+      const unsigned int     n_chunks = (n_rows + chunk - 1) / chunk;
+      // (position, position of the transpose or -1) of each chunk's targets.
+      std::vector<std::vector<std::pair<index_type, index_type>>> targets(
+        n_chunks);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_chunks,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int c = begin; c < end; ++c)
+            for (unsigned int row = c * chunk;
+                 row < std::min(n_rows, (c + 1) * chunk);
+                 ++row)
+              for (index_type p = arrays.row_offsets[row];
+                   p < arrays.row_offsets[row + 1];
+                   ++p)
+                {
+                  const index_type column = arrays.column_indices[p];
+                  const index_type mirror =
+                    column == static_cast<index_type>(row) ?
+                      -1 :
+                      position_of(column, row);
+                  // Below the diagonal with a transpose: summed from there.
+                  if (column < static_cast<index_type>(row) && mirror >= 0)
+                    continue;
+                  targets[c].emplace_back(p, mirror);
+                }
+        },
+        1);
+      std::vector<std::size_t> chunk_start(n_chunks + 1, 0);
+      for (unsigned int c = 0; c < n_chunks; ++c)
+        chunk_start[c + 1] = chunk_start[c] + targets[c].size();
+      upper_position.resize(chunk_start.back());
+      mirror_position.resize(chunk_start.back());
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_chunks,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int c = begin; c < end; ++c)
+            {
+              std::size_t target = chunk_start[c];
+              for (const auto &[p, mirror] : targets[c])
+                {
+                  target_of_position[p]   = target;
+                  upper_position[target]  = p;
+                  mirror_position[target] = mirror;
+                  ++target;
+                }
+              std::vector<std::pair<index_type, index_type>>().swap(targets[c]);
+            }
+        },
+        1);
+    }
   } // namespace
 
 
@@ -371,22 +443,11 @@ namespace GPUAssembly
                         "GlobalNZ: symmetric element data need the column "
                         "indices of each row sorted."));
         target_of_position.assign(n_nonzeros, -1);
-        for (unsigned int row = 0; row < n_dofs; ++row)
-          for (index_type p = arrays.row_offsets[row];
-               p < arrays.row_offsets[row + 1];
-               ++p)
-            {
-              const index_type column = arrays.column_indices[p];
-              const index_type mirror = column == static_cast<index_type>(row) ?
-                                          -1 :
-                                          position_of(column, row);
-              // Below the diagonal with a transpose: summed from there.
-              if (column < static_cast<index_type>(row) && mirror >= 0)
-                continue;
-              target_of_position[p] = upper_position.size();
-              upper_position.push_back(p);
-              mirror_position.push_back(mirror);
-            }
+        build_symmetric_targets(arrays,
+                                position_of,
+                                target_of_position,
+                                upper_position,
+                                mirror_position);
         n_value_targets = upper_position.size();
       }
     else
