@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Benchmark of one re-assembly of 3D linear elasticity on linear tetrahedra:
+// Benchmark of one re-assembly of 3D linear elasticity on linear tetrahedra
+// (or trilinear hexahedra with hanging nodes):
 // every GPU method against deal.II's own CPU assembly (FEValues + WorkStream
 // + AffineConstraints::distribute_local_to_global on all host cores), with
 // the effective bandwidth of each GPU method by its byte model (the bytes it
@@ -20,6 +21,11 @@
 //                 DeviceAssembler::AdditionalData::Tuning for every method
 //                 run, e.g. --tune shared_nz.threads_per_block=128; the
 //                 names are listed by --tune help)
+//                 --hanging-nodes (trilinear hexahedra instead, a cube of
+//                 n^3 with the octant at the origin refined once: hanging
+//                 nodes, whose constraints every method and deal.II's
+//                 assembly honour; the share of constrained DoFs is
+//                 printed)
 //                 --skip-dealii (no CPU peer, for profiling runs)
 //                 --plans-only (no GPU needed: time the adapter and the
 //                 host construction of the GlobalNZ and SharedNZ plans for
@@ -39,10 +45,12 @@
 #include <deal.II/dofs/dof_renumbering.h>
 #include <deal.II/dofs/dof_tools.h>
 
+#include <deal.II/fe/fe_q.h>
 #include <deal.II/fe/fe_simplex_p.h>
 #include <deal.II/fe/fe_system.h>
 #include <deal.II/fe/fe_values.h>
 #include <deal.II/fe/mapping_fe.h>
+#include <deal.II/fe/mapping_q.h>
 
 #include <deal.II/grid/grid_generator.h>
 #include <deal.II/grid/tria.h>
@@ -57,6 +65,7 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/engine/constraints/plan.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
@@ -69,6 +78,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <numeric>
 
 using namespace dealii;
@@ -343,11 +353,43 @@ namespace
   // Bytes a method must move at least for one re-assembly: the element
   // data where they leave the chip, the plan's arrays it reads, the inputs
   // and the output.
+  // Bytes the constraint stage moves, after any method: the inputs of the
+  // elements that touch lines with entries, their raw element data written
+  // and read, the weighted lists, and a read-modify-write of each target.
+  template <typename Number>
+  double
+  constraint_stage_bytes(const ConstraintPlan &plan)
+  {
+    const double s    = sizeof(Number);
+    const double n_c  = plan.elements.size();
+    const double n_ed = plan.n_dofs_per_element;
+    return n_c * (plan.n_supplemental * s +
+                  plan.n_nodes_per_element * sizeof(int)) +
+           2. * n_c * (n_ed * n_ed + n_ed) * s +
+           plan.sources.size() * (sizeof(int) + s) +
+           plan.targets.size() * (2. * s + 2. * sizeof(int) + 1);
+  }
+
+
+
   template <typename Number>
   double
   byte_model(const AssemblyMethod                method,
              const MeshArrays                   &arrays,
-             const DeviceAssembler<dim, Number> &assembler)
+             const DeviceAssembler<dim, Number> &assembler,
+             const ConstraintPlan               &constraint_plan)
+  {
+    return method_bytes(method, arrays, assembler) +
+           constraint_stage_bytes<Number>(constraint_plan);
+  }
+
+
+
+  template <typename Number>
+  double
+  method_bytes(const AssemblyMethod                method,
+               const MeshArrays                   &arrays,
+               const DeviceAssembler<dim, Number> &assembler)
   {
     const double n_el   = arrays.n_elements;
     const double n_ed   = arrays.layout.n_dofs;
@@ -574,6 +616,10 @@ namespace
         plan.reinit(arrays,
                     variant.method == AssemblyMethod::local_elem_colored);
       }
+    // DeviceAssembler::reinit() builds the constraint plan too (empty
+    // without constraint lines with entries).
+    ConstraintPlan constraint_plan;
+    constraint_plan.reinit(arrays);
     return seconds_since(start);
   }
 
@@ -598,6 +644,8 @@ namespace
     DeviceCSRMatrix<Number> matrix;
     matrix.reinit(arrays);
     DeviceVector<Number> rhs(arrays.n_dofs);
+    ConstraintPlan       constraint_plan;
+    constraint_plan.reinit(arrays);
 
     for (const Variant &variant : all_variants)
       {
@@ -647,7 +695,7 @@ namespace
 
         Row row{variant.name,
                 seconds,
-                byte_model(method, arrays, assembler),
+                byte_model(method, arrays, assembler, constraint_plan),
                 setup,
                 double(assembler.device_memory_consumption())};
         row.plan_seconds   = plan_seconds;
@@ -825,10 +873,11 @@ main(int argc, char **argv)
   try
     {
       std::vector<unsigned int>                       sizes;
-      std::string                                     precision   = "both";
-      unsigned int                                    repetitions = 10;
-      bool                                            with_dealii = true;
-      bool                                            plans_only  = false;
+      std::string                                     precision     = "both";
+      unsigned int                                    repetitions   = 10;
+      bool                                            with_dealii   = true;
+      bool                                            plans_only    = false;
+      bool                                            hanging_nodes = false;
       std::vector<std::string>                        methods;
       Tuning                                          tuning;
       typename DoFHandlerAdapter<dim>::AdditionalData adapter_data;
@@ -857,6 +906,8 @@ main(int argc, char **argv)
             }
           else if (argument == "--tune" && i + 1 < argc)
             set_tuning_value(tuning, argv[++i]);
+          else if (argument == "--hanging-nodes")
+            hanging_nodes = true;
           else if (argument == "--skip-dealii")
             with_dealii = false;
           else if (argument == "--plans-only")
@@ -905,14 +956,42 @@ main(int argc, char **argv)
         {
           auto               start = std::chrono::steady_clock::now();
           Triangulation<dim> tria;
-          GridGenerator::subdivided_hyper_cube_with_simplices(tria, n);
-          const FESystem<dim>      fe(FE_SimplexP<dim>(1), dim);
-          const MappingFE<dim>     mapping(FE_SimplexP<dim>(1));
-          const QGaussSimplex<dim> quadrature(1);
-          DoFHandler<dim>          dof_handler(tria);
+          std::unique_ptr<FiniteElement<dim>> fe_pointer;
+          std::unique_ptr<Mapping<dim>>       mapping_pointer;
+          std::unique_ptr<Quadrature<dim>>    quadrature_pointer;
+          if (hanging_nodes)
+            {
+              // Trilinear hexahedra, the octant at the origin refined once:
+              // hanging nodes on its three inner faces.
+              GridGenerator::subdivided_hyper_cube(tria, n);
+              for (const auto &cell : tria.active_cell_iterators())
+                {
+                  const Point<dim> c = cell->center();
+                  if (c[0] < 0.5 && c[1] < 0.5 && c[2] < 0.5)
+                    cell->set_refine_flag();
+                }
+              tria.execute_coarsening_and_refinement();
+              fe_pointer = std::make_unique<FESystem<dim>>(FE_Q<dim>(1), dim);
+              mapping_pointer    = std::make_unique<MappingQ<dim>>(1);
+              quadrature_pointer = std::make_unique<QGauss<dim>>(2);
+            }
+          else
+            {
+              GridGenerator::subdivided_hyper_cube_with_simplices(tria, n);
+              fe_pointer =
+                std::make_unique<FESystem<dim>>(FE_SimplexP<dim>(1), dim);
+              mapping_pointer =
+                std::make_unique<MappingFE<dim>>(FE_SimplexP<dim>(1));
+              quadrature_pointer = std::make_unique<QGaussSimplex<dim>>(1);
+            }
+          const FiniteElement<dim> &fe         = *fe_pointer;
+          const Mapping<dim>       &mapping    = *mapping_pointer;
+          const Quadrature<dim>    &quadrature = *quadrature_pointer;
+          DoFHandler<dim>           dof_handler(tria);
           dof_handler.distribute_dofs(fe);
           DoFRenumbering::Cuthill_McKee(dof_handler);
           AffineConstraints<double> constraints;
+          DoFTools::make_hanging_node_constraints(dof_handler, constraints);
           VectorTools::interpolate_boundary_values(mapping,
                                                    dof_handler,
                                                    0,
@@ -921,9 +1000,23 @@ main(int argc, char **argv)
                                                    constraints);
           constraints.close();
           std::cout << "\nMesh n = " << n << ": " << tria.n_active_cells()
-                    << " tetrahedra, " << dof_handler.n_dofs()
+                    << (hanging_nodes ? " hexahedra" : " tetrahedra") << ", "
+                    << dof_handler.n_dofs()
                     << " unknowns (mesh and DoFs: " << seconds_since(start)
                     << " s)" << std::endl;
+          if (hanging_nodes)
+            {
+              unsigned int n_hanging = 0;
+              for (const auto &line : constraints.get_lines())
+                n_hanging += !line.entries.empty();
+              std::cout << "Constrained DoFs: " << constraints.n_constraints()
+                        << " ("
+                        << 100. * constraints.n_constraints() /
+                             dof_handler.n_dofs()
+                        << " %), of which hanging: " << n_hanging << " ("
+                        << 100. * n_hanging / dof_handler.n_dofs() << " %)"
+                        << std::endl;
+            }
 
           start = std::chrono::steady_clock::now();
           const DoFHandlerAdapter<dim> adapter(mapping,
@@ -1007,7 +1100,9 @@ main(int argc, char **argv)
                               0.,
                               0.});
               print_table(std::to_string(tria.n_active_cells()) +
-                            " tetrahedra, 3D elasticity, " + p + ", " +
+                            (hanging_nodes ? " hexahedra with hanging nodes" :
+                                             " tetrahedra") +
+                            ", 3D elasticity, " + p + ", " +
                             std::to_string(arrays.n_nonzeros()) + " nonzeros",
                           rows,
                           arrays.n_nonzeros(),
