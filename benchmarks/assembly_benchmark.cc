@@ -374,19 +374,6 @@ namespace
 
   template <typename Number>
   double
-  byte_model(const AssemblyMethod                method,
-             const MeshArrays                   &arrays,
-             const DeviceAssembler<dim, Number> &assembler,
-             const ConstraintPlan               &constraint_plan)
-  {
-    return method_bytes(method, arrays, assembler) +
-           constraint_stage_bytes<Number>(constraint_plan);
-  }
-
-
-
-  template <typename Number>
-  double
   method_bytes(const AssemblyMethod                method,
                const MeshArrays                   &arrays,
                const DeviceAssembler<dim, Number> &assembler)
@@ -455,6 +442,19 @@ namespace
     return inputs + nodal * n_el * arrays.layout.n_nodes * dim * s +
            n_el * (n_ed * n_ed + n_ed) * sizeof(int) + 2. * n_el * n_ent * s +
            2. * n_el * n_ent * s;
+  }
+
+
+
+  template <typename Number>
+  double
+  byte_model(const AssemblyMethod                method,
+             const MeshArrays                   &arrays,
+             const DeviceAssembler<dim, Number> &assembler,
+             const ConstraintPlan               &constraint_plan)
+  {
+    return method_bytes(method, arrays, assembler) +
+           constraint_stage_bytes<Number>(constraint_plan);
   }
 
 
