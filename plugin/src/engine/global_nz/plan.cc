@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/parallel.h>
+#include <deal.II/base/thread_management.h>
 
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
@@ -321,16 +322,32 @@ namespace GPUAssembly
     for (unsigned int s = 0; s < arrays.n_elements; ++s)
       slot_of[order[s]] = s;
 
-    block_connectivity.assign(static_cast<std::size_t>(n_element_blocks) *
-                                n_en * B,
-                              0);
-    block_supplemental.assign(static_cast<std::size_t>(n_element_blocks) *
-                                n_supplemental * B,
-                              0.);
-    block_location.assign(static_cast<std::size_t>(n_element_blocks) * n_ed * B,
-                          0);
-    block_has_constraints.assign(static_cast<std::size_t>(n_element_blocks) * B,
-                                 0);
+    // The block element arrays are sized by tasks while the clusters are
+    // found: sizing zero-fills an array on one thread (the first touch of
+    // its pages), and so the four overlap each other and the parallel work.
+    // The tasks are waited for before the arrays are filled, and, also on
+    // an exception, before this function returns.
+    dealii::Threads::TaskGroup<void> size_block_arrays;
+    size_block_arrays += dealii::Threads::new_task([&]() {
+      block_connectivity.assign(static_cast<std::size_t>(n_element_blocks) *
+                                  n_en * B,
+                                0);
+    });
+    size_block_arrays += dealii::Threads::new_task([&]() {
+      block_supplemental.assign(static_cast<std::size_t>(n_element_blocks) *
+                                  n_supplemental * B,
+                                0.);
+    });
+    size_block_arrays += dealii::Threads::new_task([&]() {
+      block_location.assign(static_cast<std::size_t>(n_element_blocks) * n_ed *
+                              B,
+                            0);
+    });
+    size_block_arrays += dealii::Threads::new_task([&]() {
+      block_has_constraints.assign(static_cast<std::size_t>(n_element_blocks) *
+                                     B,
+                                   0);
+    });
 
     // N_k of every cluster, found once in parallel, then concatenated in
     // parallel while the block element matrices are filled.
@@ -372,6 +389,7 @@ namespace GPUAssembly
                   "in the device's shared memory; use fewer elements per "
                   "block."));
     cluster_nodes.resize(cluster_node_offsets.back());
+    size_block_arrays.join_all();
     dealii::parallel::apply_to_subranges(
       0u,
       n_element_blocks,
