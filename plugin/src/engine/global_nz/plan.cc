@@ -12,6 +12,8 @@
 #include <limits>
 #include <numeric>
 
+#include "../shared_nz/node_graph.h"
+
 namespace GPUAssembly
 {
   namespace
@@ -510,21 +512,11 @@ namespace GPUAssembly
           node_of_dof[dof]      = n;
           component_of_dof[dof] = c;
         }
-    std::vector<std::size_t> elements_of_offsets(arrays.n_nodes + 1, 0);
-    for (const index_type node : arrays.connectivity)
-      ++elements_of_offsets[node + 1];
-    std::partial_sum(elements_of_offsets.begin(),
-                     elements_of_offsets.end(),
-                     elements_of_offsets.begin());
-    std::vector<index_type> elements_of(elements_of_offsets.back());
-    {
-      std::vector<std::size_t> fill(elements_of_offsets.begin(),
-                                    elements_of_offsets.end() - 1);
-      for (unsigned int e = 0; e < arrays.n_elements; ++e)
-        for (unsigned int a = 0; a < n_en; ++a)
-          elements_of[fill[arrays.connectivity
-                             [static_cast<std::size_t>(e) * n_en + a]]++] = e;
-    }
+    // The elements of every node, in increasing order.
+    const internal::SharedNZ::Csr node_elements =
+      internal::SharedNZ::node_to_elements(arrays);
+    const std::vector<std::size_t> &elements_of_offsets = node_elements.offsets;
+    const std::vector<index_type>  &elements_of         = node_elements.entries;
     const auto entry = [&](const unsigned int d1, const unsigned int d2) {
       return parameters.symmetric ?
                SymmetricElementOutput<double>::packed_index(n_ed, d1, d2) :
