@@ -2,6 +2,10 @@
 #include <deal.II/base/parallel.h>
 #include <deal.II/base/thread_management.h>
 
+#ifdef DEAL_II_WITH_TBB
+#  include <tbb/parallel_sort.h>
+#endif
+
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
 #include <gpu_assembly/engine/packing.h>
@@ -168,21 +172,33 @@ namespace GPUAssembly
     const unsigned int n_nodes = arrays.layout.n_nodes;
     const MortonKey    morton(arrays);
     std::vector<std::pair<std::uint64_t, index_type>> keys(arrays.n_elements);
-    for (unsigned int e = 0; e < arrays.n_elements; ++e)
-      keys[e] = {
-        morton([&](const unsigned int k) {
-          double centroid = 0;
-          for (unsigned int a = 0; a < n_nodes; ++a)
-            centroid +=
-              arrays.nodal_coordinates
-                [arrays
-                     .connectivity[static_cast<std::size_t>(e) * n_nodes + a] *
-                   dim +
-                 k];
-          return centroid / n_nodes;
-        }),
-        static_cast<index_type>(e)};
+    dealii::parallel::apply_to_subranges(
+      0u,
+      arrays.n_elements,
+      [&](const unsigned int begin, const unsigned int end) {
+        for (unsigned int e = begin; e < end; ++e)
+          keys[e] = {
+            morton([&](const unsigned int k) {
+              double centroid = 0;
+              for (unsigned int a = 0; a < n_nodes; ++a)
+                centroid +=
+                  arrays.nodal_coordinates
+                    [arrays.connectivity[static_cast<std::size_t>(e) * n_nodes +
+                                         a] *
+                       dim +
+                     k];
+              return centroid / n_nodes;
+            }),
+            static_cast<index_type>(e)};
+      },
+      4096);
+    // The pairs are distinct (the element number breaks ties), so any
+    // correct sort, a parallel one too, gives the same order.
+#ifdef DEAL_II_WITH_TBB
+    tbb::parallel_sort(keys.begin(), keys.end());
+#else
     std::sort(keys.begin(), keys.end());
+#endif
     std::vector<index_type> order(arrays.n_elements);
     for (unsigned int e = 0; e < arrays.n_elements; ++e)
       order[e] = keys[e].second;
