@@ -195,10 +195,10 @@ namespace GPUAssembly
 
 
 
-    // Runs body(scratch, begin, end) on subranges of the elements in
-    // parallel, each subrange with a scratch object of its own (FEValues are
-    // not shared between threads). body() returns normally or throws at the
-    // first element of its range that fails; the exception rethrown is that
+    // Runs body(scratch, e) for every element e, on subranges of the
+    // elements in parallel, each subrange with a scratch object of its own
+    // (FEValues are not shared between threads). A subrange stops at its
+    // first element for which body() throws; the exception rethrown is that
     // of the first failing element, so that a mesh with several bad cells
     // names the same one as a serial loop would, whatever the threads.
     template <class MakeScratch, class Body>
