@@ -82,7 +82,11 @@ test_plans_independent_of_threads(Testing::Checks &checks)
       SharedNZPlan::Parameters shared_parameters;
       shared_parameters.threads_per_block = 128;
       shared[i].reinit(arrays, shared_parameters, 3, sizeof(double), 64 * 1024);
-      global_parameters.symmetric = true;
+      // Symmetric data with elements and reduction blocks in Z-order: the
+      // other parallel paths.
+      global_parameters.symmetric       = true;
+      global_parameters.element_order   = ElementOrder::morton;
+      global_parameters.reduction_order = ReductionOrder::morton;
       symmetric[i].reinit(arrays,
                           global_parameters,
                           3,
@@ -116,10 +120,13 @@ test_plans_independent_of_threads(Testing::Checks &checks)
       const GlobalNZPlan &s = symmetric[0], &t = symmetric[i];
       Testing::check_rules(
         checks,
-        "GlobalNZ plan of symmetric element data built by 1 thread equals "
-        "the one" +
+        "GlobalNZ plan of symmetric element data in Z-order built by 1 "
+        "thread equals the one" +
           std::string(i == 1 ? " built by 4" : " built by all"),
-        {{s.upper_position == t.upper_position &&
+        {{s.block_element == t.block_element &&
+            s.reduction_block_order == t.reduction_block_order,
+          "same Z-order of elements and reduction blocks"},
+         {s.upper_position == t.upper_position &&
             s.mirror_position == t.mirror_position &&
             s.n_value_targets == t.n_value_targets,
           "same pairs of transposed nonzeros, numbered alike"},

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/parallel.h>
+#include <deal.II/base/thread_management.h>
 
 #include <deal.II/distributed/tria_base.h>
 
@@ -230,10 +231,10 @@ namespace GPUAssembly
 
 
 
-    // Runs body(scratch, begin, end) on subranges of the elements in
-    // parallel, each subrange with a scratch object of its own (FEValues are
-    // not shared between threads). body() returns normally or throws at the
-    // first element of its range that fails; the exception rethrown is that
+    // Runs body(scratch, e) for every element e, on subranges of the
+    // elements in parallel, each subrange with a scratch object of its own
+    // (FEValues are not shared between threads). A subrange stops at its
+    // first element for which body() throws; the exception rethrown is that
     // of the first failing element, so that a mesh with several bad cells
     // names the same one as a serial loop would, whatever the threads.
     template <class MakeScratch, class Body>
@@ -698,13 +699,15 @@ namespace GPUAssembly
     // K(e, d1, d2), in parallel over the elements: each element's entries
     // are found in the rows of its DoFs independently of the others. An
     // element's DoFs are sorted once, so that each of its rows is walked
-    // once from left to right instead of searched for every column.
+    // once from left to right instead of searched for every column. The
+    // array comes sized.
     void
     fill_nonzero_map(MeshArrays &a)
     {
       const unsigned int n_ed = a.layout.n_dofs;
-      a.nonzero_map.resize(static_cast<std::size_t>(a.n_elements) * n_ed *
-                           n_ed);
+      Assert(a.nonzero_map.size() ==
+               static_cast<std::size_t>(a.n_elements) * n_ed * n_ed,
+             dealii::ExcInternalError());
       dealii::parallel::apply_to_subranges(
         0u,
         a.n_elements,
@@ -742,7 +745,7 @@ namespace GPUAssembly
                         ++position;
                       Assert(position < row_end &&
                                a.column_indices[position] == col,
-                             ExcInternalError());
+                             dealii::ExcInternalError());
                       K[j] = position;
                     }
                 }
@@ -876,6 +879,17 @@ namespace GPUAssembly
     else
       a.n_supplemental = layout.n_q_points * (1 + layout.n_nodes * dim);
 
+    // K(e, d1, d2) is the largest array, and sizing it zero-fills it on
+    // one thread: the first touch of its pages, slower than the parallel
+    // writes that follow. It is sized by a task of its own while the other
+    // arrays are built (the task is waited for, also on an exception,
+    // before `a` goes out of scope).
+    const std::size_t nonzero_map_size =
+      static_cast<std::size_t>(a.n_elements) * layout.n_dofs * layout.n_dofs;
+    Threads::Task<void> size_nonzero_map = Threads::new_task([&]() {
+      a.nonzero_map.resize(nonzero_map_size);
+    });
+
     const std::vector<CellIndex> cells = active_cells(tria);
     read_elements(mapping, dof_handler, quadrature, cells, a);
     number_nodes(a);
@@ -886,6 +900,7 @@ namespace GPUAssembly
       make_pattern_from_node_graph(elements_of, a);
     else
       make_pattern_with_dof_tools(dof_handler, constraints, a);
+    size_nonzero_map.join();
     fill_nonzero_map(a);
 
     arrays = std::move(a);

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/parallel.h>
+#include <deal.II/base/thread_management.h>
+
+#ifdef DEAL_II_WITH_TBB
+#  include <tbb/parallel_sort.h>
+#endif
 
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
@@ -10,6 +15,8 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+
+#include "../shared_nz/node_graph.h"
 
 namespace GPUAssembly
 {
@@ -165,21 +172,33 @@ namespace GPUAssembly
     const unsigned int n_nodes = arrays.layout.n_nodes;
     const MortonKey    morton(arrays);
     std::vector<std::pair<std::uint64_t, index_type>> keys(arrays.n_elements);
-    for (unsigned int e = 0; e < arrays.n_elements; ++e)
-      keys[e] = {
-        morton([&](const unsigned int k) {
-          double centroid = 0;
-          for (unsigned int a = 0; a < n_nodes; ++a)
-            centroid +=
-              arrays.nodal_coordinates
-                [arrays
-                     .connectivity[static_cast<std::size_t>(e) * n_nodes + a] *
-                   dim +
-                 k];
-          return centroid / n_nodes;
-        }),
-        static_cast<index_type>(e)};
+    dealii::parallel::apply_to_subranges(
+      0u,
+      arrays.n_elements,
+      [&](const unsigned int begin, const unsigned int end) {
+        for (unsigned int e = begin; e < end; ++e)
+          keys[e] = {
+            morton([&](const unsigned int k) {
+              double centroid = 0;
+              for (unsigned int a = 0; a < n_nodes; ++a)
+                centroid +=
+                  arrays.nodal_coordinates
+                    [arrays.connectivity[static_cast<std::size_t>(e) * n_nodes +
+                                         a] *
+                       dim +
+                     k];
+              return centroid / n_nodes;
+            }),
+            static_cast<index_type>(e)};
+      },
+      4096);
+    // The pairs are distinct (the element number breaks ties), so any
+    // correct sort, a parallel one too, gives the same order.
+#ifdef DEAL_II_WITH_TBB
+    tbb::parallel_sort(keys.begin(), keys.end());
+#else
     std::sort(keys.begin(), keys.end());
+#endif
     std::vector<index_type> order(arrays.n_elements);
     for (unsigned int e = 0; e < arrays.n_elements; ++e)
       order[e] = keys[e].second;
@@ -321,16 +340,32 @@ namespace GPUAssembly
     for (unsigned int s = 0; s < arrays.n_elements; ++s)
       slot_of[order[s]] = s;
 
-    block_connectivity.assign(static_cast<std::size_t>(n_element_blocks) *
-                                n_en * B,
-                              0);
-    block_supplemental.assign(static_cast<std::size_t>(n_element_blocks) *
-                                n_supplemental * B,
-                              0.);
-    block_location.assign(static_cast<std::size_t>(n_element_blocks) * n_ed * B,
-                          0);
-    block_has_constraints.assign(static_cast<std::size_t>(n_element_blocks) * B,
-                                 0);
+    // The block element arrays are sized by tasks while the clusters are
+    // found: sizing zero-fills an array on one thread (the first touch of
+    // its pages), and so the four overlap each other and the parallel work.
+    // The tasks are waited for before the arrays are filled, and, also on
+    // an exception, before this function returns.
+    dealii::Threads::TaskGroup<void> size_block_arrays;
+    size_block_arrays += dealii::Threads::new_task([&]() {
+      block_connectivity.assign(static_cast<std::size_t>(n_element_blocks) *
+                                  n_en * B,
+                                0);
+    });
+    size_block_arrays += dealii::Threads::new_task([&]() {
+      block_supplemental.assign(static_cast<std::size_t>(n_element_blocks) *
+                                  n_supplemental * B,
+                                0.);
+    });
+    size_block_arrays += dealii::Threads::new_task([&]() {
+      block_location.assign(static_cast<std::size_t>(n_element_blocks) * n_ed *
+                              B,
+                            0);
+    });
+    size_block_arrays += dealii::Threads::new_task([&]() {
+      block_has_constraints.assign(static_cast<std::size_t>(n_element_blocks) *
+                                     B,
+                                   0);
+    });
 
     // N_k of every cluster, found once in parallel, then concatenated in
     // parallel while the block element matrices are filled.
@@ -372,6 +407,7 @@ namespace GPUAssembly
                   "in the device's shared memory; use fewer elements per "
                   "block."));
     cluster_nodes.resize(cluster_node_offsets.back());
+    size_block_arrays.join_all();
     dealii::parallel::apply_to_subranges(
       0u,
       n_element_blocks,
@@ -492,21 +528,11 @@ namespace GPUAssembly
           node_of_dof[dof]      = n;
           component_of_dof[dof] = c;
         }
-    std::vector<std::size_t> elements_of_offsets(arrays.n_nodes + 1, 0);
-    for (const index_type node : arrays.connectivity)
-      ++elements_of_offsets[node + 1];
-    std::partial_sum(elements_of_offsets.begin(),
-                     elements_of_offsets.end(),
-                     elements_of_offsets.begin());
-    std::vector<index_type> elements_of(elements_of_offsets.back());
-    {
-      std::vector<std::size_t> fill(elements_of_offsets.begin(),
-                                    elements_of_offsets.end() - 1);
-      for (unsigned int e = 0; e < arrays.n_elements; ++e)
-        for (unsigned int a = 0; a < n_en; ++a)
-          elements_of[fill[arrays.connectivity
-                             [static_cast<std::size_t>(e) * n_en + a]]++] = e;
-    }
+    // The elements of every node, in increasing order.
+    const internal::SharedNZ::Csr node_elements =
+      internal::SharedNZ::node_to_elements(arrays);
+    const std::vector<std::size_t> &elements_of_offsets = node_elements.offsets;
+    const std::vector<index_type>  &elements_of         = node_elements.entries;
     const auto entry = [&](const unsigned int d1, const unsigned int d2) {
       return parameters.symmetric ?
                SymmetricElementOutput<double>::packed_index(n_ed, d1, d2) :

@@ -6,6 +6,7 @@
 #include <gpu_assembly/base/exceptions.h>
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 
 namespace GPUAssembly
@@ -14,26 +15,55 @@ namespace GPUAssembly
   {
     namespace SharedNZ
     {
-      // Elements of every node, in increasing order.
+      // Elements of every node, in increasing order. Counted and placed in
+      // parallel over the elements (the counts and places by atomic
+      // increments, so elements land in a node's list in any order), then
+      // each list sorted: the lists of a serial counting sort, whatever the
+      // threads.
       Csr
       node_to_elements(const MeshArrays &arrays)
       {
-        const unsigned int n_en = arrays.layout.n_nodes;
-        Csr                result;
-        result.offsets.assign(arrays.n_nodes + 1, 0);
-        for (const index_type node : arrays.connectivity)
-          ++result.offsets[node + 1];
-        std::partial_sum(result.offsets.begin(),
-                         result.offsets.end(),
-                         result.offsets.begin());
+        const unsigned int                    n_en = arrays.layout.n_nodes;
+        std::vector<std::atomic<std::size_t>> count(arrays.n_nodes);
+        dealii::parallel::apply_to_subranges(
+          0u,
+          arrays.n_elements,
+          [&](const unsigned int begin, const unsigned int end) {
+            for (std::size_t e = begin; e < end; ++e)
+              for (unsigned int a = 0; a < n_en; ++a)
+                count[arrays.connectivity[e * n_en + a]]
+                  .fetch_add(1, std::memory_order_relaxed);
+          },
+          4096);
+        Csr result;
+        result.offsets.resize(arrays.n_nodes + 1);
+        result.offsets[0] = 0;
+        for (unsigned int n = 0; n < arrays.n_nodes; ++n)
+          {
+            result.offsets[n + 1] = result.offsets[n] + count[n];
+            // From here on, the next free place in the list of n.
+            count[n] = result.offsets[n];
+          }
         result.entries.resize(result.offsets.back());
-        std::vector<std::size_t> fill(result.offsets.begin(),
-                                      result.offsets.end() - 1);
-        for (unsigned int e = 0; e < arrays.n_elements; ++e)
-          for (unsigned int a = 0; a < n_en; ++a)
-            result.entries[fill[arrays.connectivity
-                                  [static_cast<std::size_t>(e) * n_en + a]]++] =
-              e;
+        dealii::parallel::apply_to_subranges(
+          0u,
+          arrays.n_elements,
+          [&](const unsigned int begin, const unsigned int end) {
+            for (std::size_t e = begin; e < end; ++e)
+              for (unsigned int a = 0; a < n_en; ++a)
+                result.entries[count[arrays.connectivity[e * n_en + a]]
+                                 .fetch_add(1, std::memory_order_relaxed)] = e;
+          },
+          4096);
+        dealii::parallel::apply_to_subranges(
+          0u,
+          arrays.n_nodes,
+          [&](const unsigned int begin, const unsigned int end) {
+            for (unsigned int n = begin; n < end; ++n)
+              std::sort(result.entries.begin() + result.offsets[n],
+                        result.entries.begin() + result.offsets[n + 1]);
+          },
+          4096);
         return result;
       }
 

@@ -3,7 +3,7 @@
 #define gpu_assembly_src_engine_shared_nz_node_graph_h
 
 // The node and element graph of a mesh that SharedNZ's partitioners and
-// its plan both walk (not installed).
+// its plan both walk, and GlobalNZ's plan in part (not installed).
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/engine/shared_nz/partitioner.h>
@@ -24,7 +24,7 @@ namespace GPUAssembly
         std::vector<index_type>  entries;
       };
 
-      // Elements of every node, in increasing order.
+      // Elements of every node, in increasing order, built in parallel.
       Csr
       node_to_elements(const MeshArrays &arrays);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/parallel.h>
+#include <deal.II/base/thread_management.h>
 
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/packing.h>
@@ -664,35 +665,59 @@ namespace GPUAssembly
       },
       16);
 
-    std::vector<std::size_t> scratch_offsets;
-    concatenate(blocks, &Block::halo, halo_nodes, halo_offsets);
-    concatenate(blocks, &Block::elements, elements, element_offsets);
-    concatenate(blocks,
-                &Block::connectivity,
-                block_connectivity,
-                scratch_offsets);
-    concatenate(blocks, &Block::slots, block_slots, scratch_offsets);
-    concatenate(blocks, &Block::location, block_location, scratch_offsets);
-    concatenate(blocks,
-                &Block::supplemental,
-                block_supplemental,
-                supplemental_offsets);
-    concatenate(blocks,
-                &Block::has_constraints,
-                block_has_constraints,
-                scratch_offsets);
-    concatenate_warps(blocks,
-                      T / 32,
-                      &Block::sources,
-                      &Block::slice_ends,
-                      sources,
-                      slice_offsets);
-    concatenate_warps(blocks,
-                      T / 32,
-                      &Block::targets,
-                      &Block::target_slice_ends,
-                      targets,
-                      target_offsets);
+    // The arrays are concatenated at the same time: sizing an array
+    // zero-fills it on one thread (the first touch of its pages, slower than
+    // the parallel copies), and so the arrays' sizing overlaps.
+    std::vector<std::size_t> connectivity_offsets, slot_offsets,
+      location_offsets, constraint_offsets;
+    dealii::Threads::TaskGroup<void> tasks;
+    tasks += dealii::Threads::new_task([&]() {
+      concatenate(blocks, &Block::halo, halo_nodes, halo_offsets);
+    });
+    tasks += dealii::Threads::new_task([&]() {
+      concatenate(blocks, &Block::elements, elements, element_offsets);
+    });
+    tasks += dealii::Threads::new_task([&]() {
+      concatenate(blocks,
+                  &Block::connectivity,
+                  block_connectivity,
+                  connectivity_offsets);
+    });
+    tasks += dealii::Threads::new_task([&]() {
+      concatenate(blocks, &Block::slots, block_slots, slot_offsets);
+    });
+    tasks += dealii::Threads::new_task([&]() {
+      concatenate(blocks, &Block::location, block_location, location_offsets);
+    });
+    tasks += dealii::Threads::new_task([&]() {
+      concatenate(blocks,
+                  &Block::supplemental,
+                  block_supplemental,
+                  supplemental_offsets);
+    });
+    tasks += dealii::Threads::new_task([&]() {
+      concatenate(blocks,
+                  &Block::has_constraints,
+                  block_has_constraints,
+                  constraint_offsets);
+    });
+    tasks += dealii::Threads::new_task([&]() {
+      concatenate_warps(blocks,
+                        T / 32,
+                        &Block::sources,
+                        &Block::slice_ends,
+                        sources,
+                        slice_offsets);
+    });
+    tasks += dealii::Threads::new_task([&]() {
+      concatenate_warps(blocks,
+                        T / 32,
+                        &Block::targets,
+                        &Block::target_slice_ends,
+                        targets,
+                        target_offsets);
+    });
+    tasks.join_all();
     n_slots.resize(n_blocks);
     n_free_elements.resize(n_blocks);
     n_diagonal_lists.resize(n_blocks);
