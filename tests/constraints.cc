@@ -200,6 +200,40 @@ namespace
 
 
 
+  // The constraint plan is the same on one thread and on several.
+  template <int dim>
+  void
+  test_plan_threads(Testing::Checks &checks)
+  {
+    Testing::TestProblem<dim> problem;
+    Testing::setup_constrained_problem(problem,
+                                       Testing::ConstrainedCase::chained,
+                                       1,
+                                       dim,
+                                       1);
+    const DoFHandlerAdapter<dim> adapter(*problem.mapping,
+                                         problem.dof_handler,
+                                         *problem.quadrature,
+                                         problem.constraints);
+    ConstraintPlan               one, several;
+    MultithreadInfo::set_thread_limit(1);
+    one.reinit(adapter.get_arrays());
+    MultithreadInfo::set_thread_limit(4);
+    several.reinit(adapter.get_arrays());
+    checks.check(one.elements == several.elements &&
+                   one.targets == several.targets &&
+                   one.overwrite == several.overwrite &&
+                   one.source_offsets == several.source_offsets &&
+                   one.sources == several.sources &&
+                   one.weights == several.weights && !one.empty(),
+                 problem.name() + ": the constraint plan (" +
+                   std::to_string(one.elements.size()) + " elements, " +
+                   std::to_string(one.sources.size()) +
+                   " weighted entries) is the same on 1 and 4 threads");
+  }
+
+
+
   // DeviceConstraints' arithmetic, on the host: every constrained entry of
   // a random vector set from its line, as AffineConstraints::distribute().
   template <int dim>
@@ -266,6 +300,7 @@ main()
       test_case<2>(checks, C::chained, 1, Form::laplace, true);
       test_case<2>(checks, C::chained, 2, Form::elasticity, true);
       test_case<3>(checks, C::chained, 1, Form::mass, false);
+      test_plan_threads<3>(checks);
       test_distribute<2>(checks, C::chained);
       test_distribute<2>(checks, C::periodic_cube);
       test_distribute<3>(checks, C::refined_ball_inhomogeneous);

@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <deal.II/base/parallel.h>
+
+#ifdef DEAL_II_WITH_TBB
+#  include <tbb/parallel_sort.h>
+#endif
+
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/constraints/plan.h>
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
+#include <memory>
 #include <string>
 
 namespace GPUAssembly
@@ -58,6 +66,86 @@ namespace GPUAssembly
                     "(DoFTools::make_sparsity_pattern(dof_handler, pattern, "
                     "constraints, ...))."));
       return it - arrays.column_indices.begin();
+    }
+
+
+
+    // The contributions of element c of the plan (mesh element e): every
+    // entry of A^e and F^e that reaches a DoF through a constraint line
+    // with entries, with its weight.
+    void
+    add_element_contributions(const MeshArrays              &arrays,
+                              const std::vector<index_type> &line_of_dof,
+                              const std::size_t              c,
+                              const std::size_t              n_c,
+                              const index_type               e,
+                              std::vector<LocalResolution>  &resolution,
+                              std::vector<Contribution> &matrix_contributions,
+                              std::vector<Contribution> &vector_contributions)
+    {
+      const unsigned int      n_ed = arrays.layout.n_dofs;
+      const index_type *const L =
+        arrays.location.data() + static_cast<std::size_t>(e) * n_ed;
+      for (unsigned int i = 0; i < n_ed; ++i)
+        {
+          LocalResolution &r = resolution[i];
+          r                  = LocalResolution();
+          if (arrays.dof_is_constrained[L[i]] == 0)
+            {
+              r.free = true;
+              r.dofs = L + i;
+              r.size = 1;
+            }
+          else if (const index_type l = line_of_dof[L[i]]; l != invalid_index)
+            {
+              const index_type begin = arrays.constraint_entry_offsets[l];
+              r.dofs    = arrays.constraint_entry_dofs.data() + begin;
+              r.weights = arrays.constraint_entry_weights.data() + begin;
+              r.size    = arrays.constraint_entry_offsets[l + 1] - begin;
+            }
+        }
+      const auto weight = [](const LocalResolution &r, const unsigned int k) {
+        return r.free ? 1. : r.weights[k];
+      };
+
+      for (unsigned int i = 0; i < n_ed; ++i)
+        for (unsigned int j = 0; j < n_ed; ++j)
+          {
+            const LocalResolution &ri = resolution[i], &rj = resolution[j];
+            // Free-free entries are the method's own.
+            if (ri.free && rj.free)
+              continue;
+            const auto source =
+              static_cast<index_type>((i * n_ed + j) * n_c + c);
+            for (unsigned int p = 0; p < ri.size; ++p)
+              for (unsigned int q = 0; q < rj.size; ++q)
+                matrix_contributions.push_back(
+                  {find_nonzero(arrays, ri.dofs[p], rj.dofs[q]),
+                   source,
+                   weight(ri, p) * weight(rj, q)});
+          }
+
+      for (unsigned int i = 0; i < n_ed; ++i)
+        {
+          const LocalResolution &ri = resolution[i];
+          if (ri.free)
+            continue;
+          for (unsigned int p = 0; p < ri.size; ++p)
+            {
+              const double w = weight(ri, p);
+              vector_contributions.push_back(
+                {ri.dofs[p],
+                 static_cast<index_type>((n_ed * n_ed + i) * n_c + c),
+                 w});
+              for (unsigned int k = 0; k < n_ed; ++k)
+                if (const double g = arrays.inhomogeneities[L[k]];
+                    arrays.dof_is_constrained[L[k]] != 0 && g != 0.)
+                  vector_contributions.push_back(
+                    {ri.dofs[p],
+                     static_cast<index_type>((i * n_ed + k) * n_c + c),
+                     -w * g});
+            }
+        }
     }
 
 
@@ -141,82 +229,71 @@ namespace GPUAssembly
             arrays.supplemental[e * n_supplemental + i];
       }
 
-    std::vector<Contribution>    matrix_contributions, vector_contributions;
-    std::vector<LocalResolution> resolution(n_ed);
-    for (std::size_t c = 0; c < n_c; ++c)
-      {
-        const index_type *const L =
-          arrays.location.data() + static_cast<std::size_t>(elements[c]) * n_ed;
-        for (unsigned int i = 0; i < n_ed; ++i)
-          {
-            LocalResolution &r = resolution[i];
-            r                  = LocalResolution();
-            if (arrays.dof_is_constrained[L[i]] == 0)
-              {
-                r.free = true;
-                r.dofs = L + i;
-                r.size = 1;
-              }
-            else if (const index_type l = line_of_dof[L[i]]; l != invalid_index)
-              {
-                const index_type begin = arrays.constraint_entry_offsets[l];
-                r.dofs    = arrays.constraint_entry_dofs.data() + begin;
-                r.weights = arrays.constraint_entry_weights.data() + begin;
-                r.size    = arrays.constraint_entry_offsets[l + 1] - begin;
-              }
-          }
-        const auto weight = [](const LocalResolution &r, const unsigned int k) {
-          return r.free ? 1. : r.weights[k];
-        };
-
-        for (unsigned int i = 0; i < n_ed; ++i)
-          for (unsigned int j = 0; j < n_ed; ++j)
-            {
-              const LocalResolution &ri = resolution[i], &rj = resolution[j];
-              // Free-free entries are the method's own.
-              if (ri.free && rj.free)
-                continue;
-              const auto source =
-                static_cast<index_type>((i * n_ed + j) * n_c + c);
-              for (unsigned int p = 0; p < ri.size; ++p)
-                for (unsigned int q = 0; q < rj.size; ++q)
-                  matrix_contributions.push_back(
-                    {find_nonzero(arrays, ri.dofs[p], rj.dofs[q]),
-                     source,
-                     weight(ri, p) * weight(rj, q)});
-            }
-
-        for (unsigned int i = 0; i < n_ed; ++i)
-          {
-            const LocalResolution &ri = resolution[i];
-            if (ri.free)
-              continue;
-            for (unsigned int p = 0; p < ri.size; ++p)
-              {
-                const double w = weight(ri, p);
-                vector_contributions.push_back(
-                  {ri.dofs[p],
-                   static_cast<index_type>((n_ed * n_ed + i) * n_c + c),
-                   w});
-                for (unsigned int k = 0; k < n_ed; ++k)
-                  if (const double g = arrays.inhomogeneities[L[k]];
-                      arrays.dof_is_constrained[L[k]] != 0 && g != 0.)
-                    vector_contributions.push_back(
-                      {ri.dofs[p],
-                       static_cast<index_type>((i * n_ed + k) * n_c + c),
-                       -w * g});
-              }
-          }
-      }
-    std::sort(matrix_contributions.begin(), matrix_contributions.end());
-    std::sort(vector_contributions.begin(), vector_contributions.end());
+    // Each element's contributions are independent: chunks of elements
+    // fill lists of their own, joined in chunk order. The sort then gives
+    // the same order whatever the number of threads, since the pairs
+    // (target, source) are distinct.
+    constexpr unsigned int chunk_size = 256;
+    const unsigned int     n_chunks   = (n_c + chunk_size - 1) / chunk_size;
+    std::vector<std::vector<Contribution>> matrix_chunks(n_chunks),
+      vector_chunks(n_chunks);
+    dealii::parallel::apply_to_subranges(
+      0u,
+      n_chunks,
+      [&](const unsigned int chunk_begin, const unsigned int chunk_end) {
+        std::vector<LocalResolution> resolution(n_ed);
+        for (unsigned int chunk = chunk_begin; chunk < chunk_end; ++chunk)
+          for (std::size_t c = std::size_t(chunk) * chunk_size;
+               c < std::min<std::size_t>(n_c, (chunk + 1) * chunk_size);
+               ++c)
+            add_element_contributions(arrays,
+                                      line_of_dof,
+                                      c,
+                                      n_c,
+                                      elements[c],
+                                      resolution,
+                                      matrix_chunks[chunk],
+                                      vector_chunks[chunk]);
+      },
+      1);
+    const auto join = [](std::vector<std::vector<Contribution>> &chunks) {
+      std::size_t size = 0;
+      for (const auto &chunk : chunks)
+        size += chunk.size();
+      std::vector<Contribution> all;
+      all.reserve(size);
+      for (auto &chunk : chunks)
+        {
+          all.insert(all.end(), chunk.begin(), chunk.end());
+          std::vector<Contribution>().swap(chunk);
+        }
+#ifdef DEAL_II_WITH_TBB
+      tbb::parallel_sort(all.begin(), all.end());
+#else
+      std::sort(all.begin(), all.end());
+#endif
+      return all;
+    };
+    const std::vector<Contribution> matrix_contributions = join(matrix_chunks);
+    const std::vector<Contribution> vector_contributions = join(vector_chunks);
 
     // What the methods write: every nonzero some element maps to, every
     // DoF of some element.
-    std::vector<std::uint8_t> touched(arrays.n_nonzeros(), 0);
-    for (const index_type k : arrays.nonzero_map)
-      if (k != invalid_index)
-        touched[k] = 1;
+    // Threads mark nonzeros at the same time; each only ever stores 1.
+    const std::unique_ptr<std::atomic<std::uint8_t>[]> marks(
+      new std::atomic<std::uint8_t>[arrays.n_nonzeros()]());
+    dealii::parallel::apply_to_subranges(
+      std::size_t(0),
+      arrays.nonzero_map.size(),
+      [&](const std::size_t begin, const std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i)
+          if (const index_type k = arrays.nonzero_map[i]; k != invalid_index)
+            marks[k].store(1, std::memory_order_relaxed);
+      },
+      1 << 16);
+    std::vector<std::uint8_t> touched(arrays.n_nonzeros());
+    for (std::size_t k = 0; k < touched.size(); ++k)
+      touched[k] = marks[k].load(std::memory_order_relaxed);
     source_offsets.push_back(0);
     append_part(matrix_contributions, touched, *this);
     n_matrix_targets = targets.size();
