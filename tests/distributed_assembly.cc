@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// MPI-distributed assembly (host path) against deal.II's own distributed
+// assembly: FEValues on the locally owned cells,
+// AffineConstraints::distribute_local_to_global() into Trilinos objects on
+// step-40's sparsity pattern, then compress(VectorOperation::add). Run under
+// mpirun with any number of ranks; every case must agree to 1e-13 relative
+// in the matrix (Frobenius norm) and the right-hand side (l2 norm), the
+// plugin's sparsity pattern must hold step-40's entries, and a second
+// assemble() with the same plan must give the same values.
+
+#include <deal.II/base/function_lib.h>
+#include <deal.II/base/mpi.h>
+#include <deal.II/base/quadrature_lib.h>
+
+#include <deal.II/distributed/fully_distributed_tria.h>
+#include <deal.II/distributed/tria.h>
+
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_system.h>
+#include <deal.II/fe/fe_values.h>
+#include <deal.II/fe/mapping_q.h>
+
+#include <deal.II/grid/grid_generator.h>
+#include <deal.II/grid/grid_tools.h>
+#include <deal.II/grid/tria_description.h>
+
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
+#include <deal.II/lac/sparsity_tools.h>
+#include <deal.II/lac/trilinos_sparse_matrix.h>
+#include <deal.II/lac/trilinos_vector.h>
+
+#include <deal.II/numerics/vector_tools.h>
+
+#include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/distributed/distributed_assembler.h>
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "dealii_reference.h"
+
+namespace
+{
+  constexpr double tolerance = 1e-13;
+
+  enum class TriaKind
+  {
+    p4est,
+    fully_distributed
+  };
+
+  struct Case
+  {
+    TriaKind     tria_kind;
+    Form         form;
+    unsigned int degree;
+    bool         hanging_nodes;
+    bool         keep_constrained_dofs;
+  };
+
+  std::string
+  describe(const int dim, const Case &c)
+  {
+    return std::to_string(dim) + "D " +
+           (c.tria_kind == TriaKind::p4est ? "p4est" : "fullydistributed") +
+           " " + to_string(c.form) + " Q" + std::to_string(c.degree) +
+           (c.hanging_nodes ? ", hanging nodes" : ", uniform") +
+           (c.keep_constrained_dofs ? ", keep constrained DoFs" : "");
+  }
+
+
+
+  // A non-affine coarse mesh (its vertices moved by a smooth map), the
+  // same on every rank, refined once more in the corner at the origin for
+  // hanging nodes.
+  template <int dim>
+  void
+  make_coarse_mesh(Triangulation<dim> &tria)
+  {
+    GridGenerator::subdivided_hyper_cube(tria, 2);
+    GridTools::transform(
+      [](const Point<dim> &p) {
+        Point<dim> q = p;
+        q[0] += 0.1 * std::sin(p[1] + 0.3) * p[0];
+        q[1] += 0.07 * p[0] * p[0];
+        return q;
+      },
+      tria);
+  }
+
+  template <int dim>
+  void
+  refine(Triangulation<dim> &tria, const bool hanging_nodes)
+  {
+    tria.refine_global(dim == 2 ? 2 : 1);
+    if (!hanging_nodes)
+      return;
+    for (const auto &cell : tria.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          bool near_origin = true;
+          for (unsigned int d = 0; d < dim; ++d)
+            near_origin = near_origin && cell->center()[d] < 0.45;
+          if (near_origin)
+            cell->set_refine_flag();
+        }
+    tria.execute_coarsening_and_refinement();
+  }
+
+
+
+  template <int dim>
+  std::unique_ptr<parallel::DistributedTriangulationBase<dim>>
+  make_triangulation(const TriaKind kind, const bool hanging_nodes)
+  {
+    if (kind == TriaKind::p4est)
+      {
+        auto tria = std::make_unique<parallel::distributed::Triangulation<dim>>(
+          MPI_COMM_WORLD);
+        make_coarse_mesh(*tria);
+        refine(*tria, hanging_nodes);
+        return tria;
+      }
+    // A serial mesh, partitioned with METIS, described and distributed.
+    Triangulation<dim> serial(
+      Triangulation<dim>::limit_level_difference_at_vertices);
+    make_coarse_mesh(serial);
+    refine(serial, hanging_nodes);
+    GridTools::partition_triangulation(Utilities::MPI::n_mpi_processes(
+                                         MPI_COMM_WORLD),
+                                       serial);
+    const auto description = TriangulationDescription::Utilities::
+      create_description_from_triangulation(serial, MPI_COMM_WORLD);
+    auto tria =
+      std::make_unique<parallel::fullydistributed::Triangulation<dim>>(
+        MPI_COMM_WORLD);
+    tria->create_triangulation(description);
+    return tria;
+  }
+
+
+
+  // deal.II's distributed assembly, as step-40 writes it.
+  template <int dim>
+  void
+  assemble_with_dealii(const Mapping<dim>              &mapping,
+                       const DoFHandler<dim>           &dof_handler,
+                       const Quadrature<dim>           &quadrature,
+                       const AffineConstraints<double> &constraints,
+                       const Form                       form,
+                       const bool                       keep_constrained_dofs,
+                       DynamicSparsityPattern          &dsp,
+                       TrilinosWrappers::SparseMatrix  &matrix,
+                       TrilinosWrappers::MPI::Vector   &rhs)
+  {
+    const IndexSet owned = dof_handler.locally_owned_dofs();
+    const IndexSet relevant =
+      DoFTools::extract_locally_relevant_dofs(dof_handler);
+    dsp.reinit(relevant.size(), relevant.size(), relevant);
+    DoFTools::make_sparsity_pattern(dof_handler,
+                                    dsp,
+                                    constraints,
+                                    keep_constrained_dofs);
+    SparsityTools::distribute_sparsity_pattern(dsp,
+                                               owned,
+                                               MPI_COMM_WORLD,
+                                               relevant);
+    matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
+    rhs.reinit(owned, MPI_COMM_WORLD);
+
+    const FiniteElement<dim>            &fe = dof_handler.get_fe();
+    FEValues<dim>                        fe_values(mapping,
+                            fe,
+                            quadrature,
+                            update_values | update_gradients |
+                              update_JxW_values);
+    const unsigned int                   n = fe.n_dofs_per_cell();
+    FullMatrix<double>                   cell_matrix(n, n);
+    Vector<double>                       cell_rhs(n);
+    std::vector<types::global_dof_index> dofs(n);
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          fe_values.reinit(cell);
+          cell_matrix = 0;
+          cell_rhs    = 0;
+          for (const unsigned int q : fe_values.quadrature_point_indices())
+            for (unsigned int i = 0; i < n; ++i)
+              {
+                const unsigned int ci = fe.system_to_component_index(i).first;
+                const double f = form == Form::laplace ? source : force[ci];
+                cell_rhs(i) += f * fe_values.shape_value_component(i, q, ci) *
+                               fe_values.JxW(q);
+                for (unsigned int j = 0; j < n; ++j)
+                  {
+                    const unsigned int cj =
+                      fe.system_to_component_index(j).first;
+                    double value = 0;
+                    if (form == Form::laplace)
+                      value = diffusion * fe_values.shape_grad(i, q) *
+                              fe_values.shape_grad(j, q);
+                    else
+                      {
+                        const Tensor<1, dim> gi =
+                          fe_values.shape_grad_component(i, q, ci);
+                        const Tensor<1, dim> gj =
+                          fe_values.shape_grad_component(j, q, cj);
+                        value = gi[ci] * gj[cj] * lambda +
+                                gi[cj] * gj[ci] * mu +
+                                (ci == cj ? gi * gj * mu : 0.);
+                      }
+                    cell_matrix(i, j) += value * fe_values.JxW(q);
+                  }
+              }
+          cell->get_dof_indices(dofs);
+          constraints.distribute_local_to_global(cell_matrix,
+                                                 cell_rhs,
+                                                 dofs,
+                                                 matrix,
+                                                 rhs);
+        }
+    matrix.compress(VectorOperation::add);
+    rhs.compress(VectorOperation::add);
+  }
+
+
+
+  // ||A - B||_F / ||A||_F over all ranks, entries of both patterns.
+  double
+  matrix_difference(const TrilinosWrappers::SparseMatrix &reference,
+                    const TrilinosWrappers::SparseMatrix &matrix)
+  {
+    double difference = 0, norm = 0;
+    for (const types::global_dof_index row :
+         reference.locally_owned_range_indices())
+      {
+        std::map<types::global_dof_index, double> entries;
+        for (auto entry = reference.begin(row); entry != reference.end(row);
+             ++entry)
+          {
+            entries[entry->column()] += entry->value();
+            norm += entry->value() * entry->value();
+          }
+        for (auto entry = matrix.begin(row); entry != matrix.end(row); ++entry)
+          entries[entry->column()] -= entry->value();
+        for (const auto &[column, value] : entries)
+          difference += value * value;
+      }
+    return std::sqrt(Utilities::MPI::sum(difference, MPI_COMM_WORLD) /
+                     Utilities::MPI::sum(norm, MPI_COMM_WORLD));
+  }
+
+
+
+  // Whether every entry of step-40's pattern is in the plugin's, on every
+  // rank.
+  bool
+  pattern_holds(const DynamicSparsityPattern &reference,
+                const DynamicSparsityPattern &pattern,
+                const IndexSet               &owned)
+  {
+    unsigned int missing = 0;
+    for (const types::global_dof_index row : owned)
+      for (auto entry = reference.begin(row); entry != reference.end(row);
+           ++entry)
+        if (!pattern.exists(row, entry->column()))
+          ++missing;
+    return Utilities::MPI::sum(missing, MPI_COMM_WORLD) == 0;
+  }
+
+
+
+  template <int dim>
+  bool
+  run_case(const Case &c)
+  {
+    const auto tria = make_triangulation<dim>(c.tria_kind, c.hanging_nodes);
+    const unsigned int  n_components = c.form == Form::laplace ? 1 : dim;
+    const FESystem<dim> fe(FE_Q<dim>(c.degree), n_components);
+    DoFHandler<dim>     dof_handler(*tria);
+    dof_handler.distribute_dofs(fe);
+    const MappingQ<dim> mapping(1);
+    const QGauss<dim>   quadrature(c.degree + 1);
+
+    const IndexSet owned = dof_handler.locally_owned_dofs();
+    const IndexSet relevant =
+      DoFTools::extract_locally_relevant_dofs(dof_handler);
+    AffineConstraints<double> constraints(relevant);
+    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+    // Inhomogeneous Dirichlet values on one side.
+    VectorTools::interpolate_boundary_values(mapping,
+                                             dof_handler,
+                                             0,
+                                             Functions::CosineFunction<dim>(
+                                               n_components),
+                                             constraints);
+    constraints.close();
+
+    DynamicSparsityPattern         reference_dsp;
+    TrilinosWrappers::SparseMatrix reference_matrix;
+    TrilinosWrappers::MPI::Vector  reference_rhs;
+    assemble_with_dealii(mapping,
+                         dof_handler,
+                         quadrature,
+                         constraints,
+                         c.form,
+                         c.keep_constrained_dofs,
+                         reference_dsp,
+                         reference_matrix,
+                         reference_rhs);
+
+    typename GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData
+      data;
+    data.keep_constrained_dofs = c.keep_constrained_dofs;
+    const GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter(mapping,
+                                                                 dof_handler,
+                                                                 quadrature,
+                                                                 constraints,
+                                                                 data);
+    DynamicSparsityPattern                               dsp;
+    adapter.make_sparsity_pattern(dsp);
+    TrilinosWrappers::SparseMatrix matrix;
+    matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
+    TrilinosWrappers::MPI::Vector rhs(owned, MPI_COMM_WORLD);
+
+    GPUAssembly::DistributedAssembler<dim, double> assembler;
+    assembler.reinit(adapter, matrix, rhs);
+    with_kernel<dim, double>(c.form, n_components, [&](const auto &kernel) {
+      assembler.assemble(kernel, matrix, rhs);
+    });
+
+    const unsigned int n_elements =
+      Utilities::MPI::sum(adapter.get_arrays().n_elements, MPI_COMM_WORLD);
+    const unsigned int n_hanging =
+      Utilities::MPI::sum(adapter.get_arrays().n_constraint_lines(),
+                          MPI_COMM_WORLD);
+    const double matrix_error = matrix_difference(reference_matrix, matrix);
+    TrilinosWrappers::MPI::Vector rhs_difference = rhs;
+    rhs_difference -= reference_rhs;
+    const double rhs_error = rhs_difference.l2_norm() / reference_rhs.l2_norm();
+    const bool   pattern_ok = pattern_holds(reference_dsp, dsp, owned);
+
+    // A second assembly reuses the plan and must reproduce the values.
+    const TrilinosWrappers::MPI::Vector first_rhs = rhs;
+    with_kernel<dim, double>(c.form, n_components, [&](const auto &kernel) {
+      assembler.assemble(kernel, matrix, rhs);
+    });
+    TrilinosWrappers::MPI::Vector repeat_difference = rhs;
+    repeat_difference -= first_rhs;
+    // Every collective value is computed on every rank before any rank
+    // decides what to print.
+    const double repeat_rhs_error = repeat_difference.l2_norm();
+    const double repeat_error     = matrix_difference(reference_matrix, matrix);
+    const bool   same_again =
+      repeat_rhs_error == 0. && repeat_error == matrix_error;
+
+    const bool passed = matrix_error < tolerance && rhs_error < tolerance &&
+                        pattern_ok &&
+                        n_elements == tria->n_global_active_cells() &&
+                        same_again && (!c.hanging_nodes || n_hanging > 0);
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+      {
+        std::cout << describe(dim, c) << ": " << dof_handler.n_dofs()
+                  << " DoFs, " << n_elements << " cells, " << n_hanging
+                  << " local lines with entries; relative difference to "
+                     "deal.II "
+                  << matrix_error << " (matrix), " << rhs_error << " (rhs)";
+        if (!passed)
+          {
+            std::cout << "; FAILED:";
+            if (!(matrix_error < tolerance && rhs_error < tolerance))
+              std::cout << " the assembly differs from deal.II's by more "
+                           "than 1e-13;";
+            if (!pattern_ok)
+              std::cout << " the plugin's sparsity pattern lacks entries of "
+                           "step-40's;";
+            if (n_elements != tria->n_global_active_cells())
+              std::cout << " the ranks' arrays do not hold every cell once;";
+            if (!same_again)
+              std::cout << " a second assemble() gives other values;";
+            if (c.hanging_nodes && n_hanging == 0)
+              std::cout << " the mesh has no hanging nodes;";
+          }
+        std::cout << std::endl;
+      }
+    return passed;
+  }
+} // namespace
+
+
+
+int
+main(int argc, char **argv)
+{
+  Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
+  bool                             passed = true;
+  try
+    {
+      for (const bool hanging : {false, true})
+        {
+          passed &=
+            run_case<2>({TriaKind::p4est, Form::laplace, 2, hanging, false});
+          passed &=
+            run_case<2>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
+          passed &=
+            run_case<3>({TriaKind::p4est, Form::laplace, 1, hanging, false});
+          passed &=
+            run_case<3>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
+        }
+      passed &= run_case<2>({TriaKind::p4est, Form::elasticity, 2, true, true});
+      passed &= run_case<3>({TriaKind::p4est, Form::laplace, 2, true, true});
+      passed &= run_case<2>(
+        {TriaKind::fully_distributed, Form::laplace, 1, true, false});
+      passed &= run_case<3>(
+        {TriaKind::fully_distributed, Form::elasticity, 1, false, false});
+    }
+  catch (const std::exception &exception)
+    {
+      std::cerr << "rank " << Utilities::MPI::this_mpi_process(MPI_COMM_WORLD)
+                << ": " << exception.what() << std::endl;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  passed = Utilities::MPI::min(passed ? 1 : 0, MPI_COMM_WORLD) == 1;
+  return passed ? 0 : 1;
+}
