@@ -37,6 +37,7 @@
 #include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 
+#include <cctype>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -318,6 +319,42 @@ main(int argc, char **argv)
         {TriaKind::fully_distributed, Form::laplace, 1, true, false});
       passed &= run_case<3>(
         {TriaKind::fully_distributed, Form::elasticity, 1, false, false});
+
+      // A serial mesh is refused with a message that names the adapter to
+      // use instead.
+      Triangulation<2> serial;
+      GridGenerator::hyper_cube(serial);
+      DoFHandler<2> serial_dofs(serial);
+      serial_dofs.distribute_dofs(FE_Q<2>(1));
+      AffineConstraints<double> no_constraints;
+      no_constraints.close();
+      std::string message;
+      try
+        {
+          GPUAssembly::DistributedDoFHandlerAdapter<2> adapter(MappingQ<2>(1),
+                                                               serial_dofs,
+                                                               QGauss<2>(2),
+                                                               no_constraints);
+        }
+      catch (const GPUAssembly::ExcUnsupportedInput &exception)
+        {
+          message = exception.what();
+        }
+      // deal.II wraps the message's lines: compare with single spaces.
+      std::string flat;
+      for (const char c : message)
+        if (!std::isspace(static_cast<unsigned char>(c)))
+          flat += c;
+        else if (!flat.empty() && flat.back() != ' ')
+          flat += ' ';
+      const bool refused =
+        flat.find("Use DoFHandlerAdapter for a serial Triangulation") !=
+        std::string::npos;
+      if (!refused)
+        std::cout << "FAILED: a serial Triangulation is not refused with a "
+                     "message naming DoFHandlerAdapter; the message was: "
+                  << message << std::endl;
+      passed &= refused;
     }
   catch (const std::exception &exception)
     {
