@@ -3,7 +3,8 @@
 # Installs the plugin into a scratch prefix and builds two programs against
 # it with find_package(GPUAssembly): examples/minimal (C++ only, host
 # assembly) and examples/custom_kernel (an element kernel of its own in a .cu
-# file, assembled on the GPU where there is one), and runs both. Shows that
+# file, assembled on the GPU where there is one), and runs both; then
+# examples/step-40-gpu, run on two MPI ranks (mpiexec from $MPIEXEC). Shows that
 # another deal.II program links the installed plugin with one line and gets
 # the flags its own CUDA code needs with it.
 #   install_and_link.sh BUILD_DIR SOURCE_DIR SCRATCH_DIR
@@ -45,5 +46,15 @@ if grep -q "the GPU part was skipped" "$scratch/custom_kernel.out"; then
   echo "(examples/custom_kernel: host path checked, no CUDA device for the GPU part)"
 elif [[ $(grep -c ": relative difference to deal.II" "$scratch/custom_kernel.out") -lt 2 ]]; then
   echo "error: examples/custom_kernel found a CUDA device but checked no GPU method" >&2
+  exit 1
+fi
+
+build_example step-40-gpu
+(cd "$scratch/step-40-gpu" &&
+  "$source/tests/mpirun.sh" "${MPIEXEC:-mpiexec}" 2 ./step-40-gpu --cycles 2 \
+    --no-output) | tee "$scratch/step-40-gpu.out"
+if [[ $(grep -c "Solution norms:" "$scratch/step-40-gpu.out") -ne 2 ]] ||
+   ! grep -q "^Assembly: GPUAssembly" "$scratch/step-40-gpu.out"; then
+  echo "error: examples/step-40-gpu did not assemble and solve two cycles with the plugin" >&2
   exit 1
 fi

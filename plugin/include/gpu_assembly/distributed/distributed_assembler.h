@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef gpu_assembly_distributed_distributed_assembler_h
+#define gpu_assembly_distributed_distributed_assembler_h
+
+#include <deal.II/base/config.h>
+
+#include <deal.II/lac/trilinos_sparse_matrix.h>
+#include <deal.II/lac/trilinos_vector.h>
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/distributed/exchange_plan.h>
+#include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/lac/device_csr_matrix.h>
+#include <gpu_assembly/lac/device_vector.h>
+
+#include <memory>
+#include <vector>
+
+namespace GPUAssembly
+{
+  namespace internal
+  {
+    /**
+     * Where the values of a TrilinosWrappers::SparseMatrix and the owned
+     * entries of a TrilinosWrappers::MPI::Vector are: the Epetra arrays,
+     * contiguous over the rank's rows once the matrix is filled (deal.II
+     * fills and optimizes it in reinit()). Positions are found once, by
+     * ExchangePlan::reinit(); assembly then writes the arrays directly.
+     */
+    struct TrilinosTarget
+    {
+      static std::size_t
+      n_values(const dealii::TrilinosWrappers::SparseMatrix &matrix);
+
+      /// The rank's values of @p matrix, all rows one after another.
+      static double *
+      values(dealii::TrilinosWrappers::SparseMatrix &matrix);
+
+      static ExchangePlan::MatrixPosition
+      matrix_position(const dealii::TrilinosWrappers::SparseMatrix &matrix);
+
+      static ExchangePlan::VectorPosition
+      vector_position(const dealii::TrilinosWrappers::MPI::Vector &vector);
+    };
+  } // namespace internal
+
+
+
+  /**
+   * MPI-distributed assembly into Trilinos: each rank assembles its cells
+   * (DistributedDoFHandlerAdapter's arrays) on the host with HostAssembler
+   * or on its GPU with DeviceAssembler and any method, then an ExchangePlan
+   * adds the rows other ranks own into their owners' TrilinosWrappers
+   * objects, as deal.II's distribute_local_to_global() followed by
+   * compress(VectorOperation::add) does. The matrix and the right-hand side
+   * are then ready for Trilinos' solvers and preconditioners (e.g.
+   * TrilinosWrappers::PreconditionAMG).
+   *
+   * reinit() plans everything once per mesh; assemble() runs the local
+   * assembly, one message per neighbouring rank for each of matrix and
+   * right-hand side, and writes the Epetra arrays through precomputed
+   * positions.
+   */
+  template <int dim, typename Number = double>
+  class DistributedAssembler
+  {
+  public:
+    struct AdditionalData
+    {
+      /// Assemble on the GPU (DeviceAssembler, device.method) instead of
+      /// the host (HostAssembler). Needs a CUDA device; see
+      /// select_device_by_node_rank().
+      bool use_device = false;
+      /// For both paths (the device path takes it from here, not from
+      /// device.options).
+      AssemblyOptions options;
+      /// Values per node of the nodal data given to assemble().
+      unsigned int n_nodal_fields = 0;
+      /// The device path's method and its choices.
+      typename DeviceAssembler<dim, Number>::AdditionalData device;
+    };
+
+    /**
+     * Plan the assembly of @p adapter's arrays (the adapter must outlive
+     * this object) into @p matrix, reinit()ed with the pattern of
+     * DistributedDoFHandlerAdapter::make_sparsity_pattern() (or one that
+     * holds it) and the locally owned DoFs as rows and columns, and into
+     * vectors with the layout of @p rhs (locally owned DoFs, no ghosts).
+     * Collective.
+     */
+    void
+    reinit(const DistributedDoFHandlerAdapter<dim>      &adapter,
+           const dealii::TrilinosWrappers::SparseMatrix &matrix,
+           const dealii::TrilinosWrappers::MPI::Vector  &rhs,
+           const AdditionalData &additional_data = AdditionalData());
+
+    /**
+     * Assemble @p kernel into @p matrix and @p rhs (those of reinit(), or
+     * objects with the same layout): the values are replaced, not added
+     * to. @p nodal_data holds n_nodal_fields values per local node of the
+     * adapter's arrays (DistributedDoFHandlerAdapter::gather_nodal_values()).
+     * Collective. The device path needs DeviceAssembler::assemble()
+     * instantiated for the kernel (the plugin does it for its own kernels).
+     */
+    template <class Kernel>
+    void
+    assemble(const Kernel                           &kernel,
+             dealii::TrilinosWrappers::SparseMatrix &matrix,
+             dealii::TrilinosWrappers::MPI::Vector  &rhs,
+             const std::vector<Number>              &nodal_data = {});
+
+    const ExchangePlan &
+    get_exchange_plan() const
+    {
+      return plan;
+    }
+
+    /// The rank's local matrix values of the last assemble(), in the order
+    /// of the adapter's column_indices (before the exchange).
+    const std::vector<Number> &
+    get_local_matrix_values() const
+    {
+      return local_values;
+    }
+
+    /// The rank's local right-hand side of the last assemble().
+    const std::vector<Number> &
+    get_local_rhs() const
+    {
+      return local_rhs;
+    }
+
+  private:
+    const DistributedDoFHandlerAdapter<dim>      *adapter = nullptr;
+    AdditionalData                                additional_data;
+    std::unique_ptr<HostAssembler<dim, Number>>   host_assembler;
+    std::unique_ptr<DeviceAssembler<dim, Number>> device_assembler;
+    std::unique_ptr<DeviceCSRMatrix<Number>>      device_matrix;
+    DeviceVector<Number>                          device_rhs;
+    DeviceVector<Number>                          device_nodal_data;
+    ExchangePlan                                  plan;
+    std::vector<Number>                           local_values;
+    std::vector<Number>                           local_rhs;
+    std::size_t                                   n_matrix_values = 0;
+    std::size_t                                   n_vector_values = 0;
+  };
+
+
+
+  template <int dim, typename Number>
+  void
+  DistributedAssembler<dim, Number>::reinit(
+    const DistributedDoFHandlerAdapter<dim>      &adapter,
+    const dealii::TrilinosWrappers::SparseMatrix &matrix,
+    const dealii::TrilinosWrappers::MPI::Vector  &rhs,
+    const AdditionalData                         &data)
+  {
+    this->adapter            = &adapter;
+    this->additional_data    = data;
+    const MeshArrays &arrays = adapter.get_arrays();
+    AssertThrow(matrix.locally_owned_range_indices() ==
+                  adapter.locally_owned_dofs(),
+                dealii::ExcMessage(
+                  "the matrix's rows are not the locally owned DoFs of the "
+                  "adapter's DoFHandler; reinit it with "
+                  "locally_owned_dofs() as rows and columns."));
+    AssertThrow(rhs.locally_owned_elements() == adapter.locally_owned_dofs() &&
+                  !rhs.has_ghost_elements(),
+                dealii::ExcMessage(
+                  "the right-hand side vector must hold the locally owned "
+                  "DoFs of the adapter's DoFHandler and no ghosts."));
+
+    host_assembler.reset();
+    device_assembler.reset();
+    device_matrix.reset();
+    if (data.use_device)
+      {
+        AssertThrow(n_cuda_devices() > 0,
+                    ExcUnsupportedInput(
+                      "DistributedAssembler: use_device is set, but this "
+                      "rank finds no CUDA device; assemble on the host "
+                      "(use_device = false)."));
+        typename DeviceAssembler<dim, Number>::AdditionalData device_data =
+          data.device;
+        device_data.options        = data.options;
+        device_data.n_nodal_fields = data.n_nodal_fields;
+        device_assembler = std::make_unique<DeviceAssembler<dim, Number>>();
+        device_assembler->reinit(arrays, device_data);
+        device_matrix = std::make_unique<DeviceCSRMatrix<Number>>();
+        device_matrix->reinit(arrays);
+        device_rhs.reinit(arrays.n_dofs);
+      }
+    else
+      host_assembler = std::make_unique<HostAssembler<dim, Number>>(arrays);
+
+    n_matrix_values = internal::TrilinosTarget::n_values(matrix);
+    n_vector_values = rhs.locally_owned_size();
+    plan.reinit(adapter.get_local_to_global(),
+                arrays.row_offsets,
+                arrays.column_indices,
+                adapter.locally_owned_dofs(),
+                adapter.get_communicator(),
+                n_matrix_values,
+                internal::TrilinosTarget::matrix_position(matrix),
+                n_vector_values,
+                internal::TrilinosTarget::vector_position(rhs));
+  }
+
+
+
+  template <int dim, typename Number>
+  template <class Kernel>
+  void
+  DistributedAssembler<dim, Number>::assemble(
+    const Kernel                           &kernel,
+    dealii::TrilinosWrappers::SparseMatrix &matrix,
+    dealii::TrilinosWrappers::MPI::Vector  &rhs,
+    const std::vector<Number>              &nodal_data)
+  {
+    AssertThrow(adapter != nullptr,
+                dealii::ExcMessage("DistributedAssembler::assemble() needs a "
+                                   "reinit() first."));
+    AssertThrow(internal::TrilinosTarget::n_values(matrix) == n_matrix_values &&
+                  rhs.locally_owned_size() == n_vector_values &&
+                  !rhs.has_ghost_elements(),
+                dealii::ExcMessage(
+                  "the matrix or right-hand side given to assemble() does "
+                  "not have the layout planned by reinit(); call reinit() "
+                  "again after reinitializing them."));
+    if (device_assembler)
+      {
+        device_nodal_data.copy_from_host(nodal_data);
+        device_assembler->assemble(kernel,
+                                   device_nodal_data,
+                                   *device_matrix,
+                                   device_rhs);
+        device_matrix->get_values().copy_to_host(local_values);
+        device_rhs.copy_to_host(local_rhs);
+      }
+    else
+      host_assembler->assemble(kernel,
+                               local_values,
+                               local_rhs,
+                               additional_data.options,
+                               nodal_data,
+                               additional_data.n_nodal_fields);
+    plan.exchange_matrix(local_values.data(),
+                         internal::TrilinosTarget::values(matrix));
+    plan.exchange_vector(local_rhs.data(), rhs.begin());
+  }
+} // namespace GPUAssembly
+
+#endif

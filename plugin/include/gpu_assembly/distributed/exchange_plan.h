@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef gpu_assembly_distributed_exchange_plan_h
+#define gpu_assembly_distributed_exchange_plan_h
+
+#include <deal.II/base/index_set.h>
+#include <deal.II/base/mpi.h>
+#include <deal.II/base/types.h>
+
+#include <gpu_assembly/base/config.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace GPUAssembly
+{
+  /**
+   * One exchange of summed entries: the local entries (a rank's nonzeros, or
+   * its right-hand-side entries) of rows the rank owns go straight to their
+   * places in the target array, those of rows other ranks own are sent to
+   * their owners and added there, as deal.II's compress(VectorOperation::add)
+   * does. Lists only: built once, used at every exchange.
+   */
+  struct ExchangeLists
+  {
+    /// Number of entries of the target array (all of them are written).
+    std::size_t n_targets = 0;
+    /// Local entry owned_sources[i] is added to target owned_targets[i].
+    std::vector<std::size_t> owned_sources;
+    std::vector<std::size_t> owned_targets;
+    /// Ranks sent to, increasing; the message to send_ranks[p] holds the
+    /// local entries send_sources[j] for j in [send_offsets[p],
+    /// send_offsets[p + 1]), in this order.
+    std::vector<unsigned int> send_ranks;
+    std::vector<std::size_t>  send_offsets;
+    std::vector<std::size_t>  send_sources;
+    /// Ranks received from, increasing; value j of all received values
+    /// (messages concatenated in recv_ranks' order, recv_offsets) is added
+    /// to target recv_targets[j].
+    std::vector<unsigned int> recv_ranks;
+    std::vector<std::size_t>  recv_offsets;
+    std::vector<std::size_t>  recv_targets;
+
+    std::size_t
+    n_send() const
+    {
+      return send_sources.size();
+    }
+
+    std::size_t
+    n_recv() const
+    {
+      return recv_targets.size();
+    }
+  };
+
+
+
+  /**
+   * The plan of the exchange that turns each rank's local assembly into the
+   * rows it owns: which local nonzeros and right-hand-side entries stay,
+   * which go to which rank, and where every value lands in the owner's
+   * arrays. Built once per mesh and DoF numbering (collective), reused at
+   * every re-assembly: an exchange is one MPI_Isend/MPI_Irecv per
+   * neighbouring rank and two loops over precomputed indices, without any
+   * search.
+   *
+   * The plan knows nothing of where its targets live: reinit() asks the
+   * caller, once per entry, for the position of a (row, column) in the
+   * target's value array and of a row in the target vector. For Trilinos
+   * these are the positions in the Epetra arrays (DistributedAssembler); a
+   * device-resident target would give positions in its device CSR arrays
+   * and run the same lists on the device.
+   *
+   * Results do not depend on timing: the owned entries are added first, in
+   * local order, then the received ones in the order of the sending ranks.
+   */
+  class ExchangePlan
+  {
+  public:
+    /// Position of entry (global row, global column) in the target values.
+    using MatrixPosition =
+      std::function<std::size_t(const dealii::types::global_dof_index,
+                                const dealii::types::global_dof_index)>;
+    /// Position of a global row in the target vector's values.
+    using VectorPosition =
+      std::function<std::size_t(const dealii::types::global_dof_index)>;
+
+    ExchangePlan()                     = default;
+    ExchangePlan(const ExchangePlan &) = delete;
+    ExchangePlan &
+    operator=(const ExchangePlan &) = delete;
+
+    /**
+     * Build the plan (collective on @p communicator) for local CSR arrays
+     * (@p row_offsets, @p column_indices) whose local DoF i is the global
+     * DoF @p local_to_global[i] (increasing); @p owned_rows are the rows
+     * this rank owns. The targets hold @p n_matrix_targets and
+     * @p n_vector_targets values; the position functions are called once
+     * for each entry the rank will write, its own and those it receives.
+     */
+    void
+    reinit(const std::vector<dealii::types::global_dof_index> &local_to_global,
+           const std::vector<index_type>                      &row_offsets,
+           const std::vector<index_type>                      &column_indices,
+           const dealii::IndexSet                             &owned_rows,
+           const MPI_Comm                                      communicator,
+           const std::size_t                                   n_matrix_targets,
+           const MatrixPosition                               &matrix_position,
+           const std::size_t                                   n_vector_targets,
+           const VectorPosition                               &vector_position);
+
+    /**
+     * target = the sum over all ranks of their local matrix values
+     * (@p local_values in the order of the local column_indices), in the
+     * rows this rank owns. Collective.
+     */
+    template <typename Number>
+    void
+    exchange_matrix(const Number *local_values, double *target) const;
+
+    /// The same for right-hand-side entries (@p local_values per local DoF).
+    template <typename Number>
+    void
+    exchange_vector(const Number *local_values, double *target) const;
+
+    const ExchangeLists &
+    matrix_lists() const
+    {
+      return matrix;
+    }
+
+    const ExchangeLists &
+    vector_lists() const
+    {
+      return vector;
+    }
+
+  private:
+    template <typename Number>
+    void
+    exchange(const ExchangeLists &lists,
+             const int            tag,
+             const Number        *local_values,
+             double              *target) const;
+
+    // A communicator of the plan's own, so that its messages never match
+    // those of the program.
+    std::unique_ptr<dealii::Utilities::MPI::DuplicatedCommunicator>
+                  communicator;
+    ExchangeLists matrix;
+    ExchangeLists vector;
+    // Message buffers, sized once.
+    mutable std::vector<double> send_buffer;
+    mutable std::vector<double> recv_buffer;
+  };
+} // namespace GPUAssembly
+
+#endif

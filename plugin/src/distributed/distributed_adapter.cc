@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <deal.II/base/mpi.h>
+
+#include <deal.II/distributed/shared_tria.h>
+#include <deal.II/distributed/tria_base.h>
+
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_simplex_p.h>
+#include <deal.II/fe/fe_values.h>
+
+#include <deal.II/lac/sparsity_tools.h>
+
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/distributed/distributed_adapter.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace GPUAssembly
+{
+  namespace
+  {
+    template <int dim>
+    void
+    check_distributed_triangulation(const dealii::Triangulation<dim> &tria)
+    {
+      using namespace dealii;
+      AssertThrow(
+        dynamic_cast<const parallel::shared::Triangulation<dim> *>(&tria) ==
+          nullptr,
+        ExcUnsupportedInput(
+          "parallel::shared::Triangulation is not supported by the "
+          "distributed adapter; use a parallel::distributed::Triangulation "
+          "(p4est) or a parallel::fullydistributed::Triangulation."));
+      AssertThrow(
+        dynamic_cast<const parallel::DistributedTriangulationBase<dim> *>(
+          &tria) != nullptr,
+        ExcUnsupportedInput(
+          "the triangulation is not distributed; DistributedDoFHandlerAdapter "
+          "needs a parallel::distributed::Triangulation (p4est) or a "
+          "parallel::fullydistributed::Triangulation. Use DoFHandlerAdapter "
+          "for a serial Triangulation."));
+      AssertThrow(tria.n_global_active_cells() > 0,
+                  ExcUnsupportedInput("the triangulation has no cells."));
+      AssertThrow(tria.get_reference_cells().size() == 1,
+                  ExcUnsupportedInput(
+                    "the triangulation mixes " +
+                    std::to_string(tria.get_reference_cells().size()) +
+                    " cell types; all cells must be of one type."));
+    }
+
+
+
+    template <int dim>
+    void
+    check_finite_element(const dealii::FiniteElement<dim> &fe)
+    {
+      AssertThrow(fe.n_base_elements() == 1,
+                  ExcUnsupportedInput(
+                    "the finite element " + fe.get_name() +
+                    " combines different base elements; only FE_Q or "
+                    "FE_SimplexP, alone or as an FESystem of copies of one "
+                    "of them, are supported."));
+      const dealii::FiniteElement<dim> &base = fe.base_element(0);
+      const bool                        is_lagrange =
+        dynamic_cast<const dealii::FE_Q<dim> *>(&base) != nullptr ||
+        dynamic_cast<const dealii::FE_SimplexP<dim> *>(&base) != nullptr;
+      AssertThrow(is_lagrange && base.n_components() == 1,
+                  ExcUnsupportedInput(
+                    "the finite element " + fe.get_name() +
+                    " is not built on FE_Q or FE_SimplexP; only these "
+                    "Lagrange elements are supported."));
+      AssertThrow(base.degree == 1 || base.degree == 2,
+                  ExcUnsupportedInput("the finite element " + fe.get_name() +
+                                      " has degree " +
+                                      std::to_string(base.degree) +
+                                      "; only degrees 1 and 2 are supported."));
+    }
+
+
+
+    // Lines are read in the local numbering into an AffineConstraints of
+    // the local DoFs, the object from which the local pattern is made, so
+    // that pattern and arrays come from one source.
+    void
+    read_local_constraints(
+      const dealii::AffineConstraints<double> &local_constraints,
+      MeshArrays                              &a)
+    {
+      a.dof_is_constrained.assign(a.n_dofs, 0);
+      a.inhomogeneities.assign(a.n_dofs, 0.);
+      a.constraint_line_dofs.clear();
+      a.constraint_entry_offsets.assign(1, 0);
+      a.constraint_entry_dofs.clear();
+      a.constraint_entry_weights.clear();
+      for (const auto &line : local_constraints.get_lines())
+        {
+          a.dof_is_constrained[line.index] = 1;
+          a.inhomogeneities[line.index]    = line.inhomogeneity;
+          if (line.entries.empty())
+            continue;
+          a.constraint_line_dofs.push_back(line.index);
+          for (const auto &[dof, weight] : line.entries)
+            {
+              a.constraint_entry_dofs.push_back(dof);
+              a.constraint_entry_weights.push_back(weight);
+            }
+          a.constraint_entry_offsets.push_back(a.constraint_entry_dofs.size());
+        }
+    }
+  } // namespace
+
+
+
+  template <int dim>
+  DistributedDoFHandlerAdapter<dim>::DistributedDoFHandlerAdapter(
+    const dealii::Mapping<dim>              &mapping,
+    const dealii::DoFHandler<dim>           &dof_handler,
+    const dealii::Quadrature<dim>           &quadrature,
+    const dealii::AffineConstraints<double> &constraints,
+    const AdditionalData                    &additional_data)
+  {
+    reinit(mapping, dof_handler, quadrature, constraints, additional_data);
+  }
+
+
+
+  template <int dim>
+  void
+  DistributedDoFHandlerAdapter<dim>::reinit(
+    const dealii::Mapping<dim>              &mapping,
+    const dealii::DoFHandler<dim>           &dof_handler,
+    const dealii::Quadrature<dim>           &quadrature,
+    const dealii::AffineConstraints<double> &constraints,
+    const AdditionalData                    &additional_data)
+  {
+    using namespace dealii;
+    const Triangulation<dim> &tria = dof_handler.get_triangulation();
+    check_distributed_triangulation(tria);
+    AssertThrow(dof_handler.get_fe_collection().size() > 0 &&
+                  dof_handler.n_dofs() > 0,
+                ExcUnsupportedInput("the DoFHandler has no degrees of "
+                                    "freedom; call distribute_dofs() first."));
+    AssertThrow(dof_handler.get_fe_collection().size() == 1,
+                ExcUnsupportedInput(
+                  "the DoFHandler uses several finite elements (hp); only "
+                  "one element for all cells is supported."));
+    const FiniteElement<dim> &fe = dof_handler.get_fe();
+    check_finite_element(fe);
+    const FiniteElement<dim> &base = fe.base_element(0);
+    AssertThrow(base.reference_cell() == tria.get_reference_cells()[0],
+                ExcUnsupportedInput("the finite element " + fe.get_name() +
+                                    " does not match the cell type of the "
+                                    "triangulation."));
+    AssertThrow(quadrature.size() > 0,
+                ExcUnsupportedInput("the quadrature rule is empty."));
+    for (unsigned int q = 0; q < quadrature.size(); ++q)
+      AssertThrow(base.reference_cell().contains_point(quadrature.point(q),
+                                                       1e-12),
+                  ExcUnsupportedInput(
+                    "quadrature point " + std::to_string(q) +
+                    " lies outside the reference cell of " + fe.get_name() +
+                    "; the quadrature rule must be one for this cell type "
+                    "(QGaussSimplex for simplices, QGauss for hypercubes)."));
+    AssertThrow(additional_data.supplemental_format !=
+                  SupplementalDataFormat::compressed_edge_matrix,
+                ExcUnsupportedInput(
+                  "the compressed_edge_matrix format of the supplemental "
+                  "data is not offered for distributed meshes; use "
+                  "quadrature_gradients or inverse_edge_matrix."));
+    const bool edge_matrix_format = additional_data.supplemental_format ==
+                                    SupplementalDataFormat::inverse_edge_matrix;
+    AssertThrow(!edge_matrix_format ||
+                  (base.reference_cell().is_simplex() && base.degree == 1),
+                ExcUnsupportedInput(
+                  "the inverse-edge-matrix format of the supplemental data "
+                  "exists only for linear simplices, not for " +
+                  fe.get_name() + "."));
+    AssertThrow(constraints.is_closed(),
+                ExcUnsupportedInput(
+                  "the AffineConstraints object is not closed; call "
+                  "constraints.close() after adding all constraints."));
+
+    communicator  = tria.get_communicator();
+    owned_dofs    = dof_handler.locally_owned_dofs();
+    relevant_dofs = DoFTools::extract_locally_relevant_dofs(dof_handler);
+
+    // The constraints must hold the lines of all DoFs of the rank's cells
+    // (step-40 makes them on the locally relevant DoFs); lines are looked up
+    // for these DoFs only.
+    const IndexSet &constraint_lines = constraints.get_local_lines();
+    AssertThrow(constraint_lines.size() == 0 ||
+                  (relevant_dofs & constraint_lines).n_elements() ==
+                    relevant_dofs.n_elements(),
+                ExcUnsupportedInput(
+                  "the AffineConstraints object does not store the lines of "
+                  "all locally relevant DoFs; make it with "
+                  "constraints.reinit(locally_relevant_dofs) as in step-40."));
+
+    // The owned cells, in the order of the active cell iterators: element
+    // e of the arrays.
+    std::vector<typename DoFHandler<dim>::active_cell_iterator> cells;
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      if (cell->is_locally_owned())
+        cells.push_back(cell);
+
+    const unsigned int n_cell_dofs = fe.n_dofs_per_cell();
+    const unsigned int n_c         = fe.n_components();
+    const unsigned int n_en        = base.n_dofs_per_cell();
+
+    // The rank's DoFs: those of its cells and the DoFs their constraint
+    // lines refer to.
+    std::vector<std::vector<types::global_dof_index>> cell_dofs(cells.size());
+    {
+      std::vector<types::global_dof_index> dofs;
+      for (std::size_t e = 0; e < cells.size(); ++e)
+        {
+          cell_dofs[e].resize(n_cell_dofs);
+          cells[e]->get_dof_indices(cell_dofs[e]);
+          dofs.insert(dofs.end(), cell_dofs[e].begin(), cell_dofs[e].end());
+        }
+      std::sort(dofs.begin(), dofs.end());
+      dofs.erase(std::unique(dofs.begin(), dofs.end()), dofs.end());
+      std::vector<types::global_dof_index> entry_dofs;
+      for (const types::global_dof_index dof : dofs)
+        if (const auto *entries = constraints.get_constraint_entries(dof))
+          for (const auto &entry : *entries)
+            entry_dofs.push_back(entry.first);
+      dofs.insert(dofs.end(), entry_dofs.begin(), entry_dofs.end());
+      std::sort(dofs.begin(), dofs.end());
+      dofs.erase(std::unique(dofs.begin(), dofs.end()), dofs.end());
+      local_dof_set = IndexSet(dof_handler.n_dofs());
+      local_dof_set.add_indices(dofs.begin(), dofs.end());
+      local_dof_set.compress();
+      local_to_global = std::move(dofs);
+    }
+    AssertThrow(local_to_global.size() <
+                  static_cast<std::size_t>(
+                    std::numeric_limits<index_type>::max()),
+                ExcUnsupportedInput("the rank has more DoFs than 32-bit "
+                                    "indices can address."));
+    const auto to_local = [&](const types::global_dof_index dof) {
+      return static_cast<index_type>(local_dof_set.index_within_set(dof));
+    };
+
+    MeshArrays a;
+    a.dim                   = dim;
+    a.n_elements            = cells.size();
+    a.n_dofs                = local_to_global.size();
+    a.keep_constrained_dofs = additional_data.keep_constrained_dofs;
+    a.supplemental_format   = additional_data.supplemental_format;
+
+    ElementLayout &layout     = a.layout;
+    layout.is_simplex         = base.reference_cell().is_simplex();
+    layout.degree             = base.degree;
+    layout.n_nodes            = n_en;
+    layout.n_components       = n_c;
+    layout.n_dofs             = n_cell_dofs;
+    layout.n_q_points         = quadrature.size();
+    layout.quadrature_weights = quadrature.get_weights();
+    layout.shape_values.resize(layout.n_q_points * n_en);
+    for (unsigned int q = 0; q < layout.n_q_points; ++q)
+      for (unsigned int n = 0; n < n_en; ++n)
+        layout.shape_values[q * n_en + n] =
+          base.shape_value(n, quadrature.point(q));
+    AssertThrow(
+      static_cast<std::size_t>(a.n_elements) * n_cell_dofs * n_cell_dofs <
+        static_cast<std::size_t>(std::numeric_limits<index_type>::max()),
+      ExcUnsupportedInput(
+        "the rank's part of the mesh is too large for 32-bit element data "
+        "indices."));
+    a.n_supplemental =
+      edge_matrix_format ? dim * dim + 1 : layout.n_q_points * (1 + n_en * dim);
+
+    // The constraints of the local DoFs in the local numbering. Closed
+    // constraints refer only to unconstrained DoFs, so the copy is closed
+    // too; close() sorts it.
+    AffineConstraints<double> local_constraints;
+    for (std::size_t i = 0; i < local_to_global.size(); ++i)
+      {
+        const types::global_dof_index dof = local_to_global[i];
+        if (!(constraint_lines.size() == 0 ||
+              constraint_lines.is_element(dof)) ||
+            !constraints.is_constrained(dof))
+          continue;
+        local_constraints.add_line(i);
+        for (const auto &[entry, weight] :
+             *constraints.get_constraint_entries(dof))
+          {
+            AssertThrow(std::isfinite(weight),
+                        ExcUnsupportedInput(
+                          "the constraint of DoF " + std::to_string(dof) +
+                          " has a non-finite weight for DoF " +
+                          std::to_string(entry) + "."));
+            local_constraints.add_entry(i, to_local(entry), weight);
+          }
+        local_constraints.set_inhomogeneity(i,
+                                            constraints.get_inhomogeneity(dof));
+      }
+    local_constraints.close();
+    read_local_constraints(local_constraints, a);
+
+    // L(e, .), S(e), the node numbers, C(n) and the pattern of the local
+    // DoFs, cell by cell.
+    a.location.resize(static_cast<std::size_t>(a.n_elements) * n_cell_dofs);
+    a.supplemental.resize(static_cast<std::size_t>(a.n_elements) *
+                          a.n_supplemental);
+    FEValues<dim>                        fe_values(mapping,
+                            base,
+                            quadrature,
+                            update_gradients | update_jacobians);
+    FEValues<dim>                        support_values(mapping,
+                                 base,
+                                 Quadrature<dim>(
+                                   base.get_unit_support_points()),
+                                 update_quadrature_points);
+    DynamicSparsityPattern               dsp(a.n_dofs);
+    std::vector<types::global_dof_index> local_cell_dofs(n_cell_dofs);
+    std::vector<Point<dim>>   node_points(static_cast<std::size_t>(a.n_dofs));
+    std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
+    for (std::size_t e = 0; e < cells.size(); ++e)
+      {
+        const auto &cell = cells[e];
+        for (unsigned int i = 0; i < n_cell_dofs; ++i)
+          local_cell_dofs[i] = to_local(cell_dofs[e][i]);
+        local_constraints.add_entries_local_to_global(local_cell_dofs,
+                                                      dsp,
+                                                      a.keep_constrained_dofs);
+        for (unsigned int n = 0; n < n_en; ++n)
+          for (unsigned int c = 0; c < n_c; ++c)
+            a.location[e * n_cell_dofs + n * n_c + c] =
+              local_cell_dofs[fe.component_to_system_index(c, n)];
+
+        const typename Triangulation<dim>::cell_iterator tria_cell(cell);
+        fe_values.reinit(tria_cell);
+        for (unsigned int q = 0; q < layout.n_q_points; ++q)
+          {
+            const double det = fe_values.jacobian(q).determinant();
+            AssertThrow(det > 0.,
+                        ExcUnsupportedInput(
+                          "cell " + cell->id().to_string() +
+                          " is inverted or degenerate: the Jacobian "
+                          "determinant at quadrature point " +
+                          std::to_string(q) + " is " + std::to_string(det) +
+                          "."));
+          }
+        double *const S = a.supplemental.data() + e * a.n_supplemental;
+        if (edge_matrix_format)
+          {
+            Tensor<2, dim> edges;
+            for (unsigned int j = 0; j < dim; ++j)
+              for (unsigned int k = 0; k < dim; ++k)
+                edges[k][j] = cell->vertex(j + 1)[k] - cell->vertex(0)[k];
+            const double det = determinant(edges);
+            AssertThrow(det > 0.,
+                        ExcUnsupportedInput(
+                          "cell " + cell->id().to_string() +
+                          " is inverted or degenerate: its edge matrix has "
+                          "determinant " +
+                          std::to_string(det) + "."));
+            const Tensor<2, dim> inverse = invert(edges);
+            for (unsigned int j = 0; j < dim; ++j)
+              for (unsigned int k = 0; k < dim; ++k)
+                S[j * dim + k] = inverse[j][k];
+            S[dim * dim] = det;
+          }
+        else
+          for (unsigned int q = 0; q < layout.n_q_points; ++q)
+            {
+              double *const Sq = S + q * (1 + n_en * dim);
+              Sq[0] =
+                quadrature.weight(q) * fe_values.jacobian(q).determinant();
+              for (unsigned int n = 0; n < n_en; ++n)
+                {
+                  const Tensor<1, dim> grad = fe_values.shape_grad(n, q);
+                  for (unsigned int k = 0; k < dim; ++k)
+                    Sq[1 + n * dim + k] = grad[k];
+                }
+            }
+
+        // A node's coordinates are those of its last cell, as in the serial
+        // adapter.
+        support_values.reinit(tria_cell);
+        for (unsigned int n = 0; n < n_en; ++n)
+          {
+            const index_type dof = a.location[e * n_cell_dofs + n * n_c];
+            is_node_dof[dof]     = 1;
+            node_points[dof]     = support_values.quadrature_point(n);
+          }
+      }
+
+    // Nodes follow the local DoFs of component 0, as the serial adapter's
+    // follow the global ones.
+    std::vector<index_type> node_of_dof(a.n_dofs, invalid_index);
+    a.n_nodes = 0;
+    for (unsigned int i = 0; i < a.n_dofs; ++i)
+      if (is_node_dof[i])
+        node_of_dof[i] = a.n_nodes++;
+    a.connectivity.resize(static_cast<std::size_t>(a.n_elements) * n_en);
+    a.node_dofs.assign(static_cast<std::size_t>(a.n_nodes) * n_c,
+                       invalid_index);
+    a.nodal_coordinates.resize(static_cast<std::size_t>(a.n_nodes) * dim);
+    for (std::size_t e = 0; e < cells.size(); ++e)
+      for (unsigned int n = 0; n < n_en; ++n)
+        {
+          const index_type node =
+            node_of_dof[a.location[e * n_cell_dofs + n * n_c]];
+          a.connectivity[e * n_en + n] = node;
+          for (unsigned int c = 0; c < n_c; ++c)
+            a.node_dofs[static_cast<std::size_t>(node) * n_c + c] =
+              a.location[e * n_cell_dofs + n * n_c + c];
+        }
+    for (unsigned int i = 0; i < a.n_dofs; ++i)
+      if (is_node_dof[i])
+        for (unsigned int k = 0; k < dim; ++k)
+          a.nodal_coordinates[static_cast<std::size_t>(node_of_dof[i]) * dim +
+                              k] = node_points[i][k];
+
+    // The CSR pattern and K(e, d1, d2).
+    AssertThrow(dsp.n_nonzero_elements() <
+                  static_cast<std::size_t>(
+                    std::numeric_limits<index_type>::max()),
+                ExcUnsupportedInput("the rank's sparsity pattern has more "
+                                    "nonzeros than 32-bit indices can "
+                                    "address."));
+    a.row_offsets.resize(a.n_dofs + 1);
+    a.column_indices.resize(dsp.n_nonzero_elements());
+    a.row_offsets[0] = 0;
+    for (unsigned int row = 0; row < a.n_dofs; ++row)
+      {
+        index_type k = a.row_offsets[row];
+        for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
+          a.column_indices[k++] = entry->column();
+        a.row_offsets[row + 1] = k;
+      }
+    a.nonzero_map.resize(static_cast<std::size_t>(a.n_elements) * n_cell_dofs *
+                         n_cell_dofs);
+    for (std::size_t e = 0; e < cells.size(); ++e)
+      {
+        const index_type *const L = a.location.data() + e * n_cell_dofs;
+        for (unsigned int i = 0; i < n_cell_dofs; ++i)
+          {
+            const index_type row = L[i];
+            index_type      *K =
+              a.nonzero_map.data() + (e * n_cell_dofs + i) * n_cell_dofs;
+            for (unsigned int j = 0; j < n_cell_dofs; ++j)
+              {
+                const index_type col = L[j];
+                const bool       dropped =
+                  !a.keep_constrained_dofs && row != col &&
+                  (a.dof_is_constrained[row] || a.dof_is_constrained[col]);
+                if (dropped)
+                  {
+                    K[j] = invalid_index;
+                    continue;
+                  }
+                const auto first =
+                  a.column_indices.begin() + a.row_offsets[row];
+                const auto last =
+                  a.column_indices.begin() + a.row_offsets[row + 1];
+                const auto position = std::lower_bound(first, last, col);
+                Assert(position != last && *position == col,
+                       ExcInternalError());
+                K[j] = position - a.column_indices.begin();
+              }
+          }
+      }
+
+    arrays = std::move(a);
+  }
+
+
+
+  template <int dim>
+  void
+  DistributedDoFHandlerAdapter<dim>::make_sparsity_pattern(
+    dealii::DynamicSparsityPattern &dsp) const
+  {
+    dsp.reinit(owned_dofs.size(), owned_dofs.size(), local_dof_set);
+    std::vector<dealii::types::global_dof_index> columns;
+    for (unsigned int row = 0; row < arrays.n_dofs; ++row)
+      {
+        columns.clear();
+        for (index_type k = arrays.row_offsets[row];
+             k < arrays.row_offsets[row + 1];
+             ++k)
+          columns.push_back(local_to_global[arrays.column_indices[k]]);
+        dsp.add_entries(local_to_global[row],
+                        columns.begin(),
+                        columns.end(),
+                        true);
+      }
+    dealii::SparsityTools::distribute_sparsity_pattern(dsp,
+                                                       owned_dofs,
+                                                       communicator,
+                                                       local_dof_set);
+  }
+} // namespace GPUAssembly
+
+
+
+namespace GPUAssembly
+{
+  template class DistributedDoFHandlerAdapter<2>;
+  template class DistributedDoFHandlerAdapter<3>;
+} // namespace GPUAssembly

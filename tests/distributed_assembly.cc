@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// MPI-distributed assembly (host path) against deal.II's own distributed
+// assembly: FEValues on the locally owned cells,
+// AffineConstraints::distribute_local_to_global() into Trilinos objects on
+// step-40's sparsity pattern, then compress(VectorOperation::add). Run under
+// mpirun with any number of ranks; every case must agree to 1e-13 relative
+// in the matrix (Frobenius norm) and the right-hand side (l2 norm), the
+// plugin's sparsity pattern must hold step-40's entries, and a second
+// assemble() with the same plan must give the same values.
+
+#include <deal.II/base/function_lib.h>
+#include <deal.II/base/mpi.h>
+#include <deal.II/base/quadrature_lib.h>
+
+#include <deal.II/distributed/fully_distributed_tria.h>
+#include <deal.II/distributed/tria.h>
+
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_system.h>
+#include <deal.II/fe/fe_values.h>
+#include <deal.II/fe/mapping_q.h>
+
+#include <deal.II/grid/grid_generator.h>
+#include <deal.II/grid/grid_tools.h>
+#include <deal.II/grid/tria_description.h>
+
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
+#include <deal.II/lac/sparsity_tools.h>
+#include <deal.II/lac/trilinos_sparse_matrix.h>
+#include <deal.II/lac/trilinos_vector.h>
+
+#include <deal.II/numerics/vector_tools.h>
+
+#include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/distributed/distributed_assembler.h>
+
+#include <cctype>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "dealii_reference.h"
+#include "distributed_problems.h"
+
+namespace
+{
+  using namespace Testing;
+
+  constexpr double tolerance = 1e-13;
+
+  struct Case
+  {
+    TriaKind     tria_kind;
+    Form         form;
+    unsigned int degree;
+    bool         hanging_nodes;
+    bool         keep_constrained_dofs;
+  };
+
+  std::string
+  describe(const int dim, const Case &c)
+  {
+    return std::to_string(dim) + "D " +
+           (c.tria_kind == TriaKind::p4est ? "p4est" : "fullydistributed") +
+           " " + to_string(c.form) + " Q" + std::to_string(c.degree) +
+           (c.hanging_nodes ? ", hanging nodes" : ", uniform") +
+           (c.keep_constrained_dofs ? ", keep constrained DoFs" : "");
+  }
+
+
+
+  // deal.II's distributed assembly, as step-40 writes it.
+  template <int dim>
+  void
+  assemble_with_dealii(const Mapping<dim>              &mapping,
+                       const DoFHandler<dim>           &dof_handler,
+                       const Quadrature<dim>           &quadrature,
+                       const AffineConstraints<double> &constraints,
+                       const Form                       form,
+                       const bool                       keep_constrained_dofs,
+                       DynamicSparsityPattern          &dsp,
+                       TrilinosWrappers::SparseMatrix  &matrix,
+                       TrilinosWrappers::MPI::Vector   &rhs)
+  {
+    const IndexSet owned = dof_handler.locally_owned_dofs();
+    const IndexSet relevant =
+      DoFTools::extract_locally_relevant_dofs(dof_handler);
+    dsp.reinit(relevant.size(), relevant.size(), relevant);
+    DoFTools::make_sparsity_pattern(dof_handler,
+                                    dsp,
+                                    constraints,
+                                    keep_constrained_dofs);
+    SparsityTools::distribute_sparsity_pattern(dsp,
+                                               owned,
+                                               MPI_COMM_WORLD,
+                                               relevant);
+    matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
+    rhs.reinit(owned, MPI_COMM_WORLD);
+
+    const FiniteElement<dim>            &fe = dof_handler.get_fe();
+    FEValues<dim>                        fe_values(mapping,
+                            fe,
+                            quadrature,
+                            update_values | update_gradients |
+                              update_JxW_values);
+    const unsigned int                   n = fe.n_dofs_per_cell();
+    FullMatrix<double>                   cell_matrix(n, n);
+    Vector<double>                       cell_rhs(n);
+    std::vector<types::global_dof_index> dofs(n);
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          fe_values.reinit(cell);
+          cell_matrix = 0;
+          cell_rhs    = 0;
+          for (const unsigned int q : fe_values.quadrature_point_indices())
+            for (unsigned int i = 0; i < n; ++i)
+              {
+                const unsigned int ci = fe.system_to_component_index(i).first;
+                const double f = form == Form::laplace ? source : force[ci];
+                cell_rhs(i) += f * fe_values.shape_value_component(i, q, ci) *
+                               fe_values.JxW(q);
+                for (unsigned int j = 0; j < n; ++j)
+                  {
+                    const unsigned int cj =
+                      fe.system_to_component_index(j).first;
+                    double value = 0;
+                    if (form == Form::laplace)
+                      value = diffusion * fe_values.shape_grad(i, q) *
+                              fe_values.shape_grad(j, q);
+                    else
+                      {
+                        const Tensor<1, dim> gi =
+                          fe_values.shape_grad_component(i, q, ci);
+                        const Tensor<1, dim> gj =
+                          fe_values.shape_grad_component(j, q, cj);
+                        value = gi[ci] * gj[cj] * lambda +
+                                gi[cj] * gj[ci] * mu +
+                                (ci == cj ? gi * gj * mu : 0.);
+                      }
+                    cell_matrix(i, j) += value * fe_values.JxW(q);
+                  }
+              }
+          cell->get_dof_indices(dofs);
+          constraints.distribute_local_to_global(cell_matrix,
+                                                 cell_rhs,
+                                                 dofs,
+                                                 matrix,
+                                                 rhs);
+        }
+    matrix.compress(VectorOperation::add);
+    rhs.compress(VectorOperation::add);
+  }
+
+
+
+  // Whether every entry of step-40's pattern is in the plugin's, on every
+  // rank.
+  bool
+  pattern_holds(const DynamicSparsityPattern &reference,
+                const DynamicSparsityPattern &pattern,
+                const IndexSet               &owned)
+  {
+    unsigned int missing = 0;
+    for (const types::global_dof_index row : owned)
+      for (auto entry = reference.begin(row); entry != reference.end(row);
+           ++entry)
+        if (!pattern.exists(row, entry->column()))
+          ++missing;
+    return Utilities::MPI::sum(missing, MPI_COMM_WORLD) == 0;
+  }
+
+
+
+  template <int dim>
+  bool
+  run_case(const Case &c)
+  {
+    const auto tria = make_triangulation<dim>(c.tria_kind, c.hanging_nodes);
+    const unsigned int  n_components = c.form == Form::laplace ? 1 : dim;
+    const FESystem<dim> fe(FE_Q<dim>(c.degree), n_components);
+    DoFHandler<dim>     dof_handler(*tria);
+    dof_handler.distribute_dofs(fe);
+    const MappingQ<dim> mapping(1);
+    const QGauss<dim>   quadrature(c.degree + 1);
+
+    const IndexSet owned = dof_handler.locally_owned_dofs();
+    const IndexSet relevant =
+      DoFTools::extract_locally_relevant_dofs(dof_handler);
+    AffineConstraints<double> constraints(relevant);
+    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+    // Inhomogeneous Dirichlet values on one side.
+    VectorTools::interpolate_boundary_values(mapping,
+                                             dof_handler,
+                                             0,
+                                             Functions::CosineFunction<dim>(
+                                               n_components),
+                                             constraints);
+    constraints.close();
+
+    DynamicSparsityPattern         reference_dsp;
+    TrilinosWrappers::SparseMatrix reference_matrix;
+    TrilinosWrappers::MPI::Vector  reference_rhs;
+    assemble_with_dealii(mapping,
+                         dof_handler,
+                         quadrature,
+                         constraints,
+                         c.form,
+                         c.keep_constrained_dofs,
+                         reference_dsp,
+                         reference_matrix,
+                         reference_rhs);
+
+    typename GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData
+      data;
+    data.keep_constrained_dofs = c.keep_constrained_dofs;
+    const GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter(mapping,
+                                                                 dof_handler,
+                                                                 quadrature,
+                                                                 constraints,
+                                                                 data);
+    DynamicSparsityPattern                               dsp;
+    adapter.make_sparsity_pattern(dsp);
+    TrilinosWrappers::SparseMatrix matrix;
+    matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
+    TrilinosWrappers::MPI::Vector rhs(owned, MPI_COMM_WORLD);
+
+    GPUAssembly::DistributedAssembler<dim, double> assembler;
+    assembler.reinit(adapter, matrix, rhs);
+    with_kernel<dim, double>(c.form, n_components, [&](const auto &kernel) {
+      assembler.assemble(kernel, matrix, rhs);
+    });
+
+    const unsigned int n_elements =
+      Utilities::MPI::sum(adapter.get_arrays().n_elements, MPI_COMM_WORLD);
+    const unsigned int n_hanging =
+      Utilities::MPI::sum(adapter.get_arrays().n_constraint_lines(),
+                          MPI_COMM_WORLD);
+    const double matrix_error = matrix_difference(reference_matrix, matrix);
+    TrilinosWrappers::MPI::Vector rhs_difference = rhs;
+    rhs_difference -= reference_rhs;
+    const double rhs_error = rhs_difference.l2_norm() / reference_rhs.l2_norm();
+    const bool   pattern_ok = pattern_holds(reference_dsp, dsp, owned);
+
+    // A second assembly reuses the plan and must reproduce the values.
+    const TrilinosWrappers::MPI::Vector first_rhs = rhs;
+    with_kernel<dim, double>(c.form, n_components, [&](const auto &kernel) {
+      assembler.assemble(kernel, matrix, rhs);
+    });
+    TrilinosWrappers::MPI::Vector repeat_difference = rhs;
+    repeat_difference -= first_rhs;
+    // Every collective value is computed on every rank before any rank
+    // decides what to print.
+    const double repeat_rhs_error = repeat_difference.l2_norm();
+    const double repeat_error     = matrix_difference(reference_matrix, matrix);
+    const bool   same_again =
+      repeat_rhs_error == 0. && repeat_error == matrix_error;
+
+    const bool passed = matrix_error < tolerance && rhs_error < tolerance &&
+                        pattern_ok &&
+                        n_elements == tria->n_global_active_cells() &&
+                        same_again && (!c.hanging_nodes || n_hanging > 0);
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+      {
+        std::cout << describe(dim, c) << ": " << dof_handler.n_dofs()
+                  << " DoFs, " << n_elements << " cells, " << n_hanging
+                  << " local lines with entries; relative difference to "
+                     "deal.II "
+                  << matrix_error << " (matrix), " << rhs_error << " (rhs)";
+        if (!passed)
+          {
+            std::cout << "; FAILED:";
+            if (!(matrix_error < tolerance && rhs_error < tolerance))
+              std::cout << " the assembly differs from deal.II's by more "
+                           "than 1e-13;";
+            if (!pattern_ok)
+              std::cout << " the plugin's sparsity pattern lacks entries of "
+                           "step-40's;";
+            if (n_elements != tria->n_global_active_cells())
+              std::cout << " the ranks' arrays do not hold every cell once;";
+            if (!same_again)
+              std::cout << " a second assemble() gives other values;";
+            if (c.hanging_nodes && n_hanging == 0)
+              std::cout << " the mesh has no hanging nodes;";
+          }
+        std::cout << std::endl;
+      }
+    return passed;
+  }
+} // namespace
+
+
+
+int
+main(int argc, char **argv)
+{
+  Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
+  bool                             passed = true;
+  try
+    {
+      for (const bool hanging : {false, true})
+        {
+          passed &=
+            run_case<2>({TriaKind::p4est, Form::laplace, 2, hanging, false});
+          passed &=
+            run_case<2>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
+          passed &=
+            run_case<3>({TriaKind::p4est, Form::laplace, 1, hanging, false});
+          passed &=
+            run_case<3>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
+        }
+      passed &= run_case<2>({TriaKind::p4est, Form::elasticity, 2, true, true});
+      passed &= run_case<3>({TriaKind::p4est, Form::laplace, 2, true, true});
+      passed &= run_case<2>(
+        {TriaKind::fully_distributed, Form::laplace, 1, true, false});
+      passed &= run_case<3>(
+        {TriaKind::fully_distributed, Form::elasticity, 1, false, false});
+
+      // A serial mesh is refused with a message that names the adapter to
+      // use instead.
+      Triangulation<2> serial;
+      GridGenerator::hyper_cube(serial);
+      DoFHandler<2> serial_dofs(serial);
+      serial_dofs.distribute_dofs(FE_Q<2>(1));
+      AffineConstraints<double> no_constraints;
+      no_constraints.close();
+      std::string message;
+      try
+        {
+          GPUAssembly::DistributedDoFHandlerAdapter<2> adapter(MappingQ<2>(1),
+                                                               serial_dofs,
+                                                               QGauss<2>(2),
+                                                               no_constraints);
+        }
+      catch (const GPUAssembly::ExcUnsupportedInput &exception)
+        {
+          message = exception.what();
+        }
+      // deal.II wraps the message's lines: compare with single spaces.
+      std::string flat;
+      for (const char c : message)
+        if (!std::isspace(static_cast<unsigned char>(c)))
+          flat += c;
+        else if (!flat.empty() && flat.back() != ' ')
+          flat += ' ';
+      const bool refused =
+        flat.find("Use DoFHandlerAdapter for a serial Triangulation") !=
+        std::string::npos;
+      if (!refused)
+        std::cout << "FAILED: a serial Triangulation is not refused with a "
+                     "message naming DoFHandlerAdapter; the message was: "
+                  << message << std::endl;
+      passed &= refused;
+    }
+  catch (const std::exception &exception)
+    {
+      std::cerr << "rank " << Utilities::MPI::this_mpi_process(MPI_COMM_WORLD)
+                << ": " << exception.what() << std::endl;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  passed = Utilities::MPI::min(passed ? 1 : 0, MPI_COMM_WORLD) == 1;
+  return passed ? 0 : 1;
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef gpu_assembly_tests_distributed_problems_h
+#define gpu_assembly_tests_distributed_problems_h
+
+// Distributed meshes and comparisons shared by the MPI tests.
+
+#include <deal.II/base/mpi.h>
+
+#include <deal.II/distributed/fully_distributed_tria.h>
+#include <deal.II/distributed/tria.h>
+
+#include <deal.II/grid/grid_generator.h>
+#include <deal.II/grid/grid_tools.h>
+#include <deal.II/grid/tria_description.h>
+
+#include <deal.II/lac/trilinos_sparse_matrix.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+
+namespace Testing
+{
+  using namespace dealii;
+
+  enum class TriaKind
+  {
+    p4est,
+    fully_distributed
+  };
+
+
+  // A non-affine coarse mesh (its vertices moved by a smooth map), the
+  // same on every rank, refined once more in the corner at the origin for
+  // hanging nodes.
+  template <int dim>
+  void
+  make_coarse_mesh(Triangulation<dim> &tria)
+  {
+    GridGenerator::subdivided_hyper_cube(tria, 2);
+    GridTools::transform(
+      [](const Point<dim> &p) {
+        Point<dim> q = p;
+        q[0] += 0.1 * std::sin(p[1] + 0.3) * p[0];
+        q[1] += 0.07 * p[0] * p[0];
+        return q;
+      },
+      tria);
+  }
+
+  template <int dim>
+  void
+  refine(Triangulation<dim> &tria, const bool hanging_nodes)
+  {
+    tria.refine_global(dim == 2 ? 2 : 1);
+    if (!hanging_nodes)
+      return;
+    for (const auto &cell : tria.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          bool near_origin = true;
+          for (unsigned int d = 0; d < dim; ++d)
+            near_origin = near_origin && cell->center()[d] < 0.45;
+          if (near_origin)
+            cell->set_refine_flag();
+        }
+    tria.execute_coarsening_and_refinement();
+  }
+
+
+
+  template <int dim>
+  std::unique_ptr<parallel::DistributedTriangulationBase<dim>>
+  make_triangulation(const TriaKind kind, const bool hanging_nodes)
+  {
+    if (kind == TriaKind::p4est)
+      {
+        auto tria = std::make_unique<parallel::distributed::Triangulation<dim>>(
+          MPI_COMM_WORLD);
+        make_coarse_mesh(*tria);
+        refine(*tria, hanging_nodes);
+        return tria;
+      }
+    // A serial mesh, partitioned with METIS, described and distributed.
+    Triangulation<dim> serial(
+      Triangulation<dim>::limit_level_difference_at_vertices);
+    make_coarse_mesh(serial);
+    refine(serial, hanging_nodes);
+    GridTools::partition_triangulation(Utilities::MPI::n_mpi_processes(
+                                         MPI_COMM_WORLD),
+                                       serial);
+    const auto description = TriangulationDescription::Utilities::
+      create_description_from_triangulation(serial, MPI_COMM_WORLD);
+    auto tria =
+      std::make_unique<parallel::fullydistributed::Triangulation<dim>>(
+        MPI_COMM_WORLD);
+    tria->create_triangulation(description);
+    return tria;
+  }
+
+
+
+  // ||A - B||_F / ||A||_F over all ranks, entries of both patterns.
+  inline double
+  matrix_difference(const TrilinosWrappers::SparseMatrix &reference,
+                    const TrilinosWrappers::SparseMatrix &matrix)
+  {
+    double difference = 0, norm = 0;
+    for (const types::global_dof_index row :
+         reference.locally_owned_range_indices())
+      {
+        std::map<types::global_dof_index, double> entries;
+        for (auto entry = reference.begin(row); entry != reference.end(row);
+             ++entry)
+          {
+            entries[entry->column()] += entry->value();
+            norm += entry->value() * entry->value();
+          }
+        for (auto entry = matrix.begin(row); entry != matrix.end(row); ++entry)
+          entries[entry->column()] -= entry->value();
+        for (const auto &[column, value] : entries)
+          difference += value * value;
+      }
+    return std::sqrt(Utilities::MPI::sum(difference, MPI_COMM_WORLD) /
+                     Utilities::MPI::sum(norm, MPI_COMM_WORLD));
+  }
+} // namespace Testing
+
+#endif
