@@ -130,8 +130,10 @@ namespace GPUAssembly
       AssertThrow(
         dynamic_cast<const dealii::parallel::TriangulationBase<dim> *>(&tria) ==
           nullptr,
-        ExcUnsupportedInput("parallel (MPI-distributed) triangulations are not "
-                            "supported; use a serial Triangulation."));
+        ExcUnsupportedInput("the triangulation is an MPI-distributed one; "
+                            "DoFHandlerAdapter takes a serial Triangulation, "
+                            "DistributedDoFHandlerAdapter a distributed "
+                            "one."));
       AssertThrow(tria.get_reference_cells().size() == 1,
                   ExcUnsupportedInput(
                     "the triangulation mixes " +
