@@ -14,6 +14,7 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 
 #include <algorithm>
 #include <cmath>
@@ -25,6 +26,8 @@
 #include <numeric>
 #include <sstream>
 #include <utility>
+
+#include "../base/first_touch.h"
 
 namespace GPUAssembly
 {
@@ -300,9 +303,12 @@ namespace GPUAssembly
         compressed_format ||
         a.supplemental_format == SupplementalDataFormat::inverse_edge_matrix;
 
-      a.location.resize(static_cast<std::size_t>(a.n_elements) * n_ed);
-      a.supplemental.resize(static_cast<std::size_t>(a.n_elements) *
-                            a.n_supplemental);
+      internal::assign_first_touched_in_parallel(
+        a.location,
+        static_cast<std::size_t>(a.n_elements) * n_ed);
+      internal::assign_first_touched_in_parallel(
+        a.supplemental,
+        static_cast<std::size_t>(a.n_elements) * a.n_supplemental);
 
       struct Scratch
       {
@@ -420,7 +426,9 @@ namespace GPUAssembly
         if (is_node_dof[i])
           node_of_dof[i] = a.n_nodes++;
 
-      a.connectivity.resize(static_cast<std::size_t>(a.n_elements) * n_en);
+      internal::assign_first_touched_in_parallel(
+        a.connectivity,
+        static_cast<std::size_t>(a.n_elements) * n_en);
       dealii::parallel::apply_to_subranges(
         0u,
         a.n_elements,
@@ -636,7 +644,7 @@ namespace GPUAssembly
           a.row_offsets[row + 1] = n_nonzeros;
         }
 
-      a.column_indices.resize(n_nonzeros);
+      internal::assign_first_touched_in_parallel(a.column_indices, n_nonzeros);
       dealii::parallel::apply_to_subranges(
         0u,
         a.n_nodes,
@@ -870,6 +878,8 @@ namespace GPUAssembly
       ExcUnsupportedInput(
         "the mesh is too large for 32-bit element data indices."));
 
+    SetupTimes::Steps steps("adapter");
+    steps.next("constraints");
     read_constraints(constraints, a);
 
     if (compressed_format)
@@ -879,28 +889,37 @@ namespace GPUAssembly
     else
       a.n_supplemental = layout.n_q_points * (1 + layout.n_nodes * dim);
 
-    // K(e, d1, d2) is the largest array, and sizing it zero-fills it on
-    // one thread: the first touch of its pages, slower than the parallel
-    // writes that follow. It is sized by a task of its own while the other
-    // arrays are built (the task is waited for, also on an exception,
-    // before `a` goes out of scope).
+    // K(e, d1, d2) is the largest array. Its pages are first touched in
+    // parallel, but its zero-fill that std::vector requires runs on one
+    // thread: it is sized by a task of its own while the other arrays are
+    // built (the task is waited for, also on an exception, before `a` goes
+    // out of scope).
     const std::size_t nonzero_map_size =
       static_cast<std::size_t>(a.n_elements) * layout.n_dofs * layout.n_dofs;
     Threads::Task<void> size_nonzero_map = Threads::new_task([&]() {
-      a.nonzero_map.resize(nonzero_map_size);
+      SetupTimes::Scope scope("adapter: nonzero map sizing (task)");
+      internal::assign_first_touched_in_parallel(a.nonzero_map,
+                                                 nonzero_map_size);
     });
 
+    steps.next("active cells");
     const std::vector<CellIndex> cells = active_cells(tria);
+    steps.next("elements");
     read_elements(mapping, dof_handler, quadrature, cells, a);
+    steps.next("node numbers");
     number_nodes(a);
+    steps.next("node elements");
     const NodeElements elements_of = node_to_elements(a);
+    steps.next("nodes");
     read_nodes(mapping, dof_handler, cells, elements_of, a);
-
+    steps.next("pattern");
     if (constraints_are_dirichlet(constraints))
       make_pattern_from_node_graph(elements_of, a);
     else
       make_pattern_with_dof_tools(dof_handler, constraints, a);
+    steps.next("nonzero map sizing (wait)");
     size_nonzero_map.join();
+    steps.next("nonzero map");
     fill_nonzero_map(a);
 
     arrays = std::move(a);

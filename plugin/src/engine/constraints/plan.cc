@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/constraints/plan.h>
 
 #include <algorithm>
@@ -100,6 +101,7 @@ namespace GPUAssembly
   void
   ConstraintPlan::reinit(const MeshArrays &arrays)
   {
+    SetupTimes::Scope scope("constraint plan");
     *this = ConstraintPlan();
     if (arrays.constraint_line_dofs.empty())
       return;

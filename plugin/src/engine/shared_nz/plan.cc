@@ -3,6 +3,7 @@
 #include <deal.II/base/thread_management.h>
 
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/packing.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
 #include <gpu_assembly/engine/shared_nz/plan.h>
@@ -11,6 +12,7 @@
 #include <limits>
 #include <numeric>
 
+#include "../../base/first_touch.h"
 #include "node_graph.h"
 
 namespace GPUAssembly
@@ -142,17 +144,24 @@ namespace GPUAssembly
             const std::vector<index_type> &owned_nodes,
             Block                         &b)
       {
+        // Recorded times are summed over the blocks and threads.
+        SetupTimes::Steps steps("SharedNZ plan: blocks, summed");
         this->k = k;
         owned   = owned_nodes;
+        steps.next("elements and halo");
         internal::SharedNZ::elements_and_halo(arrays,
                                               elements_of,
                                               owned,
                                               b.elements,
                                               b.halo);
+        steps.next("element order");
         order_elements(b);
+        steps.next("element arrays");
         gather_element_arrays(b);
         assign_slots(b);
+        steps.next("lists");
         collect_lists(b);
+        steps.next("rows");
         pack_rows(b);
       }
 
@@ -500,7 +509,7 @@ namespace GPUAssembly
       offsets.assign(n_blocks + 1, 0);
       for (unsigned int k = 0; k < n_blocks; ++k)
         offsets[k + 1] = offsets[k] + (blocks[k].*member).size();
-      result.resize(offsets.back());
+      internal::assign_first_touched_in_parallel(result, offsets.back());
       dealii::parallel::apply_to_subranges(
         0u,
         n_blocks,
@@ -612,6 +621,7 @@ namespace GPUAssembly
                        const std::size_t  number_size,
                        const std::size_t  shared_memory_limit)
   {
+    SetupTimes::Steps steps("SharedNZ plan");
     parameters = new_parameters.resolved(arrays.layout.n_nodes);
     check_input(arrays);
     const unsigned int T = parameters.threads_per_block;
@@ -624,23 +634,28 @@ namespace GPUAssembly
     n_fields             = new_n_fields;
 
     // The parts of the nodes, one block each.
+    steps.next("node elements");
     const Csr elements_of = internal::SharedNZ::node_to_elements(arrays);
     const std::vector<unsigned char> constrained =
       internal::SharedNZ::constrained_elements(arrays);
+    steps.next("node neighbors");
+    const Csr neighbors =
+      internal::SharedNZ::node_neighbors(arrays, elements_of);
+    steps.next("partition");
     const std::vector<unsigned int> block_of_node =
-      number_blocks(internal::SharedNZ::partition(
-        arrays,
-        elements_of,
-        internal::SharedNZ::node_neighbors(arrays, elements_of),
-        constrained,
-        parameters.partitioner,
-        n_fields,
-        number_size,
-        shared_memory_limit,
-        T,
-        parameters.node_pairs));
+      number_blocks(internal::SharedNZ::partition(arrays,
+                                                  elements_of,
+                                                  neighbors,
+                                                  constrained,
+                                                  parameters.partitioner,
+                                                  n_fields,
+                                                  number_size,
+                                                  shared_memory_limit,
+                                                  T,
+                                                  parameters.node_pairs));
 
     // Blocks are independent: build them in parallel, then concatenate.
+    steps.next("blocks");
     const bool reorder_nodes =
       nodes_may_be_reordered(arrays, parameters.node_pairs);
     std::vector<Block> blocks(n_blocks);
@@ -668,6 +683,7 @@ namespace GPUAssembly
     // The arrays are concatenated at the same time: sizing an array
     // zero-fills it on one thread (the first touch of its pages, slower than
     // the parallel copies), and so the arrays' sizing overlaps.
+    steps.next("concatenation");
     std::vector<std::size_t> connectivity_offsets, slot_offsets,
       location_offsets, constraint_offsets;
     dealii::Threads::TaskGroup<void> tasks;
