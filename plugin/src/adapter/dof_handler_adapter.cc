@@ -17,6 +17,7 @@
 #include <gpu_assembly/base/setup_times.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -221,14 +222,28 @@ namespace GPUAssembly
     using CellIndex = std::pair<int, int>;
 
     // The active cells in the order of their active_cell_index(), which is
-    // the element number e of the arrays.
+    // the element number e of the arrays. Level by level, the cells are
+    // visited by index in parallel: each active cell writes its own entry,
+    // so the list is that of a walk over the active cells.
     template <int dim>
     std::vector<CellIndex>
     active_cells(const dealii::Triangulation<dim> &tria)
     {
       std::vector<CellIndex> cells(tria.n_active_cells());
-      for (const auto &cell : tria.active_cell_iterators())
-        cells[cell->active_cell_index()] = {cell->level(), cell->index()};
+      for (unsigned int level = 0; level < tria.n_levels(); ++level)
+        dealii::parallel::apply_to_subranges(
+          0u,
+          tria.n_raw_cells(level),
+          [&](const unsigned int begin, const unsigned int end) {
+            for (unsigned int index = begin; index < end; ++index)
+              {
+                const typename dealii::Triangulation<dim>::cell_iterator
+                  cell(&tria, level, index);
+                if (cell->used() && cell->is_active())
+                  cells[cell->active_cell_index()] = {level, index};
+              }
+          },
+          4096);
       return cells;
     }
 
@@ -451,25 +466,55 @@ namespace GPUAssembly
       std::vector<index_type>  entries;
     };
 
+    // Counted and placed in parallel over the elements (counts and places
+    // by atomic increments, so elements land in a node's list in any
+    // order), then each list sorted: the lists of a serial counting sort,
+    // whatever the threads.
     NodeElements
     node_to_elements(const MeshArrays &a)
     {
-      const unsigned int n_en = a.layout.n_nodes;
-      NodeElements       result;
-      result.offsets.assign(a.n_nodes + 1, 0);
-      for (const index_type node : a.connectivity)
-        ++result.offsets[node + 1];
-      std::partial_sum(result.offsets.begin(),
-                       result.offsets.end(),
-                       result.offsets.begin());
-      result.entries.resize(result.offsets.back());
-      std::vector<std::size_t> fill(result.offsets.begin(),
-                                    result.offsets.end() - 1);
-      for (unsigned int e = 0; e < a.n_elements; ++e)
-        for (unsigned int n = 0; n < n_en; ++n)
-          result.entries
-            [fill[a.connectivity[static_cast<std::size_t>(e) * n_en + n]]++] =
-            e;
+      const unsigned int                    n_en = a.layout.n_nodes;
+      std::vector<std::atomic<std::size_t>> count(a.n_nodes);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_elements,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (std::size_t e = begin; e < end; ++e)
+            for (unsigned int n = 0; n < n_en; ++n)
+              count[a.connectivity[e * n_en + n]]
+                .fetch_add(1, std::memory_order_relaxed);
+        },
+        4096);
+      NodeElements result;
+      result.offsets.resize(a.n_nodes + 1);
+      result.offsets[0] = 0;
+      for (unsigned int node = 0; node < a.n_nodes; ++node)
+        {
+          result.offsets[node + 1] = result.offsets[node] + count[node];
+          // From here on, the next free place in the list of the node.
+          count[node] = result.offsets[node];
+        }
+      internal::assign_first_touched_in_parallel(result.entries,
+                                                 result.offsets.back());
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_elements,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (std::size_t e = begin; e < end; ++e)
+            for (unsigned int n = 0; n < n_en; ++n)
+              result.entries[count[a.connectivity[e * n_en + n]]
+                               .fetch_add(1, std::memory_order_relaxed)] = e;
+        },
+        4096);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_nodes,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int node = begin; node < end; ++node)
+            std::sort(result.entries.begin() + result.offsets[node],
+                      result.entries.begin() + result.offsets[node + 1]);
+        },
+        4096);
       return result;
     }
 

@@ -490,7 +490,9 @@ namespace GPUAssembly
                       ExcUnsupportedInput(
                         "GlobalNZ: symmetric element data need the column "
                         "indices of each row sorted."));
-        target_of_position.assign(n_nonzeros, -1);
+        internal::assign_first_touched_in_parallel(target_of_position,
+                                                   n_nonzeros,
+                                                   -1);
         build_symmetric_targets(arrays,
                                 position_of,
                                 target_of_position,

@@ -9,6 +9,7 @@
 #include <gpu_assembly/engine/shared_nz/plan.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 
@@ -215,30 +216,36 @@ namespace GPUAssembly
       void
       order_elements(Block &b)
       {
-        sorted.clear();
-        for (const index_type e : b.elements)
-          sorted.emplace_back(e, 0);
-        const auto order = [&](const index_type e) {
-          unsigned int owned_mask = 0;
-          for (unsigned int a = 0; a < n_en && a < 32; ++a)
-            if (owns(e, a))
-              owned_mask |= 1u << a;
-          // Reordered, the owned nodes come first: only their number
-          // tells elements apart.
-          if (reorder_nodes && !constrained[e])
-            owned_mask = (1u << __builtin_popcount(owned_mask)) - 1;
-          return std::make_pair(constrained[e] != 0, owned_mask);
-        };
-        std::stable_sort(b.elements.begin(),
-                         b.elements.end(),
-                         [&](const index_type e1, const index_type e2) {
-                           return order(e1) < order(e2);
-                         });
-        for (std::size_t j = 0; j < b.elements.size(); ++j)
-          std::lower_bound(sorted.begin(),
-                           sorted.end(),
-                           std::make_pair(b.elements[j], index_type(0)))
-            ->second = j;
+        // Each element's key is found once, not at every comparison: the
+        // pairs (key, place in the sorted E_k), sorted, give the order of
+        // a stable sort by key. Since E_k arrives sorted, the place of
+        // each element in the new order is written to its entry of the
+        // sorted copy directly.
+        const std::size_t n_k = b.elements.size();
+        keys.resize(n_k);
+        for (std::size_t i = 0; i < n_k; ++i)
+          {
+            const index_type e          = b.elements[i];
+            unsigned int     owned_mask = 0;
+            for (unsigned int a = 0; a < n_en && a < 32; ++a)
+              if (owns(e, a))
+                owned_mask |= 1u << a;
+            // Reordered, the owned nodes come first: only their number
+            // tells elements apart.
+            if (reorder_nodes && !constrained[e])
+              owned_mask = (1u << __builtin_popcount(owned_mask)) - 1;
+            keys[i] = {(std::uint64_t(constrained[e] != 0) << 32) | owned_mask,
+                       static_cast<index_type>(i)};
+          }
+        std::sort(keys.begin(), keys.end());
+        sorted.resize(n_k);
+        for (std::size_t i = 0; i < n_k; ++i)
+          sorted[i] = {b.elements[i], 0};
+        for (std::size_t j = 0; j < n_k; ++j)
+          {
+            sorted[keys[j].second].second = j;
+            b.elements[j]                 = sorted[keys[j].second].first;
+          }
       }
 
       // Block-local connectivity, S(e), L(e, .) and the constraint flags of
@@ -479,13 +486,14 @@ namespace GPUAssembly
       const unsigned int                threads_per_block;
       const unsigned int                dim, n_en, n_ed, n_c, n_supplemental;
 
-      unsigned int                                   k = 0;
-      std::vector<index_type>                        owned;
-      std::vector<std::pair<index_type, index_type>> sorted;
-      std::vector<Contribution>                      contributions;
-      std::vector<unsigned int>                      original;
-      IndexLists                                     lists[2];
-      std::vector<index_type>                        list_targets[2];
+      unsigned int                                      k = 0;
+      std::vector<index_type>                           owned;
+      std::vector<std::pair<index_type, index_type>>    sorted;
+      std::vector<std::pair<std::uint64_t, index_type>> keys;
+      std::vector<Contribution>                         contributions;
+      std::vector<unsigned int>                         original;
+      IndexLists                                        lists[2];
+      std::vector<index_type>                           list_targets[2];
       // Per list, its sources of elements without constraints (first in a
       // list, as in E_k): pack_lists_aligned() lines up the rest.
       std::vector<unsigned int> list_free[2], first_run;
