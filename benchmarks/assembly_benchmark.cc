@@ -31,6 +31,8 @@
 //                 host construction of the GlobalNZ and SharedNZ plans for
 //                 an H100/H200's 227 KiB of shared memory per block)
 //                 --threads N (host threads; default: all cores)
+//                 --verbose (the steps of the adapter and of each plan
+//                 with their times, as SetupTimes records them)
 //                 --supplemental gradients|edge-matrix (S(e) of every
 //                 method: JxW and the 12 physical gradients, 13 values,
 //                 the default; or the inverse reference edge matrix and
@@ -65,6 +67,7 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/constraints/plan.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
@@ -566,61 +569,37 @@ namespace
 
 
 
-  // The host plan of a variant alone, with the parameters
-  // DeviceAssembler::reinit() gives it on @p device: the plan's share of
-  // reinit(), the rest being the upload. Returns the seconds it took.
-  template <typename Number>
-  double
-  time_host_plan(const Variant    &variant,
-                 const MeshArrays &arrays,
-                 const Tuning     &tuning,
-                 const DeviceInfo &device)
+  // With --verbose: the steps recorded since the last call, one a line,
+  // then forgotten.
+  void
+  print_recorded_steps()
   {
-    const auto start = std::chrono::steady_clock::now();
-    if (variant.method == AssemblyMethod::global_nz)
-      {
-        GlobalNZPlan::Parameters parameters;
-        static_cast<GPUAssembly::internal::GlobalNZTuning &>(parameters) =
-          tuning.global_nz;
-        parameters.symmetric = variant.symmetric;
-        GlobalNZPlan plan;
-        plan.reinit(arrays,
-                    parameters,
-                    dim,
-                    sizeof(Number),
-                    device.shared_memory_per_block_optin);
-      }
-    else if (variant.method == AssemblyMethod::shared_nz)
-      {
-        SharedNZPlan::Parameters parameters;
-        static_cast<GPUAssembly::internal::SharedNZTuning &>(parameters) =
-          tuning.shared_nz;
-        parameters.node_pairs = variant.node_pairs;
-        // As SharedNZDeviceData::reinit(): the driver reserves 1 KiB of
-        // each block's shared memory.
-        const std::size_t shared_memory =
-          parameters.shared_memory_per_block > 0 ?
-            parameters.shared_memory_per_block :
-            std::min(device.shared_memory_per_block_optin,
-                     device.shared_memory_per_multiprocessor /
-                         std::max(1u,
-                                  parameters.resolved(arrays.layout.n_nodes)
-                                    .blocks_per_multiprocessor) -
-                       1024);
-        SharedNZPlan plan;
-        plan.reinit(arrays, parameters, dim, sizeof(Number), shared_memory);
-      }
-    else
-      {
-        LocalElemPlan plan;
-        plan.reinit(arrays,
-                    variant.method == AssemblyMethod::local_elem_colored);
-      }
-    // DeviceAssembler::reinit() builds the constraint plan too (empty
-    // without constraint lines with entries).
-    ConstraintPlan constraint_plan;
-    constraint_plan.reinit(arrays);
-    return seconds_since(start);
+    if (!SetupTimes::recording())
+      return;
+    for (const auto &[name, seconds] : SetupTimes::get())
+      std::cout << "    " << std::left << std::setw(52) << name << std::right
+                << std::fixed << std::setprecision(3) << std::setw(8) << seconds
+                << " s" << std::defaultfloat << std::setprecision(6) << '\n';
+    SetupTimes::clear();
+  }
+
+
+
+  // The host plans' share of the set-up just recorded: GlobalNZPlan,
+  // SharedNZPlan, LocalElemPlan and ConstraintPlan time their reinit() while
+  // SetupTimes records, so that the plan, timed inside
+  // DeviceAssembler::reinit(), and the upload, the rest of it, add up to
+  // reinit() itself.
+  double
+  recorded_plan_seconds()
+  {
+    double seconds = 0;
+    for (const char *plan : {"GlobalNZ plan",
+                             "SharedNZ plan",
+                             "LocalElem plan",
+                             "constraint plan"})
+      seconds += SetupTimes::seconds(plan);
+    return seconds;
   }
 
 
@@ -659,13 +638,16 @@ namespace
         data.symmetric  = variant.symmetric;
         data.node_pairs = variant.node_pairs;
         data.tuning     = tuning;
-        const double plan_seconds =
-          time_host_plan<Number>(variant, arrays, tuning, get_device_info(0));
         DeviceAssembler<dim, Number> assembler;
-        auto                         start = std::chrono::steady_clock::now();
+        const bool                   was_recording = SetupTimes::recording();
+        SetupTimes::set_recording(true);
+        SetupTimes::clear();
+        auto start = std::chrono::steady_clock::now();
         assembler.reinit(arrays, data);
         synchronize_device();
         const double setup = seconds_since(start);
+        SetupTimes::set_recording(was_recording);
+        const double plan_seconds = recorded_plan_seconds();
 
         // The first assembly after reinit(), as after a mesh change.
         start = std::chrono::steady_clock::now();
@@ -699,7 +681,7 @@ namespace
                 setup,
                 double(assembler.device_memory_consumption())};
         row.plan_seconds   = plan_seconds;
-        row.upload_seconds = std::max(0., setup - plan_seconds);
+        row.upload_seconds = setup - plan_seconds;
         row.first_assembly = first_assembly;
         rows.push_back(row);
         if (method == AssemblyMethod::shared_nz)
@@ -820,7 +802,8 @@ namespace
           tuning.global_nz;
         parameters.symmetric = symmetric;
         GlobalNZPlan plan;
-        const auto   start = std::chrono::steady_clock::now();
+        SetupTimes::clear();
+        const auto start = std::chrono::steady_clock::now();
         plan.reinit(arrays,
                     parameters,
                     dim,
@@ -832,6 +815,7 @@ namespace
                   << adapter_seconds + seconds << " s), "
                   << plan.reduction_array.size() << " reduction entries"
                   << std::endl;
+        print_recorded_steps();
       }
     for (const bool node_pairs : {false, true})
       {
@@ -840,7 +824,8 @@ namespace
           tuning.shared_nz;
         parameters.node_pairs = node_pairs;
         SharedNZPlan plan;
-        const auto   start = std::chrono::steady_clock::now();
+        SetupTimes::clear();
+        const auto start = std::chrono::steady_clock::now();
         // DeviceAssembler's limit on an H100 or H200: the 228 KiB of a
         // multiprocessor shared by its blocks, less 1 KiB each that the
         // driver reserves.
@@ -861,6 +846,7 @@ namespace
         print_stream(plan);
         std::cout << ", " << plan.sources.size() << " reduction entries, "
                   << plan.targets.size() << " targets" << std::endl;
+        print_recorded_steps();
       }
   }
 } // namespace
@@ -912,6 +898,8 @@ main(int argc, char **argv)
             with_dealii = false;
           else if (argument == "--plans-only")
             plans_only = true;
+          else if (argument == "--verbose")
+            SetupTimes::set_recording(true);
           else if (argument == "--threads" && i + 1 < argc)
             MultithreadInfo::set_thread_limit(std::stoi(argv[++i]));
           else if (argument == "--supplemental" && i + 1 < argc)
@@ -1018,6 +1006,7 @@ main(int argc, char **argv)
                         << std::endl;
             }
 
+          SetupTimes::clear();
           start = std::chrono::steady_clock::now();
           const DoFHandlerAdapter<dim> adapter(mapping,
                                                dof_handler,
@@ -1034,6 +1023,7 @@ main(int argc, char **argv)
                           "inverse edge matrix" :
                           "quadrature gradients")
                     << " (" << arrays.n_supplemental << " values)" << std::endl;
+          print_recorded_steps();
           if (plans_only)
             {
               time_plans(arrays, tuning, adapter_seconds);

@@ -9,13 +9,16 @@
 #include <deal.II/fe/fe_q.h>
 #include <deal.II/fe/fe_simplex_p.h>
 #include <deal.II/fe/fe_values.h>
+#include <deal.II/fe/mapping_fe.h>
 
 #include <deal.II/lac/dynamic_sparsity_pattern.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -24,7 +27,10 @@
 #include <mutex>
 #include <numeric>
 #include <sstream>
+#include <typeinfo>
 #include <utility>
+
+#include "../base/first_touch.h"
 
 namespace GPUAssembly
 {
@@ -220,14 +226,28 @@ namespace GPUAssembly
     using CellIndex = std::pair<int, int>;
 
     // The active cells in the order of their active_cell_index(), which is
-    // the element number e of the arrays.
+    // the element number e of the arrays. Level by level, the cells are
+    // visited by index in parallel: each active cell writes its own entry,
+    // so the list is that of a walk over the active cells.
     template <int dim>
     std::vector<CellIndex>
     active_cells(const dealii::Triangulation<dim> &tria)
     {
       std::vector<CellIndex> cells(tria.n_active_cells());
-      for (const auto &cell : tria.active_cell_iterators())
-        cells[cell->active_cell_index()] = {cell->level(), cell->index()};
+      for (unsigned int level = 0; level < tria.n_levels(); ++level)
+        dealii::parallel::apply_to_subranges(
+          0u,
+          tria.n_raw_cells(level),
+          [&](const unsigned int begin, const unsigned int end) {
+            for (unsigned int index = begin; index < end; ++index)
+              {
+                const typename dealii::Triangulation<dim>::cell_iterator
+                  cell(&tria, level, index);
+                if (cell->used() && cell->is_active())
+                  cells[cell->active_cell_index()] = {level, index};
+              }
+          },
+          4096);
       return cells;
     }
 
@@ -302,9 +322,30 @@ namespace GPUAssembly
         compressed_format ||
         a.supplemental_format == SupplementalDataFormat::inverse_edge_matrix;
 
-      a.location.resize(static_cast<std::size_t>(a.n_elements) * n_ed);
-      a.supplemental.resize(static_cast<std::size_t>(a.n_elements) *
-                            a.n_supplemental);
+      internal::assign_first_touched_in_parallel(
+        a.location,
+        static_cast<std::size_t>(a.n_elements) * n_ed);
+      internal::assign_first_touched_in_parallel(
+        a.supplemental,
+        static_cast<std::size_t>(a.n_elements) * a.n_supplemental);
+
+      // A linear simplex under a MappingFE of degree 1 is mapped affinely
+      // by its vertices: MappingFE's Jacobian sums the vertices times
+      // reference shape gradients of 0, 1 and -1, which is the edge matrix
+      // x_{j+1} - x_0 exactly, and FEValues forms JxW and the shape
+      // gradients from it with deal.II's determinant(), invert() and
+      // contractions, which are used here on the edge matrix directly: the
+      // same numbers, bit for bit, without FEValues' work per cell.
+      const bool affine =
+        layout.is_simplex && layout.degree == 1 &&
+        typeid(mapping) == typeid(MappingFE<dim>) &&
+        static_cast<const MappingFE<dim> &>(mapping).get_degree() == 1;
+      std::vector<Tensor<1, dim>> reference_gradients;
+      if (affine)
+        for (unsigned int q = 0; q < layout.n_q_points; ++q)
+          for (unsigned int n = 0; n < n_en; ++n)
+            reference_gradients.push_back(
+              base.shape_grad(n, quadrature.point(q)));
 
       struct Scratch
       {
@@ -312,18 +353,20 @@ namespace GPUAssembly
         // JxW is formed here from the Jacobian, as the mappings do: asking
         // FEValues for it would have deal.II's debug-mode Assert on
         // distorted cells fire before the check below, which names the
-        // cell.
+        // cell. None where the map is affine.
         std::unique_ptr<FEValues<dim>> fe_values;
       };
       for_element_ranges(
         a.n_elements,
         [&]() {
           return Scratch{std::vector<types::global_dof_index>(n_ed),
-                         std::make_unique<FEValues<dim>>(mapping,
-                                                         base,
-                                                         quadrature,
-                                                         update_gradients |
-                                                           update_jacobians)};
+                         affine ?
+                           nullptr :
+                           std::make_unique<FEValues<dim>>(mapping,
+                                                           base,
+                                                           quadrature,
+                                                           update_gradients |
+                                                             update_jacobians)};
         },
         [&](Scratch &scratch, const unsigned int e) {
           const typename DoFHandler<dim>::active_cell_iterator
@@ -335,11 +378,19 @@ namespace GPUAssembly
                 scratch.local_dofs[fe.component_to_system_index(c, n)];
 
           const typename Triangulation<dim>::cell_iterator tria_cell(cell);
-          FEValues<dim> &fe_values = *scratch.fe_values;
-          fe_values.reinit(tria_cell);
+          // The edge matrix of a simplex, the Jacobian of an affine one.
+          Tensor<2, dim> edges;
+          if (layout.is_simplex && layout.degree == 1)
+            for (unsigned int j = 0; j < dim; ++j)
+              for (unsigned int k = 0; k < dim; ++k)
+                edges[k][j] = cell->vertex(j + 1)[k] - cell->vertex(0)[k];
+          if (!affine)
+            scratch.fe_values->reinit(tria_cell);
           for (unsigned int q = 0; q < layout.n_q_points; ++q)
             {
-              const double det = fe_values.jacobian(q).determinant();
+              const double det = affine ?
+                                   determinant(edges) :
+                                   scratch.fe_values->jacobian(q).determinant();
               AssertThrow(det > 0.,
                           ExcUnsupportedInput(
                             "element " + std::to_string(e) + ", " +
@@ -354,10 +405,6 @@ namespace GPUAssembly
                             static_cast<std::size_t>(e) * a.n_supplemental;
           if (edge_matrix_format)
             {
-              Tensor<2, dim> edges;
-              for (unsigned int j = 0; j < dim; ++j)
-                for (unsigned int k = 0; k < dim; ++k)
-                  edges[k][j] = cell->vertex(j + 1)[k] - cell->vertex(0)[k];
               const double det = determinant(edges);
               AssertThrow(det > 0.,
                           ExcUnsupportedInput(
@@ -384,15 +431,33 @@ namespace GPUAssembly
                   S[dim * dim] = det;
                 }
             }
+          else if (affine)
+            {
+              // FEValues' covariant transformation: the transposed inverse
+              // of the Jacobian, each row contracted with the reference
+              // gradient (DerivativeForm::covariant_form(),
+              // apply_transformation()).
+              const Tensor<2, dim> covariant = transpose(invert(edges));
+              for (unsigned int q = 0; q < layout.n_q_points; ++q)
+                {
+                  double *const Sq = S + q * (1 + n_en * dim);
+                  Sq[0]            = quadrature.weight(q) * determinant(edges);
+                  for (unsigned int n = 0; n < n_en; ++n)
+                    for (unsigned int k = 0; k < dim; ++k)
+                      Sq[1 + n * dim + k] =
+                        covariant[k] * reference_gradients[q * n_en + n];
+                }
+            }
           else
             for (unsigned int q = 0; q < layout.n_q_points; ++q)
               {
                 double *const Sq = S + q * (1 + n_en * dim);
-                Sq[0] =
-                  quadrature.weight(q) * fe_values.jacobian(q).determinant();
+                Sq[0]            = quadrature.weight(q) *
+                        scratch.fe_values->jacobian(q).determinant();
                 for (unsigned int n = 0; n < n_en; ++n)
                   {
-                    const Tensor<1, dim> grad = fe_values.shape_grad(n, q);
+                    const Tensor<1, dim> grad =
+                      scratch.fe_values->shape_grad(n, q);
                     for (unsigned int k = 0; k < dim; ++k)
                       Sq[1 + n * dim + k] = grad[k];
                   }
@@ -422,7 +487,9 @@ namespace GPUAssembly
         if (is_node_dof[i])
           node_of_dof[i] = a.n_nodes++;
 
-      a.connectivity.resize(static_cast<std::size_t>(a.n_elements) * n_en);
+      internal::assign_first_touched_in_parallel(
+        a.connectivity,
+        static_cast<std::size_t>(a.n_elements) * n_en);
       dealii::parallel::apply_to_subranges(
         0u,
         a.n_elements,
@@ -445,25 +512,55 @@ namespace GPUAssembly
       std::vector<index_type>  entries;
     };
 
+    // Counted and placed in parallel over the elements (counts and places
+    // by atomic increments, so elements land in a node's list in any
+    // order), then each list sorted: the lists of a serial counting sort,
+    // whatever the threads.
     NodeElements
     node_to_elements(const MeshArrays &a)
     {
-      const unsigned int n_en = a.layout.n_nodes;
-      NodeElements       result;
-      result.offsets.assign(a.n_nodes + 1, 0);
-      for (const index_type node : a.connectivity)
-        ++result.offsets[node + 1];
-      std::partial_sum(result.offsets.begin(),
-                       result.offsets.end(),
-                       result.offsets.begin());
-      result.entries.resize(result.offsets.back());
-      std::vector<std::size_t> fill(result.offsets.begin(),
-                                    result.offsets.end() - 1);
-      for (unsigned int e = 0; e < a.n_elements; ++e)
-        for (unsigned int n = 0; n < n_en; ++n)
-          result.entries
-            [fill[a.connectivity[static_cast<std::size_t>(e) * n_en + n]]++] =
-            e;
+      const unsigned int                    n_en = a.layout.n_nodes;
+      std::vector<std::atomic<std::size_t>> count(a.n_nodes);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_elements,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (std::size_t e = begin; e < end; ++e)
+            for (unsigned int n = 0; n < n_en; ++n)
+              count[a.connectivity[e * n_en + n]]
+                .fetch_add(1, std::memory_order_relaxed);
+        },
+        4096);
+      NodeElements result;
+      result.offsets.resize(a.n_nodes + 1);
+      result.offsets[0] = 0;
+      for (unsigned int node = 0; node < a.n_nodes; ++node)
+        {
+          result.offsets[node + 1] = result.offsets[node] + count[node];
+          // From here on, the next free place in the list of the node.
+          count[node] = result.offsets[node];
+        }
+      internal::assign_first_touched_in_parallel(result.entries,
+                                                 result.offsets.back());
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_elements,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (std::size_t e = begin; e < end; ++e)
+            for (unsigned int n = 0; n < n_en; ++n)
+              result.entries[count[a.connectivity[e * n_en + n]]
+                               .fetch_add(1, std::memory_order_relaxed)] = e;
+        },
+        4096);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_nodes,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int node = begin; node < end; ++node)
+            std::sort(result.entries.begin() + result.offsets[node],
+                      result.entries.begin() + result.offsets[node + 1]);
+        },
+        4096);
       return result;
     }
 
@@ -638,7 +735,7 @@ namespace GPUAssembly
           a.row_offsets[row + 1] = n_nonzeros;
         }
 
-      a.column_indices.resize(n_nonzeros);
+      internal::assign_first_touched_in_parallel(a.column_indices, n_nonzeros);
       dealii::parallel::apply_to_subranges(
         0u,
         a.n_nodes,
@@ -872,6 +969,8 @@ namespace GPUAssembly
       ExcUnsupportedInput(
         "the mesh is too large for 32-bit element data indices."));
 
+    SetupTimes::Steps steps("adapter");
+    steps.next("constraints");
     read_constraints(constraints, a);
 
     if (compressed_format)
@@ -881,28 +980,37 @@ namespace GPUAssembly
     else
       a.n_supplemental = layout.n_q_points * (1 + layout.n_nodes * dim);
 
-    // K(e, d1, d2) is the largest array, and sizing it zero-fills it on
-    // one thread: the first touch of its pages, slower than the parallel
-    // writes that follow. It is sized by a task of its own while the other
-    // arrays are built (the task is waited for, also on an exception,
-    // before `a` goes out of scope).
+    // K(e, d1, d2) is the largest array. Its pages are first touched in
+    // parallel, but its zero-fill that std::vector requires runs on one
+    // thread: it is sized by a task of its own while the other arrays are
+    // built (the task is waited for, also on an exception, before `a` goes
+    // out of scope).
     const std::size_t nonzero_map_size =
       static_cast<std::size_t>(a.n_elements) * layout.n_dofs * layout.n_dofs;
     Threads::Task<void> size_nonzero_map = Threads::new_task([&]() {
-      a.nonzero_map.resize(nonzero_map_size);
+      SetupTimes::Scope scope("adapter: nonzero map sizing (task)");
+      internal::assign_first_touched_in_parallel(a.nonzero_map,
+                                                 nonzero_map_size);
     });
 
+    steps.next("active cells");
     const std::vector<CellIndex> cells = active_cells(tria);
+    steps.next("elements");
     read_elements(mapping, dof_handler, quadrature, cells, a);
+    steps.next("node numbers");
     number_nodes(a);
+    steps.next("node elements");
     const NodeElements elements_of = node_to_elements(a);
+    steps.next("nodes");
     read_nodes(mapping, dof_handler, cells, elements_of, a);
-
+    steps.next("pattern");
     if (constraints_are_dirichlet(constraints))
       make_pattern_from_node_graph(elements_of, a);
     else
       make_pattern_with_dof_tools(dof_handler, constraints, a);
+    steps.next("nonzero map sizing (wait)");
     size_nonzero_map.join();
+    steps.next("nonzero map");
     fill_nonzero_map(a);
 
     arrays = std::move(a);

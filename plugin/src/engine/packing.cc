@@ -4,6 +4,7 @@
 #include <gpu_assembly/engine/packing.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <numeric>
 #include <queue>
@@ -12,35 +13,118 @@ namespace GPUAssembly
 {
   namespace
   {
+    // Lanes by (load, lane), least first, for LPT: what a priority queue
+    // of (load, lane) pairs gives, in constant time per operation. LPT
+    // takes the least loaded lane and returns it with its load grown by
+    // one list, so the least load never decreases and every load in the
+    // queue lies within the longest list of it: the lanes are kept in a
+    // ring of that many + 1 buckets by load, each a bit set of lanes, and
+    // the lowest set bit of the first non-empty bucket is the lane of least
+    // (load, lane).
+    class LaneQueue
+    {
+    public:
+      LaneQueue(const unsigned int n_lanes, const unsigned int max_step)
+        : n_words((n_lanes + 63) / 64)
+        , n_buckets(max_step + 1)
+        , bits(static_cast<std::size_t>(n_buckets) * n_words, 0)
+        , count(n_buckets, 0)
+      {
+        for (unsigned int t = 0; t < n_lanes; ++t)
+          push(0, t);
+      }
+
+      // Removes the lane of least (load, lane); returns it with its load.
+      std::pair<unsigned long, unsigned int>
+      pop()
+      {
+        while (count[least % n_buckets] == 0)
+          ++least;
+        const unsigned int b    = least % n_buckets;
+        std::uint64_t     *word = bits.data() + std::size_t(b) * n_words;
+        unsigned int       w    = 0;
+        while (word[w] == 0)
+          ++w;
+        const unsigned int bit = __builtin_ctzll(word[w]);
+        word[w] &= word[w] - 1;
+        --count[b];
+        return {least, w * 64 + bit};
+      }
+
+      // Adds a lane whose load is at most max_step above the least load.
+      void
+      push(const unsigned long load, const unsigned int lane)
+      {
+        Assert(load >= least && load - least < n_buckets,
+               dealii::ExcInternalError());
+        const unsigned int b = load % n_buckets;
+        bits[std::size_t(b) * n_words + lane / 64] |= std::uint64_t(1)
+                                                      << (lane % 64);
+        ++count[b];
+      }
+
+    private:
+      const unsigned int         n_words, n_buckets;
+      std::vector<std::uint64_t> bits;
+      std::vector<unsigned int>  count;
+      unsigned long              least = 0;
+    };
+
+
+
+    // The lists of each lane, in the order they were given to it: lane t
+    // holds lists[offsets[t], offsets[t + 1]).
+    struct LaneLists
+    {
+      std::vector<unsigned int> offsets, lists;
+    };
+
     // Assigns each list to a lane; lists are visited longest first, ties by
-    // index so that plans are deterministic.
-    std::vector<std::vector<unsigned int>>
+    // index, each onto the lane of least load, ties by lane index, so that
+    // plans are deterministic. Plans are built for thousands of blocks, so
+    // this runs in linear time: a counting sort by length (stable, as the
+    // sort it replaces) and the bucketed queue above.
+    LaneLists
     assign_lanes(const IndexLists &lists, const unsigned int n_lanes)
     {
-      std::vector<unsigned int> order(lists.n_lists());
-      std::iota(order.begin(), order.end(), 0u);
-      const auto length = [&](const unsigned int l) {
-        return lists.offsets[l + 1] - lists.offsets[l];
+      const unsigned int n_lists = lists.n_lists();
+      const auto         length  = [&](const unsigned int l) {
+        return static_cast<unsigned int>(lists.offsets[l + 1] -
+                                         lists.offsets[l]);
       };
-      std::stable_sort(order.begin(),
-                       order.end(),
-                       [&](const unsigned int a, const unsigned int b) {
-                         return length(a) > length(b);
-                       });
+      unsigned int max_length = 0;
+      for (unsigned int l = 0; l < n_lists; ++l)
+        max_length = std::max(max_length, length(l));
 
-      using Lane = std::pair<unsigned long, unsigned int>; // (load, lane)
-      std::priority_queue<Lane, std::vector<Lane>, std::greater<Lane>> lanes;
-      for (unsigned int t = 0; t < n_lanes; ++t)
-        lanes.emplace(0, t);
-      std::vector<std::vector<unsigned int>> assignment(n_lanes);
+      // Lists by decreasing length, ties by index.
+      std::vector<unsigned int> start(max_length + 2, 0), order(n_lists);
+      for (unsigned int l = 0; l < n_lists; ++l)
+        ++start[max_length - length(l) + 1];
+      std::partial_sum(start.begin(), start.end(), start.begin());
+      for (unsigned int l = 0; l < n_lists; ++l)
+        order[start[max_length - length(l)]++] = l;
+
+      LaneQueue                 lanes(n_lanes, max_length);
+      std::vector<unsigned int> lane_of(n_lists);
+      LaneLists                 result;
+      result.offsets.assign(n_lanes + 1, 0);
       for (const unsigned int l : order)
         {
-          auto [load, lane] = lanes.top();
-          lanes.pop();
-          assignment[lane].push_back(l);
-          lanes.emplace(load + length(l), lane);
+          const auto [load, lane] = lanes.pop();
+          lane_of[l]              = lane;
+          ++result.offsets[lane + 1];
+          lanes.push(load + length(l), lane);
         }
-      return assignment;
+      std::partial_sum(result.offsets.begin(),
+                       result.offsets.end(),
+                       result.offsets.begin());
+      // Each lane's lists in the order they were given to it.
+      std::vector<unsigned int> fill(result.offsets.begin(),
+                                     result.offsets.end() - 1);
+      result.lists.resize(n_lists);
+      for (const unsigned int l : order)
+        result.lists[fill[lane_of[l]]++] = l;
+      return result;
     }
   } // namespace
 
@@ -51,13 +135,18 @@ namespace GPUAssembly
                  const unsigned int n_lanes,
                  index_type        *packed)
   {
-    const auto assignment = assign_lanes(lists, n_lanes);
+    const LaneLists assignment = assign_lanes(lists, n_lanes);
     for (unsigned int t = 0; t < n_lanes; ++t)
       {
         std::size_t j = 0;
-        for (const unsigned int l : assignment[t])
-          for (index_type k = lists.offsets[l]; k < lists.offsets[l + 1]; ++k)
-            packed[j++ * n_lanes + t] = lists.entries[k];
+        for (unsigned int i = assignment.offsets[t];
+             i < assignment.offsets[t + 1];
+             ++i)
+          {
+            const unsigned int l = assignment.lists[i];
+            for (index_type k = lists.offsets[l]; k < lists.offsets[l + 1]; ++k)
+              packed[j++ * n_lanes + t] = lists.entries[k];
+          }
       }
   }
 
@@ -94,33 +183,59 @@ namespace GPUAssembly
                     std::vector<std::size_t> &slice_ends,
                     const unsigned int        chunk)
   {
-    const auto                assignment = assign_lanes(lists, n_lanes);
+    const LaneLists           assignment = assign_lanes(lists, n_lanes);
     std::vector<unsigned int> load(n_lanes, 0), order(n_lanes);
     for (unsigned int t = 0; t < n_lanes; ++t)
-      for (const unsigned int l : assignment[t])
-        load[t] += lists.offsets[l + 1] - lists.offsets[l];
+      for (unsigned int i = assignment.offsets[t];
+           i < assignment.offsets[t + 1];
+           ++i)
+        {
+          const unsigned int l = assignment.lists[i];
+          load[t] += lists.offsets[l + 1] - lists.offsets[l];
+        }
     std::iota(order.begin(), order.end(), 0u);
     std::stable_sort(order.begin(),
                      order.end(),
                      [&](const unsigned int a, const unsigned int b) {
                        return load[a] > load[b];
                      });
+    // Sized once for all slices, instead of growing slice by slice.
+    std::size_t size = packed.size();
+    for (unsigned int first = 0; first < n_lanes; first += slice_width)
+      size += std::size_t((load[order[first]] + chunk - 1) / chunk * chunk) *
+              slice_width;
+    std::size_t start = packed.size();
+    packed.resize(size, 0);
     for (unsigned int first = 0; first < n_lanes; first += slice_width)
       {
         const unsigned int width =
           (load[order[first]] + chunk - 1) / chunk * chunk;
-        const std::size_t start = packed.size();
-        packed.resize(start + std::size_t(width) * slice_width, 0);
         for (unsigned int i = 0; i < slice_width; ++i)
           {
-            std::size_t j = 0;
-            for (const unsigned int l : assignment[order[first + i]])
-              for (index_type k = lists.offsets[l]; k < lists.offsets[l + 1];
-                   ++k, ++j)
-                packed[start + ((j / chunk) * slice_width + i) * chunk +
-                       j % chunk] = lists.entries[k];
+            // Entry j of the lane at start + ((j / chunk) * slice_width + i)
+            // * chunk + j % chunk, stepped without divisions.
+            index_type        *chunk_start = packed.data() + start + i * chunk;
+            unsigned int       in_chunk    = 0;
+            const unsigned int lane        = order[first + i];
+            for (unsigned int a = assignment.offsets[lane];
+                 a < assignment.offsets[lane + 1];
+                 ++a)
+              {
+                const unsigned int l = assignment.lists[a];
+                for (index_type k = lists.offsets[l]; k < lists.offsets[l + 1];
+                     ++k)
+                  {
+                    chunk_start[in_chunk] = lists.entries[k];
+                    if (++in_chunk == chunk)
+                      {
+                        in_chunk = 0;
+                        chunk_start += std::size_t(slice_width) * chunk;
+                      }
+                  }
+              }
           }
-        slice_ends.push_back(packed.size());
+        start += std::size_t(width) * slice_width;
+        slice_ends.push_back(start);
       }
   }
 
@@ -404,11 +519,16 @@ namespace GPUAssembly
   std::vector<unsigned int>
   lpt_lane_loads(const IndexLists &lists, const unsigned int n_lanes)
   {
-    const auto                assignment = assign_lanes(lists, n_lanes);
+    const LaneLists           assignment = assign_lanes(lists, n_lanes);
     std::vector<unsigned int> loads(n_lanes, 0);
     for (unsigned int t = 0; t < n_lanes; ++t)
-      for (const unsigned int l : assignment[t])
-        loads[t] += lists.offsets[l + 1] - lists.offsets[l];
+      for (unsigned int i = assignment.offsets[t];
+           i < assignment.offsets[t + 1];
+           ++i)
+        {
+          const unsigned int l = assignment.lists[i];
+          loads[t] += lists.offsets[l + 1] - lists.offsets[l];
+        }
     return loads;
   }
 } // namespace GPUAssembly

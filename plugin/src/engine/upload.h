@@ -5,18 +5,44 @@
 // Conversions of plan arrays into the forms the device arrays hold (not
 // installed).
 
+#include <deal.II/base/parallel.h>
+
 #include <cstddef>
+#include <type_traits>
 #include <vector>
+
+#include "../base/first_touch.h"
 
 namespace GPUAssembly
 {
   namespace internal
   {
+    // Values in the device's precision: for double the values themselves,
+    // not a copy (S(e) of a plan is hundreds of megabytes on large meshes,
+    // and its copy would lengthen the upload); for float converted in
+    // parallel.
     template <typename Number>
-    std::vector<Number>
+    std::conditional_t<std::is_same_v<Number, double>,
+                       const std::vector<double> &,
+                       std::vector<Number>>
     convert(const std::vector<double> &values)
     {
-      return std::vector<Number>(values.begin(), values.end());
+      if constexpr (std::is_same_v<Number, double>)
+        return values;
+      else
+        {
+          std::vector<Number> result;
+          assign_first_touched_in_parallel(result, values.size());
+          dealii::parallel::apply_to_subranges(
+            std::size_t(0),
+            values.size(),
+            [&](const std::size_t begin, const std::size_t end) {
+              for (std::size_t i = begin; i < end; ++i)
+                result[i] = static_cast<Number>(values[i]);
+            },
+            4096);
+          return result;
+        }
     }
 
     inline std::vector<int>

@@ -6,6 +6,7 @@
 #endif
 
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/constraints/plan.h>
 
 #include <algorithm>
@@ -188,6 +189,7 @@ namespace GPUAssembly
   void
   ConstraintPlan::reinit(const MeshArrays &arrays)
   {
+    SetupTimes::Scope scope("constraint plan");
     *this = ConstraintPlan();
     if (arrays.constraint_line_dofs.empty())
       return;

@@ -7,6 +7,7 @@
 #endif
 
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
 #include <gpu_assembly/engine/packing.h>
 #include <gpu_assembly/kernels/element_views.h>
@@ -16,6 +17,7 @@
 #include <limits>
 #include <numeric>
 
+#include "../../base/first_touch.h"
 #include "../shared_nz/node_graph.h"
 
 namespace GPUAssembly
@@ -262,6 +264,7 @@ namespace GPUAssembly
                        const std::size_t  number_size,
                        const std::size_t  shared_memory_limit)
   {
+    SetupTimes::Steps steps("GlobalNZ plan");
     parameters = new_parameters;
     if (parameters.reduction_order == ReductionOrder::automatic)
       {
@@ -330,36 +333,41 @@ namespace GPUAssembly
     const unsigned int n_ed = n_dofs_per_element;
 
     // Element clusters, and the slot of each element.
+    steps.next("element order");
     const std::vector<index_type> order =
       parameters.element_order == ElementOrder::morton ?
         morton_element_order(arrays) :
         row_element_order(arrays);
-    block_element.assign(static_cast<std::size_t>(n_element_blocks) * B, -1);
+    internal::assign_first_touched_in_parallel(
+      block_element,
+      static_cast<std::size_t>(n_element_blocks) * B,
+      -1);
     std::copy(order.begin(), order.end(), block_element.begin());
     std::vector<index_type> slot_of(arrays.n_elements);
     for (unsigned int s = 0; s < arrays.n_elements; ++s)
       slot_of[order[s]] = s;
 
     // The block element arrays are sized by tasks while the clusters are
-    // found: sizing zero-fills an array on one thread (the first touch of
-    // its pages), and so the four overlap each other and the parallel work.
+    // found: sizing zero-fills an array on one thread (after the first touch
+    // of its pages in parallel), and so the four overlap each other and the
+    // parallel work.
     // The tasks are waited for before the arrays are filled, and, also on
     // an exception, before this function returns.
     dealii::Threads::TaskGroup<void> size_block_arrays;
     size_block_arrays += dealii::Threads::new_task([&]() {
-      block_connectivity.assign(static_cast<std::size_t>(n_element_blocks) *
-                                  n_en * B,
-                                0);
+      internal::assign_first_touched_in_parallel(
+        block_connectivity,
+        static_cast<std::size_t>(n_element_blocks) * n_en * B);
     });
     size_block_arrays += dealii::Threads::new_task([&]() {
-      block_supplemental.assign(static_cast<std::size_t>(n_element_blocks) *
-                                  n_supplemental * B,
-                                0.);
+      internal::assign_first_touched_in_parallel(
+        block_supplemental,
+        static_cast<std::size_t>(n_element_blocks) * n_supplemental * B);
     });
     size_block_arrays += dealii::Threads::new_task([&]() {
-      block_location.assign(static_cast<std::size_t>(n_element_blocks) * n_ed *
-                              B,
-                            0);
+      internal::assign_first_touched_in_parallel(
+        block_location,
+        static_cast<std::size_t>(n_element_blocks) * n_ed * B);
     });
     size_block_arrays += dealii::Threads::new_task([&]() {
       block_has_constraints.assign(static_cast<std::size_t>(n_element_blocks) *
@@ -367,6 +375,7 @@ namespace GPUAssembly
                                    0);
     });
 
+    steps.next("clusters");
     // N_k of every cluster, found once in parallel, then concatenated in
     // parallel while the block element matrices are filled.
     std::vector<std::vector<index_type>> cluster(n_element_blocks);
@@ -407,7 +416,9 @@ namespace GPUAssembly
                   "in the device's shared memory; use fewer elements per "
                   "block."));
     cluster_nodes.resize(cluster_node_offsets.back());
+    steps.next("block array sizing (wait)");
     size_block_arrays.join_all();
+    steps.next("block arrays");
     dealii::parallel::apply_to_subranges(
       0u,
       n_element_blocks,
@@ -454,6 +465,7 @@ namespace GPUAssembly
     // nonzeros, numbered in row order of its upper member.
     // target_of_position[p] is the target nonzero p is summed into from its
     // own row, or -1 where its transpose's row sums it.
+    steps.next("symmetric targets");
     std::vector<index_type> target_of_position;
     upper_position.clear();
     mirror_position.clear();
@@ -478,7 +490,9 @@ namespace GPUAssembly
                       ExcUnsupportedInput(
                         "GlobalNZ: symmetric element data need the column "
                         "indices of each row sorted."));
-        target_of_position.assign(n_nonzeros, -1);
+        internal::assign_first_touched_in_parallel(target_of_position,
+                                                   n_nonzeros,
+                                                   -1);
         build_symmetric_targets(arrays,
                                 position_of,
                                 target_of_position,
@@ -504,6 +518,7 @@ namespace GPUAssembly
     // Reduction blocks: runs of at most R targets of the combined index
     // space (matrix targets, then right-hand-side entries), split where
     // the matrix targets end and the right-hand side begins.
+    steps.next("node elements");
     const std::size_t n_targets = n_value_targets + n_dofs;
     reduction_target_begin.clear();
     for (std::size_t p = 0; p < n_value_targets; p += R)
@@ -539,6 +554,7 @@ namespace GPUAssembly
                d1 * n_ed + d2;
     };
 
+    steps.next("reduction lists");
     const unsigned int                    W = T / 32;
     std::vector<std::vector<index_type>>  packed(n_blocks);
     std::vector<std::vector<std::size_t>> slice_ends(n_blocks);
@@ -617,7 +633,10 @@ namespace GPUAssembly
                       element_data_index(k, t, n_matrix_entries + d) + 1);
                   });
             // Bucket by target (a counting sort: targets are a short
-            // range), each list closed by its target.
+            // range), each list closed by its target. A list has a source
+            // per element of its nonzero, a handful: each source is put
+            // in its sorted place as it arrives (an insertion sort, which
+            // for lists this short beats sorting them afterwards).
             const std::size_t n_local = last - first;
             lists.offsets.assign(n_local + 1, 0);
             for (const auto &c : contributions)
@@ -626,20 +645,24 @@ namespace GPUAssembly
               lists.offsets[p + 1] += lists.offsets[p] + 1;
             lists.entries.resize(lists.offsets.back());
             fill.assign(lists.offsets.begin(), lists.offsets.end() - 1);
-            for (const auto &c : contributions)
-              lists.entries[fill[c.first]++] = c.second;
-            for (std::size_t p = 0; p < n_local; ++p)
+            for (const auto &[p, source] : contributions)
               {
-                std::sort(lists.entries.begin() + lists.offsets[p],
-                          lists.entries.begin() + fill[p]);
-                lists.entries[fill[p]] = -static_cast<index_type>(p + 1);
+                index_type *const list_begin =
+                  lists.entries.data() + lists.offsets[p];
+                index_type *place = lists.entries.data() + fill[p]++;
+                for (; place != list_begin && place[-1] > source; --place)
+                  *place = place[-1];
+                *place = source;
               }
+            for (std::size_t p = 0; p < n_local; ++p)
+              lists.entries[fill[p]] = -static_cast<index_type>(p + 1);
             pack_lists_sliced(lists, T, 32, packed[r], slice_ends[r]);
           }
       },
       16);
 
     // Concatenate in block order.
+    steps.next("reduction array");
     reduction_slice_offsets.assign(static_cast<std::size_t>(n_blocks) * W + 1,
                                    0);
     std::vector<std::size_t> block_start(n_blocks + 1, 0);
@@ -650,7 +673,8 @@ namespace GPUAssembly
             block_start[r] + slice_ends[r][w];
         block_start[r + 1] = block_start[r] + packed[r].size();
       }
-    reduction_array.resize(block_start.back());
+    internal::assign_first_touched_in_parallel(reduction_array,
+                                               block_start.back());
     dealii::parallel::apply_to_subranges(
       0u,
       n_blocks,
@@ -665,6 +689,7 @@ namespace GPUAssembly
       },
       64);
 
+    steps.next("block order");
     reduction_block_order.clear();
     if (parameters.reduction_order == ReductionOrder::morton)
       {

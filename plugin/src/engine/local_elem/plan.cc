@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/parallel.h>
 
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
 #include <gpu_assembly/host/element_coloring.h>
@@ -12,6 +13,7 @@ namespace GPUAssembly
   void
   LocalElemPlan::reinit(const MeshArrays &arrays, const bool colored)
   {
+    SetupTimes::Scope             scope("LocalElem plan");
     const std::vector<index_type> morton = morton_element_order(arrays);
     element_order.clear();
     color_offsets.clear();

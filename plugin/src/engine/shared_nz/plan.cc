@@ -3,14 +3,17 @@
 #include <deal.II/base/thread_management.h>
 
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/packing.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
 #include <gpu_assembly/engine/shared_nz/plan.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 
+#include "../../base/first_touch.h"
 #include "node_graph.h"
 
 namespace GPUAssembly
@@ -142,17 +145,24 @@ namespace GPUAssembly
             const std::vector<index_type> &owned_nodes,
             Block                         &b)
       {
+        // Recorded times are summed over the blocks and threads.
+        SetupTimes::Steps steps("SharedNZ plan: blocks, summed");
         this->k = k;
         owned   = owned_nodes;
+        steps.next("elements and halo");
         internal::SharedNZ::elements_and_halo(arrays,
                                               elements_of,
                                               owned,
                                               b.elements,
                                               b.halo);
+        steps.next("element order");
         order_elements(b);
+        steps.next("element arrays");
         gather_element_arrays(b);
         assign_slots(b);
+        steps.next("lists");
         collect_lists(b);
+        steps.next("rows");
         pack_rows(b);
       }
 
@@ -206,30 +216,36 @@ namespace GPUAssembly
       void
       order_elements(Block &b)
       {
-        sorted.clear();
-        for (const index_type e : b.elements)
-          sorted.emplace_back(e, 0);
-        const auto order = [&](const index_type e) {
-          unsigned int owned_mask = 0;
-          for (unsigned int a = 0; a < n_en && a < 32; ++a)
-            if (owns(e, a))
-              owned_mask |= 1u << a;
-          // Reordered, the owned nodes come first: only their number
-          // tells elements apart.
-          if (reorder_nodes && !constrained[e])
-            owned_mask = (1u << __builtin_popcount(owned_mask)) - 1;
-          return std::make_pair(constrained[e] != 0, owned_mask);
-        };
-        std::stable_sort(b.elements.begin(),
-                         b.elements.end(),
-                         [&](const index_type e1, const index_type e2) {
-                           return order(e1) < order(e2);
-                         });
-        for (std::size_t j = 0; j < b.elements.size(); ++j)
-          std::lower_bound(sorted.begin(),
-                           sorted.end(),
-                           std::make_pair(b.elements[j], index_type(0)))
-            ->second = j;
+        // Each element's key is found once, not at every comparison: the
+        // pairs (key, place in the sorted E_k), sorted, give the order of
+        // a stable sort by key. Since E_k arrives sorted, the place of
+        // each element in the new order is written to its entry of the
+        // sorted copy directly.
+        const std::size_t n_k = b.elements.size();
+        keys.resize(n_k);
+        for (std::size_t i = 0; i < n_k; ++i)
+          {
+            const index_type e          = b.elements[i];
+            unsigned int     owned_mask = 0;
+            for (unsigned int a = 0; a < n_en && a < 32; ++a)
+              if (owns(e, a))
+                owned_mask |= 1u << a;
+            // Reordered, the owned nodes come first: only their number
+            // tells elements apart.
+            if (reorder_nodes && !constrained[e])
+              owned_mask = (1u << __builtin_popcount(owned_mask)) - 1;
+            keys[i] = {(std::uint64_t(constrained[e] != 0) << 32) | owned_mask,
+                       static_cast<index_type>(i)};
+          }
+        std::sort(keys.begin(), keys.end());
+        sorted.resize(n_k);
+        for (std::size_t i = 0; i < n_k; ++i)
+          sorted[i] = {b.elements[i], 0};
+        for (std::size_t j = 0; j < n_k; ++j)
+          {
+            sorted[keys[j].second].second = j;
+            b.elements[j]                 = sorted[keys[j].second].first;
+          }
       }
 
       // Block-local connectivity, S(e), L(e, .) and the constraint flags of
@@ -470,13 +486,14 @@ namespace GPUAssembly
       const unsigned int                threads_per_block;
       const unsigned int                dim, n_en, n_ed, n_c, n_supplemental;
 
-      unsigned int                                   k = 0;
-      std::vector<index_type>                        owned;
-      std::vector<std::pair<index_type, index_type>> sorted;
-      std::vector<Contribution>                      contributions;
-      std::vector<unsigned int>                      original;
-      IndexLists                                     lists[2];
-      std::vector<index_type>                        list_targets[2];
+      unsigned int                                      k = 0;
+      std::vector<index_type>                           owned;
+      std::vector<std::pair<index_type, index_type>>    sorted;
+      std::vector<std::pair<std::uint64_t, index_type>> keys;
+      std::vector<Contribution>                         contributions;
+      std::vector<unsigned int>                         original;
+      IndexLists                                        lists[2];
+      std::vector<index_type>                           list_targets[2];
       // Per list, its sources of elements without constraints (first in a
       // list, as in E_k): pack_lists_aligned() lines up the rest.
       std::vector<unsigned int> list_free[2], first_run;
@@ -500,7 +517,7 @@ namespace GPUAssembly
       offsets.assign(n_blocks + 1, 0);
       for (unsigned int k = 0; k < n_blocks; ++k)
         offsets[k + 1] = offsets[k] + (blocks[k].*member).size();
-      result.resize(offsets.back());
+      internal::assign_first_touched_in_parallel(result, offsets.back());
       dealii::parallel::apply_to_subranges(
         0u,
         n_blocks,
@@ -612,6 +629,7 @@ namespace GPUAssembly
                        const std::size_t  number_size,
                        const std::size_t  shared_memory_limit)
   {
+    SetupTimes::Steps steps("SharedNZ plan");
     parameters = new_parameters.resolved(arrays.layout.n_nodes);
     check_input(arrays);
     const unsigned int T = parameters.threads_per_block;
@@ -624,23 +642,28 @@ namespace GPUAssembly
     n_fields             = new_n_fields;
 
     // The parts of the nodes, one block each.
+    steps.next("node elements");
     const Csr elements_of = internal::SharedNZ::node_to_elements(arrays);
     const std::vector<unsigned char> constrained =
       internal::SharedNZ::constrained_elements(arrays);
+    steps.next("node neighbors");
+    const Csr neighbors =
+      internal::SharedNZ::node_neighbors(arrays, elements_of);
+    steps.next("partition");
     const std::vector<unsigned int> block_of_node =
-      number_blocks(internal::SharedNZ::partition(
-        arrays,
-        elements_of,
-        internal::SharedNZ::node_neighbors(arrays, elements_of),
-        constrained,
-        parameters.partitioner,
-        n_fields,
-        number_size,
-        shared_memory_limit,
-        T,
-        parameters.node_pairs));
+      number_blocks(internal::SharedNZ::partition(arrays,
+                                                  elements_of,
+                                                  neighbors,
+                                                  constrained,
+                                                  parameters.partitioner,
+                                                  n_fields,
+                                                  number_size,
+                                                  shared_memory_limit,
+                                                  T,
+                                                  parameters.node_pairs));
 
     // Blocks are independent: build them in parallel, then concatenate.
+    steps.next("blocks");
     const bool reorder_nodes =
       nodes_may_be_reordered(arrays, parameters.node_pairs);
     std::vector<Block> blocks(n_blocks);
@@ -668,6 +691,7 @@ namespace GPUAssembly
     // The arrays are concatenated at the same time: sizing an array
     // zero-fills it on one thread (the first touch of its pages, slower than
     // the parallel copies), and so the arrays' sizing overlaps.
+    steps.next("concatenation");
     std::vector<std::size_t> connectivity_offsets, slot_offsets,
       location_offsets, constraint_offsets;
     dealii::Threads::TaskGroup<void> tasks;
