@@ -52,6 +52,7 @@
 #include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <string>
@@ -158,10 +159,15 @@ namespace Step40
         if (n_on_device == 0)
           pcout << "Assembly: GPUAssembly on the host" << std::endl;
         else
-          pcout << "Assembly: GPUAssembly, " << n_on_device << " of "
-                << Utilities::MPI::n_mpi_processes(mpi_communicator)
-                << " ranks on a GPU (" << GPUAssembly::to_string(options.method)
-                << "), the others on the host" << std::endl;
+          {
+            const unsigned int n_ranks =
+              Utilities::MPI::n_mpi_processes(mpi_communicator);
+            pcout << "Assembly: GPUAssembly, " << n_on_device << " of "
+                  << n_ranks << " ranks on a GPU ("
+                  << GPUAssembly::to_string(options.method) << ")"
+                  << (n_on_device < n_ranks ? ", the others on the host" : "")
+                  << std::endl;
+          }
       }
     else
       pcout << "Assembly: deal.II (FEValues, distribute_local_to_global)"
@@ -357,6 +363,19 @@ namespace Step40
       std::map<types::boundary_id, const Function<dim> *>(),
       locally_relevant_solution,
       estimated_error_per_cell);
+    // Not in step-40: the indicators are rounded to 4 significant digits.
+    // This problem is symmetric, so many cells have indicators that are
+    // equal but for rounding, and which of them pass the refinement
+    // threshold would otherwise depend on the last bits of the solution,
+    // which differ between assembly paths (GPU or CPU, summation order).
+    for (float &indicator : estimated_error_per_cell)
+      if (indicator > 0.f)
+        {
+          const double scale =
+            std::pow(10., 3 - std::floor(std::log10(double(indicator))));
+          indicator =
+            static_cast<float>(std::round(double(indicator) * scale) / scale);
+        }
     parallel::distributed::GridRefinement::refine_and_coarsen_fixed_number(
       triangulation,
       estimated_error_per_cell,
