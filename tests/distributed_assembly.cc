@@ -6,7 +6,8 @@
 // step-40's sparsity pattern, then compress(VectorOperation::add). Run under
 // mpirun with any number of ranks; every case must agree to 1e-13 relative
 // in the matrix (Frobenius norm) and the right-hand side (l2 norm), the
-// plugin's sparsity pattern must hold step-40's entries, and a second
+// plugin's sparsity pattern must hold step-40's entries, the bytes the ranks
+// send must be those they receive (none on one rank), and a second
 // assemble() with the same plan must give the same values.
 
 #include <deal.II/base/function_lib.h>
@@ -245,6 +246,17 @@ namespace
     rhs_difference -= reference_rhs;
     const double rhs_error = rhs_difference.l2_norm() / reference_rhs.l2_norm();
     const bool   pattern_ok = pattern_holds(reference_dsp, dsp, owned);
+    // What one rank sends another receives; one rank sends nothing, several
+    // always share an interface on these meshes.
+    const ExchangePlan &plan = assembler.get_exchange_plan();
+    const std::size_t   bytes_sent =
+      Utilities::MPI::sum(plan.n_bytes_sent(), MPI_COMM_WORLD);
+    const std::size_t bytes_received =
+      Utilities::MPI::sum(plan.n_bytes_received(), MPI_COMM_WORLD);
+    const bool bytes_ok =
+      bytes_sent == bytes_received &&
+      (Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD) == 1 ? bytes_sent == 0 :
+                                                              bytes_sent > 0);
 
     // A second assembly reuses the plan and must reproduce the values.
     const TrilinosWrappers::MPI::Vector first_rhs = rhs;
@@ -261,7 +273,7 @@ namespace
       repeat_rhs_error == 0. && repeat_error == matrix_error;
 
     const bool passed = matrix_error < tolerance && rhs_error < tolerance &&
-                        pattern_ok &&
+                        pattern_ok && bytes_ok &&
                         n_elements == tria->n_global_active_cells() &&
                         same_again && (!c.hanging_nodes || n_hanging > 0);
     if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
@@ -282,6 +294,10 @@ namespace
                            "step-40's;";
             if (n_elements != tria->n_global_active_cells())
               std::cout << " the ranks' arrays do not hold every cell once;";
+            if (!bytes_ok)
+              std::cout << " the ranks' exchange bytes sent (" << bytes_sent
+                        << ") and received (" << bytes_received
+                        << ") differ, or do not fit the number of ranks;";
             if (!same_again)
               std::cout << " a second assemble() gives other values;";
             if (c.hanging_nodes && n_hanging == 0)

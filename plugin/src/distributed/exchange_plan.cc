@@ -5,6 +5,7 @@
 #include <gpu_assembly/distributed/exchange_plan.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <map>
 #include <string>
@@ -186,7 +187,12 @@ namespace GPUAssembly
                          double              *target) const
   {
     Assert(communicator, dealii::ExcNotInitialized());
-    const MPI_Comm           comm = **communicator;
+    using Clock        = std::chrono::steady_clock;
+    const auto elapsed = [](const Clock::time_point since) {
+      return std::chrono::duration<double>(Clock::now() - since).count();
+    };
+    auto                     start = Clock::now();
+    const MPI_Comm           comm  = **communicator;
     std::vector<MPI_Request> requests(lists.recv_ranks.size() +
                                       lists.send_ranks.size());
     std::size_t              r = 0;
@@ -217,16 +223,25 @@ namespace GPUAssembly
         AssertThrowMPI(ierr);
       }
 
+    times.communication += elapsed(start);
+
     // The rank's own rows while the messages travel.
+    start = Clock::now();
     std::fill(target, target + lists.n_targets, 0.);
     for (std::size_t i = 0; i < lists.owned_sources.size(); ++i)
       target[lists.owned_targets[i]] += local_values[lists.owned_sources[i]];
+    times.write += elapsed(start);
 
+    start = Clock::now();
     const int ierr =
       MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE);
     AssertThrowMPI(ierr);
+    times.communication += elapsed(start);
+
+    start = Clock::now();
     for (std::size_t j = 0; j < lists.n_recv(); ++j)
       target[lists.recv_targets[j]] += recv_buffer[j];
+    times.write += elapsed(start);
   }
 
 

@@ -16,6 +16,7 @@
 #include <gpu_assembly/lac/device_csr_matrix.h>
 #include <gpu_assembly/lac/device_vector.h>
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -118,6 +119,29 @@ namespace GPUAssembly
       return plan;
     }
 
+    /**
+     * Where the time of the last assemble() went, in seconds (for
+     * benchmarks). local: the rank's assembly; on the device path the
+     * kernels alone, with the device synchronized before and after them.
+     * transfer: on the device path, the nodal data's upload and the local
+     * matrix and right-hand side's download (0 on the host path).
+     * communication and write: ExchangePlan::Times of the matrix and the
+     * right-hand side's exchanges together.
+     */
+    struct Times
+    {
+      double local         = 0;
+      double transfer      = 0;
+      double communication = 0;
+      double write         = 0;
+    };
+
+    const Times &
+    get_times() const
+    {
+      return times;
+    }
+
     /// The rank's local matrix values of the last assemble(), in the order
     /// of the adapter's column_indices (before the exchange).
     const std::vector<Number> &
@@ -146,6 +170,7 @@ namespace GPUAssembly
     std::vector<Number>                           local_rhs;
     std::size_t                                   n_matrix_values = 0;
     std::size_t                                   n_vector_values = 0;
+    Times                                         times;
   };
 
 
@@ -230,26 +255,45 @@ namespace GPUAssembly
                   "the matrix or right-hand side given to assemble() does "
                   "not have the layout planned by reinit(); call reinit() "
                   "again after reinitializing them."));
+    using Clock        = std::chrono::steady_clock;
+    const auto elapsed = [](const Clock::time_point since) {
+      return std::chrono::duration<double>(Clock::now() - since).count();
+    };
+    times      = Times();
+    auto start = Clock::now();
     if (device_assembler)
       {
         device_nodal_data.copy_from_host(nodal_data);
+        synchronize_device();
+        times.transfer = elapsed(start);
+        start          = Clock::now();
         device_assembler->assemble(kernel,
                                    device_nodal_data,
                                    *device_matrix,
                                    device_rhs);
+        synchronize_device();
+        times.local = elapsed(start);
+        start       = Clock::now();
         device_matrix->get_values().copy_to_host(local_values);
         device_rhs.copy_to_host(local_rhs);
+        times.transfer += elapsed(start);
       }
     else
-      host_assembler->assemble(kernel,
-                               local_values,
-                               local_rhs,
-                               additional_data.options,
-                               nodal_data,
-                               additional_data.n_nodal_fields);
+      {
+        host_assembler->assemble(kernel,
+                                 local_values,
+                                 local_rhs,
+                                 additional_data.options,
+                                 nodal_data,
+                                 additional_data.n_nodal_fields);
+        times.local = elapsed(start);
+      }
+    plan.reset_times();
     plan.exchange_matrix(local_values.data(),
                          internal::TrilinosTarget::values(matrix));
     plan.exchange_vector(local_rhs.data(), rhs.begin());
+    times.communication = plan.get_times().communication;
+    times.write         = plan.get_times().write;
   }
 } // namespace GPUAssembly
 

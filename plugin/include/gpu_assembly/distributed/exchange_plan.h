@@ -137,6 +137,52 @@ namespace GPUAssembly
       return vector;
     }
 
+    /**
+     * Bytes this rank sends at one exchange of the matrix and one of the
+     * right-hand side (values travel as double whatever the assembly's
+     * Number).
+     */
+    std::size_t
+    n_bytes_sent() const
+    {
+      return (matrix.n_send() + vector.n_send()) * sizeof(double);
+    }
+
+    /// Bytes this rank receives at one exchange of matrix and right-hand
+    /// side.
+    std::size_t
+    n_bytes_received() const
+    {
+      return (matrix.n_recv() + vector.n_recv()) * sizeof(double);
+    }
+
+    /**
+     * Where the time of the exchanges went, in seconds, summed over the
+     * exchange_matrix() and exchange_vector() calls since the last
+     * reset_times(): communication is packing the messages, posting them
+     * and waiting for them (MPI_Waitall); write is zeroing the target and
+     * adding the owned and the received entries into it. The owned entries
+     * are added while the messages travel, so the wait counts only what
+     * this overlap does not hide.
+     */
+    struct Times
+    {
+      double communication = 0;
+      double write         = 0;
+    };
+
+    const Times &
+    get_times() const
+    {
+      return times;
+    }
+
+    void
+    reset_times() const
+    {
+      times = Times();
+    }
+
   private:
     template <typename Number>
     void
@@ -154,6 +200,7 @@ namespace GPUAssembly
     // Message buffers, sized once.
     mutable std::vector<double> send_buffer;
     mutable std::vector<double> recv_buffer;
+    mutable Times               times;
   };
 } // namespace GPUAssembly
 

@@ -1,0 +1,767 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Benchmark of one re-assembly of 3D linear elasticity on trilinear
+// hexahedra (FESystem(FE_Q(1), 3), QGauss(2)), MPI-distributed on a
+// parallel::distributed::Triangulation (p4est): DistributedAssembler (each
+// rank's cells on its GPU, or on the host where there is none, then the
+// exchange of the interface rows into the owners' Trilinos objects) against
+// deal.II's own distributed assembly of the same system on the same ranks
+// (FEValues, AffineConstraints::distribute_local_to_global() into a
+// TrilinosWrappers::SparseMatrix on step-40's sparsity pattern,
+// compress(VectorOperation::add)), each rank single-threaded as deal.II's MPI
+// programs usually run. The plugin's matrix and right-hand side must equal
+// deal.II's to 1e-12 (relative Frobenius and l2 norms) or the program stops.
+//
+// Every time is per rank: the median over the repetitions of what that rank
+// measured, with an MPI_Barrier before each repetition; the tables give the
+// largest over the ranks (the slowest rank decides when the system is ready)
+// and the per-rank lines the rest. The plugin's re-assembly is split into
+//   local     the rank's assembly (on the device: the kernels alone, the
+//             device synchronized before and after them),
+//   transfer  device path only: local matrix and right-hand side to the host,
+//   exchange  packing, posting and waiting for the MPI messages (the wait
+//             includes a neighbour's lateness: a rank whose local assembly
+//             is faster waits for the slower one's messages),
+//   write     zeroing the Epetra arrays and adding owned and received values;
+// total is the wall time of DistributedAssembler::assemble(). The MPI floor
+// is the same messages (same ranks, same sizes) sent from and received into
+// contiguous buffers without packing or adding, timed the same way.
+//
+// Usage: mpirun -np R distributed_assembly_benchmark [n ...] [options]
+//        n: a cube of n^3 hexahedra (default 16), built as a coarse mesh of
+//        m^3 cells refined k times (n = m 2^k, k as large as n allows with
+//        m >= 2), so that p4est's replicated coarse mesh stays small.
+//        Options: --repetitions N   plugin re-assemblies timed (default 10)
+//                 --dealii-repetitions N   deal.II assemblies timed
+//                                  (default 3)
+//                 --hanging-nodes  the cells in the octant at the origin
+//                                  refined once more: hanging nodes
+//                 --method NAME    device method: GlobalNZ (default),
+//                                  SharedNZ, LocalElem-atomic,
+//                                  LocalElem-colored
+//                 --host           the host path even where a GPU exists
+//                 --dealii-only    deal.II's assembly alone (no plugin, no
+//                                  check), e.g. on as many ranks as cores
+
+#include <deal.II/base/function.h>
+#include <deal.II/base/mpi.h>
+#include <deal.II/base/multithread_info.h>
+#include <deal.II/base/quadrature_lib.h>
+
+#include <deal.II/distributed/tria.h>
+
+#include <deal.II/dofs/dof_handler.h>
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_system.h>
+#include <deal.II/fe/fe_values.h>
+#include <deal.II/fe/mapping_q.h>
+
+#include <deal.II/grid/grid_generator.h>
+
+#include <deal.II/lac/affine_constraints.h>
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
+#include <deal.II/lac/full_matrix.h>
+#include <deal.II/lac/sparsity_tools.h>
+#include <deal.II/lac/trilinos_index_access.h>
+#include <deal.II/lac/trilinos_sparse_matrix.h>
+#include <deal.II/lac/trilinos_vector.h>
+#include <deal.II/lac/vector.h>
+
+#include <deal.II/numerics/vector_tools.h>
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/distributed/device_selection.h>
+#include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/distributed/distributed_assembler.h>
+#include <gpu_assembly/kernels/element_kernels.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <Epetra_CrsMatrix.h>
+
+using namespace dealii;
+using namespace GPUAssembly;
+
+namespace
+{
+  constexpr int    dim    = 3;
+  constexpr double lambda = 2., mu = 5.;
+  // The plugin's assembly must be deal.II's up to round-off.
+  constexpr double tolerance = 1e-12;
+
+  const MPI_Comm world = MPI_COMM_WORLD;
+
+  using Clock = std::chrono::steady_clock;
+
+  double
+  seconds_since(const Clock::time_point start)
+  {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+  double
+  median(std::vector<double> values)
+  {
+    AssertThrow(!values.empty(), ExcInternalError());
+    std::sort(values.begin(), values.end());
+    const std::size_t m = values.size() / 2;
+    return values.size() % 2 == 1 ? values[m] :
+                                    0.5 * (values[m - 1] + values[m]);
+  }
+
+  bool
+  is_root()
+  {
+    return Utilities::MPI::this_mpi_process(world) == 0;
+  }
+
+  struct Options
+  {
+    std::vector<unsigned int> sizes;
+    unsigned int              repetitions        = 10;
+    unsigned int              dealii_repetitions = 3;
+    bool                      hanging_nodes      = false;
+    bool                      force_host         = false;
+    bool                      dealii_only        = false;
+    AssemblyMethod            method             = AssemblyMethod::global_nz;
+  };
+
+
+
+  // n = m 2^k with m >= 2 and k as large as possible: p4est keeps the
+  // coarse mesh on every rank, so it should be small.
+  void
+  make_mesh(parallel::distributed::Triangulation<dim> &tria,
+            const unsigned int                         n,
+            const bool                                 hanging_nodes,
+            unsigned int                              &coarse,
+            unsigned int                              &refinements)
+  {
+    coarse      = n;
+    refinements = 0;
+    while (coarse % 2 == 0 && coarse / 2 >= 2)
+      {
+        coarse /= 2;
+        ++refinements;
+      }
+    GridGenerator::subdivided_hyper_cube(tria, coarse);
+    tria.refine_global(refinements);
+    if (!hanging_nodes)
+      return;
+    for (const auto &cell : tria.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          const Point<dim> c = cell->center();
+          if (c[0] < 0.5 && c[1] < 0.5 && c[2] < 0.5)
+            cell->set_refine_flag();
+        }
+    tria.execute_coarsening_and_refinement();
+  }
+
+
+
+  // deal.II's distributed assembly as step-40 writes it, with step-8's
+  // bilinear form; the time of this rank from zeroing to the end of
+  // compress().
+  double
+  dealii_assembly(const Mapping<dim>              &mapping,
+                  const DoFHandler<dim>           &dof_handler,
+                  const Quadrature<dim>           &quadrature,
+                  const AffineConstraints<double> &constraints,
+                  TrilinosWrappers::SparseMatrix  &matrix,
+                  TrilinosWrappers::MPI::Vector   &rhs)
+  {
+    const FiniteElement<dim>            &fe = dof_handler.get_fe();
+    const unsigned int                   n  = fe.n_dofs_per_cell();
+    FEValues<dim>                        fe_values(mapping,
+                            fe,
+                            quadrature,
+                            update_values | update_gradients |
+                              update_JxW_values);
+    FullMatrix<double>                   cell_matrix(n, n);
+    Vector<double>                       cell_rhs(n);
+    std::vector<types::global_dof_index> dofs(n);
+
+    const auto start = Clock::now();
+    matrix           = 0;
+    rhs              = 0;
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          fe_values.reinit(cell);
+          cell_matrix = 0;
+          cell_rhs    = 0;
+          for (const unsigned int q : fe_values.quadrature_point_indices())
+            for (unsigned int i = 0; i < n; ++i)
+              {
+                const unsigned int   ci = fe.system_to_component_index(i).first;
+                const Tensor<1, dim> gi =
+                  fe_values.shape_grad_component(i, q, ci);
+                // Body force (1, 0, 0), as the kernel's below.
+                cell_rhs(i) += (ci == 0 ? 1. : 0.) *
+                               fe_values.shape_value_component(i, q, ci) *
+                               fe_values.JxW(q);
+                for (unsigned int j = 0; j < n; ++j)
+                  {
+                    const unsigned int cj =
+                      fe.system_to_component_index(j).first;
+                    const Tensor<1, dim> gj =
+                      fe_values.shape_grad_component(j, q, cj);
+                    cell_matrix(i, j) +=
+                      (gi[ci] * gj[cj] * lambda + gi[cj] * gj[ci] * mu +
+                       (ci == cj ? gi * gj * mu : 0.)) *
+                      fe_values.JxW(q);
+                  }
+              }
+          cell->get_dof_indices(dofs);
+          constraints.distribute_local_to_global(cell_matrix,
+                                                 cell_rhs,
+                                                 dofs,
+                                                 matrix,
+                                                 rhs);
+        }
+    matrix.compress(VectorOperation::add);
+    rhs.compress(VectorOperation::add);
+    return seconds_since(start);
+  }
+
+
+
+  // ||A - B||_F / ||A||_F over all ranks, on the union of both patterns.
+  // Epetra's row views: deal.II's row iterators of a Trilinos matrix cost a
+  // pass over all columns per row.
+  double
+  matrix_difference(const TrilinosWrappers::SparseMatrix &reference,
+                    const TrilinosWrappers::SparseMatrix &matrix)
+  {
+    const Epetra_CrsMatrix &a = reference.trilinos_matrix();
+    const Epetra_CrsMatrix &b = matrix.trilinos_matrix();
+    AssertThrow(a.NumMyRows() == b.NumMyRows(),
+                ExcMessage("the matrices compared have other rows."));
+    double difference = 0, norm = 0;
+    std::vector<std::pair<types::global_dof_index, double>> entries;
+    for (int row = 0; row < a.NumMyRows(); ++row)
+      {
+        entries.clear();
+        int     n_a = 0, n_b = 0;
+        double *values_a = nullptr, *values_b = nullptr;
+        int    *columns_a = nullptr, *columns_b = nullptr;
+        int     ierr = a.ExtractMyRowView(row, n_a, values_a, columns_a);
+        AssertThrow(ierr == 0, ExcTrilinosError(ierr));
+        const int row_b = b.RowMap().LID(TrilinosWrappers::global_row_index(
+          a,
+          static_cast<types::global_dof_index>(row)));
+        AssertThrow(row_b >= 0,
+                    ExcMessage("the matrices compared have other rows."));
+        ierr = b.ExtractMyRowView(row_b, n_b, values_b, columns_b);
+        AssertThrow(ierr == 0, ExcTrilinosError(ierr));
+        for (int k = 0; k < n_a; ++k)
+          {
+            entries.emplace_back(
+              TrilinosWrappers::global_column_index(a, columns_a[k]),
+              values_a[k]);
+            norm += values_a[k] * values_a[k];
+          }
+        for (int k = 0; k < n_b; ++k)
+          entries.emplace_back(
+            TrilinosWrappers::global_column_index(b, columns_b[k]),
+            -values_b[k]);
+        std::sort(entries.begin(),
+                  entries.end(),
+                  [](const auto &x, const auto &y) {
+                    return x.first < y.first;
+                  });
+        for (std::size_t k = 0; k < entries.size();)
+          {
+            double      sum = 0;
+            std::size_t l   = k;
+            for (; l < entries.size() && entries[l].first == entries[k].first;
+                 ++l)
+              sum += entries[l].second;
+            difference += sum * sum;
+            k = l;
+          }
+      }
+    return std::sqrt(Utilities::MPI::sum(difference, world) /
+                     Utilities::MPI::sum(norm, world));
+  }
+
+
+
+  // The plan's messages alone: the same ranks and sizes as the matrix and
+  // right-hand-side exchanges, from and into contiguous buffers, without
+  // packing or adding. The median over the repetitions of this rank's time.
+  double
+  mpi_floor_seconds(const ExchangePlan &plan, const unsigned int repetitions)
+  {
+    const Utilities::MPI::DuplicatedCommunicator communicator(world);
+    const MPI_Comm                               comm = *communicator;
+    const ExchangeLists *lists[2]                     = {&plan.matrix_lists(),
+                                                         &plan.vector_lists()};
+    // Allocated and touched once, as the plan's buffers are.
+    std::vector<double> send[2], receive[2];
+    for (unsigned int e = 0; e < 2; ++e)
+      {
+        send[e].assign(lists[e]->n_send(), 1.);
+        receive[e].assign(lists[e]->n_recv(), 0.);
+      }
+    std::vector<double> times;
+    for (unsigned int r = 0; r < repetitions; ++r)
+      {
+        int ierr = MPI_Barrier(comm);
+        AssertThrowMPI(ierr);
+        const auto start = Clock::now();
+        for (unsigned int e = 0; e < 2; ++e)
+          {
+            const ExchangeLists     &l = *lists[e];
+            std::vector<MPI_Request> requests(l.recv_ranks.size() +
+                                              l.send_ranks.size());
+            std::size_t              q = 0;
+            for (std::size_t p = 0; p < l.recv_ranks.size(); ++p)
+              {
+                ierr = MPI_Irecv(receive[e].data() + l.recv_offsets[p],
+                                 static_cast<int>(l.recv_offsets[p + 1] -
+                                                  l.recv_offsets[p]),
+                                 MPI_DOUBLE,
+                                 l.recv_ranks[p],
+                                 e,
+                                 comm,
+                                 &requests[q++]);
+                AssertThrowMPI(ierr);
+              }
+            for (std::size_t p = 0; p < l.send_ranks.size(); ++p)
+              {
+                ierr = MPI_Isend(send[e].data() + l.send_offsets[p],
+                                 static_cast<int>(l.send_offsets[p + 1] -
+                                                  l.send_offsets[p]),
+                                 MPI_DOUBLE,
+                                 l.send_ranks[p],
+                                 e,
+                                 comm,
+                                 &requests[q++]);
+                AssertThrowMPI(ierr);
+              }
+            ierr = MPI_Waitall(requests.size(),
+                               requests.data(),
+                               MPI_STATUSES_IGNORE);
+            AssertThrowMPI(ierr);
+          }
+        times.push_back(seconds_since(start));
+      }
+    return median(times);
+  }
+
+
+
+  // Largest value over the ranks.
+  double
+  max_over_ranks(const double value)
+  {
+    return Utilities::MPI::min_max_avg(value, world).max;
+  }
+
+  std::string
+  min_avg_max(const double value, const double scale, const int precision)
+  {
+    const Utilities::MPI::MinMaxAvg m =
+      Utilities::MPI::min_max_avg(value, world);
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(precision) << m.min * scale << " / "
+      << m.avg * scale << " / " << m.max * scale;
+    return s.str();
+  }
+
+
+
+  void
+  run_size(const unsigned int n, const Options &options, const bool use_device)
+  {
+    const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(world);
+    auto               start   = Clock::now();
+    parallel::distributed::Triangulation<dim> tria(world);
+    unsigned int                              coarse = 0, refinements = 0;
+    make_mesh(tria, n, options.hanging_nodes, coarse, refinements);
+    const FESystem<dim> fe(FE_Q<dim>(1), dim);
+    const MappingQ<dim> mapping(1);
+    const QGauss<dim>   quadrature(2);
+    DoFHandler<dim>     dof_handler(tria);
+    dof_handler.distribute_dofs(fe);
+    const IndexSet owned = dof_handler.locally_owned_dofs();
+    const IndexSet relevant =
+      DoFTools::extract_locally_relevant_dofs(dof_handler);
+    AffineConstraints<double> constraints(relevant);
+    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+    VectorTools::interpolate_boundary_values(mapping,
+                                             dof_handler,
+                                             0,
+                                             Functions::ZeroFunction<dim>(dim),
+                                             constraints);
+    constraints.close();
+    unsigned int n_constrained = 0, n_hanging = 0;
+    for (const types::global_dof_index dof : owned)
+      if (constraints.is_constrained(dof))
+        {
+          ++n_constrained;
+          const auto *entries = constraints.get_constraint_entries(dof);
+          n_hanging += entries != nullptr && !entries->empty();
+        }
+    n_constrained                  = Utilities::MPI::sum(n_constrained, world);
+    n_hanging                      = Utilities::MPI::sum(n_hanging, world);
+    const double      mesh_seconds = max_over_ranks(seconds_since(start));
+    const std::string cells_per_rank =
+      min_avg_max(tria.n_locally_owned_active_cells(), 1., 0);
+    const unsigned long long n_cells = tria.n_global_active_cells();
+    const unsigned long long n_dofs  = dof_handler.n_dofs();
+    if (is_root())
+      std::cout << "\nMesh n = " << n << " (coarse " << coarse << "^3, "
+                << refinements << " global refinements"
+                << (options.hanging_nodes ? ", octant at the origin once more" :
+                                            "")
+                << "): " << tria.n_global_active_cells() << " hexahedra, "
+                << dof_handler.n_dofs() << " DoFs, " << n_constrained
+                << " constrained, of which hanging: " << n_hanging
+                << "; cells per rank (min / avg / max): " << cells_per_rank
+                << " (mesh, DoFs, constraints: " << mesh_seconds << " s)"
+                << std::endl;
+
+    // deal.II's peer on step-40's sparsity pattern.
+    start = Clock::now();
+    TrilinosWrappers::SparseMatrix dealii_matrix;
+    TrilinosWrappers::MPI::Vector  dealii_rhs(owned, world);
+    {
+      DynamicSparsityPattern dsp(relevant);
+      DoFTools::make_sparsity_pattern(dof_handler, dsp, constraints, false);
+      SparsityTools::distribute_sparsity_pattern(dsp, owned, world, relevant);
+      dealii_matrix.reinit(owned, owned, dsp, world);
+    }
+    const double        dealii_setup = max_over_ranks(seconds_since(start));
+    std::vector<double> dealii_times;
+    for (unsigned int r = 0; r < options.dealii_repetitions; ++r)
+      {
+        const int ierr = MPI_Barrier(world);
+        AssertThrowMPI(ierr);
+        dealii_times.push_back(dealii_assembly(mapping,
+                                               dof_handler,
+                                               quadrature,
+                                               constraints,
+                                               dealii_matrix,
+                                               dealii_rhs));
+      }
+    const double dealii_seconds = median(dealii_times);
+    const double dealii_max     = max_over_ranks(dealii_seconds);
+    const double n_nonzeros     = dealii_matrix.n_nonzero_elements();
+    if (is_root())
+      std::cout << "deal.II (" << MultithreadInfo::n_threads()
+                << " thread per rank): sparsity pattern and matrix "
+                << dealii_setup << " s; assembly " << dealii_max * 1e3
+                << " ms (median of " << options.dealii_repetitions
+                << ", slowest rank), " << n_nonzeros << " nonzeros"
+                << std::endl;
+
+    const auto print_header = [&]() {
+      std::cout << "\n"
+                << tria.n_global_active_cells() << " hexahedra"
+                << (options.hanging_nodes ? " with hanging nodes" : "")
+                << ", 3D elasticity, double, " << n_ranks << " ranks, "
+                << (options.dealii_only ? "deal.II only" :
+                    use_device ? "device path (" + to_string(options.method) +
+                                   ")" :
+                                 "host path")
+                << "; times [ms] of the slowest rank\n"
+                << std::right << std::setw(6) << "ranks" << std::setw(11)
+                << "cells" << std::setw(11) << "DoFs" << std::setw(9) << "local"
+                << std::setw(10) << "transfer" << std::setw(10) << "exchange"
+                << std::setw(9) << "write" << std::setw(10) << "total"
+                << std::setw(9) << "GNZ/s" << std::setw(12) << "MB/rank"
+                << std::setw(10) << "of floor" << std::setw(11) << "deal.II"
+                << std::setw(10) << "speed-up" << '\n';
+      std::cout << std::setw(6) << n_ranks << std::setw(11) << n_cells
+                << std::setw(11) << n_dofs;
+    };
+
+    if (options.dealii_only)
+      {
+        if (is_root())
+          {
+            print_header();
+            // The plugin's columns stay empty.
+            for (const int width : {9, 10, 10, 9, 10, 9, 12, 10})
+              std::cout << std::setw(width) << "-";
+            std::cout << std::fixed << std::setprecision(1) << std::setw(11)
+                      << dealii_max * 1e3 << std::setw(10) << "-"
+                      << std::defaultfloat << std::setprecision(6) << std::endl;
+          }
+        return;
+      }
+
+    // The plugin: adapter, pattern and matrix, plan.
+    start = Clock::now();
+    const DistributedDoFHandlerAdapter<dim> adapter(mapping,
+                                                    dof_handler,
+                                                    quadrature,
+                                                    constraints);
+    const double adapter_seconds = seconds_since(start);
+    start                        = Clock::now();
+    TrilinosWrappers::SparseMatrix matrix;
+    TrilinosWrappers::MPI::Vector  rhs(owned, world);
+    {
+      DynamicSparsityPattern dsp;
+      adapter.make_sparsity_pattern(dsp);
+      matrix.reinit(owned, owned, dsp, world);
+    }
+    const double pattern_seconds = seconds_since(start);
+
+    DistributedAssembler<dim, double>::AdditionalData data;
+    data.use_device    = use_device;
+    data.device.method = options.method;
+    DistributedAssembler<dim, double> assembler;
+    start = Clock::now();
+    assembler.reinit(adapter, matrix, rhs, data);
+    if (use_device)
+      synchronize_device();
+    const double setup_seconds = seconds_since(start);
+
+    LinearElasticityKernel<dim, double> kernel;
+    kernel.lambda        = lambda;
+    kernel.mu            = mu;
+    kernel.body_force[0] = 1.;
+
+    // The first assembly after reinit(), as after a mesh change; then the
+    // re-assemblies.
+    int ierr = MPI_Barrier(world);
+    AssertThrowMPI(ierr);
+    start = Clock::now();
+    assembler.assemble(kernel, matrix, rhs);
+    const double        first_seconds = seconds_since(start);
+    std::vector<double> local, transfer, communication, write, total;
+    for (unsigned int r = 0; r < options.repetitions; ++r)
+      {
+        ierr = MPI_Barrier(world);
+        AssertThrowMPI(ierr);
+        start = Clock::now();
+        assembler.assemble(kernel, matrix, rhs);
+        total.push_back(seconds_since(start));
+        const auto &times = assembler.get_times();
+        local.push_back(times.local);
+        transfer.push_back(times.transfer);
+        communication.push_back(times.communication);
+        write.push_back(times.write);
+      }
+    const ExchangePlan &plan   = assembler.get_exchange_plan();
+    const double floor_seconds = mpi_floor_seconds(plan, options.repetitions);
+
+    // A benchmark of wrong results is worthless.
+    const double matrix_error = matrix_difference(dealii_matrix, matrix);
+    TrilinosWrappers::MPI::Vector rhs_difference = rhs;
+    rhs_difference -= dealii_rhs;
+    const double rhs_error = rhs_difference.l2_norm() / dealii_rhs.l2_norm();
+    if (is_root())
+      std::cout << "Plugin vs deal.II: relative Frobenius difference "
+                << matrix_error << " (matrix), relative l2 difference "
+                << rhs_error << " (right-hand side)" << std::endl;
+    AssertThrow(matrix_error <= tolerance && rhs_error <= tolerance,
+                ExcMessage("the plugin's distributed assembly differs from "
+                           "deal.II's by more than 1e-12 (matrix " +
+                           std::to_string(matrix_error) + ", right-hand side " +
+                           std::to_string(rhs_error) + ")."));
+
+    // Per rank.
+    const double bytes_sent   = plan.n_bytes_sent();
+    const double bytes_recv   = plan.n_bytes_received();
+    const double n_neighbours = plan.matrix_lists().send_ranks.size();
+    const std::vector<double> rank_values = {
+      double(tria.n_locally_owned_active_cells()),
+      double(owned.n_elements()),
+      double(adapter.get_local_to_global().size()),
+      adapter_seconds,
+      pattern_seconds,
+      setup_seconds,
+      first_seconds,
+      median(local),
+      median(transfer),
+      median(communication),
+      median(write),
+      median(total),
+      bytes_sent,
+      bytes_recv,
+      n_neighbours,
+      floor_seconds,
+      dealii_seconds};
+    const std::vector<std::vector<double>> all_ranks =
+      Utilities::MPI::gather(world, rank_values);
+    if (is_root())
+      {
+        std::cout << "Per rank: owned cells, owned / local DoFs, set-up [s] "
+                     "(adapter, pattern and matrix, DistributedAssembler::"
+                     "reinit), first assembly [ms], median re-assembly [ms] "
+                     "(local, transfer, exchange, write, total), MPI floor "
+                     "[ms], sent / received MB, neighbours, deal.II [ms]\n";
+        for (unsigned int p = 0; p < all_ranks.size(); ++p)
+          {
+            const std::vector<double> &v = all_ranks[p];
+            std::cout << "  rank " << p << ": " << std::fixed
+                      << std::setprecision(0) << v[0] << " cells, " << v[1]
+                      << " / " << v[2] << " DoFs; set-up "
+                      << std::setprecision(3) << v[3] << " + " << v[4] << " + "
+                      << v[5] << " s; first " << std::setprecision(2)
+                      << v[6] * 1e3 << "; " << v[7] * 1e3 << " / " << v[8] * 1e3
+                      << " / " << v[9] * 1e3 << " / " << v[10] * 1e3 << " / "
+                      << v[11] * 1e3 << "; floor " << v[15] * 1e3 << "; "
+                      << std::setprecision(3) << v[12] * 1e-6 << " / "
+                      << v[13] * 1e-6 << " MB, " << std::setprecision(0)
+                      << v[14] << " neighbours; " << std::setprecision(2)
+                      << v[16] * 1e3 << std::defaultfloat
+                      << std::setprecision(6) << '\n';
+          }
+      }
+    const Utilities::MPI::MinMaxAvg comm_stats =
+      Utilities::MPI::min_max_avg(median(communication), world);
+    const Utilities::MPI::MinMaxAvg sent_stats =
+      Utilities::MPI::min_max_avg(bytes_sent, world);
+    const double rate =
+      median(communication) > 0 ? bytes_sent / median(communication) : 0.;
+    const std::string rate_line      = min_avg_max(rate, 1e-9, 2);
+    const std::string setup_line     = min_avg_max(setup_seconds, 1., 3);
+    const double      local_max      = max_over_ranks(median(local));
+    const double      transfer_max   = max_over_ranks(median(transfer));
+    const double      write_max      = max_over_ranks(median(write));
+    const double      total_max      = max_over_ranks(median(total));
+    const double      floor_max      = max_over_ranks(floor_seconds);
+    const double      adapter_max    = max_over_ranks(adapter_seconds);
+    const double      pattern_max    = max_over_ranks(pattern_seconds);
+    const double      first_max      = max_over_ranks(first_seconds);
+    const double      max_neighbours = max_over_ranks(n_neighbours);
+    if (is_root())
+      {
+        std::cout << "Set-up, slowest rank: adapter " << adapter_max
+                  << " s, pattern and matrix " << pattern_max
+                  << " s, DistributedAssembler::reinit " << setup_line
+                  << " s (min / avg / max); first assembly " << first_max * 1e3
+                  << " ms\n"
+                  << "Exchange: sent per rank " << sent_stats.min * 1e-6
+                  << " / " << sent_stats.avg * 1e-6 << " / "
+                  << sent_stats.max * 1e-6
+                  << " MB (min / avg / max), sent bytes / exchange time "
+                  << rate_line << " GB/s; bytes per rank / (cells per "
+                  << "rank)^(2/3): "
+                  << sent_stats.max /
+                       std::pow(double(n_cells) / n_ranks, 2. / 3.)
+                  << std::endl;
+        print_header();
+        std::cout << std::fixed << std::setprecision(2) << std::setw(9)
+                  << local_max * 1e3 << std::setw(10) << transfer_max * 1e3
+                  << std::setw(10) << comm_stats.max * 1e3 << std::setw(9)
+                  << write_max * 1e3 << std::setw(10) << total_max * 1e3
+                  << std::setw(9) << n_nonzeros / total_max * 1e-9
+                  << std::setprecision(3) << std::setw(12)
+                  << sent_stats.max * 1e-6;
+        if (max_neighbours > 0)
+          std::cout << std::setprecision(0) << std::setw(9)
+                    << 100. * floor_max / comm_stats.max << '%';
+        else
+          std::cout << std::setw(10) << "-";
+        std::cout << std::setprecision(1) << std::setw(11) << dealii_max * 1e3
+                  << std::setw(9) << dealii_max / total_max << 'x'
+                  << std::defaultfloat << std::setprecision(6) << std::endl;
+      }
+  }
+} // namespace
+
+
+
+int
+main(int argc, char **argv)
+{
+  // One thread per rank, for deal.II's assembly and the plugin's host path.
+  Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
+  try
+    {
+      Options options;
+      for (int i = 1; i < argc; ++i)
+        {
+          const std::string argument = argv[i];
+          const auto        count    = [&](const std::string &name) {
+            AssertThrow(i + 1 < argc,
+                        ExcMessage(name + " needs a positive number."));
+            const int value = std::stoi(argv[++i]);
+            AssertThrow(value > 0,
+                        ExcMessage(name + " needs a positive number, not " +
+                                   std::to_string(value) + "."));
+            return static_cast<unsigned int>(value);
+          };
+          if (argument == "--repetitions")
+            options.repetitions = count(argument);
+          else if (argument == "--dealii-repetitions")
+            options.dealii_repetitions = count(argument);
+          else if (argument == "--hanging-nodes")
+            options.hanging_nodes = true;
+          else if (argument == "--host")
+            options.force_host = true;
+          else if (argument == "--dealii-only")
+            options.dealii_only = true;
+          else if (argument == "--method" && i + 1 < argc)
+            options.method = parse_assembly_method(argv[++i]);
+          else
+            {
+              AssertThrow(!argument.empty() &&
+                            argument.find_first_not_of("0123456789") ==
+                              std::string::npos,
+                          ExcMessage("Unknown argument '" + argument +
+                                     "': sizes n are positive integers; "
+                                     "options are --repetitions N, "
+                                     "--dealii-repetitions N, "
+                                     "--hanging-nodes, --method NAME, "
+                                     "--host, --dealii-only."));
+              options.sizes.push_back(std::stoi(argument));
+              AssertThrow(options.sizes.back() >= 2,
+                          ExcMessage("a size n must be at least 2."));
+            }
+        }
+      if (options.sizes.empty())
+        options.sizes = {16};
+
+      // Collective: every rank calls it, whichever path runs.
+      const int device =
+        options.dealii_only ? -1 : select_device_by_node_rank(world);
+      const bool             use_device = device >= 0 && !options.force_host;
+      const std::vector<int> devices    = Utilities::MPI::gather(world, device);
+      if (is_root())
+        {
+          std::cout << "MPI ranks: " << Utilities::MPI::n_mpi_processes(world)
+                    << ", host threads per rank: "
+                    << MultithreadInfo::n_threads() << std::endl;
+          if (!options.dealii_only)
+            {
+              std::cout << describe_execution_path() << std::endl;
+              std::cout << "Plugin path: "
+                        << (use_device ?
+                              "device (" + to_string(options.method) + ")" :
+                              "host")
+                        << "; CUDA device of each rank:";
+              for (const int d : devices)
+                std::cout << ' ' << d;
+              std::cout << std::endl;
+            }
+        }
+      for (const unsigned int n : options.sizes)
+        run_size(n, options, use_device);
+    }
+  catch (const std::exception &exception)
+    {
+      std::cerr << "distributed_assembly_benchmark, rank "
+                << Utilities::MPI::this_mpi_process(world)
+                << ", stopped with an error:\n"
+                << exception.what() << std::endl;
+      MPI_Abort(world, 1);
+    }
+  return 0;
+}
