@@ -268,6 +268,17 @@ namespace GPUAssembly
         original.resize(n_en * n_k);
         for (std::size_t j = 0; j < n_k; ++j)
           {
+            // The elements of a block lie far apart in the mesh arrays on
+            // large meshes: those a few steps ahead are asked for now, so
+            // that their reads overlap.
+            if (j + prefetch_distance < n_k)
+              {
+                const std::size_t ahead = b.elements[j + prefetch_distance];
+                __builtin_prefetch(arrays.connectivity.data() + ahead * n_en);
+                __builtin_prefetch(arrays.supplemental.data() +
+                                   ahead * n_supplemental);
+                __builtin_prefetch(arrays.location.data() + ahead * n_ed);
+              }
             const std::size_t e     = b.elements[j];
             unsigned int     *order = original.data() + j * n_en;
             std::iota(order, order + n_en, 0u);
@@ -346,6 +357,14 @@ namespace GPUAssembly
                  i < elements_of.offsets[n + 1];
                  ++i)
               {
+                // The element's row of K(e, d1, d2) read below for the
+                // targets, asked for ahead.
+                if (i + prefetch_distance < elements_of.offsets[n + 1])
+                  __builtin_prefetch(
+                    arrays.nonzero_map.data() +
+                    static_cast<std::size_t>(
+                      elements_of.entries[i + prefetch_distance]) *
+                      n_ed * n_ed);
                 const index_type j = position(elements_of.entries[i]);
                 unsigned int     a = 0;
                 while (node_of(b, j, a) != n)
@@ -476,6 +495,9 @@ namespace GPUAssembly
           b.target_slice_ends.push_back(b.targets.size());
         b.sources.assign(packed.begin(), packed.end());
       }
+
+      // How many elements ahead of their use mesh arrays are prefetched.
+      static constexpr std::size_t prefetch_distance = 4;
 
       const MeshArrays                 &arrays;
       const Csr                        &elements_of;
