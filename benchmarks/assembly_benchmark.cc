@@ -167,7 +167,8 @@ namespace
               const unsigned int   ci = fe.system_to_component_index(i).first;
               const Tensor<1, dim> gi =
                 fe_values.shape_grad_component(i, q, ci);
-              copy.cell_rhs(i) += (1. - ci) *
+              // The body force (1, 0, 0) of the plugin's kernel.
+              copy.cell_rhs(i) += (ci == 0 ? 1. : 0.) *
                                   fe_values.shape_value_component(i, q, ci) *
                                   fe_values.JxW(q);
               for (unsigned int j = 0; j < n; ++j)
