@@ -571,23 +571,13 @@ namespace GPUAssembly
             const std::size_t last  = reduction_target_begin[r + 1];
             contributions.clear();
             // Every element of a DoF's node, with the DoF's local index.
-            constexpr std::size_t prefetch_distance = 4;
-            const auto            for_each_element  = [&](const index_type dof,
+            const auto for_each_element = [&](const index_type dof,
                                               const auto      &action) {
               const index_type  node  = node_of_dof[dof];
               const std::size_t begin = elements_of_offsets[node];
-              const std::size_t end = elements_of_offsets[node + 1];
+              const std::size_t end   = elements_of_offsets[node + 1];
               for (std::size_t i = begin; i < end; ++i)
                 {
-                  // A node's elements lie far apart in K(e, d1, d2) on
-                  // large meshes, and each row read from there waits for
-                  // memory: the rows of the elements a few steps ahead
-                  // are asked for now.
-                  if (i + prefetch_distance < end)
-                    __builtin_prefetch(arrays.nonzero_map.data() +
-                                       static_cast<std::size_t>(
-                                         elements_of[i + prefetch_distance]) *
-                                         n_ed * n_ed);
                   const std::size_t e = elements_of[i];
                   unsigned int      a = 0;
                   while (arrays.connectivity[e * n_en + a] != node)
