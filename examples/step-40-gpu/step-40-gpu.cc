@@ -11,7 +11,7 @@
 // Options:
 //   --dealii-assembly   assemble with deal.II (step-40's own loop) instead
 //   --host              assemble with the plugin on the host, GPU or not
-//   --method NAME       GPU method: GlobalNZ (default), SharedNZ,
+//   --method NAME       GPU method: SharedNZ (default), GlobalNZ,
 //                       LocalElem-atomic, LocalElem-colored
 //   --cycles N          refinement cycles (default 8)
 //   --no-output         write no VTU files
@@ -73,7 +73,7 @@ namespace Step40
   {
     bool                        dealii_assembly = false;
     bool                        host            = false;
-    GPUAssembly::AssemblyMethod method = GPUAssembly::AssemblyMethod::global_nz;
+    GPUAssembly::AssemblyMethod method = GPUAssembly::AssemblyMethod::shared_nz;
     unsigned int                n_cycles = 8;
     bool                        output   = true;
   };
