@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "../base/first_touch.h"
+#include "discretization_checks.h"
 
 namespace GPUAssembly
 {
@@ -856,6 +857,74 @@ namespace GPUAssembly
 
 
 
+  namespace internal
+  {
+    template <int dim>
+    void
+    check_discretization(const dealii::DoFHandler<dim> &dof_handler,
+                         const dealii::Quadrature<dim> &quadrature)
+    {
+      using namespace dealii;
+      const Triangulation<dim> &tria = dof_handler.get_triangulation();
+      // Before distribute_dofs() the FE collection is empty, so this check
+      // must come before the one for hp DoFHandlers.
+      AssertThrow(dof_handler.get_fe_collection().size() > 0 &&
+                    dof_handler.n_dofs() > 0,
+                  ExcUnsupportedInput(
+                    "the DoFHandler has no degrees of "
+                    "freedom; call distribute_dofs() first."));
+      AssertThrow(dof_handler.get_fe_collection().size() == 1,
+                  ExcUnsupportedInput(
+                    "the DoFHandler uses several finite elements (hp); only "
+                    "one element for all cells is supported."));
+      const FiniteElement<dim> &fe = dof_handler.get_fe();
+      check_finite_element(fe);
+      const FiniteElement<dim> &base = fe.base_element(0);
+      AssertThrow(base.reference_cell() == tria.get_reference_cells()[0],
+                  ExcUnsupportedInput("the finite element " + fe.get_name() +
+                                      " does not match the cell type of the "
+                                      "triangulation."));
+      AssertThrow(quadrature.size() > 0,
+                  ExcUnsupportedInput("the quadrature rule is empty."));
+      // FEValues accepts a rule for another cell type (QGauss with
+      // FE_SimplexP, say) without complaint and integrates the wrong domain.
+      {
+        const ReferenceCell reference_cell = base.reference_cell();
+        double              weight_sum     = 0.;
+        for (unsigned int q = 0; q < quadrature.size(); ++q)
+          {
+            AssertThrow(
+              reference_cell.contains_point(quadrature.point(q), 1e-12),
+              ExcUnsupportedInput(
+                "quadrature point " + std::to_string(q) +
+                " lies outside the reference cell of " + fe.get_name() +
+                "; the quadrature rule must be one for this cell type "
+                "(QGaussSimplex for simplices, QGauss for hypercubes)."));
+            weight_sum += quadrature.weight(q);
+          }
+        AssertThrow(std::abs(weight_sum - reference_cell.volume()) <=
+                      1e-10 * reference_cell.volume(),
+                    ExcUnsupportedInput(
+                      "the quadrature weights sum to " +
+                      std::to_string(weight_sum) + ", not to the volume " +
+                      std::to_string(reference_cell.volume()) +
+                      " of the reference cell of " + fe.get_name() +
+                      "; the quadrature rule must be one for this cell type "
+                      "(QGaussSimplex for simplices, QGauss for "
+                      "hypercubes)."));
+      }
+    }
+
+    template void
+    check_discretization(const dealii::DoFHandler<2> &,
+                         const dealii::Quadrature<2> &);
+    template void
+    check_discretization(const dealii::DoFHandler<3> &,
+                         const dealii::Quadrature<3> &);
+  } // namespace internal
+
+
+
   template <int dim>
   DoFHandlerAdapter<dim>::DoFHandlerAdapter(
     const dealii::Mapping<dim>              &mapping,
@@ -882,52 +951,9 @@ namespace GPUAssembly
 
     const Triangulation<dim> &tria = dof_handler.get_triangulation();
     check_triangulation(tria);
-    // Before distribute_dofs() the FE collection is empty, so this check
-    // must come before the one for hp DoFHandlers.
-    AssertThrow(dof_handler.get_fe_collection().size() > 0 &&
-                  dof_handler.n_dofs() > 0,
-                ExcUnsupportedInput("the DoFHandler has no degrees of "
-                                    "freedom; call distribute_dofs() first."));
-    AssertThrow(dof_handler.get_fe_collection().size() == 1,
-                ExcUnsupportedInput(
-                  "the DoFHandler uses several finite elements (hp); only "
-                  "one element for all cells is supported."));
-    const FiniteElement<dim> &fe = dof_handler.get_fe();
-    check_finite_element(fe);
+    internal::check_discretization(dof_handler, quadrature);
+    const FiniteElement<dim> &fe   = dof_handler.get_fe();
     const FiniteElement<dim> &base = fe.base_element(0);
-    AssertThrow(base.reference_cell() == tria.get_reference_cells()[0],
-                ExcUnsupportedInput("the finite element " + fe.get_name() +
-                                    " does not match the cell type of the "
-                                    "triangulation."));
-    AssertThrow(quadrature.size() > 0,
-                ExcUnsupportedInput("the quadrature rule is empty."));
-    // FEValues accepts a rule for another cell type (QGauss with
-    // FE_SimplexP, say) without complaint and integrates the wrong domain.
-    {
-      const ReferenceCell reference_cell = base.reference_cell();
-      double              weight_sum     = 0.;
-      for (unsigned int q = 0; q < quadrature.size(); ++q)
-        {
-          AssertThrow(
-            reference_cell.contains_point(quadrature.point(q), 1e-12),
-            ExcUnsupportedInput(
-              "quadrature point " + std::to_string(q) +
-              " lies outside the reference cell of " + fe.get_name() +
-              "; the quadrature rule must be one for this cell type "
-              "(QGaussSimplex for simplices, QGauss for hypercubes)."));
-          weight_sum += quadrature.weight(q);
-        }
-      AssertThrow(std::abs(weight_sum - reference_cell.volume()) <=
-                    1e-10 * reference_cell.volume(),
-                  ExcUnsupportedInput(
-                    "the quadrature weights sum to " +
-                    std::to_string(weight_sum) + ", not to the volume " +
-                    std::to_string(reference_cell.volume()) +
-                    " of the reference cell of " + fe.get_name() +
-                    "; the quadrature rule must be one for this cell type "
-                    "(QGaussSimplex for simplices, QGauss for "
-                    "hypercubes)."));
-    }
 
     const bool compressed_format =
       additional_data.supplemental_format ==

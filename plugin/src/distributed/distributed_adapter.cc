@@ -20,6 +20,8 @@
 #include <limits>
 #include <string>
 
+#include "../adapter/discretization_checks.h"
+
 namespace GPUAssembly
 {
   namespace
@@ -51,34 +53,6 @@ namespace GPUAssembly
                     "the triangulation mixes " +
                     std::to_string(tria.get_reference_cells().size()) +
                     " cell types; all cells must be of one type."));
-    }
-
-
-
-    template <int dim>
-    void
-    check_finite_element(const dealii::FiniteElement<dim> &fe)
-    {
-      AssertThrow(fe.n_base_elements() == 1,
-                  ExcUnsupportedInput(
-                    "the finite element " + fe.get_name() +
-                    " combines different base elements; only FE_Q or "
-                    "FE_SimplexP, alone or as an FESystem of copies of one "
-                    "of them, are supported."));
-      const dealii::FiniteElement<dim> &base = fe.base_element(0);
-      const bool                        is_lagrange =
-        dynamic_cast<const dealii::FE_Q<dim> *>(&base) != nullptr ||
-        dynamic_cast<const dealii::FE_SimplexP<dim> *>(&base) != nullptr;
-      AssertThrow(is_lagrange && base.n_components() == 1,
-                  ExcUnsupportedInput(
-                    "the finite element " + fe.get_name() +
-                    " is not built on FE_Q or FE_SimplexP; only these "
-                    "Lagrange elements are supported."));
-      AssertThrow(base.degree == 1 || base.degree == 2,
-                  ExcUnsupportedInput("the finite element " + fe.get_name() +
-                                      " has degree " +
-                                      std::to_string(base.degree) +
-                                      "; only degrees 1 and 2 are supported."));
     }
 
 
@@ -141,31 +115,9 @@ namespace GPUAssembly
     using namespace dealii;
     const Triangulation<dim> &tria = dof_handler.get_triangulation();
     check_distributed_triangulation(tria);
-    AssertThrow(dof_handler.get_fe_collection().size() > 0 &&
-                  dof_handler.n_dofs() > 0,
-                ExcUnsupportedInput("the DoFHandler has no degrees of "
-                                    "freedom; call distribute_dofs() first."));
-    AssertThrow(dof_handler.get_fe_collection().size() == 1,
-                ExcUnsupportedInput(
-                  "the DoFHandler uses several finite elements (hp); only "
-                  "one element for all cells is supported."));
-    const FiniteElement<dim> &fe = dof_handler.get_fe();
-    check_finite_element(fe);
+    internal::check_discretization(dof_handler, quadrature);
+    const FiniteElement<dim> &fe   = dof_handler.get_fe();
     const FiniteElement<dim> &base = fe.base_element(0);
-    AssertThrow(base.reference_cell() == tria.get_reference_cells()[0],
-                ExcUnsupportedInput("the finite element " + fe.get_name() +
-                                    " does not match the cell type of the "
-                                    "triangulation."));
-    AssertThrow(quadrature.size() > 0,
-                ExcUnsupportedInput("the quadrature rule is empty."));
-    for (unsigned int q = 0; q < quadrature.size(); ++q)
-      AssertThrow(base.reference_cell().contains_point(quadrature.point(q),
-                                                       1e-12),
-                  ExcUnsupportedInput(
-                    "quadrature point " + std::to_string(q) +
-                    " lies outside the reference cell of " + fe.get_name() +
-                    "; the quadrature rule must be one for this cell type "
-                    "(QGaussSimplex for simplices, QGauss for hypercubes)."));
     AssertThrow(additional_data.supplemental_format !=
                   SupplementalDataFormat::compressed_edge_matrix,
                 ExcUnsupportedInput(
