@@ -636,6 +636,20 @@ namespace GPUAssembly
 
 
 
+    // Whether the pattern holds the coupling of two DoFs of one element:
+    // DoFTools::make_sparsity_pattern() with keep_constrained_dofs false
+    // drops those of a constrained DoF but its diagonal.
+    inline bool
+    keeps_coupling(const MeshArrays &a,
+                   const index_type  row,
+                   const index_type  column)
+    {
+      return a.keep_constrained_dofs || row == column ||
+             (!a.dof_is_constrained[row] && !a.dof_is_constrained[column]);
+    }
+
+
+
     // Whether every constraint is of the form x_i = g_i: then
     // DoFTools::make_sparsity_pattern couples exactly the DoFs of nodes
     // that share an element (AffineConstraints::add_entries_local_to_global
@@ -667,7 +681,6 @@ namespace GPUAssembly
     {
       const unsigned int n_en = a.layout.n_nodes;
       const unsigned int n_c  = a.layout.n_components;
-      const bool         keep = a.keep_constrained_dofs;
 
       // The DoFs of the nodes sharing an element with node n, sorted.
       const auto neighbor_dofs = [&](const unsigned int       n,
@@ -696,8 +709,7 @@ namespace GPUAssembly
       // Whether (row, column) is in the pattern; the columns are coupled
       // to the row through an element.
       const auto coupled = [&](const index_type row, const index_type column) {
-        return keep || row == column ||
-               (!a.dof_is_constrained[row] && !a.dof_is_constrained[column]);
+        return keeps_coupling(a, row, column);
       };
 
       // Row lengths, at row_offsets[row + 1] before the prefix sum.
@@ -831,11 +843,7 @@ namespace GPUAssembly
                   const index_type row_end  = a.row_offsets[row + 1];
                   for (const auto &[col, j] : columns)
                     {
-                      const bool dropped = !a.keep_constrained_dofs &&
-                                           row != col &&
-                                           (a.dof_is_constrained[row] ||
-                                            a.dof_is_constrained[col]);
-                      if (dropped)
+                      if (!keeps_coupling(a, row, col))
                         {
                           K[j] = invalid_index;
                           continue;
