@@ -2,12 +2,16 @@
 #ifndef gpu_assembly_src_adapter_discretization_checks_h
 #define gpu_assembly_src_adapter_discretization_checks_h
 
-// The checks of a discretization that the serial and the distributed
-// adapter share (not installed).
+// What the serial and the distributed adapter share (not installed): the
+// checks of a discretization and the reading of the constraints.
 
 #include <deal.II/base/quadrature.h>
 
 #include <deal.II/dofs/dof_handler.h>
+
+#include <deal.II/lac/affine_constraints.h>
+
+#include <gpu_assembly/adapter/mesh_arrays.h>
 
 namespace GPUAssembly
 {
@@ -24,6 +28,16 @@ namespace GPUAssembly
     void
     check_discretization(const dealii::DoFHandler<dim> &dof_handler,
                          const dealii::Quadrature<dim> &quadrature);
+
+    /**
+     * Fill the constraint data of @p arrays (n_dofs set) from the closed
+     * @p constraints, whose DoF indices are those of the arrays; refuses
+     * constraints that are not closed, DoFs out of range and non-finite
+     * weights.
+     */
+    void
+    read_constraints(const dealii::AffineConstraints<double> &constraints,
+                     MeshArrays                              &arrays);
   } // namespace internal
 } // namespace GPUAssembly
 

@@ -150,78 +150,6 @@ namespace GPUAssembly
 
 
 
-    // Every line of a closed AffineConstraints is taken: lines x_i = g_i
-    // are what the element-level condensation applies, lines with entries
-    // (hanging nodes, periodicity, user lines) are in addition what the
-    // constraint plan distributes to the DoFs they depend on. Closed means
-    // no entry refers to a constrained DoF, which both rely on.
-    void
-    read_constraints(const dealii::AffineConstraints<double> &constraints,
-                     MeshArrays                              &arrays)
-    {
-      AssertThrow(constraints.is_closed(),
-                  ExcUnsupportedInput(
-                    "the AffineConstraints object is not closed; call "
-                    "constraints.close() after adding all constraints."));
-      arrays.dof_is_constrained.assign(arrays.n_dofs, 0);
-      arrays.inhomogeneities.assign(arrays.n_dofs, 0.);
-      arrays.constraint_line_dofs.clear();
-      arrays.constraint_entry_offsets.assign(1, 0);
-      arrays.constraint_entry_dofs.clear();
-      arrays.constraint_entry_weights.clear();
-
-      // get_lines() is sorted by DoF index once closed.
-      for (const auto &line : constraints.get_lines())
-        {
-          AssertThrow(line.index < arrays.n_dofs,
-                      ExcUnsupportedInput("the constraints refer to DoF " +
-                                          std::to_string(line.index) +
-                                          ", but the DoFHandler has only " +
-                                          std::to_string(arrays.n_dofs) +
-                                          " DoFs."));
-          arrays.dof_is_constrained[line.index] = 1;
-          arrays.inhomogeneities[line.index]    = line.inhomogeneity;
-          if (line.entries.empty())
-            continue;
-          arrays.constraint_line_dofs.push_back(line.index);
-          for (const auto &[dof, weight] : line.entries)
-            {
-              AssertThrow(dof < arrays.n_dofs,
-                          ExcUnsupportedInput(
-                            "the constraint of DoF " +
-                            std::to_string(line.index) + " refers to DoF " +
-                            std::to_string(dof) +
-                            ", but the DoFHandler has only " +
-                            std::to_string(arrays.n_dofs) + " DoFs."));
-              AssertThrow(std::isfinite(weight),
-                          ExcUnsupportedInput(
-                            "the constraint of DoF " +
-                            std::to_string(line.index) +
-                            " has a non-finite weight for DoF " +
-                            std::to_string(dof) + "."));
-              arrays.constraint_entry_dofs.push_back(dof);
-              arrays.constraint_entry_weights.push_back(weight);
-            }
-          arrays.constraint_entry_offsets.push_back(
-            arrays.constraint_entry_dofs.size());
-        }
-      AssertThrow(arrays.constraint_entry_dofs.size() <
-                    static_cast<std::size_t>(
-                      std::numeric_limits<index_type>::max()),
-                  ExcUnsupportedInput("the constraints have more entries "
-                                      "than 32-bit indices can address."));
-      // Closed constraints never refer to a constrained DoF; a violation
-      // would make the plan distribute into rows that are then condensed.
-      Assert(std::none_of(arrays.constraint_entry_dofs.begin(),
-                          arrays.constraint_entry_dofs.end(),
-                          [&](const index_type dof) {
-                            return arrays.dof_is_constrained[dof] != 0;
-                          }),
-             dealii::ExcInternalError());
-    }
-
-
-
     // An active cell by level and index: what a thread needs to make an
     // iterator to any cell without walking the mesh from its start.
     using CellIndex = std::pair<int, int>;
@@ -867,6 +795,78 @@ namespace GPUAssembly
 
   namespace internal
   {
+    // Every line of a closed AffineConstraints is taken: lines x_i = g_i
+    // are what the element-level condensation applies, lines with entries
+    // (hanging nodes, periodicity, user lines) are in addition what the
+    // constraint plan distributes to the DoFs they depend on. Closed means
+    // no entry refers to a constrained DoF, which both rely on.
+    void
+    read_constraints(const dealii::AffineConstraints<double> &constraints,
+                     MeshArrays                              &arrays)
+    {
+      AssertThrow(constraints.is_closed(),
+                  ExcUnsupportedInput(
+                    "the AffineConstraints object is not closed; call "
+                    "constraints.close() after adding all constraints."));
+      arrays.dof_is_constrained.assign(arrays.n_dofs, 0);
+      arrays.inhomogeneities.assign(arrays.n_dofs, 0.);
+      arrays.constraint_line_dofs.clear();
+      arrays.constraint_entry_offsets.assign(1, 0);
+      arrays.constraint_entry_dofs.clear();
+      arrays.constraint_entry_weights.clear();
+
+      // get_lines() is sorted by DoF index once closed.
+      for (const auto &line : constraints.get_lines())
+        {
+          AssertThrow(line.index < arrays.n_dofs,
+                      ExcUnsupportedInput("the constraints refer to DoF " +
+                                          std::to_string(line.index) +
+                                          ", but the DoFHandler has only " +
+                                          std::to_string(arrays.n_dofs) +
+                                          " DoFs."));
+          arrays.dof_is_constrained[line.index] = 1;
+          arrays.inhomogeneities[line.index]    = line.inhomogeneity;
+          if (line.entries.empty())
+            continue;
+          arrays.constraint_line_dofs.push_back(line.index);
+          for (const auto &[dof, weight] : line.entries)
+            {
+              AssertThrow(dof < arrays.n_dofs,
+                          ExcUnsupportedInput(
+                            "the constraint of DoF " +
+                            std::to_string(line.index) + " refers to DoF " +
+                            std::to_string(dof) +
+                            ", but the DoFHandler has only " +
+                            std::to_string(arrays.n_dofs) + " DoFs."));
+              AssertThrow(std::isfinite(weight),
+                          ExcUnsupportedInput(
+                            "the constraint of DoF " +
+                            std::to_string(line.index) +
+                            " has a non-finite weight for DoF " +
+                            std::to_string(dof) + "."));
+              arrays.constraint_entry_dofs.push_back(dof);
+              arrays.constraint_entry_weights.push_back(weight);
+            }
+          arrays.constraint_entry_offsets.push_back(
+            arrays.constraint_entry_dofs.size());
+        }
+      AssertThrow(arrays.constraint_entry_dofs.size() <
+                    static_cast<std::size_t>(
+                      std::numeric_limits<index_type>::max()),
+                  ExcUnsupportedInput("the constraints have more entries "
+                                      "than 32-bit indices can address."));
+      // Closed constraints never refer to a constrained DoF; a violation
+      // would make the plan distribute into rows that are then condensed.
+      Assert(std::none_of(arrays.constraint_entry_dofs.begin(),
+                          arrays.constraint_entry_dofs.end(),
+                          [&](const index_type dof) {
+                            return arrays.dof_is_constrained[dof] != 0;
+                          }),
+             dealii::ExcInternalError());
+    }
+
+
+
     template <int dim>
     void
     check_discretization(const dealii::DoFHandler<dim> &dof_handler,
@@ -1005,7 +1005,7 @@ namespace GPUAssembly
 
     SetupTimes::Steps steps("adapter");
     steps.next("constraints");
-    read_constraints(constraints, a);
+    internal::read_constraints(constraints, a);
 
     if (compressed_format)
       a.n_supplemental = dim * (dim + 1) / 2;

@@ -57,35 +57,6 @@ namespace GPUAssembly
 
 
 
-    // Lines are read in the local numbering into an AffineConstraints of
-    // the local DoFs, the object from which the local pattern is made, so
-    // that pattern and arrays come from one source.
-    void
-    read_local_constraints(
-      const dealii::AffineConstraints<double> &local_constraints,
-      MeshArrays                              &a)
-    {
-      a.dof_is_constrained.assign(a.n_dofs, 0);
-      a.inhomogeneities.assign(a.n_dofs, 0.);
-      a.constraint_line_dofs.clear();
-      a.constraint_entry_offsets.assign(1, 0);
-      a.constraint_entry_dofs.clear();
-      a.constraint_entry_weights.clear();
-      for (const auto &line : local_constraints.get_lines())
-        {
-          a.dof_is_constrained[line.index] = 1;
-          a.inhomogeneities[line.index]    = line.inhomogeneity;
-          if (line.entries.empty())
-            continue;
-          a.constraint_line_dofs.push_back(line.index);
-          for (const auto &[dof, weight] : line.entries)
-            {
-              a.constraint_entry_dofs.push_back(dof);
-              a.constraint_entry_weights.push_back(weight);
-            }
-          a.constraint_entry_offsets.push_back(a.constraint_entry_dofs.size());
-        }
-    }
   } // namespace
 
 
@@ -254,7 +225,9 @@ namespace GPUAssembly
                                             constraints.get_inhomogeneity(dof));
       }
     local_constraints.close();
-    read_local_constraints(local_constraints, a);
+    // Read in the local numbering from the object the local pattern is
+    // made from, so that pattern and arrays come from one source.
+    internal::read_constraints(local_constraints, a);
 
     // L(e, .), S(e), the node numbers, C(n) and the pattern of the local
     // DoFs, cell by cell.
