@@ -37,6 +37,7 @@
 #include <limits>
 #include <sstream>
 
+#include "bar_mesh.h"
 #include "png_image.h"
 
 namespace Hyperelastic
@@ -90,44 +91,10 @@ namespace Hyperelastic
   void
   ExplicitSolid::make_grid()
   {
-    const auto &g = parameters.geometry;
-    if (g.mesh_file.empty())
-      {
-        const Point<dim> upper(g.size[0], g.size[1], g.size[2]);
-        if (g.cell_type == "hexahedra")
-          GridGenerator::subdivided_hyper_rectangle(triangulation,
-                                                    g.subdivisions,
-                                                    Point<dim>(),
-                                                    upper);
-        else
-          GridGenerator::subdivided_hyper_rectangle_with_simplices(
-            triangulation,
-            g.subdivisions,
-            Point<dim>(),
-            upper);
-        // The implicit path's numbering: x = 0, x = Lx, y = 0, y = Ly,
-        // z = 0, z = Lz are boundary ids 0 to 5.
-        for (const auto &cell : triangulation.active_cell_iterators())
-          for (const auto &face : cell->face_iterators())
-            if (face->at_boundary())
-              {
-                const Point<dim> c = face->center();
-                for (unsigned int d = 0; d < dim; ++d)
-                  {
-                    const double tolerance = 1e-8 * g.size[d];
-                    if (std::abs(c[d]) < tolerance)
-                      face->set_boundary_id(2 * d);
-                    else if (std::abs(c[d] - g.size[d]) < tolerance)
-                      face->set_boundary_id(2 * d + 1);
-                  }
-              }
-      }
-    else
-      {
-        GPUAssembly::read_mesh(g.mesh_file, triangulation);
-        if (g.scale != 1.)
-          GridTools::scale(g.scale, triangulation);
-      }
+    if (const std::string dropped =
+          make_mesh(parameters.geometry, triangulation);
+        !dropped.empty())
+      out << dropped << std::endl;
   }
 
 

@@ -29,6 +29,7 @@
 #include <sstream>
 
 #include "../common/app_utilities.h"
+#include "bar_mesh.h"
 #include "host_backend.h"
 #include "hyperelastic_solid.h"
 
@@ -299,45 +300,10 @@ namespace Hyperelastic
             std::to_string(g.subdivisions[2]) + " (" +
             AppUtilities::significant(n_cells, 3) + " " + g.cell_type + ")",
           "Choose fewer 'Geometry/Subdivisions'.");
-        const Point<dim> upper(g.size[0], g.size[1], g.size[2]);
-        if (g.cell_type == "hexahedra")
-          GridGenerator::subdivided_hyper_rectangle(triangulation,
-                                                    g.subdivisions,
-                                                    Point<dim>(),
-                                                    upper);
-        else
-          GridGenerator::subdivided_hyper_rectangle_with_simplices(
-            triangulation,
-            g.subdivisions,
-            Point<dim>(),
-            upper);
-        // deal.II 9.4 cannot colorize the simplex version: number the faces
-        // x = 0, x = Lx, y = 0, y = Ly, z = 0, z = Lz as 0 to 5 here.
-        for (const auto &cell : triangulation.active_cell_iterators())
-          for (const auto &face : cell->face_iterators())
-            if (face->at_boundary())
-              {
-                const Point<dim> c = face->center();
-                for (unsigned int d = 0; d < dim; ++d)
-                  {
-                    const double tolerance = 1e-8 * g.size[d];
-                    if (std::abs(c[d]) < tolerance)
-                      face->set_boundary_id(2 * d);
-                    else if (std::abs(c[d] - g.size[d]) < tolerance)
-                      face->set_boundary_id(2 * d + 1);
-                  }
-              }
       }
-    else
-      {
-        const GPUAssembly::MeshFileSummary summary =
-          GPUAssembly::read_mesh(g.mesh_file, triangulation);
-        if (summary.n_unused_nodes > 0)
-          pcout << "Mesh " << g.mesh_file << ": " << summary.describe()
-                << std::endl;
-        if (g.scale != 1.)
-          GridTools::scale(g.scale, triangulation);
-      }
+    if (const std::string dropped = make_mesh(g, triangulation);
+        !dropped.empty())
+      pcout << dropped << std::endl;
     refine_near_clamp_and_load();
     pcout << "Mesh: " << triangulation.n_active_cells() << ' '
           << (triangulation.all_reference_cells_are_simplex() ? "tetrahedra" :
