@@ -7,6 +7,10 @@
 //
 // Usage: hyperelastic [parameter_file.prm]
 //        hyperelastic --print-parameters   (a documented default file)
+//        mpirun -np R hyperelastic [parameter_file.prm]
+// One process runs HyperelasticSolid; several MPI ranks run
+// DistributedSolid (each rank its part of the mesh, on its GPU or on the
+// host). The explicit integrator runs on one process only.
 
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
@@ -15,7 +19,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "../common/app_utilities.h"
+#include "distributed_solid.h"
 #include "explicit_solid.h"
 #include "hyperelastic_solid.h"
 #include "parameters.h"
@@ -24,17 +28,20 @@ int
 main(int argc, char *argv[])
 {
   using namespace dealii;
+  unsigned int n_ranks = 1, rank = 0;
   try
     {
       Utilities::MPI::MPI_InitFinalize mpi(argc, argv);
-      if (!AppUtilities::refuse_several_processes("hyperelastic"))
-        return 1;
+      n_ranks = Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD);
+      rank    = Utilities::MPI::this_mpi_process(MPI_COMM_WORLD);
       ParameterHandler prm;
       Hyperelastic::Parameters::declare_parameters(prm);
       const std::string argument = argc > 1 ? argv[1] : "";
       if (argument == "--print-parameters" || argument == "--help" ||
           argument == "-h")
         {
+          if (rank != 0)
+            return 0;
           if (argument != "--print-parameters")
             std::cout << "Usage: " << argv[0]
                       << " [parameter_file.prm | --print-parameters]\n"
@@ -45,9 +52,10 @@ main(int argc, char *argv[])
         }
       if (argc > 2)
         {
-          std::cerr << "Usage: " << argv[0]
-                    << " [parameter_file.prm | --print-parameters]"
-                    << std::endl;
+          if (rank == 0)
+            std::cerr << "Usage: " << argv[0]
+                      << " [parameter_file.prm | --print-parameters]"
+                      << std::endl;
           return 1;
         }
       if (!argument.empty())
@@ -63,7 +71,25 @@ main(int argc, char *argv[])
 
       if (parameters.explicit_dynamics.is_explicit())
         {
+          if (n_ranks > 1)
+            {
+              if (rank == 0)
+                std::cerr << "'Time/Time integration' = explicit runs as one "
+                             "process, but hyperelastic was started on "
+                          << n_ranks << " MPI processes (mpirun -np " << n_ranks
+                          << "). Run it without mpirun, or with -np 1 (it "
+                             "uses the cores of its machine through threads "
+                             "and the GPU), or set 'Time integration' to "
+                             "implicit, which runs on several ranks."
+                          << std::endl;
+              return 1;
+            }
           Hyperelastic::ExplicitSolid solid(parameters);
+          solid.run();
+        }
+      else if (n_ranks > 1)
+        {
+          Hyperelastic::DistributedSolid solid(parameters, MPI_COMM_WORLD);
           solid.run();
         }
       else
@@ -74,8 +100,14 @@ main(int argc, char *argv[])
     }
   catch (std::exception &exc)
     {
+      // Under mpirun every rank reports (the checks fail on all of them
+      // alike; a stop names the step and element on each).
       std::cerr << "\n----------------------------------------------------\n"
-                << "hyperelastic stopped with an error:\n"
+                << "hyperelastic stopped with an error"
+                << (n_ranks > 1 ? " (MPI rank " + std::to_string(rank) +
+                                    " of " + std::to_string(n_ranks) + ")" :
+                                  std::string())
+                << ":\n"
                 << exc.what() << "\n"
                 << "----------------------------------------------------"
                 << std::endl;

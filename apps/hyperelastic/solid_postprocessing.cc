@@ -20,6 +20,7 @@
 
 #include "../common/app_utilities.h"
 #include "hyperelastic_solid.h"
+#include "solid_common.h"
 
 namespace Hyperelastic
 {
@@ -91,11 +92,7 @@ namespace Hyperelastic
         for (unsigned int q = 0; q < quadrature->size(); ++q)
           {
             const Tensor<2, dim> F = unit_symmetric_tensor<dim>() + grad_u[q];
-            const double         J = determinant(F);
-            const double         log_J = std::log(J);
-            energy += (0.5 * mu * (scalar_product(F, F) - dim) +
-                       0.5 * lambda * log_J * log_J - mu * log_J) *
-                      fe_values.JxW(q);
+            energy += strain_energy_density(F, mu, lambda) * fe_values.JxW(q);
           }
       }
     return energy;
@@ -126,20 +123,12 @@ namespace Hyperelastic
         double volume = 0, J_sum = 0, mises_sum = 0;
         for (unsigned int q = 0; q < quadrature->size(); ++q)
           {
-            const Tensor<2, dim> F = unit_symmetric_tensor<dim>() + grad_u[q];
-            const double         J = determinant(F);
-            // Cauchy stress sigma = P F^T / J
-            //                     = (mu F F^T + (lambda ln J - mu) I) / J.
-            const Tensor<2, dim> sigma =
-              (mu * F * transpose(F) +
-               (lambda * std::log(J) - mu) * unit_symmetric_tensor<dim>()) /
-              J;
-            const Tensor<2, dim> s =
-              sigma - trace(sigma) / dim * unit_symmetric_tensor<dim>();
-            const double JxW = fe_values.JxW(q);
+            const Tensor<2, dim> F   = unit_symmetric_tensor<dim>() + grad_u[q];
+            const double         J   = determinant(F);
+            const double         JxW = fe_values.JxW(q);
             volume += JxW;
             J_sum += J * JxW;
-            mises_sum += std::sqrt(1.5 * scalar_product(s, s)) * JxW;
+            mises_sum += von_mises_stress(F, mu, lambda) * JxW;
           }
         J_cells[cell->active_cell_index()]   = J_sum / volume;
         von_mises[cell->active_cell_index()] = mises_sum / volume;

@@ -32,38 +32,12 @@
 #include "bar_mesh.h"
 #include "host_backend.h"
 #include "hyperelastic_solid.h"
+#include "solid_common.h"
 
 namespace Hyperelastic
 {
   namespace
   {
-    // Three muparser expressions in x, y, z separated by ';'.
-    std::unique_ptr<FunctionParser<3>>
-    make_vector_function(const std::string &expressions,
-                         const std::string &entry)
-    {
-      auto function = std::make_unique<FunctionParser<3>>(3);
-      try
-        {
-          function->initialize("x,y,z", expressions, {{"pi", numbers::PI}});
-        }
-      catch (...)
-        {
-          AssertThrow(false,
-                      ExcMessage("The entry '" + entry + "' = '" + expressions +
-                                 "' is not three expressions in x, y, z "
-                                 "separated by ';'."));
-        }
-      return function;
-    }
-
-    // Peak memory per cell of a run on the built-in bar (triangulation,
-    // DoF handler, adapter arrays, backend) on the host path: the growth of
-    // the peak from 16 x 4 x 4 to 32 x 8 x 8 bricks, 1.7 kB per tetrahedron
-    // and 11 kB per hexahedron, rounded up.
-    constexpr double bytes_per_tetrahedron = 4000;
-    constexpr double bytes_per_hexahedron  = 12000;
-
     // Refuses fixed DoFs that leave the problem ill posed (everything
     // held, the load on held nodes only, nothing holding a quasi-static
     // body), naming the entries to change.
@@ -185,90 +159,6 @@ namespace Hyperelastic
 
 
 
-    // Refuses a load time function that is not finite, or that the steps
-    // never see (non-zero only between two evaluation times).
-    void
-    check_load_function(const Parameters                &parameters,
-                        Function<1>                     &load_function_ref,
-                        const std::vector<unsigned int> &loaded_nodes,
-                        const bool                       has_load,
-                        const ConditionalOStream        &pcout)
-    {
-      const bool   dynamic       = parameters.time.mode == "dynamic";
-      Function<1> *load_function = &load_function_ref;
-      // Sample the load's amplitude finely over the run and evaluate it
-      // where the steps do (midpoints in dynamic mode, step ends in
-      // quasi-static mode): a load that the steps never see would be
-      // skipped without a word.
-      const auto        &time_parameters = parameters.time;
-      const double       end_time        = time_parameters.end_time;
-      const double       dt              = time_parameters.time_step;
-      const std::string &expression = parameters.boundary.load_time_function;
-      double             n_steps    = std::ceil(end_time / dt * (1 - 1e-12));
-      if (time_parameters.max_steps > 0)
-        n_steps = std::min<double>(n_steps, time_parameters.max_steps);
-      const double t_last    = std::min(end_time, n_steps * dt);
-      const auto   amplitude = [&](const double t) {
-        load_function->set_time(t);
-        const double value = load_function->value(Point<1>());
-        AssertThrow(std::isfinite(value),
-                    ExcMessage("The 'Boundary conditions/Load time function' "
-                                 "'" +
-                               expression + "' is not finite at t = " +
-                               AppUtilities::significant(t) + " s (it gives " +
-                               AppUtilities::significant(value) + ")."));
-        return value;
-      };
-
-      const unsigned int n_samples =
-        std::clamp<double>(20 * n_steps, 1000, 100000);
-      double sampled_max = 0, t_first = -1, t_end = -1;
-      for (unsigned int i = 0; i <= n_samples; ++i)
-        {
-          const double t     = t_last * i / n_samples;
-          const double value = std::abs(amplitude(t));
-          if (value > 0)
-            {
-              if (t_first < 0)
-                t_first = t;
-              t_end = t;
-            }
-          sampled_max = std::max(sampled_max, value);
-        }
-      double seen_max = 0;
-      for (double k = 0; k < std::min(n_steps, 1e7); ++k)
-        {
-          const double t_old = k * dt, t_new = std::min(end_time, t_old + dt);
-          seen_max = std::max(seen_max,
-                              std::abs(amplitude(
-                                dynamic ? 0.5 * (t_old + t_new) : t_new)));
-        }
-      if (!has_load || loaded_nodes.empty() || sampled_max == 0)
-        return;
-      const std::string where =
-        dynamic ? "at the midpoint of each step" : "at the end of each step";
-      AssertThrow(seen_max > 0,
-                  ExcMessage(
-                    "The 'Boundary conditions/Load time function' '" +
-                    expression + "' is non-zero only between t = " +
-                    AppUtilities::significant(t_first) +
-                    " s and t = " + AppUtilities::significant(t_end) +
-                    " s, but the steps of 'Time/Time step' = " +
-                    AppUtilities::significant(dt) + " s evaluate it " + where +
-                    ", where it is zero: the load would be skipped and the "
-                    "body would not move. Choose a 'Time/Time step' below " +
-                    AppUtilities::significant(
-                      std::max(t_end - t_first, t_last / n_samples)) +
-                    " s."));
-      if (seen_max < 0.5 * sampled_max)
-        pcout << "Warning: the steps of 'Time/Time step' = "
-              << AppUtilities::significant(dt) << " s see the 'Load time "
-              << "function' at most at " << AppUtilities::significant(seen_max)
-              << ", below its peak " << AppUtilities::significant(sampled_max)
-              << " between their evaluation times; a smaller time step "
-                 "resolves it."
-              << std::endl;
-    }
   } // namespace
 
 
@@ -287,20 +177,7 @@ namespace Hyperelastic
   HyperelasticSolid::make_grid()
   {
     const auto &g = parameters.geometry;
-    if (g.mesh_file.empty())
-      {
-        const bool   hexahedra = g.cell_type == "hexahedra";
-        const double n_cells   = double(g.subdivisions[0]) * g.subdivisions[1] *
-                               g.subdivisions[2] * (hexahedra ? 1 : 5);
-        AppUtilities::check_memory_estimate(
-          n_cells * (hexahedra ? bytes_per_hexahedron : bytes_per_tetrahedron),
-          "The built-in bar with 'Geometry/Subdivisions' = " +
-            std::to_string(g.subdivisions[0]) + ", " +
-            std::to_string(g.subdivisions[1]) + ", " +
-            std::to_string(g.subdivisions[2]) + " (" +
-            AppUtilities::significant(n_cells, 3) + " " + g.cell_type + ")",
-          "Choose fewer 'Geometry/Subdivisions'.");
-      }
+    check_bar_memory(g);
     if (const std::string dropped = make_mesh(g, triangulation);
         !dropped.empty())
       pcout << dropped << std::endl;
@@ -381,24 +258,11 @@ namespace Hyperelastic
                            "tetrahedral mesh (it compresses the inverse "
                            "edge matrix of linear tetrahedra)."));
 
-    Quadrature<dim> mass_quadrature;
-    if (simplex)
-      {
-        fe         = std::make_unique<FESystem<dim>>(FE_SimplexP<dim>(1), dim);
-        mapping    = std::make_unique<MappingFE<dim>>(FE_SimplexP<dim>(1));
-        quadrature = std::make_unique<QGaussSimplex<dim>>(1);
-        // Vertex (Lobatto) rule on the reference tetrahedron, volume 1/6.
-        const FE_SimplexP<dim> linear(1);
-        mass_quadrature = Quadrature<dim>(linear.get_unit_support_points(),
-                                          std::vector<double>(4, 1. / 24.));
-      }
-    else
-      {
-        fe              = std::make_unique<FESystem<dim>>(FE_Q<dim>(1), dim);
-        mapping         = std::make_unique<MappingQ<dim>>(1);
-        quadrature      = std::make_unique<QGauss<dim>>(2);
-        mass_quadrature = QGaussLobatto<dim>(2);
-      }
+    Discretization discretization = make_discretization(simplex);
+    fe                            = std::move(discretization.fe);
+    mapping                       = std::move(discretization.mapping);
+    quadrature                    = std::move(discretization.quadrature);
+    const Quadrature<dim> &mass_quadrature = discretization.mass_quadrature;
     dof_handler.reinit(triangulation);
     dof_handler.distribute_dofs(*fe);
     DoFRenumbering::Cuthill_McKee(dof_handler);
@@ -517,28 +381,11 @@ namespace Hyperelastic
                       has_load,
                       pcout);
     distribute_to_lines(backend_data.load_pattern, false);
-    load_function = [&]() {
-      auto f = std::make_unique<FunctionParser<1>>(1);
-      try
-        {
-          f->initialize("s,t",
-                        parameters.boundary.load_time_function,
-                        {{"pi", numbers::PI}},
-                        true);
-        }
-      catch (...)
-        {
-          AssertThrow(false,
-                      ExcMessage("The 'Load time function' '" +
-                                 parameters.boundary.load_time_function +
-                                 "' is not a valid expression of t."));
-        }
-      return f;
-    }();
+    load_function = make_load_function(parameters);
 
     check_load_function(parameters,
                         *load_function,
-                        loaded_nodes,
+                        !loaded_nodes.empty(),
                         has_load,
                         pcout);
 

@@ -15,51 +15,14 @@
 
 #include "../common/app_utilities.h"
 #include "hyperelastic_solid.h"
+#include "solid_common.h"
 
 namespace Hyperelastic
 {
-  namespace
-  {
-    std::string
-    format_scientific(const double value, const unsigned int digits = 2)
-    {
-      std::ostringstream out;
-      out << std::scientific << std::setprecision(digits) << value;
-      return out.str();
-    }
-  } // namespace
-
-
-
   StepLoads
   HyperelasticSolid::loads_at(const double t_new) const
   {
-    StepLoads loads;
-    if (dynamic)
-      {
-        loads.dt = t_new - time;
-        // Eq. (4) evaluates the forces at the midpoint in time as well.
-        const double t_mid = 0.5 * (time + t_new);
-        load_function->set_time(t_mid);
-        loads.load_amplitude    = load_function->value(Point<1>());
-        loads.body_force_factor = 1.;
-      }
-    else
-      {
-        load_function->set_time(t_new);
-        loads.load_amplitude = load_function->value(Point<1>());
-        loads.body_force_factor =
-          std::min(1., t_new / parameters.time.end_time);
-      }
-    AssertThrow(
-      std::isfinite(loads.load_amplitude),
-      ExcMessage(
-        "The 'Boundary conditions/Load time function' '" +
-        parameters.boundary.load_time_function + "' is not finite at t = " +
-        AppUtilities::significant(dynamic ? 0.5 * (time + t_new) : t_new) +
-        " s (it gives " + AppUtilities::significant(loads.load_amplitude) +
-        ")."));
-    return loads;
+    return Hyperelastic::loads_at(parameters, *load_function, time, t_new);
   }
 
 
@@ -67,56 +30,7 @@ namespace Hyperelastic
   StepReport
   HyperelasticSolid::newton_loop(const StepLoads &loads)
   {
-    const auto &solver = parameters.solver;
-    {
-      TimerOutput::Scope scope(timer, "Update");
-      backend->predict(loads);
-    }
-
-    StepReport report;
-    for (unsigned int it = 0;; ++it)
-      {
-        double residual;
-        {
-          TimerOutput::Scope scope(timer, "Assembly");
-          residual = backend->assemble_residual(loads);
-        }
-        report.residuals.push_back(residual);
-        if (!std::isfinite(residual))
-          {
-            report.status = StepStatus::not_finite;
-            return report;
-          }
-        if (residual <= solver.newton_tolerance)
-          break;
-        if (it == solver.max_newton_iterations ||
-            residual >
-              solver.divergence_limit *
-                std::max(report.residuals.front(), solver.newton_tolerance))
-          {
-            report.status = StepStatus::diverged;
-            return report;
-          }
-        LinearSolveResult cg;
-        {
-          TimerOutput::Scope scope(timer, "Solve (Jacobi-CG)");
-          cg = backend->solve_and_update(solver.cg_tolerance,
-                                         solver.max_cg_iterations);
-        }
-        report.n_cg_iterations += cg.iterations;
-        if (!std::isfinite(cg.final_residual))
-          {
-            report.status = StepStatus::cg_breakdown;
-            return report;
-          }
-      }
-
-    {
-      TimerOutput::Scope scope(timer, "Update");
-      backend->finish_step(loads);
-    }
-    report.status = StepStatus::converged;
-    return report;
+    return run_newton_loop(*backend, loads, parameters.solver, timer);
   }
 
 
@@ -149,63 +63,22 @@ namespace Hyperelastic
 
     const std::vector<double> &residuals = report.residuals;
     const unsigned int         it        = residuals.size() - 1;
-    switch (report.status)
-      {
-        case StepStatus::converged:
-          break;
-        case StepStatus::not_finite:
+    if (report.status != StepStatus::converged)
+      stop(step_failure_message(report, parameters, step_number, t_new, [&]() {
+        std::vector<double> u;
+        {
+          TimerOutput::Scope scope(timer, "Transfers");
+          backend->get_iterate(u);
+        }
+        // The kernel saw the midpoint configuration.
+        if (dynamic)
           {
-            std::vector<double> u;
-            {
-              TimerOutput::Scope scope(timer, "Transfers");
-              backend->get_iterate(u);
-            }
-            // The kernel saw the midpoint configuration.
-            if (dynamic)
-              {
-                const auto [u_old, p_old] = state();
-                for (unsigned int i = 0; i < u.size(); ++i)
-                  u[i] = 0.5 * (u[i] + u_old[i]);
-              }
-            const auto [J_min, where] = find_worst_element(u);
-            stop("in step " + std::to_string(step_number + 1) +
-                 " (t = " + std::to_string(t_new) + "), Newton iteration " +
-                 std::to_string(it) + ": " +
-                 (J_min <= 0 ?
-                    where + " is inverted (J = " + std::to_string(J_min) + ")" :
-                    "the residual is not finite (smallest J: " +
-                      std::to_string(J_min) + " at " + where + ")") +
-                 ". Try a smaller time step or load increment.");
+            const auto [u_old, p_old] = state();
+            for (unsigned int i = 0; i < u.size(); ++i)
+              u[i] = 0.5 * (u[i] + u_old[i]);
           }
-        case StepStatus::diverged:
-          {
-            std::ostringstream history;
-            for (const double r : residuals)
-              history << ' ' << format_scientific(r);
-            stop("Newton's method diverged in step " +
-                 std::to_string(step_number + 1) + " (t = " +
-                 std::to_string(t_new) + ") after " + std::to_string(it) +
-                 " iterations; residuals:" + history.str() +
-                 ". Try a smaller time step, more Newton iterations or a "
-                 "looser tolerance.");
-          }
-        case StepStatus::cg_breakdown:
-          {
-            const auto &m = parameters.material;
-            stop("CG broke down in step " + std::to_string(step_number + 1) +
-                 " (t = " + AppUtilities::significant(t_new) +
-                 " s): the tangent m/dt + dt/4 K is not positive definite "
-                 "or not finite. Either an element is close to inversion or "
-                 "the body is unstable (a smaller 'Time/Time step' or load "
-                 "helps), or the material makes K overflow or vanish "
-                 "against the mass: check 'Material/Shear modulus' = " +
-                 AppUtilities::significant(m.mu) +
-                 ", 'Material/Lame lambda' = " +
-                 AppUtilities::significant(m.lambda) +
-                 " and 'Material/Density' = " +
-                 AppUtilities::significant(m.density) + ".");
-          }
-      }
+        return find_worst_element(u);
+      }));
 
     time = t_new;
     ++step_number;

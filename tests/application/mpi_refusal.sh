@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Started under mpirun on two processes, an app must refuse to run (each
+# Started under mpirun on two processes, an app (or an app's mode, chosen
+# by a parameter file) that runs as one process must refuse to run (each
 # rank would run the whole problem and write the same files) with a clear
-# message, instead of running twice. Exit code 77 (skipped) without mpirun.
-#   mpi_refusal.sh APP WORK_DIRECTORY
+# message printed once, instead of running twice. Exit code 77 (skipped)
+# without mpirun.
+#   mpi_refusal.sh APP WORK_DIRECTORY [PARAMETER_FILE EXPECTED_MESSAGE]
 set -uo pipefail
-app=$1 work=$2
+app=$1 work=$2 prm=${3:-}
+expected=${4:-"runs as one process, but it was started on 2 MPI processes"}
 command -v mpirun >/dev/null || { echo "mpirun not found: skipped"; exit 77; }
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
 options=(-np 2)
 mpirun --help 2>&1 | grep -q -- --oversubscribe && options+=(--oversubscribe)
 [[ $(id -u) -eq 0 ]] && options+=(--allow-run-as-root)
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-output=$(timeout 300 mpirun "${options[@]}" "$app" 2>&1)
+output=$(timeout 300 mpirun "${options[@]}" "$app" ${prm:+"$prm"} 2>&1)
 rc=$?
 echo "$output"
 [[ $rc -ne 0 ]] || { echo "FAIL: the app ran under mpirun -np 2"; exit 1; }
-expected="runs as one process, but it was started on 2 MPI processes"
 grep -q -F -- "$expected" <<<"$output" || { echo "FAIL: no '$expected' in the output"; exit 1; }
 [[ $(grep -c -F -- "$expected" <<<"$output") -eq 1 ]] || { echo "FAIL: the message must be printed once"; exit 1; }
 [[ -z $(ls) ]] || { echo "FAIL: files were written: $(ls)"; exit 1; }

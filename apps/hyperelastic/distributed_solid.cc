@@ -1,0 +1,1030 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// DistributedSolid: the implicit integrator on the ranks of an MPI
+// communicator (distributed_solid.h).
+
+#include "distributed_solid.h"
+
+#include <deal.II/base/data_out_base.h>
+#include <deal.II/base/utilities.h>
+
+#include <deal.II/distributed/fully_distributed_tria.h>
+#include <deal.II/distributed/tria.h>
+
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_values.h>
+
+#include <deal.II/grid/grid_tools.h>
+#include <deal.II/grid/tria_description.h>
+
+#include <deal.II/lac/vector.h>
+
+#include <deal.II/numerics/data_out.h>
+#include <deal.II/numerics/vector_tools.h>
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/distributed/device_selection.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <unordered_set>
+
+#include "../common/app_utilities.h"
+#include "bar_mesh.h"
+#include "solid_common.h"
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
+#include <boost/serialization/vector.hpp>
+
+namespace Hyperelastic
+{
+  namespace
+  {
+    // The first non-empty @p local_error of any rank, thrown on every rank:
+    // a check that fails on some ranks only must not leave the others
+    // waiting in the next collective operation.
+    void
+    throw_if_any_rank(const std::string &local_error, const MPI_Comm comm)
+    {
+      for (const std::string &error :
+           Utilities::MPI::all_gather(comm, local_error))
+        AssertThrow(error.empty(), ExcMessage(error));
+    }
+  } // namespace
+
+
+
+  DistributedSolid::DistributedSolid(const Parameters &parameters,
+                                     const MPI_Comm    communicator,
+                                     std::ostream     &out)
+    : parameters(parameters)
+    , communicator(communicator)
+    , pcout(out, Utilities::MPI::this_mpi_process(communicator) == 0)
+    , timer(pcout, TimerOutput::never, TimerOutput::wall_times)
+    , dynamic(parameters.time.mode == "dynamic")
+  {}
+
+
+
+  DistributedSolid::~DistributedSolid()
+  {
+    // The DoFHandler lets go of the triangulation before it goes.
+    dof_handler.clear();
+  }
+
+
+
+  void
+  DistributedSolid::make_grid()
+  {
+    const auto &g = parameters.geometry;
+    check_bar_memory(g);
+    // Every rank reads or makes the whole coarse mesh, then keeps its part.
+    Triangulation<dim> serial;
+    if (const std::string dropped = make_mesh(g, serial); !dropped.empty())
+      pcout << dropped << std::endl;
+    const bool simplex = serial.all_reference_cells_are_simplex();
+    AssertThrow(simplex || serial.all_reference_cells_are_hyper_cube(),
+                ExcMessage("The mesh mixes cell types; the app runs on "
+                           "tetrahedra or on hexahedra."));
+    diameter                   = GridTools::diameter(serial);
+    mesh_boundary_ids          = serial.get_boundary_ids();
+    const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(communicator);
+
+    if (!simplex)
+      {
+        auto tria = std::make_unique<parallel::distributed::Triangulation<dim>>(
+          communicator);
+        tria->copy_triangulation(serial);
+        triangulation = std::move(tria);
+        refine_near_clamp_and_load();
+      }
+    else
+      {
+        const unsigned int steps = parameters.geometry.local_refinement_steps;
+        AssertThrow(steps == 0,
+                    ExcMessage("'Local refinement steps' is " +
+                               std::to_string(steps) +
+                               ", but the mesh is not made of hexahedra only; "
+                               "deal.II refines tetrahedral meshes only "
+                               "globally. Set it to 0 or use hexahedra ('Cell "
+                               "type')."));
+        GridTools::partition_triangulation(n_ranks, serial);
+        const auto description = TriangulationDescription::Utilities::
+          create_description_from_triangulation(serial, communicator);
+        auto tria =
+          std::make_unique<parallel::fullydistributed::Triangulation<dim>>(
+            communicator);
+        tria->create_triangulation(description);
+        triangulation = std::move(tria);
+      }
+
+    const bool hanging = triangulation->has_hanging_nodes();
+    pcout << "Mesh: " << triangulation->n_global_active_cells() << ' '
+          << (simplex ? "tetrahedra" : "hexahedra")
+          << (g.mesh_file.empty() ? " (built-in bar)" :
+                                    " (from " + g.mesh_file + ")")
+          << (hanging ? ", " + std::to_string(g.local_refinement_steps) +
+                          " local refinement steps (hanging nodes)" :
+                        "")
+          << ", on " << n_ranks << " MPI rank" << (n_ranks > 1 ? "s" : "")
+          << (simplex ? " (parallel::fullydistributed, METIS partition)" :
+                        " (parallel::distributed, p4est)")
+          << std::endl;
+  }
+
+
+
+  void
+  DistributedSolid::refine_near_clamp_and_load()
+  {
+    const unsigned int steps     = parameters.geometry.local_refinement_steps;
+    const auto        &b         = parameters.boundary;
+    const auto        &fixed_ids = b.fixed_boundary_ids;
+    const double       tolerance = 1e-10 * diameter;
+    for (unsigned int step = 0; step < steps; ++step)
+      {
+        unsigned int n_flagged = 0;
+        for (const auto &cell : triangulation->active_cell_iterators())
+          if (cell->is_locally_owned())
+            {
+              bool near = false;
+              for (const unsigned int v : cell->vertex_indices())
+                near |= (!b.fixed_region.empty &&
+                         b.fixed_region.contains(cell->vertex(v), tolerance)) ||
+                        (!b.load_region.empty &&
+                         b.load_region.contains(cell->vertex(v), tolerance));
+              for (const auto &face : cell->face_iterators())
+                near |= face->at_boundary() &&
+                        std::find(fixed_ids.begin(),
+                                  fixed_ids.end(),
+                                  face->boundary_id()) != fixed_ids.end();
+              if (near)
+                {
+                  cell->set_refine_flag();
+                  ++n_flagged;
+                }
+            }
+        AssertThrow(Utilities::MPI::sum(n_flagged, communicator) > 0,
+                    ExcMessage("'Local refinement steps' is " +
+                               std::to_string(steps) +
+                               ", but no cell touches the fixed faces, the "
+                               "'Fixed region' or the 'Load region'."));
+        triangulation->execute_coarsening_and_refinement();
+      }
+  }
+
+
+
+  bool
+  DistributedSolid::is_held(const types::global_dof_index dof) const
+  {
+    const auto *entries = constraints.get_constraint_entries(dof);
+    return constraints.is_constrained(dof) &&
+           (entries == nullptr || entries->empty());
+  }
+
+
+
+  DistributedVector
+  DistributedSolid::ghosted_copy(const DistributedVector &owned) const
+  {
+    DistributedVector ghosted(owned_dofs, relevant_dofs, communicator);
+    ghosted = owned;
+    return ghosted;
+  }
+
+
+
+  void
+  DistributedSolid::setup_system()
+  {
+    const bool simplex    = triangulation->all_reference_cells_are_simplex();
+    const bool compressed = parameters.execution.compressed_supplemental_data;
+    AssertThrow(!compressed || simplex,
+                ExcMessage("'Compressed supplemental data' needs a "
+                           "tetrahedral mesh (it compresses the inverse "
+                           "edge matrix of linear tetrahedra)."));
+    AssertThrow(!compressed,
+                ExcMessage("'Execution/Compressed supplemental data' is "
+                           "offered on one MPI process only; set it to false "
+                           "to run on several ranks."));
+
+    Discretization discretization = make_discretization(simplex);
+    fe                            = std::move(discretization.fe);
+    mapping                       = std::move(discretization.mapping);
+    quadrature                    = std::move(discretization.quadrature);
+    mass_quadrature               = discretization.mass_quadrature;
+
+    dof_handler.reinit(*triangulation);
+    dof_handler.distribute_dofs(*fe);
+    owned_dofs    = dof_handler.locally_owned_dofs();
+    relevant_dofs = DoFTools::extract_locally_relevant_dofs(dof_handler);
+
+    // As HyperelasticSolid, on the locally relevant DoFs (step-40): hanging
+    // nodes first, then the fixed boundary ids and the fixed region.
+    constraints.clear();
+    constraints.reinit(relevant_dofs);
+    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+    for (const unsigned int id : parameters.boundary.fixed_boundary_ids)
+      {
+        AssertThrow(
+          std::find(mesh_boundary_ids.begin(), mesh_boundary_ids.end(), id) !=
+            mesh_boundary_ids.end(),
+          ExcMessage("'Fixed boundary ids' names boundary id " +
+                     std::to_string(id) + ", which the mesh does not have."));
+        VectorTools::interpolate_boundary_values(*mapping,
+                                                 dof_handler,
+                                                 id,
+                                                 Functions::ZeroFunction<dim>(
+                                                   dim),
+                                                 constraints);
+      }
+    const double tolerance = 1e-10 * diameter;
+    if (!parameters.boundary.fixed_region.empty)
+      for (const auto &cell : dof_handler.active_cell_iterators())
+        if (!cell->is_artificial())
+          for (const unsigned int v : cell->vertex_indices())
+            if (parameters.boundary.fixed_region.contains(cell->vertex(v),
+                                                          tolerance))
+              for (unsigned int c = 0; c < dim; ++c)
+                {
+                  const auto dof = cell->vertex_dof_index(v, c);
+                  if (!constraints.is_constrained(dof))
+                    constraints.add_line(dof);
+                }
+    constraints.close();
+
+    GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData adapter_data;
+    if (simplex)
+      adapter_data.supplemental_format =
+        GPUAssembly::SupplementalDataFormat::inverse_edge_matrix;
+    adapter.reinit(*mapping,
+                   dof_handler,
+                   *quadrature,
+                   constraints,
+                   adapter_data);
+
+    // The rank's nodes: the vertices whose DoFs it owns (all components of
+    // a vertex belong to one rank), each once.
+    owned_nodes.clear();
+    {
+      std::unordered_set<types::global_dof_index> seen;
+      for (const auto &cell : dof_handler.active_cell_iterators())
+        if (cell->is_locally_owned())
+          for (const unsigned int v : cell->vertex_indices())
+            {
+              OwnedNode node;
+              node.position = cell->vertex(v);
+              for (unsigned int c = 0; c < dim; ++c)
+                node.dofs[c] = cell->vertex_dof_index(v, c);
+              if (owned_dofs.is_element(node.dofs[0]) &&
+                  seen.insert(node.dofs[0]).second)
+                owned_nodes.push_back(node);
+            }
+    }
+
+    // A value at a hanging DoF acts on the DoFs of its line, with the
+    // line's weights (HyperelasticSolid's distribute_to_lines); the entries
+    // may belong to other ranks, compress(add) takes them there.
+    const auto add_to_lines = [&](const types::global_dof_index dof,
+                                  const double                  value,
+                                  const bool                    keep_own,
+                                  std::vector<types::global_dof_index> &indices,
+                                  std::vector<double> &values) {
+      const auto *entries = constraints.get_constraint_entries(dof);
+      const bool  hanging = entries != nullptr && !entries->empty();
+      if (!hanging || keep_own)
+        {
+          indices.push_back(dof);
+          values.push_back(value);
+        }
+      if (hanging)
+        for (const auto &[master, weight] : *entries)
+          {
+            indices.push_back(master);
+            values.push_back(weight * value);
+          }
+    };
+
+    // Lumped mass: the mass matrix with the vertex quadrature is diagonal;
+    // a hanging DoF keeps its own mass for its velocity.
+    backend_data.lumped_mass.reinit(owned_dofs, communicator);
+    {
+      FEValues<dim>                        fe_values(*mapping,
+                              *fe,
+                              mass_quadrature,
+                              update_values | update_JxW_values);
+      std::vector<types::global_dof_index> dofs(fe->n_dofs_per_cell());
+      std::vector<types::global_dof_index> indices;
+      std::vector<double>                  values;
+      for (const auto &cell : dof_handler.active_cell_iterators())
+        if (cell->is_locally_owned())
+          {
+            fe_values.reinit(cell);
+            cell->get_dof_indices(dofs);
+            indices.clear();
+            values.clear();
+            for (unsigned int i = 0; i < dofs.size(); ++i)
+              {
+                double mass = 0;
+                for (unsigned int q = 0; q < mass_quadrature.size(); ++q)
+                  mass += parameters.material.density *
+                          fe_values.shape_value(i, q) * fe_values.JxW(q);
+                add_to_lines(dofs[i], mass, true, indices, values);
+              }
+            backend_data.lumped_mass.add(indices, values);
+          }
+      backend_data.lumped_mass.compress(VectorOperation::add);
+    }
+
+    // The scripted load: shared equally by the nodes of the load region.
+    loaded_nodes.clear();
+    for (unsigned int k = 0; k < owned_nodes.size(); ++k)
+      if (parameters.boundary.load_region.contains(owned_nodes[k].position,
+                                                   tolerance))
+        loaded_nodes.push_back(k);
+    n_loaded_nodes =
+      Utilities::MPI::sum<unsigned int>(loaded_nodes.size(), communicator);
+    const auto &load     = parameters.boundary.load;
+    const bool  has_load = load[0] != 0 || load[1] != 0 || load[2] != 0;
+    AssertThrow(parameters.boundary.load_region.empty || !has_load ||
+                  n_loaded_nodes > 0,
+                ExcMessage("The 'Load region' box contains no node of the "
+                           "mesh, so the load would be lost. Check the "
+                           "box against the mesh's extent."));
+    backend_data.load_pattern.reinit(owned_dofs, communicator);
+    {
+      std::vector<types::global_dof_index> indices;
+      std::vector<double>                  values;
+      for (const unsigned int k : loaded_nodes)
+        for (unsigned int c = 0; c < dim; ++c)
+          add_to_lines(owned_nodes[k].dofs[c],
+                       load[c] / n_loaded_nodes,
+                       false,
+                       indices,
+                       values);
+      backend_data.load_pattern.add(indices, values);
+      backend_data.load_pattern.compress(VectorOperation::add);
+    }
+    check_constraints(has_load);
+
+    load_function = make_load_function(parameters);
+    check_load_function(parameters,
+                        *load_function,
+                        n_loaded_nodes > 0,
+                        has_load,
+                        pcout);
+
+    unsigned int n_fixed = 0, n_hanging = 0;
+    for (const types::global_dof_index dof : owned_dofs)
+      if (constraints.is_constrained(dof))
+        ++(is_held(dof) ? n_fixed : n_hanging);
+    const auto n_owned =
+      Utilities::MPI::min_max_avg(double(owned_dofs.n_elements()),
+                                  communicator);
+    pcout << "Unknowns: " << dof_handler.n_dofs() << " (" << n_owned.min
+          << " to " << n_owned.max << " per rank), fixed DoFs: "
+          << Utilities::MPI::sum(n_fixed, communicator)
+          << (Utilities::MPI::sum(n_hanging, communicator) > 0 ?
+                ", hanging DoFs: " +
+                  std::to_string(Utilities::MPI::sum(n_hanging, communicator)) :
+                "")
+          << ", loaded nodes: " << n_loaded_nodes
+          << ", S(e): " << adapter.get_arrays().n_supplemental
+          << " values per element" << std::endl;
+  }
+
+
+
+  void
+  DistributedSolid::check_constraints(const bool has_load) const
+  {
+    // HyperelasticSolid's checks of the fixed DoFs, with the counts summed
+    // over the ranks.
+    const auto        &boundary = parameters.boundary;
+    std::ostringstream ids;
+    for (unsigned int i = 0; i < boundary.fixed_boundary_ids.size(); ++i)
+      ids << (i > 0 ? ", " : "") << boundary.fixed_boundary_ids[i];
+    unsigned int n_boundary_faces = 0, n_fixed_faces = 0;
+    for (const auto &cell : triangulation->active_cell_iterators())
+      if (cell->is_locally_owned())
+        for (const auto &face : cell->face_iterators())
+          if (face->at_boundary())
+            {
+              ++n_boundary_faces;
+              if (std::find(boundary.fixed_boundary_ids.begin(),
+                            boundary.fixed_boundary_ids.end(),
+                            face->boundary_id()) !=
+                  boundary.fixed_boundary_ids.end())
+                ++n_fixed_faces;
+            }
+    n_boundary_faces = Utilities::MPI::sum(n_boundary_faces, communicator);
+    n_fixed_faces    = Utilities::MPI::sum(n_fixed_faces, communicator);
+    const std::string source =
+      "'Boundary conditions/Fixed boundary ids' = '" + ids.str() +
+      "' (it holds " + std::to_string(n_fixed_faces) + " of the mesh's " +
+      std::to_string(n_boundary_faces) + " boundary faces" +
+      (n_fixed_faces == n_boundary_faces && n_boundary_faces > 0 ?
+         ", its whole surface" :
+         std::string()) +
+      ") and 'Boundary conditions/Fixed region' = '" +
+      (boundary.fixed_region.empty ? std::string() : "a box") + "'";
+    const std::string advice =
+      " A .dat mesh has no boundary information, so all its faces have "
+      "boundary id 0; select the faces to hold by position instead: set "
+      "'Fixed boundary ids' empty and 'Fixed region' to a box x0, y0, z0, "
+      "x1, y1, z1 around them.";
+
+    unsigned int n_constrained = 0;
+    for (const types::global_dof_index dof : owned_dofs)
+      n_constrained += constraints.is_constrained(dof);
+    AssertThrow(Utilities::MPI::sum(n_constrained, communicator) <
+                  dof_handler.n_dofs(),
+                ExcMessage("Every degree of freedom is held fixed by " +
+                           source + ", so nothing can move." + advice));
+
+    if (has_load && n_loaded_nodes > 0)
+      {
+        unsigned int n_free = 0;
+        for (const unsigned int k : loaded_nodes)
+          {
+            bool free = false;
+            for (unsigned int c = 0; c < dim; ++c)
+              free = free || (boundary.load[c] != 0 &&
+                              !is_held(owned_nodes[k].dofs[c]));
+            n_free += free;
+          }
+        n_free = Utilities::MPI::sum(n_free, communicator);
+        AssertThrow(n_free > 0,
+                    ExcMessage(
+                      "All " + std::to_string(n_loaded_nodes) +
+                      " nodes of the 'Boundary conditions/Load region' are "
+                      "held fixed by " +
+                      source +
+                      ", so the load acts on no free node and the result "
+                      "would be zero." +
+                      advice));
+        if (n_free < n_loaded_nodes)
+          pcout << "Warning: " << n_loaded_nodes - n_free << " of the "
+                << n_loaded_nodes
+                << " nodes of the 'Load region' are held fixed; their "
+                   "share of the 'Load' is lost."
+                << std::endl;
+      }
+
+    // Without inertia, the fixed nodes must hold the rigid motions: they
+    // must not all lie on one line.
+    if (!dynamic)
+      {
+        std::vector<double> local;
+        for (const OwnedNode &node : owned_nodes)
+          if (is_held(node.dofs[0]))
+            for (unsigned int d = 0; d < dim; ++d)
+              local.push_back(node.position[d]);
+        std::vector<Point<dim>> fixed;
+        for (const auto &part : Utilities::MPI::all_gather(communicator, local))
+          for (unsigned int i = 0; i < part.size(); i += dim)
+            fixed.emplace_back(part[i], part[i + 1], part[i + 2]);
+        double area = 0;
+        for (const auto &p : fixed)
+          for (const auto &q : fixed)
+            area =
+              std::max(area,
+                       cross_product_3d(q - fixed[0], p - fixed[0]).norm());
+        AssertThrow(area > 1e-12 * diameter * diameter,
+                    ExcMessage(
+                      "In 'Time/Mode' = quasi-static nothing but the fixed "
+                      "nodes holds the body, but " +
+                      source + " hold " + std::to_string(fixed.size()) +
+                      " nodes" +
+                      (fixed.empty() ? std::string() : ", all on one line") +
+                      ": the body could move freely and the stiffness "
+                      "matrix would be singular. Fix at least three nodes "
+                      "not on one line." +
+                      advice));
+      }
+  }
+
+
+
+  void
+  DistributedSolid::setup_backend()
+  {
+    const auto &e = parameters.execution;
+    AssertThrow(e.precision == "double",
+                ExcMessage("'Execution/Precision' = " + e.precision +
+                           " is offered on one MPI process only; on several "
+                           "ranks the assembly and the solver run in double. "
+                           "Set it to double."));
+    // A GPU per rank, chosen before any other CUDA work of the rank.
+    const int  device = e.device == "host" ?
+                          -1 :
+                          GPUAssembly::select_device_by_node_rank(communicator);
+    const bool every_rank_has_gpu =
+      Utilities::MPI::min(device >= 0 ? 1 : 0, communicator) == 1;
+    AssertThrow(e.device != "gpu" || every_rank_has_gpu,
+                ExcMessage("'Device' is gpu, but a rank found no CUDA device. "
+                           "Set it to host or auto to run on the CPU."));
+    if (e.device == "auto" && !every_rank_has_gpu)
+      pcout << "No CUDA device found on every rank: every stage runs on the "
+               "host."
+            << std::endl;
+
+    backend_data.adapter       = &adapter;
+    backend_data.constraints   = &constraints;
+    backend_data.use_device    = e.device != "host" && every_rank_has_gpu;
+    backend_data.kernel.mu     = parameters.material.mu;
+    backend_data.kernel.lambda = parameters.material.lambda;
+    for (unsigned int d = 0; d < dim; ++d)
+      backend_data.kernel.body_force[d] = parameters.material.body_force[d];
+    backend_data.kernel.assembly_method        = e.assembly_method;
+    backend_data.kernel.symmetric_element_data = e.symmetric_element_data;
+    backend = make_trilinos_backend(backend_data);
+    pcout << "Execution: " << backend->description() << std::endl;
+  }
+
+
+
+  void
+  DistributedSolid::set_initial_state()
+  {
+    const auto        u0 = make_vector_function(parameters.initial.displacement,
+                                         "Initial conditions/Displacement");
+    const auto        v0 = make_vector_function(parameters.initial.velocity,
+                                         "Initial conditions/Velocity");
+    DistributedVector u(owned_dofs, communicator), v(owned_dofs, communicator);
+    std::string       error;
+    for (const OwnedNode &node : owned_nodes)
+      for (unsigned int c = 0; c < dim && error.empty(); ++c)
+        {
+          const auto dof = node.dofs[c];
+          if (constraints.is_constrained(dof))
+            continue;
+          const double u_value = u0->value(node.position, c);
+          const double v_value = v0->value(node.position, c);
+          u(dof)               = u_value;
+          v(dof)               = v_value;
+          std::ostringstream where;
+          where << node.position;
+          if (!std::isfinite(u_value))
+            error = "The entry 'Initial conditions/Displacement' = '" +
+                    parameters.initial.displacement + "' is not finite at (" +
+                    where.str() + ").";
+          else if (!std::isfinite(v_value))
+            error = "The entry 'Initial conditions/Velocity' = '" +
+                    parameters.initial.velocity + "' is not finite at (" +
+                    where.str() + ").";
+        }
+    throw_if_any_rank(error, communicator);
+    u.compress(VectorOperation::insert);
+    v.compress(VectorOperation::insert);
+    // Hanging nodes take the values their lines give (the fixed DoFs
+    // zero), so that the state is conforming from the start.
+    constraints.distribute(u);
+    constraints.distribute(v);
+    DistributedVector p(v);
+    p.scale(backend_data.lumped_mass);
+    const auto [J_min, where] = find_worst_element(ghosted_copy(u));
+    AssertThrow(J_min > 0,
+                ExcMessage("The initial displacement inverts " + where +
+                           " (J = " + std::to_string(J_min) + ")."));
+    backend->set_state(u, p);
+  }
+
+
+
+  void
+  DistributedSolid::setup()
+  {
+    TimerOutput::Scope scope(timer, "Set-up (mesh, adapter, plan)");
+    make_grid();
+    setup_system();
+    setup_backend();
+    set_initial_state();
+  }
+
+
+
+  std::string
+  DistributedSolid::backend_description() const
+  {
+    return backend->description();
+  }
+
+
+
+  types::global_dof_index
+  DistributedSolid::n_dofs() const
+  {
+    return dof_handler.n_dofs();
+  }
+
+
+
+  void
+  DistributedSolid::do_step()
+  {
+    const double t_new =
+      std::min(time + parameters.time.time_step, parameters.time.end_time);
+    const StepLoads  loads = loads_at(parameters, *load_function, time, t_new);
+    const StepReport report =
+      run_newton_loop(*backend, loads, parameters.solver, timer);
+    if (report.status != StepStatus::converged)
+      stop(step_failure_message(report, parameters, step_number, t_new, [&]() {
+        DistributedVector u, u_old, p_old;
+        backend->get_iterate(u);
+        // The kernel saw the midpoint configuration.
+        if (dynamic)
+          {
+            backend->get_state(u_old, p_old);
+            u += u_old;
+            u *= 0.5;
+          }
+        return find_worst_element(ghosted_copy(u));
+      }));
+
+    const std::vector<double> &residuals = report.residuals;
+    time                                 = t_new;
+    ++step_number;
+    const unsigned int n_newton = residuals.size() - 1;
+    const unsigned int n_cg     = report.n_cg_iterations;
+    stats.n_steps += 1;
+    stats.n_newton_iterations += n_newton;
+    stats.n_cg_iterations += n_cg;
+    stats.max_newton_iterations =
+      std::max(stats.max_newton_iterations, n_newton);
+    stats.last_newton_residual = residuals.back();
+
+    const unsigned int interval = parameters.output.screen_interval;
+    if (interval > 0 && step_number % interval == 0)
+      {
+        pcout << "Step " << std::setw(5) << step_number
+              << "  t = " << std::setw(9) << std::fixed << std::setprecision(4)
+              << time << "  Newton " << n_newton << "  CG " << std::setw(4)
+              << n_cg << "  |r|:";
+        for (const double r : residuals)
+          pcout << ' ' << format_scientific(r);
+        pcout << std::endl;
+      }
+  }
+
+
+
+  void
+  DistributedSolid::stop(const std::string &reason)
+  {
+    write_output();
+    pcout << "Wrote the last good state (step " << step_number
+          << ", t = " << time << ") to " << stats.output_files.back() << '.'
+          << std::endl;
+    AssertThrow(false, ExcSimulationStopped(reason));
+    __builtin_unreachable();
+  }
+
+
+
+  void
+  DistributedSolid::run()
+  {
+    pcout << "Running on " << Utilities::MPI::n_mpi_processes(communicator)
+          << " MPI ranks." << std::endl;
+    setup();
+
+    const auto &o      = parameters.output;
+    const auto  output = [&]() {
+      write_output();
+      DistributedVector u, p;
+      backend->get_state(u, p);
+      const Tensor<1, dim> momentum = linear_momentum();
+      // Every rank takes part in the reductions; rank 0 prints.
+      const double kinetic = kinetic_energy();
+      const double strain  = strain_energy();
+      pcout << "  output " << stats.output_files.back()
+            << ": max |u| = " << format_scientific(u.linfty_norm(), 3)
+            << ", kinetic energy " << format_scientific(kinetic, 4)
+            << ", strain energy " << format_scientific(strain, 4)
+            << ", momentum (" << format_scientific(momentum[0]) << ", "
+            << format_scientific(momentum[1]) << ", "
+            << format_scientific(momentum[2]) << ')';
+      if (!parameters.boundary.load_region.empty)
+        {
+          const Tensor<1, dim> tip = load_region_displacement();
+          pcout << ", load region mean u (" << format_scientific(tip[0], 4)
+                << ", " << format_scientific(tip[1], 4) << ", "
+                << format_scientific(tip[2], 4) << ')';
+        }
+      pcout << std::endl;
+    };
+    if (o.output_interval > 0)
+      output();
+
+    const auto   start       = std::chrono::steady_clock::now();
+    double       output_time = 0;
+    const double end_time    = parameters.time.end_time;
+    while (time < end_time * (1 - 1e-12) &&
+           (parameters.time.max_steps == 0 ||
+            step_number < parameters.time.max_steps))
+      {
+        do_step();
+        const bool last = !(time < end_time * (1 - 1e-12)) ||
+                          step_number == parameters.time.max_steps;
+        if (o.output_interval > 0 &&
+            (step_number % o.output_interval == 0 || last))
+          {
+            const auto before = std::chrono::steady_clock::now();
+            output();
+            output_time += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - before)
+                             .count();
+          }
+      }
+    stats.stepping_wall_time =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+        .count() -
+      output_time;
+
+    pcout << "\n"
+          << stats.n_steps << " steps in " << std::fixed << std::setprecision(3)
+          << stats.stepping_wall_time
+          << " s without output: " << std::setprecision(1)
+          << stats.n_steps / std::max(stats.stepping_wall_time, 1e-300)
+          << " steps/s; Newton iterations " << stats.n_newton_iterations
+          << " (at most " << stats.max_newton_iterations << " per step), CG "
+          << "iterations " << stats.n_cg_iterations << "." << std::endl;
+    if (o.output_interval > 0)
+      pcout << "Open " << o.directory << "/" << o.base_name
+            << ".pvd in ParaView." << std::endl;
+    timer.print_summary();
+  }
+
+
+
+  std::vector<DistributedSolid::NodalState>
+  DistributedSolid::gather_nodal_state(const unsigned int root) const
+  {
+    DistributedVector u, p;
+    backend->get_state(u, p);
+    std::vector<double> local;
+    local.reserve(owned_nodes.size() * 3 * dim);
+    for (const OwnedNode &node : owned_nodes)
+      {
+        for (unsigned int d = 0; d < dim; ++d)
+          local.push_back(node.position[d]);
+        for (unsigned int c = 0; c < dim; ++c)
+          local.push_back(u(node.dofs[c]));
+        for (unsigned int c = 0; c < dim; ++c)
+          local.push_back(p(node.dofs[c]));
+      }
+    std::vector<NodalState> result;
+    for (const auto &part : Utilities::MPI::gather(communicator, local, root))
+      for (unsigned int i = 0; i < part.size(); i += 3 * dim)
+        {
+          NodalState node;
+          for (unsigned int d = 0; d < dim; ++d)
+            {
+              node.position[d] = part[i + d];
+              node.u[d]        = part[i + dim + d];
+              node.p[d]        = part[i + 2 * dim + d];
+            }
+          result.push_back(node);
+        }
+    return result;
+  }
+
+
+
+  double
+  DistributedSolid::kinetic_energy() const
+  {
+    DistributedVector u, p;
+    backend->get_state(u, p);
+    const double *momentum = p.begin();
+    const double *mass     = backend_data.lumped_mass.begin();
+    double        energy   = 0;
+    for (unsigned int k = 0; k < p.locally_owned_size(); ++k)
+      energy += 0.5 * momentum[k] * momentum[k] / mass[k];
+    return Utilities::MPI::sum(energy, communicator);
+  }
+
+
+
+  Tensor<1, DistributedSolid::dim>
+  DistributedSolid::linear_momentum() const
+  {
+    DistributedVector u, p;
+    backend->get_state(u, p);
+    Tensor<1, dim> momentum;
+    for (const OwnedNode &node : owned_nodes)
+      for (unsigned int c = 0; c < dim; ++c)
+        momentum[c] += p(node.dofs[c]);
+    return Utilities::MPI::sum(momentum, communicator);
+  }
+
+
+
+  Tensor<1, DistributedSolid::dim>
+  DistributedSolid::load_region_displacement() const
+  {
+    DistributedVector u, p;
+    backend->get_state(u, p);
+    Tensor<1, dim> sum;
+    for (const unsigned int k : loaded_nodes)
+      for (unsigned int c = 0; c < dim; ++c)
+        sum[c] += u(owned_nodes[k].dofs[c]);
+    sum = Utilities::MPI::sum(sum, communicator);
+    return n_loaded_nodes == 0 ? sum : sum / double(n_loaded_nodes);
+  }
+
+
+
+  double
+  DistributedSolid::strain_energy() const
+  {
+    DistributedVector u_owned, p;
+    backend->get_state(u_owned, p);
+    const DistributedVector          u = ghosted_copy(u_owned);
+    FEValues<dim>                    fe_values(*mapping,
+                            *fe,
+                            *quadrature,
+                            update_gradients | update_JxW_values);
+    const FEValuesExtractors::Vector displacement(0);
+    std::vector<Tensor<2, dim>>      grad_u(quadrature->size());
+    double                           energy = 0;
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          fe_values.reinit(cell);
+          fe_values[displacement].get_function_gradients(u, grad_u);
+          for (unsigned int q = 0; q < quadrature->size(); ++q)
+            energy +=
+              strain_energy_density(unit_symmetric_tensor<dim>() + grad_u[q],
+                                    parameters.material.mu,
+                                    parameters.material.lambda) *
+              fe_values.JxW(q);
+        }
+    return Utilities::MPI::sum(energy, communicator);
+  }
+
+
+
+  std::pair<double, std::string>
+  DistributedSolid::find_worst_element(const DistributedVector &u) const
+  {
+    FEValues<dim> fe_values(*mapping, *fe, *quadrature, update_gradients);
+    const FEValuesExtractors::Vector displacement(0);
+    std::vector<Tensor<2, dim>>      grad_u(quadrature->size());
+    std::pair<double, std::string>   worst(std::numeric_limits<double>::max(),
+                                         "");
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          fe_values.reinit(cell);
+          fe_values[displacement].get_function_gradients(u, grad_u);
+          for (unsigned int q = 0; q < quadrature->size(); ++q)
+            {
+              const double J =
+                determinant(unit_symmetric_tensor<dim>() + grad_u[q]);
+              if (J < worst.first || !std::isfinite(J))
+                {
+                  std::ostringstream text;
+                  text << "element " << cell->id() << " (reference centre "
+                       << cell->center() << ')';
+                  worst = {J, text.str()};
+                }
+            }
+        }
+    // The same choice over the ranks' worst elements, in rank order.
+    std::pair<double, std::string> result(std::numeric_limits<double>::max(),
+                                          "");
+    for (const auto &candidate :
+         Utilities::MPI::all_gather(communicator, worst))
+      if (candidate.first < result.first || !std::isfinite(candidate.first))
+        result = candidate;
+    return result;
+  }
+
+
+
+  void
+  DistributedSolid::write_output()
+  {
+    TimerOutput::Scope scope(timer, "Output");
+    const auto        &o = parameters.output;
+    const bool root      = Utilities::MPI::this_mpi_process(communicator) == 0;
+    {
+      std::string message;
+      if (root)
+        {
+          std::error_code error;
+          std::filesystem::create_directories(o.directory, error);
+          if (error)
+            message = "'Output/Directory' = '" + o.directory +
+                      "' cannot be created: " + error.message() + ".";
+        }
+      throw_if_any_rank(message, communicator);
+    }
+
+    DistributedVector u_owned, p;
+    backend->get_state(u_owned, p);
+    DistributedVector v_owned(p);
+    {
+      double       *v    = v_owned.begin();
+      const double *mass = backend_data.lumped_mass.begin();
+      for (unsigned int k = 0; k < v_owned.locally_owned_size(); ++k)
+        v[k] /= mass[k];
+    }
+    const DistributedVector u = ghosted_copy(u_owned);
+    const DistributedVector v = ghosted_copy(v_owned);
+
+    // Cell-wise J and von Mises stress (averaged over quadrature points)
+    // and the owning rank, on the rank's cells.
+    const unsigned int n_cells = triangulation->n_active_cells();
+    Vector<double>     J_cells(n_cells), von_mises(n_cells);
+    Vector<float>      subdomain(n_cells);
+    {
+      FEValues<dim>                    fe_values(*mapping,
+                              *fe,
+                              *quadrature,
+                              update_gradients | update_JxW_values);
+      const FEValuesExtractors::Vector displacement(0);
+      std::vector<Tensor<2, dim>>      grad_u(quadrature->size());
+      for (const auto &cell : dof_handler.active_cell_iterators())
+        if (cell->is_locally_owned())
+          {
+            fe_values.reinit(cell);
+            fe_values[displacement].get_function_gradients(u, grad_u);
+            double volume = 0, J_sum = 0, mises_sum = 0;
+            for (unsigned int q = 0; q < quadrature->size(); ++q)
+              {
+                const Tensor<2, dim> F =
+                  unit_symmetric_tensor<dim>() + grad_u[q];
+                const double JxW = fe_values.JxW(q);
+                volume += JxW;
+                J_sum += determinant(F) * JxW;
+                mises_sum += von_mises_stress(F,
+                                              parameters.material.mu,
+                                              parameters.material.lambda) *
+                             JxW;
+              }
+            const unsigned int index = cell->active_cell_index();
+            J_cells[index]           = J_sum / volume;
+            von_mises[index]         = mises_sum / volume;
+            subdomain[index]         = cell->subdomain_id();
+          }
+    }
+
+    DataOut<dim> data_out;
+    data_out.attach_dof_handler(dof_handler);
+    const std::vector<DataComponentInterpretation::DataComponentInterpretation>
+      vector_field(dim,
+                   DataComponentInterpretation::component_is_part_of_vector);
+    data_out.add_data_vector(u,
+                             std::vector<std::string>(dim, "displacement"),
+                             DataOut<dim>::type_dof_data,
+                             vector_field);
+    data_out.add_data_vector(v,
+                             std::vector<std::string>(dim, "velocity"),
+                             DataOut<dim>::type_dof_data,
+                             vector_field);
+    data_out.add_data_vector(J_cells, "J", DataOut<dim>::type_cell_data);
+    data_out.add_data_vector(von_mises,
+                             "von_Mises_stress",
+                             DataOut<dim>::type_cell_data);
+    data_out.add_data_vector(subdomain,
+                             "subdomain",
+                             DataOut<dim>::type_cell_data);
+    data_out.build_patches(*mapping);
+    const std::string pvtu =
+      data_out.write_vtu_with_pvtu_record(o.directory + "/",
+                                          o.base_name,
+                                          step_number,
+                                          communicator,
+                                          5);
+    stats.output_files.push_back(o.directory + "/" + pvtu);
+
+    auto records = pvd_records;
+    records.emplace_back(time, pvtu);
+    std::string message;
+    if (root)
+      try
+        {
+          AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
+                                   [&](std::ostream &out) {
+                                     DataOutBase::write_pvd_record(out,
+                                                                   records);
+                                   });
+        }
+      catch (const std::exception &exc)
+        {
+          message = exc.what();
+        }
+    throw_if_any_rank(message, communicator);
+    pvd_records = records;
+  }
+} // namespace Hyperelastic

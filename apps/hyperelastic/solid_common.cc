@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The pieces of the implicit integrator that HyperelasticSolid and
+// DistributedSolid share (solid_common.h).
+
+#include "solid_common.h"
+
+#include <deal.II/base/quadrature_lib.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_simplex_p.h>
+#include <deal.II/fe/mapping_fe.h>
+#include <deal.II/fe/mapping_q.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "../common/app_utilities.h"
+
+namespace Hyperelastic
+{
+  namespace
+  {
+    // Peak memory per cell of a run on the built-in bar (triangulation,
+    // DoF handler, adapter arrays, backend) on the host path: the growth of
+    // the peak from 16 x 4 x 4 to 32 x 8 x 8 bricks, 1.7 kB per tetrahedron
+    // and 11 kB per hexahedron, rounded up.
+    constexpr double bytes_per_tetrahedron = 4000;
+    constexpr double bytes_per_hexahedron  = 12000;
+  } // namespace
+
+
+
+  Discretization
+  make_discretization(const bool simplex)
+  {
+    constexpr int  dim = 3;
+    Discretization d;
+    if (simplex)
+      {
+        d.fe      = std::make_unique<FESystem<dim>>(FE_SimplexP<dim>(1), dim);
+        d.mapping = std::make_unique<MappingFE<dim>>(FE_SimplexP<dim>(1));
+        d.quadrature = std::make_unique<QGaussSimplex<dim>>(1);
+        // Vertex (Lobatto) rule on the reference tetrahedron, volume 1/6.
+        const FE_SimplexP<dim> linear(1);
+        d.mass_quadrature = Quadrature<dim>(linear.get_unit_support_points(),
+                                            std::vector<double>(4, 1. / 24.));
+      }
+    else
+      {
+        d.fe              = std::make_unique<FESystem<dim>>(FE_Q<dim>(1), dim);
+        d.mapping         = std::make_unique<MappingQ<dim>>(1);
+        d.quadrature      = std::make_unique<QGauss<dim>>(2);
+        d.mass_quadrature = QGaussLobatto<dim>(2);
+      }
+    return d;
+  }
+
+
+
+  std::unique_ptr<FunctionParser<3>>
+  make_vector_function(const std::string &expressions, const std::string &entry)
+  {
+    auto function = std::make_unique<FunctionParser<3>>(3);
+    try
+      {
+        function->initialize("x,y,z", expressions, {{"pi", numbers::PI}});
+      }
+    catch (...)
+      {
+        AssertThrow(false,
+                    ExcMessage("The entry '" + entry + "' = '" + expressions +
+                               "' is not three expressions in x, y, z "
+                               "separated by ';'."));
+      }
+    return function;
+  }
+
+
+
+  std::unique_ptr<Function<1>>
+  make_load_function(const Parameters &parameters)
+  {
+    auto f = std::make_unique<FunctionParser<1>>(1);
+    try
+      {
+        f->initialize("s,t",
+                      parameters.boundary.load_time_function,
+                      {{"pi", numbers::PI}},
+                      true);
+      }
+    catch (...)
+      {
+        AssertThrow(false,
+                    ExcMessage("The 'Load time function' '" +
+                               parameters.boundary.load_time_function +
+                               "' is not a valid expression of t."));
+      }
+    return f;
+  }
+
+
+
+  void
+  check_bar_memory(const Parameters::Geometry &g)
+  {
+    if (!g.mesh_file.empty())
+      return;
+    const bool   hexahedra = g.cell_type == "hexahedra";
+    const double n_cells   = double(g.subdivisions[0]) * g.subdivisions[1] *
+                           g.subdivisions[2] * (hexahedra ? 1 : 5);
+    AppUtilities::check_memory_estimate(
+      n_cells * (hexahedra ? bytes_per_hexahedron : bytes_per_tetrahedron),
+      "The built-in bar with 'Geometry/Subdivisions' = " +
+        std::to_string(g.subdivisions[0]) + ", " +
+        std::to_string(g.subdivisions[1]) + ", " +
+        std::to_string(g.subdivisions[2]) + " (" +
+        AppUtilities::significant(n_cells, 3) + " " + g.cell_type + ")",
+      "Choose fewer 'Geometry/Subdivisions'.");
+  }
+
+
+
+  void
+  check_load_function(const Parameters         &parameters,
+                      Function<1>              &load_function_ref,
+                      const bool                has_loaded_nodes,
+                      const bool                has_load,
+                      const ConditionalOStream &pcout)
+  {
+    const bool   dynamic       = parameters.time.mode == "dynamic";
+    Function<1> *load_function = &load_function_ref;
+    // Sample the load's amplitude finely over the run and evaluate it
+    // where the steps do (midpoints in dynamic mode, step ends in
+    // quasi-static mode): a load that the steps never see would be
+    // skipped without a word.
+    const auto        &time_parameters = parameters.time;
+    const double       end_time        = time_parameters.end_time;
+    const double       dt              = time_parameters.time_step;
+    const std::string &expression      = parameters.boundary.load_time_function;
+    double             n_steps         = std::ceil(end_time / dt * (1 - 1e-12));
+    if (time_parameters.max_steps > 0)
+      n_steps = std::min<double>(n_steps, time_parameters.max_steps);
+    const double t_last    = std::min(end_time, n_steps * dt);
+    const auto   amplitude = [&](const double t) {
+      load_function->set_time(t);
+      const double value = load_function->value(Point<1>());
+      AssertThrow(std::isfinite(value),
+                  ExcMessage("The 'Boundary conditions/Load time function' "
+                               "'" +
+                             expression + "' is not finite at t = " +
+                             AppUtilities::significant(t) + " s (it gives " +
+                             AppUtilities::significant(value) + ")."));
+      return value;
+    };
+
+    const unsigned int n_samples =
+      std::clamp<double>(20 * n_steps, 1000, 100000);
+    double sampled_max = 0, t_first = -1, t_end = -1;
+    for (unsigned int i = 0; i <= n_samples; ++i)
+      {
+        const double t     = t_last * i / n_samples;
+        const double value = std::abs(amplitude(t));
+        if (value > 0)
+          {
+            if (t_first < 0)
+              t_first = t;
+            t_end = t;
+          }
+        sampled_max = std::max(sampled_max, value);
+      }
+    double seen_max = 0;
+    for (double k = 0; k < std::min(n_steps, 1e7); ++k)
+      {
+        const double t_old = k * dt, t_new = std::min(end_time, t_old + dt);
+        seen_max = std::max(seen_max,
+                            std::abs(amplitude(dynamic ? 0.5 * (t_old + t_new) :
+                                                         t_new)));
+      }
+    if (!has_load || !has_loaded_nodes || sampled_max == 0)
+      return;
+    const std::string where =
+      dynamic ? "at the midpoint of each step" : "at the end of each step";
+    AssertThrow(seen_max > 0,
+                ExcMessage(
+                  "The 'Boundary conditions/Load time function' '" +
+                  expression + "' is non-zero only between t = " +
+                  AppUtilities::significant(t_first) +
+                  " s and t = " + AppUtilities::significant(t_end) +
+                  " s, but the steps of 'Time/Time step' = " +
+                  AppUtilities::significant(dt) + " s evaluate it " + where +
+                  ", where it is zero: the load would be skipped and the "
+                  "body would not move. Choose a 'Time/Time step' below " +
+                  AppUtilities::significant(
+                    std::max(t_end - t_first, t_last / n_samples)) +
+                  " s."));
+    if (seen_max < 0.5 * sampled_max)
+      pcout << "Warning: the steps of 'Time/Time step' = "
+            << AppUtilities::significant(dt) << " s see the 'Load time "
+            << "function' at most at " << AppUtilities::significant(seen_max)
+            << ", below its peak " << AppUtilities::significant(sampled_max)
+            << " between their evaluation times; a smaller time step "
+               "resolves it."
+            << std::endl;
+  }
+
+
+
+  StepLoads
+  loads_at(const Parameters &parameters,
+           Function<1>      &load_function,
+           const double      time,
+           const double      t_new)
+  {
+    const bool dynamic = parameters.time.mode == "dynamic";
+    StepLoads  loads;
+    if (dynamic)
+      {
+        loads.dt = t_new - time;
+        // Eq. (4) evaluates the forces at the midpoint in time as well.
+        const double t_mid = 0.5 * (time + t_new);
+        load_function.set_time(t_mid);
+        loads.load_amplitude    = load_function.value(Point<1>());
+        loads.body_force_factor = 1.;
+      }
+    else
+      {
+        load_function.set_time(t_new);
+        loads.load_amplitude = load_function.value(Point<1>());
+        loads.body_force_factor =
+          std::min(1., t_new / parameters.time.end_time);
+      }
+    AssertThrow(
+      std::isfinite(loads.load_amplitude),
+      ExcMessage(
+        "The 'Boundary conditions/Load time function' '" +
+        parameters.boundary.load_time_function + "' is not finite at t = " +
+        AppUtilities::significant(dynamic ? 0.5 * (time + t_new) : t_new) +
+        " s (it gives " + AppUtilities::significant(loads.load_amplitude) +
+        ")."));
+    return loads;
+  }
+
+
+
+  std::string
+  format_scientific(const double value, const unsigned int digits)
+  {
+    std::ostringstream out;
+    out << std::scientific << std::setprecision(digits) << value;
+    return out.str();
+  }
+
+
+
+  std::string
+  step_failure_message(
+    const StepReport                                      &report,
+    const Parameters                                      &parameters,
+    const unsigned int                                     step_number,
+    const double                                           t_new,
+    const std::function<std::pair<double, std::string>()> &worst_element)
+  {
+    const std::vector<double> &residuals = report.residuals;
+    const unsigned int         it        = residuals.size() - 1;
+    switch (report.status)
+      {
+        case StepStatus::not_finite:
+          {
+            const auto [J_min, where] = worst_element();
+            return "in step " + std::to_string(step_number + 1) +
+                   " (t = " + std::to_string(t_new) + "), Newton iteration " +
+                   std::to_string(it) + ": " +
+                   (J_min <= 0 ?
+                      where + " is inverted (J = " + std::to_string(J_min) +
+                        ")" :
+                      "the residual is not finite (smallest J: " +
+                        std::to_string(J_min) + " at " + where + ")") +
+                   ". Try a smaller time step or load increment.";
+          }
+        case StepStatus::diverged:
+          {
+            std::ostringstream history;
+            for (const double r : residuals)
+              history << ' ' << format_scientific(r);
+            return "Newton's method diverged in step " +
+                   std::to_string(step_number + 1) +
+                   " (t = " + std::to_string(t_new) + ") after " +
+                   std::to_string(it) +
+                   " iterations; residuals:" + history.str() +
+                   ". Try a smaller time step, more Newton iterations or a "
+                   "looser tolerance.";
+          }
+        case StepStatus::cg_breakdown:
+          {
+            const auto &m = parameters.material;
+            return "CG broke down in step " + std::to_string(step_number + 1) +
+                   " (t = " + AppUtilities::significant(t_new) +
+                   " s): the tangent m/dt + dt/4 K is not positive definite "
+                   "or not finite. Either an element is close to inversion "
+                   "or the body is unstable (a smaller 'Time/Time step' or "
+                   "load helps), or the material makes K overflow or vanish "
+                   "against the mass: check 'Material/Shear modulus' = " +
+                   AppUtilities::significant(m.mu) +
+                   ", 'Material/Lame lambda' = " +
+                   AppUtilities::significant(m.lambda) +
+                   " and 'Material/Density' = " +
+                   AppUtilities::significant(m.density) + ".";
+          }
+        case StepStatus::converged:
+          break;
+      }
+    Assert(false, ExcInternalError("The step converged; nothing to report."));
+    return std::string();
+  }
+} // namespace Hyperelastic

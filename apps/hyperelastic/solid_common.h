@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef hyperelastic_solid_common_h
+#define hyperelastic_solid_common_h
+
+// What the implicit integrator on one process (HyperelasticSolid) and on
+// several MPI ranks (DistributedSolid) share: the discretization, the
+// time functions, the loads of a step, the input checks, the Newton loop
+// over a backend's operations and the failure messages, so that both read
+// the parameters alike and stop for the same reasons with the same words.
+
+#include <deal.II/base/conditional_ostream.h>
+#include <deal.II/base/function.h>
+#include <deal.II/base/function_parser.h>
+#include <deal.II/base/quadrature.h>
+#include <deal.II/base/symmetric_tensor.h>
+#include <deal.II/base/tensor.h>
+#include <deal.II/base/timer.h>
+
+#include <deal.II/fe/fe_system.h>
+#include <deal.II/fe/mapping.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "integrator_backend.h"
+#include "parameters.h"
+
+namespace Hyperelastic
+{
+  using namespace dealii;
+
+  /// Linear elements on tetrahedra (one-point rule) or hexahedra (2^3
+  /// Gauss points), and the vertex rule that lumps the mass.
+  struct Discretization
+  {
+    std::unique_ptr<FESystem<3>>   fe;
+    std::unique_ptr<Mapping<3>>    mapping;
+    std::unique_ptr<Quadrature<3>> quadrature;
+    Quadrature<3>                  mass_quadrature;
+  };
+
+  Discretization
+  make_discretization(const bool simplex);
+
+  /// Three muparser expressions in x, y, z separated by ';' (@p entry
+  /// names the parameter in messages).
+  std::unique_ptr<FunctionParser<3>>
+  make_vector_function(const std::string &expressions,
+                       const std::string &entry);
+
+  /// 'Boundary conditions/Load time function' as a function of t.
+  std::unique_ptr<Function<1>>
+  make_load_function(const Parameters &parameters);
+
+  /// Refuses a built-in bar too large for the machine's memory.
+  void
+  check_bar_memory(const Parameters::Geometry &geometry);
+
+  /// Refuses a load time function that is not finite, or that the steps
+  /// never see (non-zero only between two evaluation times).
+  void
+  check_load_function(const Parameters         &parameters,
+                      Function<1>              &load_function,
+                      const bool                has_loaded_nodes,
+                      const bool                has_load,
+                      const ConditionalOStream &pcout);
+
+  /// The step size and load factors of the step from @p t_old to @p t_new.
+  StepLoads
+  loads_at(const Parameters &parameters,
+           Function<1>      &load_function,
+           const double      t_old,
+           const double      t_new);
+
+  std::string
+  format_scientific(const double value, const unsigned int digits = 2);
+
+  /**
+   * The reason a step's Newton loop failed (report.status not converged),
+   * as the text of ExcSimulationStopped. @p worst_element gives the
+   * smallest J and where it is, at the configuration the kernel saw.
+   */
+  std::string
+  step_failure_message(
+    const StepReport                                      &report,
+    const Parameters                                      &parameters,
+    const unsigned int                                     step_number,
+    const double                                           t_new,
+    const std::function<std::pair<double, std::string>()> &worst_element);
+
+  /// Stored energy density W(F) of the compressible neo-Hookean solid.
+  inline double
+  strain_energy_density(const Tensor<2, 3> &F,
+                        const double        mu,
+                        const double        lambda)
+  {
+    const double J     = determinant(F);
+    const double log_J = std::log(J);
+    return 0.5 * mu * (scalar_product(F, F) - 3) +
+           0.5 * lambda * log_J * log_J - mu * log_J;
+  }
+
+  /// von Mises stress of the Cauchy stress sigma = P F^T / J
+  /// = (mu F F^T + (lambda ln J - mu) I) / J.
+  inline double
+  von_mises_stress(const Tensor<2, 3> &F, const double mu, const double lambda)
+  {
+    const double       J = determinant(F);
+    const Tensor<2, 3> sigma =
+      (mu * F * transpose(F) +
+       (lambda * std::log(J) - mu) * unit_symmetric_tensor<3>()) /
+      J;
+    const Tensor<2, 3> s =
+      sigma - trace(sigma) / 3 * unit_symmetric_tensor<3>();
+    return std::sqrt(1.5 * scalar_product(s, s));
+  }
+
+
+
+  /**
+   * The Newton loop of a time step over a backend's operations (predict,
+   * assemble_residual, solve_and_update, finish_step: those of
+   * IntegratorBackend or DistributedIntegratorBackend), timed in @p timer.
+   * With several MPI ranks every rank takes the same branches: the
+   * residual norms and CG's results are global.
+   */
+  template <class Backend>
+  StepReport
+  run_newton_loop(Backend                  &backend,
+                  const StepLoads          &loads,
+                  const Parameters::Solver &solver,
+                  TimerOutput              &timer)
+  {
+    {
+      TimerOutput::Scope scope(timer, "Update");
+      backend.predict(loads);
+    }
+
+    StepReport report;
+    for (unsigned int it = 0;; ++it)
+      {
+        double residual;
+        {
+          TimerOutput::Scope scope(timer, "Assembly");
+          residual = backend.assemble_residual(loads);
+        }
+        report.residuals.push_back(residual);
+        if (!std::isfinite(residual))
+          {
+            report.status = StepStatus::not_finite;
+            return report;
+          }
+        if (residual <= solver.newton_tolerance)
+          break;
+        if (it == solver.max_newton_iterations ||
+            residual >
+              solver.divergence_limit *
+                std::max(report.residuals.front(), solver.newton_tolerance))
+          {
+            report.status = StepStatus::diverged;
+            return report;
+          }
+        LinearSolveResult cg;
+        {
+          TimerOutput::Scope scope(timer, "Solve (Jacobi-CG)");
+          cg = backend.solve_and_update(solver.cg_tolerance,
+                                        solver.max_cg_iterations);
+        }
+        report.n_cg_iterations += cg.iterations;
+        if (!std::isfinite(cg.final_residual))
+          {
+            report.status = StepStatus::cg_breakdown;
+            return report;
+          }
+      }
+
+    {
+      TimerOutput::Scope scope(timer, "Update");
+      backend.finish_step(loads);
+    }
+    report.status = StepStatus::converged;
+    return report;
+  }
+} // namespace Hyperelastic
+
+#endif

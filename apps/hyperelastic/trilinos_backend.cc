@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The distributed backend on Trilinos (distributed_backend.h).
+
+#include <deal.II/base/mpi.h>
+
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
+#include <deal.II/lac/solver_cg.h>
+#include <deal.II/lac/solver_control.h>
+#include <deal.II/lac/trilinos_precondition.h>
+#include <deal.II/lac/trilinos_sparse_matrix.h>
+
+#include <gpu_assembly/distributed/distributed_assembler.h>
+#include <gpu_assembly/engine/device_assembler.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "distributed_backend.h"
+
+namespace Hyperelastic
+{
+  namespace
+  {
+    using namespace dealii;
+    constexpr int dim = 3;
+
+    class TrilinosBackend : public DistributedIntegratorBackend
+    {
+    public:
+      explicit TrilinosBackend(const DistributedBackendData &data);
+
+      void
+      set_state(const DistributedVector &u,
+                const DistributedVector &p) override;
+
+      void
+      get_state(DistributedVector &u, DistributedVector &p) const override;
+
+      void
+      get_iterate(DistributedVector &u) const override;
+
+      void
+      predict(const StepLoads &loads) override;
+
+      double
+      assemble_residual(const StepLoads &loads) override;
+
+      LinearSolveResult
+      solve_and_update(const double       relative_tolerance,
+                       const unsigned int max_iterations) override;
+
+      void
+      finish_step(const StepLoads &loads) override;
+
+      std::string
+      description() const override;
+
+    private:
+      const DistributedBackendData                       &data;
+      const GPUAssembly::DistributedDoFHandlerAdapter<3> &adapter;
+      const AffineConstraints<double>                    &constraints;
+      const MPI_Comm                                      communicator;
+      const unsigned int                                  n_local;
+      TrilinosWrappers::SparseMatrix                      matrix;
+      TrilinosWrappers::PreconditionJacobi                preconditioner;
+      GPUAssembly::DistributedAssembler<dim, double>      assembler;
+      DistributedVector u, u_old, p_old, assembled, residual, delta, work;
+      /// Locally relevant entries of the nodal data's DoF vector.
+      DistributedVector   ghosted;
+      std::vector<double> nodal_data;
+      /// Owned DoFs with a constraint line, by position in the owned set:
+      /// their residual is zero, as the serial backends make it.
+      std::vector<unsigned int> constrained;
+      double                    residual_norm = 0;
+    };
+
+
+
+    TrilinosBackend::TrilinosBackend(const DistributedBackendData &data)
+      : data(data)
+      , adapter(*data.adapter)
+      , constraints(*data.constraints)
+      , communicator(adapter.get_communicator())
+      , n_local(adapter.locally_owned_dofs().n_elements())
+    {
+      const IndexSet        &owned = adapter.locally_owned_dofs();
+      DynamicSparsityPattern dsp;
+      adapter.make_sparsity_pattern(dsp);
+      matrix.reinit(owned, owned, dsp, communicator);
+      for (DistributedVector *v :
+           {&u, &u_old, &p_old, &assembled, &residual, &delta, &work})
+        v->reinit(owned, communicator);
+      ghosted.reinit(owned, adapter.locally_relevant_dofs(), communicator);
+
+      typename GPUAssembly::DistributedAssembler<dim, double>::AdditionalData
+        assembler_data;
+      assembler_data.use_device     = data.use_device;
+      assembler_data.n_nodal_fields = dim;
+      assembler_data.device.method =
+        GPUAssembly::parse_assembly_method(data.kernel.assembly_method);
+      assembler_data.device.symmetric = data.kernel.symmetric_element_data;
+      assembler.reinit(adapter, matrix, assembled, assembler_data);
+
+      for (unsigned int k = 0; k < n_local; ++k)
+        if (constraints.is_constrained(owned.nth_index_in_set(k)))
+          constrained.push_back(k);
+    }
+
+
+
+    void
+    TrilinosBackend::set_state(const DistributedVector &u_new,
+                               const DistributedVector &p_new)
+    {
+      u_old = u_new;
+      p_old = p_new;
+      u     = u_old;
+    }
+
+
+
+    void
+    TrilinosBackend::get_state(DistributedVector &u_out,
+                               DistributedVector &p_out) const
+    {
+      u_out = u_old;
+      p_out = p_old;
+    }
+
+
+
+    void
+    TrilinosBackend::get_iterate(DistributedVector &u_out) const
+    {
+      u_out = u;
+    }
+
+
+
+    void
+    TrilinosBackend::predict(const StepLoads &loads)
+    {
+      const double  dt   = loads.dt;
+      double       *x    = u.begin();
+      const double *x0   = u_old.begin();
+      const double *p0   = p_old.begin();
+      const double *mass = data.lumped_mass.begin();
+      for (unsigned int k = 0; k < n_local; ++k)
+        x[k] = dt > 0 ? x0[k] + dt * p0[k] / mass[k] : x0[k];
+    }
+
+
+
+    double
+    TrilinosBackend::assemble_residual(const StepLoads &loads)
+    {
+      const bool dynamic = loads.dt > 0;
+      // The kernel sees the midpoint configuration (dynamic) or u.
+      {
+        double       *mid = work.begin();
+        const double *x   = u.begin();
+        const double *x0  = u_old.begin();
+        for (unsigned int k = 0; k < n_local; ++k)
+          mid[k] = dynamic ? 0.5 * (x[k] + x0[k]) : x[k];
+      }
+      ghosted = work;
+      adapter.gather_nodal_values(ghosted, nodal_data);
+      assembler.assemble(make_step_kernel<double>(data.kernel, loads),
+                         matrix,
+                         assembled,
+                         nodal_data);
+
+      const double  factor = load_factor(loads);
+      double       *r      = residual.begin();
+      const double *f      = assembled.begin();
+      const double *load   = data.load_pattern.begin();
+      const double *mass   = data.lumped_mass.begin();
+      const double *x      = u.begin();
+      const double *x0     = u_old.begin();
+      const double *p0     = p_old.begin();
+      bool          finite = true;
+      for (unsigned int k = 0; k < n_local; ++k)
+        {
+          r[k] = factor * load[k] - f[k];
+          if (dynamic)
+            r[k] += p0[k] - mass[k] * (x[k] - x0[k]) / loads.dt;
+          finite = finite && std::isfinite(r[k]);
+        }
+      for (const unsigned int k : constrained)
+        r[k] = 0;
+      // Every rank must take the Newton loop's same branch.
+      if (Utilities::MPI::min(finite ? 1 : 0, communicator) == 0)
+        return residual_norm = std::numeric_limits<double>::quiet_NaN();
+
+      if (dynamic)
+        {
+          const IndexSet &owned = adapter.locally_owned_dofs();
+          for (unsigned int k = 0; k < n_local; ++k)
+            {
+              const types::global_dof_index i = owned.nth_index_in_set(k);
+              matrix.add(i, i, mass[k] / loads.dt);
+            }
+          matrix.compress(VectorOperation::add);
+        }
+      preconditioner.initialize(matrix);
+      return residual_norm = residual.l2_norm();
+    }
+
+
+
+    LinearSolveResult
+    TrilinosBackend::solve_and_update(const double       relative_tolerance,
+                                      const unsigned int max_iterations)
+    {
+      LinearSolveResult result;
+      result.initial_residual = residual_norm;
+      SolverControl               control(max_iterations,
+                            relative_tolerance * residual_norm,
+                            false,
+                            false);
+      SolverCG<DistributedVector> cg(control);
+      delta = 0.;
+      // As the serial Jacobi-CG, an iteration that ran out of steps still
+      // updates u: Newton's next residual judges it. A CG that broke down
+      // (a non-finite residual) is reported through final_residual.
+      try
+        {
+          cg.solve(matrix, delta, residual, preconditioner);
+        }
+      catch (const SolverControl::NoConvergence &)
+        {}
+      result.iterations     = control.last_step();
+      result.final_residual = control.last_value();
+      result.converged      = control.last_check() == SolverControl::success;
+      constraints.distribute(delta);
+      u += delta;
+      return result;
+    }
+
+
+
+    void
+    TrilinosBackend::finish_step(const StepLoads &loads)
+    {
+      const double  dt   = loads.dt;
+      const double *x    = u.begin();
+      double       *x0   = u_old.begin();
+      double       *p0   = p_old.begin();
+      const double *mass = data.lumped_mass.begin();
+      for (unsigned int k = 0; k < n_local; ++k)
+        {
+          if (dt > 0)
+            p0[k] = 2. * mass[k] * (x[k] - x0[k]) / dt - p0[k];
+          x0[k] = x[k];
+        }
+    }
+
+
+
+    std::string
+    TrilinosBackend::description() const
+    {
+      const unsigned int n_ranks =
+        Utilities::MPI::n_mpi_processes(communicator);
+      const std::string solve =
+        "; Trilinos matrix, deal.II SolverCG with PreconditionJacobi and "
+        "updates on the host, " +
+        std::to_string(n_ranks) + " MPI rank" + (n_ranks > 1 ? "s" : "");
+      if (data.use_device)
+        return "GPU per rank: DistributedAssembler with " +
+               data.kernel.assembly_method +
+               (data.kernel.symmetric_element_data &&
+                    data.kernel.assembly_method == "GlobalNZ" ?
+                  " (symmetric element data)" :
+                  "") +
+               solve;
+      return "host: DistributedAssembler with HostAssembler" + solve;
+    }
+  } // namespace
+
+
+
+  std::unique_ptr<DistributedIntegratorBackend>
+  make_trilinos_backend(const DistributedBackendData &data)
+  {
+    AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
+                ExcMessage("make_trilinos_backend() needs the adapter and the "
+                           "constraints."));
+    return std::make_unique<TrilinosBackend>(data);
+  }
+} // namespace Hyperelastic

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// The hyperelastic app's DistributedSolid with every rank assembling on its
+// GPU (select_device_by_node_rank(); with more ranks than GPUs they share
+// one) against the host path on the same ranks: after 10 midpoint-rule
+// steps of a hexahedral bar with hanging nodes and of a tetrahedral bar,
+// displacement and momentum at every node must agree to a tolerance tied
+// to the CG tolerance, for GlobalNZ (symmetric element data) and SharedNZ.
+// Run under mpirun (ctest runs 2 ranks); exits with 77 (skipped) where a
+// rank has no CUDA device.
+
+#include <deal.II/base/mpi.h>
+
+#include <gpu_assembly/base/device.h>
+
+#include <array>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "distributed_solid.h"
+#include "hyperelastic_test_utilities.h"
+
+namespace
+{
+  using namespace dealii;
+  using Hyperelastic::DistributedSolid;
+
+  constexpr unsigned int n_steps      = 10;
+  constexpr double       cg_tolerance = 1e-10;
+  // Device and host assemble the same matrix to round-off (1e-13); the
+  // rest is where each CG stops.
+  constexpr double tolerance = 1e4 * cg_tolerance;
+
+  using Key = std::array<long long, 3>;
+
+  std::map<Key, std::pair<Tensor<1, 3>, Tensor<1, 3>>>
+  run(const std::string &prm, std::string &description)
+  {
+    std::ostringstream log;
+    DistributedSolid   solid(Testing::hyperelastic_parameters(
+                             prm + "subsection Output\n"
+                                     "  set Output interval = 0\n"
+                                     "  set Screen interval = 0\nend\n"),
+                           MPI_COMM_WORLD,
+                           log);
+    solid.setup();
+    description = solid.backend_description();
+    for (unsigned int s = 0; s < n_steps; ++s)
+      solid.do_step();
+    std::map<Key, std::pair<Tensor<1, 3>, Tensor<1, 3>>> states;
+    for (const auto &node : solid.gather_nodal_state(0))
+      {
+        Key key;
+        for (unsigned int d = 0; d < 3; ++d)
+          key[d] = std::llround(node.position[d] * 1e8);
+        states[key] = {node.u, node.p};
+      }
+    return states;
+  }
+
+  bool
+  run_case(const std::string &name,
+           const std::string &geometry,
+           const std::string &method)
+  {
+    std::ostringstream solver;
+    solver << "subsection Solver\n  set CG relative tolerance = "
+           << cg_tolerance << "\n  set Newton tolerance = 1e-9\nend\n";
+    std::string host_text, device_text;
+    const auto  host   = run(geometry + solver.str() +
+                            "subsection Execution\n  set Device = host\nend\n",
+                          host_text);
+    const auto  device = run(geometry + solver.str() +
+                              "subsection Execution\n  set Device = gpu\n"
+                               "  set Assembly method = " +
+                              method + "\nend\n",
+                            device_text);
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) != 0)
+      return true;
+    std::cout << name << ", " << device_text << std::endl;
+    if (host.size() != device.size() || host.empty())
+      {
+        std::cout << "FAIL " << name << ": " << device.size()
+                  << " nodes on the device path, " << host.size()
+                  << " on the host path" << std::endl;
+        return false;
+      }
+    double u_max = 0, p_max = 0, du = 0, dp = 0;
+    for (const auto &[key, state] : host)
+      {
+        const auto other = device.find(key);
+        if (other == device.end())
+          {
+            std::cout << "FAIL " << name << ": a node is missing on the "
+                      << "device path" << std::endl;
+            return false;
+          }
+        u_max = std::max(u_max, state.first.norm());
+        p_max = std::max(p_max, state.second.norm());
+        du    = std::max(du, (state.first - other->second.first).norm());
+        dp    = std::max(dp, (state.second - other->second.second).norm());
+      }
+    const bool ok =
+      u_max > 1e-4 && du <= tolerance * u_max && dp <= tolerance * p_max;
+    std::cout << (ok ? "  ok   " : "  FAIL ") << name << " (" << method
+              << "): max |u| = " << u_max << ", displacement differs by " << du
+              << ", momentum by " << dp << " (max |p| = " << p_max
+              << "); allowed " << tolerance << " relative, max |u| > 1e-4"
+              << std::endl;
+    return ok;
+  }
+} // namespace
+
+int
+main(int argc, char *argv[])
+{
+  Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
+  const bool                       has_device =
+    Utilities::MPI::min(GPUAssembly::n_cuda_devices() > 0 ? 1 : 0,
+                        MPI_COMM_WORLD) == 1;
+  const bool root = Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0;
+  if (!has_device)
+    {
+      if (root)
+        std::cout << "SKIPPED: a rank has no CUDA device; this test needs a "
+                     "GPU."
+                  << std::endl;
+      return 77;
+    }
+  try
+    {
+      const std::string bar       = "subsection Geometry\n"
+                                    "  set Bar size = 4, 1, 1\n"
+                                    "  set Subdivisions = 8, 2, 2\n";
+      const std::string hexahedra = bar +
+                                    "  set Cell type = hexahedra\n"
+                                    "  set Local refinement steps = 1\nend\n";
+      const std::string tetrahedra =
+        bar + "  set Cell type = tetrahedra\nend\n";
+      bool ok = true;
+      for (const std::string method : {"GlobalNZ", "SharedNZ"})
+        {
+          ok =
+            run_case("hexahedra with hanging nodes", hexahedra, method) && ok;
+          ok = run_case("tetrahedra", tetrahedra, method) && ok;
+        }
+      ok = Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
+      if (root)
+        std::cout << (ok ? "PASSED" : "FAILED") << std::endl;
+      return ok ? 0 : 1;
+    }
+  catch (const std::exception &exc)
+    {
+      std::cerr << "FAILED with an exception: " << exc.what() << std::endl;
+      return 1;
+    }
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// The hyperelastic app's DistributedSolid (host path) on all ranks of
+// MPI_COMM_WORLD against the same run on rank 0 alone and against the
+// serial HyperelasticSolid: after 10 midpoint-rule steps of a hexahedral
+// bar with a local refinement step (hanging nodes, p4est) and of a
+// tetrahedral bar (parallel::fullydistributed), displacement and momentum
+// at every node, keyed by the node's position (the DoF numbering depends
+// on the partition), and the energies, momentum and load-region
+// displacement must agree to a tolerance tied to the CG tolerance. Run
+// under mpirun (ctest runs 3 ranks).
+
+#include <deal.II/base/mpi.h>
+
+#include <array>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "distributed_solid.h"
+#include "hyperelastic_test_utilities.h"
+
+namespace
+{
+  using namespace dealii;
+  using Hyperelastic::DistributedSolid;
+
+  constexpr unsigned int n_steps      = 10;
+  constexpr double       cg_tolerance = 1e-10;
+  // The runs differ by the order of the sums in CG and by where each CG
+  // stops (relative residual cg_tolerance): the states agree to a few
+  // orders of magnitude above it, relative to the largest value.
+  constexpr double tolerance = 1e4 * cg_tolerance;
+
+  std::string
+  solver_entries()
+  {
+    std::ostringstream text;
+    text << "subsection Solver\n  set CG relative tolerance = " << cg_tolerance
+         << "\n  set Newton tolerance = 1e-9\nend\n"
+         << "subsection Execution\n  set Device = host\nend\n"
+         << "subsection Output\n  set Output interval = 0\n"
+         << "  set Screen interval = 0\nend\n";
+    return text.str();
+  }
+
+  using Key = std::array<long long, 3>;
+
+  Key
+  key_of(const Point<3> &p)
+  {
+    Key key;
+    for (unsigned int d = 0; d < 3; ++d)
+      key[d] = std::llround(p[d] * 1e8);
+    return key;
+  }
+
+  using NodalStates = std::map<Key, std::pair<Tensor<1, 3>, Tensor<1, 3>>>;
+
+  NodalStates
+  by_position(const std::vector<DistributedSolid::NodalState> &nodes)
+  {
+    NodalStates states;
+    for (const auto &node : nodes)
+      states[key_of(node.position)] = {node.u, node.p};
+    return states;
+  }
+
+  struct Diagnostics
+  {
+    double       kinetic = 0, strain = 0;
+    Tensor<1, 3> momentum, tip;
+    NodalStates  states;
+  };
+
+  Diagnostics
+  run_distributed(const std::string &prm, const MPI_Comm comm)
+  {
+    std::ostringstream log;
+    DistributedSolid   solid(Testing::hyperelastic_parameters(prm), comm, log);
+    solid.setup();
+    for (unsigned int s = 0; s < n_steps; ++s)
+      solid.do_step();
+    Diagnostics d;
+    d.kinetic  = solid.kinetic_energy();
+    d.strain   = solid.strain_energy();
+    d.momentum = solid.linear_momentum();
+    d.tip      = solid.load_region_displacement();
+    d.states   = by_position(solid.gather_nodal_state(0));
+    return d;
+  }
+
+  Diagnostics
+  run_serial(const std::string &prm, unsigned int &n_hanging)
+  {
+    std::ostringstream log;
+    const auto         solid = Testing::run_hyperelastic(prm, n_steps, log);
+    const auto [u, p]        = solid->state();
+    const GPUAssembly::MeshArrays &a = solid->arrays();
+    n_hanging                        = a.n_constraint_lines();
+    Diagnostics d;
+    d.kinetic  = solid->kinetic_energy(p);
+    d.strain   = solid->strain_energy(u);
+    d.momentum = solid->linear_momentum(p);
+    d.tip      = solid->load_region_displacement(u);
+    for (unsigned int n = 0; n < a.n_nodes; ++n)
+      {
+        const Point<3> X(a.nodal_coordinates[3 * n],
+                         a.nodal_coordinates[3 * n + 1],
+                         a.nodal_coordinates[3 * n + 2]);
+        Tensor<1, 3>   u_n, p_n;
+        for (unsigned int c = 0; c < 3; ++c)
+          {
+            u_n[c] = u[a.node_dofs[3 * n + c]];
+            p_n[c] = p[a.node_dofs[3 * n + c]];
+          }
+        d.states[key_of(X)] = {u_n, p_n};
+      }
+    return d;
+  }
+
+  // Whether @p b equals the reference @p a; prints what differs.
+  bool
+  same_state(const std::string &what,
+             const Diagnostics &a,
+             const Diagnostics &b)
+  {
+    bool ok = true;
+    if (a.states.size() != b.states.size())
+      {
+        std::cout << "FAIL " << what << ": " << b.states.size()
+                  << " nodes instead of " << a.states.size()
+                  << " (the meshes differ)" << std::endl;
+        return false;
+      }
+    double u_max = 0, p_max = 0, du = 0, dp = 0;
+    for (const auto &[key, state] : a.states)
+      {
+        const auto other = b.states.find(key);
+        if (other == b.states.end())
+          {
+            std::cout << "FAIL " << what << ": a node of the reference is "
+                      << "missing (the meshes differ)" << std::endl;
+            return false;
+          }
+        u_max = std::max(u_max, state.first.norm());
+        p_max = std::max(p_max, state.second.norm());
+        du    = std::max(du, (state.first - other->second.first).norm());
+        dp    = std::max(dp, (state.second - other->second.second).norm());
+      }
+    const auto check = [&](const std::string &name,
+                           const double       difference,
+                           const double       scale) {
+      const bool pass = difference <= tolerance * scale;
+      std::cout << (pass ? "  ok   " : "  FAIL ") << what << ": " << name
+                << " differs by " << difference << " (scale " << scale
+                << ", allowed " << tolerance * scale << ")" << std::endl;
+      ok = ok && pass;
+    };
+    check("nodal displacement", du, u_max);
+    check("nodal momentum", dp, p_max);
+    check("kinetic energy", std::abs(a.kinetic - b.kinetic), a.kinetic);
+    check("strain energy", std::abs(a.strain - b.strain), a.strain);
+    check("total momentum", (a.momentum - b.momentum).norm(), p_max);
+    check("load region displacement", (a.tip - b.tip).norm(), a.tip.norm());
+    if (u_max < 1e-4)
+      {
+        std::cout << "FAIL " << what
+                  << ": the bar hardly moved (max |u| = " << u_max
+                  << "), the comparison would prove nothing" << std::endl;
+        ok = false;
+      }
+    return ok;
+  }
+
+  bool
+  run_case(const std::string &name, const std::string &prm)
+  {
+    const unsigned int rank = Utilities::MPI::this_mpi_process(MPI_COMM_WORLD);
+    const unsigned int n_ranks =
+      Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD);
+    const Diagnostics world = run_distributed(prm, MPI_COMM_WORLD);
+
+    MPI_Comm self;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &self);
+    bool ok = true;
+    if (rank == 0)
+      {
+        const Diagnostics one = run_distributed(prm, self);
+        MPI_Comm_free(&self);
+        unsigned int      n_hanging = 0;
+        const Diagnostics serial    = run_serial(prm, n_hanging);
+        std::cout << name << ": " << serial.states.size() << " nodes, "
+                  << n_hanging << " hanging DoFs" << std::endl;
+        ok = same_state(name + ", 1 rank against serial", serial, one);
+        ok = same_state(name + ", " + std::to_string(n_ranks) +
+                          " ranks against 1 rank",
+                        one,
+                        world) &&
+             ok;
+        if (name.find("hanging") != std::string::npos && n_hanging == 0)
+          {
+            std::cout << "FAIL " << name << ": no hanging nodes" << std::endl;
+            ok = false;
+          }
+      }
+    return Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
+  }
+} // namespace
+
+int
+main(int argc, char *argv[])
+{
+  Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
+  try
+    {
+      const std::string bar = "subsection Geometry\n"
+                              "  set Bar size = 4, 1, 1\n"
+                              "  set Subdivisions = 8, 2, 2\n";
+      bool              ok  = run_case("hexahedra with hanging nodes",
+                         bar +
+                           "  set Cell type = hexahedra\n"
+                                         "  set Local refinement steps = 1\nend\n" +
+                           solver_entries());
+      ok                    = run_case("tetrahedra",
+                    bar + "  set Cell type = tetrahedra\nend\n" +
+                      solver_entries()) &&
+           ok;
+      if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+        std::cout << (ok ? "PASSED" : "FAILED") << std::endl;
+      return ok ? 0 : 1;
+    }
+  catch (const std::exception &exc)
+    {
+      std::cerr << "FAILED with an exception: " << exc.what() << std::endl;
+      return 1;
+    }
+}
