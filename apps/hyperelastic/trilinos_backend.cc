@@ -12,11 +12,13 @@
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/engine/device_assembler.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "distributed_backend.h"
+#include <Epetra_CrsMatrix.h>
 
 namespace Hyperelastic
 {
@@ -72,7 +74,9 @@ namespace Hyperelastic
       /// Owned DoFs with a constraint line, by position in the owned set:
       /// their residual is zero, as the serial backends make it.
       std::vector<unsigned int> constrained;
-      double                    residual_norm = 0;
+      /// The diagonal entry of each owned row in the matrix's values.
+      std::vector<double *> diagonal;
+      double                residual_norm = 0;
     };
 
 
@@ -102,9 +106,34 @@ namespace Hyperelastic
       assembler_data.device.symmetric = data.kernel.symmetric_element_data;
       assembler.reinit(adapter, matrix, assembled, assembler_data);
 
+      // The diagonal entries in the matrix's Epetra arrays, which stay in
+      // place once deal.II has filled the matrix (DistributedAssembler
+      // writes them there too).
+      const Epetra_CrsMatrix &epetra = matrix.trilinos_matrix();
+      diagonal.resize(n_local);
       for (unsigned int k = 0; k < n_local; ++k)
-        if (constraints.is_constrained(owned.nth_index_in_set(k)))
-          constrained.push_back(k);
+        {
+          const types::global_dof_index row = owned.nth_index_in_set(k);
+          if (constraints.is_constrained(row))
+            constrained.push_back(k);
+          int       n_entries    = 0;
+          double   *values       = nullptr;
+          int      *columns      = nullptr;
+          const int local_row    = epetra.LRID(static_cast<int>(row));
+          const int local_column = epetra.LCID(static_cast<int>(row));
+          AssertThrow(local_row >= 0 && local_column >= 0 &&
+                        epetra.ExtractMyRowView(local_row,
+                                                n_entries,
+                                                values,
+                                                columns) == 0,
+                      ExcInternalError());
+          const int *entry =
+            std::find(columns, columns + n_entries, local_column);
+          AssertThrow(entry != columns + n_entries,
+                      ExcInternalError("The sparsity pattern has no diagonal "
+                                       "entry in a row."));
+          diagonal[k] = values + (entry - columns);
+        }
     }
 
 
@@ -193,16 +222,10 @@ namespace Hyperelastic
       if (Utilities::MPI::min(finite ? 1 : 0, communicator) == 0)
         return residual_norm = std::numeric_limits<double>::quiet_NaN();
 
+      // m/dt on the diagonal, where the assembler wrote it (no exchange).
       if (dynamic)
-        {
-          const IndexSet &owned = adapter.locally_owned_dofs();
-          for (unsigned int k = 0; k < n_local; ++k)
-            {
-              const types::global_dof_index i = owned.nth_index_in_set(k);
-              matrix.add(i, i, mass[k] / loads.dt);
-            }
-          matrix.compress(VectorOperation::add);
-        }
+        for (unsigned int k = 0; k < n_local; ++k)
+          *diagonal[k] += mass[k] / loads.dt;
       preconditioner.initialize(matrix);
       return residual_norm = residual.l2_norm();
     }
