@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -1000,31 +1001,68 @@ namespace Hyperelastic
                              "subdomain",
                              DataOut<dim>::type_cell_data);
     data_out.build_patches(*mapping);
-    const std::string pvtu =
-      data_out.write_vtu_with_pvtu_record(o.directory + "/",
-                                          o.base_name,
-                                          step_number,
-                                          communicator,
-                                          5);
-    stats.output_files.push_back(o.directory + "/" + pvtu);
 
-    auto records = pvd_records;
+    // One piece per rank and, from rank 0, the .pvtu record naming them
+    // and the .pvd series: deal.II's write_vtu_with_pvtu_record() layout,
+    // each file written whole or not at all (AppUtilities::write_file), and
+    // a failure on any rank stops every rank with its message.
+    const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(communicator);
+    const std::string  stem =
+      o.base_name + "_" + Utilities::int_to_string(step_number, 5);
+    const auto piece_name = [&](const unsigned int rank) {
+      return stem + "." +
+             Utilities::int_to_string(rank,
+                                      Utilities::needed_digits(n_ranks - 1)) +
+             ".vtu";
+    };
+    const std::string pvtu    = stem + ".pvtu";
+    auto              records = pvd_records;
     records.emplace_back(time, pvtu);
-    std::string message;
-    if (root)
+    const auto write_collectively = [&](const std::function<void()> &write) {
+      std::string message;
       try
         {
-          AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
-                                   [&](std::ostream &out) {
-                                     DataOutBase::write_pvd_record(out,
-                                                                   records);
-                                   });
+          write();
+        }
+      catch (const ExceptionBase &exc)
+        {
+          // The message alone: every rank throws it again.
+          std::ostringstream info;
+          exc.print_info(info);
+          message = info.str();
+          message.erase(0, message.find_first_not_of(" \n"));
+          message.erase(message.find_last_not_of(" \n") + 1);
         }
       catch (const std::exception &exc)
         {
           message = exc.what();
         }
-    throw_if_any_rank(message, communicator);
+      throw_if_any_rank(message, communicator);
+    };
+    write_collectively([&]() {
+      AppUtilities::write_file(o.directory + "/" +
+                                 piece_name(Utilities::MPI::this_mpi_process(
+                                   communicator)),
+                               [&](std::ostream &out) {
+                                 data_out.write_vtu(out);
+                               });
+    });
+    write_collectively([&]() {
+      if (!root)
+        return;
+      std::vector<std::string> pieces;
+      for (unsigned int rank = 0; rank < n_ranks; ++rank)
+        pieces.push_back(piece_name(rank));
+      AppUtilities::write_file(o.directory + "/" + pvtu,
+                               [&](std::ostream &out) {
+                                 data_out.write_pvtu_record(out, pieces);
+                               });
+      AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
+                               [&](std::ostream &out) {
+                                 DataOutBase::write_pvd_record(out, records);
+                               });
+    });
+    stats.output_files.push_back(o.directory + "/" + pvtu);
     pvd_records = records;
   }
 } // namespace Hyperelastic

@@ -8,9 +8,9 @@
 # .pvd series lists the records; the files are complete, hold the fields
 # (displacement, velocity, J, von Mises stress, subdomain) and together
 # hold every cell of the mesh once; the energy balance of the run holds as
-# on one process, and the one-process run prints the same numbers. Then an
-# inverted element stops every rank with a message naming it, after the
-# last good state was written.
+# on one process, and the one-process run prints the same numbers. Then a
+# full disk for one rank's file, and an inverted element, stop every rank
+# with a message naming the file or the element.
 # Exit code 77 (skipped) without mpirun.
 #   hyperelastic_mpi.sh APP WORK_DIRECTORY
 set -uo pipefail
@@ -118,6 +118,22 @@ PRM
 check_run hexahedra_hanging hexahedra 1
 check_run tetrahedra tetrahedra 0
 
+# A full disk for one rank's piece (its partial file a link to /dev/full)
+# stops every rank with a message naming the file; the earlier piece stays.
+sed "s|set Directory = hexahedra_hanging-serial|set Directory = hexahedra_hanging|" \
+  hexahedra_hanging.prm > full.prm
+piece=hexahedra_hanging/solid_00005.1.vtu
+cp "$piece" earlier-piece
+ln -s /dev/full "$piece.partial"
+log=$(timeout 600 mpirun "${options[@]}" "$app" full.prm 2>&1) \
+  && { echo "$log"; fail "the run must fail when $piece cannot be written"; }
+echo "$log"
+expected="Could not write $piece (writing: No space left on device)"
+[[ $(tr -s " \n" "  " <<<"$log" | grep -o -F -- "$expected" | wc -l) -eq 2 ]] \
+  || fail "each of the 2 ranks must report '$expected'"
+cmp -s earlier-piece "$piece" || fail "the earlier $piece was changed or destroyed"
+[[ ! -e $piece.partial ]] || fail "$piece.partial was left behind"
+
 # A load that inverts an element in the first step stops every rank with
 # the step and the element, after the last good state (step 0) was written.
 cat > inverted.prm <<PRM
@@ -147,4 +163,4 @@ grep -q "is inverted (J =" <<<"$log" || fail "the message must name the inverted
 grep -q "Wrote the last good state (step 0, t = 0) to inverted/solid_00000.pvtu" <<<"$log" \
   || fail "the last good state must be written and named"
 [[ -s inverted/solid_00000.pvtu && -s inverted/solid.pvd ]] || fail "no last good state in inverted/"
-echo "ok: under mpirun -np 2 the app ran, logged once, wrote complete .vtu/.pvtu/.pvd files with every cell once, balanced its energy, matched one process, and stopped on every rank at an inverted element"
+echo "ok: under mpirun -np 2 the app ran, logged once, wrote complete .vtu/.pvtu/.pvd files with every cell once, balanced its energy, matched one process, and stopped on every rank at a full disk and at an inverted element"
