@@ -492,23 +492,6 @@ namespace GPUAssembly
             GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaFreeHost(pointer));
         }
 
-        bool
-        is_device_pointer(const void *pointer)
-        {
-          cudaPointerAttributes attributes;
-          const cudaError_t     status =
-            cudaPointerGetAttributes(&attributes, pointer);
-          if (status != cudaSuccess)
-            {
-              (void)cudaGetLastError();
-              return false;
-            }
-          return attributes.type == cudaMemoryTypeDevice ||
-                 attributes.type == cudaMemoryTypeManaged;
-        }
-
-
-
 #define INSTANTIATE(Number)                                                   \
   template void   gather(const Number *, const int *, std::size_t, Number *); \
   template void   scatter_add(const Number *,                                 \

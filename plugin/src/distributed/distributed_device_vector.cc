@@ -179,6 +179,10 @@ namespace GPUAssembly
     const MPI_Datatype type   = mpi_type<Number>();
     requests.reserve(partitioner->ghost_targets().size() +
                      partitioner->import_targets().size());
+    // MPI writes the ghost entries directly: kernels still reading them
+    // (the last SpMV's rows with ghost columns) must be done.
+    if (halo_path == HaloPath::cuda_aware_mpi)
+      internal::ResidentKernels::Device::synchronize();
 
     std::size_t offset = 0;
     for (const auto &[rank, count] : partitioner->ghost_targets())

@@ -263,10 +263,6 @@ namespace GPUAssembly
 
         void
         free_pinned(void *pointer) noexcept;
-
-        /// Whether @p pointer is device memory (for argument checks).
-        bool
-        is_device_pointer(const void *pointer);
       } // namespace Device
     }   // namespace ResidentKernels
   }     // namespace internal
