@@ -30,11 +30,18 @@
 //        n: a cube of n^3 hexahedra (default 16), built as a coarse mesh of
 //        m^3 cells refined k times (n = m 2^k, k as large as n allows with
 //        m >= 2), so that p4est's replicated coarse mesh stays small.
+//        With --tetrahedra, n^3 subcubes each split into tetrahedra
+//        (FESystem(FE_SimplexP(1), 3), QGaussSimplex(1)) on a
+//        parallel::fullydistributed::Triangulation: rank 0 builds the
+//        serial mesh and partitions it in Z order, every rank receives its
+//        part.
 //        Options: --repetitions N   plugin re-assemblies timed (default 10)
 //                 --dealii-repetitions N   deal.II assemblies timed
 //                                  (default 3)
 //                 --hanging-nodes  the cells in the octant at the origin
 //                                  refined once more: hanging nodes
+//                                  (hexahedra only)
+//                 --tetrahedra     linear tetrahedra instead of hexahedra
 //                 --method NAME    device method: GlobalNZ (default),
 //                                  SharedNZ, LocalElem-atomic,
 //                                  LocalElem-colored
@@ -67,17 +74,21 @@
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/quadrature_lib.h>
 
+#include <deal.II/distributed/fully_distributed_tria.h>
 #include <deal.II/distributed/tria.h>
 
 #include <deal.II/dofs/dof_handler.h>
 #include <deal.II/dofs/dof_tools.h>
 
 #include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_simplex_p.h>
 #include <deal.II/fe/fe_system.h>
 #include <deal.II/fe/fe_values.h>
+#include <deal.II/fe/mapping_fe.h>
 #include <deal.II/fe/mapping_q.h>
 
 #include <deal.II/grid/grid_generator.h>
+#include <deal.II/grid/grid_tools.h>
 
 #include <deal.II/lac/affine_constraints.h>
 #include <deal.II/lac/dynamic_sparsity_pattern.h>
@@ -156,6 +167,7 @@ namespace
     unsigned int              repetitions        = 10;
     unsigned int              dealii_repetitions = 3;
     bool                      hanging_nodes      = false;
+    bool                      tetrahedra         = false;
     bool                      force_host         = false;
     bool                      dealii_only        = false;
     bool                      force_host_staging = false;
@@ -194,6 +206,37 @@ namespace
             cell->set_refine_flag();
         }
     tria.execute_coarsening_and_refinement();
+  }
+
+
+
+  // The unit cube of n^3 subcubes split into tetrahedra. Only rank 0 holds
+  // the serial mesh (one group of all ranks), so that memory and time of
+  // the serial mesh are spent once; Z-order partitioning keeps every rank's
+  // part compact, as p4est's space-filling curve does for the hexahedra.
+  void
+  make_simplex_mesh(parallel::fullydistributed::Triangulation<dim> &tria,
+                    const unsigned int                              n)
+  {
+    const auto description = TriangulationDescription::Utilities::
+      create_description_from_triangulation_in_groups<dim, dim>(
+        [n](Triangulation<dim> &serial) {
+          GridGenerator::subdivided_hyper_rectangle_with_simplices(
+            serial,
+            {n, n, n},
+            Point<dim>(),
+            Point<dim>(1, 1, 1));
+        },
+        [](Triangulation<dim> &serial,
+           const MPI_Comm      communicator,
+           const unsigned int /*group_size*/) {
+          GridTools::partition_triangulation_zorder(
+            Utilities::MPI::n_mpi_processes(communicator),
+            serial);
+        },
+        world,
+        Utilities::MPI::n_mpi_processes(world));
+    tria.create_triangulation(description);
   }
 
 
@@ -621,13 +664,39 @@ namespace
   {
     const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(world);
     auto               start   = Clock::now();
-    parallel::distributed::Triangulation<dim> tria(world);
-    unsigned int                              coarse = 0, refinements = 0;
-    make_mesh(tria, n, options.hanging_nodes, coarse, refinements);
-    const FESystem<dim> fe(FE_Q<dim>(1), dim);
-    const MappingQ<dim> mapping(1);
-    const QGauss<dim>   quadrature(2);
-    DoFHandler<dim>     dof_handler(tria);
+    std::unique_ptr<parallel::DistributedTriangulationBase<dim>> tria_pointer;
+    std::unique_ptr<FiniteElement<dim>>                          fe_pointer;
+    std::unique_ptr<Mapping<dim>>    mapping_pointer;
+    std::unique_ptr<Quadrature<dim>> quadrature_pointer;
+    unsigned int                     coarse = 0, refinements = 0;
+    if (options.tetrahedra)
+      {
+        auto simplex_tria =
+          std::make_unique<parallel::fullydistributed::Triangulation<dim>>(
+            world);
+        make_simplex_mesh(*simplex_tria, n);
+        tria_pointer = std::move(simplex_tria);
+        fe_pointer = std::make_unique<FESystem<dim>>(FE_SimplexP<dim>(1), dim);
+        mapping_pointer = std::make_unique<MappingFE<dim>>(FE_SimplexP<dim>(1));
+        quadrature_pointer = std::make_unique<QGaussSimplex<dim>>(1);
+      }
+    else
+      {
+        auto hex_tria =
+          std::make_unique<parallel::distributed::Triangulation<dim>>(world);
+        make_mesh(*hex_tria, n, options.hanging_nodes, coarse, refinements);
+        tria_pointer       = std::move(hex_tria);
+        fe_pointer         = std::make_unique<FESystem<dim>>(FE_Q<dim>(1), dim);
+        mapping_pointer    = std::make_unique<MappingQ<dim>>(1);
+        quadrature_pointer = std::make_unique<QGauss<dim>>(2);
+      }
+    const parallel::DistributedTriangulationBase<dim> &tria = *tria_pointer;
+    const FiniteElement<dim>                          &fe   = *fe_pointer;
+    const Mapping<dim>    &mapping                          = *mapping_pointer;
+    const Quadrature<dim> &quadrature = *quadrature_pointer;
+    const std::string      cell_name =
+      options.tetrahedra ? "tetrahedra" : "hexahedra";
+    DoFHandler<dim> dof_handler(tria);
     dof_handler.distribute_dofs(fe);
     const IndexSet owned = dof_handler.locally_owned_dofs();
     const IndexSet relevant =
@@ -656,12 +725,16 @@ namespace
     const unsigned long long n_cells = tria.n_global_active_cells();
     const unsigned long long n_dofs  = dof_handler.n_dofs();
     if (is_root())
-      std::cout << "\nMesh n = " << n << " (coarse " << coarse << "^3, "
-                << refinements << " global refinements"
+      std::cout << "\nMesh n = " << n
+                << (options.tetrahedra ?
+                      " (n^3 subcubes split into tetrahedra, Z-order "
+                      "partition" :
+                      " (coarse " + std::to_string(coarse) + "^3, " +
+                        std::to_string(refinements) + " global refinements")
                 << (options.hanging_nodes ? ", octant at the origin once more" :
                                             "")
-                << "): " << tria.n_global_active_cells() << " hexahedra, "
-                << dof_handler.n_dofs() << " DoFs, " << n_constrained
+                << "): " << tria.n_global_active_cells() << " " << cell_name
+                << ", " << dof_handler.n_dofs() << " DoFs, " << n_constrained
                 << " constrained, of which hanging: " << n_hanging
                 << "; cells per rank (min / avg / max): " << cells_per_rank
                 << " (mesh, DoFs, constraints: " << mesh_seconds << " s)"
@@ -703,7 +776,7 @@ namespace
 
     const auto print_header = [&]() {
       std::cout << "\n"
-                << tria.n_global_active_cells() << " hexahedra"
+                << tria.n_global_active_cells() << " " << cell_name
                 << (options.hanging_nodes ? " with hanging nodes" : "")
                 << ", 3D elasticity, double, " << n_ranks << " ranks, "
                 << (options.dealii_only ? "deal.II only" :
@@ -950,6 +1023,8 @@ main(int argc, char **argv)
             options.dealii_repetitions = count(argument);
           else if (argument == "--hanging-nodes")
             options.hanging_nodes = true;
+          else if (argument == "--tetrahedra")
+            options.tetrahedra = true;
           else if (argument == "--host")
             options.force_host = true;
           else if (argument == "--dealii-only")
@@ -971,10 +1046,10 @@ main(int argc, char **argv)
                                      "': sizes n are positive integers; "
                                      "options are --repetitions N, "
                                      "--dealii-repetitions N, "
-                                     "--hanging-nodes, --method NAME, "
-                                     "--host, --dealii-only, "
-                                     "--force-host-staging, --no-resident, "
-                                     "--cg-iterations N."));
+                                     "--hanging-nodes, --tetrahedra, "
+                                     "--method NAME, --host, "
+                                     "--dealii-only, --force-host-staging, "
+                                     "--no-resident, --cg-iterations N."));
               options.sizes.push_back(std::stoi(argument));
               AssertThrow(options.sizes.back() >= 2,
                           ExcMessage("a size n must be at least 2."));
@@ -982,6 +1057,9 @@ main(int argc, char **argv)
         }
       if (options.sizes.empty())
         options.sizes = {16};
+      AssertThrow(!(options.hanging_nodes && options.tetrahedra),
+                  ExcMessage("--hanging-nodes refines hexahedra with p4est; "
+                             "it cannot be combined with --tetrahedra."));
 
       // Collective: every rank calls it, whichever path runs.
       const int device =
