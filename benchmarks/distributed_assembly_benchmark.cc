@@ -30,40 +30,79 @@
 //        n: a cube of n^3 hexahedra (default 16), built as a coarse mesh of
 //        m^3 cells refined k times (n = m 2^k, k as large as n allows with
 //        m >= 2), so that p4est's replicated coarse mesh stays small.
+//        With --tetrahedra, n^3 subcubes each split into tetrahedra
+//        (FESystem(FE_SimplexP(1), 3), QGaussSimplex(1)) on a
+//        parallel::fullydistributed::Triangulation: rank 0 builds the
+//        serial mesh and partitions it in Z order, every rank receives its
+//        part.
 //        Options: --repetitions N   plugin re-assemblies timed (default 10)
 //                 --dealii-repetitions N   deal.II assemblies timed
 //                                  (default 3)
 //                 --hanging-nodes  the cells in the octant at the origin
 //                                  refined once more: hanging nodes
+//                                  (hexahedra only)
+//                 --tetrahedra     linear tetrahedra instead of hexahedra
 //                 --method NAME    device method: GlobalNZ (default),
 //                                  SharedNZ, LocalElem-atomic,
 //                                  LocalElem-colored
 //                 --host           the host path even where a GPU exists
+//                 --threads N      host threads per rank for the plugin's
+//                                  set-up and host path (default 1, as
+//                                  deal.II's MPI programs usually run;
+//                                  deal.II's assembly below is one loop over
+//                                  the cells whatever N)
 //                 --dealii-only    deal.II's assembly alone (no plugin, no
 //                                  check), e.g. on as many ranks as cores
+//                 --force-host-staging  the resident target's messages
+//                                  through host buffers even where MPI
+//                                  reads device memory
+//                 --no-resident    the Trilinos target alone
+//                 --cg-iterations N  CG iterations timed (default 50)
+//
+// The resident target (second table, same run): DistributedAssembler into a
+// DistributedDeviceMatrix and DistributedDeviceVector, which stay on the
+// device (or in host memory on the host path); its columns as above, with
+//   transfer  the nodal data's upload and, where MPI cannot read device
+//             memory, the interface values staged through host buffers,
+//   MB/rank   bytes sent per rank and re-assembly,
+//   Trilinos  the total of the Trilinos target above, and the speed-up
+//             over it;
+// then one SpMV (DistributedDeviceMatrix::vmult(), halo included) next to
+// TrilinosWrappers::SparseMatrix::vmult() on the same matrix, the halo
+// update alone, and one iteration of DistributedJacobiCG next to one of
+// deal.II's SolverCG with TrilinosWrappers::PreconditionJacobi (the mean
+// over a solve of --cg-iterations iterations). The resident matrix must
+// equal the Trilinos target's to 1e-12 or the program stops.
 
 #include <deal.II/base/function.h>
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/quadrature_lib.h>
 
+#include <deal.II/distributed/fully_distributed_tria.h>
 #include <deal.II/distributed/tria.h>
 
 #include <deal.II/dofs/dof_handler.h>
 #include <deal.II/dofs/dof_tools.h>
 
 #include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_simplex_p.h>
 #include <deal.II/fe/fe_system.h>
 #include <deal.II/fe/fe_values.h>
+#include <deal.II/fe/mapping_fe.h>
 #include <deal.II/fe/mapping_q.h>
 
 #include <deal.II/grid/grid_generator.h>
+#include <deal.II/grid/grid_tools.h>
 
 #include <deal.II/lac/affine_constraints.h>
 #include <deal.II/lac/dynamic_sparsity_pattern.h>
 #include <deal.II/lac/full_matrix.h>
+#include <deal.II/lac/solver_cg.h>
+#include <deal.II/lac/solver_control.h>
 #include <deal.II/lac/sparsity_tools.h>
 #include <deal.II/lac/trilinos_index_access.h>
+#include <deal.II/lac/trilinos_precondition.h>
 #include <deal.II/lac/trilinos_sparse_matrix.h>
 #include <deal.II/lac/trilinos_vector.h>
 #include <deal.II/lac/vector.h>
@@ -74,6 +113,9 @@
 #include <gpu_assembly/distributed/device_selection.h>
 #include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
+#include <gpu_assembly/distributed/distributed_device_matrix.h>
+#include <gpu_assembly/distributed/distributed_device_vector.h>
+#include <gpu_assembly/distributed/distributed_jacobi_cg.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <algorithm>
@@ -130,8 +172,12 @@ namespace
     unsigned int              repetitions        = 10;
     unsigned int              dealii_repetitions = 3;
     bool                      hanging_nodes      = false;
+    bool                      tetrahedra         = false;
     bool                      force_host         = false;
     bool                      dealii_only        = false;
+    bool                      force_host_staging = false;
+    bool                      resident           = true;
+    unsigned int              cg_iterations      = 50;
     AssemblyMethod            method             = AssemblyMethod::global_nz;
   };
 
@@ -165,6 +211,37 @@ namespace
             cell->set_refine_flag();
         }
     tria.execute_coarsening_and_refinement();
+  }
+
+
+
+  // The unit cube of n^3 subcubes split into tetrahedra. Only rank 0 holds
+  // the serial mesh (one group of all ranks), so that memory and time of
+  // the serial mesh are spent once; Z-order partitioning keeps every rank's
+  // part compact, as p4est's space-filling curve does for the hexahedra.
+  void
+  make_simplex_mesh(parallel::fullydistributed::Triangulation<dim> &tria,
+                    const unsigned int                              n)
+  {
+    const auto description = TriangulationDescription::Utilities::
+      create_description_from_triangulation_in_groups<dim, dim>(
+        [n](Triangulation<dim> &serial) {
+          GridGenerator::subdivided_hyper_rectangle_with_simplices(
+            serial,
+            {n, n, n},
+            Point<dim>(),
+            Point<dim>(1, 1, 1));
+        },
+        [](Triangulation<dim> &serial,
+           const MPI_Comm      communicator,
+           const unsigned int /*group_size*/) {
+          GridTools::partition_triangulation_zorder(
+            Utilities::MPI::n_mpi_processes(communicator),
+            serial);
+        },
+        world,
+        Utilities::MPI::n_mpi_processes(world));
+    tria.create_triangulation(description);
   }
 
 
@@ -382,18 +459,249 @@ namespace
 
 
 
+  // The resident target: DistributedAssembler into a DistributedDeviceMatrix
+  // and DistributedDeviceVector, its SpMV and Jacobi-CG, next to the
+  // Trilinos target's total (trilinos_total_max) and Trilinos' SpMV and CG
+  // on the Trilinos target's matrix.
+  void
+  run_resident(const Options                             &options,
+               const bool                                 use_device,
+               const DistributedDoFHandlerAdapter<dim>   &adapter,
+               const LinearElasticityKernel<dim, double> &kernel,
+               const TrilinosWrappers::SparseMatrix      &trilinos_matrix,
+               const TrilinosWrappers::MPI::Vector       &trilinos_rhs,
+               const double                               floor_max,
+               const double                               trilinos_total_max,
+               const double                               n_nonzeros,
+               const unsigned long long                   n_cells,
+               const unsigned long long                   n_dofs)
+  {
+    const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(world);
+    const IndexSet    &owned   = adapter.locally_owned_dofs();
+    const auto         sync    = [use_device]() {
+      if (use_device)
+        synchronize_device();
+    };
+    DistributedDeviceMatrix<double>::AdditionalData storage;
+    storage.use_device                    = use_device;
+    storage.force_host_staging            = options.force_host_staging;
+    auto                            start = Clock::now();
+    DistributedDeviceMatrix<double> A;
+    A.reinit(adapter, storage);
+    DistributedDeviceVector<double> b;
+    b.reinit(A.get_partitioner(), storage);
+    DistributedAssembler<dim, double>::AdditionalData data;
+    data.use_device    = use_device;
+    data.device.method = options.method;
+    DistributedAssembler<dim, double> assembler;
+    assembler.reinit(adapter, A, b, data);
+    sync();
+    const double setup_max = max_over_ranks(seconds_since(start));
+
+    int ierr = MPI_Barrier(world);
+    AssertThrowMPI(ierr);
+    start = Clock::now();
+    assembler.assemble(kernel, A, b);
+    const double        first_max = max_over_ranks(seconds_since(start));
+    std::vector<double> local, transfer, communication, write, total;
+    for (unsigned int r = 0; r < options.repetitions; ++r)
+      {
+        ierr = MPI_Barrier(world);
+        AssertThrowMPI(ierr);
+        start = Clock::now();
+        assembler.assemble(kernel, A, b);
+        total.push_back(seconds_since(start));
+        const auto &times = assembler.get_times();
+        local.push_back(times.local);
+        transfer.push_back(times.transfer);
+        communication.push_back(times.communication);
+        write.push_back(times.write);
+      }
+
+    // The same values as the Trilinos target's.
+    TrilinosWrappers::SparseMatrix resident_matrix;
+    resident_matrix.reinit(trilinos_matrix);
+    A.copy_to(resident_matrix);
+    const double matrix_error =
+      matrix_difference(trilinos_matrix, resident_matrix);
+    TrilinosWrappers::MPI::Vector resident_rhs(owned, world);
+    b.copy_locally_owned_to(resident_rhs);
+    resident_rhs -= trilinos_rhs;
+    const double rhs_error = resident_rhs.l2_norm() / trilinos_rhs.l2_norm();
+    if (is_root())
+      std::cout << "\nResident target vs Trilinos target: relative "
+                   "difference "
+                << matrix_error << " (matrix), " << rhs_error
+                << " (right-hand side); reinit " << setup_max
+                << " s, first assembly " << first_max * 1e3 << " ms"
+                << std::endl;
+    AssertThrow(matrix_error <= tolerance && rhs_error <= tolerance,
+                ExcMessage("the resident assembly differs from the Trilinos "
+                           "target's by more than 1e-12."));
+
+    // SpMV with the halo, the halo alone, and Trilinos' SpMV.
+    DistributedDeviceVector<double> x, y;
+    x.reinit(A.get_partitioner(), storage);
+    y.reinit(x);
+    x.copy_locally_owned_from(trilinos_rhs);
+    TrilinosWrappers::MPI::Vector trilinos_x(trilinos_rhs),
+      trilinos_y(owned, world);
+    std::vector<double> spmv, halo, trilinos_spmv;
+    for (unsigned int r = 0; r < options.repetitions; ++r)
+      {
+        ierr = MPI_Barrier(world);
+        AssertThrowMPI(ierr);
+        start = Clock::now();
+        A.vmult(y, x);
+        sync();
+        spmv.push_back(seconds_since(start));
+        ierr = MPI_Barrier(world);
+        AssertThrowMPI(ierr);
+        start = Clock::now();
+        x.update_ghost_values();
+        sync();
+        halo.push_back(seconds_since(start));
+        ierr = MPI_Barrier(world);
+        AssertThrowMPI(ierr);
+        start = Clock::now();
+        trilinos_matrix.vmult(trilinos_y, trilinos_x);
+        trilinos_spmv.push_back(seconds_since(start));
+      }
+
+    // CG iterations: the resident Jacobi-CG and deal.II's SolverCG with
+    // Trilinos' Jacobi, a fixed number of iterations each (tolerance 0).
+    DistributedJacobiCG<double>     cg;
+    DistributedDeviceVector<double> solution;
+    cg.solve(A, solution, b, 0., 1); // work vectors allocated
+    ierr = MPI_Barrier(world);
+    AssertThrowMPI(ierr);
+    start               = Clock::now();
+    const auto   result = cg.solve(A, solution, b, 0., options.cg_iterations);
+    const double cg_seconds =
+      seconds_since(start) / std::max(1u, result.iterations);
+    TrilinosWrappers::PreconditionJacobi jacobi;
+    jacobi.initialize(trilinos_matrix);
+    TrilinosWrappers::MPI::Vector trilinos_solution(owned, world);
+    SolverControl control(options.cg_iterations, 0., false, false);
+    SolverCG<TrilinosWrappers::MPI::Vector> solver(control);
+    ierr = MPI_Barrier(world);
+    AssertThrowMPI(ierr);
+    start = Clock::now();
+    try
+      {
+        solver.solve(trilinos_matrix, trilinos_solution, trilinos_rhs, jacobi);
+      }
+    catch (const SolverControl::NoConvergence &)
+      {
+        // Expected: the iteration count is fixed.
+      }
+    const double trilinos_cg_seconds =
+      seconds_since(start) / std::max(1u, control.last_step());
+
+    const Utilities::MPI::MinMaxAvg comm_stats =
+      Utilities::MPI::min_max_avg(median(communication), world);
+    const double bytes_max =
+      max_over_ranks(double(assembler.n_resident_bytes_sent()));
+    const double halo_bytes_max = max_over_ranks(double(x.n_halo_bytes_sent()));
+    const double local_max      = max_over_ranks(median(local));
+    const double transfer_max   = max_over_ranks(median(transfer));
+    const double write_max      = max_over_ranks(median(write));
+    const double total_max      = max_over_ranks(median(total));
+    const double spmv_max       = max_over_ranks(median(spmv));
+    const double halo_max       = max_over_ranks(median(halo));
+    const double trilinos_spmv_max = max_over_ranks(median(trilinos_spmv));
+    const double cg_max            = max_over_ranks(cg_seconds);
+    const double trilinos_cg_max   = max_over_ranks(trilinos_cg_seconds);
+    if (is_root())
+      {
+        std::cout << "\nResident target (DistributedDeviceMatrix, "
+                  << (use_device ?
+                        "device path (" + to_string(options.method) + ")" :
+                        "host path")
+                  << ", halo " << to_string(A.get_halo_path())
+                  << "); times [ms] of the slowest rank\n"
+                  << std::right << std::setw(6) << "ranks" << std::setw(11)
+                  << "cells" << std::setw(11) << "DoFs" << std::setw(9)
+                  << "local" << std::setw(10) << "transfer" << std::setw(10)
+                  << "exchange" << std::setw(9) << "write" << std::setw(10)
+                  << "total" << std::setw(9) << "GNZ/s" << std::setw(12)
+                  << "MB/rank" << std::setw(10) << "of floor" << std::setw(11)
+                  << "Trilinos" << std::setw(10) << "speed-up" << '\n'
+                  << std::setw(6) << n_ranks << std::setw(11) << n_cells
+                  << std::setw(11) << n_dofs << std::fixed
+                  << std::setprecision(2) << std::setw(9) << local_max * 1e3
+                  << std::setw(10) << transfer_max * 1e3 << std::setw(10)
+                  << comm_stats.max * 1e3 << std::setw(9) << write_max * 1e3
+                  << std::setw(10) << total_max * 1e3 << std::setw(9)
+                  << n_nonzeros / total_max * 1e-9 << std::setprecision(3)
+                  << std::setw(12) << bytes_max * 1e-6;
+        if (n_ranks > 1 && comm_stats.max > 0)
+          std::cout << std::setprecision(0) << std::setw(9)
+                    << 100. * floor_max / comm_stats.max << '%';
+        else
+          std::cout << std::setw(10) << "-";
+        std::cout << std::setprecision(2) << std::setw(11)
+                  << trilinos_total_max * 1e3 << std::setw(9)
+                  << std::setprecision(1) << trilinos_total_max / total_max
+                  << 'x' << '\n';
+        std::cout << std::right << std::setw(6) << "ranks" << std::setw(11)
+                  << "SpMV" << std::setw(11) << "halo" << std::setw(12)
+                  << "halo MB" << std::setw(11) << "GB/s" << std::setw(13)
+                  << "Trilinos" << std::setw(11) << "CG iter" << std::setw(13)
+                  << "Trilinos CG" << '\n'
+                  << std::setw(6) << n_ranks << std::setprecision(3)
+                  << std::setw(11) << spmv_max * 1e3 << std::setw(11)
+                  << halo_max * 1e3 << std::setw(12) << halo_bytes_max * 1e-6
+                  << std::setprecision(1)
+                  << std::setw(11)
+                  // Values, column indices (8 + 4 bytes per nonzero) and the
+                  // vectors read and written, over all ranks.
+                  << (n_nonzeros * 12. + 3. * 8. * n_dofs) / spmv_max * 1e-9
+                  << std::setprecision(3) << std::setw(13)
+                  << trilinos_spmv_max * 1e3 << std::setw(11) << cg_max * 1e3
+                  << std::setw(13) << trilinos_cg_max * 1e3 << std::defaultfloat
+                  << std::setprecision(6) << std::endl;
+      }
+  }
+
   void
   run_size(const unsigned int n, const Options &options, const bool use_device)
   {
     const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(world);
     auto               start   = Clock::now();
-    parallel::distributed::Triangulation<dim> tria(world);
-    unsigned int                              coarse = 0, refinements = 0;
-    make_mesh(tria, n, options.hanging_nodes, coarse, refinements);
-    const FESystem<dim> fe(FE_Q<dim>(1), dim);
-    const MappingQ<dim> mapping(1);
-    const QGauss<dim>   quadrature(2);
-    DoFHandler<dim>     dof_handler(tria);
+    std::unique_ptr<parallel::DistributedTriangulationBase<dim>> tria_pointer;
+    std::unique_ptr<FiniteElement<dim>>                          fe_pointer;
+    std::unique_ptr<Mapping<dim>>    mapping_pointer;
+    std::unique_ptr<Quadrature<dim>> quadrature_pointer;
+    unsigned int                     coarse = 0, refinements = 0;
+    if (options.tetrahedra)
+      {
+        auto simplex_tria =
+          std::make_unique<parallel::fullydistributed::Triangulation<dim>>(
+            world);
+        make_simplex_mesh(*simplex_tria, n);
+        tria_pointer = std::move(simplex_tria);
+        fe_pointer = std::make_unique<FESystem<dim>>(FE_SimplexP<dim>(1), dim);
+        mapping_pointer = std::make_unique<MappingFE<dim>>(FE_SimplexP<dim>(1));
+        quadrature_pointer = std::make_unique<QGaussSimplex<dim>>(1);
+      }
+    else
+      {
+        auto hex_tria =
+          std::make_unique<parallel::distributed::Triangulation<dim>>(world);
+        make_mesh(*hex_tria, n, options.hanging_nodes, coarse, refinements);
+        tria_pointer       = std::move(hex_tria);
+        fe_pointer         = std::make_unique<FESystem<dim>>(FE_Q<dim>(1), dim);
+        mapping_pointer    = std::make_unique<MappingQ<dim>>(1);
+        quadrature_pointer = std::make_unique<QGauss<dim>>(2);
+      }
+    const parallel::DistributedTriangulationBase<dim> &tria = *tria_pointer;
+    const FiniteElement<dim>                          &fe   = *fe_pointer;
+    const Mapping<dim>    &mapping                          = *mapping_pointer;
+    const Quadrature<dim> &quadrature = *quadrature_pointer;
+    const std::string      cell_name =
+      options.tetrahedra ? "tetrahedra" : "hexahedra";
+    DoFHandler<dim> dof_handler(tria);
     dof_handler.distribute_dofs(fe);
     const IndexSet owned = dof_handler.locally_owned_dofs();
     const IndexSet relevant =
@@ -422,12 +730,16 @@ namespace
     const unsigned long long n_cells = tria.n_global_active_cells();
     const unsigned long long n_dofs  = dof_handler.n_dofs();
     if (is_root())
-      std::cout << "\nMesh n = " << n << " (coarse " << coarse << "^3, "
-                << refinements << " global refinements"
+      std::cout << "\nMesh n = " << n
+                << (options.tetrahedra ?
+                      " (n^3 subcubes split into tetrahedra, Z-order "
+                      "partition" :
+                      " (coarse " + std::to_string(coarse) + "^3, " +
+                        std::to_string(refinements) + " global refinements")
                 << (options.hanging_nodes ? ", octant at the origin once more" :
                                             "")
-                << "): " << tria.n_global_active_cells() << " hexahedra, "
-                << dof_handler.n_dofs() << " DoFs, " << n_constrained
+                << "): " << tria.n_global_active_cells() << " " << cell_name
+                << ", " << dof_handler.n_dofs() << " DoFs, " << n_constrained
                 << " constrained, of which hanging: " << n_hanging
                 << "; cells per rank (min / avg / max): " << cells_per_rank
                 << " (mesh, DoFs, constraints: " << mesh_seconds << " s)"
@@ -460,8 +772,8 @@ namespace
     const double dealii_max     = max_over_ranks(dealii_seconds);
     const double n_nonzeros     = dealii_matrix.n_nonzero_elements();
     if (is_root())
-      std::cout << "deal.II (" << MultithreadInfo::n_threads()
-                << " thread per rank): sparsity pattern and matrix "
+      std::cout << "deal.II (one loop over the cells per rank): sparsity "
+                   "pattern and matrix "
                 << dealii_setup << " s; assembly " << dealii_max * 1e3
                 << " ms (median of " << options.dealii_repetitions
                 << ", slowest rank), " << n_nonzeros << " nonzeros"
@@ -469,7 +781,7 @@ namespace
 
     const auto print_header = [&]() {
       std::cout << "\n"
-                << tria.n_global_active_cells() << " hexahedra"
+                << tria.n_global_active_cells() << " " << cell_name
                 << (options.hanging_nodes ? " with hanging nodes" : "")
                 << ", 3D elasticity, double, " << n_ranks << " ranks, "
                 << (options.dealii_only ? "deal.II only" :
@@ -673,6 +985,18 @@ namespace
                   << std::setw(9) << dealii_max / total_max << 'x'
                   << std::defaultfloat << std::setprecision(6) << std::endl;
       }
+    if (options.resident)
+      run_resident(options,
+                   use_device,
+                   adapter,
+                   kernel,
+                   matrix,
+                   rhs,
+                   floor_max,
+                   total_max,
+                   n_nonzeros,
+                   n_cells,
+                   n_dofs);
   }
 } // namespace
 
@@ -704,10 +1028,20 @@ main(int argc, char **argv)
             options.dealii_repetitions = count(argument);
           else if (argument == "--hanging-nodes")
             options.hanging_nodes = true;
+          else if (argument == "--threads")
+            MultithreadInfo::set_thread_limit(count(argument));
+          else if (argument == "--tetrahedra")
+            options.tetrahedra = true;
           else if (argument == "--host")
             options.force_host = true;
           else if (argument == "--dealii-only")
             options.dealii_only = true;
+          else if (argument == "--force-host-staging")
+            options.force_host_staging = true;
+          else if (argument == "--no-resident")
+            options.resident = false;
+          else if (argument == "--cg-iterations")
+            options.cg_iterations = count(argument);
           else if (argument == "--method" && i + 1 < argc)
             options.method = parse_assembly_method(argv[++i]);
           else
@@ -719,8 +1053,10 @@ main(int argc, char **argv)
                                      "': sizes n are positive integers; "
                                      "options are --repetitions N, "
                                      "--dealii-repetitions N, "
-                                     "--hanging-nodes, --method NAME, "
-                                     "--host, --dealii-only."));
+                                     "--hanging-nodes, --tetrahedra, "
+                                     "--method NAME, --host, --threads N, "
+                                     "--dealii-only, --force-host-staging, "
+                                     "--no-resident, --cg-iterations N."));
               options.sizes.push_back(std::stoi(argument));
               AssertThrow(options.sizes.back() >= 2,
                           ExcMessage("a size n must be at least 2."));
@@ -728,6 +1064,9 @@ main(int argc, char **argv)
         }
       if (options.sizes.empty())
         options.sizes = {16};
+      AssertThrow(!(options.hanging_nodes && options.tetrahedra),
+                  ExcMessage("--hanging-nodes refines hexahedra with p4est; "
+                             "it cannot be combined with --tetrahedra."));
 
       // Collective: every rank calls it, whichever path runs.
       const int device =

@@ -32,6 +32,7 @@
 
 #include "../base/first_touch.h"
 #include "discretization_checks.h"
+#include "shared_steps.h"
 
 namespace GPUAssembly
 {
@@ -182,53 +183,10 @@ namespace GPUAssembly
 
 
 
-    // Runs body(scratch, e) for every element e, on subranges of the
-    // elements in parallel, each subrange with a scratch object of its own
-    // (FEValues are not shared between threads). A subrange stops at its
-    // first element for which body() throws; the exception rethrown is that
-    // of the first failing element, so that a mesh with several bad cells
-    // names the same one as a serial loop would, whatever the threads.
-    template <class MakeScratch, class Body>
-    void
-    for_element_ranges(const unsigned int n_elements,
-                       const MakeScratch &make_scratch,
-                       const Body        &body)
-    {
-      std::mutex         mutex;
-      unsigned int       first_failure = n_elements;
-      std::exception_ptr failure;
-      dealii::parallel::apply_to_subranges(
-        0u,
-        n_elements,
-        [&](const unsigned int begin, const unsigned int end) {
-          auto         scratch = make_scratch();
-          unsigned int e       = begin;
-          try
-            {
-              for (; e < end; ++e)
-                body(scratch, e);
-            }
-          catch (...)
-            {
-              std::lock_guard<std::mutex> lock(mutex);
-              if (e < first_failure)
-                {
-                  first_failure = e;
-                  failure       = std::current_exception();
-                }
-            }
-        },
-        512);
-      if (failure)
-        std::rethrow_exception(failure);
-    }
-
-
-
     // The per-element part of the arrays, in parallel over the elements:
     // L(e, .) and S(e), with the check that no element is inverted. The
-    // values are those of the FEValues calls a serial loop makes, so they do
-    // not depend on the number of threads.
+    // values do not depend on the number of threads (for_element_ranges()
+    // gives each fixed block of elements a fresh FEValues).
     template <int dim>
     void
     read_elements(const dealii::Mapping<dim>    &mapping,
@@ -285,7 +243,7 @@ namespace GPUAssembly
         // cell. None where the map is affine.
         std::unique_ptr<FEValues<dim>> fe_values;
       };
-      for_element_ranges(
+      internal::for_element_ranges(
         a.n_elements,
         [&]() {
           return Scratch{std::vector<types::global_dof_index>(n_ed),
@@ -433,68 +391,6 @@ namespace GPUAssembly
 
 
 
-    // The elements of every node, in increasing order (compressed lists:
-    // those of node n are entries[offsets[n], offsets[n + 1])).
-    struct NodeElements
-    {
-      std::vector<std::size_t> offsets;
-      std::vector<index_type>  entries;
-    };
-
-    // Counted and placed in parallel over the elements (counts and places
-    // by atomic increments, so elements land in a node's list in any
-    // order), then each list sorted: the lists of a serial counting sort,
-    // whatever the threads.
-    NodeElements
-    node_to_elements(const MeshArrays &a)
-    {
-      const unsigned int                    n_en = a.layout.n_nodes;
-      std::vector<std::atomic<std::size_t>> count(a.n_nodes);
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_elements,
-        [&](const unsigned int begin, const unsigned int end) {
-          for (std::size_t e = begin; e < end; ++e)
-            for (unsigned int n = 0; n < n_en; ++n)
-              count[a.connectivity[e * n_en + n]]
-                .fetch_add(1, std::memory_order_relaxed);
-        },
-        4096);
-      NodeElements result;
-      result.offsets.resize(a.n_nodes + 1);
-      result.offsets[0] = 0;
-      for (unsigned int node = 0; node < a.n_nodes; ++node)
-        {
-          result.offsets[node + 1] = result.offsets[node] + count[node];
-          // From here on, the next free place in the list of the node.
-          count[node] = result.offsets[node];
-        }
-      internal::assign_first_touched_in_parallel(result.entries,
-                                                 result.offsets.back());
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_elements,
-        [&](const unsigned int begin, const unsigned int end) {
-          for (std::size_t e = begin; e < end; ++e)
-            for (unsigned int n = 0; n < n_en; ++n)
-              result.entries[count[a.connectivity[e * n_en + n]]
-                               .fetch_add(1, std::memory_order_relaxed)] = e;
-        },
-        4096);
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_nodes,
-        [&](const unsigned int begin, const unsigned int end) {
-          for (unsigned int node = begin; node < end; ++node)
-            std::sort(result.entries.begin() + result.offsets[node],
-                      result.entries.begin() + result.offsets[node + 1]);
-        },
-        4096);
-      return result;
-    }
-
-
-
     // The per-node part of the arrays, in parallel over the elements:
     // DoFs and coordinates C(n). Elements that share a node may map its
     // support point to coordinates that differ in the last bits; a node's
@@ -506,7 +402,7 @@ namespace GPUAssembly
     read_nodes(const dealii::Mapping<dim>    &mapping,
                const dealii::DoFHandler<dim> &dof_handler,
                const std::vector<CellIndex>  &cells,
-               const NodeElements            &elements_of,
+               const internal::NodeElements  &elements_of,
                MeshArrays                    &a)
     {
       using namespace dealii;
@@ -523,7 +419,7 @@ namespace GPUAssembly
                                        const index_type e) {
         return elements_of.entries[elements_of.offsets[node + 1] - 1] == e;
       };
-      for_element_ranges(
+      internal::for_element_ranges(
         a.n_elements,
         [&]() {
           // Maps the base element's support points to real space: these
@@ -564,145 +460,6 @@ namespace GPUAssembly
 
 
 
-    // Whether the pattern holds the coupling of two DoFs of one element:
-    // DoFTools::make_sparsity_pattern() with keep_constrained_dofs false
-    // drops those of a constrained DoF but its diagonal.
-    inline bool
-    keeps_coupling(const MeshArrays &a,
-                   const index_type  row,
-                   const index_type  column)
-    {
-      return a.keep_constrained_dofs || row == column ||
-             (!a.dof_is_constrained[row] && !a.dof_is_constrained[column]);
-    }
-
-
-
-    // Whether every constraint is of the form x_i = g_i: then
-    // DoFTools::make_sparsity_pattern couples exactly the DoFs of nodes
-    // that share an element (AffineConstraints::add_entries_local_to_global
-    // adds the free DoFs of a cell among themselves, and for a constrained
-    // DoF its whole row and column, or with keep_constrained_dofs false its
-    // diagonal alone), which make_pattern_from_node_graph() builds without
-    // deal.II's DynamicSparsityPattern.
-    bool
-    constraints_are_dirichlet(
-      const dealii::AffineConstraints<double> &constraints)
-    {
-      const auto &lines = constraints.get_lines();
-      return std::all_of(lines.begin(), lines.end(), [](const auto &line) {
-        return line.entries.empty();
-      });
-    }
-
-
-
-    // The CSR pattern of DoFTools::make_sparsity_pattern() for Dirichlet
-    // constraints, from the nodes sharing an element with each node: row
-    // (n, c) holds the DoFs of those nodes, sorted, less (with
-    // keep_constrained_dofs false) the couplings of constrained DoFs other
-    // than the diagonal. The rows of a node are independent of all others,
-    // so they are counted and then filled in parallel; the result is the
-    // same set of sorted columns per row as deal.II's, whatever the threads.
-    void
-    make_pattern_from_node_graph(const NodeElements &elements_of, MeshArrays &a)
-    {
-      const unsigned int n_en = a.layout.n_nodes;
-      const unsigned int n_c  = a.layout.n_components;
-
-      // The DoFs of the nodes sharing an element with node n, sorted.
-      const auto neighbor_dofs = [&](const unsigned int       n,
-                                     std::vector<index_type> &nodes,
-                                     std::vector<index_type> &dofs) {
-        nodes.clear();
-        for (std::size_t i = elements_of.offsets[n];
-             i < elements_of.offsets[n + 1];
-             ++i)
-          {
-            const auto first =
-              a.connectivity.begin() +
-              static_cast<std::size_t>(elements_of.entries[i]) * n_en;
-            nodes.insert(nodes.end(), first, first + n_en);
-          }
-        std::sort(nodes.begin(), nodes.end());
-        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-        dofs.clear();
-        for (const index_type m : nodes)
-          dofs.insert(dofs.end(),
-                      a.node_dofs.begin() + static_cast<std::size_t>(m) * n_c,
-                      a.node_dofs.begin() +
-                        static_cast<std::size_t>(m + 1) * n_c);
-        std::sort(dofs.begin(), dofs.end());
-      };
-      // Whether (row, column) is in the pattern; the columns are coupled
-      // to the row through an element.
-      const auto coupled = [&](const index_type row, const index_type column) {
-        return keeps_coupling(a, row, column);
-      };
-
-      // Row lengths, at row_offsets[row + 1] before the prefix sum.
-      a.row_offsets.assign(a.n_dofs + 1, 0);
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_nodes,
-        [&](const unsigned int begin, const unsigned int end) {
-          std::vector<index_type> nodes, dofs;
-          for (unsigned int n = begin; n < end; ++n)
-            {
-              neighbor_dofs(n, nodes, dofs);
-              for (unsigned int c = 0; c < n_c; ++c)
-                {
-                  const index_type row =
-                    a.node_dofs[static_cast<std::size_t>(n) * n_c + c];
-                  a.row_offsets[row + 1] =
-                    std::count_if(dofs.begin(),
-                                  dofs.end(),
-                                  [&](const index_type column) {
-                                    return coupled(row, column);
-                                  });
-                }
-            }
-        },
-        1024);
-      std::size_t n_nonzeros = 0;
-      for (unsigned int row = 0; row < a.n_dofs; ++row)
-        {
-          n_nonzeros += a.row_offsets[row + 1];
-          AssertThrow(n_nonzeros < static_cast<std::size_t>(
-                                     std::numeric_limits<index_type>::max()),
-                      ExcUnsupportedInput(
-                        "the sparsity pattern has more nonzeros "
-                        "than 32-bit indices can address."));
-          a.row_offsets[row + 1] = n_nonzeros;
-        }
-
-      internal::assign_first_touched_in_parallel(a.column_indices, n_nonzeros);
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_nodes,
-        [&](const unsigned int begin, const unsigned int end) {
-          std::vector<index_type> nodes, dofs;
-          for (unsigned int n = begin; n < end; ++n)
-            {
-              neighbor_dofs(n, nodes, dofs);
-              for (unsigned int c = 0; c < n_c; ++c)
-                {
-                  const index_type row =
-                    a.node_dofs[static_cast<std::size_t>(n) * n_c + c];
-                  std::copy_if(dofs.begin(),
-                               dofs.end(),
-                               a.column_indices.begin() + a.row_offsets[row],
-                               [&](const index_type column) {
-                                 return coupled(row, column);
-                               });
-                }
-            }
-        },
-        1024);
-    }
-
-
-
     // The pattern is deal.II's own, so that it is identical by construction
     // to what a deal.II program would use for the same constraints.
     template <int dim>
@@ -736,59 +493,6 @@ namespace GPUAssembly
 
 
 
-    // K(e, d1, d2), in parallel over the elements: each element's entries
-    // are found in the rows of its DoFs independently of the others. An
-    // element's DoFs are sorted once, so that each of its rows is walked
-    // once from left to right instead of searched for every column. The
-    // array comes sized.
-    void
-    fill_nonzero_map(MeshArrays &a)
-    {
-      const unsigned int n_ed = a.layout.n_dofs;
-      Assert(a.nonzero_map.size() ==
-               static_cast<std::size_t>(a.n_elements) * n_ed * n_ed,
-             dealii::ExcInternalError());
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_elements,
-        [&](const unsigned int begin, const unsigned int end) {
-          // (DoF, local index) of the element's DoFs, by DoF.
-          std::vector<std::pair<index_type, unsigned int>> columns(n_ed);
-          for (unsigned int e = begin; e < end; ++e)
-            {
-              const index_type *const L =
-                a.location.data() + static_cast<std::size_t>(e) * n_ed;
-              for (unsigned int j = 0; j < n_ed; ++j)
-                columns[j] = {L[j], j};
-              std::sort(columns.begin(), columns.end());
-              for (unsigned int i = 0; i < n_ed; ++i)
-                {
-                  const index_type row = L[i];
-                  index_type      *K =
-                    a.nonzero_map.data() +
-                    (static_cast<std::size_t>(e) * n_ed + i) * n_ed;
-                  index_type       position = a.row_offsets[row];
-                  const index_type row_end  = a.row_offsets[row + 1];
-                  for (const auto &[col, j] : columns)
-                    {
-                      if (!keeps_coupling(a, row, col))
-                        {
-                          K[j] = invalid_index;
-                          continue;
-                        }
-                      while (position < row_end &&
-                             a.column_indices[position] < col)
-                        ++position;
-                      Assert(position < row_end &&
-                               a.column_indices[position] == col,
-                             dealii::ExcInternalError());
-                      K[j] = position;
-                    }
-                }
-            }
-        },
-        1024);
-    }
   } // namespace
 
 
@@ -1034,18 +738,18 @@ namespace GPUAssembly
     steps.next("node numbers");
     number_nodes(a);
     steps.next("node elements");
-    const NodeElements elements_of = node_to_elements(a);
+    const internal::NodeElements elements_of = internal::node_to_elements(a);
     steps.next("nodes");
     read_nodes(mapping, dof_handler, cells, elements_of, a);
     steps.next("pattern");
-    if (constraints_are_dirichlet(constraints))
-      make_pattern_from_node_graph(elements_of, a);
+    if (internal::constraints_are_dirichlet(constraints))
+      internal::make_pattern_from_node_graph(elements_of, a);
     else
       make_pattern_with_dof_tools(dof_handler, constraints, a);
     steps.next("nonzero map sizing (wait)");
     size_nonzero_map.join();
     steps.next("nonzero map");
-    fill_nonzero_map(a);
+    internal::fill_nonzero_map(a);
 
     arrays = std::move(a);
   }

@@ -21,6 +21,8 @@
 #include <string>
 
 #include "../adapter/discretization_checks.h"
+#include "../adapter/shared_steps.h"
+#include "../base/first_touch.h"
 
 namespace GPUAssembly
 {
@@ -166,8 +168,14 @@ namespace GPUAssembly
                     std::numeric_limits<index_type>::max()),
                 ExcUnsupportedInput("the rank has more DoFs than 32-bit "
                                     "indices can address."));
+    // A search in the sorted local DoFs: also called from several threads
+    // at once below.
     const auto to_local = [&](const types::global_dof_index dof) {
-      return static_cast<index_type>(local_dof_set.index_within_set(dof));
+      const auto position =
+        std::lower_bound(local_to_global.begin(), local_to_global.end(), dof);
+      Assert(position != local_to_global.end() && *position == dof,
+             ExcInternalError());
+      return static_cast<index_type>(position - local_to_global.begin());
     };
 
     MeshArrays a;
@@ -229,38 +237,45 @@ namespace GPUAssembly
     // made from, so that pattern and arrays come from one source.
     internal::read_constraints(local_constraints, a);
 
-    // L(e, .), S(e), the node numbers, C(n) and the pattern of the local
-    // DoFs, cell by cell.
+    // L(e, .), S(e) and the support points of the element's nodes, in
+    // parallel over the elements with FEValues of each subrange's own; the
+    // values are those of a serial loop, whatever the threads.
     a.location.resize(static_cast<std::size_t>(a.n_elements) * n_cell_dofs);
     a.supplemental.resize(static_cast<std::size_t>(a.n_elements) *
                           a.n_supplemental);
-    FEValues<dim>                        fe_values(mapping,
-                            base,
-                            quadrature,
-                            update_gradients | update_jacobians);
-    FEValues<dim>                        support_values(mapping,
-                                 base,
-                                 Quadrature<dim>(
-                                   base.get_unit_support_points()),
-                                 update_quadrature_points);
-    DynamicSparsityPattern               dsp(a.n_dofs);
-    std::vector<types::global_dof_index> local_cell_dofs(n_cell_dofs);
-    std::vector<Point<dim>>   node_points(static_cast<std::size_t>(a.n_dofs));
-    std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
-    for (std::size_t e = 0; e < cells.size(); ++e)
-      {
+    std::vector<Point<dim>> element_points(
+      static_cast<std::size_t>(a.n_elements) * n_en);
+    const Quadrature<dim> support_quadrature(base.get_unit_support_points());
+    struct Scratch
+    {
+      FEValues<dim>                        fe_values;
+      FEValues<dim>                        support_values;
+      std::vector<types::global_dof_index> local_cell_dofs;
+    };
+    internal::for_element_ranges(
+      a.n_elements,
+      [&]() {
+        return Scratch{FEValues<dim>(mapping,
+                                     base,
+                                     quadrature,
+                                     update_gradients | update_jacobians),
+                       FEValues<dim>(mapping,
+                                     base,
+                                     support_quadrature,
+                                     update_quadrature_points),
+                       std::vector<types::global_dof_index>(n_cell_dofs)};
+      },
+      [&](Scratch &scratch, const unsigned int e) {
         const auto &cell = cells[e];
         for (unsigned int i = 0; i < n_cell_dofs; ++i)
-          local_cell_dofs[i] = to_local(cell_dofs[e][i]);
-        local_constraints.add_entries_local_to_global(local_cell_dofs,
-                                                      dsp,
-                                                      a.keep_constrained_dofs);
+          scratch.local_cell_dofs[i] = to_local(cell_dofs[e][i]);
         for (unsigned int n = 0; n < n_en; ++n)
           for (unsigned int c = 0; c < n_c; ++c)
-            a.location[e * n_cell_dofs + n * n_c + c] =
-              local_cell_dofs[fe.component_to_system_index(c, n)];
-
+            a.location[static_cast<std::size_t>(e) * n_cell_dofs + n * n_c +
+                       c] =
+              scratch.local_cell_dofs[fe.component_to_system_index(c, n)];
         const typename Triangulation<dim>::cell_iterator tria_cell(cell);
+        FEValues<dim> &fe_values = scratch.fe_values;
         fe_values.reinit(tria_cell);
         for (unsigned int q = 0; q < layout.n_q_points; ++q)
           {
@@ -273,7 +288,8 @@ namespace GPUAssembly
                           std::to_string(q) + " is " + std::to_string(det) +
                           "."));
           }
-        double *const S = a.supplemental.data() + e * a.n_supplemental;
+        double *const S = a.supplemental.data() +
+                          static_cast<std::size_t>(e) * a.n_supplemental;
         if (edge_matrix_format)
           {
             Tensor<2, dim> edges;
@@ -306,20 +322,26 @@ namespace GPUAssembly
                     Sq[1 + n * dim + k] = grad[k];
                 }
             }
-
-        // A node's coordinates are those of its last cell, as in the serial
-        // adapter.
-        support_values.reinit(tria_cell);
+        scratch.support_values.reinit(tria_cell);
         for (unsigned int n = 0; n < n_en; ++n)
-          {
-            const index_type dof = a.location[e * n_cell_dofs + n * n_c];
-            is_node_dof[dof]     = 1;
-            node_points[dof]     = support_values.quadrature_point(n);
-          }
-      }
+          element_points[static_cast<std::size_t>(e) * n_en + n] =
+            scratch.support_values.quadrature_point(n);
+      });
 
     // Nodes follow the local DoFs of component 0, as the serial adapter's
-    // follow the global ones.
+    // follow the global ones. A node's coordinates are those of its last
+    // cell, as in the serial adapter (cells sharing a node may map its
+    // support point to coordinates that differ in the last bits).
+    std::vector<Point<dim>>   node_points(static_cast<std::size_t>(a.n_dofs));
+    std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
+    for (std::size_t e = 0; e < cells.size(); ++e)
+      for (unsigned int n = 0; n < n_en; ++n)
+        {
+          const index_type dof = a.location[e * n_cell_dofs + n * n_c];
+          is_node_dof[dof]     = 1;
+          node_points[dof]     = element_points[e * n_en + n];
+        }
+    std::vector<Point<dim>>().swap(element_points);
     std::vector<index_type> node_of_dof(a.n_dofs, invalid_index);
     a.n_nodes = 0;
     for (unsigned int i = 0; i < a.n_dofs; ++i)
@@ -345,55 +367,49 @@ namespace GPUAssembly
           a.nodal_coordinates[static_cast<std::size_t>(node_of_dof[i]) * dim +
                               k] = node_points[i][k];
 
-    // The CSR pattern and K(e, d1, d2).
-    AssertThrow(dsp.n_nonzero_elements() <
-                  static_cast<std::size_t>(
-                    std::numeric_limits<index_type>::max()),
-                ExcUnsupportedInput("the rank's sparsity pattern has more "
-                                    "nonzeros than 32-bit indices can "
-                                    "address."));
-    a.row_offsets.resize(a.n_dofs + 1);
-    a.column_indices.resize(dsp.n_nonzero_elements());
-    a.row_offsets[0] = 0;
-    for (unsigned int row = 0; row < a.n_dofs; ++row)
+    // The CSR pattern: from the node graph (in parallel) where every
+    // constraint is Dirichlet-like, otherwise deal.II's
+    // add_entries_local_to_global() cell by cell, which also couples the
+    // DoFs that constraint lines refer to.
+    if (internal::constraints_are_dirichlet(local_constraints))
+      internal::make_pattern_from_node_graph(internal::node_to_elements(a), a);
+    else
       {
-        index_type k = a.row_offsets[row];
-        for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
-          a.column_indices[k++] = entry->column();
-        a.row_offsets[row + 1] = k;
-      }
-    a.nonzero_map.resize(static_cast<std::size_t>(a.n_elements) * n_cell_dofs *
-                         n_cell_dofs);
-    for (std::size_t e = 0; e < cells.size(); ++e)
-      {
-        const index_type *const L = a.location.data() + e * n_cell_dofs;
-        for (unsigned int i = 0; i < n_cell_dofs; ++i)
+        DynamicSparsityPattern               dsp(a.n_dofs);
+        std::vector<types::global_dof_index> local_cell_dofs(n_cell_dofs);
+        for (std::size_t e = 0; e < cells.size(); ++e)
           {
-            const index_type row = L[i];
-            index_type      *K =
-              a.nonzero_map.data() + (e * n_cell_dofs + i) * n_cell_dofs;
-            for (unsigned int j = 0; j < n_cell_dofs; ++j)
-              {
-                const index_type col = L[j];
-                const bool       dropped =
-                  !a.keep_constrained_dofs && row != col &&
-                  (a.dof_is_constrained[row] || a.dof_is_constrained[col]);
-                if (dropped)
-                  {
-                    K[j] = invalid_index;
-                    continue;
-                  }
-                const auto first =
-                  a.column_indices.begin() + a.row_offsets[row];
-                const auto last =
-                  a.column_indices.begin() + a.row_offsets[row + 1];
-                const auto position = std::lower_bound(first, last, col);
-                Assert(position != last && *position == col,
-                       ExcInternalError());
-                K[j] = position - a.column_indices.begin();
-              }
+            std::copy(a.location.begin() + e * n_cell_dofs,
+                      a.location.begin() + (e + 1) * n_cell_dofs,
+                      local_cell_dofs.begin());
+            local_constraints.add_entries_local_to_global(
+              local_cell_dofs,
+              dsp,
+              a.keep_constrained_dofs);
+          }
+        AssertThrow(dsp.n_nonzero_elements() <
+                      static_cast<std::size_t>(
+                        std::numeric_limits<index_type>::max()),
+                    ExcUnsupportedInput("the rank's sparsity pattern has more "
+                                        "nonzeros than 32-bit indices can "
+                                        "address."));
+        a.row_offsets.resize(a.n_dofs + 1);
+        a.column_indices.resize(dsp.n_nonzero_elements());
+        a.row_offsets[0] = 0;
+        for (unsigned int row = 0; row < a.n_dofs; ++row)
+          {
+            index_type k = a.row_offsets[row];
+            for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
+              a.column_indices[k++] = entry->column();
+            a.row_offsets[row + 1] = k;
           }
       }
+
+    // K(e, d1, d2), in parallel over the elements.
+    internal::assign_first_touched_in_parallel(
+      a.nonzero_map,
+      static_cast<std::size_t>(a.n_elements) * n_cell_dofs * n_cell_dofs);
+    internal::fill_nonzero_map(a);
 
     arrays = std::move(a);
   }

@@ -4,7 +4,10 @@
 #include <gpu_assembly/distributed/distributed_assembler.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <Epetra_CrsMatrix.h>
 #include <Epetra_Map.h>
@@ -72,36 +75,62 @@ namespace GPUAssembly
     {
       const Epetra_CrsMatrix &epetra = matrix.trilinos_matrix();
       const double *const     first  = first_value(epetra);
-      return [&epetra, first](const dealii::types::global_dof_index row,
-                              const dealii::types::global_dof_index column) {
-        const int local_row = epetra.RowMap().LID(static_cast<int_type>(row));
-        const int local_column =
-          epetra.ColMap().LID(static_cast<int_type>(column));
-        int     n_entries = 0;
-        double *values    = nullptr;
-        int    *indices   = nullptr;
-        int     position  = -1;
-        if (local_row >= 0 && local_column >= 0)
-          {
-            const int ierr =
-              epetra.ExtractMyRowView(local_row, n_entries, values, indices);
-            AssertThrow(ierr == 0,
-                        dealii::LACExceptions::ExcTrilinosError(ierr));
-            const int *const found =
-              std::find(indices, indices + n_entries, local_column);
-            if (found != indices + n_entries)
-              position = found - indices;
-          }
-        AssertThrow(
-          position >= 0,
-          dealii::ExcMessage(
-            "the entry (" + std::to_string(row) + ", " +
-            std::to_string(column) +
-            ") of the assembly is not in the Trilinos matrix's "
-            "sparsity pattern; make the pattern with "
-            "DistributedDoFHandlerAdapter::make_sparsity_pattern()."));
-        return static_cast<std::size_t>(values - first) + position;
+      // The plan asks for the entries of a row one after another: the row
+      // is looked up once, its (global column, position) pairs sorted, and
+      // each column found by bisection, instead of hashing every column
+      // into Epetra's column map and scanning the row for it.
+      struct Row
+      {
+        dealii::types::global_dof_index row;
+        std::vector<std::pair<dealii::types::global_dof_index, std::size_t>>
+          columns;
       };
+      auto cache = std::make_shared<Row>();
+      cache->row = dealii::numbers::invalid_dof_index;
+      return
+        [&epetra, first, cache](const dealii::types::global_dof_index row,
+                                const dealii::types::global_dof_index column) {
+          Row &current = *cache;
+          if (row != current.row)
+            {
+              current.row = row;
+              current.columns.clear();
+              const int local_row =
+                epetra.RowMap().LID(static_cast<int_type>(row));
+              if (local_row >= 0)
+                {
+                  int       n_entries = 0;
+                  double   *values    = nullptr;
+                  int      *indices   = nullptr;
+                  const int ierr      = epetra.ExtractMyRowView(local_row,
+                                                           n_entries,
+                                                           values,
+                                                           indices);
+                  AssertThrow(ierr == 0,
+                              dealii::LACExceptions::ExcTrilinosError(ierr));
+                  const std::size_t offset = values - first;
+                  for (int k = 0; k < n_entries; ++k)
+                    current.columns.emplace_back(
+                      static_cast<dealii::types::global_dof_index>(
+                        epetra.ColMap().GID(indices[k])),
+                      offset + k);
+                  std::sort(current.columns.begin(), current.columns.end());
+                }
+            }
+          const auto found =
+            std::lower_bound(current.columns.begin(),
+                             current.columns.end(),
+                             std::make_pair(column, std::size_t(0)));
+          AssertThrow(
+            found != current.columns.end() && found->first == column,
+            dealii::ExcMessage(
+              "the entry (" + std::to_string(row) + ", " +
+              std::to_string(column) +
+              ") of the assembly is not in the Trilinos matrix's "
+              "sparsity pattern; make the pattern with "
+              "DistributedDoFHandlerAdapter::make_sparsity_pattern()."));
+          return found->second;
+        };
     }
 
 

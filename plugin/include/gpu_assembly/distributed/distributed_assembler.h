@@ -10,7 +10,10 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/distributed/distributed_device_matrix.h>
+#include <gpu_assembly/distributed/distributed_device_vector.h>
 #include <gpu_assembly/distributed/exchange_plan.h>
+#include <gpu_assembly/distributed/resident_exchange.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
@@ -64,6 +67,17 @@ namespace GPUAssembly
    * assembly, one message per neighbouring rank for each of matrix and
    * right-hand side, and writes the Epetra arrays through precomputed
    * positions.
+   *
+   * The overloads for a DistributedDeviceMatrix and DistributedDeviceVector
+   * keep the result where it was assembled: on the device path, the owned
+   * entries are scattered into the device CSR arrays on the device, the
+   * values of interface rows are gathered on the device and sent (device
+   * buffers with CUDA-aware MPI, else staged through host buffers), and the
+   * received values are added on the device in the plan's fixed order;
+   * nothing of the local matrix goes to the host. On the host path the
+   * same loops run on host arrays. Either way the values equal those the
+   * Trilinos target receives, bit for bit for the same local assembly.
+   * DistributedJacobiCG solves with them.
    */
   template <int dim, typename Number = double>
   class DistributedAssembler
@@ -113,6 +127,51 @@ namespace GPUAssembly
              dealii::TrilinosWrappers::MPI::Vector  &rhs,
              const std::vector<Number>              &nodal_data = {});
 
+    /**
+     * Plan the assembly into a resident @p matrix (reinit()ed from
+     * @p adapter, or with a pattern that holds the adapter's) and
+     * right-hand sides with the layout of @p rhs (the matrix's
+     * partitioner). Their storage must match use_device: device storage for
+     * the device path, host storage for the host path. Collective.
+     */
+    void
+    reinit(const DistributedDoFHandlerAdapter<dim> &adapter,
+           const DistributedDeviceMatrix<Number>   &matrix,
+           const DistributedDeviceVector<Number>   &rhs,
+           const AdditionalData &additional_data = AdditionalData());
+
+    /**
+     * Assemble @p kernel into the resident @p matrix and the owned entries
+     * of @p rhs (values replaced; rhs's ghost entries are left alone).
+     * Times as for the Trilinos target, transfer being the nodal data's
+     * upload and, where MPI cannot read device memory, the staging copies
+     * of the interface values. Collective.
+     */
+    template <class Kernel>
+    void
+    assemble(const Kernel                    &kernel,
+             DistributedDeviceMatrix<Number> &matrix,
+             DistributedDeviceVector<Number> &rhs,
+             const std::vector<Number>       &nodal_data = {});
+
+    /**
+     * Bytes this rank sends and receives in one resident assemble()
+     * (matrix and right-hand side; values travel as Number). Zero before a
+     * resident reinit().
+     */
+    std::size_t
+    n_resident_bytes_sent() const
+    {
+      return matrix_exchange.n_bytes_sent() + vector_exchange.n_bytes_sent();
+    }
+
+    std::size_t
+    n_resident_bytes_received() const
+    {
+      return matrix_exchange.n_bytes_received() +
+             vector_exchange.n_bytes_received();
+    }
+
     const ExchangePlan &
     get_exchange_plan() const
     {
@@ -143,14 +202,17 @@ namespace GPUAssembly
     }
 
     /// The rank's local matrix values of the last assemble(), in the order
-    /// of the adapter's column_indices (before the exchange).
+    /// of the adapter's column_indices (before the exchange). Not filled by
+    /// the device path into a resident matrix, which keeps them on the
+    /// device.
     const std::vector<Number> &
     get_local_matrix_values() const
     {
       return local_values;
     }
 
-    /// The rank's local right-hand side of the last assemble().
+    /// The rank's local right-hand side of the last assemble() (as
+    /// get_local_matrix_values()).
     const std::vector<Number> &
     get_local_rhs() const
     {
@@ -158,7 +220,29 @@ namespace GPUAssembly
     }
 
   private:
+    /// The local assemblers and device arrays of reinit().
+    void
+    setup_local(const DistributedDoFHandlerAdapter<dim> &adapter,
+                const AdditionalData                    &additional_data);
+
+    /// The rank's local assembly into local_values and local_rhs (host
+    /// path) or device_matrix and device_rhs (device path), timed; with
+    /// @p download, the device path copies them to the host.
+    template <class Kernel>
+    void
+    assemble_locally(const Kernel              &kernel,
+                     const std::vector<Number> &nodal_data,
+                     const bool                 download);
+
+    enum class Target
+    {
+      none,
+      trilinos,
+      resident
+    };
+
     const DistributedDoFHandlerAdapter<dim>      *adapter = nullptr;
+    Target                                        target  = Target::none;
     AdditionalData                                additional_data;
     std::unique_ptr<HostAssembler<dim, Number>>   host_assembler;
     std::unique_ptr<DeviceAssembler<dim, Number>> device_assembler;
@@ -166,6 +250,8 @@ namespace GPUAssembly
     DeviceVector<Number>                          device_rhs;
     DeviceVector<Number>                          device_nodal_data;
     ExchangePlan                                  plan;
+    internal::ResidentExchange<Number>            matrix_exchange;
+    internal::ResidentExchange<Number>            vector_exchange;
     std::vector<Number>                           local_values;
     std::vector<Number>                           local_rhs;
     std::size_t                                   n_matrix_values = 0;
@@ -177,27 +263,13 @@ namespace GPUAssembly
 
   template <int dim, typename Number>
   void
-  DistributedAssembler<dim, Number>::reinit(
-    const DistributedDoFHandlerAdapter<dim>      &adapter,
-    const dealii::TrilinosWrappers::SparseMatrix &matrix,
-    const dealii::TrilinosWrappers::MPI::Vector  &rhs,
-    const AdditionalData                         &data)
+  DistributedAssembler<dim, Number>::setup_local(
+    const DistributedDoFHandlerAdapter<dim> &adapter,
+    const AdditionalData                    &data)
   {
     this->adapter            = &adapter;
     this->additional_data    = data;
     const MeshArrays &arrays = adapter.get_arrays();
-    AssertThrow(matrix.locally_owned_range_indices() ==
-                  adapter.locally_owned_dofs(),
-                dealii::ExcMessage(
-                  "the matrix's rows are not the locally owned DoFs of the "
-                  "adapter's DoFHandler; reinit it with "
-                  "locally_owned_dofs() as rows and columns."));
-    AssertThrow(rhs.locally_owned_elements() == adapter.locally_owned_dofs() &&
-                  !rhs.has_ghost_elements(),
-                dealii::ExcMessage(
-                  "the right-hand side vector must hold the locally owned "
-                  "DoFs of the adapter's DoFHandler and no ghosts."));
-
     host_assembler.reset();
     device_assembler.reset();
     device_matrix.reset();
@@ -220,9 +292,33 @@ namespace GPUAssembly
       }
     else
       host_assembler = std::make_unique<HostAssembler<dim, Number>>(arrays);
+  }
 
-    n_matrix_values = internal::TrilinosTarget::n_values(matrix);
-    n_vector_values = rhs.locally_owned_size();
+
+
+  template <int dim, typename Number>
+  void
+  DistributedAssembler<dim, Number>::reinit(
+    const DistributedDoFHandlerAdapter<dim>      &adapter,
+    const dealii::TrilinosWrappers::SparseMatrix &matrix,
+    const dealii::TrilinosWrappers::MPI::Vector  &rhs,
+    const AdditionalData                         &data)
+  {
+    AssertThrow(matrix.locally_owned_range_indices() ==
+                  adapter.locally_owned_dofs(),
+                dealii::ExcMessage(
+                  "the matrix's rows are not the locally owned DoFs of the "
+                  "adapter's DoFHandler; reinit it with "
+                  "locally_owned_dofs() as rows and columns."));
+    AssertThrow(rhs.locally_owned_elements() == adapter.locally_owned_dofs() &&
+                  !rhs.has_ghost_elements(),
+                dealii::ExcMessage(
+                  "the right-hand side vector must hold the locally owned "
+                  "DoFs of the adapter's DoFHandler and no ghosts."));
+    setup_local(adapter, data);
+    const MeshArrays &arrays = adapter.get_arrays();
+    n_matrix_values          = internal::TrilinosTarget::n_values(matrix);
+    n_vector_values          = rhs.locally_owned_size();
     plan.reinit(adapter.get_local_to_global(),
                 arrays.row_offsets,
                 arrays.column_indices,
@@ -232,6 +328,73 @@ namespace GPUAssembly
                 internal::TrilinosTarget::matrix_position(matrix),
                 n_vector_values,
                 internal::TrilinosTarget::vector_position(rhs));
+    target = Target::trilinos;
+  }
+
+
+
+  template <int dim, typename Number>
+  void
+  DistributedAssembler<dim, Number>::reinit(
+    const DistributedDoFHandlerAdapter<dim> &adapter,
+    const DistributedDeviceMatrix<Number>   &matrix,
+    const DistributedDeviceVector<Number>   &rhs,
+    const AdditionalData                    &data)
+  {
+    AssertThrow(matrix.get_partitioner() &&
+                  matrix.get_partitioner()->locally_owned_range() ==
+                    adapter.locally_owned_dofs(),
+                dealii::ExcMessage(
+                  "the resident matrix's rows are not the locally owned DoFs "
+                  "of the adapter's DoFHandler; reinit() it with the "
+                  "adapter."));
+    AssertThrow(rhs.get_partitioner() &&
+                  rhs.get_partitioner()->locally_owned_range() ==
+                    adapter.locally_owned_dofs(),
+                dealii::ExcMessage(
+                  "the resident right-hand side does not hold the locally "
+                  "owned DoFs of the adapter's DoFHandler; reinit() it with "
+                  "the matrix's get_partitioner()."));
+    AssertThrow(matrix.stores_on_device() == data.use_device &&
+                  rhs.stores_on_device() == data.use_device,
+                dealii::ExcMessage(
+                  std::string("DistributedAssembler: use_device is ") +
+                  (data.use_device ? "set" : "not set") +
+                  ", but the resident matrix or right-hand side stores its "
+                  "values in " +
+                  (matrix.stores_on_device() ? "device" : "host") + " and " +
+                  (rhs.stores_on_device() ? "device" : "host") +
+                  " memory; give both the same use_device."));
+    setup_local(adapter, data);
+    const MeshArrays &arrays = adapter.get_arrays();
+    n_matrix_values          = matrix.n_nonzeros();
+    n_vector_values          = rhs.locally_owned_size();
+    const auto &partitioner  = rhs.get_partitioner();
+    plan.reinit(
+      adapter.get_local_to_global(),
+      arrays.row_offsets,
+      arrays.column_indices,
+      adapter.locally_owned_dofs(),
+      adapter.get_communicator(),
+      n_matrix_values,
+      [&matrix](const dealii::types::global_dof_index row,
+                const dealii::types::global_dof_index column) {
+        return matrix.position(row, column);
+      },
+      n_vector_values,
+      [&partitioner](const dealii::types::global_dof_index row) {
+        return static_cast<std::size_t>(partitioner->global_to_local(row));
+      });
+    const HaloPath path = matrix.get_halo_path();
+    matrix_exchange.reinit(plan.matrix_lists(),
+                           path,
+                           adapter.get_communicator(),
+                           1);
+    vector_exchange.reinit(plan.vector_lists(),
+                           path,
+                           adapter.get_communicator(),
+                           2);
+    target = Target::resident;
   }
 
 
@@ -239,22 +402,11 @@ namespace GPUAssembly
   template <int dim, typename Number>
   template <class Kernel>
   void
-  DistributedAssembler<dim, Number>::assemble(
-    const Kernel                           &kernel,
-    dealii::TrilinosWrappers::SparseMatrix &matrix,
-    dealii::TrilinosWrappers::MPI::Vector  &rhs,
-    const std::vector<Number>              &nodal_data)
+  DistributedAssembler<dim, Number>::assemble_locally(
+    const Kernel              &kernel,
+    const std::vector<Number> &nodal_data,
+    const bool                 download)
   {
-    AssertThrow(adapter != nullptr,
-                dealii::ExcMessage("DistributedAssembler::assemble() needs a "
-                                   "reinit() first."));
-    AssertThrow(internal::TrilinosTarget::n_values(matrix) == n_matrix_values &&
-                  rhs.locally_owned_size() == n_vector_values &&
-                  !rhs.has_ghost_elements(),
-                dealii::ExcMessage(
-                  "the matrix or right-hand side given to assemble() does "
-                  "not have the layout planned by reinit(); call reinit() "
-                  "again after reinitializing them."));
     using Clock        = std::chrono::steady_clock;
     const auto elapsed = [](const Clock::time_point since) {
       return std::chrono::duration<double>(Clock::now() - since).count();
@@ -273,10 +425,13 @@ namespace GPUAssembly
                                    device_rhs);
         synchronize_device();
         times.local = elapsed(start);
-        start       = Clock::now();
-        device_matrix->get_values().copy_to_host(local_values);
-        device_rhs.copy_to_host(local_rhs);
-        times.transfer += elapsed(start);
+        if (download)
+          {
+            start = Clock::now();
+            device_matrix->get_values().copy_to_host(local_values);
+            device_rhs.copy_to_host(local_rhs);
+            times.transfer += elapsed(start);
+          }
       }
     else
       {
@@ -288,12 +443,80 @@ namespace GPUAssembly
                                  additional_data.n_nodal_fields);
         times.local = elapsed(start);
       }
+  }
+
+
+
+  template <int dim, typename Number>
+  template <class Kernel>
+  void
+  DistributedAssembler<dim, Number>::assemble(
+    const Kernel                           &kernel,
+    dealii::TrilinosWrappers::SparseMatrix &matrix,
+    dealii::TrilinosWrappers::MPI::Vector  &rhs,
+    const std::vector<Number>              &nodal_data)
+  {
+    AssertThrow(target == Target::trilinos,
+                dealii::ExcMessage(
+                  "DistributedAssembler::assemble() into Trilinos objects "
+                  "needs a reinit() with Trilinos objects first."));
+    AssertThrow(internal::TrilinosTarget::n_values(matrix) == n_matrix_values &&
+                  rhs.locally_owned_size() == n_vector_values &&
+                  !rhs.has_ghost_elements(),
+                dealii::ExcMessage(
+                  "the matrix or right-hand side given to assemble() does "
+                  "not have the layout planned by reinit(); call reinit() "
+                  "again after reinitializing them."));
+    assemble_locally(kernel, nodal_data, /*download=*/true);
     plan.reset_times();
     plan.exchange_matrix(local_values.data(),
                          internal::TrilinosTarget::values(matrix));
     plan.exchange_vector(local_rhs.data(), rhs.begin());
     times.communication = plan.get_times().communication;
     times.write         = plan.get_times().write;
+  }
+
+
+
+  template <int dim, typename Number>
+  template <class Kernel>
+  void
+  DistributedAssembler<dim, Number>::assemble(
+    const Kernel                    &kernel,
+    DistributedDeviceMatrix<Number> &matrix,
+    DistributedDeviceVector<Number> &rhs,
+    const std::vector<Number>       &nodal_data)
+  {
+    AssertThrow(target == Target::resident,
+                dealii::ExcMessage(
+                  "DistributedAssembler::assemble() into a resident matrix "
+                  "needs a reinit() with a resident matrix first."));
+    AssertThrow(matrix.n_nonzeros() == n_matrix_values &&
+                  rhs.locally_owned_size() == n_vector_values &&
+                  matrix.stores_on_device() == additional_data.use_device &&
+                  rhs.stores_on_device() == additional_data.use_device,
+                dealii::ExcMessage(
+                  "the resident matrix or right-hand side given to "
+                  "assemble() does not have the layout or storage planned "
+                  "by reinit(); call reinit() again after reinitializing "
+                  "them."));
+    assemble_locally(kernel, nodal_data, /*download=*/false);
+    const Number *local_matrix = device_assembler ?
+                                   device_matrix->get_values().data() :
+                                   local_values.data();
+    const Number *local_vector =
+      device_assembler ? device_rhs.data() : local_rhs.data();
+    ExchangePlan::Times exchange_times;
+    matrix_exchange.run(local_matrix,
+                        matrix.values_data(),
+                        exchange_times,
+                        times.transfer);
+    vector_exchange.run(local_vector,
+                        rhs.data(),
+                        exchange_times,
+                        times.transfer);
+    times.communication = exchange_times.communication;
+    times.write         = exchange_times.write;
   }
 } // namespace GPUAssembly
 

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef gpu_assembly_distributed_distributed_jacobi_cg_h
+#define gpu_assembly_distributed_distributed_jacobi_cg_h
+
+#include <gpu_assembly/distributed/distributed_device_matrix.h>
+#include <gpu_assembly/distributed/distributed_device_vector.h>
+#include <gpu_assembly/distributed/resident_array.h>
+
+namespace GPUAssembly
+{
+  /**
+   * Conjugate gradients preconditioned with the matrix diagonal (Jacobi) on
+   * a DistributedDeviceMatrix and DistributedDeviceVectors: every vector
+   * operation runs where the objects store their entries (device, or host
+   * in host mode), the SpMV updates the halo of the search direction
+   * (DistributedDeviceMatrix::vmult()), and each iteration makes two
+   * global reductions with MPI_Allreduce (p.q, then r.z and r.r together).
+   * Sums are accumulated in double in a fixed order on each rank, so a
+   * solve is reproducible for a fixed number of ranks.
+   *
+   * It is the iteration of deal.II's SolverCG with
+   * TrilinosWrappers::PreconditionJacobi: x_0 = 0, and stop when
+   * ||r|| <= relative_tolerance ||b|| (the unpreconditioned residual).
+   *
+   * Usage with DistributedAssembler (device path; host mode alike with
+   * use_device = false in both AdditionalData):
+   * @code
+   * DistributedDoFHandlerAdapter<dim> adapter(mapping, dof_handler,
+   *                                           quadrature, constraints);
+   * DistributedDeviceMatrix<double>::AdditionalData storage;
+   * storage.use_device = true;
+   * DistributedDeviceMatrix<double> A;
+   * A.reinit(adapter, storage);
+   * DistributedDeviceVector<double> b, x;
+   * b.reinit(A.get_partitioner(), storage);
+   * x.reinit(A.get_partitioner(), storage);
+   *
+   * DistributedAssembler<dim, double>::AdditionalData data;
+   * data.use_device    = true;
+   * data.device.method = AssemblyMethod::global_nz;
+   * DistributedAssembler<dim, double> assembler;
+   * assembler.reinit(adapter, A, b, data);
+   * assembler.assemble(kernel, A, b, nodal_data);
+   *
+   * DistributedJacobiCG<double> cg;
+   * const auto result = cg.solve(A, x, b, 1e-8, 1000);
+   * AssertThrow(result.converged, ExcMessage("CG did not converge"));
+   * x.copy_locally_owned_to(solution); // a TrilinosWrappers::MPI::Vector
+   * @endcode
+   *
+   * Instantiated for float and double.
+   */
+  template <typename Number>
+  class DistributedJacobiCG
+  {
+  public:
+    struct Result
+    {
+      unsigned int iterations       = 0;
+      double       initial_residual = 0;
+      double       final_residual   = 0;
+      bool         converged        = false;
+    };
+
+    /**
+     * Solve A x = b from x = 0. @p b must have A's partitioner and storage;
+     * @p x is reinit()ed to them if it has not. Work vectors are kept for
+     * the next solve of the same layout. Does not throw when
+     * @p max_iterations is reached: Result::converged says. Collective.
+     */
+    Result
+    solve(const DistributedDeviceMatrix<Number> &A,
+          DistributedDeviceVector<Number>       &x,
+          const DistributedDeviceVector<Number> &b,
+          const double                           relative_tolerance,
+          const unsigned int                     max_iterations);
+
+  private:
+    DistributedDeviceVector<Number> r, z, p, q, inverse_diagonal;
+    internal::ResidentArray<double> workspace;
+  };
+} // namespace GPUAssembly
+
+#endif

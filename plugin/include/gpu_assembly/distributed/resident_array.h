@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef gpu_assembly_distributed_resident_array_h
+#define gpu_assembly_distributed_resident_array_h
+
+#include <gpu_assembly/distributed/resident_kernels.h>
+#include <gpu_assembly/lac/device_vector.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace GPUAssembly
+{
+  namespace internal
+  {
+    /**
+     * An array in host memory (std::vector) or in device memory
+     * (DeviceVector), chosen at reinit(): the storage of the resident
+     * distributed classes, whose host mode runs the same loops on the CPU
+     * (ResidentKernels) and is what CI tests.
+     */
+    template <typename T>
+    class ResidentArray
+    {
+    public:
+      /// @p n entries, zero.
+      void
+      reinit(const bool on_device, const std::size_t n)
+      {
+        device = on_device;
+        if (device)
+          {
+            host.clear();
+            host.shrink_to_fit();
+            device_data.reinit(n);
+          }
+        else
+          {
+            device_data.reinit(0);
+            host.assign(n, T());
+          }
+      }
+
+      /// The entries of @p values, in the storage of @p on_device.
+      void
+      reinit(const bool on_device, const std::vector<T> &values)
+      {
+        device = on_device;
+        if (device)
+          {
+            host.clear();
+            host.shrink_to_fit();
+            device_data.copy_from_host(values);
+          }
+        else
+          {
+            device_data.reinit(0);
+            host = values;
+          }
+      }
+
+      bool
+      on_device() const
+      {
+        return device;
+      }
+
+      std::size_t
+      size() const
+      {
+        return device ? device_data.size() : host.size();
+      }
+
+      /// Host or device pointer, as on_device() says.
+      T *
+      data()
+      {
+        return device ? device_data.data() : host.data();
+      }
+
+      const T *
+      data() const
+      {
+        return device ? device_data.data() : host.data();
+      }
+
+      void
+      set_zero()
+      {
+        if (device)
+          device_data.set_zero();
+        else
+          std::fill(host.begin(), host.end(), T());
+      }
+
+      /// Copy the entries to @p values (resized).
+      void
+      copy_to_host(std::vector<T> &values) const
+      {
+        if (device)
+          device_data.copy_to_host(values);
+        else
+          values = host;
+      }
+
+      std::size_t
+      memory_consumption() const
+      {
+        return size() * sizeof(T);
+      }
+
+    private:
+      bool            device = false;
+      std::vector<T>  host;
+      DeviceVector<T> device_data;
+    };
+
+
+
+    /// Page-locked host memory for staging device messages; allocated
+    /// once, reused.
+    template <typename T>
+    class PinnedBuffer
+    {
+    public:
+      PinnedBuffer()                     = default;
+      PinnedBuffer(const PinnedBuffer &) = delete;
+      PinnedBuffer &
+      operator=(const PinnedBuffer &) = delete;
+      ~PinnedBuffer()
+      {
+        ResidentKernels::Device::free_pinned(pointer);
+      }
+
+      void
+      reinit(const std::size_t n)
+      {
+        if (n == n_elements)
+          return;
+        ResidentKernels::Device::free_pinned(pointer);
+        pointer    = nullptr;
+        n_elements = 0;
+        if (n > 0)
+          pointer = static_cast<T *>(
+            ResidentKernels::Device::allocate_pinned(n * sizeof(T)));
+        n_elements = n;
+      }
+
+      T *
+      data() const
+      {
+        return pointer;
+      }
+
+      std::size_t
+      size() const
+      {
+        return n_elements;
+      }
+
+    private:
+      T          *pointer    = nullptr;
+      std::size_t n_elements = 0;
+    };
+  } // namespace internal
+} // namespace GPUAssembly
+
+#endif

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <deal.II/base/exceptions.h>
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/distributed/distributed_device_matrix.h>
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+namespace GPUAssembly
+{
+  template <typename Number>
+  template <int dim>
+  void
+  DistributedDeviceMatrix<Number>::reinit(
+    const DistributedDoFHandlerAdapter<dim> &adapter,
+    const AdditionalData                    &data)
+  {
+    dealii::DynamicSparsityPattern pattern;
+    adapter.make_sparsity_pattern(pattern);
+    reinit(pattern,
+           adapter.locally_owned_dofs(),
+           adapter.get_communicator(),
+           data);
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceMatrix<Number>::reinit(
+    const dealii::DynamicSparsityPattern &pattern,
+    const dealii::IndexSet               &owned,
+    const MPI_Comm                        communicator,
+    const AdditionalData                 &data)
+  {
+    using dealii::types::global_dof_index;
+    AssertThrow(!data.use_device || n_cuda_devices() > 0,
+                ExcUnsupportedInput(
+                  "DistributedDeviceMatrix: use_device is set, but this rank "
+                  "finds no CUDA device; keep the matrix in host memory "
+                  "(use_device = false)."));
+    AssertThrow(pattern.n_rows() == owned.size() &&
+                  pattern.n_cols() == owned.size(),
+                dealii::ExcMessage(
+                  "DistributedDeviceMatrix::reinit(): the sparsity pattern "
+                  "has " +
+                  std::to_string(pattern.n_rows()) + " x " +
+                  std::to_string(pattern.n_cols()) +
+                  " entries, the locally owned rows are an index set of " +
+                  std::to_string(owned.size()) + " DoFs."));
+    additional_data = data;
+
+    // Ghost columns: those of owned rows that other ranks own.
+    dealii::IndexSet ghosts(owned.size());
+    std::size_t      n_entries = 0;
+    for (const global_dof_index row : owned)
+      {
+        for (auto entry = pattern.begin(row); entry != pattern.end(row);
+             ++entry)
+          if (!owned.is_element(entry->column()))
+            ghosts.add_index(entry->column());
+        n_entries += pattern.row_length(row);
+      }
+    ghosts.compress();
+    AssertThrow(n_entries < static_cast<std::size_t>(INT_MAX),
+                dealii::ExcMessage(
+                  "DistributedDeviceMatrix: a rank's rows hold " +
+                  std::to_string(n_entries) +
+                  " nonzeros, more than its 32-bit CSR indices count; use "
+                  "more ranks."));
+    partitioner =
+      std::make_shared<dealii::Utilities::MPI::Partitioner>(owned,
+                                                            ghosts,
+                                                            communicator);
+
+    const unsigned int n_rows = owned.n_elements();
+    host_row_offsets.assign(1, 0);
+    host_row_offsets.reserve(n_rows + 1);
+    host_columns.clear();
+    host_columns.reserve(n_entries);
+    std::vector<int> interior, boundary, diagonal(n_rows, -1);
+    unsigned int     local_row = 0;
+    for (const global_dof_index row : owned)
+      {
+        bool has_ghost_column = false;
+        for (auto entry = pattern.begin(row); entry != pattern.end(row);
+             ++entry)
+          {
+            const global_dof_index column = entry->column();
+            if (column == row)
+              diagonal[local_row] = host_columns.size();
+            const unsigned int local_column =
+              partitioner->global_to_local(column);
+            has_ghost_column =
+              has_ghost_column ||
+              local_column >= partitioner->locally_owned_size();
+            host_columns.push_back(static_cast<int>(local_column));
+          }
+        AssertThrow(diagonal[local_row] >= 0,
+                    dealii::ExcMessage(
+                      "DistributedDeviceMatrix: row " + std::to_string(row) +
+                      " of the sparsity pattern has no diagonal entry, which "
+                      "the Jacobi preconditioner needs."));
+        (has_ghost_column ? boundary : interior).push_back(local_row);
+        host_row_offsets.push_back(host_columns.size());
+        ++local_row;
+      }
+
+    const bool device = data.use_device;
+    row_offsets.reinit(device, host_row_offsets);
+    columns.reinit(device, host_columns);
+    values.reinit(device, host_columns.size());
+    interior_rows.reinit(device, interior);
+    boundary_rows.reinit(device, boundary);
+    diagonal_positions.reinit(device, diagonal);
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceMatrix<Number>::copy_values_to_host(
+    std::vector<Number> &host_values) const
+  {
+    values.copy_to_host(host_values);
+  }
+
+
+
+  template <typename Number>
+  std::size_t
+  DistributedDeviceMatrix<Number>::position(
+    const dealii::types::global_dof_index row,
+    const dealii::types::global_dof_index column) const
+  {
+    Assert(partitioner, dealii::ExcNotInitialized());
+    const auto not_found = [&]() {
+      return dealii::ExcMessage(
+        "the entry (" + std::to_string(row) + ", " + std::to_string(column) +
+        ") is not in the rows and sparsity pattern of this rank's "
+        "DistributedDeviceMatrix; reinit() it from the adapter (or a "
+        "pattern that holds the assembly's entries).");
+    };
+    AssertThrow(partitioner->in_local_range(row), not_found());
+    AssertThrow(partitioner->in_local_range(column) ||
+                  partitioner->is_ghost_entry(column),
+                not_found());
+    const unsigned int local_row    = partitioner->global_to_local(row);
+    const int          local_column = partitioner->global_to_local(column);
+    // Columns are in increasing global order, not local: search the row.
+    const auto begin = host_columns.begin() + host_row_offsets[local_row];
+    const auto end   = host_columns.begin() + host_row_offsets[local_row + 1];
+    const auto found = std::find(begin, end, local_column);
+    AssertThrow(found != end, not_found());
+    return found - host_columns.begin();
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceMatrix<Number>::set_zero()
+  {
+    values.set_zero();
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceMatrix<Number>::vmult(
+    DistributedDeviceVector<Number>       &dst,
+    const DistributedDeviceVector<Number> &src) const
+  {
+    const auto compatible = [this](const DistributedDeviceVector<Number> &v) {
+      return v.get_partitioner() &&
+             (v.get_partitioner() == partitioner ||
+              v.get_partitioner()->is_compatible(*partitioner)) &&
+             v.stores_on_device() == stores_on_device();
+    };
+    AssertThrow(compatible(dst) && compatible(src),
+                dealii::ExcMessage(
+                  "DistributedDeviceMatrix::vmult(): a vector does not have "
+                  "the matrix's layout (reinit() it with get_partitioner()) "
+                  "or storage (host or device)."));
+    AssertThrow(&dst != &src,
+                dealii::ExcMessage("DistributedDeviceMatrix::vmult() needs "
+                                   "distinct source and destination."));
+    const bool device = stores_on_device();
+    src.update_ghost_values_start();
+    internal::ResidentKernels::spmv_rows(device,
+                                         row_offsets.data(),
+                                         columns.data(),
+                                         values.data(),
+                                         interior_rows.data(),
+                                         interior_rows.size(),
+                                         src.data(),
+                                         dst.data());
+    src.update_ghost_values_finish();
+    internal::ResidentKernels::spmv_rows(device,
+                                         row_offsets.data(),
+                                         columns.data(),
+                                         values.data(),
+                                         boundary_rows.data(),
+                                         boundary_rows.size(),
+                                         src.data(),
+                                         dst.data());
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceMatrix<Number>::compute_inverse_diagonal(
+    DistributedDeviceVector<Number> &result) const
+  {
+    AssertThrow(result.get_partitioner() &&
+                  result.get_partitioner()->locally_owned_size() == m() &&
+                  result.stores_on_device() == stores_on_device(),
+                dealii::ExcMessage(
+                  "compute_inverse_diagonal(): the vector does not have the "
+                  "matrix's layout or storage."));
+    internal::ResidentKernels::inverse_diagonal(stores_on_device(),
+                                                values.data(),
+                                                diagonal_positions.data(),
+                                                m(),
+                                                result.data());
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceMatrix<Number>::copy_to(
+    dealii::TrilinosWrappers::SparseMatrix &matrix) const
+  {
+    AssertThrow(partitioner && matrix.locally_owned_range_indices() ==
+                                 partitioner->locally_owned_range(),
+                dealii::ExcMessage(
+                  "DistributedDeviceMatrix::copy_to(): the Trilinos matrix's "
+                  "rows are not this matrix's locally owned rows."));
+    std::vector<Number> host_values;
+    values.copy_to_host(host_values);
+    matrix = 0.;
+    std::vector<dealii::types::global_dof_index> row_columns;
+    std::vector<double>                          row_values;
+    for (unsigned int i = 0; i < m(); ++i)
+      {
+        row_columns.clear();
+        row_values.clear();
+        for (int k = host_row_offsets[i]; k < host_row_offsets[i + 1]; ++k)
+          {
+            row_columns.push_back(
+              partitioner->local_to_global(host_columns[k]));
+            row_values.push_back(host_values[k]);
+          }
+        matrix.set(partitioner->local_to_global(i),
+                   row_columns.size(),
+                   row_columns.data(),
+                   row_values.data(),
+                   false);
+      }
+    matrix.compress(dealii::VectorOperation::insert);
+  }
+
+
+
+  template class DistributedDeviceMatrix<float>;
+  template class DistributedDeviceMatrix<double>;
+  template void
+  DistributedDeviceMatrix<float>::reinit(
+    const DistributedDoFHandlerAdapter<2> &,
+    const AdditionalData &);
+  template void
+  DistributedDeviceMatrix<float>::reinit(
+    const DistributedDoFHandlerAdapter<3> &,
+    const AdditionalData &);
+  template void
+  DistributedDeviceMatrix<double>::reinit(
+    const DistributedDoFHandlerAdapter<2> &,
+    const AdditionalData &);
+  template void
+  DistributedDeviceMatrix<double>::reinit(
+    const DistributedDoFHandlerAdapter<3> &,
+    const AdditionalData &);
+} // namespace GPUAssembly

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <deal.II/base/exceptions.h>
+#include <deal.II/base/mpi.h>
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/distributed/distributed_device_vector.h>
+
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#  include <mpi-ext.h>
+#endif
+
+namespace GPUAssembly
+{
+  namespace
+  {
+    // Messages of the halo exchange; the vectors' communicator is the
+    // program's, and the messages of one pair of ranks arrive in order, so
+    // one tag serves all vectors.
+    constexpr int halo_tag = 18671;
+
+    template <typename Number>
+    MPI_Datatype
+    mpi_type()
+    {
+      static_assert(std::is_same_v<Number, double> ||
+                      std::is_same_v<Number, float>,
+                    "resident vectors hold float or double");
+      return std::is_same_v<Number, double> ? MPI_DOUBLE : MPI_FLOAT;
+    }
+  } // namespace
+
+
+
+  std::string
+  to_string(const HaloPath path)
+  {
+    switch (path)
+      {
+        case HaloPath::host_memory:
+          return "host memory";
+        case HaloPath::staged_through_host:
+          return "device, staged through host memory";
+        case HaloPath::cuda_aware_mpi:
+          return "device, CUDA-aware MPI";
+      }
+    return "unknown";
+  }
+
+
+
+  bool
+  mpi_supports_device_memory()
+  {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+    // The compile-time macro says what the headers were built with; the
+    // library actually loaded answers at run time.
+    return MPIX_Query_cuda_support() == 1;
+#else
+    return false;
+#endif
+  }
+
+
+
+  HaloPath
+  choose_halo_path(const bool use_device, const bool force_host_staging)
+  {
+    if (!use_device)
+      return HaloPath::host_memory;
+    if (!force_host_staging && mpi_supports_device_memory())
+      return HaloPath::cuda_aware_mpi;
+    return HaloPath::staged_through_host;
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::reinit(
+    const std::shared_ptr<const dealii::Utilities::MPI::Partitioner>
+                         &new_partitioner,
+    const AdditionalData &data)
+  {
+    AssertThrow(new_partitioner,
+                dealii::ExcMessage("DistributedDeviceVector::reinit() needs a "
+                                   "partitioner."));
+    AssertThrow(!data.use_device || n_cuda_devices() > 0,
+                ExcUnsupportedInput(
+                  "DistributedDeviceVector: use_device is set, but this rank "
+                  "finds no CUDA device; keep the vector in host memory "
+                  "(use_device = false)."));
+    AssertThrow(requests.empty(),
+                dealii::ExcMessage("DistributedDeviceVector::reinit() while "
+                                   "a ghost update is in flight; call "
+                                   "update_ghost_values_finish() first."));
+    partitioner     = new_partitioner;
+    additional_data = data;
+    halo_path = choose_halo_path(data.use_device, data.force_host_staging);
+    n_owned   = partitioner->locally_owned_size();
+    n_ghosts  = partitioner->n_ghost_indices();
+    values.reinit(data.use_device, std::size_t(n_owned) + n_ghosts);
+
+    std::vector<int> imports;
+    imports.reserve(partitioner->n_import_indices());
+    for (const auto &[first, last] : partitioner->import_indices())
+      for (unsigned int i = first; i < last; ++i)
+        imports.push_back(static_cast<int>(i));
+    import_list.reinit(data.use_device, imports);
+    send_buffer.reinit(data.use_device, imports.size());
+    if (halo_path == HaloPath::staged_through_host)
+      {
+        pinned_send.reinit(imports.size());
+        pinned_receive.reinit(n_ghosts);
+      }
+    else
+      {
+        pinned_send.reinit(0);
+        pinned_receive.reinit(0);
+      }
+    workspace.reinit(data.use_device,
+                     data.use_device ?
+                       2 * internal::ResidentKernels::max_blocks + 2 :
+                       0);
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::reinit(const DistributedDeviceVector &other)
+  {
+    reinit(other.partitioner, other.additional_data);
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::check_compatible(
+    const DistributedDeviceVector &other) const
+  {
+    AssertThrow(partitioner && other.partitioner &&
+                  (partitioner == other.partitioner ||
+                   partitioner->is_compatible(*other.partitioner)) &&
+                  stores_on_device() == other.stores_on_device(),
+                dealii::ExcMessage(
+                  "two DistributedDeviceVectors of different layouts or "
+                  "storage (host and device) are combined; reinit() one from "
+                  "the other."));
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::set_zero()
+  {
+    values.set_zero();
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::update_ghost_values_start() const
+  {
+    Assert(partitioner, dealii::ExcNotInitialized());
+    AssertThrow(requests.empty(),
+                dealii::ExcMessage("update_ghost_values_start() twice without "
+                                   "update_ghost_values_finish() between."));
+    const MPI_Comm     comm   = partitioner->get_mpi_communicator();
+    const bool         staged = halo_path == HaloPath::staged_through_host;
+    const MPI_Datatype type   = mpi_type<Number>();
+    requests.reserve(partitioner->ghost_targets().size() +
+                     partitioner->import_targets().size());
+    // MPI writes the ghost entries directly: kernels still reading them
+    // (the last SpMV's rows with ghost columns) must be done.
+    if (halo_path == HaloPath::cuda_aware_mpi)
+      internal::ResidentKernels::Device::synchronize();
+
+    std::size_t offset = 0;
+    for (const auto &[rank, count] : partitioner->ghost_targets())
+      {
+        Number *buffer = staged ? pinned_receive.data() + offset :
+                                  values.data() + n_owned + offset;
+        requests.emplace_back();
+        const int ierr = MPI_Irecv(buffer,
+                                   count,
+                                   type,
+                                   rank,
+                                   halo_tag,
+                                   comm,
+                                   &requests.back());
+        AssertThrowMPI(ierr);
+        offset += count;
+      }
+
+    internal::ResidentKernels::gather(stores_on_device(),
+                                      values.data(),
+                                      import_list.data(),
+                                      import_list.size(),
+                                      send_buffer.data());
+    const Number *send = send_buffer.data();
+    if (staged)
+      {
+        // A synchronous copy: it also waits for the pack kernel.
+        internal::ResidentKernels::Device::copy_to_host(pinned_send.data(),
+                                                        send_buffer.data(),
+                                                        import_list.size() *
+                                                          sizeof(Number));
+        send = pinned_send.data();
+      }
+    else if (halo_path == HaloPath::cuda_aware_mpi)
+      internal::ResidentKernels::Device::synchronize();
+
+    offset = 0;
+    for (const auto &[rank, count] : partitioner->import_targets())
+      {
+        requests.emplace_back();
+        const int ierr = MPI_Isend(send + offset,
+                                   count,
+                                   type,
+                                   rank,
+                                   halo_tag,
+                                   comm,
+                                   &requests.back());
+        AssertThrowMPI(ierr);
+        offset += count;
+      }
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::update_ghost_values_finish() const
+  {
+    if (!requests.empty())
+      {
+        const int ierr =
+          MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE);
+        AssertThrowMPI(ierr);
+        requests.clear();
+      }
+    if (halo_path == HaloPath::staged_through_host)
+      internal::ResidentKernels::Device::copy_to_device(values.data() + n_owned,
+                                                        pinned_receive.data(),
+                                                        n_ghosts *
+                                                          sizeof(Number));
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::update_ghost_values() const
+  {
+    update_ghost_values_start();
+    update_ghost_values_finish();
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::zero_out_ghost_values()
+  {
+    if (stores_on_device())
+      internal::ResidentKernels::Device::set_zero(values.data() + n_owned,
+                                                  n_ghosts * sizeof(Number));
+    else
+      std::fill(values.data() + n_owned,
+                values.data() + n_owned + n_ghosts,
+                Number());
+  }
+
+
+
+  template <typename Number>
+  double
+  DistributedDeviceVector<Number>::dot(
+    const DistributedDeviceVector &other) const
+  {
+    check_compatible(other);
+    internal::ResidentKernels::Workspace ws;
+    if (stores_on_device())
+      {
+        ws.partial = workspace.data();
+        ws.result =
+          workspace.data() + 2 * internal::ResidentKernels::max_blocks;
+      }
+    const double local = internal::ResidentKernels::dot(stores_on_device(),
+                                                        values.data(),
+                                                        other.values.data(),
+                                                        n_owned,
+                                                        ws);
+    return dealii::Utilities::MPI::sum(local,
+                                       partitioner->get_mpi_communicator());
+  }
+
+
+
+  template <typename Number>
+  double
+  DistributedDeviceVector<Number>::l2_norm() const
+  {
+    return std::sqrt(dot(*this));
+  }
+
+
+
+  namespace
+  {
+    template <typename Number>
+    void
+    copy_owned_in(const bool        on_device,
+                  const double     *source,
+                  const std::size_t n,
+                  Number           *target)
+    {
+      if (!on_device && std::is_same_v<Number, double>)
+        {
+          std::copy(source, source + n, target);
+          return;
+        }
+      std::vector<Number> converted(source, source + n);
+      if (on_device)
+        internal::ResidentKernels::Device::copy_to_device(target,
+                                                          converted.data(),
+                                                          n * sizeof(Number));
+      else
+        std::copy(converted.begin(), converted.end(), target);
+    }
+
+    template <typename Number>
+    void
+    copy_owned_out(const bool        on_device,
+                   const Number     *source,
+                   const std::size_t n,
+                   double           *target)
+    {
+      std::vector<Number> host(n);
+      if (on_device)
+        internal::ResidentKernels::Device::copy_to_host(host.data(),
+                                                        source,
+                                                        n * sizeof(Number));
+      else
+        std::copy(source, source + n, host.begin());
+      std::copy(host.begin(), host.end(), target);
+    }
+  } // namespace
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::copy_locally_owned_from(
+    const dealii::LinearAlgebra::distributed::Vector<double> &vector)
+  {
+    AssertThrow(partitioner && vector.locally_owned_elements() ==
+                                 partitioner->locally_owned_range(),
+                dealii::ExcMessage(
+                  "copy_locally_owned_from(): the deal.II vector's locally "
+                  "owned indices are not this vector's."));
+    copy_owned_in(stores_on_device(), vector.begin(), n_owned, values.data());
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::copy_locally_owned_from(
+    const dealii::TrilinosWrappers::MPI::Vector &vector)
+  {
+    AssertThrow(partitioner && vector.locally_owned_elements() ==
+                                 partitioner->locally_owned_range(),
+                dealii::ExcMessage(
+                  "copy_locally_owned_from(): the Trilinos vector's locally "
+                  "owned indices are not this vector's."));
+    std::vector<double> owned(n_owned);
+    if (!vector.has_ghost_elements())
+      std::copy(vector.begin(), vector.begin() + n_owned, owned.begin());
+    else
+      for (unsigned int i = 0; i < n_owned; ++i)
+        owned[i] = vector(partitioner->local_to_global(i));
+    copy_owned_in(stores_on_device(), owned.data(), n_owned, values.data());
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::copy_locally_owned_to(
+    dealii::LinearAlgebra::distributed::Vector<double> &vector) const
+  {
+    AssertThrow(partitioner && vector.locally_owned_elements() ==
+                                 partitioner->locally_owned_range(),
+                dealii::ExcMessage(
+                  "copy_locally_owned_to(): the deal.II vector's locally "
+                  "owned indices are not this vector's."));
+    copy_owned_out(stores_on_device(), values.data(), n_owned, vector.begin());
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::copy_locally_owned_to(
+    dealii::TrilinosWrappers::MPI::Vector &vector) const
+  {
+    AssertThrow(partitioner &&
+                  vector.locally_owned_elements() ==
+                    partitioner->locally_owned_range() &&
+                  !vector.has_ghost_elements(),
+                dealii::ExcMessage(
+                  "copy_locally_owned_to(): the Trilinos vector's locally "
+                  "owned indices are not this vector's, or it has ghost "
+                  "entries (it must be writable)."));
+    copy_owned_out(stores_on_device(), values.data(), n_owned, vector.begin());
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::copy_to_host(
+    std::vector<Number> &local_values) const
+  {
+    values.copy_to_host(local_values);
+  }
+
+
+
+  template class DistributedDeviceVector<float>;
+  template class DistributedDeviceVector<double>;
+} // namespace GPUAssembly

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <deal.II/base/exceptions.h>
+
+#include <gpu_assembly/distributed/resident_exchange.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <numeric>
+#include <type_traits>
+
+namespace GPUAssembly
+{
+  namespace internal
+  {
+    namespace
+    {
+      std::vector<int>
+      to_int(const std::vector<std::size_t> &values)
+      {
+        std::vector<int> result(values.size());
+        for (std::size_t i = 0; i < values.size(); ++i)
+          {
+            AssertThrow(values[i] < static_cast<std::size_t>(INT_MAX),
+                        dealii::ExcMessage(
+                          "a resident exchange index exceeds 32 bits; use "
+                          "more ranks."));
+            result[i] = static_cast<int>(values[i]);
+          }
+        return result;
+      }
+    } // namespace
+
+
+
+    template <typename Number>
+    void
+    ResidentExchange<Number>::reinit(const ExchangeLists &lists,
+                                     const HaloPath       halo_path,
+                                     const MPI_Comm       comm,
+                                     const int            message_tag)
+    {
+      path      = halo_path;
+      on_device = path != HaloPath::host_memory;
+      tag       = message_tag;
+      communicator =
+        std::make_unique<dealii::Utilities::MPI::DuplicatedCommunicator>(comm);
+      n_targets    = lists.n_targets;
+      send_ranks   = lists.send_ranks;
+      send_offsets = lists.send_offsets;
+      recv_ranks   = lists.recv_ranks;
+      recv_offsets = lists.recv_offsets;
+
+      // The owned entries go to distinct places (one local nonzero per
+      // entry of the pattern), so that they are scattered without atomics.
+      std::vector<char> written(n_targets, 0);
+      for (const std::size_t target : lists.owned_targets)
+        {
+          AssertThrow(target < n_targets && written[target] == 0,
+                      dealii::ExcInternalError());
+          written[target] = 1;
+        }
+      owned_sources.reinit(on_device, to_int(lists.owned_sources));
+      owned_targets.reinit(on_device, to_int(lists.owned_targets));
+      send_sources.reinit(on_device, to_int(lists.send_sources));
+
+      // Received entries grouped by target, each group in the order of the
+      // lists (stable sort), which is the order ExchangePlan adds them in.
+      std::vector<std::size_t> order(lists.n_recv());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(),
+                       order.end(),
+                       [&lists](const std::size_t a, const std::size_t b) {
+                         return lists.recv_targets[a] < lists.recv_targets[b];
+                       });
+      std::vector<std::size_t> targets, offsets(1, 0);
+      for (std::size_t k = 0; k < order.size(); ++k)
+        {
+          if (k == 0 ||
+              lists.recv_targets[order[k]] != lists.recv_targets[order[k - 1]])
+            {
+              if (k > 0)
+                offsets.push_back(k);
+              targets.push_back(lists.recv_targets[order[k]]);
+            }
+        }
+      if (!order.empty())
+        offsets.push_back(order.size());
+      group_targets.reinit(on_device, to_int(targets));
+      group_offsets.reinit(on_device, to_int(offsets));
+      group_entries.reinit(on_device, to_int(order));
+
+      send_buffer.reinit(on_device, lists.n_send());
+      recv_buffer.reinit(on_device, lists.n_recv());
+      pinned_send.reinit(
+        path == HaloPath::staged_through_host ? lists.n_send() : 0);
+      pinned_recv.reinit(
+        path == HaloPath::staged_through_host ? lists.n_recv() : 0);
+    }
+
+
+
+    template <typename Number>
+    void
+    ResidentExchange<Number>::run(const Number        *local_values,
+                                  Number              *target,
+                                  ExchangePlan::Times &times,
+                                  double              &transfer) const
+    {
+      AssertThrow(communicator,
+                  dealii::ExcMessage("a resident exchange runs before its "
+                                     "reinit()."));
+      using Clock        = std::chrono::steady_clock;
+      const auto elapsed = [](const Clock::time_point since) {
+        return std::chrono::duration<double>(Clock::now() - since).count();
+      };
+      const auto sync = [this]() {
+        if (on_device)
+          ResidentKernels::Device::synchronize();
+      };
+      const bool         staged = path == HaloPath::staged_through_host;
+      const MPI_Comm     comm   = **communicator;
+      const MPI_Datatype type =
+        std::is_same_v<Number, double> ? MPI_DOUBLE : MPI_FLOAT;
+      const std::size_t n_send = send_sources.size();
+      const std::size_t n_recv = group_entries.size();
+
+      auto                     start = Clock::now();
+      std::vector<MPI_Request> requests;
+      requests.reserve(recv_ranks.size() + send_ranks.size());
+      Number *receive = staged ? pinned_recv.data() : recv_buffer.data();
+      for (std::size_t p = 0; p < recv_ranks.size(); ++p)
+        {
+          requests.emplace_back();
+          const int ierr =
+            MPI_Irecv(receive + recv_offsets[p],
+                      static_cast<int>(recv_offsets[p + 1] - recv_offsets[p]),
+                      type,
+                      recv_ranks[p],
+                      tag,
+                      comm,
+                      &requests.back());
+          AssertThrowMPI(ierr);
+        }
+      ResidentKernels::gather(on_device,
+                              local_values,
+                              send_sources.data(),
+                              n_send,
+                              send_buffer.data());
+      sync();
+      times.communication += elapsed(start);
+      const Number *send = send_buffer.data();
+      if (staged)
+        {
+          start = Clock::now();
+          ResidentKernels::Device::copy_to_host(pinned_send.data(),
+                                                send_buffer.data(),
+                                                n_send * sizeof(Number));
+          send = pinned_send.data();
+          transfer += elapsed(start);
+        }
+      start = Clock::now();
+      for (std::size_t p = 0; p < send_ranks.size(); ++p)
+        {
+          requests.emplace_back();
+          const int ierr =
+            MPI_Isend(send + send_offsets[p],
+                      static_cast<int>(send_offsets[p + 1] - send_offsets[p]),
+                      type,
+                      send_ranks[p],
+                      tag,
+                      comm,
+                      &requests.back());
+          AssertThrowMPI(ierr);
+        }
+      times.communication += elapsed(start);
+
+      // The rank's own rows while the messages travel.
+      start = Clock::now();
+      if (on_device)
+        ResidentKernels::Device::set_zero(target, n_targets * sizeof(Number));
+      else
+        std::fill(target, target + n_targets, Number());
+      ResidentKernels::scatter_add(on_device,
+                                   local_values,
+                                   owned_sources.data(),
+                                   owned_targets.data(),
+                                   owned_sources.size(),
+                                   target);
+      sync();
+      times.write += elapsed(start);
+
+      start = Clock::now();
+      const int ierr =
+        MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE);
+      AssertThrowMPI(ierr);
+      times.communication += elapsed(start);
+
+      if (staged)
+        {
+          start = Clock::now();
+          ResidentKernels::Device::copy_to_device(recv_buffer.data(),
+                                                  pinned_recv.data(),
+                                                  n_recv * sizeof(Number));
+          transfer += elapsed(start);
+        }
+      start = Clock::now();
+      ResidentKernels::add_grouped(on_device,
+                                   recv_buffer.data(),
+                                   group_targets.data(),
+                                   group_offsets.data(),
+                                   group_entries.data(),
+                                   group_targets.size(),
+                                   target);
+      sync();
+      times.write += elapsed(start);
+    }
+
+
+
+    template class ResidentExchange<float>;
+    template class ResidentExchange<double>;
+  } // namespace internal
+} // namespace GPUAssembly

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// The resident distributed classes on the device against their host mode
+// (which distributed_resident checks against deal.II and Trilinos), under
+// mpirun with ranks sharing the GPUs (select_device_by_node_rank). For each
+// halo path available (CUDA-aware MPI where the MPI library reads device
+// memory, and host staging always):
+// - DistributedAssembler into a device DistributedDeviceMatrix equals the
+//   host mode to 1e-15 relative (Frobenius) with GlobalNZ, SharedNZ and
+//   LocalElem-colored, to 1e-13 with LocalElem-atomic, and a second
+//   assemble() repeats the values bit for bit with the methods without
+//   atomics;
+// - update_ghost_values() gives exactly the host mode's entries;
+// - vmult() equals the host mode's to 1e-14;
+// - DistributedJacobiCG's solution equals the host mode's to 1e-8 relative
+//   (residual tolerance 1e-10), its iteration count within one.
+// Exits with 77 (skipped) where a rank finds no CUDA device.
+
+#include <deal.II/base/mpi.h>
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/distributed/device_selection.h>
+#include <gpu_assembly/distributed/distributed_assembler.h>
+#include <gpu_assembly/distributed/distributed_device_matrix.h>
+#include <gpu_assembly/distributed/distributed_device_vector.h>
+#include <gpu_assembly/distributed/distributed_jacobi_cg.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "resident_problems.h"
+
+namespace
+{
+  using namespace Testing;
+
+  constexpr double cg_tolerance = 1e-10;
+
+  struct HostResult
+  {
+    std::vector<double>                 values, rhs, ghosted, y, solution;
+    DistributedJacobiCG<double>::Result cg;
+  };
+
+  // Assembly, halo, vmult and CG of one storage mode; the vectors'
+  // local entries (owned and ghosts) come back to the host.
+  template <int dim>
+  void
+  run_resident(const DistributedProblem<dim> &problem,
+               const bool                     use_device,
+               const bool                     force_host_staging,
+               const AssemblyMethod           method,
+               HostResult                    &out,
+               bool                          &repeats,
+               HaloPath                      &path)
+  {
+    typename DistributedDeviceMatrix<double>::AdditionalData storage;
+    storage.use_device         = use_device;
+    storage.force_host_staging = force_host_staging;
+    DistributedDeviceMatrix<double> A;
+    A.reinit(problem.adapter, storage);
+    DistributedDeviceVector<double> b;
+    b.reinit(A.get_partitioner(), storage);
+    typename DistributedAssembler<dim, double>::AdditionalData data;
+    data.use_device    = use_device;
+    data.device.method = method;
+    DistributedAssembler<dim, double> assembler;
+    assembler.reinit(problem.adapter, A, b, data);
+    problem.with_kernel([&](const auto &kernel) {
+      assembler.assemble(kernel, A, b);
+    });
+    A.copy_values_to_host(out.values);
+    b.copy_to_host(out.rhs);
+    problem.with_kernel([&](const auto &kernel) {
+      assembler.assemble(kernel, A, b);
+    });
+    std::vector<double> values, rhs;
+    A.copy_values_to_host(values);
+    b.copy_to_host(rhs);
+    repeats = bitwise_equal(values, out.values, MPI_COMM_WORLD) &&
+              bitwise_equal(rhs, out.rhs, MPI_COMM_WORLD);
+
+    LinearAlgebra::distributed::Vector<double> reference(A.get_partitioner());
+    fill_owned(reference);
+    DistributedDeviceVector<double> x, y;
+    x.reinit(A.get_partitioner(), storage);
+    y.reinit(x);
+    x.copy_locally_owned_from(reference);
+    x.update_ghost_values();
+    x.copy_to_host(out.ghosted);
+    x.zero_out_ghost_values();
+    A.vmult(y, x);
+    y.copy_to_host(out.y);
+    path = x.get_halo_path();
+
+    DistributedJacobiCG<double>     cg;
+    DistributedDeviceVector<double> solution;
+    out.cg = cg.solve(A, solution, b, cg_tolerance, 5000);
+    solution.copy_to_host(out.solution);
+    // Ghost entries of the solution are not part of the result.
+    out.solution.resize(A.m());
+  }
+
+
+
+  template <int dim>
+  bool
+  run_case(const Form form, const unsigned int degree)
+  {
+    const DistributedProblem<dim> problem(TriaKind::p4est, form, degree, true);
+    const MPI_Comm                comm = MPI_COMM_WORLD;
+    HostResult                    host;
+    bool                          host_repeats = false;
+    HaloPath                      host_path;
+    run_resident(problem,
+                 false,
+                 false,
+                 AssemblyMethod::global_nz,
+                 host,
+                 host_repeats,
+                 host_path);
+
+    bool              passed   = true;
+    std::vector<bool> stagings = {true};
+    if (mpi_supports_device_memory())
+      stagings.insert(stagings.begin(), false);
+    for (const bool staging : stagings)
+      for (const AssemblyMethod method : {AssemblyMethod::global_nz,
+                                          AssemblyMethod::shared_nz,
+                                          AssemblyMethod::local_elem_colored,
+                                          AssemblyMethod::local_elem_atomic})
+        {
+          HostResult device;
+          bool       repeats = false;
+          HaloPath   path;
+          run_resident(problem, true, staging, method, device, repeats, path);
+          const bool   atomic = method == AssemblyMethod::local_elem_atomic;
+          const double assembly_tolerance = atomic ? 1e-13 : 1e-15;
+          const double matrix_error =
+            relative_difference(device.values, host.values, comm);
+          const double rhs_error =
+            relative_difference(device.rhs, host.rhs, comm);
+          const bool bitwise =
+            bitwise_equal(device.values, host.values, comm) &&
+            bitwise_equal(device.rhs, host.rhs, comm);
+          const bool ghosts_equal =
+            bitwise_equal(device.ghosted, host.ghosted, comm);
+          const double vmult_error =
+            relative_difference(device.y, host.y, comm);
+          const double solution_error =
+            relative_difference(device.solution, host.solution, comm);
+          const int iteration_difference =
+            int(device.cg.iterations) - int(host.cg.iterations);
+          const HaloPath expected =
+            staging ? HaloPath::staged_through_host : HaloPath::cuda_aware_mpi;
+
+          std::ostringstream failures;
+          if (!(matrix_error <= assembly_tolerance &&
+                rhs_error <= assembly_tolerance))
+            failures << " the device assembly differs from the host mode's "
+                        "by more than "
+                     << assembly_tolerance << ";";
+          if (!atomic && !repeats)
+            failures << " a second assemble() gives other values;";
+          if (!ghosts_equal)
+            failures << " update_ghost_values() differs from the host mode;";
+          if (!(vmult_error < 1e-14))
+            failures << " vmult() differs from the host mode's by more than "
+                        "1e-14;";
+          if (!device.cg.converged || std::abs(iteration_difference) > 1 ||
+              !(solution_error < 1e-8))
+            failures << " the device CG (" << device.cg.iterations
+                     << " iterations) does not match the host CG ("
+                     << host.cg.iterations << ") to 1e-8;";
+          if (path != expected)
+            failures << " the halo path is " << to_string(path) << ", expected "
+                     << to_string(expected) << ";";
+          const bool ok = failures.str().empty();
+          passed        = passed && ok;
+          if (Utilities::MPI::this_mpi_process(comm) == 0)
+            std::cout << dim << "D " << to_string(form) << " Q" << degree
+                      << ", hanging nodes, " << problem.dof_handler.n_dofs()
+                      << " DoFs, " << to_string(method) << ", halo "
+                      << to_string(path) << ": assembly " << matrix_error
+                      << " (matrix), " << rhs_error << " (rhs)"
+                      << (bitwise ? " bitwise equal" : "")
+                      << (repeats ? ", repeats bitwise" : "") << "; vmult "
+                      << vmult_error << "; CG " << device.cg.iterations
+                      << " iterations (host " << host.cg.iterations
+                      << "), solution " << solution_error
+                      << (ok ? "" : "; FAILED:" + failures.str()) << std::endl;
+        }
+    return Utilities::MPI::min(passed ? 1 : 0, comm) == 1;
+  }
+} // namespace
+
+
+
+int
+main(int argc, char **argv)
+{
+  Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
+  const int device = select_device_by_node_rank(MPI_COMM_WORLD);
+  if (Utilities::MPI::min(device, MPI_COMM_WORLD) < 0)
+    {
+      if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+        std::cout << "SKIPPED: a rank finds no CUDA device; this test needs "
+                     "a GPU."
+                  << std::endl;
+      return 77;
+    }
+  if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+    std::cout << describe_execution_path() << "; "
+              << Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD)
+              << " ranks; MPI reads device memory: "
+              << (mpi_supports_device_memory() ? "yes" : "no") << std::endl;
+
+  bool passed = true;
+  try
+    {
+      passed &= run_case<2>(Form::laplace, 2);
+      passed &= run_case<3>(Form::elasticity, 1);
+      passed &= run_case<3>(Form::laplace, 1);
+    }
+  catch (const std::exception &exception)
+    {
+      std::cerr << "rank " << Utilities::MPI::this_mpi_process(MPI_COMM_WORLD)
+                << ": " << exception.what() << std::endl;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  passed = Utilities::MPI::min(passed ? 1 : 0, MPI_COMM_WORLD) == 1;
+  return passed ? 0 : 1;
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef gpu_assembly_tests_resident_problems_h
+#define gpu_assembly_tests_resident_problems_h
+
+// A distributed discretization (distributed_problems.h's meshes, hanging
+// node and Dirichlet constraints) and the checks shared by the tests of the
+// resident distributed classes on the host and on the device.
+
+#include <deal.II/base/function_lib.h>
+#include <deal.II/base/quadrature_lib.h>
+
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_system.h>
+#include <deal.II/fe/mapping_q.h>
+
+#include <deal.II/lac/la_parallel_vector.h>
+
+#include <deal.II/numerics/vector_tools.h>
+
+#include <gpu_assembly/distributed/distributed_adapter.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dealii_reference.h"
+#include "distributed_problems.h"
+
+namespace Testing
+{
+  template <int dim>
+  struct DistributedProblem
+  {
+    DistributedProblem(const TriaKind     kind,
+                       const Form         form,
+                       const unsigned int degree,
+                       const bool         hanging_nodes)
+      : form(form)
+      , n_components(form == Form::laplace ? 1 : dim)
+      , tria(make_triangulation<dim>(kind, hanging_nodes))
+      , fe(FE_Q<dim>(degree), n_components)
+      , dof_handler(*tria)
+      , mapping(1)
+      , quadrature(degree + 1)
+    {
+      dof_handler.distribute_dofs(fe);
+      const IndexSet relevant =
+        DoFTools::extract_locally_relevant_dofs(dof_handler);
+      constraints.reinit(relevant);
+      DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+      VectorTools::interpolate_boundary_values(mapping,
+                                               dof_handler,
+                                               0,
+                                               Functions::CosineFunction<dim>(
+                                                 n_components),
+                                               constraints);
+      constraints.close();
+      adapter.reinit(mapping, dof_handler, quadrature, constraints);
+    }
+
+    template <class Function>
+    void
+    with_kernel(const Function &f) const
+    {
+      ::with_kernel<dim, double>(form, n_components, f);
+    }
+
+    const Form                                                   form;
+    const unsigned int                                           n_components;
+    std::unique_ptr<parallel::DistributedTriangulationBase<dim>> tria;
+    FESystem<dim>                                                fe;
+    DoFHandler<dim>                                              dof_handler;
+    MappingQ<dim>                                                mapping;
+    QGauss<dim>                                                  quadrature;
+    AffineConstraints<double>                                    constraints;
+    GPUAssembly::DistributedDoFHandlerAdapter<dim>               adapter;
+  };
+
+
+
+  // Owned entries of a smooth function of the global index, for products
+  // whose every entry matters.
+  inline void
+  fill_owned(LinearAlgebra::distributed::Vector<double> &vector)
+  {
+    const auto &partitioner = *vector.get_partitioner();
+    for (unsigned int i = 0; i < partitioner.locally_owned_size(); ++i)
+      vector.local_element(i) =
+        std::sin(0.37 * partitioner.local_to_global(i) + 0.1) + 0.2;
+  }
+
+
+
+  // ||a - b|| / ||b||, Euclidean, over all ranks.
+  template <typename Number>
+  double
+  relative_difference(const std::vector<Number> &a,
+                      const std::vector<Number> &b,
+                      const MPI_Comm             communicator)
+  {
+    double difference = 0, norm = 0;
+    for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+      {
+        difference += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+        norm += double(b[i]) * b[i];
+      }
+    difference = Utilities::MPI::sum(difference, communicator);
+    norm       = Utilities::MPI::sum(norm, communicator);
+    const bool sizes_differ =
+      Utilities::MPI::max(a.size() != b.size() ? 1 : 0, communicator) == 1;
+    if (sizes_differ)
+      return std::numeric_limits<double>::infinity();
+    return norm > 0 ? std::sqrt(difference / norm) : std::sqrt(difference);
+  }
+
+
+
+  // Whether a and b are equal bit for bit on every rank.
+  template <typename Number>
+  bool
+  bitwise_equal(const std::vector<Number> &a,
+                const std::vector<Number> &b,
+                const MPI_Comm             communicator)
+  {
+    const bool equal =
+      a.size() == b.size() &&
+      (a.empty() ||
+       std::memcmp(a.data(), b.data(), a.size() * sizeof(Number)) == 0);
+    return Utilities::MPI::min(equal ? 1 : 0, communicator) == 1;
+  }
+} // namespace Testing
+
+#endif
