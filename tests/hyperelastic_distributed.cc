@@ -7,8 +7,11 @@
 // tetrahedral bar (parallel::fullydistributed), displacement and momentum
 // at every node, keyed by the node's position (the DoF numbering depends
 // on the partition), and the energies, momentum and load-region
-// displacement must agree to a tolerance tied to the CG tolerance. Run
-// under mpirun (ctest runs 3 ranks).
+// displacement must agree to a tolerance tied to the CG tolerance. The
+// resident backend in host storage mode ('Distributed linear algebra =
+// resident': DistributedDeviceMatrix, DistributedJacobiCG and the updates
+// in host memory) must give the Trilinos backend's states on all ranks and
+// on rank 0 alone. Run under mpirun (ctest runs 3 ranks).
 
 #include <deal.II/base/mpi.h>
 
@@ -40,7 +43,6 @@ namespace
     std::ostringstream text;
     text << "subsection Solver\n  set CG relative tolerance = " << cg_tolerance
          << "\n  set Newton tolerance = 1e-9\nend\n"
-         << "subsection Execution\n  set Device = host\nend\n"
          << "subsection Output\n  set Output interval = 0\n"
          << "  set Screen interval = 0\nend\n";
     return text.str();
@@ -75,12 +77,32 @@ namespace
     NodalStates  states;
   };
 
+  // The host path with the linear algebra @p algebra (trilinos or
+  // resident).
+  std::string
+  execution(const std::string &algebra)
+  {
+    return "subsection Execution\n  set Device = host\n"
+           "  set Distributed linear algebra = " +
+           algebra + "\nend\n";
+  }
+
   Diagnostics
-  run_distributed(const std::string &prm, const MPI_Comm comm)
+  run_distributed(const std::string &prm,
+                  const MPI_Comm     comm,
+                  const std::string &algebra = "trilinos")
   {
     std::ostringstream log;
-    DistributedSolid   solid(Testing::hyperelastic_parameters(prm), comm, log);
+    DistributedSolid   solid(Testing::hyperelastic_parameters(prm +
+                                                            execution(algebra)),
+                           comm,
+                           log);
     solid.setup();
+    const std::string description = solid.backend_description();
+    AssertThrow(
+      description.find(algebra == "resident" ? "resident" : "Trilinos") !=
+        std::string::npos,
+      ExcMessage("asked for the " + algebra + " backend, got: " + description));
     for (unsigned int s = 0; s < n_steps; ++s)
       solid.do_step();
     Diagnostics d;
@@ -96,8 +118,9 @@ namespace
   run_serial(const std::string &prm, unsigned int &n_hanging)
   {
     std::ostringstream log;
-    const auto         solid = Testing::run_hyperelastic(prm, n_steps, log);
-    const auto [u, p]        = solid->state();
+    const auto         solid =
+      Testing::run_hyperelastic(prm + execution("trilinos"), n_steps, log);
+    const auto [u, p]                = solid->state();
     const GPUAssembly::MeshArrays &a = solid->arrays();
     n_hanging                        = a.n_constraint_lines();
     Diagnostics d;
@@ -182,19 +205,34 @@ namespace
     const unsigned int n_ranks =
       Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD);
     const Diagnostics world = run_distributed(prm, MPI_COMM_WORLD);
+    const Diagnostics world_resident =
+      run_distributed(prm, MPI_COMM_WORLD, "resident");
 
     MPI_Comm self;
     MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &self);
     bool ok = true;
     if (rank == 0)
       {
-        const Diagnostics one = run_distributed(prm, self);
+        const Diagnostics one          = run_distributed(prm, self);
+        const Diagnostics one_resident = run_distributed(prm, self, "resident");
         MPI_Comm_free(&self);
+        ok = same_state(name + ", resident backend (host storage) against "
+                               "Trilinos on 1 rank",
+                        one,
+                        one_resident) &&
+             ok;
+        ok = same_state(name +
+                          ", resident backend (host storage) against "
+                          "Trilinos on " +
+                          std::to_string(n_ranks) + " ranks",
+                        world,
+                        world_resident) &&
+             ok;
         unsigned int      n_hanging = 0;
         const Diagnostics serial    = run_serial(prm, n_hanging);
         std::cout << name << ": " << serial.states.size() << " nodes, "
                   << n_hanging << " hanging DoFs" << std::endl;
-        ok = same_state(name + ", 1 rank against serial", serial, one);
+        ok = same_state(name + ", 1 rank against serial", serial, one) && ok;
         ok = same_state(name + ", " + std::to_string(n_ranks) +
                           " ranks against 1 rank",
                         one,

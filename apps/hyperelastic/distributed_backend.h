@@ -6,9 +6,10 @@
 // IntegratorBackend (predict, assemble tangent and residual, solve and
 // update, finish the step) on distributed vectors. DistributedSolid runs
 // the Newton loop (run_newton_loop()) over them and sees nothing else, so
-// that an implementation keeping matrix and vectors on the device can stand
-// beside the Trilinos one without changes elsewhere: it reads the same
-// DistributedBackendData and exchanges states as Trilinos vectors.
+// that the implementation keeping matrix and vectors on the device (the
+// resident one) stands beside the Trilinos one without changes elsewhere:
+// both read the same DistributedBackendData and exchange states as Trilinos
+// vectors.
 
 #include <deal.II/lac/affine_constraints.h>
 #include <deal.II/lac/trilinos_vector.h>
@@ -96,6 +97,18 @@ namespace Hyperelastic
     /// A line saying where the work runs.
     virtual std::string
     description() const = 0;
+
+    /**
+     * Seconds this rank has spent so far exchanging values between ranks
+     * outside CG's own halo updates: DistributedAssembler's exchange of the
+     * interface contributions (its Times: communication, write and, on the
+     * resident device path, the staging copies) and the ghost updates of
+     * the state before an assembly and of the update before the
+     * constraints are distributed. A part of the Assembly and Solve
+     * stages' times.
+     */
+    virtual double
+    exchange_seconds() const = 0;
   };
 
 
@@ -108,6 +121,22 @@ namespace Hyperelastic
    */
   std::unique_ptr<DistributedIntegratorBackend>
   make_trilinos_backend(const DistributedBackendData &data);
+
+
+
+  /**
+   * The resident backend: DistributedAssembler (the rank's GPU where
+   * data.use_device, else the host) assembles into a
+   * GPUAssembly::DistributedDeviceMatrix and DistributedDeviceVector with
+   * the same storage, DistributedJacobiCG solves, and the state, the
+   * predictor, the residual, the Newton and time updates and the
+   * constraints' distribution stay there too (resident_updates.h). On the
+   * device path only scalars (norms, CG's results) come to the host each
+   * Newton iteration, and the state when get_state() asks for it. The host
+   * storage mode runs the same loops on the CPU.
+   */
+  std::unique_ptr<DistributedIntegratorBackend>
+  make_resident_backend(const DistributedBackendData &data);
 } // namespace Hyperelastic
 
 #endif

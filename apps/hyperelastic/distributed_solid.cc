@@ -32,6 +32,7 @@
 #include <functional>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <unordered_set>
 
@@ -546,7 +547,11 @@ namespace Hyperelastic
       backend_data.kernel.body_force[d] = parameters.material.body_force[d];
     backend_data.kernel.assembly_method        = e.assembly_method;
     backend_data.kernel.symmetric_element_data = e.symmetric_element_data;
-    backend = make_trilinos_backend(backend_data);
+    const bool resident =
+      e.distributed_linear_algebra == "resident" ||
+      (e.distributed_linear_algebra == "auto" && backend_data.use_device);
+    backend = resident ? make_resident_backend(backend_data) :
+                         make_trilinos_backend(backend_data);
     pcout << "Execution: " << backend->description() << std::endl;
   }
 
@@ -758,10 +763,39 @@ namespace Hyperelastic
           << " steps/s; Newton iterations " << stats.n_newton_iterations
           << " (at most " << stats.max_newton_iterations << " per step), CG "
           << "iterations " << stats.n_cg_iterations << "." << std::endl;
+    print_stage_split();
     if (o.output_interval > 0)
       pcout << "Open " << o.directory << "/" << o.base_name
             << ".pvd in ParaView." << std::endl;
     timer.print_summary();
+  }
+
+
+
+  void
+  DistributedSolid::print_stage_split() const
+  {
+    // The slowest rank's times: every stage ends in a global reduction,
+    // so the ranks wait for it.
+    const std::map<std::string, double> totals =
+      timer.get_summary_data(TimerOutput::total_wall_time);
+    const auto stage = [&](const std::string &name) {
+      const auto entry = totals.find(name);
+      return Utilities::MPI::max(entry == totals.end() ? 0. : entry->second,
+                                 communicator);
+    };
+    const double per_step = 1e3 / std::max<double>(stats.n_steps, 1);
+    const double assembly = stage("Assembly");
+    const double solve    = stage("Solve (Jacobi-CG)");
+    const double update   = stage("Update");
+    const double exchange =
+      Utilities::MPI::max(backend->exchange_seconds(), communicator);
+    pcout << "Stages per step (ms, slowest rank): assembly " << std::fixed
+          << std::setprecision(3) << assembly * per_step << ", solve "
+          << solve * per_step << ", update " << update * per_step
+          << "; exchange between ranks " << exchange * per_step
+          << " of assembly and solve (assembly exchange and ghost updates, "
+          << "CG's halo not included)." << std::endl;
   }
 
 

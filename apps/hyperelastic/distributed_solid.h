@@ -43,9 +43,10 @@ namespace Hyperelastic
    * parallel::fullydistributed::Triangulation made from the serial mesh
    * (METIS partition). Each rank assembles its cells with the plugin's
    * DistributedAssembler, on its GPU or on the host, and the linear algebra
-   * of a Newton iteration runs behind DistributedIntegratorBackend (on
-   * Trilinos now). The Newton loop, the loads, the input checks and the
-   * failure messages are HyperelasticSolid's (solid_common.h); screen
+   * of a Newton iteration runs behind DistributedIntegratorBackend: the
+   * resident backend (on the GPU by default) or Trilinos ('Execution/
+   * Distributed linear algebra'). The Newton loop, the loads, the input checks
+   * and the failure messages are HyperelasticSolid's (solid_common.h); screen
    * output comes from the first rank, files are one .vtu per rank with a
    * .pvtu record per output and the .pvd series.
    *
@@ -146,6 +147,10 @@ namespace Hyperelastic
     set_initial_state();
     void
     write_output();
+    /// Time per step of each stage of the Newton loop and of the
+    /// exchanges, on rank 0's stream. Collective.
+    void
+    print_stage_split() const;
     /// The smallest J over all ranks' quadrature points for displacement
     /// @p u (ghosted) and where it is. Collective.
     std::pair<double, std::string>

@@ -433,6 +433,20 @@ namespace Hyperelastic
                       "drives the Newton loop and reads each residual norm "
                       "(needed for per-stage host timers; results are the "
                       "same). Ignored on the host.");
+    prm.declare_entry("Distributed linear algebra",
+                      "auto",
+                      Patterns::Selection("auto|resident|trilinos"),
+                      "Under mpirun (several ranks): where the matrix, the "
+                      "vectors and the Jacobi-CG of a Newton iteration "
+                      "live. resident: the plugin's DistributedDeviceMatrix, "
+                      "DistributedDeviceVector and DistributedJacobiCG, on "
+                      "each rank's GPU (nothing but norms passes through the "
+                      "host) or, on the host path, in host memory. trilinos: "
+                      "TrilinosWrappers::SparseMatrix and MPI::Vector with "
+                      "deal.II's SolverCG and PreconditionJacobi (the GPU "
+                      "path then copies the assembled matrix to the host "
+                      "each Newton iteration). auto: resident on the GPU, "
+                      "trilinos on the host. Ignored on one process.");
     prm.leave_subsection();
   }
 
@@ -448,6 +462,7 @@ namespace Hyperelastic
     symmetric_element_data       = prm.get_bool("Symmetric element data");
     compressed_supplemental_data = prm.get_bool("Compressed supplemental data");
     step_graph                   = prm.get_bool("Step graph");
+    distributed_linear_algebra   = prm.get("Distributed linear algebra");
     prm.leave_subsection();
   }
 

@@ -123,6 +123,8 @@ namespace Hyperelastic
       bool        symmetric_element_data;
       bool        compressed_supplemental_data;
       bool        step_graph;
+      /// auto, resident or trilinos (DistributedSolid's backend).
+      std::string distributed_linear_algebra;
 
       static void
       declare_parameters(ParameterHandler &prm);

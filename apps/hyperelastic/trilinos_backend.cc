@@ -13,6 +13,7 @@
 #include <gpu_assembly/engine/device_assembler.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -58,6 +59,12 @@ namespace Hyperelastic
       std::string
       description() const override;
 
+      double
+      exchange_seconds() const override
+      {
+        return exchange_time;
+      }
+
     private:
       const DistributedBackendData                       &data;
       const GPUAssembly::DistributedDoFHandlerAdapter<3> &adapter;
@@ -77,6 +84,7 @@ namespace Hyperelastic
       /// The diagonal entry of each owned row in the matrix's values.
       std::vector<double *> diagonal;
       double                residual_norm = 0;
+      double                exchange_time = 0;
     };
 
 
@@ -193,12 +201,18 @@ namespace Hyperelastic
         for (unsigned int k = 0; k < n_local; ++k)
           mid[k] = dynamic ? 0.5 * (x[k] + x0[k]) : x[k];
       }
-      ghosted = work;
+      const auto start = std::chrono::steady_clock::now();
+      ghosted          = work;
+      exchange_time +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
       adapter.gather_nodal_values(ghosted, nodal_data);
       assembler.assemble(make_step_kernel<double>(data.kernel, loads),
                          matrix,
                          assembled,
                          nodal_data);
+      exchange_time +=
+        assembler.get_times().communication + assembler.get_times().write;
 
       const double  factor = load_factor(loads);
       double       *r      = residual.begin();
@@ -256,7 +270,12 @@ namespace Hyperelastic
       result.iterations     = control.last_step();
       result.final_residual = control.last_value();
       result.converged      = control.last_check() == SolverControl::success;
+      // distribute() imports the lines' ghost entries: counted as exchange.
+      const auto start = std::chrono::steady_clock::now();
       constraints.distribute(delta);
+      exchange_time +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
       u += delta;
       return result;
     }

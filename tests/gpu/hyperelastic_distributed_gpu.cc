@@ -5,7 +5,9 @@
 // one) against the host path on the same ranks: after 10 midpoint-rule
 // steps of a hexahedral bar with hanging nodes and of a tetrahedral bar,
 // displacement and momentum at every node must agree to a tolerance tied
-// to the CG tolerance, for GlobalNZ (symmetric element data) and SharedNZ.
+// to the CG tolerance, for GlobalNZ (symmetric element data) and SharedNZ,
+// with the resident backend (the GPU's default: matrix, vectors, CG and
+// updates on the device) and with the Trilinos backend.
 // Run under mpirun (ctest runs 2 ranks); exits with 77 (skipped) where a
 // rank has no CUDA device.
 
@@ -64,23 +66,38 @@ namespace
   bool
   run_case(const std::string &name,
            const std::string &geometry,
-           const std::string &method)
+           const std::string &method,
+           const std::string &algebra)
   {
     std::ostringstream solver;
     solver << "subsection Solver\n  set CG relative tolerance = "
            << cg_tolerance << "\n  set Newton tolerance = 1e-9\nend\n";
     std::string host_text, device_text;
-    const auto  host   = run(geometry + solver.str() +
-                            "subsection Execution\n  set Device = host\nend\n",
+    const auto  host = run(geometry + solver.str() +
+                            "subsection Execution\n  set Device = host\n"
+                             "  set Distributed linear algebra = trilinos\n"
+                             "end\n",
                           host_text);
-    const auto  device = run(geometry + solver.str() +
-                              "subsection Execution\n  set Device = gpu\n"
-                               "  set Assembly method = " +
-                              method + "\nend\n",
-                            device_text);
+    const auto  device =
+      run(geometry + solver.str() +
+            "subsection Execution\n  set Device = gpu\n"
+            "  set Assembly method = " +
+            method + "\n  set Distributed linear algebra = " + algebra +
+            "\nend\n",
+          device_text);
     if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) != 0)
       return true;
     std::cout << name << ", " << device_text << std::endl;
+    const bool resident = device_text.find("resident") != std::string::npos;
+    if (resident != (algebra != "trilinos"))
+      {
+        std::cout << "FAIL " << name
+                  << ": 'Distributed linear algebra = " << algebra
+                  << "' on the GPU ran the "
+                  << (resident ? "resident" : "Trilinos") << " backend"
+                  << std::endl;
+        return false;
+      }
     if (host.size() != device.size() || host.empty())
       {
         std::cout << "FAIL " << name << ": " << device.size()
@@ -105,11 +122,11 @@ namespace
       }
     const bool ok =
       u_max > 1e-4 && du <= tolerance * u_max && dp <= tolerance * p_max;
-    std::cout << (ok ? "  ok   " : "  FAIL ") << name << " (" << method
-              << "): max |u| = " << u_max << ", displacement differs by " << du
-              << ", momentum by " << dp << " (max |p| = " << p_max
-              << "); allowed " << tolerance << " relative, max |u| > 1e-4"
-              << std::endl;
+    std::cout << (ok ? "  ok   " : "  FAIL ") << name << " (" << method << ", "
+              << algebra << "): max |u| = " << u_max
+              << ", displacement differs by " << du << ", momentum by " << dp
+              << " (max |p| = " << p_max << "); allowed " << tolerance
+              << " relative, max |u| > 1e-4" << std::endl;
     return ok;
   }
 } // namespace
@@ -141,12 +158,17 @@ main(int argc, char *argv[])
       const std::string tetrahedra =
         bar + "  set Cell type = tetrahedra\nend\n";
       bool ok = true;
-      for (const std::string method : {"GlobalNZ", "SharedNZ"})
-        {
-          ok =
-            run_case("hexahedra with hanging nodes", hexahedra, method) && ok;
-          ok = run_case("tetrahedra", tetrahedra, method) && ok;
-        }
+      // auto is the resident backend on the GPU.
+      for (const std::string algebra : {"auto", "trilinos"})
+        for (const std::string method : {"GlobalNZ", "SharedNZ"})
+          {
+            ok = run_case("hexahedra with hanging nodes",
+                          hexahedra,
+                          method,
+                          algebra) &&
+                 ok;
+            ok = run_case("tetrahedra", tetrahedra, method, algebra) && ok;
+          }
       ok = Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
       if (root)
         std::cout << (ok ? "PASSED" : "FAILED") << std::endl;

@@ -155,6 +155,19 @@ namespace GPUAssembly
              const std::vector<Number>       &nodal_data = {});
 
     /**
+     * The same with the nodal data already in device memory (device path
+     * only): a solver whose state stays on the device gathers them there,
+     * and nothing of an assembly passes through the host. transfer then
+     * counts the staging copies alone.
+     */
+    template <class Kernel>
+    void
+    assemble(const Kernel                    &kernel,
+             DistributedDeviceMatrix<Number> &matrix,
+             DistributedDeviceVector<Number> &rhs,
+             const DeviceVector<Number>      &device_nodal_data);
+
+    /**
      * Bytes this rank sends and receives in one resident assemble()
      * (matrix and right-hand side; values travel as Number). Zero before a
      * resident reinit().
@@ -233,6 +246,25 @@ namespace GPUAssembly
     assemble_locally(const Kernel              &kernel,
                      const std::vector<Number> &nodal_data,
                      const bool                 download);
+
+    /// The device path's local assembly from nodal data on the device
+    /// (times.local), with @p download as in assemble_locally().
+    template <class Kernel>
+    void
+    assemble_on_device(const Kernel               &kernel,
+                       const DeviceVector<Number> &nodal_data,
+                       const bool                  download);
+
+    /// The resident exchange of the local results into @p matrix and
+    /// @p rhs, after a local assembly.
+    void
+    exchange_resident(DistributedDeviceMatrix<Number> &matrix,
+                      DistributedDeviceVector<Number> &rhs);
+
+    /// The checks of both resident assemble()s.
+    void
+    check_resident_target(const DistributedDeviceMatrix<Number> &matrix,
+                          const DistributedDeviceVector<Number> &rhs) const;
 
     enum class Target
     {
@@ -417,21 +449,9 @@ namespace GPUAssembly
       {
         device_nodal_data.copy_from_host(nodal_data);
         synchronize_device();
-        times.transfer = elapsed(start);
-        start          = Clock::now();
-        device_assembler->assemble(kernel,
-                                   device_nodal_data,
-                                   *device_matrix,
-                                   device_rhs);
-        synchronize_device();
-        times.local = elapsed(start);
-        if (download)
-          {
-            start = Clock::now();
-            device_matrix->get_values().copy_to_host(local_values);
-            device_rhs.copy_to_host(local_rhs);
-            times.transfer += elapsed(start);
-          }
+        const double upload = elapsed(start);
+        assemble_on_device(kernel, device_nodal_data, download);
+        times.transfer += upload;
       }
     else
       {
@@ -442,6 +462,34 @@ namespace GPUAssembly
                                  nodal_data,
                                  additional_data.n_nodal_fields);
         times.local = elapsed(start);
+      }
+  }
+
+
+
+  template <int dim, typename Number>
+  template <class Kernel>
+  void
+  DistributedAssembler<dim, Number>::assemble_on_device(
+    const Kernel               &kernel,
+    const DeviceVector<Number> &nodal_data,
+    const bool                  download)
+  {
+    using Clock        = std::chrono::steady_clock;
+    const auto elapsed = [](const Clock::time_point since) {
+      return std::chrono::duration<double>(Clock::now() - since).count();
+    };
+    times      = Times();
+    auto start = Clock::now();
+    device_assembler->assemble(kernel, nodal_data, *device_matrix, device_rhs);
+    synchronize_device();
+    times.local = elapsed(start);
+    if (download)
+      {
+        start = Clock::now();
+        device_matrix->get_values().copy_to_host(local_values);
+        device_rhs.copy_to_host(local_rhs);
+        times.transfer += elapsed(start);
       }
   }
 
@@ -479,13 +527,10 @@ namespace GPUAssembly
 
 
   template <int dim, typename Number>
-  template <class Kernel>
   void
-  DistributedAssembler<dim, Number>::assemble(
-    const Kernel                    &kernel,
-    DistributedDeviceMatrix<Number> &matrix,
-    DistributedDeviceVector<Number> &rhs,
-    const std::vector<Number>       &nodal_data)
+  DistributedAssembler<dim, Number>::check_resident_target(
+    const DistributedDeviceMatrix<Number> &matrix,
+    const DistributedDeviceVector<Number> &rhs) const
   {
     AssertThrow(target == Target::resident,
                 dealii::ExcMessage(
@@ -500,7 +545,16 @@ namespace GPUAssembly
                   "assemble() does not have the layout or storage planned "
                   "by reinit(); call reinit() again after reinitializing "
                   "them."));
-    assemble_locally(kernel, nodal_data, /*download=*/false);
+  }
+
+
+
+  template <int dim, typename Number>
+  void
+  DistributedAssembler<dim, Number>::exchange_resident(
+    DistributedDeviceMatrix<Number> &matrix,
+    DistributedDeviceVector<Number> &rhs)
+  {
     const Number *local_matrix = device_assembler ?
                                    device_matrix->get_values().data() :
                                    local_values.data();
@@ -517,6 +571,51 @@ namespace GPUAssembly
                         times.transfer);
     times.communication = exchange_times.communication;
     times.write         = exchange_times.write;
+  }
+
+
+
+  template <int dim, typename Number>
+  template <class Kernel>
+  void
+  DistributedAssembler<dim, Number>::assemble(
+    const Kernel                    &kernel,
+    DistributedDeviceMatrix<Number> &matrix,
+    DistributedDeviceVector<Number> &rhs,
+    const std::vector<Number>       &nodal_data)
+  {
+    check_resident_target(matrix, rhs);
+    assemble_locally(kernel, nodal_data, /*download=*/false);
+    exchange_resident(matrix, rhs);
+  }
+
+
+
+  template <int dim, typename Number>
+  template <class Kernel>
+  void
+  DistributedAssembler<dim, Number>::assemble(
+    const Kernel                    &kernel,
+    DistributedDeviceMatrix<Number> &matrix,
+    DistributedDeviceVector<Number> &rhs,
+    const DeviceVector<Number>      &device_nodal_data)
+  {
+    check_resident_target(matrix, rhs);
+    AssertThrow(device_assembler != nullptr,
+                dealii::ExcMessage(
+                  "DistributedAssembler::assemble() with nodal data in "
+                  "device memory needs the device path (use_device); give "
+                  "the host path its nodal data in a std::vector."));
+    const std::size_t n_nodes = adapter->get_arrays().node_dofs.size() /
+                                adapter->get_arrays().layout.n_components;
+    AssertThrow(
+      device_nodal_data.size() == n_nodes * additional_data.n_nodal_fields,
+      dealii::ExcMessage("the device nodal data given to assemble() have " +
+                         std::to_string(device_nodal_data.size()) +
+                         " entries; the adapter's " + std::to_string(n_nodes) +
+                         " nodes need n_nodal_fields values each."));
+    assemble_on_device(kernel, device_nodal_data, /*download=*/false);
+    exchange_resident(matrix, rhs);
   }
 } // namespace GPUAssembly
 

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The resident distributed backend (distributed_backend.h): state, matrix
+// and vectors in the plugin's resident distributed classes, on the rank's
+// GPU or, in their host storage mode, in host memory.
+
+#include <deal.II/base/mpi.h>
+#include <deal.II/base/partitioner.h>
+
+#include <gpu_assembly/distributed/distributed_assembler.h>
+#include <gpu_assembly/distributed/distributed_device_matrix.h>
+#include <gpu_assembly/distributed/distributed_device_vector.h>
+#include <gpu_assembly/distributed/distributed_jacobi_cg.h>
+#include <gpu_assembly/distributed/resident_array.h>
+#include <gpu_assembly/distributed/resident_kernels.h>
+#include <gpu_assembly/engine/device_assembler.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "distributed_backend.h"
+#include "resident_updates.h"
+
+namespace Hyperelastic
+{
+  namespace
+  {
+    using namespace dealii;
+    constexpr int dim = 3;
+
+    using ResidentVector = GPUAssembly::DistributedDeviceVector<double>;
+    template <typename T>
+    using ResidentArray = GPUAssembly::internal::ResidentArray<T>;
+
+    /**
+     * Two layouts: the matrix's partitioner (owned DoFs, then the columns
+     * of owned rows that other ranks own) for the state, the right-hand
+     * side and CG's vectors; and the adapter's local DoFs as ghosts for
+     * the vectors whose ghost entries are read: the midpoint configuration,
+     * whose values at the nodes of the rank's cells feed the assembly (a
+     * cell's DoFs need not be columns of any owned row), and the Newton
+     * update, whose owned constrained entries are set from their lines,
+     * which refer to local DoFs. The owned entries come first in both
+     * layouts, in the same order, so element-wise loops over them mix the
+     * two.
+     */
+    class ResidentBackend : public DistributedIntegratorBackend
+    {
+    public:
+      explicit ResidentBackend(const DistributedBackendData &data);
+
+      void
+      set_state(const DistributedVector &u,
+                const DistributedVector &p) override;
+
+      void
+      get_state(DistributedVector &u, DistributedVector &p) const override;
+
+      void
+      get_iterate(DistributedVector &u) const override;
+
+      void
+      predict(const StepLoads &loads) override;
+
+      double
+      assemble_residual(const StepLoads &loads) override;
+
+      LinearSolveResult
+      solve_and_update(const double       relative_tolerance,
+                       const unsigned int max_iterations) override;
+
+      void
+      finish_step(const StepLoads &loads) override;
+
+      std::string
+      description() const override;
+
+      double
+      exchange_seconds() const override
+      {
+        return exchange_time;
+      }
+
+    private:
+      /// update_ghost_values() of @p vector, timed into exchange_time.
+      void
+      update_ghosts(const ResidentVector &vector);
+
+      const DistributedBackendData                       &data;
+      const GPUAssembly::DistributedDoFHandlerAdapter<3> &adapter;
+      const MPI_Comm                                      communicator;
+      const bool                                          on_device;
+      const unsigned int                                  n_owned;
+      GPUAssembly::DistributedDeviceMatrix<double>        matrix;
+      GPUAssembly::DistributedAssembler<dim, double>      assembler;
+      GPUAssembly::DistributedJacobiCG<double>            cg;
+      // Matrix layout.
+      ResidentVector u, u_old, p_old, mass, load, assembled, residual, delta;
+      // Local-DoF layout.
+      ResidentVector mid, delta_local;
+      /// Position in mid of the DoF of every entry of the nodal data.
+      ResidentArray<int> nodal_positions;
+      /// The nodal data: device memory on the device path, else a host
+      /// vector (what each of the assembler's overloads takes).
+      GPUAssembly::DeviceVector<double> device_nodal_data;
+      std::vector<double>               host_nodal_data;
+      /// Owned DoFs with a constraint line, by owned position: their
+      /// residual is zero, as the serial backends make it.
+      ResidentArray<int> constrained;
+      /// Their lines in the local-DoF layout (ResidentUpdates::
+      /// distribute()).
+      ResidentArray<int>    line_dofs, line_offsets, line_entries;
+      ResidentArray<double> line_weights, line_inhomogeneities;
+      std::size_t           n_lines = 0;
+      /// Position of each owned row's diagonal entry in the values.
+      ResidentArray<int> diagonal_positions;
+      double             residual_norm = 0;
+      double             exchange_time = 0;
+    };
+
+
+
+    ResidentBackend::ResidentBackend(const DistributedBackendData &data)
+      : data(data)
+      , adapter(*data.adapter)
+      , communicator(adapter.get_communicator())
+      , on_device(data.use_device)
+      , n_owned(adapter.locally_owned_dofs().n_elements())
+    {
+      const IndexSet                  &owned = adapter.locally_owned_dofs();
+      const AffineConstraints<double> &constraints = *data.constraints;
+      ResidentVector::AdditionalData   storage;
+      storage.use_device = on_device;
+      matrix.reinit(adapter, storage);
+      AssertThrow(matrix.m() == n_owned, ExcInternalError());
+      for (ResidentVector *v :
+           {&u, &u_old, &p_old, &mass, &load, &assembled, &residual, &delta})
+        v->reinit(matrix.get_partitioner(), storage);
+      mass.copy_locally_owned_from(data.lumped_mass);
+      load.copy_locally_owned_from(data.load_pattern);
+
+      IndexSet local_ghosts = adapter.local_dofs();
+      local_ghosts.subtract_set(owned);
+      const auto local_layout =
+        std::make_shared<const Utilities::MPI::Partitioner>(owned,
+                                                            local_ghosts,
+                                                            communicator);
+      mid.reinit(local_layout, storage);
+      delta_local.reinit(local_layout, storage);
+      const auto local_position = [&](const types::global_dof_index dof) {
+        AssertThrow(local_layout->in_local_range(dof) ||
+                      local_layout->is_ghost_entry(dof),
+                    ExcInternalError("DoF " + std::to_string(dof) +
+                                     " is not among the adapter's local "
+                                     "DoFs."));
+        return static_cast<int>(local_layout->global_to_local(dof));
+      };
+
+      typename GPUAssembly::DistributedAssembler<dim, double>::AdditionalData
+        assembler_data;
+      assembler_data.use_device     = on_device;
+      assembler_data.n_nodal_fields = dim;
+      assembler_data.device.method =
+        GPUAssembly::parse_assembly_method(data.kernel.assembly_method);
+      assembler_data.device.symmetric = data.kernel.symmetric_element_data;
+      assembler.reinit(adapter, matrix, assembled, assembler_data);
+
+      // The adapter numbers its local DoFs in increasing global order; the
+      // local layout puts the owned ones first: map once.
+      const GPUAssembly::MeshArrays &arrays = adapter.get_arrays();
+      const auto      &local_to_global      = adapter.get_local_to_global();
+      std::vector<int> positions(arrays.node_dofs.size());
+      for (std::size_t i = 0; i < positions.size(); ++i)
+        positions[i] = local_position(local_to_global[arrays.node_dofs[i]]);
+      nodal_positions.reinit(on_device, positions);
+      if (on_device)
+        device_nodal_data.reinit(positions.size());
+      else
+        host_nodal_data.resize(positions.size());
+
+      std::vector<int>    rows, dofs, offsets{0}, entries, diagonal;
+      std::vector<double> weights, inhomogeneities;
+      diagonal.reserve(n_owned);
+      for (unsigned int k = 0; k < n_owned; ++k)
+        {
+          const types::global_dof_index row = owned.nth_index_in_set(k);
+          diagonal.push_back(static_cast<int>(matrix.position(row, row)));
+          if (!constraints.is_constrained(row))
+            continue;
+          rows.push_back(k);
+          dofs.push_back(k);
+          if (const auto *line = constraints.get_constraint_entries(row))
+            for (const auto &[column, weight] : *line)
+              {
+                entries.push_back(local_position(column));
+                weights.push_back(weight);
+              }
+          offsets.push_back(entries.size());
+          inhomogeneities.push_back(constraints.get_inhomogeneity(row));
+        }
+      constrained.reinit(on_device, rows);
+      diagonal_positions.reinit(on_device, diagonal);
+      n_lines = dofs.size();
+      line_dofs.reinit(on_device, dofs);
+      line_offsets.reinit(on_device, offsets);
+      line_entries.reinit(on_device, entries);
+      line_weights.reinit(on_device, weights);
+      line_inhomogeneities.reinit(on_device, inhomogeneities);
+    }
+
+
+
+    void
+    ResidentBackend::update_ghosts(const ResidentVector &vector)
+    {
+      const auto start = std::chrono::steady_clock::now();
+      vector.update_ghost_values();
+      exchange_time +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+    }
+
+
+
+    void
+    ResidentBackend::set_state(const DistributedVector &u_new,
+                               const DistributedVector &p_new)
+    {
+      u_old.copy_locally_owned_from(u_new);
+      p_old.copy_locally_owned_from(p_new);
+      ResidentUpdates::copy(on_device, n_owned, u_old.data(), u.data());
+    }
+
+
+
+    void
+    ResidentBackend::get_state(DistributedVector &u_out,
+                               DistributedVector &p_out) const
+    {
+      u_out.reinit(adapter.locally_owned_dofs(), communicator);
+      p_out.reinit(adapter.locally_owned_dofs(), communicator);
+      u_old.copy_locally_owned_to(u_out);
+      p_old.copy_locally_owned_to(p_out);
+    }
+
+
+
+    void
+    ResidentBackend::get_iterate(DistributedVector &u_out) const
+    {
+      u_out.reinit(adapter.locally_owned_dofs(), communicator);
+      u.copy_locally_owned_to(u_out);
+    }
+
+
+
+    void
+    ResidentBackend::predict(const StepLoads &loads)
+    {
+      ResidentUpdates::predict(on_device,
+                               n_owned,
+                               loads.dt,
+                               u_old.data(),
+                               p_old.data(),
+                               mass.data(),
+                               u.data());
+    }
+
+
+
+    double
+    ResidentBackend::assemble_residual(const StepLoads &loads)
+    {
+      const bool dynamic = loads.dt > 0;
+      // The kernel sees the midpoint configuration (dynamic) or u, at the
+      // nodes of the rank's cells: owned entries here, the rest from their
+      // owners.
+      ResidentUpdates::midpoint(on_device,
+                                n_owned,
+                                dynamic,
+                                u.data(),
+                                u_old.data(),
+                                mid.data());
+      update_ghosts(mid);
+      const auto kernel = make_step_kernel<double>(data.kernel, loads);
+      if (on_device)
+        {
+          GPUAssembly::internal::ResidentKernels::gather(
+            true,
+            mid.data(),
+            nodal_positions.data(),
+            device_nodal_data.size(),
+            device_nodal_data.data());
+          assembler.assemble(kernel, matrix, assembled, device_nodal_data);
+        }
+      else
+        {
+          GPUAssembly::internal::ResidentKernels::gather(
+            false,
+            mid.data(),
+            nodal_positions.data(),
+            host_nodal_data.size(),
+            host_nodal_data.data());
+          assembler.assemble(kernel, matrix, assembled, host_nodal_data);
+        }
+      const auto &times = assembler.get_times();
+      exchange_time += times.communication + times.write + times.transfer;
+
+      ResidentUpdates::residual(on_device,
+                                n_owned,
+                                loads.dt,
+                                load_factor(loads),
+                                load.data(),
+                                assembled.data(),
+                                mass.data(),
+                                u.data(),
+                                u_old.data(),
+                                p_old.data(),
+                                residual.data());
+      // Every rank must take the Newton loop's same branch: a non-finite
+      // entry anywhere, constrained ones included, makes the norm NaN on
+      // every rank (the norm is global).
+      if (!std::isfinite(residual.l2_norm()))
+        return residual_norm = std::numeric_limits<double>::quiet_NaN();
+      ResidentUpdates::zero_entries(on_device,
+                                    constrained.size(),
+                                    constrained.data(),
+                                    residual.data());
+
+      // m/dt on the diagonal, where the assembler wrote it (no exchange).
+      if (dynamic)
+        ResidentUpdates::add_mass_to_diagonal(on_device,
+                                              n_owned,
+                                              loads.dt,
+                                              mass.data(),
+                                              diagonal_positions.data(),
+                                              matrix.values_data());
+      return residual_norm = residual.l2_norm();
+    }
+
+
+
+    LinearSolveResult
+    ResidentBackend::solve_and_update(const double       relative_tolerance,
+                                      const unsigned int max_iterations)
+    {
+      // As the serial Jacobi-CG, an iteration that ran out of steps still
+      // updates u: Newton's next residual judges it. A CG that broke down
+      // (a non-finite residual) is reported through final_residual.
+      const auto cg_result =
+        cg.solve(matrix, delta, residual, relative_tolerance, max_iterations);
+      LinearSolveResult result;
+      result.initial_residual = residual_norm;
+      result.iterations       = cg_result.iterations;
+      result.final_residual   = cg_result.final_residual;
+      result.converged        = cg_result.converged;
+
+      // AffineConstraints::distribute() on the update: its owned
+      // constrained entries from their lines, which may read other ranks'
+      // entries.
+      ResidentUpdates::copy(on_device,
+                            n_owned,
+                            delta.data(),
+                            delta_local.data());
+      update_ghosts(delta_local);
+      ResidentUpdates::distribute(on_device,
+                                  n_lines,
+                                  line_dofs.data(),
+                                  line_offsets.data(),
+                                  line_entries.data(),
+                                  line_weights.data(),
+                                  line_inhomogeneities.data(),
+                                  delta_local.data());
+      ResidentUpdates::add(on_device, n_owned, delta_local.data(), u.data());
+      return result;
+    }
+
+
+
+    void
+    ResidentBackend::finish_step(const StepLoads &loads)
+    {
+      ResidentUpdates::finish_step(on_device,
+                                   n_owned,
+                                   loads.dt,
+                                   u.data(),
+                                   mass.data(),
+                                   u_old.data(),
+                                   p_old.data());
+    }
+
+
+
+    std::string
+    ResidentBackend::description() const
+    {
+      const unsigned int n_ranks =
+        Utilities::MPI::n_mpi_processes(communicator);
+      const std::string ranks =
+        std::to_string(n_ranks) + " MPI rank" + (n_ranks > 1 ? "s" : "");
+      if (on_device)
+        return "GPU per rank, resident: DistributedAssembler with " +
+               data.kernel.assembly_method +
+               (data.kernel.symmetric_element_data &&
+                    data.kernel.assembly_method == "GlobalNZ" ?
+                  " (symmetric element data)" :
+                  "") +
+               " into DistributedDeviceMatrix, DistributedJacobiCG and "
+               "updates on the device, halo " +
+               GPUAssembly::to_string(mid.get_halo_path()) + ", " + ranks;
+      return "host, resident: DistributedAssembler with HostAssembler into "
+             "DistributedDeviceMatrix (host storage), DistributedJacobiCG "
+             "and updates in host memory, " +
+             ranks;
+    }
+  } // namespace
+
+
+
+  std::unique_ptr<DistributedIntegratorBackend>
+  make_resident_backend(const DistributedBackendData &data)
+  {
+    AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
+                ExcMessage("make_resident_backend() needs the adapter and the "
+                           "constraints."));
+    return std::make_unique<ResidentBackend>(data);
+  }
+} // namespace Hyperelastic
