@@ -10,7 +10,8 @@
 //        mpirun -np R hyperelastic [parameter_file.prm]
 // One process runs HyperelasticSolid; several MPI ranks run
 // DistributedSolid (each rank its part of the mesh, on its GPU or on the
-// host). The explicit integrator runs on one process only.
+// host), as does one process with 'Execution/Distributed solver on one
+// process'. The explicit integrator runs on one process only.
 
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
@@ -87,7 +88,7 @@ main(int argc, char *argv[])
           Hyperelastic::ExplicitSolid solid(parameters);
           solid.run();
         }
-      else if (n_ranks > 1)
+      else if (n_ranks > 1 || parameters.execution.distributed_on_one_process)
         {
           Hyperelastic::DistributedSolid solid(parameters, MPI_COMM_WORLD);
           solid.run();

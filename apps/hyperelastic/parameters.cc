@@ -446,7 +446,16 @@ namespace Hyperelastic
                       "deal.II's SolverCG and PreconditionJacobi (the GPU "
                       "path then copies the assembled matrix to the host "
                       "each Newton iteration). auto: resident on the GPU, "
-                      "trilinos on the host. Ignored on one process.");
+                      "trilinos on the host. Ignored on one process "
+                      "unless 'Distributed solver on one process'.");
+    prm.declare_entry("Distributed solver on one process",
+                      "false",
+                      Patterns::Bool(),
+                      "Run the implicit integrator's MPI solver "
+                      "(DistributedSolid) also without mpirun or with "
+                      "mpirun -np 1, instead of the serial one (CUDA graph "
+                      "per step): the one-rank point of a strong-scaling "
+                      "series of the MPI path.");
     prm.leave_subsection();
   }
 
@@ -463,6 +472,8 @@ namespace Hyperelastic
     compressed_supplemental_data = prm.get_bool("Compressed supplemental data");
     step_graph                   = prm.get_bool("Step graph");
     distributed_linear_algebra   = prm.get("Distributed linear algebra");
+    distributed_on_one_process =
+      prm.get_bool("Distributed solver on one process");
     prm.leave_subsection();
   }
 

@@ -125,6 +125,8 @@ namespace Hyperelastic
       bool        step_graph;
       /// auto, resident or trilinos (DistributedSolid's backend).
       std::string distributed_linear_algebra;
+      /// DistributedSolid also on one MPI process.
+      bool distributed_on_one_process;
 
       static void
       declare_parameters(ParameterHandler &prm);
