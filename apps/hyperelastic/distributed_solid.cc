@@ -698,8 +698,9 @@ namespace Hyperelastic
   void
   DistributedSolid::run()
   {
-    pcout << "Running on " << Utilities::MPI::n_mpi_processes(communicator)
-          << " MPI ranks." << std::endl;
+    const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(communicator);
+    pcout << "Running on " << n_ranks << " MPI rank" << (n_ranks > 1 ? "s" : "")
+          << "." << std::endl;
     setup();
 
     const auto &o      = parameters.output;

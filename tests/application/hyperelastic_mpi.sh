@@ -56,6 +56,8 @@ PRM
   grep -q -E "^Step +5 +t = +1.0000 +Newton [0-9]+ +CG +[0-9]+ +\|r\|:" <<<"$log" \
     || fail "$name: step 5 must report t, Newton and CG iterations and residuals"
   [[ $(grep -c "5 steps in" <<<"$log") -eq 1 ]] || fail "$name: the summary must come once"
+  [[ $(grep -c -E "^Stages per step \(ms, slowest rank\): assembly [0-9.]+, solve [0-9.]+, update [0-9.]+; exchange between ranks [0-9.]+ " <<<"$log") -eq 1 ]] \
+    || fail "$name: the stage split (assembly, solve, update, exchange per step) must come once"
   local n_cells
   n_cells=$(sed -n "s/^Mesh: \([0-9]*\) $cells.*/\1/p" <<<"$log")
   [[ -n $n_cells ]] || fail "$name: the log must give the mesh's cells"
