@@ -8,10 +8,14 @@
 // in the matrix (Frobenius norm) and the right-hand side (l2 norm), the
 // plugin's sparsity pattern must hold step-40's entries, the bytes the ranks
 // send must be those they receive (none on one rank), and a second
-// assemble() with the same plan must give the same values.
+// assemble() with the same plan must give the same values. The set-up
+// (adapter arrays, sparsity pattern, exchange lists of both targets, the
+// resident matrix's CSR arrays) must be the same bit for bit with 2 and 3
+// threads.
 
 #include <deal.II/base/function_lib.h>
 #include <deal.II/base/mpi.h>
+#include <deal.II/base/multithread_info.h>
 #include <deal.II/base/quadrature_lib.h>
 
 #include <deal.II/distributed/fully_distributed_tria.h>
@@ -37,12 +41,16 @@
 
 #include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
+#include <gpu_assembly/distributed/distributed_device_matrix.h>
 
 #include <cctype>
 #include <cmath>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dealii_reference.h"
 #include "distributed_problems.h"
@@ -311,6 +319,198 @@ namespace
 
 
 
+namespace
+{
+  // The set-up's arrays and lists by name, as bytes.
+  struct SetUpSnapshot
+  {
+    std::vector<std::pair<std::string, std::vector<char>>> arrays;
+
+    template <typename T>
+    void
+    add(const std::string &name, const std::vector<T> &values)
+    {
+      const char *bytes = reinterpret_cast<const char *>(values.data());
+      arrays.emplace_back(name,
+                          std::vector<char>(bytes,
+                                            bytes + values.size() * sizeof(T)));
+    }
+
+    void
+    add(const std::string &name, const ExchangeLists &lists)
+    {
+      add(name + " owned_sources", lists.owned_sources);
+      add(name + " owned_targets", lists.owned_targets);
+      add(name + " send_ranks", lists.send_ranks);
+      add(name + " send_offsets", lists.send_offsets);
+      add(name + " send_sources", lists.send_sources);
+      add(name + " recv_ranks", lists.recv_ranks);
+      add(name + " recv_offsets", lists.recv_offsets);
+      add(name + " recv_targets", lists.recv_targets);
+    }
+  };
+
+
+
+  // Adapter, pattern and both targets' plans with @p n_threads threads.
+  template <int dim>
+  SetUpSnapshot
+  set_up_with_threads(const unsigned int               n_threads,
+                      const Mapping<dim>              &mapping,
+                      const DoFHandler<dim>           &dof_handler,
+                      const Quadrature<dim>           &quadrature,
+                      const AffineConstraints<double> &constraints)
+  {
+    MultithreadInfo::set_thread_limit(n_threads);
+    SetUpSnapshot                                        snapshot;
+    const GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter(mapping,
+                                                                 dof_handler,
+                                                                 quadrature,
+                                                                 constraints);
+    const GPUAssembly::MeshArrays &a = adapter.get_arrays();
+    snapshot.add("connectivity", a.connectivity);
+    snapshot.add("location", a.location);
+    snapshot.add("supplemental", a.supplemental);
+    snapshot.add("nodal_coordinates", a.nodal_coordinates);
+    snapshot.add("node_dofs", a.node_dofs);
+    snapshot.add("row_offsets", a.row_offsets);
+    snapshot.add("column_indices", a.column_indices);
+    snapshot.add("nonzero_map", a.nonzero_map);
+    snapshot.add("dof_is_constrained", a.dof_is_constrained);
+    snapshot.add("inhomogeneities", a.inhomogeneities);
+    snapshot.add("constraint_line_dofs", a.constraint_line_dofs);
+    snapshot.add("constraint_entry_offsets", a.constraint_entry_offsets);
+    snapshot.add("constraint_entry_dofs", a.constraint_entry_dofs);
+    snapshot.add("constraint_entry_weights", a.constraint_entry_weights);
+    snapshot.add("local_to_global", adapter.get_local_to_global());
+
+    const IndexSet        &owned = adapter.locally_owned_dofs();
+    DynamicSparsityPattern dsp;
+    adapter.make_sparsity_pattern(dsp);
+    std::vector<types::global_dof_index> pattern;
+    for (const types::global_dof_index row : owned)
+      for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
+        {
+          pattern.push_back(row);
+          pattern.push_back(entry->column());
+        }
+    snapshot.add("sparsity pattern", pattern);
+    TrilinosWrappers::SparseMatrix matrix;
+    matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
+    TrilinosWrappers::MPI::Vector                  rhs(owned, MPI_COMM_WORLD);
+    GPUAssembly::DistributedAssembler<dim, double> assembler;
+    assembler.reinit(adapter, matrix, rhs);
+    snapshot.add("Trilinos matrix lists",
+                 assembler.get_exchange_plan().matrix_lists());
+    snapshot.add("Trilinos vector lists",
+                 assembler.get_exchange_plan().vector_lists());
+
+    GPUAssembly::DistributedDeviceMatrix<double> resident_matrix;
+    resident_matrix.reinit(adapter);
+    GPUAssembly::DistributedDeviceVector<double> resident_rhs;
+    resident_rhs.reinit(resident_matrix.get_partitioner());
+    GPUAssembly::DistributedAssembler<dim, double> resident_assembler;
+    resident_assembler.reinit(adapter, resident_matrix, resident_rhs);
+    snapshot.add("resident row offsets", resident_matrix.get_row_offsets());
+    snapshot.add("resident columns", resident_matrix.get_column_indices());
+    std::vector<types::global_dof_index> ghosts;
+    for (const types::global_dof_index ghost :
+         resident_matrix.get_partitioner()->ghost_indices())
+      ghosts.push_back(ghost);
+    snapshot.add("resident ghosts", ghosts);
+    snapshot.add("resident matrix lists",
+                 resident_assembler.get_exchange_plan().matrix_lists());
+    snapshot.add("resident vector lists",
+                 resident_assembler.get_exchange_plan().vector_lists());
+    MultithreadInfo::set_thread_limit(1);
+    return snapshot;
+  }
+
+
+
+  // A mesh large enough that the set-up's parallel loops split into many
+  // blocks (3D elasticity, hanging nodes, Dirichlet values): its set-up
+  // must not depend on how the loops are split over the threads. Two
+  // thread counts above one are compared: deal.II's FEValues reuses the
+  // mapping data of a translated cell (CellSimilarity) only when it runs on
+  // one thread, so the supplemental data of one thread differ from those of
+  // several in the last bits, in deal.II's own assembly as in the adapter.
+  bool
+  run_thread_case()
+  {
+    constexpr int                             dim = 3;
+    parallel::distributed::Triangulation<dim> tria(MPI_COMM_WORLD);
+    GridGenerator::hyper_cube(tria);
+    tria.refine_global(4);
+    for (const auto &cell : tria.active_cell_iterators())
+      if (cell->is_locally_owned() && cell->center()[0] < 0.3 &&
+          cell->center()[1] < 0.5)
+        cell->set_refine_flag();
+    tria.execute_coarsening_and_refinement();
+    const FESystem<dim> fe(FE_Q<dim>(1), dim);
+    DoFHandler<dim>     dof_handler(tria);
+    dof_handler.distribute_dofs(fe);
+    const MappingQ<dim> mapping(1);
+    const QGauss<dim>   quadrature(2);
+    const IndexSet      relevant =
+      DoFTools::extract_locally_relevant_dofs(dof_handler);
+    AffineConstraints<double> constraints(relevant);
+    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+    VectorTools::interpolate_boundary_values(mapping,
+                                             dof_handler,
+                                             0,
+                                             Functions::CosineFunction<dim>(
+                                               dim),
+                                             constraints);
+    constraints.close();
+
+    constexpr unsigned int few_threads = 2, many_threads = 3;
+    const SetUpSnapshot    one  = set_up_with_threads(few_threads,
+                                                  mapping,
+                                                  dof_handler,
+                                                  quadrature,
+                                                  constraints);
+    const SetUpSnapshot    many = set_up_with_threads(many_threads,
+                                                   mapping,
+                                                   dof_handler,
+                                                   quadrature,
+                                                   constraints);
+    std::string            differing;
+    for (std::size_t i = 0; i < one.arrays.size(); ++i)
+      if (one.arrays[i] != many.arrays[i])
+        {
+          differing = one.arrays[i].first;
+          break;
+        }
+    const bool passed =
+      Utilities::MPI::min(differing.empty() ? 1 : 0, MPI_COMM_WORLD) == 1;
+    const std::vector<std::string> all_differing =
+      Utilities::MPI::gather(MPI_COMM_WORLD, differing);
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+      {
+        std::cout << "Set-up with " << few_threads << " and " << many_threads
+                  << " threads (" << tria.n_global_active_cells() << " cells, "
+                  << dof_handler.n_dofs() << " DoFs, " << one.arrays.size()
+                  << " arrays and lists per rank)";
+        if (passed)
+          std::cout << ": the same bit for bit";
+        else
+          {
+            std::cout << "; FAILED: the set-up depends on the number of "
+                         "threads:";
+            for (unsigned int p = 0; p < all_differing.size(); ++p)
+              if (!all_differing[p].empty())
+                std::cout << " rank " << p << "'s " << all_differing[p]
+                          << " differs;";
+          }
+        std::cout << std::endl;
+      }
+    return passed;
+  }
+} // namespace
+
+
+
 int
 main(int argc, char **argv)
 {
@@ -335,6 +535,7 @@ main(int argc, char **argv)
         {TriaKind::fully_distributed, Form::laplace, 1, true, false});
       passed &= run_case<3>(
         {TriaKind::fully_distributed, Form::elasticity, 1, false, false});
+      passed &= run_thread_case();
 
       // A serial mesh is refused with a message that names the adapter to
       // use instead.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/mpi.h>
+#include <deal.II/base/parallel.h>
 
 #include <deal.II/distributed/shared_tria.h>
 #include <deal.II/distributed/tria_base.h>
@@ -13,11 +14,15 @@
 #include <deal.II/lac/sparsity_tools.h>
 
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/distributed/distributed_adapter.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "../adapter/discretization_checks.h"
@@ -110,9 +115,14 @@ namespace GPUAssembly
                   "the AffineConstraints object is not closed; call "
                   "constraints.close() after adding all constraints."));
 
+    SetupTimes::Steps steps("distributed adapter");
+    steps.next("relevant DoFs");
     communicator  = tria.get_communicator();
     owned_dofs    = dof_handler.locally_owned_dofs();
     relevant_dofs = DoFTools::extract_locally_relevant_dofs(dof_handler);
+    // IndexSet compresses itself on first use: done here, before threads
+    // read them.
+    relevant_dofs.compress();
 
     // The constraints must hold the lines of all DoFs of the rank's cells
     // (step-40 makes them on the locally relevant DoFs); lines are looked up
@@ -128,6 +138,7 @@ namespace GPUAssembly
 
     // The owned cells, in the order of the active cell iterators: element
     // e of the arrays.
+    steps.next("owned cells");
     std::vector<typename DoFHandler<dim>::active_cell_iterator> cells;
     for (const auto &cell : dof_handler.active_cell_iterators())
       if (cell->is_locally_owned())
@@ -137,40 +148,112 @@ namespace GPUAssembly
     const unsigned int n_c         = fe.n_components();
     const unsigned int n_en        = base.n_dofs_per_cell();
 
+    // The DoFs of every cell (cell e's from e * n_cell_dofs), in parallel
+    // over the cells: each writes its own part.
+    steps.next("cell DoFs");
+    std::vector<types::global_dof_index> cell_dofs(cells.size() * n_cell_dofs);
+    parallel::apply_to_subranges(
+      std::size_t(0),
+      cells.size(),
+      [&](const std::size_t begin, const std::size_t end) {
+        std::vector<types::global_dof_index> dofs(n_cell_dofs);
+        for (std::size_t e = begin; e < end; ++e)
+          {
+            cells[e]->get_dof_indices(dofs);
+            std::copy(dofs.begin(),
+                      dofs.end(),
+                      cell_dofs.begin() + e * n_cell_dofs);
+          }
+      },
+      256);
+
     // The rank's DoFs: those of its cells and the DoFs their constraint
-    // lines refer to.
-    std::vector<std::vector<types::global_dof_index>> cell_dofs(cells.size());
+    // lines refer to, in increasing order. The DoFs of owned cells are
+    // locally relevant: they are marked at their place in relevant_dofs (in
+    // parallel; every thread stores the same value), so that no sort of all
+    // cell DoFs is needed. Constraint entries outside relevant_dofs (e.g. of
+    // periodicity) are merged in separately.
+    steps.next("local DoFs");
+    const std::size_t n_relevant = relevant_dofs.n_elements();
+    std::unique_ptr<std::atomic<std::uint8_t>[]> is_local(
+      new std::atomic<std::uint8_t>[n_relevant]());
+    parallel::apply_to_subranges(
+      std::size_t(0),
+      cell_dofs.size(),
+      [&](const std::size_t begin, const std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i)
+          {
+            const types::global_dof_index k =
+              relevant_dofs.index_within_set(cell_dofs[i]);
+            Assert(k < n_relevant, ExcInternalError());
+            is_local[k].store(1, std::memory_order_relaxed);
+          }
+      },
+      4096);
+    std::vector<types::global_dof_index> other_dofs;
+    {
+      // Only lines of the cells' DoFs add entries: those marked so far.
+      std::vector<types::global_dof_index> entry_dofs;
+      for (const auto &line : constraints.get_lines())
+        {
+          const types::global_dof_index k =
+            relevant_dofs.index_within_set(line.index);
+          if (k == numbers::invalid_dof_index ||
+              is_local[k].load(std::memory_order_relaxed) != 1)
+            continue;
+          for (const auto &entry : line.entries)
+            entry_dofs.push_back(entry.first);
+        }
+      for (const types::global_dof_index dof : entry_dofs)
+        {
+          const types::global_dof_index k = relevant_dofs.index_within_set(dof);
+          if (k == numbers::invalid_dof_index)
+            other_dofs.push_back(dof);
+          else
+            is_local[k].store(2, std::memory_order_relaxed);
+        }
+      std::sort(other_dofs.begin(), other_dofs.end());
+      other_dofs.erase(std::unique(other_dofs.begin(), other_dofs.end()),
+                       other_dofs.end());
+    }
+    // relevant_to_local: the local number of each marked relevant DoF.
+    std::vector<index_type> relevant_to_local(n_relevant, invalid_index);
     {
       std::vector<types::global_dof_index> dofs;
-      for (std::size_t e = 0; e < cells.size(); ++e)
+      std::size_t                          k     = 0;
+      auto                                 other = other_dofs.begin();
+      for (const types::global_dof_index dof : relevant_dofs)
         {
-          cell_dofs[e].resize(n_cell_dofs);
-          cells[e]->get_dof_indices(cell_dofs[e]);
-          dofs.insert(dofs.end(), cell_dofs[e].begin(), cell_dofs[e].end());
+          if (is_local[k].load(std::memory_order_relaxed) != 0)
+            {
+              while (other != other_dofs.end() && *other < dof)
+                dofs.push_back(*other++);
+              relevant_to_local[k] = dofs.size();
+              dofs.push_back(dof);
+            }
+          ++k;
         }
-      std::sort(dofs.begin(), dofs.end());
-      dofs.erase(std::unique(dofs.begin(), dofs.end()), dofs.end());
-      std::vector<types::global_dof_index> entry_dofs;
-      for (const types::global_dof_index dof : dofs)
-        if (const auto *entries = constraints.get_constraint_entries(dof))
-          for (const auto &entry : *entries)
-            entry_dofs.push_back(entry.first);
-      dofs.insert(dofs.end(), entry_dofs.begin(), entry_dofs.end());
-      std::sort(dofs.begin(), dofs.end());
-      dofs.erase(std::unique(dofs.begin(), dofs.end()), dofs.end());
+      dofs.insert(dofs.end(), other, other_dofs.end());
+      is_local.reset();
+      AssertThrow(dofs.size() < static_cast<std::size_t>(
+                                  std::numeric_limits<index_type>::max()),
+                  ExcUnsupportedInput("the rank has more DoFs than 32-bit "
+                                      "indices can address."));
       local_dof_set = IndexSet(dof_handler.n_dofs());
       local_dof_set.add_indices(dofs.begin(), dofs.end());
       local_dof_set.compress();
       local_to_global = std::move(dofs);
     }
-    AssertThrow(local_to_global.size() <
-                  static_cast<std::size_t>(
-                    std::numeric_limits<index_type>::max()),
-                ExcUnsupportedInput("the rank has more DoFs than 32-bit "
-                                    "indices can address."));
-    // A search in the sorted local DoFs: also called from several threads
-    // at once below.
+    // The local number of a DoF of the rank: through its place in
+    // relevant_dofs, else a search in the sorted local DoFs. Called from
+    // several threads at once below.
     const auto to_local = [&](const types::global_dof_index dof) {
+      const types::global_dof_index k = relevant_dofs.index_within_set(dof);
+      if (k != numbers::invalid_dof_index)
+        {
+          Assert(relevant_to_local[k] != invalid_index, ExcInternalError());
+          return relevant_to_local[k];
+        }
       const auto position =
         std::lower_bound(local_to_global.begin(), local_to_global.end(), dof);
       Assert(position != local_to_global.end() && *position == dof,
@@ -209,18 +292,18 @@ namespace GPUAssembly
 
     // The constraints of the local DoFs in the local numbering. Closed
     // constraints refer only to unconstrained DoFs, so the copy is closed
-    // too; close() sorts it.
+    // too; close() sorts it. The lines are those of the stored lines that
+    // belong to local DoFs, in increasing order as the local DoFs.
+    steps.next("constraints");
     AffineConstraints<double> local_constraints;
-    for (std::size_t i = 0; i < local_to_global.size(); ++i)
+    for (const auto &line : constraints.get_lines())
       {
-        const types::global_dof_index dof = local_to_global[i];
-        if (!(constraint_lines.size() == 0 ||
-              constraint_lines.is_element(dof)) ||
-            !constraints.is_constrained(dof))
+        const types::global_dof_index dof = line.index;
+        if (!local_dof_set.is_element(dof))
           continue;
+        const index_type i = to_local(dof);
         local_constraints.add_line(i);
-        for (const auto &[entry, weight] :
-             *constraints.get_constraint_entries(dof))
+        for (const auto &[entry, weight] : line.entries)
           {
             AssertThrow(std::isfinite(weight),
                         ExcUnsupportedInput(
@@ -229,8 +312,7 @@ namespace GPUAssembly
                           std::to_string(entry) + "."));
             local_constraints.add_entry(i, to_local(entry), weight);
           }
-        local_constraints.set_inhomogeneity(i,
-                                            constraints.get_inhomogeneity(dof));
+        local_constraints.set_inhomogeneity(i, line.inhomogeneity);
       }
     local_constraints.close();
     // Read in the local numbering from the object the local pattern is
@@ -240,6 +322,7 @@ namespace GPUAssembly
     // L(e, .), S(e) and the support points of the element's nodes, in
     // parallel over the elements with FEValues of each subrange's own; the
     // values are those of a serial loop, whatever the threads.
+    steps.next("elements");
     a.location.resize(static_cast<std::size_t>(a.n_elements) * n_cell_dofs);
     a.supplemental.resize(static_cast<std::size_t>(a.n_elements) *
                           a.n_supplemental);
@@ -268,7 +351,7 @@ namespace GPUAssembly
       [&](Scratch &scratch, const unsigned int e) {
         const auto &cell = cells[e];
         for (unsigned int i = 0; i < n_cell_dofs; ++i)
-          scratch.local_cell_dofs[i] = to_local(cell_dofs[e][i]);
+          scratch.local_cell_dofs[i] = to_local(cell_dofs[e * n_cell_dofs + i]);
         for (unsigned int n = 0; n < n_en; ++n)
           for (unsigned int c = 0; c < n_c; ++c)
             a.location[static_cast<std::size_t>(e) * n_cell_dofs + n * n_c +
@@ -332,6 +415,7 @@ namespace GPUAssembly
     // follow the global ones. A node's coordinates are those of its last
     // cell, as in the serial adapter (cells sharing a node may map its
     // support point to coordinates that differ in the last bits).
+    steps.next("nodes");
     std::vector<Point<dim>>   node_points(static_cast<std::size_t>(a.n_dofs));
     std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
     for (std::size_t e = 0; e < cells.size(); ++e)
@@ -371,6 +455,7 @@ namespace GPUAssembly
     // constraint is Dirichlet-like, otherwise deal.II's
     // add_entries_local_to_global() cell by cell, which also couples the
     // DoFs that constraint lines refer to.
+    steps.next("pattern");
     if (internal::constraints_are_dirichlet(local_constraints))
       internal::make_pattern_from_node_graph(internal::node_to_elements(a), a);
     else
@@ -406,6 +491,7 @@ namespace GPUAssembly
       }
 
     // K(e, d1, d2), in parallel over the elements.
+    steps.next("nonzero map");
     internal::assign_first_touched_in_parallel(
       a.nonzero_map,
       static_cast<std::size_t>(a.n_elements) * n_cell_dofs * n_cell_dofs);
@@ -421,6 +507,8 @@ namespace GPUAssembly
   DistributedDoFHandlerAdapter<dim>::make_sparsity_pattern(
     dealii::DynamicSparsityPattern &dsp) const
   {
+    SetupTimes::Steps steps("distributed adapter pattern");
+    steps.next("local rows");
     dsp.reinit(owned_dofs.size(), owned_dofs.size(), local_dof_set);
     std::vector<dealii::types::global_dof_index> columns;
     for (unsigned int row = 0; row < arrays.n_dofs; ++row)
@@ -435,6 +523,7 @@ namespace GPUAssembly
                         columns.end(),
                         true);
       }
+    steps.next("distribute");
     dealii::SparsityTools::distribute_sparsity_pattern(dsp,
                                                        owned_dofs,
                                                        communicator,

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/exceptions.h>
+#include <deal.II/base/parallel.h>
 
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <string>
 
 namespace GPUAssembly
@@ -18,8 +21,11 @@ namespace GPUAssembly
     const DistributedDoFHandlerAdapter<dim> &adapter,
     const AdditionalData                    &data)
   {
+    SetupTimes::Steps              steps("DistributedDeviceMatrix");
     dealii::DynamicSparsityPattern pattern;
+    steps.next("sparsity pattern");
     adapter.make_sparsity_pattern(pattern);
+    steps.next("CSR arrays");
     reinit(pattern,
            adapter.locally_owned_dofs(),
            adapter.get_communicator(),
@@ -53,61 +59,110 @@ namespace GPUAssembly
                   std::to_string(owned.size()) + " DoFs."));
     additional_data = data;
 
+    // The rows are read in parallel over fixed blocks, each block's results
+    // in a place of its own, so that the arrays do not depend on the
+    // threads. IndexSet compresses itself on first use: done here, before
+    // threads read it.
+    owned.compress();
+    pattern.row_index_set().compress();
+    std::vector<global_dof_index> rows;
+    owned.fill_index_vector(rows);
+    const std::size_t     n_rows     = rows.size();
+    constexpr std::size_t block_size = 1024;
+    const std::size_t     n_blocks   = (n_rows + block_size - 1) / block_size;
+    const auto            for_blocks = [&](const auto &body) {
+      dealii::parallel::apply_to_subranges(
+        std::size_t(0),
+        n_blocks,
+        [&](const std::size_t begin, const std::size_t end) {
+          for (std::size_t block = begin; block < end; ++block)
+            body(block,
+                 block * block_size,
+                 std::min(n_rows, (block + 1) * block_size));
+        },
+        1);
+    };
+
     // Ghost columns: those of owned rows that other ranks own.
-    dealii::IndexSet ghosts(owned.size());
-    std::size_t      n_entries = 0;
-    for (const global_dof_index row : owned)
-      {
-        for (auto entry = pattern.begin(row); entry != pattern.end(row);
-             ++entry)
-          if (!owned.is_element(entry->column()))
-            ghosts.add_index(entry->column());
-        n_entries += pattern.row_length(row);
-      }
-    ghosts.compress();
+    std::vector<std::vector<global_dof_index>> block_ghosts(n_blocks);
+    host_row_offsets.assign(n_rows + 1, 0);
+    for_blocks([&](const std::size_t block,
+                   const std::size_t begin,
+                   const std::size_t end) {
+      std::vector<global_dof_index> &ghosts = block_ghosts[block];
+      for (std::size_t i = begin; i < end; ++i)
+        {
+          const global_dof_index row = rows[i];
+          for (auto entry = pattern.begin(row); entry != pattern.end(row);
+               ++entry)
+            if (!owned.is_element(entry->column()))
+              ghosts.push_back(entry->column());
+          host_row_offsets[i + 1] = pattern.row_length(row);
+        }
+      std::sort(ghosts.begin(), ghosts.end());
+      ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
+    });
+    std::size_t n_entries = 0;
+    for (std::size_t i = 0; i < n_rows; ++i)
+      n_entries += host_row_offsets[i + 1];
     AssertThrow(n_entries < static_cast<std::size_t>(INT_MAX),
                 dealii::ExcMessage(
                   "DistributedDeviceMatrix: a rank's rows hold " +
                   std::to_string(n_entries) +
                   " nonzeros, more than its 32-bit CSR indices count; use "
                   "more ranks."));
+    for (std::size_t i = 0; i < n_rows; ++i)
+      host_row_offsets[i + 1] += host_row_offsets[i];
+    dealii::IndexSet ghosts(owned.size());
+    {
+      std::vector<global_dof_index> all_ghosts;
+      for (const auto &block : block_ghosts)
+        all_ghosts.insert(all_ghosts.end(), block.begin(), block.end());
+      std::vector<std::vector<global_dof_index>>().swap(block_ghosts);
+      std::sort(all_ghosts.begin(), all_ghosts.end());
+      all_ghosts.erase(std::unique(all_ghosts.begin(), all_ghosts.end()),
+                       all_ghosts.end());
+      ghosts.add_indices(all_ghosts.begin(), all_ghosts.end());
+    }
+    ghosts.compress();
     partitioner =
       std::make_shared<dealii::Utilities::MPI::Partitioner>(owned,
                                                             ghosts,
                                                             communicator);
 
-    const unsigned int n_rows = owned.n_elements();
-    host_row_offsets.assign(1, 0);
-    host_row_offsets.reserve(n_rows + 1);
-    host_columns.clear();
-    host_columns.reserve(n_entries);
-    std::vector<int> interior, boundary, diagonal(n_rows, -1);
-    unsigned int     local_row = 0;
-    for (const global_dof_index row : owned)
-      {
-        bool has_ghost_column = false;
-        for (auto entry = pattern.begin(row); entry != pattern.end(row);
-             ++entry)
+    host_columns.resize(n_entries);
+    std::vector<int>          diagonal(n_rows, -1);
+    std::vector<std::uint8_t> has_ghost_column(n_rows, 0);
+    const unsigned int        n_owned = partitioner->locally_owned_size();
+    for_blocks(
+      [&](const std::size_t, const std::size_t begin, const std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i)
           {
-            const global_dof_index column = entry->column();
-            if (column == row)
-              diagonal[local_row] = host_columns.size();
-            const unsigned int local_column =
-              partitioner->global_to_local(column);
-            has_ghost_column =
-              has_ghost_column ||
-              local_column >= partitioner->locally_owned_size();
-            host_columns.push_back(static_cast<int>(local_column));
+            const global_dof_index row = rows[i];
+            int                    k   = host_row_offsets[i];
+            for (auto entry = pattern.begin(row); entry != pattern.end(row);
+                 ++entry, ++k)
+              {
+                const global_dof_index column = entry->column();
+                if (column == row)
+                  diagonal[i] = k;
+                const unsigned int local_column =
+                  partitioner->global_to_local(column);
+                has_ghost_column[i] |= local_column >= n_owned;
+                host_columns[k] = static_cast<int>(local_column);
+              }
           }
-        AssertThrow(diagonal[local_row] >= 0,
-                    dealii::ExcMessage(
-                      "DistributedDeviceMatrix: row " + std::to_string(row) +
-                      " of the sparsity pattern has no diagonal entry, which "
-                      "the Jacobi preconditioner needs."));
-        (has_ghost_column ? boundary : interior).push_back(local_row);
-        host_row_offsets.push_back(host_columns.size());
-        ++local_row;
-      }
+      });
+    // Checked in row order, so that the row named is the first at fault.
+    for (std::size_t i = 0; i < n_rows; ++i)
+      AssertThrow(diagonal[i] >= 0,
+                  dealii::ExcMessage(
+                    "DistributedDeviceMatrix: row " + std::to_string(rows[i]) +
+                    " of the sparsity pattern has no diagonal entry, which "
+                    "the Jacobi preconditioner needs."));
+    std::vector<int> interior, boundary;
+    for (std::size_t i = 0; i < n_rows; ++i)
+      (has_ghost_column[i] ? boundary : interior).push_back(i);
 
     const bool device = data.use_device;
     row_offsets.reinit(device, host_row_offsets);
@@ -156,6 +211,47 @@ namespace GPUAssembly
     const auto found = std::find(begin, end, local_column);
     AssertThrow(found != end, not_found());
     return found - host_columns.begin();
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceMatrix<Number>::row_positions(
+    const dealii::types::global_dof_index  row,
+    const dealii::types::global_dof_index *columns,
+    const std::size_t                      n_columns,
+    std::size_t                           *positions) const
+  {
+    Assert(partitioner, dealii::ExcNotInitialized());
+    const auto not_found = [&](const dealii::types::global_dof_index column) {
+      return dealii::ExcMessage(
+        "the entry (" + std::to_string(row) + ", " + std::to_string(column) +
+        ") is not in the rows and sparsity pattern of this rank's "
+        "DistributedDeviceMatrix; reinit() it from the adapter (or a "
+        "pattern that holds the assembly's entries).");
+    };
+    if (n_columns == 0)
+      return;
+    AssertThrow(partitioner->in_local_range(row), not_found(columns[0]));
+    const unsigned int local_row = partitioner->global_to_local(row);
+    // The row's columns and the requested ones both increase in global
+    // order: one walk along the row finds them all.
+    int       k   = host_row_offsets[local_row];
+    const int end = host_row_offsets[local_row + 1];
+    for (std::size_t j = 0; j < n_columns; ++j)
+      {
+        const dealii::types::global_dof_index column = columns[j];
+        Assert(j == 0 || columns[j - 1] < column, dealii::ExcInternalError());
+        AssertThrow(partitioner->in_local_range(column) ||
+                      partitioner->is_ghost_entry(column),
+                    not_found(column));
+        const int local_column = partitioner->global_to_local(column);
+        while (k < end && host_columns[k] != local_column)
+          ++k;
+        AssertThrow(k < end, not_found(column));
+        positions[j] = k++;
+      }
   }
 
 

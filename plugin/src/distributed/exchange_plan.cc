@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
+#include <deal.II/base/parallel.h>
 
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/distributed/exchange_plan.h>
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -17,56 +20,198 @@ namespace GPUAssembly
     using dealii::types::global_dof_index;
     constexpr global_dof_index no_column = dealii::numbers::invalid_dof_index;
 
-    // Builds the lists of one exchange. Entry s of the local array belongs
-    // to local row row_of[s]; key(s) is its (global row, global column), the
-    // column no_column for vector entries. Collective.
-    template <class Key, class Position>
-    void
-    build_lists(const std::vector<global_dof_index> &local_to_global,
-                const std::vector<index_type>       &row_of,
-                const Key                           &key,
-                const dealii::IndexSet              &owned_rows,
-                const MPI_Comm                       communicator,
-                const std::size_t                    n_targets,
-                const Position                      &position,
-                ExchangeLists                       &lists)
+    // Rows per task of the parallel loops: position look-ups of a few
+    // hundred rows outweigh a task's overhead.
+    constexpr std::size_t row_grain = 256;
+
+    // Which local rows the rank owns, and the owners of the others (from
+    // deal.II's consensus algorithm, collective): owner[i] for a row i
+    // that is not owned.
+    struct RowOwners
+    {
+      std::vector<std::uint8_t> owned;
+      std::vector<unsigned int> owner;
+    };
+
+    RowOwners
+    find_row_owners(const std::vector<global_dof_index> &local_to_global,
+                    const dealii::IndexSet              &owned_rows,
+                    const MPI_Comm                       communicator)
     {
       using namespace dealii;
-      lists           = ExchangeLists();
-      lists.n_targets = n_targets;
-
-      // The owners of the rows this rank has but does not own, from
-      // deal.II's consensus algorithm.
+      // IndexSet compresses itself on first use; done here, before threads
+      // read it.
+      owned_rows.compress();
+      const std::size_t n_rows = local_to_global.size();
+      RowOwners         result;
+      result.owned.resize(n_rows);
+      parallel::apply_to_subranges(
+        std::size_t(0),
+        n_rows,
+        [&](const std::size_t begin, const std::size_t end) {
+          for (std::size_t i = begin; i < end; ++i)
+            result.owned[i] = owned_rows.is_element(local_to_global[i]);
+        },
+        4096);
+      // Foreign rows in increasing order, as the local DoFs are.
+      std::vector<global_dof_index> foreign;
+      for (std::size_t i = 0; i < n_rows; ++i)
+        if (!result.owned[i])
+          foreign.push_back(local_to_global[i]);
       IndexSet foreign_rows(owned_rows.size());
-      for (const global_dof_index row : local_to_global)
-        if (!owned_rows.is_element(row))
-          foreign_rows.add_index(row);
+      foreign_rows.add_indices(foreign.begin(), foreign.end());
       foreign_rows.compress();
       const std::vector<unsigned int> owners =
         Utilities::MPI::compute_index_owner(owned_rows,
                                             foreign_rows,
                                             communicator);
+      AssertDimension(owners.size(), foreign.size());
+      result.owner.assign(n_rows, numbers::invalid_unsigned_int);
+      std::size_t j = 0;
+      for (std::size_t i = 0; i < n_rows; ++i)
+        if (!result.owned[i])
+          result.owner[i] = owners[j++];
+      return result;
+    }
 
-      // Per destination rank: the keys of the entries sent, and where they
-      // are taken from.
+
+
+    // Runs of equal rows in received (row, column) keys: run r holds the
+    // keys [starts[r], starts[r + 1]) (pairs, counted as pairs). A sender
+    // lists the entries of a row one after another in increasing column
+    // order, so each run is one row's entries, columns increasing.
+    std::vector<std::size_t>
+    row_runs(const std::vector<global_dof_index> &keys)
+    {
+      std::vector<std::size_t> starts;
+      const std::size_t        n = keys.size() / 2;
+      for (std::size_t j = 0; j < n; ++j)
+        if (j == 0 || keys[2 * j] != keys[2 * j - 2])
+          starts.push_back(j);
+      starts.push_back(n);
+      return starts;
+    }
+
+
+
+    // The checks common to both lists: every target in range, message sizes
+    // within MPI's int counts.
+    void
+    check_lists(const ExchangeLists &lists)
+    {
+      using namespace dealii;
+      for (const std::size_t target : lists.owned_targets)
+        AssertThrow(target < lists.n_targets, ExcInternalError());
+      for (const std::size_t target : lists.recv_targets)
+        AssertThrow(target < lists.n_targets, ExcInternalError());
+      for (std::size_t p = 0; p < lists.send_ranks.size(); ++p)
+        AssertThrow(lists.send_offsets[p + 1] - lists.send_offsets[p] <
+                      static_cast<std::size_t>(INT_MAX),
+                    ExcMessage("an exchange message exceeds MPI's count."));
+      for (std::size_t p = 0; p < lists.recv_ranks.size(); ++p)
+        AssertThrow(lists.recv_offsets[p + 1] - lists.recv_offsets[p] <
+                      static_cast<std::size_t>(INT_MAX),
+                    ExcMessage("an exchange message exceeds MPI's count."));
+    }
+
+
+
+    // Received keys must be rows this rank owns.
+    void
+    check_received_rows(const unsigned int                   rank,
+                        const std::vector<global_dof_index> &keys,
+                        const std::vector<std::size_t>      &runs,
+                        const dealii::IndexSet              &owned_rows)
+    {
+      using namespace dealii;
+      for (std::size_t r = 0; r + 1 < runs.size(); ++r)
+        {
+          const global_dof_index row = keys[2 * runs[r]];
+          AssertThrow(owned_rows.is_element(row),
+                      ExcMessage("rank " + std::to_string(rank) +
+                                 " sent an entry of row " +
+                                 std::to_string(row) +
+                                 ", which this rank does not own."));
+        }
+    }
+
+
+
+    // Matrix lists. Entry s of the local array is nonzero s of the local
+    // CSR arrays; the owned entries of a row are consecutive, and so are
+    // their positions. Collective.
+    void
+    build_matrix_lists(const std::vector<global_dof_index>    &local_to_global,
+                       const std::vector<index_type>          &row_offsets,
+                       const std::vector<index_type>          &column_indices,
+                       const RowOwners                        &owners,
+                       const dealii::IndexSet                 &owned_rows,
+                       const MPI_Comm                          communicator,
+                       const std::size_t                       n_targets,
+                       const ExchangePlan::MatrixRowPositions &positions,
+                       ExchangeLists                          &lists)
+    {
+      using namespace dealii;
+      lists                    = ExchangeLists();
+      lists.n_targets          = n_targets;
+      const std::size_t n_rows = local_to_global.size();
+
+      // Owned rows: sources in local order, positions a row at a time in
+      // parallel (each row's place in the lists is known from the prefix
+      // sum of the owned rows' lengths).
+      std::vector<index_type>  owned_local_rows;
+      std::vector<std::size_t> owned_offsets(1, 0);
+      for (std::size_t i = 0; i < n_rows; ++i)
+        if (owners.owned[i])
+          {
+            owned_local_rows.push_back(i);
+            owned_offsets.push_back(owned_offsets.back() + row_offsets[i + 1] -
+                                    row_offsets[i]);
+          }
+      lists.owned_sources.resize(owned_offsets.back());
+      lists.owned_targets.resize(owned_offsets.back());
+      parallel::apply_to_subranges(
+        std::size_t(0),
+        owned_local_rows.size(),
+        [&](const std::size_t begin, const std::size_t end) {
+          std::vector<global_dof_index> columns;
+          for (std::size_t r = begin; r < end; ++r)
+            {
+              const index_type  i     = owned_local_rows[r];
+              const std::size_t first = row_offsets[i];
+              const std::size_t n     = row_offsets[i + 1] - first;
+              columns.resize(n);
+              for (std::size_t k = 0; k < n; ++k)
+                {
+                  columns[k] = local_to_global[column_indices[first + k]];
+                  lists.owned_sources[owned_offsets[r] + k] = first + k;
+                }
+              positions(local_to_global[i],
+                        columns.data(),
+                        n,
+                        lists.owned_targets.data() + owned_offsets[r]);
+            }
+        },
+        row_grain);
+
+      // Rows of other owners: per destination rank the keys of the entries
+      // sent and where they are taken from, in local order.
       std::map<unsigned int, std::vector<global_dof_index>> keys_to_send;
       std::map<unsigned int, std::vector<std::size_t>>      sources_to_send;
-      for (std::size_t s = 0; s < row_of.size(); ++s)
-        {
-          const global_dof_index row             = local_to_global[row_of[s]];
-          const auto [global_row, global_column] = key(s);
-          if (owned_rows.is_element(row))
-            {
-              lists.owned_sources.push_back(s);
-              lists.owned_targets.push_back(
-                position(global_row, global_column));
-              continue;
-            }
-          const unsigned int owner = owners[foreign_rows.index_within_set(row)];
-          keys_to_send[owner].push_back(global_row);
-          keys_to_send[owner].push_back(global_column);
-          sources_to_send[owner].push_back(s);
-        }
+      for (std::size_t i = 0; i < n_rows; ++i)
+        if (!owners.owned[i])
+          {
+            auto &keys    = keys_to_send[owners.owner[i]];
+            auto &sources = sources_to_send[owners.owner[i]];
+            for (std::size_t k = row_offsets[i];
+                 k < static_cast<std::size_t>(row_offsets[i + 1]);
+                 ++k)
+              {
+                keys.push_back(local_to_global[i]);
+                keys.push_back(local_to_global[column_indices[k]]);
+                sources.push_back(k);
+              }
+          }
       lists.send_offsets.push_back(0);
       for (const auto &[rank, sources] : sources_to_send)
         {
@@ -78,7 +223,7 @@ namespace GPUAssembly
         }
 
       // The owners learn once which entries they will receive, and find
-      // their places.
+      // their places, a row at a time.
       const std::map<unsigned int, std::vector<global_dof_index>>
         received_keys =
           Utilities::MPI::some_to_some(communicator, keys_to_send);
@@ -86,30 +231,116 @@ namespace GPUAssembly
       for (const auto &[rank, keys] : received_keys)
         {
           lists.recv_ranks.push_back(rank);
-          for (std::size_t j = 0; j + 1 < keys.size(); j += 2)
-            {
-              AssertThrow(owned_rows.is_element(keys[j]),
-                          ExcMessage("rank " + std::to_string(rank) +
-                                     " sent an entry of row " +
-                                     std::to_string(keys[j]) +
-                                     ", which this rank does not own."));
-              lists.recv_targets.push_back(position(keys[j], keys[j + 1]));
-            }
+          const std::size_t              offset = lists.recv_targets.size();
+          const std::vector<std::size_t> runs   = row_runs(keys);
+          check_received_rows(rank, keys, runs, owned_rows);
+          lists.recv_targets.resize(offset + keys.size() / 2);
+          parallel::apply_to_subranges(
+            std::size_t(0),
+            runs.size() - 1,
+            [&](const std::size_t begin, const std::size_t end) {
+              std::vector<global_dof_index> columns;
+              for (std::size_t r = begin; r < end; ++r)
+                {
+                  const std::size_t n = runs[r + 1] - runs[r];
+                  columns.resize(n);
+                  for (std::size_t k = 0; k < n; ++k)
+                    columns[k] = keys[2 * (runs[r] + k) + 1];
+                  positions(keys[2 * runs[r]],
+                            columns.data(),
+                            n,
+                            lists.recv_targets.data() + offset + runs[r]);
+                }
+            },
+            row_grain);
           lists.recv_offsets.push_back(lists.recv_targets.size());
         }
-      for (const std::size_t target : lists.owned_targets)
-        AssertThrow(target < n_targets, ExcInternalError());
-      for (const std::size_t target : lists.recv_targets)
-        AssertThrow(target < n_targets, ExcInternalError());
-      // MPI counts are int.
-      for (std::size_t p = 0; p < lists.send_ranks.size(); ++p)
-        AssertThrow(lists.send_offsets[p + 1] - lists.send_offsets[p] <
-                      static_cast<std::size_t>(INT_MAX),
-                    ExcMessage("an exchange message exceeds MPI's count."));
-      for (std::size_t p = 0; p < lists.recv_ranks.size(); ++p)
-        AssertThrow(lists.recv_offsets[p + 1] - lists.recv_offsets[p] <
-                      static_cast<std::size_t>(INT_MAX),
-                    ExcMessage("an exchange message exceeds MPI's count."));
+      check_lists(lists);
+    }
+
+
+
+    // Right-hand-side lists: local entry i is local row i. Collective.
+    void
+    build_vector_lists(const std::vector<global_dof_index> &local_to_global,
+                       const RowOwners                     &owners,
+                       const dealii::IndexSet              &owned_rows,
+                       const MPI_Comm                       communicator,
+                       const std::size_t                    n_targets,
+                       const ExchangePlan::VectorPositions &positions,
+                       ExchangeLists                       &lists)
+    {
+      using namespace dealii;
+      lists                    = ExchangeLists();
+      lists.n_targets          = n_targets;
+      const std::size_t n_rows = local_to_global.size();
+
+      std::vector<global_dof_index> owned_global_rows;
+      for (std::size_t i = 0; i < n_rows; ++i)
+        if (owners.owned[i])
+          {
+            lists.owned_sources.push_back(i);
+            owned_global_rows.push_back(local_to_global[i]);
+          }
+      const auto find_positions =
+        [&positions](const std::vector<global_dof_index> &rows,
+                     const std::size_t                    stride,
+                     const std::size_t                    n,
+                     std::size_t                         *result) {
+          parallel::apply_to_subranges(
+            std::size_t(0),
+            n,
+            [&](const std::size_t begin, const std::size_t end) {
+              std::vector<global_dof_index> block(end - begin);
+              for (std::size_t j = begin; j < end; ++j)
+                block[j - begin] = rows[stride * j];
+              positions(block.data(), block.size(), result + begin);
+            },
+            4096);
+        };
+      lists.owned_targets.resize(owned_global_rows.size());
+      find_positions(owned_global_rows,
+                     1,
+                     owned_global_rows.size(),
+                     lists.owned_targets.data());
+
+      std::map<unsigned int, std::vector<global_dof_index>> keys_to_send;
+      std::map<unsigned int, std::vector<std::size_t>>      sources_to_send;
+      for (std::size_t i = 0; i < n_rows; ++i)
+        if (!owners.owned[i])
+          {
+            auto &keys = keys_to_send[owners.owner[i]];
+            keys.push_back(local_to_global[i]);
+            keys.push_back(no_column);
+            sources_to_send[owners.owner[i]].push_back(i);
+          }
+      lists.send_offsets.push_back(0);
+      for (const auto &[rank, sources] : sources_to_send)
+        {
+          lists.send_ranks.push_back(rank);
+          lists.send_sources.insert(lists.send_sources.end(),
+                                    sources.begin(),
+                                    sources.end());
+          lists.send_offsets.push_back(lists.send_sources.size());
+        }
+
+      const std::map<unsigned int, std::vector<global_dof_index>>
+        received_keys =
+          Utilities::MPI::some_to_some(communicator, keys_to_send);
+      lists.recv_offsets.push_back(0);
+      for (const auto &[rank, keys] : received_keys)
+        {
+          lists.recv_ranks.push_back(rank);
+          const std::size_t offset = lists.recv_targets.size();
+          check_received_rows(rank, keys, row_runs(keys), owned_rows);
+          lists.recv_targets.resize(offset + keys.size() / 2);
+          find_positions(keys,
+                         2,
+                         keys.size() / 2,
+                         lists.recv_targets.data() + offset);
+          lists.recv_offsets.push_back(lists.recv_targets.size());
+        }
+      check_lists(lists);
     }
   } // namespace
 
@@ -123,9 +354,9 @@ namespace GPUAssembly
     const dealii::IndexSet                             &owned_rows,
     const MPI_Comm                                      mpi_communicator,
     const std::size_t                                   n_matrix_targets,
-    const MatrixPosition                               &matrix_position,
+    const MatrixRowPositions                           &matrix_positions,
     const std::size_t                                   n_vector_targets,
-    const VectorPosition                               &vector_position)
+    const VectorPositions                              &vector_positions)
   {
     AssertThrow(row_offsets.size() == local_to_global.size() + 1,
                 dealii::ExcDimensionMismatch(row_offsets.size(),
@@ -133,45 +364,34 @@ namespace GPUAssembly
     AssertThrow(std::is_sorted(local_to_global.begin(), local_to_global.end()),
                 dealii::ExcMessage("the local DoFs must be in increasing "
                                    "global order."));
+    SetupTimes::Steps steps("ExchangePlan");
+    steps.next("communicator");
     communicator =
       std::make_unique<dealii::Utilities::MPI::DuplicatedCommunicator>(
         mpi_communicator);
     const MPI_Comm comm = **communicator;
 
-    std::vector<index_type> row_of_nonzero(column_indices.size());
-    for (std::size_t row = 0; row < local_to_global.size(); ++row)
-      std::fill(row_of_nonzero.begin() + row_offsets[row],
-                row_of_nonzero.begin() + row_offsets[row + 1],
-                static_cast<index_type>(row));
-    build_lists(
-      local_to_global,
-      row_of_nonzero,
-      [&](const std::size_t k) {
-        return std::make_pair(local_to_global[row_of_nonzero[k]],
-                              local_to_global[column_indices[k]]);
-      },
-      owned_rows,
-      comm,
-      n_matrix_targets,
-      matrix_position,
-      matrix);
-
-    std::vector<index_type> row_of_entry(local_to_global.size());
-    for (std::size_t i = 0; i < row_of_entry.size(); ++i)
-      row_of_entry[i] = i;
-    build_lists(
-      local_to_global,
-      row_of_entry,
-      [&](const std::size_t i) {
-        return std::make_pair(local_to_global[i], no_column);
-      },
-      owned_rows,
-      comm,
-      n_vector_targets,
-      [&](const global_dof_index row, const global_dof_index) {
-        return vector_position(row);
-      },
-      vector);
+    // One consensus on the owners serves both lists.
+    steps.next("row owners");
+    const RowOwners owners = find_row_owners(local_to_global, owned_rows, comm);
+    steps.next("matrix lists");
+    build_matrix_lists(local_to_global,
+                       row_offsets,
+                       column_indices,
+                       owners,
+                       owned_rows,
+                       comm,
+                       n_matrix_targets,
+                       matrix_positions,
+                       matrix);
+    steps.next("vector lists");
+    build_vector_lists(local_to_global,
+                       owners,
+                       owned_rows,
+                       comm,
+                       n_vector_targets,
+                       vector_positions,
+                       vector);
 
     send_buffer.resize(std::max(matrix.n_send(), vector.n_send()));
     recv_buffer.resize(std::max(matrix.n_recv(), vector.n_recv()));

@@ -4,7 +4,6 @@
 #include <gpu_assembly/distributed/distributed_assembler.h>
 
 #include <algorithm>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,84 +68,81 @@ namespace GPUAssembly
 
 
 
-    ExchangePlan::MatrixPosition
-    TrilinosTarget::matrix_position(
+    ExchangePlan::MatrixRowPositions
+    TrilinosTarget::matrix_positions(
       const dealii::TrilinosWrappers::SparseMatrix &matrix)
     {
       const Epetra_CrsMatrix &epetra = matrix.trilinos_matrix();
       const double *const     first  = first_value(epetra);
-      // The plan asks for the entries of a row one after another: the row
-      // is looked up once, its (global column, position) pairs sorted, and
-      // each column found by bisection, instead of hashing every column
-      // into Epetra's column map and scanning the row for it.
-      struct Row
-      {
-        dealii::types::global_dof_index row;
-        std::vector<std::pair<dealii::types::global_dof_index, std::size_t>>
-          columns;
+      // A row is looked up once, its (global column, position) pairs
+      // sorted, and the requested columns (increasing) found by one walk
+      // along them, instead of hashing every column into Epetra's column
+      // map and scanning the row for it. Epetra's maps and row views are
+      // only read: rows may be asked for from several threads at once.
+      return [&epetra, first](const dealii::types::global_dof_index  row,
+                              const dealii::types::global_dof_index *columns,
+                              const std::size_t                      n_columns,
+                              std::size_t *positions) {
+        using Entry = std::pair<dealii::types::global_dof_index, std::size_t>;
+        thread_local std::vector<Entry> entries;
+        entries.clear();
+        const int local_row = epetra.RowMap().LID(static_cast<int_type>(row));
+        if (local_row >= 0)
+          {
+            int       n_entries = 0;
+            double   *values    = nullptr;
+            int      *indices   = nullptr;
+            const int ierr =
+              epetra.ExtractMyRowView(local_row, n_entries, values, indices);
+            AssertThrow(ierr == 0,
+                        dealii::LACExceptions::ExcTrilinosError(ierr));
+            const std::size_t offset = values - first;
+            for (int k = 0; k < n_entries; ++k)
+              entries.emplace_back(static_cast<dealii::types::global_dof_index>(
+                                     epetra.ColMap().GID(indices[k])),
+                                   offset + k);
+            if (!std::is_sorted(entries.begin(), entries.end()))
+              std::sort(entries.begin(), entries.end());
+          }
+        auto entry = entries.begin();
+        for (std::size_t j = 0; j < n_columns; ++j)
+          {
+            Assert(j == 0 || columns[j - 1] < columns[j],
+                   dealii::ExcInternalError());
+            while (entry != entries.end() && entry->first < columns[j])
+              ++entry;
+            AssertThrow(
+              entry != entries.end() && entry->first == columns[j],
+              dealii::ExcMessage(
+                "the entry (" + std::to_string(row) + ", " +
+                std::to_string(columns[j]) +
+                ") of the assembly is not in the Trilinos matrix's "
+                "sparsity pattern; make the pattern with "
+                "DistributedDoFHandlerAdapter::make_sparsity_pattern()."));
+            positions[j] = entry->second;
+          }
       };
-      auto cache = std::make_shared<Row>();
-      cache->row = dealii::numbers::invalid_dof_index;
-      return
-        [&epetra, first, cache](const dealii::types::global_dof_index row,
-                                const dealii::types::global_dof_index column) {
-          Row &current = *cache;
-          if (row != current.row)
-            {
-              current.row = row;
-              current.columns.clear();
-              const int local_row =
-                epetra.RowMap().LID(static_cast<int_type>(row));
-              if (local_row >= 0)
-                {
-                  int       n_entries = 0;
-                  double   *values    = nullptr;
-                  int      *indices   = nullptr;
-                  const int ierr      = epetra.ExtractMyRowView(local_row,
-                                                           n_entries,
-                                                           values,
-                                                           indices);
-                  AssertThrow(ierr == 0,
-                              dealii::LACExceptions::ExcTrilinosError(ierr));
-                  const std::size_t offset = values - first;
-                  for (int k = 0; k < n_entries; ++k)
-                    current.columns.emplace_back(
-                      static_cast<dealii::types::global_dof_index>(
-                        epetra.ColMap().GID(indices[k])),
-                      offset + k);
-                  std::sort(current.columns.begin(), current.columns.end());
-                }
-            }
-          const auto found =
-            std::lower_bound(current.columns.begin(),
-                             current.columns.end(),
-                             std::make_pair(column, std::size_t(0)));
-          AssertThrow(
-            found != current.columns.end() && found->first == column,
-            dealii::ExcMessage(
-              "the entry (" + std::to_string(row) + ", " +
-              std::to_string(column) +
-              ") of the assembly is not in the Trilinos matrix's "
-              "sparsity pattern; make the pattern with "
-              "DistributedDoFHandlerAdapter::make_sparsity_pattern()."));
-          return found->second;
-        };
     }
 
 
 
-    ExchangePlan::VectorPosition
-    TrilinosTarget::vector_position(
+    ExchangePlan::VectorPositions
+    TrilinosTarget::vector_positions(
       const dealii::TrilinosWrappers::MPI::Vector &vector)
     {
       const Epetra_BlockMap &map = vector.trilinos_vector().Map();
-      return [&map](const dealii::types::global_dof_index row) {
-        const int local = map.LID(static_cast<int_type>(row));
-        AssertThrow(local >= 0,
-                    dealii::ExcMessage("row " + std::to_string(row) +
-                                       " is not an owned entry of the "
-                                       "right-hand side vector."));
-        return static_cast<std::size_t>(local);
+      return [&map](const dealii::types::global_dof_index *rows,
+                    const std::size_t                      n_rows,
+                    std::size_t                           *positions) {
+        for (std::size_t j = 0; j < n_rows; ++j)
+          {
+            const int local = map.LID(static_cast<int_type>(rows[j]));
+            AssertThrow(local >= 0,
+                        dealii::ExcMessage("row " + std::to_string(rows[j]) +
+                                           " is not an owned entry of the "
+                                           "right-hand side vector."));
+            positions[j] = static_cast<std::size_t>(local);
+          }
       };
     }
   } // namespace internal

@@ -9,6 +9,7 @@
 
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
@@ -43,11 +44,11 @@ namespace GPUAssembly
       static double *
       values(dealii::TrilinosWrappers::SparseMatrix &matrix);
 
-      static ExchangePlan::MatrixPosition
-      matrix_position(const dealii::TrilinosWrappers::SparseMatrix &matrix);
+      static ExchangePlan::MatrixRowPositions
+      matrix_positions(const dealii::TrilinosWrappers::SparseMatrix &matrix);
 
-      static ExchangePlan::VectorPosition
-      vector_position(const dealii::TrilinosWrappers::MPI::Vector &vector);
+      static ExchangePlan::VectorPositions
+      vector_positions(const dealii::TrilinosWrappers::MPI::Vector &vector);
     };
   } // namespace internal
 
@@ -305,6 +306,9 @@ namespace GPUAssembly
     host_assembler.reset();
     device_assembler.reset();
     device_matrix.reset();
+    SetupTimes::Scope scope(data.use_device ?
+                              "DistributedAssembler: device assembler" :
+                              "DistributedAssembler: host assembler");
     if (data.use_device)
       {
         AssertThrow(n_cuda_devices() > 0,
@@ -347,6 +351,7 @@ namespace GPUAssembly
                 dealii::ExcMessage(
                   "the right-hand side vector must hold the locally owned "
                   "DoFs of the adapter's DoFHandler and no ghosts."));
+    SetupTimes::Scope scope("DistributedAssembler");
     setup_local(adapter, data);
     const MeshArrays &arrays = adapter.get_arrays();
     n_matrix_values          = internal::TrilinosTarget::n_values(matrix);
@@ -357,9 +362,9 @@ namespace GPUAssembly
                 adapter.locally_owned_dofs(),
                 adapter.get_communicator(),
                 n_matrix_values,
-                internal::TrilinosTarget::matrix_position(matrix),
+                internal::TrilinosTarget::matrix_positions(matrix),
                 n_vector_values,
-                internal::TrilinosTarget::vector_position(rhs));
+                internal::TrilinosTarget::vector_positions(rhs));
     target = Target::trilinos;
   }
 
@@ -397,6 +402,7 @@ namespace GPUAssembly
                   (matrix.stores_on_device() ? "device" : "host") + " and " +
                   (rhs.stores_on_device() ? "device" : "host") +
                   " memory; give both the same use_device."));
+    SetupTimes::Scope scope("DistributedAssembler");
     setup_local(adapter, data);
     const MeshArrays &arrays = adapter.get_arrays();
     n_matrix_values          = matrix.n_nonzeros();
@@ -409,15 +415,22 @@ namespace GPUAssembly
       adapter.locally_owned_dofs(),
       adapter.get_communicator(),
       n_matrix_values,
-      [&matrix](const dealii::types::global_dof_index row,
-                const dealii::types::global_dof_index column) {
-        return matrix.position(row, column);
+      [&matrix](const dealii::types::global_dof_index  row,
+                const dealii::types::global_dof_index *columns,
+                const std::size_t                      n_columns,
+                std::size_t                           *positions) {
+        matrix.row_positions(row, columns, n_columns, positions);
       },
       n_vector_values,
-      [&partitioner](const dealii::types::global_dof_index row) {
-        return static_cast<std::size_t>(partitioner->global_to_local(row));
+      [&partitioner](const dealii::types::global_dof_index *rows,
+                     const std::size_t                      n_rows,
+                     std::size_t                           *positions) {
+        for (std::size_t j = 0; j < n_rows; ++j)
+          positions[j] =
+            static_cast<std::size_t>(partitioner->global_to_local(rows[j]));
       });
-    const HaloPath path = matrix.get_halo_path();
+    const HaloPath    path = matrix.get_halo_path();
+    SetupTimes::Scope exchange_scope("DistributedAssembler: resident exchange");
     matrix_exchange.reinit(plan.matrix_lists(),
                            path,
                            adapter.get_communicator(),

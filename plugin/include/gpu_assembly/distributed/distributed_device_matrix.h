@@ -142,6 +142,18 @@ namespace GPUAssembly
     position(const dealii::types::global_dof_index row,
              const dealii::types::global_dof_index column) const;
 
+    /**
+     * Positions of the entries (@p row, @p columns[j]), j < @p n_columns,
+     * in the values, written to @p positions[j]: as position() for each, in
+     * one walk along the row, so @p columns must increase. Safe to call
+     * from several threads at once.
+     */
+    void
+    row_positions(const dealii::types::global_dof_index  row,
+                  const dealii::types::global_dof_index *columns,
+                  const std::size_t                      n_columns,
+                  std::size_t                           *positions) const;
+
     /// Zero the values.
     void
     set_zero();

@@ -67,11 +67,11 @@ namespace GPUAssembly
    * search.
    *
    * The plan knows nothing of where its targets live: reinit() asks the
-   * caller, once per entry, for the position of a (row, column) in the
-   * target's value array and of a row in the target vector. For Trilinos
+   * caller, once per row, for the positions of the row's entries in the
+   * target's value array and of rows in the target vector. For Trilinos
    * these are the positions in the Epetra arrays (DistributedAssembler); a
-   * device-resident target would give positions in its device CSR arrays
-   * and run the same lists on the device.
+   * device-resident target gives positions in its device CSR arrays and
+   * runs the same lists on the device.
    *
    * Results do not depend on timing: the owned entries are added first, in
    * local order, then the received ones in the order of the sending ranks.
@@ -79,13 +79,27 @@ namespace GPUAssembly
   class ExchangePlan
   {
   public:
-    /// Position of entry (global row, global column) in the target values.
-    using MatrixPosition =
-      std::function<std::size_t(const dealii::types::global_dof_index,
-                                const dealii::types::global_dof_index)>;
-    /// Position of a global row in the target vector's values.
-    using VectorPosition =
-      std::function<std::size_t(const dealii::types::global_dof_index)>;
+    /**
+     * Positions in the target values of the entries (@p row, @p columns[j])
+     * for j < @p n_columns, global indices, @p columns increasing, written
+     * to @p positions[j]. Called once for each row the rank writes (its own
+     * and the received ones), from several threads at once for different
+     * rows: the function must be safe to call concurrently.
+     */
+    using MatrixRowPositions =
+      std::function<void(const dealii::types::global_dof_index  row,
+                         const dealii::types::global_dof_index *columns,
+                         const std::size_t                      n_columns,
+                         std::size_t                           *positions)>;
+    /**
+     * Positions in the target vector's values of the global rows
+     * @p rows[j], j < @p n_rows, written to @p positions[j]; called as
+     * MatrixRowPositions, concurrently for different blocks of rows.
+     */
+    using VectorPositions =
+      std::function<void(const dealii::types::global_dof_index *rows,
+                         const std::size_t                      n_rows,
+                         std::size_t                           *positions)>;
 
     ExchangePlan()                     = default;
     ExchangePlan(const ExchangePlan &) = delete;
@@ -97,8 +111,9 @@ namespace GPUAssembly
      * (@p row_offsets, @p column_indices) whose local DoF i is the global
      * DoF @p local_to_global[i] (increasing); @p owned_rows are the rows
      * this rank owns. The targets hold @p n_matrix_targets and
-     * @p n_vector_targets values; the position functions are called once
-     * for each entry the rank will write, its own and those it receives.
+     * @p n_vector_targets values; the position functions are asked for
+     * each entry the rank will write, its own and those it receives, a row
+     * at a time. The lists do not depend on the number of threads.
      */
     void
     reinit(const std::vector<dealii::types::global_dof_index> &local_to_global,
@@ -107,9 +122,9 @@ namespace GPUAssembly
            const dealii::IndexSet                             &owned_rows,
            const MPI_Comm                                      communicator,
            const std::size_t                                   n_matrix_targets,
-           const MatrixPosition                               &matrix_position,
+           const MatrixRowPositions                           &matrix_positions,
            const std::size_t                                   n_vector_targets,
-           const VectorPosition                               &vector_position);
+           const VectorPositions &vector_positions);
 
     /**
      * target = the sum over all ranks of their local matrix values
