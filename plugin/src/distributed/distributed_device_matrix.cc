@@ -57,6 +57,11 @@ namespace GPUAssembly
                   std::to_string(pattern.n_cols()) +
                   " entries, the locally owned rows are an index set of " +
                   std::to_string(owned.size()) + " DoFs."));
+    AssertThrow(owned.is_contiguous(),
+                dealii::ExcMessage(
+                  "DistributedDeviceMatrix::reinit(): the locally owned "
+                  "rows are not one contiguous range of indices, which "
+                  "the partitioner of its columns and vectors needs."));
     additional_data = data;
 
     // The rows are read in parallel over fixed blocks, each block's results
@@ -65,9 +70,14 @@ namespace GPUAssembly
     // threads read it.
     owned.compress();
     pattern.row_index_set().compress();
-    std::vector<global_dof_index> rows;
-    owned.fill_index_vector(rows);
-    const std::size_t     n_rows     = rows.size();
+    const std::size_t      n_rows = owned.n_elements();
+    const global_dof_index first_owned =
+      n_rows > 0 ? owned.nth_index_in_set(0) : 0;
+    // The owned rows are one range: a column is owned if its distance from
+    // the first owned row is below their number (unsigned arithmetic).
+    const auto is_owned = [first_owned, n_rows](const global_dof_index i) {
+      return static_cast<std::size_t>(i - first_owned) < n_rows;
+    };
     constexpr std::size_t block_size = 1024;
     const std::size_t     n_blocks   = (n_rows + block_size - 1) / block_size;
     const auto            for_blocks = [&](const auto &body) {
@@ -82,6 +92,21 @@ namespace GPUAssembly
         },
         1);
     };
+    // body(i, row, column) for the entries of owned rows begin <= i < end,
+    // in the pattern's order (rows, then columns, increasing). One iterator
+    // walks the block: DynamicSparsityPattern::end(row) looks up the next
+    // row in the row set, too slow to ask for at every entry.
+    const auto pattern_end = pattern.end();
+    const auto for_entries =
+      [&](const std::size_t begin, const std::size_t end, const auto &body) {
+        if (begin == end)
+          return;
+        const global_dof_index last = first_owned + (end - 1);
+        for (auto entry = pattern.begin(first_owned + begin);
+             entry != pattern_end && entry->row() <= last;
+             ++entry)
+          body(entry->row() - first_owned, entry->row(), entry->column());
+      };
 
     // Ghost columns: those of owned rows that other ranks own.
     std::vector<std::vector<global_dof_index>> block_ghosts(n_blocks);
@@ -90,15 +115,15 @@ namespace GPUAssembly
                    const std::size_t begin,
                    const std::size_t end) {
       std::vector<global_dof_index> &ghosts = block_ghosts[block];
-      for (std::size_t i = begin; i < end; ++i)
-        {
-          const global_dof_index row = rows[i];
-          for (auto entry = pattern.begin(row); entry != pattern.end(row);
-               ++entry)
-            if (!owned.is_element(entry->column()))
-              ghosts.push_back(entry->column());
-          host_row_offsets[i + 1] = pattern.row_length(row);
-        }
+      for_entries(begin,
+                  end,
+                  [&](const std::size_t i,
+                      const global_dof_index,
+                      const global_dof_index column) {
+                    if (!is_owned(column))
+                      ghosts.push_back(column);
+                    ++host_row_offsets[i + 1];
+                  });
       std::sort(ghosts.begin(), ghosts.end());
       ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
     });
@@ -113,17 +138,17 @@ namespace GPUAssembly
                   "more ranks."));
     for (std::size_t i = 0; i < n_rows; ++i)
       host_row_offsets[i + 1] += host_row_offsets[i];
+    // All ghost columns, increasing: the partitioner numbers ghost j of
+    // them n_owned + j.
+    std::vector<global_dof_index> all_ghosts;
+    for (const auto &block : block_ghosts)
+      all_ghosts.insert(all_ghosts.end(), block.begin(), block.end());
+    std::vector<std::vector<global_dof_index>>().swap(block_ghosts);
+    std::sort(all_ghosts.begin(), all_ghosts.end());
+    all_ghosts.erase(std::unique(all_ghosts.begin(), all_ghosts.end()),
+                     all_ghosts.end());
     dealii::IndexSet ghosts(owned.size());
-    {
-      std::vector<global_dof_index> all_ghosts;
-      for (const auto &block : block_ghosts)
-        all_ghosts.insert(all_ghosts.end(), block.begin(), block.end());
-      std::vector<std::vector<global_dof_index>>().swap(block_ghosts);
-      std::sort(all_ghosts.begin(), all_ghosts.end());
-      all_ghosts.erase(std::unique(all_ghosts.begin(), all_ghosts.end()),
-                       all_ghosts.end());
-      ghosts.add_indices(all_ghosts.begin(), all_ghosts.end());
-    }
+    ghosts.add_indices(all_ghosts.begin(), all_ghosts.end());
     ghosts.compress();
     partitioner =
       std::make_shared<dealii::Utilities::MPI::Partitioner>(owned,
@@ -134,30 +159,38 @@ namespace GPUAssembly
     std::vector<int>          diagonal(n_rows, -1);
     std::vector<std::uint8_t> has_ghost_column(n_rows, 0);
     const unsigned int        n_owned = partitioner->locally_owned_size();
+    Assert(n_owned == n_rows, dealii::ExcInternalError());
     for_blocks(
       [&](const std::size_t, const std::size_t begin, const std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i)
-          {
-            const global_dof_index row = rows[i];
-            int                    k   = host_row_offsets[i];
-            for (auto entry = pattern.begin(row); entry != pattern.end(row);
-                 ++entry, ++k)
-              {
-                const global_dof_index column = entry->column();
-                if (column == row)
-                  diagonal[i] = k;
-                const unsigned int local_column =
-                  partitioner->global_to_local(column);
-                has_ghost_column[i] |= local_column >= n_owned;
-                host_columns[k] = static_cast<int>(local_column);
-              }
-          }
+        int k = begin < end ? host_row_offsets[begin] : 0;
+        for_entries(begin,
+                    end,
+                    [&](const std::size_t      i,
+                        const global_dof_index row,
+                        const global_dof_index column) {
+                      if (column == row)
+                        diagonal[i] = k;
+                      if (is_owned(column))
+                        host_columns[k] =
+                          static_cast<int>(column - first_owned);
+                      else
+                        {
+                          has_ghost_column[i] = 1;
+                          host_columns[k]     = static_cast<int>(
+                            n_owned + (std::lower_bound(all_ghosts.begin(),
+                                                        all_ghosts.end(),
+                                                        column) -
+                                       all_ghosts.begin()));
+                        }
+                      ++k;
+                    });
       });
     // Checked in row order, so that the row named is the first at fault.
     for (std::size_t i = 0; i < n_rows; ++i)
       AssertThrow(diagonal[i] >= 0,
                   dealii::ExcMessage(
-                    "DistributedDeviceMatrix: row " + std::to_string(rows[i]) +
+                    "DistributedDeviceMatrix: row " +
+                    std::to_string(first_owned + i) +
                     " of the sparsity pattern has no diagonal entry, which "
                     "the Jacobi preconditioner needs."));
     std::vector<int> interior, boundary;
