@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/exceptions.h>
+#include <deal.II/base/parallel.h>
 
 #include <gpu_assembly/distributed/resident_exchange.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <numeric>
 #include <type_traits>
+
+#include "../base/first_touch.h"
 
 namespace GPUAssembly
 {
@@ -15,19 +19,71 @@ namespace GPUAssembly
   {
     namespace
     {
+      // Entries per task of the parallel loops over the lists.
+      constexpr std::size_t grain = 16384;
+
+      // The values as 32-bit indices, converted in parallel (the matrix
+      // lists hold an entry per local nonzero).
       std::vector<int>
       to_int(const std::vector<std::size_t> &values)
       {
-        std::vector<int> result(values.size());
-        for (std::size_t i = 0; i < values.size(); ++i)
-          {
-            AssertThrow(values[i] < static_cast<std::size_t>(INT_MAX),
-                        dealii::ExcMessage(
-                          "a resident exchange index exceeds 32 bits; use "
-                          "more ranks."));
-            result[i] = static_cast<int>(values[i]);
-          }
+        std::vector<int> result;
+        assign_first_touched_in_parallel(result, values.size());
+        std::atomic<bool> too_large(false);
+        dealii::parallel::apply_to_subranges(
+          std::size_t(0),
+          values.size(),
+          [&](const std::size_t begin, const std::size_t end) {
+            bool large = false;
+            for (std::size_t i = begin; i < end; ++i)
+              {
+                large |= values[i] >= static_cast<std::size_t>(INT_MAX);
+                result[i] = static_cast<int>(values[i]);
+              }
+            if (large)
+              too_large.store(true, std::memory_order_relaxed);
+          },
+          grain);
+        AssertThrow(!too_large.load(),
+                    dealii::ExcMessage(
+                      "a resident exchange index exceeds 32 bits; use "
+                      "more ranks."));
         return result;
+      }
+
+
+
+      // Whether the targets are distinct and below n_targets. They increase
+      // where they are the positions of the owned rows' entries in CSR
+      // arrays of the owned rows (the resident matrix and vector): checked
+      // in parallel; otherwise every target is marked once.
+      bool
+      distinct_targets(const std::vector<std::size_t> &targets,
+                       const std::size_t               n_targets)
+      {
+        std::atomic<bool> increasing(true);
+        dealii::parallel::apply_to_subranges(
+          std::size_t(0),
+          targets.size(),
+          [&](const std::size_t begin, const std::size_t end) {
+            for (std::size_t i = std::max<std::size_t>(begin, 1); i < end; ++i)
+              if (targets[i - 1] >= targets[i])
+                {
+                  increasing.store(false, std::memory_order_relaxed);
+                  return;
+                }
+          },
+          grain);
+        if (increasing.load())
+          return targets.empty() || targets.back() < n_targets;
+        std::vector<char> marked(n_targets, 0);
+        for (const std::size_t target : targets)
+          {
+            if (target >= n_targets || marked[target] != 0)
+              return false;
+            marked[target] = 1;
+          }
+        return true;
       }
     } // namespace
 
@@ -53,13 +109,8 @@ namespace GPUAssembly
 
       // The owned entries go to distinct places (one local nonzero per
       // entry of the pattern), so that they are scattered without atomics.
-      std::vector<char> written(n_targets, 0);
-      for (const std::size_t target : lists.owned_targets)
-        {
-          AssertThrow(target < n_targets && written[target] == 0,
-                      dealii::ExcInternalError());
-          written[target] = 1;
-        }
+      AssertThrow(distinct_targets(lists.owned_targets, n_targets),
+                  dealii::ExcInternalError());
       owned_sources.reinit(on_device, to_int(lists.owned_sources));
       owned_targets.reinit(on_device, to_int(lists.owned_targets));
       send_sources.reinit(on_device, to_int(lists.send_sources));
