@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/parallel.h>
+#include <deal.II/base/thread_management.h>
 
 #include <deal.II/distributed/shared_tria.h>
 #include <deal.II/distributed/tria_base.h>
@@ -147,6 +148,26 @@ namespace GPUAssembly
     const unsigned int n_cell_dofs = fe.n_dofs_per_cell();
     const unsigned int n_c         = fe.n_components();
     const unsigned int n_en        = base.n_dofs_per_cell();
+    const std::size_t  nonzero_map_size =
+      cells.size() * n_cell_dofs * n_cell_dofs;
+    AssertThrow(
+      nonzero_map_size <
+        static_cast<std::size_t>(std::numeric_limits<index_type>::max()),
+      ExcUnsupportedInput(
+        "the rank's part of the mesh is too large for 32-bit element data "
+        "indices."));
+
+    // K(e, d1, d2) is the largest array. Its pages are first touched in
+    // parallel, but its zero-fill that std::vector requires runs on one
+    // thread: it is sized by a task of its own while the other arrays are
+    // built, as in DoFHandlerAdapter (the task is waited for, also on an
+    // exception, before the vector goes out of scope: it is declared
+    // first).
+    std::vector<index_type> nonzero_map;
+    Threads::Task<void>     size_nonzero_map = Threads::new_task([&]() {
+      SetupTimes::Scope scope("distributed adapter: nonzero map sizing (task)");
+      internal::assign_first_touched_in_parallel(nonzero_map, nonzero_map_size);
+    });
 
     // The DoFs of every cell (cell e's from e * n_cell_dofs), in parallel
     // over the cells: each writes its own part.
@@ -281,12 +302,6 @@ namespace GPUAssembly
       for (unsigned int n = 0; n < n_en; ++n)
         layout.shape_values[q * n_en + n] =
           base.shape_value(n, quadrature.point(q));
-    AssertThrow(
-      static_cast<std::size_t>(a.n_elements) * n_cell_dofs * n_cell_dofs <
-        static_cast<std::size_t>(std::numeric_limits<index_type>::max()),
-      ExcUnsupportedInput(
-        "the rank's part of the mesh is too large for 32-bit element data "
-        "indices."));
     a.n_supplemental =
       edge_matrix_format ? dim * dim + 1 : layout.n_q_points * (1 + n_en * dim);
 
@@ -491,10 +506,10 @@ namespace GPUAssembly
       }
 
     // K(e, d1, d2), in parallel over the elements.
+    steps.next("nonzero map sizing (wait)");
+    size_nonzero_map.join();
+    a.nonzero_map = std::move(nonzero_map);
     steps.next("nonzero map");
-    internal::assign_first_touched_in_parallel(
-      a.nonzero_map,
-      static_cast<std::size_t>(a.n_elements) * n_cell_dofs * n_cell_dofs);
     internal::fill_nonzero_map(a);
 
     arrays = std::move(a);
