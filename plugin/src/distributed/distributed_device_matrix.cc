@@ -270,16 +270,23 @@ namespace GPUAssembly
     const unsigned int local_row = partitioner->global_to_local(row);
     // The row's columns and the requested ones both increase in global
     // order: one walk along the row finds them all.
-    int       k   = host_row_offsets[local_row];
-    const int end = host_row_offsets[local_row + 1];
+    // Owned columns are numbered from the first owned index, without the
+    // partitioner's look-ups (most columns are owned).
+    const auto [first_owned, end_owned] = partitioner->local_range();
+    int       k                         = host_row_offsets[local_row];
+    const int end                       = host_row_offsets[local_row + 1];
     for (std::size_t j = 0; j < n_columns; ++j)
       {
         const dealii::types::global_dof_index column = columns[j];
         Assert(j == 0 || columns[j - 1] < column, dealii::ExcInternalError());
-        AssertThrow(partitioner->in_local_range(column) ||
-                      partitioner->is_ghost_entry(column),
-                    not_found(column));
-        const int local_column = partitioner->global_to_local(column);
+        int local_column;
+        if (column >= first_owned && column < end_owned)
+          local_column = static_cast<int>(column - first_owned);
+        else
+          {
+            AssertThrow(partitioner->is_ghost_entry(column), not_found(column));
+            local_column = partitioner->global_to_local(column);
+          }
         while (k < end && host_columns[k] != local_column)
           ++k;
         AssertThrow(k < end, not_found(column));

@@ -13,6 +13,8 @@
 #include <map>
 #include <string>
 
+#include "../base/first_touch.h"
+
 namespace GPUAssembly
 {
   namespace
@@ -168,8 +170,12 @@ namespace GPUAssembly
             owned_offsets.push_back(owned_offsets.back() + row_offsets[i + 1] -
                                     row_offsets[i]);
           }
-      lists.owned_sources.resize(owned_offsets.back());
-      lists.owned_targets.resize(owned_offsets.back());
+      // An entry per owned nonzero: sized on pages all threads touch first
+      // (a serial zero-fill of fresh pages costs as much as the loop).
+      internal::assign_first_touched_in_parallel(lists.owned_sources,
+                                                 owned_offsets.back());
+      internal::assign_first_touched_in_parallel(lists.owned_targets,
+                                                 owned_offsets.back());
       parallel::apply_to_subranges(
         std::size_t(0),
         owned_local_rows.size(),
