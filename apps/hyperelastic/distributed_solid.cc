@@ -5,6 +5,7 @@
 #include "distributed_solid.h"
 
 #include <deal.II/base/data_out_base.h>
+#include <deal.II/base/parallel.h>
 #include <deal.II/base/utilities.h>
 
 #include <deal.II/distributed/fully_distributed_tria.h>
@@ -23,6 +24,7 @@
 #include <deal.II/numerics/vector_tools.h>
 
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/distributed/device_selection.h>
 
 #include <algorithm>
@@ -33,6 +35,7 @@
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <unordered_set>
 
@@ -56,6 +59,51 @@ namespace Hyperelastic
       for (const std::string &error :
            Utilities::MPI::all_gather(comm, local_error))
         AssertThrow(error.empty(), ExcMessage(error));
+    }
+
+
+
+    // GridTools::diameter(), bit for bit: the largest distance between two
+    // vertices of boundary faces. deal.II's loop visits all pairs of all
+    // vertices (quadratic in the mesh's vertices: most of the set-up of a
+    // bar of a million cells); this one the pairs of boundary vertices, in
+    // parallel. The squared distances are those deal.II computes (the
+    // vertex of smaller index first), and their maximum does not depend on
+    // the order in which they are compared.
+    template <int dim>
+    double
+    boundary_diameter(const Triangulation<dim> &tria)
+    {
+      const std::vector<Point<dim>> &vertices = tria.get_vertices();
+      std::vector<bool>              is_boundary(vertices.size(), false);
+      for (const auto &cell : tria.active_cell_iterators())
+        for (const unsigned int f : cell->face_indices())
+          if (cell->face(f)->at_boundary())
+            for (unsigned int v = 0; v < cell->face(f)->n_vertices(); ++v)
+              is_boundary[cell->face(f)->vertex_index(v)] = true;
+      std::vector<unsigned int> boundary;
+      for (unsigned int i = 0; i < vertices.size(); ++i)
+        if (is_boundary[i])
+          boundary.push_back(i);
+      std::mutex mutex;
+      double     max_distance_sqr = 0;
+      parallel::apply_to_subranges(
+        std::size_t(0),
+        boundary.size(),
+        [&](const std::size_t begin, const std::size_t end) {
+          double local_max = 0;
+          for (std::size_t a = begin; a < end; ++a)
+            {
+              const Point<dim> &p = vertices[boundary[a]];
+              for (std::size_t b = a + 1; b < boundary.size(); ++b)
+                local_max = std::max(local_max,
+                                     (p - vertices[boundary[b]]).norm_square());
+            }
+          std::lock_guard<std::mutex> lock(mutex);
+          max_distance_sqr = std::max(max_distance_sqr, local_max);
+        },
+        64);
+      return std::sqrt(max_distance_sqr);
     }
   } // namespace
 
@@ -86,6 +134,8 @@ namespace Hyperelastic
   {
     const auto &g = parameters.geometry;
     check_bar_memory(g);
+    GPUAssembly::SetupTimes::Steps setup_steps("DistributedSolid mesh");
+    setup_steps.next("serial mesh");
     // Every rank reads or makes the whole coarse mesh, then keeps its part.
     Triangulation<dim> serial;
     if (const std::string dropped = make_mesh(g, serial); !dropped.empty())
@@ -94,12 +144,14 @@ namespace Hyperelastic
     AssertThrow(simplex || serial.all_reference_cells_are_hyper_cube(),
                 ExcMessage("The mesh mixes cell types; the app runs on "
                            "tetrahedra or on hexahedra."));
-    diameter                   = GridTools::diameter(serial);
+    setup_steps.next("diameter");
+    diameter                   = boundary_diameter(serial);
     mesh_boundary_ids          = serial.get_boundary_ids();
     const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(communicator);
 
     if (!simplex)
       {
+        setup_steps.next("p4est triangulation");
         auto tria = std::make_unique<parallel::distributed::Triangulation<dim>>(
           communicator);
         tria->copy_triangulation(serial);
@@ -116,9 +168,12 @@ namespace Hyperelastic
                                "deal.II refines tetrahedral meshes only "
                                "globally. Set it to 0 or use hexahedra ('Cell "
                                "type')."));
+        setup_steps.next("METIS partition");
         GridTools::partition_triangulation(n_ranks, serial);
+        setup_steps.next("description");
         const auto description = TriangulationDescription::Utilities::
           create_description_from_triangulation(serial, communicator);
+        setup_steps.next("fullydistributed triangulation");
         auto tria =
           std::make_unique<parallel::fullydistributed::Triangulation<dim>>(
             communicator);
@@ -217,6 +272,8 @@ namespace Hyperelastic
                            "offered on one MPI process only; set it to false "
                            "to run on several ranks."));
 
+    GPUAssembly::SetupTimes::Steps steps("DistributedSolid system");
+    steps.next("DoFs");
     Discretization discretization = make_discretization(simplex);
     fe                            = std::move(discretization.fe);
     mapping                       = std::move(discretization.mapping);
@@ -230,6 +287,7 @@ namespace Hyperelastic
 
     // As HyperelasticSolid, on the locally relevant DoFs (step-40): hanging
     // nodes first, then the fixed boundary ids and the fixed region.
+    steps.next("constraints");
     constraints.clear();
     constraints.reinit(relevant_dofs);
     DoFTools::make_hanging_node_constraints(dof_handler, constraints);
@@ -262,6 +320,7 @@ namespace Hyperelastic
                 }
     constraints.close();
 
+    steps.next("adapter");
     GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData adapter_data;
     if (simplex)
       adapter_data.supplemental_format =
@@ -274,6 +333,7 @@ namespace Hyperelastic
 
     // The rank's nodes: the vertices whose DoFs it owns (all components of
     // a vertex belong to one rank), each once.
+    steps.next("owned nodes");
     owned_nodes.clear();
     {
       std::unordered_set<types::global_dof_index> seen;
@@ -316,6 +376,7 @@ namespace Hyperelastic
 
     // Lumped mass: the mass matrix with the vertex quadrature is diagonal;
     // a hanging DoF keeps its own mass for its velocity.
+    steps.next("lumped mass");
     backend_data.lumped_mass.reinit(owned_dofs, communicator);
     {
       FEValues<dim>                        fe_values(*mapping,
@@ -346,6 +407,7 @@ namespace Hyperelastic
     }
 
     // The scripted load: shared equally by the nodes of the load region.
+    steps.next("load and checks");
     loaded_nodes.clear();
     for (unsigned int k = 0; k < owned_nodes.size(); ++k)
       if (parameters.boundary.load_region.contains(owned_nodes[k].position,
@@ -608,10 +670,15 @@ namespace Hyperelastic
   void
   DistributedSolid::setup()
   {
-    TimerOutput::Scope scope(timer, "Set-up (mesh, adapter, plan)");
+    TimerOutput::Scope             scope(timer, "Set-up (mesh, adapter, plan)");
+    GPUAssembly::SetupTimes::Steps steps("DistributedSolid set-up");
+    steps.next("mesh");
     make_grid();
+    steps.next("system");
     setup_system();
+    steps.next("backend");
     setup_backend();
+    steps.next("initial state");
     set_initial_state();
   }
 
