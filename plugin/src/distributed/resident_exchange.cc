@@ -22,13 +22,11 @@ namespace GPUAssembly
       // Entries per task of the parallel loops over the lists.
       constexpr std::size_t grain = 16384;
 
-      // The values as 32-bit indices, converted in parallel (the matrix
-      // lists hold an entry per local nonzero).
-      std::vector<int>
-      to_int(const std::vector<std::size_t> &values)
+      // The values as 32-bit indices, converted in parallel into @p result
+      // (the matrix lists hold an entry per local nonzero).
+      void
+      convert_to_int(const std::vector<std::size_t> &values, int *result)
       {
-        std::vector<int> result;
-        assign_first_touched_in_parallel(result, values.size());
         std::atomic<bool> too_large(false);
         dealii::parallel::apply_to_subranges(
           std::size_t(0),
@@ -48,7 +46,36 @@ namespace GPUAssembly
                     dealii::ExcMessage(
                       "a resident exchange index exceeds 32 bits; use "
                       "more ranks."));
+      }
+
+
+
+      std::vector<int>
+      to_int(const std::vector<std::size_t> &values)
+      {
+        std::vector<int> result;
+        assign_first_touched_in_parallel(result, values.size());
+        convert_to_int(values, result.data());
         return result;
+      }
+
+
+
+      // @p array holds @p values as 32-bit indices: in host memory written
+      // in place (no second copy of a list of a nonzero per entry), on the
+      // device uploaded from a host copy.
+      void
+      reinit_from(ResidentArray<int>             &array,
+                  const bool                      on_device,
+                  const std::vector<std::size_t> &values)
+      {
+        if (on_device)
+          array.reinit(true, to_int(values));
+        else
+          {
+            array.reinit(false, values.size());
+            convert_to_int(values, array.data());
+          }
       }
 
 
@@ -111,9 +138,9 @@ namespace GPUAssembly
       // entry of the pattern), so that they are scattered without atomics.
       AssertThrow(distinct_targets(lists.owned_targets, n_targets),
                   dealii::ExcInternalError());
-      owned_sources.reinit(on_device, to_int(lists.owned_sources));
-      owned_targets.reinit(on_device, to_int(lists.owned_targets));
-      send_sources.reinit(on_device, to_int(lists.send_sources));
+      reinit_from(owned_sources, on_device, lists.owned_sources);
+      reinit_from(owned_targets, on_device, lists.owned_targets);
+      reinit_from(send_sources, on_device, lists.send_sources);
 
       // Received entries grouped by target, each group in the order of the
       // lists (stable sort), which is the order ExchangePlan adds them in.
