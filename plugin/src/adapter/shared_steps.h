@@ -24,15 +24,16 @@ namespace GPUAssembly
   {
     // Runs body(scratch, e) for every element e, in parallel over fixed
     // blocks of 512 elements, each block with a scratch object of its own
-    // (FEValues are not shared between threads). The blocks do not depend
-    // on the threads: FEValues reuses a cell's mapping data for the next
-    // cell where it is a translation of it (deal.II's CellSimilarity), so a
-    // fresh FEValues at a block start computes that cell's values anew, with
-    // other rounding, and subranges chosen by the scheduler would make the
-    // arrays differ from run to run in the last bits. A block stops at its
-    // first element for which body() throws; the exception rethrown is that
-    // of the first failing element, so that a mesh with several bad cells
-    // names the same one as a serial loop would, whatever the threads.
+    // (FEValues are not shared between threads). The blocks, not the
+    // scheduler's subranges, decide which elements share a scratch object,
+    // so that this does not depend on the threads. (deal.II's FEValues
+    // reuses a cell's mapping data for the next cell that is a translation
+    // of it only while one thread runs, and computes every cell anew with
+    // several, so S(e) on one thread may differ from S(e) on several in the
+    // last bits.) A block stops at its first element for which body()
+    // throws; the exception rethrown is that of the first failing element,
+    // so that a mesh with several bad cells names the same one as a serial
+    // loop would, whatever the threads.
     template <class MakeScratch, class Body>
     void
     for_element_ranges(const unsigned int n_elements,
