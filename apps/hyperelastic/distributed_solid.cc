@@ -60,51 +60,6 @@ namespace Hyperelastic
            Utilities::MPI::all_gather(comm, local_error))
         AssertThrow(error.empty(), ExcMessage(error));
     }
-
-
-
-    // GridTools::diameter(), bit for bit: the largest distance between two
-    // vertices of boundary faces. deal.II's loop visits all pairs of all
-    // vertices (quadratic in the mesh's vertices: most of the set-up of a
-    // bar of a million cells); this one the pairs of boundary vertices, in
-    // parallel. The squared distances are those deal.II computes (the
-    // vertex of smaller index first), and their maximum does not depend on
-    // the order in which they are compared.
-    template <int dim>
-    double
-    boundary_diameter(const Triangulation<dim> &tria)
-    {
-      const std::vector<Point<dim>> &vertices = tria.get_vertices();
-      std::vector<bool>              is_boundary(vertices.size(), false);
-      for (const auto &cell : tria.active_cell_iterators())
-        for (const unsigned int f : cell->face_indices())
-          if (cell->face(f)->at_boundary())
-            for (unsigned int v = 0; v < cell->face(f)->n_vertices(); ++v)
-              is_boundary[cell->face(f)->vertex_index(v)] = true;
-      std::vector<unsigned int> boundary;
-      for (unsigned int i = 0; i < vertices.size(); ++i)
-        if (is_boundary[i])
-          boundary.push_back(i);
-      std::mutex mutex;
-      double     max_distance_sqr = 0;
-      parallel::apply_to_subranges(
-        std::size_t(0),
-        boundary.size(),
-        [&](const std::size_t begin, const std::size_t end) {
-          double local_max = 0;
-          for (std::size_t a = begin; a < end; ++a)
-            {
-              const Point<dim> &p = vertices[boundary[a]];
-              for (std::size_t b = a + 1; b < boundary.size(); ++b)
-                local_max = std::max(local_max,
-                                     (p - vertices[boundary[b]]).norm_square());
-            }
-          std::lock_guard<std::mutex> lock(mutex);
-          max_distance_sqr = std::max(max_distance_sqr, local_max);
-        },
-        64);
-      return std::sqrt(max_distance_sqr);
-    }
   } // namespace
 
 
@@ -145,7 +100,7 @@ namespace Hyperelastic
                 ExcMessage("The mesh mixes cell types; the app runs on "
                            "tetrahedra or on hexahedra."));
     setup_steps.next("diameter");
-    diameter                   = boundary_diameter(serial);
+    diameter                   = mesh_diameter(serial);
     mesh_boundary_ids          = serial.get_boundary_ids();
     const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(communicator);
 

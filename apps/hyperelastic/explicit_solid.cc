@@ -39,6 +39,7 @@
 
 #include "bar_mesh.h"
 #include "png_image.h"
+#include "solid_common.h"
 
 namespace Hyperelastic
 {
@@ -110,7 +111,7 @@ namespace Hyperelastic
     bc.prescribed_values.assign(3 * std::size_t(n), 0.);
     bc.external_forces.assign(3 * std::size_t(n), 0.);
     bc.ramp_time           = e.ramp_time;
-    const double tolerance = 1e-10 * GridTools::diameter(triangulation);
+    const double tolerance = 1e-10 * mesh_diameter(triangulation);
     const auto   vertex    = [&](const unsigned int v) {
       return Point<dim>(model_double.coordinates[3 * v],
                         model_double.coordinates[3 * v + 1],

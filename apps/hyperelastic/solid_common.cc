@@ -4,6 +4,7 @@
 
 #include "solid_common.h"
 
+#include <deal.II/base/parallel.h>
 #include <deal.II/base/quadrature_lib.h>
 
 #include <deal.II/fe/fe_q.h>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <mutex>
 #include <sstream>
 
 #include "../common/app_utilities.h"
@@ -313,5 +315,45 @@ namespace Hyperelastic
       }
     Assert(false, ExcInternalError("The step converged; nothing to report."));
     return std::string();
+  }
+
+
+
+  // The squared distances are those deal.II computes (the vertex of
+  // smaller index first), and their maximum does not depend on the order in
+  // which they are compared.
+  double
+  mesh_diameter(const Triangulation<3> &tria)
+  {
+    const std::vector<Point<3>> &vertices = tria.get_vertices();
+    std::vector<bool>            is_boundary(vertices.size(), false);
+    for (const auto &cell : tria.active_cell_iterators())
+      for (const unsigned int f : cell->face_indices())
+        if (cell->face(f)->at_boundary())
+          for (unsigned int v = 0; v < cell->face(f)->n_vertices(); ++v)
+            is_boundary[cell->face(f)->vertex_index(v)] = true;
+    std::vector<unsigned int> boundary;
+    for (unsigned int i = 0; i < vertices.size(); ++i)
+      if (is_boundary[i])
+        boundary.push_back(i);
+    std::mutex mutex;
+    double     max_distance_sqr = 0;
+    parallel::apply_to_subranges(
+      std::size_t(0),
+      boundary.size(),
+      [&](const std::size_t begin, const std::size_t end) {
+        double local_max = 0;
+        for (std::size_t a = begin; a < end; ++a)
+          {
+            const Point<3> &p = vertices[boundary[a]];
+            for (std::size_t b = a + 1; b < boundary.size(); ++b)
+              local_max =
+                std::max(local_max, (p - vertices[boundary[b]]).norm_square());
+          }
+        std::lock_guard<std::mutex> lock(mutex);
+        max_distance_sqr = std::max(max_distance_sqr, local_max);
+      },
+      64);
+    return std::sqrt(max_distance_sqr);
   }
 } // namespace Hyperelastic

@@ -19,6 +19,8 @@
 #include <deal.II/fe/fe_system.h>
 #include <deal.II/fe/mapping.h>
 
+#include <deal.II/grid/tria.h>
+
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -56,6 +58,18 @@ namespace Hyperelastic
   make_load_function(const Parameters &parameters);
 
   /// Refuses a built-in bar too large for the machine's memory.
+  /**
+   * GridTools::diameter(), bit for bit, from the vertices of boundary faces
+   * alone (the two farthest vertices of a mesh lie on its boundary), in
+   * parallel: deal.II's loop visits all pairs of all vertices, which grows
+   * with the square of the mesh's vertices and takes tens of seconds at a
+   * million cells.
+   */
+  double
+  mesh_diameter(const Triangulation<3> &tria);
+
+
+
   void
   check_bar_memory(const Parameters::Geometry &geometry);
 

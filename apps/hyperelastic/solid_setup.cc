@@ -16,7 +16,6 @@
 #include <deal.II/fe/mapping_q.h>
 
 #include <deal.II/grid/grid_generator.h>
-#include <deal.II/grid/grid_tools.h>
 
 #include <deal.II/numerics/vector_tools.h>
 
@@ -142,7 +141,7 @@ namespace Hyperelastic
               area =
                 std::max(area,
                          cross_product_3d(q - fixed[0], p - fixed[0]).norm());
-          const double diameter = GridTools::diameter(triangulation);
+          const double diameter = mesh_diameter(triangulation);
           AssertThrow(area > 1e-12 * diameter * diameter,
                       ExcMessage(
                         "In 'Time/Mode' = quasi-static nothing but the fixed "
@@ -213,7 +212,7 @@ namespace Hyperelastic
     const auto &fixed_ids = b.fixed_boundary_ids;
     for (unsigned int step = 0; step < steps; ++step)
       {
-        const double tolerance = 1e-10 * GridTools::diameter(triangulation);
+        const double tolerance = 1e-10 * mesh_diameter(triangulation);
         unsigned int n_flagged = 0;
         for (const auto &cell : triangulation.active_cell_iterators())
           {
@@ -290,7 +289,7 @@ namespace Hyperelastic
                 ExcMessage("'Fixed boundary ids' names boundary id " +
                            std::to_string(missing_ids.front()) +
                            ", which the mesh does not have."));
-    const double tolerance = 1e-10 * GridTools::diameter(triangulation);
+    const double tolerance = 1e-10 * mesh_diameter(triangulation);
     if (!parameters.boundary.fixed_region.empty)
       for (const auto &cell : dof_handler.active_cell_iterators())
         for (const unsigned int v : cell->vertex_indices())
