@@ -13,6 +13,7 @@
 #include <deal.II/fe/mapping_q.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <mutex>
@@ -355,5 +356,84 @@ namespace Hyperelastic
       },
       64);
     return std::sqrt(max_distance_sqr);
+  }
+
+
+
+  void
+  print_state_summary(const ConditionalOStream &pcout,
+                      const std::string        &file,
+                      const StateSummary       &s)
+  {
+    pcout << "  output " << file
+          << ": max |u| = " << format_scientific(s.max_displacement, 3)
+          << ", kinetic energy " << format_scientific(s.kinetic_energy, 4)
+          << ", strain energy " << format_scientific(s.strain_energy, 4)
+          << ", momentum (" << format_scientific(s.momentum[0]) << ", "
+          << format_scientific(s.momentum[1]) << ", "
+          << format_scientific(s.momentum[2]) << ')';
+    if (s.has_load_region)
+      pcout << ", load region mean u ("
+            << format_scientific(s.load_region_displacement[0], 4) << ", "
+            << format_scientific(s.load_region_displacement[1], 4) << ", "
+            << format_scientific(s.load_region_displacement[2], 4) << ')';
+    pcout << std::endl;
+  }
+
+
+
+  double
+  run_time_steps(const Parameters            &parameters,
+                 const double                &time,
+                 const unsigned int          &step_number,
+                 const std::function<void()> &do_step,
+                 const std::function<void()> &output)
+  {
+    const unsigned int output_interval = parameters.output.output_interval;
+    if (output_interval > 0)
+      output();
+
+    const auto   start       = std::chrono::steady_clock::now();
+    double       output_time = 0;
+    const double end_time    = parameters.time.end_time;
+    while (time < end_time * (1 - 1e-12) &&
+           (parameters.time.max_steps == 0 ||
+            step_number < parameters.time.max_steps))
+      {
+        do_step();
+        const bool last = !(time < end_time * (1 - 1e-12)) ||
+                          step_number == parameters.time.max_steps;
+        if (output_interval > 0 && (step_number % output_interval == 0 || last))
+          {
+            const auto before = std::chrono::steady_clock::now();
+            output();
+            output_time += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - before)
+                             .count();
+          }
+      }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+             .count() -
+           output_time;
+  }
+
+
+
+  void
+  print_stepping_summary(const ConditionalOStream &pcout,
+                         const unsigned int        n_steps,
+                         const double              stepping_wall_time,
+                         const unsigned int        n_newton_iterations,
+                         const unsigned int        max_newton_iterations,
+                         const unsigned int        n_cg_iterations)
+  {
+    pcout << "\n"
+          << n_steps << " steps in " << std::fixed << std::setprecision(3)
+          << stepping_wall_time << " s without output: " << std::setprecision(1)
+          << n_steps / std::max(stepping_wall_time, 1e-300)
+          << " steps/s; Newton iterations " << n_newton_iterations
+          << " (at most " << max_newton_iterations << " per step), CG "
+          << "iterations " << n_cg_iterations << "." << std::endl;
   }
 } // namespace Hyperelastic

@@ -57,7 +57,6 @@ namespace Hyperelastic
   std::unique_ptr<Function<1>>
   make_load_function(const Parameters &parameters);
 
-  /// Refuses a built-in bar too large for the machine's memory.
   /**
    * GridTools::diameter(), bit for bit, from the vertices of boundary faces
    * alone (the two farthest vertices of a mesh lie on its boundary), in
@@ -70,6 +69,7 @@ namespace Hyperelastic
 
 
 
+  /// Refuses a built-in bar too large for the machine's memory.
   void
   check_bar_memory(const Parameters::Geometry &geometry);
 
@@ -91,6 +91,47 @@ namespace Hyperelastic
 
   std::string
   format_scientific(const double value, const unsigned int digits = 2);
+
+  /// What the line after each output says about the state.
+  struct StateSummary
+  {
+    double       max_displacement = 0;
+    double       kinetic_energy   = 0;
+    double       strain_energy    = 0;
+    Tensor<1, 3> momentum;
+    /// Set where the load region holds nodes.
+    bool         has_load_region = false;
+    Tensor<1, 3> load_region_displacement;
+  };
+
+  /// "  output FILE: max |u| = ..., kinetic energy ..., ..." on one line.
+  void
+  print_state_summary(const ConditionalOStream &pcout,
+                      const std::string        &file,
+                      const StateSummary       &summary);
+
+  /**
+   * Runs @p do_step until the end time or the step limit of @p parameters
+   * (@p time and @p step_number are those do_step() advances), and
+   * @p output after the start and after every 'Output interval'-th and the
+   * last step where the interval is set. Returns the wall time of the steps
+   * without the outputs.
+   */
+  double
+  run_time_steps(const Parameters            &parameters,
+                 const double                &time,
+                 const unsigned int          &step_number,
+                 const std::function<void()> &do_step,
+                 const std::function<void()> &output);
+
+  /// "N steps in T s without output: S steps/s; Newton ..., CG ...".
+  void
+  print_stepping_summary(const ConditionalOStream &pcout,
+                         const unsigned int        n_steps,
+                         const double              stepping_wall_time,
+                         const unsigned int        n_newton_iterations,
+                         const unsigned int        max_newton_iterations,
+                         const unsigned int        n_cg_iterations);
 
   /**
    * The reason a step's Newton loop failed (report.status not converged),

@@ -138,65 +138,35 @@ namespace Hyperelastic
         backend->get_state(u, p);
       }
       write_output(u, p, step_number);
-      const Tensor<1, dim> momentum = linear_momentum(p);
-      pcout << "  output " << stats.output_files.back() << ": max |u| = "
-            << format_scientific(
-                 std::abs(*std::max_element(u.begin(),
-                                            u.end(),
-                                            [](const double a, const double b) {
-                                              return std::abs(a) < std::abs(b);
-                                            })),
-                 3)
-            << ", kinetic energy " << format_scientific(kinetic_energy(p), 4)
-            << ", strain energy " << format_scientific(strain_energy(u), 4)
-            << ", momentum (" << format_scientific(momentum[0]) << ", "
-            << format_scientific(momentum[1]) << ", "
-            << format_scientific(momentum[2]) << ')';
-      if (!parameters.boundary.load_region.empty)
-        {
-          const Tensor<1, dim> tip = load_region_displacement(u);
-          pcout << ", load region mean u (" << format_scientific(tip[0], 4)
-                << ", " << format_scientific(tip[1], 4) << ", "
-                << format_scientific(tip[2], 4) << ')';
-        }
-      pcout << std::endl;
+      StateSummary summary;
+      summary.max_displacement =
+        std::abs(*std::max_element(u.begin(),
+                                   u.end(),
+                                   [](const double a, const double b) {
+                                     return std::abs(a) < std::abs(b);
+                                   }));
+      summary.kinetic_energy  = kinetic_energy(p);
+      summary.strain_energy   = strain_energy(u);
+      summary.momentum        = linear_momentum(p);
+      summary.has_load_region = !parameters.boundary.load_region.empty;
+      if (summary.has_load_region)
+        summary.load_region_displacement = load_region_displacement(u);
+      print_state_summary(pcout, stats.output_files.back(), summary);
     };
-    if (o.output_interval > 0)
-      output();
-
-    const auto   start       = std::chrono::steady_clock::now();
-    double       output_time = 0;
-    const double end_time    = parameters.time.end_time;
-    while (time < end_time * (1 - 1e-12) &&
-           (parameters.time.max_steps == 0 ||
-            step_number < parameters.time.max_steps))
-      {
+    stats.stepping_wall_time = run_time_steps(
+      parameters,
+      time,
+      step_number,
+      [&]() {
         do_step();
-        const bool last = !(time < end_time * (1 - 1e-12)) ||
-                          step_number == parameters.time.max_steps;
-        if (o.output_interval > 0 &&
-            (step_number % o.output_interval == 0 || last))
-          {
-            const auto before = std::chrono::steady_clock::now();
-            output();
-            output_time += std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - before)
-                             .count();
-          }
-      }
-    stats.stepping_wall_time =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-        .count() -
-      output_time;
-
-    pcout << "\n"
-          << stats.n_steps << " steps in " << std::fixed << std::setprecision(3)
-          << stats.stepping_wall_time
-          << " s without output: " << std::setprecision(1)
-          << stats.n_steps / std::max(stats.stepping_wall_time, 1e-300)
-          << " steps/s; Newton iterations " << stats.n_newton_iterations
-          << " (at most " << stats.max_newton_iterations << " per step), CG "
-          << "iterations " << stats.n_cg_iterations << "." << std::endl;
+      },
+      output);
+    print_stepping_summary(pcout,
+                           stats.n_steps,
+                           stats.stepping_wall_time,
+                           stats.n_newton_iterations,
+                           stats.max_newton_iterations,
+                           stats.n_cg_iterations);
     if (o.output_interval > 0)
       pcout << "Open " << o.directory << "/" << o.base_name
             << ".pvd in ParaView." << std::endl;
