@@ -157,31 +157,17 @@ namespace Hyperelastic
   {
     const unsigned int steps     = parameters.geometry.local_refinement_steps;
     const auto        &b         = parameters.boundary;
-    const auto        &fixed_ids = b.fixed_boundary_ids;
     const double       tolerance = 1e-10 * diameter;
     for (unsigned int step = 0; step < steps; ++step)
       {
         unsigned int n_flagged = 0;
         for (const auto &cell : triangulation->active_cell_iterators())
           if (cell->is_locally_owned())
-            {
-              bool near = false;
-              for (const unsigned int v : cell->vertex_indices())
-                near |= (!b.fixed_region.empty &&
-                         b.fixed_region.contains(cell->vertex(v), tolerance)) ||
-                        (!b.load_region.empty &&
-                         b.load_region.contains(cell->vertex(v), tolerance));
-              for (const auto &face : cell->face_iterators())
-                near |= face->at_boundary() &&
-                        std::find(fixed_ids.begin(),
-                                  fixed_ids.end(),
-                                  face->boundary_id()) != fixed_ids.end();
-              if (near)
-                {
-                  cell->set_refine_flag();
-                  ++n_flagged;
-                }
-            }
+            if (is_near_clamp_or_load(cell, b, tolerance))
+              {
+                cell->set_refine_flag();
+                ++n_flagged;
+              }
         AssertThrow(Utilities::MPI::sum(n_flagged, communicator) > 0,
                     ExcMessage("'Local refinement steps' is " +
                                std::to_string(steps) +

@@ -436,4 +436,25 @@ namespace Hyperelastic
           << " (at most " << max_newton_iterations << " per step), CG "
           << "iterations " << n_cg_iterations << "." << std::endl;
   }
+
+
+
+  bool
+  is_near_clamp_or_load(const Triangulation<3>::active_cell_iterator &cell,
+                        const Parameters::Boundary                   &b,
+                        const double                                  tolerance)
+  {
+    bool near = false;
+    for (const unsigned int v : cell->vertex_indices())
+      near |= (!b.fixed_region.empty &&
+               b.fixed_region.contains(cell->vertex(v), tolerance)) ||
+              (!b.load_region.empty &&
+               b.load_region.contains(cell->vertex(v), tolerance));
+    for (const auto &face : cell->face_iterators())
+      near |= face->at_boundary() &&
+              std::find(b.fixed_boundary_ids.begin(),
+                        b.fixed_boundary_ids.end(),
+                        face->boundary_id()) != b.fixed_boundary_ids.end();
+    return near;
+  }
 } // namespace Hyperelastic

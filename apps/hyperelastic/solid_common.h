@@ -69,6 +69,17 @@ namespace Hyperelastic
 
 
 
+  /**
+   * Whether 'Local refinement steps' refines @p cell: a vertex in the fixed
+   * or the load region (within @p tolerance), or a face on a fixed boundary.
+   */
+  bool
+  is_near_clamp_or_load(const Triangulation<3>::active_cell_iterator &cell,
+                        const Parameters::Boundary                   &boundary,
+                        const double tolerance);
+
+
+
   /// Refuses a built-in bar too large for the machine's memory.
   void
   check_bar_memory(const Parameters::Geometry &geometry);

@@ -208,31 +208,17 @@ namespace Hyperelastic
                            ", but the mesh is not made of hexahedra only; "
                            "deal.II refines tetrahedral meshes only globally. "
                            "Set it to 0 or use hexahedra ('Cell type')."));
-    const auto &b         = parameters.boundary;
-    const auto &fixed_ids = b.fixed_boundary_ids;
+    const auto &b = parameters.boundary;
     for (unsigned int step = 0; step < steps; ++step)
       {
         const double tolerance = 1e-10 * mesh_diameter(triangulation);
         unsigned int n_flagged = 0;
         for (const auto &cell : triangulation.active_cell_iterators())
-          {
-            bool near = false;
-            for (const unsigned int v : cell->vertex_indices())
-              near |= (!b.fixed_region.empty &&
-                       b.fixed_region.contains(cell->vertex(v), tolerance)) ||
-                      (!b.load_region.empty &&
-                       b.load_region.contains(cell->vertex(v), tolerance));
-            for (const auto &face : cell->face_iterators())
-              near |= face->at_boundary() &&
-                      std::find(fixed_ids.begin(),
-                                fixed_ids.end(),
-                                face->boundary_id()) != fixed_ids.end();
-            if (near)
-              {
-                cell->set_refine_flag();
-                ++n_flagged;
-              }
-          }
+          if (is_near_clamp_or_load(cell, b, tolerance))
+            {
+              cell->set_refine_flag();
+              ++n_flagged;
+            }
         AssertThrow(n_flagged > 0,
                     ExcMessage("'Local refinement steps' is " +
                                std::to_string(steps) +
