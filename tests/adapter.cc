@@ -7,7 +7,8 @@
 // pattern, the constraint arrays against AffineConstraints, and the
 // supplemental data against geometric identities (volume, partition of
 // unity, D^{-1} D = I). Also the nodal gather/scatter round trip, the
-// element colouring, arrays that do not depend on the number of threads
+// element colouring (also with hanging nodes and on fans that need more than
+// 64 colours), arrays that do not depend on the number of threads
 // that built them, and the first of several inverted cells named.
 
 #include <deal.II/base/multithread_info.h>
@@ -542,7 +543,10 @@ check_gather_scatter(const DoFHandlerAdapter<dim> &adapter,
 
 
 
-template <int dim>
+using Colors = std::vector<std::vector<unsigned int>>;
+
+
+
 void
 check_coloring(const MeshArrays  &arrays,
                const std::string &name,
@@ -576,6 +580,55 @@ check_coloring(const MeshArrays  &arrays,
   checks.check(ok && is_valid_coloring(arrays, colors),
                name + "color_elements() gives a valid colouring (" +
                  std::to_string(colors.size()) + " colours)");
+
+  // The bound of first fit: an element never needs more colours than it has
+  // neighbours (elements that share a node with it), plus one.
+  std::vector<std::vector<unsigned int>> node_elements(arrays.n_nodes);
+  for (unsigned int e = 0; e < arrays.n_elements; ++e)
+    for (unsigned int a = 0; a < n_en; ++a)
+      node_elements[arrays.connectivity[e * n_en + a]].push_back(e);
+  std::size_t max_neighbors = 0;
+  for (unsigned int e = 0; e < arrays.n_elements; ++e)
+    {
+      std::set<unsigned int> neighbors;
+      for (unsigned int a = 0; a < n_en; ++a)
+        for (const unsigned int f :
+             node_elements[arrays.connectivity[e * n_en + a]])
+          if (f != e)
+            neighbors.insert(f);
+      max_neighbors = std::max(max_neighbors, neighbors.size());
+    }
+  std::vector<Colors> repeated;
+  for (const unsigned int threads : {1u, 3u, numbers::invalid_unsigned_int})
+    {
+      MultithreadInfo::set_thread_limit(threads);
+      repeated.push_back(color_elements(arrays));
+    }
+  MultithreadInfo::set_thread_limit();
+  Testing::check_rules(
+    checks,
+    name + "color_elements()",
+    {{std::none_of(colors.begin(),
+                   colors.end(),
+                   [](const auto &color) {
+                     return color.empty();
+                   }),
+      "no empty colour"},
+     {std::all_of(colors.begin(),
+                  colors.end(),
+                  [](const auto &color) {
+                    return std::is_sorted(color.begin(), color.end());
+                  }),
+      "each colour's elements in increasing order"},
+     {colors.size() <= max_neighbors + 1,
+      "at most " + std::to_string(max_neighbors + 1) +
+        " colours (the most neighbours of an element, plus one)"},
+     {std::all_of(repeated.begin(),
+                  repeated.end(),
+                  [&](const Colors &again) {
+                    return again == colors;
+                  }),
+      "the same colouring on repeated calls with 1, 3 and all threads"}});
 
   // Element 0 and a neighbour that shares a node with it.
   unsigned int neighbor = arrays.n_elements;
@@ -641,7 +694,7 @@ test_configuration(const bool                    simplex,
       check_quadrature_gradients<dim>(adapter.get_arrays(), name, checks);
       check_inverse_edge_matrix(problem, name, checks);
       check_gather_scatter(adapter, name, checks);
-      check_coloring<dim>(adapter.get_arrays(), name, checks);
+      check_coloring(adapter.get_arrays(), name, checks);
     }
 }
 
@@ -722,6 +775,7 @@ check_independent_of_threads(const bool                   simplex,
                 a.nonzero_map == b.nonzero_map,
               "same CSR pattern and K(e, d1, d2)"}});
         }
+      check_coloring(built[0], name, checks);
       checks.check(built[0].n_elements > 2000,
                    name + "the mesh compared has more elements (" +
                      std::to_string(built[0].n_elements) +
@@ -768,6 +822,80 @@ check_first_inverted_cell_named(Testing::Checks &checks)
 }
 
 
+// Meshes with hanging nodes: a coarse cell shares only some nodes with the
+// refined cells along its face (the hanging nodes belong to the refined cells
+// alone), and the cells of two levels meet in one colouring.
+template <int dim>
+void
+check_coloring_hanging_nodes(const unsigned int degree, Testing::Checks &checks)
+{
+  Triangulation<dim> tria;
+  GridGenerator::subdivided_hyper_cube(tria, 6);
+  for (const auto &cell : tria.active_cell_iterators())
+    if (cell->center().norm() < 0.5)
+      cell->set_refine_flag();
+  tria.execute_coarsening_and_refinement();
+  DoFHandler<dim> dof_handler(tria);
+  const FE_Q<dim> fe(degree);
+  dof_handler.distribute_dofs(fe);
+  AffineConstraints<double> constraints;
+  DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+  constraints.close();
+  const MappingQ<dim> mapping(1);
+  const QGauss<dim>   quadrature(degree + 1);
+  const std::string   name =
+    std::to_string(dim) + "D Q" + std::to_string(degree) + " with " +
+    std::to_string(constraints.n_constraints()) + " hanging-node constraints: ";
+  checks.check(constraints.n_constraints() > 0,
+               name + "the mesh has hanging nodes");
+  const DoFHandlerAdapter<dim> adapter(mapping,
+                                       dof_handler,
+                                       quadrature,
+                                       constraints);
+  check_coloring(adapter.get_arrays(), name, checks);
+}
+
+
+
+// Two disjoint fans of triangles, each around one centre node that all its
+// triangles share: each fan needs as many colours as it has triangles, more
+// than fit in one 64-bit word of colours per node, and first fit pairs the
+// triangles of the two fans.
+void
+check_coloring_fans(Testing::Checks &checks)
+{
+  const unsigned int n_fan = 150; // triangles per fan
+  MeshArrays         arrays;
+  arrays.dim            = 2;
+  arrays.layout.n_nodes = 3;
+  arrays.n_elements     = 2 * n_fan;
+  arrays.n_nodes        = 2 * (n_fan + 1);
+  for (unsigned int fan = 0; fan < 2; ++fan)
+    {
+      const unsigned int centre = fan * (n_fan + 1);
+      for (unsigned int k = 0; k < n_fan; ++k)
+        for (const unsigned int node :
+             {centre, centre + 1 + k, centre + 1 + (k + 1) % n_fan})
+          arrays.connectivity.push_back(static_cast<index_type>(node));
+    }
+  const Colors colors = color_elements(arrays);
+  bool         pairs  = colors.size() == n_fan;
+  for (unsigned int c = 0; pairs && c < colors.size(); ++c)
+    pairs = colors[c] == std::vector<unsigned int>{c, n_fan + c};
+  Testing::check_rules(
+    checks,
+    "two fans of " + std::to_string(n_fan) +
+      " triangles around a shared node each",
+    {{is_valid_coloring(arrays, colors), "a valid colouring"},
+     {colors.size() == n_fan,
+      std::to_string(n_fan) + " colours (got " + std::to_string(colors.size()) +
+        "), as many as a fan has triangles"},
+     {pairs, "colour c holds triangle c of each fan"},
+     {color_elements(arrays) == colors, "the same on a repeated call"}});
+  check_coloring(arrays, "fans: ", checks);
+}
+
+
 
 int
 main()
@@ -794,6 +922,10 @@ main()
                                   48,
                                   SupplementalDataFormat::quadrature_gradients,
                                   checks);
+  check_coloring_hanging_nodes<2>(1, checks);
+  check_coloring_hanging_nodes<3>(1, checks);
+  check_coloring_hanging_nodes<3>(2, checks);
+  check_coloring_fans(checks);
   check_first_inverted_cell_named(checks);
   return checks.exit_code();
 }
