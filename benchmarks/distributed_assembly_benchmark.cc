@@ -1109,11 +1109,14 @@ main(int argc, char **argv)
         options.dealii_only ? -1 : select_device_by_node_rank(world);
       const bool             use_device = device >= 0 && !options.force_host;
       const std::vector<int> devices    = Utilities::MPI::gather(world, device);
+      const std::string      binding    = describe_thread_binding(world);
       if (is_root())
         {
           std::cout << "MPI ranks: " << Utilities::MPI::n_mpi_processes(world)
                     << ", host threads per rank: "
                     << MultithreadInfo::n_threads() << std::endl;
+          if (!binding.empty())
+            std::cout << binding << std::endl;
           if (!options.dealii_only)
             {
               std::cout << describe_execution_path() << std::endl;

@@ -11,7 +11,8 @@
 // assemble() with the same plan must give the same values. The set-up
 // (adapter arrays, sparsity pattern, exchange lists of both targets, the
 // resident matrix's CSR arrays) must be the same bit for bit with 2 and 3
-// threads.
+// threads. describe_thread_binding() must warn exactly where a rank has more
+// threads than cores.
 
 #include <deal.II/base/function_lib.h>
 #include <deal.II/base/mpi.h>
@@ -39,6 +40,7 @@
 
 #include <deal.II/numerics/vector_tools.h>
 
+#include <gpu_assembly/distributed/device_selection.h>
 #include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
@@ -54,6 +56,7 @@
 
 #include "dealii_reference.h"
 #include "distributed_problems.h"
+#include <sched.h>
 
 namespace
 {
@@ -511,6 +514,76 @@ namespace
 
 
 
+namespace
+{
+  // describe_thread_binding(): silent where every rank may run on a core per
+  // host thread; where each rank is held to one core (as mpirun binds one
+  // or two ranks by default) and has more threads, a note that says so and
+  // names mpirun's option.
+  bool
+  run_binding_case()
+  {
+    cpu_set_t original;
+    CPU_ZERO(&original);
+    AssertThrow(sched_getaffinity(0, sizeof(original), &original) == 0,
+                ExcMessage("sched_getaffinity failed"));
+    bool passed = true;
+
+    MultithreadInfo::set_thread_limit(
+      Utilities::MPI::min(GPUAssembly::n_cores_available(), MPI_COMM_WORLD));
+    const std::string enough =
+      GPUAssembly::describe_thread_binding(MPI_COMM_WORLD);
+    if (!enough.empty())
+      {
+        std::cout << "FAILED: describe_thread_binding() warns although every "
+                     "rank has a core per thread: "
+                  << enough << std::endl;
+        passed = false;
+      }
+
+    int first_core = 0;
+    while (!CPU_ISSET(first_core, &original))
+      ++first_core;
+    cpu_set_t one_core;
+    CPU_ZERO(&one_core);
+    CPU_SET(first_core, &one_core);
+    AssertThrow(sched_setaffinity(0, sizeof(one_core), &one_core) == 0,
+                ExcMessage("sched_setaffinity failed"));
+    MultithreadInfo::set_thread_limit(2);
+    const bool one_core_seen = GPUAssembly::n_cores_available() == 1;
+    const auto note = GPUAssembly::describe_thread_binding(MPI_COMM_WORLD);
+    const bool more_threads = MultithreadInfo::n_threads() > 1;
+    const bool noted        = note.find("only 1 core") != std::string::npos &&
+                       note.find("--bind-to none") != std::string::npos;
+    if (!one_core_seen)
+      {
+        std::cout << "FAILED: n_cores_available() is "
+                  << GPUAssembly::n_cores_available()
+                  << " for a process held to one core" << std::endl;
+        passed = false;
+      }
+    if (noted != more_threads)
+      {
+        std::cout << "FAILED: with " << MultithreadInfo::n_threads()
+                  << " threads on one core describe_thread_binding() gives '"
+                  << note << "'" << std::endl;
+        passed = false;
+      }
+
+    AssertThrow(sched_setaffinity(0, sizeof(original), &original) == 0,
+                ExcMessage("sched_setaffinity failed"));
+    MultithreadInfo::set_thread_limit();
+    if (passed)
+      std::cout << "describe_thread_binding: silent with a core per thread, "
+                << (more_threads ? "a note naming --bind-to none" :
+                                   "silent with one thread")
+                << " on one core" << std::endl;
+    return passed;
+  }
+} // namespace
+
+
+
 int
 main(int argc, char **argv)
 {
@@ -536,6 +609,7 @@ main(int argc, char **argv)
       passed &= run_case<3>(
         {TriaKind::fully_distributed, Form::elasticity, 1, false, false});
       passed &= run_thread_case();
+      passed &= run_binding_case();
 
       // A serial mesh is refused with a message that names the adapter to
       // use instead.

@@ -709,6 +709,10 @@ namespace Hyperelastic
     const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(communicator);
     pcout << "Running on " << n_ranks << " MPI rank" << (n_ranks > 1 ? "s" : "")
           << "." << std::endl;
+    const std::string binding =
+      GPUAssembly::describe_thread_binding(communicator);
+    if (!binding.empty())
+      pcout << binding << std::endl;
     setup();
 
     const auto &o      = parameters.output;

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
+#include <deal.II/base/multithread_info.h>
 
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/distributed/device_selection.h>
+
+#include <algorithm>
+#include <thread>
+
+#include <sched.h>
 
 namespace GPUAssembly
 {
@@ -29,5 +35,37 @@ namespace GPUAssembly
     const int device = node_rank % n_devices;
     internal::set_cuda_device(device);
     return device;
+  }
+
+
+
+  unsigned int
+  n_cores_available()
+  {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0)
+      return std::max(1, CPU_COUNT(&mask));
+    return std::max(1u, std::thread::hardware_concurrency());
+  }
+
+
+
+  std::string
+  describe_thread_binding(const MPI_Comm communicator)
+  {
+    const unsigned int threads = dealii::MultithreadInfo::n_threads();
+    const unsigned int fewest =
+      dealii::Utilities::MPI::min(n_cores_available(), communicator);
+    if (fewest >= threads)
+      return "";
+    return "Note: " + std::to_string(threads) +
+           " host threads per rank, but a rank may run on only " +
+           std::to_string(fewest) + " core" + (fewest > 1 ? "s" : "") +
+           " (its CPU affinity), so the threaded set-up runs on " +
+           (fewest > 1 ? "those" : "that one") +
+           ". Start mpirun with '--bind-to none' (OpenMPI) or give each "
+           "rank its cores, e.g. '--map-by slot:PE=" +
+           std::to_string(threads) + "'.";
   }
 } // namespace GPUAssembly

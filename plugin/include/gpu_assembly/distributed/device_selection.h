@@ -4,6 +4,8 @@
 
 #include <deal.II/base/mpi.h>
 
+#include <string>
+
 namespace GPUAssembly
 {
   /**
@@ -17,6 +19,24 @@ namespace GPUAssembly
    */
   int
   select_device_by_node_rank(const MPI_Comm communicator);
+
+  /**
+   * The number of cores the calling process may run on: the cores of its
+   * CPU affinity mask (where the system has none, every core).
+   */
+  unsigned int
+  n_cores_available();
+
+  /**
+   * An empty string where every rank of @p communicator may run on at least
+   * as many cores as it has host threads (MultithreadInfo::n_threads()),
+   * otherwise a note that names the ranks' fewest cores and how to start
+   * mpirun so that the threads get theirs: MPI launchers often bind each
+   * rank to one core (OpenMPI does when it starts one or two ranks), and
+   * then the threaded set-up and host path run on that one core. Collective.
+   */
+  std::string
+  describe_thread_binding(const MPI_Comm communicator);
 
   namespace internal
   {
