@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// The device versions of the resident loops: the bodies of
+// resident_loop_bodies.h, one index a thread in grid-stride loops, and sums
+// per block, then over the blocks, in an order that depends on n alone.
+
 #include <gpu_assembly/base/cuda_check.h>
-#include <gpu_assembly/distributed/resident_kernels.h>
 #include <gpu_assembly/lac/block_sum.cuh>
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+
+#include "../../src/distributed/resident_loop_bodies.h"
 
 namespace GPUAssembly
 {
@@ -55,7 +61,7 @@ namespace GPUAssembly
                       Number *__restrict__ dst)
         {
           GRID_STRIDE_LOOP(j, n)
-          dst[j] = src[indices[j]];
+          Body::gather(j, src, indices, dst);
         }
 
         template <typename Number>
@@ -67,7 +73,7 @@ namespace GPUAssembly
                            Number *__restrict__ target)
         {
           GRID_STRIDE_LOOP(i, n)
-          target[targets[i]] += values[sources[i]];
+          Body::scatter_add(i, values, sources, targets, target);
         }
 
         template <typename Number>
@@ -80,12 +86,12 @@ namespace GPUAssembly
                            Number *__restrict__ target)
         {
           GRID_STRIDE_LOOP(u, n_groups)
-          {
-            Number value = target[group_targets[u]];
-            for (int k = group_offsets[u]; k < group_offsets[u + 1]; ++k)
-              value += received[group_entries[k]];
-            target[group_targets[u]] = value;
-          }
+          Body::add_grouped(u,
+                            received,
+                            group_targets,
+                            group_offsets,
+                            group_entries,
+                            target);
         }
 
         // Eight lanes per row (a row of 3D elasticity with linear elements
@@ -112,9 +118,13 @@ namespace GPUAssembly
           if (i < n_rows)
             {
               row = rows[i];
-              for (int k = row_offsets[row] + lane; k < row_offsets[row + 1];
-                   k += lanes_per_row)
-                sum += values[k] * x[columns[k]];
+              sum = Body::spmv_row_part(row,
+                                        lane,
+                                        lanes_per_row,
+                                        row_offsets,
+                                        columns,
+                                        values,
+                                        x);
             }
           // Every lane of the warp takes part in the shuffles.
           for (unsigned int offset = lanes_per_row / 2; offset > 0; offset /= 2)
@@ -131,10 +141,7 @@ namespace GPUAssembly
                                 Number *__restrict__ result)
         {
           GRID_STRIDE_LOOP(i, n)
-          {
-            const Number d = values[positions[i]];
-            result[i]      = d != Number(0) ? Number(1) / d : Number(0);
-          }
+          Body::inverse_diagonal(i, values, positions, result);
         }
 
         template <unsigned int n_sums>
@@ -156,7 +163,7 @@ namespace GPUAssembly
         {
           double sum[1] = {0.};
           GRID_STRIDE_LOOP(i, n)
-          sum[0] += double(x[i]) * double(y[i]);
+          Body::dot(i, x, y, sum[0]);
           write_block_sums<1>(sum, partial);
         }
 
@@ -201,16 +208,7 @@ namespace GPUAssembly
         {
           double sums[2] = {0., 0.};
           GRID_STRIDE_LOOP(i, n)
-          {
-            const Number ri = b[i];
-            const Number zi = inverse_diagonal[i] * ri;
-            x[i]            = 0;
-            r[i]            = ri;
-            z[i]            = zi;
-            p[i]            = zi;
-            sums[0] += double(ri) * double(zi);
-            sums[1] += double(ri) * double(ri);
-          }
+          Body::cg_start(i, b, inverse_diagonal, x, r, z, p, sums);
           write_block_sums<2>(sums, partial);
         }
 
@@ -228,15 +226,7 @@ namespace GPUAssembly
         {
           double sums[2] = {0., 0.};
           GRID_STRIDE_LOOP(i, n)
-          {
-            x[i] += alpha * p[i];
-            const Number ri = r[i] - alpha * q[i];
-            const Number zi = inverse_diagonal[i] * ri;
-            r[i]            = ri;
-            z[i]            = zi;
-            sums[0] += double(ri) * double(zi);
-            sums[1] += double(ri) * double(ri);
-          }
+          Body::cg_update(i, alpha, p, q, inverse_diagonal, x, r, z, sums);
           write_block_sums<2>(sums, partial);
         }
 
@@ -248,7 +238,7 @@ namespace GPUAssembly
                             const std::size_t n)
         {
           GRID_STRIDE_LOOP(i, n)
-          p[i] = z[i] + beta * p[i];
+          Body::cg_direction(i, beta, z, p);
         }
 #undef GRID_STRIDE_LOOP
       } // namespace
@@ -492,58 +482,8 @@ namespace GPUAssembly
             GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaFreeHost(pointer));
         }
 
-#define INSTANTIATE(Number)                                                   \
-  template void   gather(const Number *, const int *, std::size_t, Number *); \
-  template void   scatter_add(const Number *,                                 \
-                              const int *,                                    \
-                              const int *,                                    \
-                              std::size_t,                                    \
-                              Number *);                                      \
-  template void   add_grouped(const Number *,                                 \
-                              const int *,                                    \
-                              const int *,                                    \
-                              const int *,                                    \
-                              std::size_t,                                    \
-                              Number *);                                      \
-  template void   spmv_rows(const int *,                                      \
-                            const int *,                                      \
-                            const Number *,                                   \
-                            const int *,                                      \
-                            std::size_t,                                      \
-                            const Number *,                                   \
-                            Number *);                                        \
-  template void   inverse_diagonal(const Number *,                            \
-                                   const int *,                               \
-                                   std::size_t,                               \
-                                   Number *);                                 \
-  template double dot(const Number *,                                         \
-                      const Number *,                                         \
-                      std::size_t,                                            \
-                      const Workspace &);                                     \
-  template void   cg_start(const Number *,                                    \
-                           const Number *,                                    \
-                           Number *,                                          \
-                           Number *,                                          \
-                           Number *,                                          \
-                           Number *,                                          \
-                           std::size_t,                                       \
-                           const Workspace &,                                 \
-                           double(&)[2]);                                     \
-  template void   cg_update(double,                                           \
-                            const Number *,                                   \
-                            const Number *,                                   \
-                            const Number *,                                   \
-                            Number *,                                         \
-                            Number *,                                         \
-                            Number *,                                         \
-                            std::size_t,                                      \
-                            const Workspace &,                                \
-                            double(&)[2]);                                    \
-  template void   cg_direction(double, const Number *, Number *, std::size_t);
-
-        INSTANTIATE(float)
-        INSTANTIATE(double)
-#undef INSTANTIATE
+        GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(float)
+        GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(double)
       } // namespace Device
     }   // namespace ResidentKernels
   }     // namespace internal

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// The host versions of the resident loops: the same work as the CUDA
-// kernels of plugin/cuda/distributed/resident_kernels.cu, one entry after
-// another, and the dispatch between the two.
+// The dispatch of the resident loops between the storage modes, and their
+// host versions: the bodies of resident_loop_bodies.h, one index after
+// another, and sums in the order of the indices.
 
-#include <gpu_assembly/distributed/resident_kernels.h>
+#include "resident_loop_bodies.h"
 
 namespace GPUAssembly
 {
@@ -23,7 +23,7 @@ namespace GPUAssembly
         if (on_device)
           return Device::gather(src, indices, n, dst);
         for (std::size_t j = 0; j < n; ++j)
-          dst[j] = src[indices[j]];
+          Body::gather(j, src, indices, dst);
       }
 
 
@@ -40,7 +40,7 @@ namespace GPUAssembly
         if (on_device)
           return Device::scatter_add(values, sources, targets, n, target);
         for (std::size_t i = 0; i < n; ++i)
-          target[targets[i]] += values[sources[i]];
+          Body::scatter_add(i, values, sources, targets, target);
       }
 
 
@@ -63,12 +63,12 @@ namespace GPUAssembly
                                      n_groups,
                                      target);
         for (std::size_t u = 0; u < n_groups; ++u)
-          {
-            Number value = target[group_targets[u]];
-            for (int k = group_offsets[u]; k < group_offsets[u + 1]; ++k)
-              value += received[group_entries[k]];
-            target[group_targets[u]] = value;
-          }
+          Body::add_grouped(u,
+                            received,
+                            group_targets,
+                            group_offsets,
+                            group_entries,
+                            target);
       }
 
 
@@ -95,10 +95,8 @@ namespace GPUAssembly
         for (std::size_t i = 0; i < n_rows; ++i)
           {
             const int row = rows[i];
-            Number    sum = 0;
-            for (int k = row_offsets[row]; k < row_offsets[row + 1]; ++k)
-              sum += values[k] * x[columns[k]];
-            y[row] = sum;
+            y[row] =
+              Body::spmv_row_part(row, 0u, 1u, row_offsets, columns, values, x);
           }
       }
 
@@ -118,10 +116,7 @@ namespace GPUAssembly
                                           n,
                                           result);
         for (std::size_t i = 0; i < n; ++i)
-          {
-            const Number d = values[diagonal_positions[i]];
-            result[i]      = d != Number(0) ? Number(1) / d : Number(0);
-          }
+          Body::inverse_diagonal(i, values, diagonal_positions, result);
       }
 
 
@@ -138,7 +133,7 @@ namespace GPUAssembly
           return Device::dot(x, y, n, workspace);
         double sum = 0;
         for (std::size_t i = 0; i < n; ++i)
-          sum += double(x[i]) * double(y[i]);
+          Body::dot(i, x, y, sum);
         return sum;
       }
 
@@ -169,16 +164,7 @@ namespace GPUAssembly
                                   sums);
         sums[0] = sums[1] = 0;
         for (std::size_t i = 0; i < n; ++i)
-          {
-            const Number ri = b[i];
-            const Number zi = inverse_diagonal[i] * ri;
-            x[i]            = 0;
-            r[i]            = ri;
-            z[i]            = zi;
-            p[i]            = zi;
-            sums[0] += double(ri) * double(zi);
-            sums[1] += double(ri) * double(ri);
-          }
+          Body::cg_start(i, b, inverse_diagonal, x, r, z, p, sums);
       }
 
 
@@ -211,15 +197,7 @@ namespace GPUAssembly
         const Number a = static_cast<Number>(alpha);
         sums[0] = sums[1] = 0;
         for (std::size_t i = 0; i < n; ++i)
-          {
-            x[i] += a * p[i];
-            const Number ri = r[i] - a * q[i];
-            const Number zi = inverse_diagonal[i] * ri;
-            r[i]            = ri;
-            z[i]            = zi;
-            sums[0] += double(ri) * double(zi);
-            sums[1] += double(ri) * double(ri);
-          }
+          Body::cg_update(i, a, p, q, inverse_diagonal, x, r, z, sums);
       }
 
 
@@ -236,78 +214,13 @@ namespace GPUAssembly
           return Device::cg_direction(beta, z, p, n);
         const Number b = static_cast<Number>(beta);
         for (std::size_t i = 0; i < n; ++i)
-          p[i] = z[i] + b * p[i];
+          Body::cg_direction(i, b, z, p);
       }
 
 
 
-#define INSTANTIATE(Number)                        \
-  template void   gather(bool,                     \
-                         const Number *,           \
-                         const int *,              \
-                         std::size_t,              \
-                         Number *);                \
-  template void   scatter_add(bool,                \
-                              const Number *,      \
-                              const int *,         \
-                              const int *,         \
-                              std::size_t,         \
-                              Number *);           \
-  template void   add_grouped(bool,                \
-                              const Number *,      \
-                              const int *,         \
-                              const int *,         \
-                              const int *,         \
-                              std::size_t,         \
-                              Number *);           \
-  template void   spmv_rows(bool,                  \
-                            const int *,           \
-                            const int *,           \
-                            const Number *,        \
-                            const int *,           \
-                            std::size_t,           \
-                            const Number *,        \
-                            Number *);             \
-  template void   inverse_diagonal(bool,           \
-                                   const Number *, \
-                                   const int *,    \
-                                   std::size_t,    \
-                                   Number *);      \
-  template double dot(bool,                        \
-                      const Number *,              \
-                      const Number *,              \
-                      std::size_t,                 \
-                      const Workspace &);          \
-  template void   cg_start(bool,                   \
-                           const Number *,         \
-                           const Number *,         \
-                           Number *,               \
-                           Number *,               \
-                           Number *,               \
-                           Number *,               \
-                           std::size_t,            \
-                           const Workspace &,      \
-                           double(&)[2]);          \
-  template void   cg_update(bool,                  \
-                            double,                \
-                            const Number *,        \
-                            const Number *,        \
-                            const Number *,        \
-                            Number *,              \
-                            Number *,              \
-                            Number *,              \
-                            std::size_t,           \
-                            const Workspace &,     \
-                            double(&)[2]);         \
-  template void   cg_direction(bool,               \
-                               double,             \
-                               const Number *,     \
-                               Number *,           \
-                               std::size_t);
-
-      INSTANTIATE(float)
-      INSTANTIATE(double)
-#undef INSTANTIATE
+      GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(float)
+      GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(double)
     } // namespace ResidentKernels
   }   // namespace internal
 } // namespace GPUAssembly

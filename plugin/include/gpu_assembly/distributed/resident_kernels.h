@@ -8,11 +8,12 @@
  * @file
  * The loops of the resident distributed linear algebra
  * (DistributedDeviceVector, DistributedDeviceMatrix, DistributedJacobiCG and
- * the resident exchange of DistributedAssembler), each in a host and a
- * device version with the same arguments: @p on_device chooses which runs,
- * and the pointers must then be device or host pointers alike. The host
- * versions are what CI runs; the device versions are their CUDA kernels, on
- * the default stream. No deal.II or MPI here: nvcc compiles this header.
+ * the resident exchange of DistributedAssembler): @p on_device chooses
+ * whether a loop runs on the host or as a CUDA kernel on the default
+ * stream, and the pointers must then be host or device pointers alike. The
+ * body of each loop is written once and shared by both (the internal
+ * header plugin/src/distributed/resident_loop_bodies.h); the host path is
+ * what CI runs. No deal.II or MPI here: nvcc compiles this header.
  *
  * Sums that leave a rank (dots, norms) are accumulated in double and are
  * this rank's part only; the callers reduce them over the ranks.
@@ -154,93 +155,12 @@ namespace GPUAssembly
                    const std::size_t n);
 
       /**
-       * The device versions of the loops above (CUDA kernels, in
-       * plugin/cuda/distributed/resident_kernels.cu) and the memory of the
-       * device path (synchronous copies on the default stream). The host
+       * The memory of the device path (synchronous copies on the default
+       * stream, in plugin/cuda/distributed/resident_kernels.cu). The host
        * path never calls these.
        */
       namespace Device
       {
-        template <typename Number>
-        void
-        gather(const Number     *src,
-               const int        *indices,
-               const std::size_t n,
-               Number           *dst);
-
-        template <typename Number>
-        void
-        scatter_add(const Number     *values,
-                    const int        *sources,
-                    const int        *targets,
-                    const std::size_t n,
-                    Number           *target);
-
-        template <typename Number>
-        void
-        add_grouped(const Number     *received,
-                    const int        *group_targets,
-                    const int        *group_offsets,
-                    const int        *group_entries,
-                    const std::size_t n_groups,
-                    Number           *target);
-
-        template <typename Number>
-        void
-        spmv_rows(const int        *row_offsets,
-                  const int        *columns,
-                  const Number     *values,
-                  const int        *rows,
-                  const std::size_t n_rows,
-                  const Number     *x,
-                  Number           *y);
-
-        template <typename Number>
-        void
-        inverse_diagonal(const Number     *values,
-                         const int        *diagonal_positions,
-                         const std::size_t n,
-                         Number           *inverse_diagonal);
-
-        template <typename Number>
-        double
-        dot(const Number     *x,
-            const Number     *y,
-            const std::size_t n,
-            const Workspace  &workspace);
-
-        template <typename Number>
-        void
-        cg_start(const Number     *b,
-                 const Number     *inverse_diagonal,
-                 Number           *x,
-                 Number           *r,
-                 Number           *z,
-                 Number           *p,
-                 const std::size_t n,
-                 const Workspace  &workspace,
-                 double (&sums)[2]);
-
-        template <typename Number>
-        void
-        cg_update(const double      alpha,
-                  const Number     *p,
-                  const Number     *q,
-                  const Number     *inverse_diagonal,
-                  Number           *x,
-                  Number           *r,
-                  Number           *z,
-                  const std::size_t n,
-                  const Workspace  &workspace,
-                  double (&sums)[2]);
-
-        template <typename Number>
-        void
-        cg_direction(const double      beta,
-                     const Number     *z,
-                     Number           *p,
-                     const std::size_t n);
-
         void
         copy_to_host(void *dst, const void *src, const std::size_t bytes);
 
