@@ -250,8 +250,9 @@ namespace GPUAssembly
                      Number           *p,
                      const std::size_t n);
       } // namespace Device
-
-
+    }   // namespace ResidentKernels
+  }     // namespace internal
+} // namespace GPUAssembly
 
 /**
  * Instantiates the loops of resident_kernels.h (in resident_kernels.cc) or
@@ -269,8 +270,5 @@ namespace GPUAssembly
   template decltype(cg_start<Number>)         cg_start<Number>;         \
   template decltype(cg_update<Number>)        cg_update<Number>;        \
   template decltype(cg_direction<Number>)     cg_direction<Number>;
-    } // namespace ResidentKernels
-  }       // namespace internal
-} // namespace GPUAssembly
 
 #endif
