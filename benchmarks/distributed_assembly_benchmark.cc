@@ -495,6 +495,47 @@ namespace
   // and DistributedDeviceVector, its SpMV and Jacobi-CG, next to the
   // Trilinos target's total (trilinos_total_max) and Trilinos' SpMV and CG
   // on the Trilinos target's matrix.
+  // The first assembly after reinit(), as after a mesh change, then the
+  // re-assemblies, each after a barrier: the first one's time, and per
+  // re-assembly the total and the assembler's parts.
+  struct AssemblyTimes
+  {
+    double              first = 0;
+    std::vector<double> local, transfer, communication, write, total;
+  };
+
+  template <class Matrix, class Vector>
+  AssemblyTimes
+  time_assemblies(DistributedAssembler<dim, double>         &assembler,
+                  const LinearElasticityKernel<dim, double> &kernel,
+                  Matrix                                    &matrix,
+                  Vector                                    &rhs,
+                  const unsigned int                         repetitions)
+  {
+    AssemblyTimes result;
+    int           ierr = MPI_Barrier(world);
+    AssertThrowMPI(ierr);
+    auto start = Clock::now();
+    assembler.assemble(kernel, matrix, rhs);
+    result.first = seconds_since(start);
+    for (unsigned int r = 0; r < repetitions; ++r)
+      {
+        ierr = MPI_Barrier(world);
+        AssertThrowMPI(ierr);
+        start = Clock::now();
+        assembler.assemble(kernel, matrix, rhs);
+        result.total.push_back(seconds_since(start));
+        const auto &times = assembler.get_times();
+        result.local.push_back(times.local);
+        result.transfer.push_back(times.transfer);
+        result.communication.push_back(times.communication);
+        result.write.push_back(times.write);
+      }
+    return result;
+  }
+
+
+
   void
   run_resident(const Options                             &options,
                const bool                                 use_device,
@@ -532,25 +573,10 @@ namespace
     sync();
     const double setup_max = max_over_ranks(seconds_since(start));
 
-    int ierr = MPI_Barrier(world);
-    AssertThrowMPI(ierr);
-    start = Clock::now();
-    assembler.assemble(kernel, A, b);
-    const double        first_max = max_over_ranks(seconds_since(start));
-    std::vector<double> local, transfer, communication, write, total;
-    for (unsigned int r = 0; r < options.repetitions; ++r)
-      {
-        ierr = MPI_Barrier(world);
-        AssertThrowMPI(ierr);
-        start = Clock::now();
-        assembler.assemble(kernel, A, b);
-        total.push_back(seconds_since(start));
-        const auto &times = assembler.get_times();
-        local.push_back(times.local);
-        transfer.push_back(times.transfer);
-        communication.push_back(times.communication);
-        write.push_back(times.write);
-      }
+    const AssemblyTimes times =
+      time_assemblies(assembler, kernel, A, b, options.repetitions);
+    const double first_max = max_over_ranks(times.first);
+    int          ierr      = 0;
 
     // The same values as the Trilinos target's.
     TrilinosWrappers::SparseMatrix resident_matrix;
@@ -635,14 +661,14 @@ namespace
       seconds_since(start) / std::max(1u, control.last_step());
 
     const Utilities::MPI::MinMaxAvg comm_stats =
-      Utilities::MPI::min_max_avg(median(communication), world);
+      Utilities::MPI::min_max_avg(median(times.communication), world);
     const double bytes_max =
       max_over_ranks(double(assembler.n_resident_bytes_sent()));
     const double halo_bytes_max = max_over_ranks(double(x.n_halo_bytes_sent()));
-    const double local_max      = max_over_ranks(median(local));
-    const double transfer_max   = max_over_ranks(median(transfer));
-    const double write_max      = max_over_ranks(median(write));
-    const double total_max      = max_over_ranks(median(total));
+    const double local_max      = max_over_ranks(median(times.local));
+    const double transfer_max   = max_over_ranks(median(times.transfer));
+    const double write_max      = max_over_ranks(median(times.write));
+    const double total_max      = max_over_ranks(median(times.total));
     const double spmv_max       = max_over_ranks(median(spmv));
     const double halo_max       = max_over_ranks(median(halo));
     const double trilinos_spmv_max = max_over_ranks(median(trilinos_spmv));
@@ -883,28 +909,10 @@ namespace
     kernel.mu            = mu;
     kernel.body_force[0] = 1.;
 
-    // The first assembly after reinit(), as after a mesh change; then the
-    // re-assemblies.
-    int ierr = MPI_Barrier(world);
-    AssertThrowMPI(ierr);
-    start = Clock::now();
-    assembler.assemble(kernel, matrix, rhs);
-    const double        first_seconds = seconds_since(start);
-    std::vector<double> local, transfer, communication, write, total;
-    for (unsigned int r = 0; r < options.repetitions; ++r)
-      {
-        ierr = MPI_Barrier(world);
-        AssertThrowMPI(ierr);
-        start = Clock::now();
-        assembler.assemble(kernel, matrix, rhs);
-        total.push_back(seconds_since(start));
-        const auto &times = assembler.get_times();
-        local.push_back(times.local);
-        transfer.push_back(times.transfer);
-        communication.push_back(times.communication);
-        write.push_back(times.write);
-      }
-    const ExchangePlan &plan   = assembler.get_exchange_plan();
+    const AssemblyTimes times =
+      time_assemblies(assembler, kernel, matrix, rhs, options.repetitions);
+    const double        first_seconds = times.first;
+    const ExchangePlan &plan          = assembler.get_exchange_plan();
     const double floor_seconds = mpi_floor_seconds(plan, options.repetitions);
 
     // A benchmark of wrong results is worthless.
@@ -934,11 +942,11 @@ namespace
       pattern_seconds,
       setup_seconds,
       first_seconds,
-      median(local),
-      median(transfer),
-      median(communication),
-      median(write),
-      median(total),
+      median(times.local),
+      median(times.transfer),
+      median(times.communication),
+      median(times.write),
+      median(times.total),
       bytes_sent,
       bytes_recv,
       n_neighbours,
@@ -972,17 +980,18 @@ namespace
           }
       }
     const Utilities::MPI::MinMaxAvg comm_stats =
-      Utilities::MPI::min_max_avg(median(communication), world);
+      Utilities::MPI::min_max_avg(median(times.communication), world);
     const Utilities::MPI::MinMaxAvg sent_stats =
       Utilities::MPI::min_max_avg(bytes_sent, world);
-    const double rate =
-      median(communication) > 0 ? bytes_sent / median(communication) : 0.;
+    const double      rate           = median(times.communication) > 0 ?
+                                         bytes_sent / median(times.communication) :
+                                         0.;
     const std::string rate_line      = min_avg_max(rate, 1e-9, 2);
     const std::string setup_line     = min_avg_max(setup_seconds, 1., 3);
-    const double      local_max      = max_over_ranks(median(local));
-    const double      transfer_max   = max_over_ranks(median(transfer));
-    const double      write_max      = max_over_ranks(median(write));
-    const double      total_max      = max_over_ranks(median(total));
+    const double      local_max      = max_over_ranks(median(times.local));
+    const double      transfer_max   = max_over_ranks(median(times.transfer));
+    const double      write_max      = max_over_ranks(median(times.write));
+    const double      total_max      = max_over_ranks(median(times.total));
     const double      floor_max      = max_over_ranks(floor_seconds);
     const double      adapter_max    = max_over_ranks(adapter_seconds);
     const double      pattern_max    = max_over_ranks(pattern_seconds);

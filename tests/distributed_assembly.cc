@@ -200,19 +200,10 @@ namespace
     const MappingQ<dim> mapping(1);
     const QGauss<dim>   quadrature(c.degree + 1);
 
-    const IndexSet owned = dof_handler.locally_owned_dofs();
-    const IndexSet relevant =
-      DoFTools::extract_locally_relevant_dofs(dof_handler);
-    AffineConstraints<double> constraints(relevant);
-    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+    const IndexSet            owned = dof_handler.locally_owned_dofs();
+    AffineConstraints<double> constraints;
     // Inhomogeneous Dirichlet values on one side.
-    VectorTools::interpolate_boundary_values(mapping,
-                                             dof_handler,
-                                             0,
-                                             Functions::CosineFunction<dim>(
-                                               n_components),
-                                             constraints);
-    constraints.close();
+    make_constraints(mapping, dof_handler, constraints);
 
     DynamicSparsityPattern         reference_dsp;
     TrilinosWrappers::SparseMatrix reference_matrix;
@@ -453,19 +444,10 @@ namespace
     const FESystem<dim> fe(FE_Q<dim>(1), dim);
     DoFHandler<dim>     dof_handler(tria);
     dof_handler.distribute_dofs(fe);
-    const MappingQ<dim> mapping(1);
-    const QGauss<dim>   quadrature(2);
-    const IndexSet      relevant =
-      DoFTools::extract_locally_relevant_dofs(dof_handler);
-    AffineConstraints<double> constraints(relevant);
-    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
-    VectorTools::interpolate_boundary_values(mapping,
-                                             dof_handler,
-                                             0,
-                                             Functions::CosineFunction<dim>(
-                                               dim),
-                                             constraints);
-    constraints.close();
+    const MappingQ<dim>       mapping(1);
+    const QGauss<dim>         quadrature(2);
+    AffineConstraints<double> constraints;
+    make_constraints(mapping, dof_handler, constraints);
 
     constexpr unsigned int few_threads = 2, many_threads = 3;
     const SetUpSnapshot    one  = set_up_with_threads(few_threads,

@@ -2,18 +2,27 @@
 #ifndef gpu_assembly_tests_distributed_problems_h
 #define gpu_assembly_tests_distributed_problems_h
 
-// Distributed meshes and comparisons shared by the MPI tests.
+// Distributed meshes, constraints and comparisons shared by the MPI tests.
 
+#include <deal.II/base/function_lib.h>
 #include <deal.II/base/mpi.h>
 
 #include <deal.II/distributed/fully_distributed_tria.h>
 #include <deal.II/distributed/tria.h>
 
+#include <deal.II/dofs/dof_handler.h>
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/mapping.h>
+
 #include <deal.II/grid/grid_generator.h>
 #include <deal.II/grid/grid_tools.h>
 #include <deal.II/grid/tria_description.h>
 
+#include <deal.II/lac/affine_constraints.h>
 #include <deal.II/lac/trilinos_sparse_matrix.h>
+
+#include <deal.II/numerics/vector_tools.h>
 
 #include <cmath>
 #include <map>
@@ -96,6 +105,28 @@ namespace Testing
         MPI_COMM_WORLD);
     tria->create_triangulation(description);
     return tria;
+  }
+
+
+
+  // step-40's constraints on the locally relevant DoFs: hanging nodes and
+  // inhomogeneous Dirichlet values (a cosine in every component) on
+  // boundary 0.
+  template <int dim>
+  void
+  make_constraints(const Mapping<dim>        &mapping,
+                   const DoFHandler<dim>     &dof_handler,
+                   AffineConstraints<double> &constraints)
+  {
+    constraints.reinit(DoFTools::extract_locally_relevant_dofs(dof_handler));
+    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+    VectorTools::interpolate_boundary_values(
+      mapping,
+      dof_handler,
+      0,
+      Functions::CosineFunction<dim>(dof_handler.get_fe().n_components()),
+      constraints);
+    constraints.close();
   }
 
 

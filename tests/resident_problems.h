@@ -49,17 +49,7 @@ namespace Testing
       , quadrature(degree + 1)
     {
       dof_handler.distribute_dofs(fe);
-      const IndexSet relevant =
-        DoFTools::extract_locally_relevant_dofs(dof_handler);
-      constraints.reinit(relevant);
-      DoFTools::make_hanging_node_constraints(dof_handler, constraints);
-      VectorTools::interpolate_boundary_values(mapping,
-                                               dof_handler,
-                                               0,
-                                               Functions::CosineFunction<dim>(
-                                                 n_components),
-                                               constraints);
-      constraints.close();
+      make_constraints(mapping, dof_handler, constraints);
       adapter.reinit(mapping, dof_handler, quadrature, constraints);
     }
 

@@ -49,18 +49,10 @@ namespace
     const MappingQ<dim> mapping(1);
     const QGauss<dim>   quadrature(degree + 1);
 
-    const IndexSet owned = dof_handler.locally_owned_dofs();
-    const IndexSet relevant =
-      DoFTools::extract_locally_relevant_dofs(dof_handler);
-    AffineConstraints<double> constraints(relevant);
-    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
-    VectorTools::interpolate_boundary_values(mapping,
-                                             dof_handler,
-                                             0,
-                                             Functions::CosineFunction<dim>(
-                                               n_components),
-                                             constraints);
-    constraints.close();
+    const IndexSet            owned = dof_handler.locally_owned_dofs();
+    AffineConstraints<double> constraints;
+    // Inhomogeneous Dirichlet values on one side.
+    make_constraints(mapping, dof_handler, constraints);
 
     typename GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData
       adapter_data;

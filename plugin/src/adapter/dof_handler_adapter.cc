@@ -266,11 +266,9 @@ namespace GPUAssembly
 
           const typename Triangulation<dim>::cell_iterator tria_cell(cell);
           // The edge matrix of a simplex, the Jacobian of an affine one.
-          Tensor<2, dim> edges;
-          if (layout.is_simplex && layout.degree == 1)
-            for (unsigned int j = 0; j < dim; ++j)
-              for (unsigned int k = 0; k < dim; ++k)
-                edges[k][j] = cell->vertex(j + 1)[k] - cell->vertex(0)[k];
+          const Tensor<2, dim> edges = layout.is_simplex && layout.degree == 1 ?
+                                         internal::edge_matrix<dim>(cell) :
+                                         Tensor<2, dim>();
           if (!affine)
             scratch.fe_values->reinit(tria_cell);
           for (unsigned int q = 0; q < layout.n_q_points; ++q)
@@ -310,13 +308,7 @@ namespace GPUAssembly
                       S[i_packed++] = R_inverse[j][k];
                 }
               else
-                {
-                  const Tensor<2, dim> inverse = invert(edges);
-                  for (unsigned int j = 0; j < dim; ++j)
-                    for (unsigned int k = 0; k < dim; ++k)
-                      S[j * dim + k] = inverse[j][k];
-                  S[dim * dim] = det;
-                }
+                internal::fill_inverse_edge_matrix(edges, det, S);
             }
           else if (affine)
             {
@@ -336,57 +328,11 @@ namespace GPUAssembly
                 }
             }
           else
-            for (unsigned int q = 0; q < layout.n_q_points; ++q)
-              {
-                double *const Sq = S + q * (1 + n_en * dim);
-                Sq[0]            = quadrature.weight(q) *
-                        scratch.fe_values->jacobian(q).determinant();
-                for (unsigned int n = 0; n < n_en; ++n)
-                  {
-                    const Tensor<1, dim> grad =
-                      scratch.fe_values->shape_grad(n, q);
-                    for (unsigned int k = 0; k < dim; ++k)
-                      Sq[1 + n * dim + k] = grad[k];
-                  }
-              }
+            internal::fill_quadrature_gradients(*scratch.fe_values,
+                                                quadrature,
+                                                n_en,
+                                                S);
         });
-    }
-
-
-
-    // Node numbers follow the DoF numbers of component 0, so a renumbering
-    // of the DoFHandler (Cuthill-McKee, say) carries over to the nodes.
-    // Fills n_nodes and E(e, .) from L(e, .).
-    void
-    number_nodes(MeshArrays &a)
-    {
-      const unsigned int        n_en = a.layout.n_nodes;
-      const unsigned int        n_c  = a.layout.n_components;
-      const unsigned int        n_ed = a.layout.n_dofs;
-      std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
-      for (unsigned int e = 0; e < a.n_elements; ++e)
-        for (unsigned int n = 0; n < n_en; ++n)
-          is_node_dof[a.location[static_cast<std::size_t>(e) * n_ed +
-                                 n * n_c]] = 1;
-      std::vector<index_type> node_of_dof(a.n_dofs, invalid_index);
-      a.n_nodes = 0;
-      for (unsigned int i = 0; i < a.n_dofs; ++i)
-        if (is_node_dof[i])
-          node_of_dof[i] = a.n_nodes++;
-
-      internal::assign_first_touched_in_parallel(
-        a.connectivity,
-        static_cast<std::size_t>(a.n_elements) * n_en);
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_elements,
-        [&](const unsigned int begin, const unsigned int end) {
-          for (std::size_t e = begin; e < end; ++e)
-            for (unsigned int n = 0; n < n_en; ++n)
-              a.connectivity[e * n_en + n] =
-                node_of_dof[a.location[e * n_ed + n * n_c]];
-        },
-        4096);
     }
 
 
@@ -474,21 +420,7 @@ namespace GPUAssembly
                                               dsp,
                                               constraints,
                                               a.keep_constrained_dofs);
-      AssertThrow(dsp.n_nonzero_elements() <
-                    static_cast<std::size_t>(
-                      std::numeric_limits<index_type>::max()),
-                  ExcUnsupportedInput("the sparsity pattern has more nonzeros "
-                                      "than 32-bit indices can address."));
-      a.row_offsets.resize(a.n_dofs + 1);
-      a.column_indices.resize(dsp.n_nonzero_elements());
-      a.row_offsets[0] = 0;
-      for (unsigned int row = 0; row < a.n_dofs; ++row)
-        {
-          index_type k = a.row_offsets[row];
-          for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
-            a.column_indices[k++] = entry->column();
-          a.row_offsets[row + 1] = k;
-        }
+      internal::copy_pattern(dsp, "the sparsity pattern", a);
     }
 
 
@@ -681,25 +613,14 @@ namespace GPUAssembly
                   fe.get_name() + "."));
 
     MeshArrays a;
-    a.dim                   = dim;
-    a.n_elements            = tria.n_active_cells();
-    a.n_dofs                = dof_handler.n_dofs();
-    a.keep_constrained_dofs = additional_data.keep_constrained_dofs;
-    a.supplemental_format   = additional_data.supplemental_format;
-
-    ElementLayout &layout     = a.layout;
-    layout.is_simplex         = base.reference_cell().is_simplex();
-    layout.degree             = base.degree;
-    layout.n_nodes            = base.n_dofs_per_cell();
-    layout.n_components       = fe.n_components();
-    layout.n_dofs             = fe.n_dofs_per_cell();
-    layout.n_q_points         = quadrature.size();
-    layout.quadrature_weights = quadrature.get_weights();
-    layout.shape_values.resize(layout.n_q_points * layout.n_nodes);
-    for (unsigned int q = 0; q < layout.n_q_points; ++q)
-      for (unsigned int n = 0; n < layout.n_nodes; ++n)
-        layout.shape_values[q * layout.n_nodes + n] =
-          base.shape_value(n, quadrature.point(q));
+    a.n_elements = tria.n_active_cells();
+    a.n_dofs     = dof_handler.n_dofs();
+    internal::set_element_layout(fe,
+                                 quadrature,
+                                 additional_data.keep_constrained_dofs,
+                                 additional_data.supplemental_format,
+                                 a);
+    const ElementLayout &layout = a.layout;
 
     AssertThrow(
       static_cast<std::size_t>(a.n_elements) * layout.n_dofs * layout.n_dofs <
@@ -710,13 +631,6 @@ namespace GPUAssembly
     SetupTimes::Steps steps("adapter");
     steps.next("constraints");
     internal::read_constraints(constraints, a);
-
-    if (compressed_format)
-      a.n_supplemental = dim * (dim + 1) / 2;
-    else if (edge_matrix_format)
-      a.n_supplemental = dim * dim + 1;
-    else
-      a.n_supplemental = layout.n_q_points * (1 + layout.n_nodes * dim);
 
     // K(e, d1, d2) is the largest array. Its pages are first touched in
     // parallel, but its zero-fill that std::vector requires runs on one
@@ -736,7 +650,7 @@ namespace GPUAssembly
     steps.next("elements");
     read_elements(mapping, dof_handler, quadrature, cells, a);
     steps.next("node numbers");
-    number_nodes(a);
+    internal::number_nodes(a);
     steps.next("node elements");
     const internal::NodeElements elements_of = internal::node_to_elements(a);
     steps.next("nodes");

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "../base/first_touch.h"
@@ -16,6 +18,95 @@ namespace GPUAssembly
 {
   namespace internal
   {
+    template <int dim>
+    void
+    set_element_layout(const dealii::FiniteElement<dim> &fe,
+                       const dealii::Quadrature<dim>    &quadrature,
+                       const bool                        keep_constrained_dofs,
+                       const SupplementalDataFormat      supplemental_format,
+                       MeshArrays                       &a)
+    {
+      const dealii::FiniteElement<dim> &base = fe.base_element(0);
+      a.dim                                  = dim;
+      a.keep_constrained_dofs                = keep_constrained_dofs;
+      a.supplemental_format                  = supplemental_format;
+
+      ElementLayout &layout     = a.layout;
+      layout.is_simplex         = base.reference_cell().is_simplex();
+      layout.degree             = base.degree;
+      layout.n_nodes            = base.n_dofs_per_cell();
+      layout.n_components       = fe.n_components();
+      layout.n_dofs             = fe.n_dofs_per_cell();
+      layout.n_q_points         = quadrature.size();
+      layout.quadrature_weights = quadrature.get_weights();
+      layout.shape_values.resize(layout.n_q_points * layout.n_nodes);
+      for (unsigned int q = 0; q < layout.n_q_points; ++q)
+        for (unsigned int n = 0; n < layout.n_nodes; ++n)
+          layout.shape_values[q * layout.n_nodes + n] =
+            base.shape_value(n, quadrature.point(q));
+
+      switch (supplemental_format)
+        {
+          case SupplementalDataFormat::compressed_edge_matrix:
+            a.n_supplemental = dim * (dim + 1) / 2;
+            break;
+          case SupplementalDataFormat::inverse_edge_matrix:
+            a.n_supplemental = dim * dim + 1;
+            break;
+          case SupplementalDataFormat::quadrature_gradients:
+            a.n_supplemental = layout.n_q_points * (1 + layout.n_nodes * dim);
+        }
+    }
+
+    template void
+    set_element_layout(const dealii::FiniteElement<2> &,
+                       const dealii::Quadrature<2> &,
+                       bool,
+                       SupplementalDataFormat,
+                       MeshArrays &);
+    template void
+    set_element_layout(const dealii::FiniteElement<3> &,
+                       const dealii::Quadrature<3> &,
+                       bool,
+                       SupplementalDataFormat,
+                       MeshArrays &);
+
+
+
+    void
+    number_nodes(MeshArrays &a)
+    {
+      const unsigned int        n_en = a.layout.n_nodes;
+      const unsigned int        n_c  = a.layout.n_components;
+      const unsigned int        n_ed = a.layout.n_dofs;
+      std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
+      for (unsigned int e = 0; e < a.n_elements; ++e)
+        for (unsigned int n = 0; n < n_en; ++n)
+          is_node_dof[a.location[static_cast<std::size_t>(e) * n_ed +
+                                 n * n_c]] = 1;
+      std::vector<index_type> node_of_dof(a.n_dofs, invalid_index);
+      a.n_nodes = 0;
+      for (unsigned int i = 0; i < a.n_dofs; ++i)
+        if (is_node_dof[i])
+          node_of_dof[i] = a.n_nodes++;
+
+      internal::assign_first_touched_in_parallel(
+        a.connectivity,
+        static_cast<std::size_t>(a.n_elements) * n_en);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_elements,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (std::size_t e = begin; e < end; ++e)
+            for (unsigned int n = 0; n < n_en; ++n)
+              a.connectivity[e * n_en + n] =
+                node_of_dof[a.location[e * n_ed + n * n_c]];
+        },
+        4096);
+    }
+
+
+
     // Counted and placed in parallel over the elements (counts and places
     // by atomic increments, so elements land in a node's list in any
     // order), then each list sorted: the lists of a serial counting sort,
@@ -191,6 +282,30 @@ namespace GPUAssembly
             }
         },
         1024);
+    }
+
+
+
+    void
+    copy_pattern(const dealii::DynamicSparsityPattern &dsp,
+                 const std::string                    &what_pattern,
+                 MeshArrays                           &a)
+    {
+      AssertThrow(
+        dsp.n_nonzero_elements() <
+          static_cast<std::size_t>(std::numeric_limits<index_type>::max()),
+        ExcUnsupportedInput(what_pattern + " has more nonzeros than 32-bit "
+                                           "indices can address."));
+      a.row_offsets.resize(a.n_dofs + 1);
+      a.column_indices.resize(dsp.n_nonzero_elements());
+      a.row_offsets[0] = 0;
+      for (unsigned int row = 0; row < a.n_dofs; ++row)
+        {
+          index_type k = a.row_offsets[row];
+          for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
+            a.column_indices[k++] = entry->column();
+          a.row_offsets[row + 1] = k;
+        }
     }
 
 

@@ -3,12 +3,20 @@
 #define gpu_assembly_src_adapter_shared_steps_h
 
 // Steps of building MeshArrays that the serial and the distributed adapter
-// share (not installed): the parallel loop over the elements, the node
-// graph, the pattern of Dirichlet constraints and K(e, d1, d2).
+// share (not installed): the element layout, the parallel loop over the
+// elements, S(e) of an element, the node numbers, the node graph, the
+// pattern (of Dirichlet constraints, or copied from deal.II's) and
+// K(e, d1, d2).
 
 #include <deal.II/base/parallel.h>
+#include <deal.II/base/quadrature.h>
+#include <deal.II/base/tensor.h>
+
+#include <deal.II/fe/fe.h>
+#include <deal.II/fe/fe_values.h>
 
 #include <deal.II/lac/affine_constraints.h>
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 
@@ -16,12 +24,85 @@
 #include <cstddef>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace GPUAssembly
 {
   namespace internal
   {
+    // What follows from the finite element, the quadrature and the options
+    // alone: dim, the options, the layout (with the base element's shape
+    // values at the quadrature points) and the number of values of S(e).
+    template <int dim>
+    void
+    set_element_layout(const dealii::FiniteElement<dim> &fe,
+                       const dealii::Quadrature<dim>    &quadrature,
+                       const bool                        keep_constrained_dofs,
+                       const SupplementalDataFormat      supplemental_format,
+                       MeshArrays                       &a);
+
+
+
+    // The edge matrix x_{j+1} - x_0 (column j) of a simplex: the Jacobian
+    // of a linear one.
+    template <int dim, class CellIterator>
+    dealii::Tensor<2, dim>
+    edge_matrix(const CellIterator &cell)
+    {
+      dealii::Tensor<2, dim> edges;
+      for (unsigned int j = 0; j < dim; ++j)
+        for (unsigned int k = 0; k < dim; ++k)
+          edges[k][j] = cell->vertex(j + 1)[k] - cell->vertex(0)[k];
+      return edges;
+    }
+
+
+
+    // S(e) in the inverse_edge_matrix format: the inverse of the edge
+    // matrix, row by row, then its determinant det (checked positive
+    // before).
+    template <int dim>
+    void
+    fill_inverse_edge_matrix(const dealii::Tensor<2, dim> &edges,
+                             const double                  det,
+                             double *const                 S)
+    {
+      const dealii::Tensor<2, dim> inverse = invert(edges);
+      for (unsigned int j = 0; j < dim; ++j)
+        for (unsigned int k = 0; k < dim; ++k)
+          S[j * dim + k] = inverse[j][k];
+      S[dim * dim] = det;
+    }
+
+
+
+    // S(e) in the quadrature_gradients format from FEValues of the base
+    // element reinit'ed on the element: per quadrature point JxW (formed
+    // from the Jacobian, see read_elements()), then the gradients of the
+    // n_en shape functions.
+    template <int dim>
+    void
+    fill_quadrature_gradients(const dealii::FEValues<dim>   &fe_values,
+                              const dealii::Quadrature<dim> &quadrature,
+                              const unsigned int             n_en,
+                              double *const                  S)
+    {
+      for (unsigned int q = 0; q < quadrature.size(); ++q)
+        {
+          double *const Sq = S + q * (1 + n_en * dim);
+          Sq[0] = quadrature.weight(q) * fe_values.jacobian(q).determinant();
+          for (unsigned int n = 0; n < n_en; ++n)
+            {
+              const dealii::Tensor<1, dim> grad = fe_values.shape_grad(n, q);
+              for (unsigned int k = 0; k < dim; ++k)
+                Sq[1 + n * dim + k] = grad[k];
+            }
+        }
+    }
+
+
+
     // Runs body(scratch, e) for every element e, in parallel over fixed
     // blocks of 512 elements, each block with a scratch object of its own
     // (FEValues are not shared between threads). The blocks, not the
@@ -75,6 +156,14 @@ namespace GPUAssembly
       if (failure)
         std::rethrow_exception(failure);
     }
+
+
+
+    // Node numbers follow the DoF numbers of component 0, so a renumbering
+    // of the DoFs (Cuthill-McKee, say) carries over to the nodes. Fills
+    // n_nodes and E(e, .) from L(e, .).
+    void
+    number_nodes(MeshArrays &a);
 
 
 
@@ -134,6 +223,15 @@ namespace GPUAssembly
     void
     make_pattern_from_node_graph(const NodeElements &elements_of,
                                  MeshArrays         &a);
+
+
+
+    // The CSR pattern copied from deal.II's; what_pattern names it in the
+    // message where it has more nonzeros than 32-bit indices address.
+    void
+    copy_pattern(const dealii::DynamicSparsityPattern &dsp,
+                 const std::string                    &what_pattern,
+                 MeshArrays                           &a);
 
 
 

@@ -283,27 +283,14 @@ namespace GPUAssembly
     };
 
     MeshArrays a;
-    a.dim                   = dim;
-    a.n_elements            = cells.size();
-    a.n_dofs                = local_to_global.size();
-    a.keep_constrained_dofs = additional_data.keep_constrained_dofs;
-    a.supplemental_format   = additional_data.supplemental_format;
-
-    ElementLayout &layout     = a.layout;
-    layout.is_simplex         = base.reference_cell().is_simplex();
-    layout.degree             = base.degree;
-    layout.n_nodes            = n_en;
-    layout.n_components       = n_c;
-    layout.n_dofs             = n_cell_dofs;
-    layout.n_q_points         = quadrature.size();
-    layout.quadrature_weights = quadrature.get_weights();
-    layout.shape_values.resize(layout.n_q_points * n_en);
-    for (unsigned int q = 0; q < layout.n_q_points; ++q)
-      for (unsigned int n = 0; n < n_en; ++n)
-        layout.shape_values[q * n_en + n] =
-          base.shape_value(n, quadrature.point(q));
-    a.n_supplemental =
-      edge_matrix_format ? dim * dim + 1 : layout.n_q_points * (1 + n_en * dim);
+    a.n_elements = cells.size();
+    a.n_dofs     = local_to_global.size();
+    internal::set_element_layout(fe,
+                                 quadrature,
+                                 additional_data.keep_constrained_dofs,
+                                 additional_data.supplemental_format,
+                                 a);
+    const ElementLayout &layout = a.layout;
 
     // The constraints of the local DoFs in the local numbering. Closed
     // constraints refer only to unconstrained DoFs, so the copy is closed
@@ -390,36 +377,18 @@ namespace GPUAssembly
                           static_cast<std::size_t>(e) * a.n_supplemental;
         if (edge_matrix_format)
           {
-            Tensor<2, dim> edges;
-            for (unsigned int j = 0; j < dim; ++j)
-              for (unsigned int k = 0; k < dim; ++k)
-                edges[k][j] = cell->vertex(j + 1)[k] - cell->vertex(0)[k];
-            const double det = determinant(edges);
+            const Tensor<2, dim> edges = internal::edge_matrix<dim>(cell);
+            const double         det   = determinant(edges);
             AssertThrow(det > 0.,
                         ExcUnsupportedInput(
                           "cell " + cell->id().to_string() +
                           " is inverted or degenerate: its edge matrix has "
                           "determinant " +
                           std::to_string(det) + "."));
-            const Tensor<2, dim> inverse = invert(edges);
-            for (unsigned int j = 0; j < dim; ++j)
-              for (unsigned int k = 0; k < dim; ++k)
-                S[j * dim + k] = inverse[j][k];
-            S[dim * dim] = det;
+            internal::fill_inverse_edge_matrix(edges, det, S);
           }
         else
-          for (unsigned int q = 0; q < layout.n_q_points; ++q)
-            {
-              double *const Sq = S + q * (1 + n_en * dim);
-              Sq[0] =
-                quadrature.weight(q) * fe_values.jacobian(q).determinant();
-              for (unsigned int n = 0; n < n_en; ++n)
-                {
-                  const Tensor<1, dim> grad = fe_values.shape_grad(n, q);
-                  for (unsigned int k = 0; k < dim; ++k)
-                    Sq[1 + n * dim + k] = grad[k];
-                }
-            }
+          internal::fill_quadrature_gradients(fe_values, quadrature, n_en, S);
         scratch.support_values.reinit(tria_cell);
         for (unsigned int n = 0; n < n_en; ++n)
           element_points[static_cast<std::size_t>(e) * n_en + n] =
@@ -427,44 +396,28 @@ namespace GPUAssembly
       });
 
     // Nodes follow the local DoFs of component 0, as the serial adapter's
-    // follow the global ones. A node's coordinates are those of its last
-    // cell, as in the serial adapter (cells sharing a node may map its
-    // support point to coordinates that differ in the last bits).
+    // follow the global ones. A node's DoFs and coordinates are those of its
+    // last cell, as in the serial adapter (cells sharing a node may map its
+    // support point to coordinates that differ in the last bits); the
+    // support points were mapped in the loop above, on every cell, so a
+    // serial pass over the elements places them.
     steps.next("nodes");
-    std::vector<Point<dim>>   node_points(static_cast<std::size_t>(a.n_dofs));
-    std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
-    for (std::size_t e = 0; e < cells.size(); ++e)
-      for (unsigned int n = 0; n < n_en; ++n)
-        {
-          const index_type dof = a.location[e * n_cell_dofs + n * n_c];
-          is_node_dof[dof]     = 1;
-          node_points[dof]     = element_points[e * n_en + n];
-        }
-    std::vector<Point<dim>>().swap(element_points);
-    std::vector<index_type> node_of_dof(a.n_dofs, invalid_index);
-    a.n_nodes = 0;
-    for (unsigned int i = 0; i < a.n_dofs; ++i)
-      if (is_node_dof[i])
-        node_of_dof[i] = a.n_nodes++;
-    a.connectivity.resize(static_cast<std::size_t>(a.n_elements) * n_en);
+    internal::number_nodes(a);
     a.node_dofs.assign(static_cast<std::size_t>(a.n_nodes) * n_c,
                        invalid_index);
     a.nodal_coordinates.resize(static_cast<std::size_t>(a.n_nodes) * dim);
     for (std::size_t e = 0; e < cells.size(); ++e)
       for (unsigned int n = 0; n < n_en; ++n)
         {
-          const index_type node =
-            node_of_dof[a.location[e * n_cell_dofs + n * n_c]];
-          a.connectivity[e * n_en + n] = node;
+          const std::size_t node = a.connectivity[e * n_en + n];
           for (unsigned int c = 0; c < n_c; ++c)
-            a.node_dofs[static_cast<std::size_t>(node) * n_c + c] =
+            a.node_dofs[node * n_c + c] =
               a.location[e * n_cell_dofs + n * n_c + c];
+          const Point<dim> &x = element_points[e * n_en + n];
+          for (unsigned int k = 0; k < dim; ++k)
+            a.nodal_coordinates[node * dim + k] = x[k];
         }
-    for (unsigned int i = 0; i < a.n_dofs; ++i)
-      if (is_node_dof[i])
-        for (unsigned int k = 0; k < dim; ++k)
-          a.nodal_coordinates[static_cast<std::size_t>(node_of_dof[i]) * dim +
-                              k] = node_points[i][k];
+    std::vector<Point<dim>>().swap(element_points);
 
     // The CSR pattern: from the node graph (in parallel) where every
     // constraint is Dirichlet-like, otherwise deal.II's
@@ -487,22 +440,7 @@ namespace GPUAssembly
               dsp,
               a.keep_constrained_dofs);
           }
-        AssertThrow(dsp.n_nonzero_elements() <
-                      static_cast<std::size_t>(
-                        std::numeric_limits<index_type>::max()),
-                    ExcUnsupportedInput("the rank's sparsity pattern has more "
-                                        "nonzeros than 32-bit indices can "
-                                        "address."));
-        a.row_offsets.resize(a.n_dofs + 1);
-        a.column_indices.resize(dsp.n_nonzero_elements());
-        a.row_offsets[0] = 0;
-        for (unsigned int row = 0; row < a.n_dofs; ++row)
-          {
-            index_type k = a.row_offsets[row];
-            for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
-              a.column_indices[k++] = entry->column();
-            a.row_offsets[row + 1] = k;
-          }
+        internal::copy_pattern(dsp, "the rank's sparsity pattern", a);
       }
 
     // K(e, d1, d2), in parallel over the elements.

@@ -139,6 +139,52 @@ namespace GPUAssembly
 
 
 
+    // The part of the lists that crosses ranks, from the (row, column) keys
+    // of the entries each destination rank is sent and the local entries
+    // they are taken from: send lists by rank, then, once the keys are
+    // exchanged (collective), receive lists by rank, whose targets
+    // place(keys, runs, targets) finds for a sender's keys and their
+    // row_runs(). Ends with check_lists().
+    template <class Place>
+    void
+    exchange_keys(
+      const std::map<unsigned int, std::vector<global_dof_index>> &keys_to_send,
+      const std::map<unsigned int, std::vector<std::size_t>> &sources_to_send,
+      const dealii::IndexSet                                 &owned_rows,
+      const MPI_Comm                                          communicator,
+      const Place                                            &place,
+      ExchangeLists                                          &lists)
+    {
+      lists.send_offsets.push_back(0);
+      for (const auto &[rank, sources] : sources_to_send)
+        {
+          lists.send_ranks.push_back(rank);
+          lists.send_sources.insert(lists.send_sources.end(),
+                                    sources.begin(),
+                                    sources.end());
+          lists.send_offsets.push_back(lists.send_sources.size());
+        }
+
+      // The owners learn once which entries they will receive.
+      const std::map<unsigned int, std::vector<global_dof_index>>
+        received_keys =
+          dealii::Utilities::MPI::some_to_some(communicator, keys_to_send);
+      lists.recv_offsets.push_back(0);
+      for (const auto &[rank, keys] : received_keys)
+        {
+          lists.recv_ranks.push_back(rank);
+          const std::size_t              offset = lists.recv_targets.size();
+          const std::vector<std::size_t> runs   = row_runs(keys);
+          check_received_rows(rank, keys, runs, owned_rows);
+          lists.recv_targets.resize(offset + keys.size() / 2);
+          place(keys, runs, lists.recv_targets.data() + offset);
+          lists.recv_offsets.push_back(lists.recv_targets.size());
+        }
+      check_lists(lists);
+    }
+
+
+
     // Matrix lists. Entry s of the local array is nonzero s of the local
     // CSR arrays; the owned entries of a row are consecutive, and so are
     // their positions. Collective.
@@ -218,29 +264,16 @@ namespace GPUAssembly
                 sources.push_back(k);
               }
           }
-      lists.send_offsets.push_back(0);
-      for (const auto &[rank, sources] : sources_to_send)
-        {
-          lists.send_ranks.push_back(rank);
-          lists.send_sources.insert(lists.send_sources.end(),
-                                    sources.begin(),
-                                    sources.end());
-          lists.send_offsets.push_back(lists.send_sources.size());
-        }
-
-      // The owners learn once which entries they will receive, and find
-      // their places, a row at a time.
-      const std::map<unsigned int, std::vector<global_dof_index>>
-        received_keys =
-          Utilities::MPI::some_to_some(communicator, keys_to_send);
-      lists.recv_offsets.push_back(0);
-      for (const auto &[rank, keys] : received_keys)
-        {
-          lists.recv_ranks.push_back(rank);
-          const std::size_t              offset = lists.recv_targets.size();
-          const std::vector<std::size_t> runs   = row_runs(keys);
-          check_received_rows(rank, keys, runs, owned_rows);
-          lists.recv_targets.resize(offset + keys.size() / 2);
+      // The owners find the places of the entries they receive, a row at a
+      // time.
+      exchange_keys(
+        keys_to_send,
+        sources_to_send,
+        owned_rows,
+        communicator,
+        [&](const std::vector<global_dof_index> &keys,
+            const std::vector<std::size_t>      &runs,
+            std::size_t *const                   targets) {
           parallel::apply_to_subranges(
             std::size_t(0),
             runs.size() - 1,
@@ -255,13 +288,12 @@ namespace GPUAssembly
                   positions(keys[2 * runs[r]],
                             columns.data(),
                             n,
-                            lists.recv_targets.data() + offset + runs[r]);
+                            targets + runs[r]);
                 }
             },
             row_grain);
-          lists.recv_offsets.push_back(lists.recv_targets.size());
-        }
-      check_lists(lists);
+        },
+        lists);
     }
 
 
@@ -320,33 +352,17 @@ namespace GPUAssembly
             keys.push_back(no_column);
             sources_to_send[owners.owner[i]].push_back(i);
           }
-      lists.send_offsets.push_back(0);
-      for (const auto &[rank, sources] : sources_to_send)
-        {
-          lists.send_ranks.push_back(rank);
-          lists.send_sources.insert(lists.send_sources.end(),
-                                    sources.begin(),
-                                    sources.end());
-          lists.send_offsets.push_back(lists.send_sources.size());
-        }
-
-      const std::map<unsigned int, std::vector<global_dof_index>>
-        received_keys =
-          Utilities::MPI::some_to_some(communicator, keys_to_send);
-      lists.recv_offsets.push_back(0);
-      for (const auto &[rank, keys] : received_keys)
-        {
-          lists.recv_ranks.push_back(rank);
-          const std::size_t offset = lists.recv_targets.size();
-          check_received_rows(rank, keys, row_runs(keys), owned_rows);
-          lists.recv_targets.resize(offset + keys.size() / 2);
-          find_positions(keys,
-                         2,
-                         keys.size() / 2,
-                         lists.recv_targets.data() + offset);
-          lists.recv_offsets.push_back(lists.recv_targets.size());
-        }
-      check_lists(lists);
+      exchange_keys(
+        keys_to_send,
+        sources_to_send,
+        owned_rows,
+        communicator,
+        [&](const std::vector<global_dof_index> &keys,
+            const std::vector<std::size_t> &,
+            std::size_t *const targets) {
+          find_positions(keys, 2, keys.size() / 2, targets);
+        },
+        lists);
     }
   } // namespace
 
