@@ -334,13 +334,9 @@ namespace Hyperelastic
         loaded_nodes.push_back(k);
     n_loaded_nodes =
       Utilities::MPI::sum<unsigned int>(loaded_nodes.size(), communicator);
-    const auto &load     = parameters.boundary.load;
-    const bool  has_load = load[0] != 0 || load[1] != 0 || load[2] != 0;
-    AssertThrow(parameters.boundary.load_region.empty || !has_load ||
-                  n_loaded_nodes > 0,
-                ExcMessage("The 'Load region' box contains no node of the "
-                           "mesh, so the load would be lost. Check the "
-                           "box against the mesh's extent."));
+    const auto &load = parameters.boundary.load;
+    const bool  has_load =
+      check_load_region(parameters.boundary, n_loaded_nodes);
     backend_data.load_pattern.reinit(owned_dofs, communicator);
     {
       std::vector<types::global_dof_index> indices;
@@ -588,11 +584,11 @@ namespace Hyperelastic
   DistributedSolid::stop(const std::string &reason)
   {
     write_output();
-    pcout << "Wrote the last good state (step " << step_number
-          << ", t = " << time << ") to " << stats.output_files.back() << '.'
-          << std::endl;
-    AssertThrow(false, ExcSimulationStopped(reason));
-    __builtin_unreachable();
+    stop_simulation(pcout,
+                    step_number,
+                    time,
+                    stats.output_files.back(),
+                    reason);
   }
 
 

@@ -500,6 +500,36 @@ namespace Hyperelastic
 
 
 
+  bool
+  check_load_region(const Parameters::Boundary &boundary,
+                    const unsigned int          n_loaded_nodes)
+  {
+    const auto &load     = boundary.load;
+    const bool  has_load = load[0] != 0 || load[1] != 0 || load[2] != 0;
+    AssertThrow(boundary.load_region.empty || !has_load || n_loaded_nodes > 0,
+                ExcMessage("The 'Load region' box contains no node of the "
+                           "mesh, so the load would be lost. Check the "
+                           "box against the mesh's extent."));
+    return has_load;
+  }
+
+
+
+  void
+  stop_simulation(const ConditionalOStream &pcout,
+                  const unsigned int        step_number,
+                  const double              time,
+                  const std::string        &file,
+                  const std::string        &reason)
+  {
+    pcout << "Wrote the last good state (step " << step_number
+          << ", t = " << time << ") to " << file << '.' << std::endl;
+    AssertThrow(false, ExcSimulationStopped(reason));
+    __builtin_unreachable();
+  }
+
+
+
   void
   make_fixed_constraints(
     const Mapping<3>                      &mapping,

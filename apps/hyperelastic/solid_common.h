@@ -168,6 +168,26 @@ namespace Hyperelastic
               const ConditionalOStream &pcout);
 
   /**
+   * Whether the 'Boundary conditions/Load' is non-zero; refuses one that a
+   * 'Load region' holding no node (@p n_loaded_nodes: those of all ranks)
+   * would lose.
+   */
+  bool
+  check_load_region(const Parameters::Boundary &boundary,
+                    const unsigned int          n_loaded_nodes);
+
+  /**
+   * Says on @p pcout that the last good state (@p step_number, @p time)
+   * went to @p file, then throws ExcSimulationStopped(@p reason).
+   */
+  [[noreturn]] void
+  stop_simulation(const ConditionalOStream &pcout,
+                  const unsigned int        step_number,
+                  const double              time,
+                  const std::string        &file,
+                  const std::string        &reason);
+
+  /**
    * The hanging-node constraints of @p dof_handler, then the DoFs held at
    * zero: those on the 'Fixed boundary ids' (each checked against
    * @p mesh_boundary_ids) and the vertices in the 'Fixed region' (within

@@ -242,13 +242,9 @@ namespace Hyperelastic
                        a.nodal_coordinates[n * dim + 2]),
             tolerance))
         loaded_nodes.push_back(n);
-    const auto &load     = parameters.boundary.load;
-    const bool  has_load = load[0] != 0 || load[1] != 0 || load[2] != 0;
-    AssertThrow(parameters.boundary.load_region.empty || !has_load ||
-                  !loaded_nodes.empty(),
-                ExcMessage("The 'Load region' box contains no node of the "
-                           "mesh, so the load would be lost. Check the "
-                           "box against the mesh's extent."));
+    const auto &load = parameters.boundary.load;
+    const bool  has_load =
+      check_load_region(parameters.boundary, loaded_nodes.size());
     for (const unsigned int n : loaded_nodes)
       for (unsigned int c = 0; c < dim; ++c)
         backend_data.load_pattern[a.node_dofs[n * dim + c]] =

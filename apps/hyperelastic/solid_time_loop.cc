@@ -94,11 +94,11 @@ namespace Hyperelastic
       backend->get_state(u, p);
     }
     write_output(u, p, step_number);
-    pcout << "Wrote the last good state (step " << step_number
-          << ", t = " << time << ") to " << stats.output_files.back() << '.'
-          << std::endl;
-    AssertThrow(false, ExcSimulationStopped(reason));
-    __builtin_unreachable();
+    stop_simulation(pcout,
+                    step_number,
+                    time,
+                    stats.output_files.back(),
+                    reason);
   }
 
 
