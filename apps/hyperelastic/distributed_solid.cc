@@ -605,8 +605,7 @@ namespace Hyperelastic
       pcout << binding << std::endl;
     setup();
 
-    const auto &o      = parameters.output;
-    const auto  output = [&]() {
+    const auto output = [&]() {
       write_output();
       DistributedVector u, p;
       backend->get_state(u, p);
@@ -629,16 +628,9 @@ namespace Hyperelastic
         do_step();
       },
       output);
-    print_stepping_summary(pcout,
-                           stats.n_steps,
-                           stats.stepping_wall_time,
-                           stats.n_newton_iterations,
-                           stats.max_newton_iterations,
-                           stats.n_cg_iterations);
+    print_stepping_summary(pcout, stats);
     print_stage_split();
-    if (o.output_interval > 0)
-      pcout << "Open " << o.directory << "/" << o.base_name
-            << ".pvd in ParaView." << std::endl;
+    print_output_hint(pcout, parameters.output);
     timer.print_summary();
   }
 

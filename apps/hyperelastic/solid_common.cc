@@ -429,19 +429,28 @@ namespace Hyperelastic
 
   void
   print_stepping_summary(const ConditionalOStream &pcout,
-                         const unsigned int        n_steps,
-                         const double              stepping_wall_time,
-                         const unsigned int        n_newton_iterations,
-                         const unsigned int        max_newton_iterations,
-                         const unsigned int        n_cg_iterations)
+                         const RunStatistics      &stats)
   {
+    const unsigned int n_steps            = stats.n_steps;
+    const double       stepping_wall_time = stats.stepping_wall_time;
     pcout << "\n"
           << n_steps << " steps in " << std::fixed << std::setprecision(3)
           << stepping_wall_time << " s without output: " << std::setprecision(1)
           << n_steps / std::max(stepping_wall_time, 1e-300)
-          << " steps/s; Newton iterations " << n_newton_iterations
-          << " (at most " << max_newton_iterations << " per step), CG "
-          << "iterations " << n_cg_iterations << "." << std::endl;
+          << " steps/s; Newton iterations " << stats.n_newton_iterations
+          << " (at most " << stats.max_newton_iterations << " per step), CG "
+          << "iterations " << stats.n_cg_iterations << "." << std::endl;
+  }
+
+
+
+  void
+  print_output_hint(const ConditionalOStream &pcout,
+                    const Parameters::Output &output)
+  {
+    if (output.output_interval > 0)
+      pcout << "Open " << output.directory << "/" << output.base_name
+            << ".pvd in ParaView." << std::endl;
   }
 
 

@@ -145,14 +145,16 @@ namespace Hyperelastic
                  const std::function<void()> &do_step,
                  const std::function<void()> &output);
 
-  /// "N steps in T s without output: S steps/s; Newton ..., CG ...".
+  /// "N steps in T s without output: S steps/s; Newton ..., CG ..." from
+  /// @p stats.
   void
   print_stepping_summary(const ConditionalOStream &pcout,
-                         const unsigned int        n_steps,
-                         const double              stepping_wall_time,
-                         const unsigned int        n_newton_iterations,
-                         const unsigned int        max_newton_iterations,
-                         const unsigned int        n_cg_iterations);
+                         const RunStatistics      &stats);
+
+  /// "Open DIR/BASE.pvd in ParaView." where 'Output interval' is set.
+  void
+  print_output_hint(const ConditionalOStream &pcout,
+                    const Parameters::Output &output);
 
   /**
    * Counts the converged step @p report in @p stats and, every 'Output/Screen

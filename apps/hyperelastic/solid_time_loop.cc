@@ -109,8 +109,7 @@ namespace Hyperelastic
     pcout << GPUAssembly::describe_execution_path() << std::endl;
     setup();
 
-    const auto &o      = parameters.output;
-    const auto  output = [&]() {
+    const auto output = [&]() {
       std::vector<double> u, p;
       {
         TimerOutput::Scope scope(timer, "Transfers");
@@ -140,15 +139,8 @@ namespace Hyperelastic
         do_step();
       },
       output);
-    print_stepping_summary(pcout,
-                           stats.n_steps,
-                           stats.stepping_wall_time,
-                           stats.n_newton_iterations,
-                           stats.max_newton_iterations,
-                           stats.n_cg_iterations);
-    if (o.output_interval > 0)
-      pcout << "Open " << o.directory << "/" << o.base_name
-            << ".pvd in ParaView." << std::endl;
+    print_stepping_summary(pcout, stats);
+    print_output_hint(pcout, parameters.output);
     timer.print_summary();
     DeviceStageTimes device;
     if (backend->device_stage_times(device))
