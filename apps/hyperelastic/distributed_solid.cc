@@ -231,35 +231,13 @@ namespace Hyperelastic
     steps.next("constraints");
     constraints.clear();
     constraints.reinit(relevant_dofs);
-    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
-    for (const unsigned int id : parameters.boundary.fixed_boundary_ids)
-      {
-        AssertThrow(
-          std::find(mesh_boundary_ids.begin(), mesh_boundary_ids.end(), id) !=
-            mesh_boundary_ids.end(),
-          ExcMessage("'Fixed boundary ids' names boundary id " +
-                     std::to_string(id) + ", which the mesh does not have."));
-        VectorTools::interpolate_boundary_values(*mapping,
-                                                 dof_handler,
-                                                 id,
-                                                 Functions::ZeroFunction<dim>(
-                                                   dim),
-                                                 constraints);
-      }
     const double tolerance = 1e-10 * diameter;
-    if (!parameters.boundary.fixed_region.empty)
-      for (const auto &cell : dof_handler.active_cell_iterators())
-        if (!cell->is_artificial())
-          for (const unsigned int v : cell->vertex_indices())
-            if (parameters.boundary.fixed_region.contains(cell->vertex(v),
-                                                          tolerance))
-              for (unsigned int c = 0; c < dim; ++c)
-                {
-                  const auto dof = cell->vertex_dof_index(v, c);
-                  if (!constraints.is_constrained(dof))
-                    constraints.add_line(dof);
-                }
-    constraints.close();
+    make_fixed_constraints(*mapping,
+                           dof_handler,
+                           parameters.boundary,
+                           mesh_boundary_ids,
+                           tolerance,
+                           constraints);
 
     steps.next("adapter");
     GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData adapter_data;
@@ -356,13 +334,9 @@ namespace Hyperelastic
         loaded_nodes.push_back(k);
     n_loaded_nodes =
       Utilities::MPI::sum<unsigned int>(loaded_nodes.size(), communicator);
-    const auto &load     = parameters.boundary.load;
-    const bool  has_load = load[0] != 0 || load[1] != 0 || load[2] != 0;
-    AssertThrow(parameters.boundary.load_region.empty || !has_load ||
-                  n_loaded_nodes > 0,
-                ExcMessage("The 'Load region' box contains no node of the "
-                           "mesh, so the load would be lost. Check the "
-                           "box against the mesh's extent."));
+    const auto &load = parameters.boundary.load;
+    const bool  has_load =
+      check_load_region(parameters.boundary, n_loaded_nodes);
     backend_data.load_pattern.reinit(owned_dofs, communicator);
     {
       std::vector<types::global_dof_index> indices;
@@ -412,79 +386,31 @@ namespace Hyperelastic
   {
     // HyperelasticSolid's checks of the fixed DoFs, with the counts summed
     // over the ranks.
-    const auto        &boundary = parameters.boundary;
-    std::ostringstream ids;
-    for (unsigned int i = 0; i < boundary.fixed_boundary_ids.size(); ++i)
-      ids << (i > 0 ? ", " : "") << boundary.fixed_boundary_ids[i];
-    unsigned int n_boundary_faces = 0, n_fixed_faces = 0;
-    for (const auto &cell : triangulation->active_cell_iterators())
-      if (cell->is_locally_owned())
-        for (const auto &face : cell->face_iterators())
-          if (face->at_boundary())
-            {
-              ++n_boundary_faces;
-              if (std::find(boundary.fixed_boundary_ids.begin(),
-                            boundary.fixed_boundary_ids.end(),
-                            face->boundary_id()) !=
-                  boundary.fixed_boundary_ids.end())
-                ++n_fixed_faces;
-            }
-    n_boundary_faces = Utilities::MPI::sum(n_boundary_faces, communicator);
-    n_fixed_faces    = Utilities::MPI::sum(n_fixed_faces, communicator);
-    const std::string source =
-      "'Boundary conditions/Fixed boundary ids' = '" + ids.str() +
-      "' (it holds " + std::to_string(n_fixed_faces) + " of the mesh's " +
-      std::to_string(n_boundary_faces) + " boundary faces" +
-      (n_fixed_faces == n_boundary_faces && n_boundary_faces > 0 ?
-         ", its whole surface" :
-         std::string()) +
-      ") and 'Boundary conditions/Fixed region' = '" +
-      (boundary.fixed_region.empty ? std::string() : "a box") + "'";
-    const std::string advice =
-      " A .dat mesh has no boundary information, so all its faces have "
-      "boundary id 0; select the faces to hold by position instead: set "
-      "'Fixed boundary ids' empty and 'Fixed region' to a box x0, y0, z0, "
-      "x1, y1, z1 around them.";
+    FixedDoFCounts counts;
+    count_boundary_faces(*triangulation, parameters.boundary, counts);
+    counts.n_boundary_faces =
+      Utilities::MPI::sum(counts.n_boundary_faces, communicator);
+    counts.n_fixed_faces =
+      Utilities::MPI::sum(counts.n_fixed_faces, communicator);
 
     unsigned int n_constrained = 0;
     for (const types::global_dof_index dof : owned_dofs)
       n_constrained += constraints.is_constrained(dof);
-    AssertThrow(Utilities::MPI::sum(n_constrained, communicator) <
-                  dof_handler.n_dofs(),
-                ExcMessage("Every degree of freedom is held fixed by " +
-                           source + ", so nothing can move." + advice));
+    counts.n_constrained  = Utilities::MPI::sum(n_constrained, communicator);
+    counts.n_dofs         = dof_handler.n_dofs();
+    counts.n_loaded_nodes = n_loaded_nodes;
 
-    if (has_load && n_loaded_nodes > 0)
+    unsigned int n_free = 0;
+    for (const unsigned int k : loaded_nodes)
       {
-        unsigned int n_free = 0;
-        for (const unsigned int k : loaded_nodes)
-          {
-            bool free = false;
-            for (unsigned int c = 0; c < dim; ++c)
-              free = free || (boundary.load[c] != 0 &&
-                              !is_held(owned_nodes[k].dofs[c]));
-            n_free += free;
-          }
-        n_free = Utilities::MPI::sum(n_free, communicator);
-        AssertThrow(n_free > 0,
-                    ExcMessage(
-                      "All " + std::to_string(n_loaded_nodes) +
-                      " nodes of the 'Boundary conditions/Load region' are "
-                      "held fixed by " +
-                      source +
-                      ", so the load acts on no free node and the result "
-                      "would be zero." +
-                      advice));
-        if (n_free < n_loaded_nodes)
-          pcout << "Warning: " << n_loaded_nodes - n_free << " of the "
-                << n_loaded_nodes
-                << " nodes of the 'Load region' are held fixed; their "
-                   "share of the 'Load' is lost."
-                << std::endl;
+        bool free = false;
+        for (unsigned int c = 0; c < dim; ++c)
+          free = free || (parameters.boundary.load[c] != 0 &&
+                          !is_held(owned_nodes[k].dofs[c]));
+        n_free += free;
       }
+    counts.n_free_loaded_nodes = Utilities::MPI::sum(n_free, communicator);
 
-    // Without inertia, the fixed nodes must hold the rigid motions: they
-    // must not all lie on one line.
     if (!dynamic)
       {
         std::vector<double> local;
@@ -492,28 +418,12 @@ namespace Hyperelastic
           if (is_held(node.dofs[0]))
             for (unsigned int d = 0; d < dim; ++d)
               local.push_back(node.position[d]);
-        std::vector<Point<dim>> fixed;
         for (const auto &part : Utilities::MPI::all_gather(communicator, local))
           for (unsigned int i = 0; i < part.size(); i += dim)
-            fixed.emplace_back(part[i], part[i + 1], part[i + 2]);
-        double area = 0;
-        for (const auto &p : fixed)
-          for (const auto &q : fixed)
-            area =
-              std::max(area,
-                       cross_product_3d(q - fixed[0], p - fixed[0]).norm());
-        AssertThrow(area > 1e-12 * diameter * diameter,
-                    ExcMessage(
-                      "In 'Time/Mode' = quasi-static nothing but the fixed "
-                      "nodes holds the body, but " +
-                      source + " hold " + std::to_string(fixed.size()) +
-                      " nodes" +
-                      (fixed.empty() ? std::string() : ", all on one line") +
-                      ": the body could move freely and the stiffness "
-                      "matrix would be singular. Fix at least three nodes "
-                      "not on one line." +
-                      advice));
+            counts.fixed_nodes.emplace_back(part[i], part[i + 1], part[i + 2]);
+        counts.diameter = diameter;
       }
+    check_fixed_dofs(parameters, counts, has_load, pcout);
   }
 
 
@@ -663,29 +573,9 @@ namespace Hyperelastic
         return find_worst_element(ghosted_copy(u));
       }));
 
-    const std::vector<double> &residuals = report.residuals;
-    time                                 = t_new;
+    time = t_new;
     ++step_number;
-    const unsigned int n_newton = residuals.size() - 1;
-    const unsigned int n_cg     = report.n_cg_iterations;
-    stats.n_steps += 1;
-    stats.n_newton_iterations += n_newton;
-    stats.n_cg_iterations += n_cg;
-    stats.max_newton_iterations =
-      std::max(stats.max_newton_iterations, n_newton);
-    stats.last_newton_residual = residuals.back();
-
-    const unsigned int interval = parameters.output.screen_interval;
-    if (interval > 0 && step_number % interval == 0)
-      {
-        pcout << "Step " << std::setw(5) << step_number
-              << "  t = " << std::setw(9) << std::fixed << std::setprecision(4)
-              << time << "  Newton " << n_newton << "  CG " << std::setw(4)
-              << n_cg << "  |r|:";
-        for (const double r : residuals)
-          pcout << ' ' << format_scientific(r);
-        pcout << std::endl;
-      }
+    record_step(stats, report, parameters.output, step_number, time, pcout);
   }
 
 
@@ -694,11 +584,11 @@ namespace Hyperelastic
   DistributedSolid::stop(const std::string &reason)
   {
     write_output();
-    pcout << "Wrote the last good state (step " << step_number
-          << ", t = " << time << ") to " << stats.output_files.back() << '.'
-          << std::endl;
-    AssertThrow(false, ExcSimulationStopped(reason));
-    __builtin_unreachable();
+    stop_simulation(pcout,
+                    step_number,
+                    time,
+                    stats.output_files.back(),
+                    reason);
   }
 
 
@@ -715,8 +605,7 @@ namespace Hyperelastic
       pcout << binding << std::endl;
     setup();
 
-    const auto &o      = parameters.output;
-    const auto  output = [&]() {
+    const auto output = [&]() {
       write_output();
       DistributedVector u, p;
       backend->get_state(u, p);
@@ -739,16 +628,9 @@ namespace Hyperelastic
         do_step();
       },
       output);
-    print_stepping_summary(pcout,
-                           stats.n_steps,
-                           stats.stepping_wall_time,
-                           stats.n_newton_iterations,
-                           stats.max_newton_iterations,
-                           stats.n_cg_iterations);
+    print_stepping_summary(pcout, stats);
     print_stage_split();
-    if (o.output_interval > 0)
-      pcout << "Open " << o.directory << "/" << o.base_name
-            << ".pvd in ParaView." << std::endl;
+    print_output_hint(pcout, parameters.output);
     timer.print_summary();
   }
 
@@ -997,22 +879,8 @@ namespace Hyperelastic
     }
 
     DataOut<dim> data_out;
-    data_out.attach_dof_handler(dof_handler);
-    const std::vector<DataComponentInterpretation::DataComponentInterpretation>
-      vector_field(dim,
-                   DataComponentInterpretation::component_is_part_of_vector);
-    data_out.add_data_vector(u,
-                             std::vector<std::string>(dim, "displacement"),
-                             DataOut<dim>::type_dof_data,
-                             vector_field);
-    data_out.add_data_vector(v,
-                             std::vector<std::string>(dim, "velocity"),
-                             DataOut<dim>::type_dof_data,
-                             vector_field);
-    data_out.add_data_vector(J_cells, "J", DataOut<dim>::type_cell_data);
-    data_out.add_data_vector(von_mises,
-                             "von_Mises_stress",
-                             DataOut<dim>::type_cell_data);
+    add_displacement_and_velocity(data_out, dof_handler, u, v);
+    add_J_and_von_mises(data_out, J_cells, von_mises);
     data_out.add_data_vector(subdomain,
                              "subdomain",
                              DataOut<dim>::type_cell_data);

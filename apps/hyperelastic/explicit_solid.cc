@@ -394,18 +394,7 @@ namespace Hyperelastic
             v[dof]                 = (u_curr[i] - u_prev[i]) / dt;
           }
     DataOut<dim> data_out;
-    data_out.attach_dof_handler(dof_handler);
-    const std::vector<DataComponentInterpretation::DataComponentInterpretation>
-      vector_field(dim,
-                   DataComponentInterpretation::component_is_part_of_vector);
-    data_out.add_data_vector(u,
-                             std::vector<std::string>(dim, "displacement"),
-                             DataOut<dim>::type_dof_data,
-                             vector_field);
-    data_out.add_data_vector(v,
-                             std::vector<std::string>(dim, "velocity"),
-                             DataOut<dim>::type_dof_data,
-                             vector_field);
+    add_displacement_and_velocity(data_out, dof_handler, u, v);
     data_out.build_patches(*mapping);
     std::ostringstream name;
     name << o.base_name << '-' << std::setw(6) << std::setfill('0') << step()

@@ -7,10 +7,16 @@
 #include <deal.II/base/parallel.h>
 #include <deal.II/base/quadrature_lib.h>
 
+#include <deal.II/dofs/dof_tools.h>
+
 #include <deal.II/fe/fe_q.h>
 #include <deal.II/fe/fe_simplex_p.h>
 #include <deal.II/fe/mapping_fe.h>
 #include <deal.II/fe/mapping_q.h>
+
+#include <deal.II/lac/trilinos_vector.h>
+
+#include <deal.II/numerics/vector_tools.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +26,7 @@
 #include <sstream>
 
 #include "../common/app_utilities.h"
+#include "hyperelastic_solid.h"
 
 namespace Hyperelastic
 {
@@ -422,19 +429,28 @@ namespace Hyperelastic
 
   void
   print_stepping_summary(const ConditionalOStream &pcout,
-                         const unsigned int        n_steps,
-                         const double              stepping_wall_time,
-                         const unsigned int        n_newton_iterations,
-                         const unsigned int        max_newton_iterations,
-                         const unsigned int        n_cg_iterations)
+                         const RunStatistics      &stats)
   {
+    const unsigned int n_steps            = stats.n_steps;
+    const double       stepping_wall_time = stats.stepping_wall_time;
     pcout << "\n"
           << n_steps << " steps in " << std::fixed << std::setprecision(3)
           << stepping_wall_time << " s without output: " << std::setprecision(1)
           << n_steps / std::max(stepping_wall_time, 1e-300)
-          << " steps/s; Newton iterations " << n_newton_iterations
-          << " (at most " << max_newton_iterations << " per step), CG "
-          << "iterations " << n_cg_iterations << "." << std::endl;
+          << " steps/s; Newton iterations " << stats.n_newton_iterations
+          << " (at most " << stats.max_newton_iterations << " per step), CG "
+          << "iterations " << stats.n_cg_iterations << "." << std::endl;
+  }
+
+
+
+  void
+  print_output_hint(const ConditionalOStream &pcout,
+                    const Parameters::Output &output)
+  {
+    if (output.output_interval > 0)
+      pcout << "Open " << output.directory << "/" << output.base_name
+            << ".pvd in ParaView." << std::endl;
   }
 
 
@@ -456,5 +472,259 @@ namespace Hyperelastic
                         b.fixed_boundary_ids.end(),
                         face->boundary_id()) != b.fixed_boundary_ids.end();
     return near;
+  }
+
+
+
+  void
+  record_step(RunStatistics            &stats,
+              const StepReport         &report,
+              const Parameters::Output &output,
+              const unsigned int        step_number,
+              const double              time,
+              const ConditionalOStream &pcout)
+  {
+    const std::vector<double> &residuals = report.residuals;
+    const unsigned int         n_newton  = residuals.size() - 1;
+    const unsigned int         n_cg      = report.n_cg_iterations;
+    stats.n_steps += 1;
+    stats.n_newton_iterations += n_newton;
+    stats.n_cg_iterations += n_cg;
+    stats.max_newton_iterations =
+      std::max(stats.max_newton_iterations, n_newton);
+    stats.last_newton_residual = residuals.back();
+
+    const unsigned int interval = output.screen_interval;
+    if (interval > 0 && step_number % interval == 0)
+      {
+        pcout << "Step " << std::setw(5) << step_number
+              << "  t = " << std::setw(9) << std::fixed << std::setprecision(4)
+              << time << "  Newton " << n_newton << "  CG " << std::setw(4)
+              << n_cg << "  |r|:";
+        for (const double r : residuals)
+          pcout << ' ' << format_scientific(r);
+        pcout << std::endl;
+      }
+  }
+
+
+
+  bool
+  check_load_region(const Parameters::Boundary &boundary,
+                    const unsigned int          n_loaded_nodes)
+  {
+    const auto &load     = boundary.load;
+    const bool  has_load = load[0] != 0 || load[1] != 0 || load[2] != 0;
+    AssertThrow(boundary.load_region.empty || !has_load || n_loaded_nodes > 0,
+                ExcMessage("The 'Load region' box contains no node of the "
+                           "mesh, so the load would be lost. Check the "
+                           "box against the mesh's extent."));
+    return has_load;
+  }
+
+
+
+  void
+  stop_simulation(const ConditionalOStream &pcout,
+                  const unsigned int        step_number,
+                  const double              time,
+                  const std::string        &file,
+                  const std::string        &reason)
+  {
+    pcout << "Wrote the last good state (step " << step_number
+          << ", t = " << time << ") to " << file << '.' << std::endl;
+    AssertThrow(false, ExcSimulationStopped(reason));
+    __builtin_unreachable();
+  }
+
+
+
+  void
+  make_fixed_constraints(
+    const Mapping<3>                      &mapping,
+    const DoFHandler<3>                   &dof_handler,
+    const Parameters::Boundary            &boundary,
+    const std::vector<types::boundary_id> &mesh_boundary_ids,
+    const double                           tolerance,
+    AffineConstraints<double>             &constraints)
+  {
+    constexpr int dim = 3;
+    // Hanging nodes first: a fixed DoF that is also hanging keeps its
+    // hanging-node line, as in deal.II's tutorials.
+    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
+    for (const unsigned int id : boundary.fixed_boundary_ids)
+      {
+        AssertThrow(
+          std::find(mesh_boundary_ids.begin(), mesh_boundary_ids.end(), id) !=
+            mesh_boundary_ids.end(),
+          ExcMessage("'Fixed boundary ids' names boundary id " +
+                     std::to_string(id) + ", which the mesh does not have."));
+        VectorTools::interpolate_boundary_values(mapping,
+                                                 dof_handler,
+                                                 id,
+                                                 Functions::ZeroFunction<dim>(
+                                                   dim),
+                                                 constraints);
+      }
+    if (!boundary.fixed_region.empty)
+      for (const auto &cell : dof_handler.active_cell_iterators())
+        if (!cell->is_artificial())
+          for (const unsigned int v : cell->vertex_indices())
+            if (boundary.fixed_region.contains(cell->vertex(v), tolerance))
+              for (unsigned int c = 0; c < dim; ++c)
+                {
+                  const auto dof = cell->vertex_dof_index(v, c);
+                  if (!constraints.is_constrained(dof))
+                    constraints.add_line(dof);
+                }
+    constraints.close();
+  }
+
+
+
+  void
+  count_boundary_faces(const Triangulation<3>     &tria,
+                       const Parameters::Boundary &boundary,
+                       FixedDoFCounts             &counts)
+  {
+    const auto &ids = boundary.fixed_boundary_ids;
+    for (const auto &cell : tria.active_cell_iterators())
+      if (cell->is_locally_owned())
+        for (const auto &face : cell->face_iterators())
+          if (face->at_boundary())
+            {
+              ++counts.n_boundary_faces;
+              if (std::find(ids.begin(), ids.end(), face->boundary_id()) !=
+                  ids.end())
+                ++counts.n_fixed_faces;
+            }
+  }
+
+
+
+  void
+  check_fixed_dofs(const Parameters         &parameters,
+                   const FixedDoFCounts     &counts,
+                   const bool                has_load,
+                   const ConditionalOStream &pcout)
+  {
+    // How the fixed DoFs came about, for the messages.
+    const auto        &boundary = parameters.boundary;
+    std::ostringstream ids;
+    for (unsigned int i = 0; i < boundary.fixed_boundary_ids.size(); ++i)
+      ids << (i > 0 ? ", " : "") << boundary.fixed_boundary_ids[i];
+    const unsigned int n_boundary_faces = counts.n_boundary_faces;
+    const unsigned int n_fixed_faces    = counts.n_fixed_faces;
+    const std::string  source =
+      "'Boundary conditions/Fixed boundary ids' = '" + ids.str() +
+      "' (it holds " + std::to_string(n_fixed_faces) + " of the mesh's " +
+      std::to_string(n_boundary_faces) + " boundary faces" +
+      (n_fixed_faces == n_boundary_faces && n_boundary_faces > 0 ?
+         ", its whole surface" :
+         std::string()) +
+      ") and 'Boundary conditions/Fixed region' = '" +
+      (boundary.fixed_region.empty ? std::string() : "a box") + "'";
+    const std::string advice =
+      " A .dat mesh has no boundary information, so all its faces have "
+      "boundary id 0; select the faces to hold by position instead: set "
+      "'Fixed boundary ids' empty and 'Fixed region' to a box x0, y0, z0, "
+      "x1, y1, z1 around them.";
+
+    AssertThrow(counts.n_constrained < counts.n_dofs,
+                ExcMessage("Every degree of freedom is held fixed by " +
+                           source + ", so nothing can move." + advice));
+
+    const unsigned int n_loaded = counts.n_loaded_nodes;
+    const unsigned int n_free   = counts.n_free_loaded_nodes;
+    if (has_load && n_loaded > 0)
+      {
+        AssertThrow(n_free > 0,
+                    ExcMessage(
+                      "All " + std::to_string(n_loaded) +
+                      " nodes of the 'Boundary conditions/Load region' are "
+                      "held fixed by " +
+                      source +
+                      ", so the load acts on no free node and the result "
+                      "would be zero." +
+                      advice));
+        if (n_free < n_loaded)
+          pcout << "Warning: " << n_loaded - n_free << " of the " << n_loaded
+                << " nodes of the 'Load region' are held fixed; their "
+                   "share of the 'Load' is lost."
+                << std::endl;
+      }
+
+    // Without inertia, the fixed nodes must hold the rigid motions: they
+    // must not all lie on one line.
+    if (parameters.time.mode != "dynamic")
+      {
+        const std::vector<Point<3>> &fixed = counts.fixed_nodes;
+        double                       area  = 0;
+        for (const auto &p : fixed)
+          for (const auto &q : fixed)
+            area =
+              std::max(area,
+                       cross_product_3d(q - fixed[0], p - fixed[0]).norm());
+        const double diameter = counts.diameter;
+        AssertThrow(area > 1e-12 * diameter * diameter,
+                    ExcMessage(
+                      "In 'Time/Mode' = quasi-static nothing but the fixed "
+                      "nodes holds the body, but " +
+                      source + " hold " + std::to_string(fixed.size()) +
+                      " nodes" +
+                      (fixed.empty() ? std::string() : ", all on one line") +
+                      ": the body could move freely and the stiffness "
+                      "matrix would be singular. Fix at least three nodes "
+                      "not on one line." +
+                      advice));
+      }
+  }
+
+
+
+  template <class VectorType>
+  void
+  add_displacement_and_velocity(DataOut<3>          &data_out,
+                                const DoFHandler<3> &dof_handler,
+                                const VectorType    &u,
+                                const VectorType    &v)
+  {
+    constexpr int dim = 3;
+    data_out.attach_dof_handler(dof_handler);
+    const std::vector<DataComponentInterpretation::DataComponentInterpretation>
+      vector_field(dim,
+                   DataComponentInterpretation::component_is_part_of_vector);
+    data_out.add_data_vector(u,
+                             std::vector<std::string>(dim, "displacement"),
+                             DataOut<dim>::type_dof_data,
+                             vector_field);
+    data_out.add_data_vector(v,
+                             std::vector<std::string>(dim, "velocity"),
+                             DataOut<dim>::type_dof_data,
+                             vector_field);
+  }
+
+  template void
+  add_displacement_and_velocity(DataOut<3> &,
+                                const DoFHandler<3> &,
+                                const Vector<double> &,
+                                const Vector<double> &);
+  template void
+  add_displacement_and_velocity(DataOut<3> &,
+                                const DoFHandler<3> &,
+                                const TrilinosWrappers::MPI::Vector &,
+                                const TrilinosWrappers::MPI::Vector &);
+
+
+
+  void
+  add_J_and_von_mises(DataOut<3>           &data_out,
+                      const Vector<double> &J,
+                      const Vector<double> &von_mises)
+  {
+    data_out.add_data_vector(J, "J", DataOut<3>::type_cell_data);
+    data_out.add_data_vector(von_mises,
+                             "von_Mises_stress",
+                             DataOut<3>::type_cell_data);
   }
 } // namespace Hyperelastic

@@ -16,16 +16,24 @@
 #include <deal.II/base/tensor.h>
 #include <deal.II/base/timer.h>
 
+#include <deal.II/dofs/dof_handler.h>
+
 #include <deal.II/fe/fe_system.h>
 #include <deal.II/fe/mapping.h>
 
 #include <deal.II/grid/tria.h>
+
+#include <deal.II/lac/affine_constraints.h>
+#include <deal.II/lac/vector.h>
+
+#include <deal.II/numerics/data_out.h>
 
 #include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "integrator_backend.h"
 #include "parameters.h"
@@ -33,6 +41,8 @@
 namespace Hyperelastic
 {
   using namespace dealii;
+
+  struct RunStatistics;
 
   /// Linear elements on tetrahedra (one-point rule) or hexahedra (2^3
   /// Gauss points), and the vertex rule that lumps the mass.
@@ -135,14 +145,116 @@ namespace Hyperelastic
                  const std::function<void()> &do_step,
                  const std::function<void()> &output);
 
-  /// "N steps in T s without output: S steps/s; Newton ..., CG ...".
+  /// "N steps in T s without output: S steps/s; Newton ..., CG ..." from
+  /// @p stats.
   void
   print_stepping_summary(const ConditionalOStream &pcout,
-                         const unsigned int        n_steps,
-                         const double              stepping_wall_time,
-                         const unsigned int        n_newton_iterations,
-                         const unsigned int        max_newton_iterations,
-                         const unsigned int        n_cg_iterations);
+                         const RunStatistics      &stats);
+
+  /// "Open DIR/BASE.pvd in ParaView." where 'Output interval' is set.
+  void
+  print_output_hint(const ConditionalOStream &pcout,
+                    const Parameters::Output &output);
+
+  /**
+   * Counts the converged step @p report in @p stats and, every 'Output/Screen
+   * interval' steps, prints "Step N  t = ...  Newton ...  CG ...  |r|: ..."
+   * (@p step_number and @p time: those after the step).
+   */
+  void
+  record_step(RunStatistics            &stats,
+              const StepReport         &report,
+              const Parameters::Output &output,
+              const unsigned int        step_number,
+              const double              time,
+              const ConditionalOStream &pcout);
+
+  /**
+   * Whether the 'Boundary conditions/Load' is non-zero; refuses one that a
+   * 'Load region' holding no node (@p n_loaded_nodes: those of all ranks)
+   * would lose.
+   */
+  bool
+  check_load_region(const Parameters::Boundary &boundary,
+                    const unsigned int          n_loaded_nodes);
+
+  /**
+   * Says on @p pcout that the last good state (@p step_number, @p time)
+   * went to @p file, then throws ExcSimulationStopped(@p reason).
+   */
+  [[noreturn]] void
+  stop_simulation(const ConditionalOStream &pcout,
+                  const unsigned int        step_number,
+                  const double              time,
+                  const std::string        &file,
+                  const std::string        &reason);
+
+  /**
+   * The hanging-node constraints of @p dof_handler, then the DoFs held at
+   * zero: those on the 'Fixed boundary ids' (each checked against
+   * @p mesh_boundary_ids) and the vertices in the 'Fixed region' (within
+   * @p tolerance); closes @p constraints, which the caller has cleared (and
+   * given its index set).
+   */
+  void
+  make_fixed_constraints(
+    const Mapping<3>                      &mapping,
+    const DoFHandler<3>                   &dof_handler,
+    const Parameters::Boundary            &boundary,
+    const std::vector<types::boundary_id> &mesh_boundary_ids,
+    const double                           tolerance,
+    AffineConstraints<double>             &constraints);
+
+  /// What check_fixed_dofs() judges, summed over all ranks.
+  struct FixedDoFCounts
+  {
+    unsigned int n_boundary_faces = 0;
+    /// Boundary faces with one of the 'Fixed boundary ids'.
+    unsigned int n_fixed_faces = 0;
+    /// Constrained DoFs (held and hanging) against all DoFs.
+    types::global_dof_index n_constrained  = 0;
+    types::global_dof_index n_dofs         = 0;
+    unsigned int            n_loaded_nodes = 0;
+    /// Loaded nodes with a loaded component that is not held.
+    unsigned int n_free_loaded_nodes = 0;
+    /// Quasi-static mode only: the positions of the held nodes, and the
+    /// mesh's diameter.
+    std::vector<Point<3>> fixed_nodes;
+    double                diameter = 0;
+  };
+
+  /// The boundary faces of the locally owned cells of @p tria and those of
+  /// them on a 'Fixed boundary ids' face, in @p counts.
+  void
+  count_boundary_faces(const Triangulation<3>     &tria,
+                       const Parameters::Boundary &boundary,
+                       FixedDoFCounts             &counts);
+
+  /**
+   * Refuses fixed DoFs that leave the problem ill posed (everything held,
+   * the load on held nodes only, nothing holding a quasi-static body),
+   * naming the entries to change; warns where part of the load is lost.
+   */
+  void
+  check_fixed_dofs(const Parameters         &parameters,
+                   const FixedDoFCounts     &counts,
+                   const bool                has_load,
+                   const ConditionalOStream &pcout);
+
+  /// Attaches @p dof_handler to @p data_out and adds @p u and @p v as the
+  /// vector fields "displacement" and "velocity".
+  template <class VectorType>
+  void
+  add_displacement_and_velocity(DataOut<3>          &data_out,
+                                const DoFHandler<3> &dof_handler,
+                                const VectorType    &u,
+                                const VectorType    &v);
+
+  /// Adds the cell fields "J" and "von_Mises_stress".
+  void
+  add_J_and_von_mises(DataOut<3>           &data_out,
+                      const Vector<double> &J,
+                      const Vector<double> &von_mises);
 
   /**
    * The reason a step's Newton loop failed (report.status not converged),

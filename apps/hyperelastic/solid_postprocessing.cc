@@ -193,22 +193,8 @@ namespace Hyperelastic
     compute_cell_fields(u_values, J, von_mises);
 
     DataOut<dim> data_out;
-    data_out.attach_dof_handler(dof_handler);
-    const std::vector<DataComponentInterpretation::DataComponentInterpretation>
-      vector_field(dim,
-                   DataComponentInterpretation::component_is_part_of_vector);
-    data_out.add_data_vector(u,
-                             std::vector<std::string>(dim, "displacement"),
-                             DataOut<dim>::type_dof_data,
-                             vector_field);
-    data_out.add_data_vector(v,
-                             std::vector<std::string>(dim, "velocity"),
-                             DataOut<dim>::type_dof_data,
-                             vector_field);
-    data_out.add_data_vector(J, "J", DataOut<dim>::type_cell_data);
-    data_out.add_data_vector(von_mises,
-                             "von_Mises_stress",
-                             DataOut<dim>::type_cell_data);
+    add_displacement_and_velocity(data_out, dof_handler, u, v);
+    add_J_and_von_mises(data_out, J, von_mises);
     data_out.build_patches(*mapping);
 
     std::ostringstream name;

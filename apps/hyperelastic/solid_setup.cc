@@ -37,9 +37,7 @@ namespace Hyperelastic
 {
   namespace
   {
-    // Refuses fixed DoFs that leave the problem ill posed (everything
-    // held, the load on held nodes only, nothing holding a quasi-static
-    // body), naming the entries to change.
+    // check_fixed_dofs() on the counts of the whole mesh.
     void
     check_constraints(const Parameters                &parameters,
                       const Triangulation<3>          &triangulation,
@@ -49,41 +47,7 @@ namespace Hyperelastic
                       const bool                       has_load,
                       const ConditionalOStream        &pcout)
     {
-      constexpr int dim      = 3;
-      const bool    dynamic  = parameters.time.mode == "dynamic";
-      const auto   &boundary = parameters.boundary;
-
-      // How the fixed DoFs came about, for the messages.
-      std::ostringstream ids;
-      for (unsigned int i = 0; i < boundary.fixed_boundary_ids.size(); ++i)
-        ids << (i > 0 ? ", " : "") << boundary.fixed_boundary_ids[i];
-      unsigned int n_boundary_faces = 0, n_fixed_faces = 0;
-      for (const auto &cell : triangulation.active_cell_iterators())
-        for (const auto &face : cell->face_iterators())
-          if (face->at_boundary())
-            {
-              ++n_boundary_faces;
-              if (std::find(boundary.fixed_boundary_ids.begin(),
-                            boundary.fixed_boundary_ids.end(),
-                            face->boundary_id()) !=
-                  boundary.fixed_boundary_ids.end())
-                ++n_fixed_faces;
-            }
-      const std::string source =
-        "'Boundary conditions/Fixed boundary ids' = '" + ids.str() +
-        "' (it holds " + std::to_string(n_fixed_faces) + " of the mesh's " +
-        std::to_string(n_boundary_faces) + " boundary faces" +
-        (n_fixed_faces == n_boundary_faces && n_boundary_faces > 0 ?
-           ", its whole surface" :
-           std::string()) +
-        ") and 'Boundary conditions/Fixed region' = '" +
-        (boundary.fixed_region.empty ? std::string() : "a box") + "'";
-      const std::string advice =
-        " A .dat mesh has no boundary information, so all its faces have "
-        "boundary id 0; select the faces to hold by position instead: set "
-        "'Fixed boundary ids' empty and 'Fixed region' to a box x0, y0, z0, "
-        "x1, y1, z1 around them.";
-
+      constexpr int dim = 3;
       // A hanging DoF is not held: it moves with the DoFs of its line, and
       // a load on it goes to them.
       const auto held = [&](const unsigned int dof) {
@@ -93,71 +57,30 @@ namespace Hyperelastic
                                    static_cast<GPUAssembly::index_type>(dof));
       };
 
-      AssertThrow(constraints.n_constraints() < a.n_dofs,
-                  ExcMessage("Every degree of freedom is held fixed by " +
-                             source + ", so nothing can move." + advice));
-
-      if (has_load && !loaded_nodes.empty())
+      FixedDoFCounts counts;
+      count_boundary_faces(triangulation, parameters.boundary, counts);
+      counts.n_constrained  = constraints.n_constraints();
+      counts.n_dofs         = a.n_dofs;
+      counts.n_loaded_nodes = loaded_nodes.size();
+      for (const unsigned int n : loaded_nodes)
         {
-          unsigned int n_free = 0;
-          for (const unsigned int n : loaded_nodes)
-            {
-              bool free = false;
-              for (unsigned int c = 0; c < dim; ++c)
-                free = free || (parameters.boundary.load[c] != 0 &&
-                                !held(a.node_dofs[n * dim + c]));
-              n_free += free;
-            }
-          AssertThrow(n_free > 0,
-                      ExcMessage(
-                        "All " + std::to_string(loaded_nodes.size()) +
-                        " nodes of the 'Boundary conditions/Load region' are "
-                        "held fixed by " +
-                        source +
-                        ", so the load acts on no free node and the result "
-                        "would be zero." +
-                        advice));
-          if (n_free < loaded_nodes.size())
-            pcout << "Warning: " << loaded_nodes.size() - n_free << " of the "
-                  << loaded_nodes.size()
-                  << " nodes of the 'Load region' are held fixed; their "
-                     "share of the 'Load' is lost."
-                  << std::endl;
+          bool free = false;
+          for (unsigned int c = 0; c < dim; ++c)
+            free = free || (parameters.boundary.load[c] != 0 &&
+                            !held(a.node_dofs[n * dim + c]));
+          counts.n_free_loaded_nodes += free;
         }
-
-      // Without inertia, the fixed nodes must hold the rigid motions: they
-      // must not all lie on one line.
-      if (!dynamic)
+      if (parameters.time.mode != "dynamic")
         {
-          std::vector<Point<dim>> fixed;
           for (unsigned int n = 0; n < a.n_nodes; ++n)
             if (held(a.node_dofs[n * dim]))
-              fixed.emplace_back(a.nodal_coordinates[n * dim],
-                                 a.nodal_coordinates[n * dim + 1],
-                                 a.nodal_coordinates[n * dim + 2]);
-          double area = 0;
-          for (const auto &p : fixed)
-            for (const auto &q : fixed)
-              area =
-                std::max(area,
-                         cross_product_3d(q - fixed[0], p - fixed[0]).norm());
-          const double diameter = mesh_diameter(triangulation);
-          AssertThrow(area > 1e-12 * diameter * diameter,
-                      ExcMessage(
-                        "In 'Time/Mode' = quasi-static nothing but the fixed "
-                        "nodes holds the body, but " +
-                        source + " hold " + std::to_string(fixed.size()) +
-                        " nodes" +
-                        (fixed.empty() ? std::string() : ", all on one line") +
-                        ": the body could move freely and the stiffness "
-                        "matrix would be singular. Fix at least three nodes "
-                        "not on one line." +
-                        advice));
+              counts.fixed_nodes.emplace_back(a.nodal_coordinates[n * dim],
+                                              a.nodal_coordinates[n * dim + 1],
+                                              a.nodal_coordinates[n * dim + 2]);
+          counts.diameter = mesh_diameter(triangulation);
         }
+      check_fixed_dofs(parameters, counts, has_load, pcout);
     }
-
-
-
   } // namespace
 
 
@@ -252,42 +175,14 @@ namespace Hyperelastic
     dof_handler.distribute_dofs(*fe);
     DoFRenumbering::Cuthill_McKee(dof_handler);
 
-    // Hanging nodes first: a fixed DoF that is also hanging keeps its
-    // hanging-node line, as in deal.II's tutorials.
     constraints.clear();
-    DoFTools::make_hanging_node_constraints(dof_handler, constraints);
-    // Fixed node sets: boundary ids and a box.
-    std::vector<unsigned int> missing_ids;
-    const auto                boundary_ids = triangulation.get_boundary_ids();
-    for (const unsigned int id : parameters.boundary.fixed_boundary_ids)
-      {
-        if (std::find(boundary_ids.begin(), boundary_ids.end(), id) ==
-            boundary_ids.end())
-          missing_ids.push_back(id);
-        VectorTools::interpolate_boundary_values(*mapping,
-                                                 dof_handler,
-                                                 id,
-                                                 Functions::ZeroFunction<dim>(
-                                                   dim),
-                                                 constraints);
-      }
-    AssertThrow(missing_ids.empty(),
-                ExcMessage("'Fixed boundary ids' names boundary id " +
-                           std::to_string(missing_ids.front()) +
-                           ", which the mesh does not have."));
     const double tolerance = 1e-10 * mesh_diameter(triangulation);
-    if (!parameters.boundary.fixed_region.empty)
-      for (const auto &cell : dof_handler.active_cell_iterators())
-        for (const unsigned int v : cell->vertex_indices())
-          if (parameters.boundary.fixed_region.contains(cell->vertex(v),
-                                                        tolerance))
-            for (unsigned int c = 0; c < dim; ++c)
-              {
-                const auto dof = cell->vertex_dof_index(v, c);
-                if (!constraints.is_constrained(dof))
-                  constraints.add_line(dof);
-              }
-    constraints.close();
+    make_fixed_constraints(*mapping,
+                           dof_handler,
+                           parameters.boundary,
+                           triangulation.get_boundary_ids(),
+                           tolerance,
+                           constraints);
 
     GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData adapter_data;
     if (simplex)
@@ -347,13 +242,9 @@ namespace Hyperelastic
                        a.nodal_coordinates[n * dim + 2]),
             tolerance))
         loaded_nodes.push_back(n);
-    const auto &load     = parameters.boundary.load;
-    const bool  has_load = load[0] != 0 || load[1] != 0 || load[2] != 0;
-    AssertThrow(parameters.boundary.load_region.empty || !has_load ||
-                  !loaded_nodes.empty(),
-                ExcMessage("The 'Load region' box contains no node of the "
-                           "mesh, so the load would be lost. Check the "
-                           "box against the mesh's extent."));
+    const auto &load = parameters.boundary.load;
+    const bool  has_load =
+      check_load_region(parameters.boundary, loaded_nodes.size());
     for (const unsigned int n : loaded_nodes)
       for (unsigned int c = 0; c < dim; ++c)
         backend_data.load_pattern[a.node_dofs[n * dim + c]] =

@@ -61,8 +61,6 @@ namespace Hyperelastic
     if (!ran_whole)
       report = newton_loop(loads);
 
-    const std::vector<double> &residuals = report.residuals;
-    const unsigned int         it        = residuals.size() - 1;
     if (report.status != StepStatus::converged)
       stop(step_failure_message(report, parameters, step_number, t_new, [&]() {
         std::vector<double> u;
@@ -82,26 +80,7 @@ namespace Hyperelastic
 
     time = t_new;
     ++step_number;
-    const unsigned int n_newton = it;
-    const unsigned int n_cg     = report.n_cg_iterations;
-    stats.n_steps += 1;
-    stats.n_newton_iterations += n_newton;
-    stats.n_cg_iterations += n_cg;
-    stats.max_newton_iterations =
-      std::max(stats.max_newton_iterations, n_newton);
-    stats.last_newton_residual = residuals.back();
-
-    const unsigned int interval = parameters.output.screen_interval;
-    if (interval > 0 && step_number % interval == 0)
-      {
-        pcout << "Step " << std::setw(5) << step_number
-              << "  t = " << std::setw(9) << std::fixed << std::setprecision(4)
-              << time << "  Newton " << n_newton << "  CG " << std::setw(4)
-              << n_cg << "  |r|:";
-        for (const double r : residuals)
-          pcout << ' ' << format_scientific(r);
-        pcout << std::endl;
-      }
+    record_step(stats, report, parameters.output, step_number, time, pcout);
   }
 
 
@@ -115,11 +94,11 @@ namespace Hyperelastic
       backend->get_state(u, p);
     }
     write_output(u, p, step_number);
-    pcout << "Wrote the last good state (step " << step_number
-          << ", t = " << time << ") to " << stats.output_files.back() << '.'
-          << std::endl;
-    AssertThrow(false, ExcSimulationStopped(reason));
-    __builtin_unreachable();
+    stop_simulation(pcout,
+                    step_number,
+                    time,
+                    stats.output_files.back(),
+                    reason);
   }
 
 
@@ -130,8 +109,7 @@ namespace Hyperelastic
     pcout << GPUAssembly::describe_execution_path() << std::endl;
     setup();
 
-    const auto &o      = parameters.output;
-    const auto  output = [&]() {
+    const auto output = [&]() {
       std::vector<double> u, p;
       {
         TimerOutput::Scope scope(timer, "Transfers");
@@ -161,15 +139,8 @@ namespace Hyperelastic
         do_step();
       },
       output);
-    print_stepping_summary(pcout,
-                           stats.n_steps,
-                           stats.stepping_wall_time,
-                           stats.n_newton_iterations,
-                           stats.max_newton_iterations,
-                           stats.n_cg_iterations);
-    if (o.output_interval > 0)
-      pcout << "Open " << o.directory << "/" << o.base_name
-            << ".pvd in ParaView." << std::endl;
+    print_stepping_summary(pcout, stats);
+    print_output_hint(pcout, parameters.output);
     timer.print_summary();
     DeviceStageTimes device;
     if (backend->device_stage_times(device))
