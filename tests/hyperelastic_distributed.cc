@@ -3,8 +3,10 @@
 // The hyperelastic app's DistributedSolid (host path) on all ranks of
 // MPI_COMM_WORLD against the same run on rank 0 alone and against the
 // serial HyperelasticSolid: after 10 midpoint-rule steps of a hexahedral
-// bar with a local refinement step (hanging nodes, p4est) and of a
-// tetrahedral bar (parallel::fullydistributed), displacement and momentum
+// bar with a local refinement step (hanging nodes, p4est), of the same bar
+// quasi-static under a body force with a fixed region (indefinite Newton
+// tangents), and of a tetrahedral bar (parallel::fullydistributed),
+// displacement and momentum
 // at every node, keyed by the node's position (the DoF numbering depends
 // on the partition), and the energies, momentum and load-region
 // displacement must agree to a tolerance tied to the CG tolerance. The
@@ -262,7 +264,24 @@ main(int argc, char *argv[])
                            "  set Cell type = hexahedra\n"
                                          "  set Local refinement steps = 1\nend\n" +
                            solver_entries());
-      ok                    = run_case("tetrahedra",
+      // Quasi-static Newton steps under a body force, held on a region as
+      // well: the tangent of the first iterations is indefinite, where CG
+      // must go on as deal.II's SolverCG does.
+      ok = run_case("quasi-static hexahedra with hanging nodes and a fixed "
+                    "region",
+                    "subsection Geometry\n  set Bar size = 4, 1, 1\n"
+                    "  set Subdivisions = 6, 2, 2\n"
+                    "  set Cell type = hexahedra\n"
+                    "  set Local refinement steps = 1\nend\n"
+                    "subsection Boundary conditions\n"
+                    "  set Fixed region = 0, 0, 0, 0.6, 1, 0.3\nend\n"
+                    "subsection Material\n"
+                    "  set Body force = 0, 0, -0.5\nend\n"
+                    "subsection Time\n  set Mode = quasi-static\n"
+                    "  set Time step = 0.1\n  set End time = 1\nend\n" +
+                      solver_entries()) &&
+           ok;
+      ok = run_case("tetrahedra",
                     bar + "  set Cell type = tetrahedra\nend\n" +
                       solver_entries()) &&
            ok;

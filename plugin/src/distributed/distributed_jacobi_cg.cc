@@ -5,6 +5,7 @@
 #include <gpu_assembly/distributed/distributed_jacobi_cg.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace GPUAssembly
@@ -92,11 +93,15 @@ namespace GPUAssembly
         const double pq = dealii::Utilities::MPI::sum(
           internal::ResidentKernels::dot(device, p.data(), q.data(), n, ws),
           comm);
-        AssertThrow(pq > 0,
-                    dealii::ExcMessage(
-                      "DistributedJacobiCG: p.Ap = " + std::to_string(pq) +
-                      " at iteration " + std::to_string(result.iterations) +
-                      "; the matrix is not positive definite."));
+        // As deal.II's SolverCG, go on where p.Ap < 0: a Newton tangent far
+        // from equilibrium may be indefinite, and CG mostly converges on it
+        // all the same. A breakdown ends the solve with a residual that is
+        // not finite, which callers read as CG having failed.
+        if (pq == 0 || !std::isfinite(pq))
+          {
+            result.final_residual = std::numeric_limits<double>::quiet_NaN();
+            break;
+          }
         const double alpha = rz / pq;
         internal::ResidentKernels::cg_update(device,
                                              alpha,

@@ -66,7 +66,10 @@ namespace GPUAssembly
      * Solve A x = b from x = 0. @p b must have A's partitioner and storage;
      * @p x is reinit()ed to them if it has not. Work vectors are kept for
      * the next solve of the same layout. Does not throw when
-     * @p max_iterations is reached: Result::converged says. Collective.
+     * @p max_iterations is reached: Result::converged says. As deal.II's
+     * SolverCG it goes on where p.Ap < 0 (an indefinite matrix); where
+     * p.Ap is zero or not finite it stops with Result::final_residual not
+     * finite. Collective.
      */
     Result
     solve(const DistributedDeviceMatrix<Number> &A,
