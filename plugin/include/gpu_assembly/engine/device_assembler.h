@@ -37,7 +37,7 @@ namespace GPUAssembly
     /// from run to run).
     local_elem_atomic,
     /// A thread per element, one launch per colour of a mesh colouring
-    /// (deal.II's GraphColoring): no atomics, reproducible.
+    /// (color_elements(), first fit): no atomics, reproducible.
     local_elem_colored
   };
 

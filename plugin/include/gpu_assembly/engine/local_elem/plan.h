@@ -12,7 +12,8 @@ namespace GPUAssembly
    * The order in which LocalElem's threads take the elements: Morton order
    * for the atomic launch (neighbours in a warp share nodes, which the cache
    * rewards), or for the coloured launches colour by colour of a mesh
-   * colouring (deal.II's GraphColoring), each colour in Morton order.
+   * colouring (color_elements(): first fit, no two elements of a colour
+   * share a node), each colour in Morton order.
    */
   struct LocalElemPlan
   {
