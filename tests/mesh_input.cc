@@ -6,8 +6,10 @@
 // files go through deal.II's GridIn and round-trip meshes written by
 // GridOut; read_abaqus turns element sets into material ids.
 //
-// Runs in tests/data (the working directory ctest gives it); the files it
-// writes there are removed again.
+// Reads the meshes of tests/data from the folder given as its argument, and
+// writes its own files into the working directory (a folder of the build,
+// which ctest gives it), so that the sources may be read-only; the files it
+// writes are removed again.
 
 #include <deal.II/grid/grid_generator.h>
 #include <deal.II/grid/grid_out.h>
@@ -28,6 +30,20 @@
 
 using namespace dealii;
 using namespace GPUAssembly;
+
+namespace
+{
+  /// The folder of the reference meshes (tests/data): the program's argument.
+  std::string data_directory = ".";
+
+  std::string
+  data_file(const std::string &name)
+  {
+    return data_directory + "/" + name;
+  }
+} // namespace
+
+
 
 void
 write_file(const std::string &filename, const std::string &content)
@@ -133,8 +149,8 @@ test_reference_meshes(Testing::Checks &checks)
                                                             960}})
     {
       Triangulation<3> tria;
-      read_mesh(filename, tria);
-      const DatFile file(filename);
+      read_mesh(data_file(filename), tria);
+      const DatFile file(data_file(filename));
       checks.check(tria.n_vertices() == n_nodes &&
                      tria.n_used_vertices() == n_nodes &&
                      tria.n_active_cells() == n_elements &&
@@ -175,7 +191,7 @@ test_reference_meshes(Testing::Checks &checks)
                                 "15% of 4/3 pi");
 
       // read_dat() on a stream gives the same mesh.
-      std::ifstream    input(filename);
+      std::ifstream    input(data_file(filename));
       Triangulation<3> from_stream;
       read_dat(input, from_stream, filename);
       checks.check(MeshSnapshot<3>(from_stream) == MeshSnapshot<3>(tria),
@@ -373,7 +389,7 @@ test_bad_dat_files(Testing::Checks &checks)
 {
   // A triangulation filled before: every failed read must leave it so.
   Triangulation<3> tria;
-  read_mesh("Sphere_63.dat", tria);
+  read_mesh(data_file("Sphere_63.dat"), tria);
   const MeshSnapshot<3> before(tria);
   bool                  unchanged = true;
 
@@ -498,10 +514,11 @@ test_bad_dat_files(Testing::Checks &checks)
   const MeshSnapshot<2> before_2d(tria_2d);
   checks.check_throws<ExcMeshFile>(
     [&]() {
-      read_mesh("Sphere_63.dat", tria_2d);
+      read_mesh(data_file("Sphere_63.dat"), tria_2d);
     },
-    "'Sphere_63.dat': the .dat format holds 3D tetrahedral meshes; it cannot "
-    "be read in 2D",
+    "'" + data_file("Sphere_63.dat") +
+      "': the .dat format holds 3D tetrahedral meshes; it cannot "
+      "be read in 2D",
     "read_mesh: a .dat file into a 2D triangulation");
   write_file("bad_garbage_2d.msh", "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n");
   checks.check_throws<ExcMeshFile>(
@@ -584,7 +601,7 @@ void
 test_abaqus(Testing::Checks &checks)
 {
   Triangulation<2> tria;
-  read_mesh("two_quads.inp", tria);
+  read_mesh(data_file("two_quads.inp"), tria);
   const std::vector<Point<2>> nodes =
     {{0., 0.}, {1., 0.}, {2.5, 0.}, {0., 1.}, {1.2, 1.1}, {2., 1.}};
   checks.check(tria.n_active_cells() == 2 && tria.n_vertices() == 6,
@@ -619,7 +636,7 @@ test_abaqus_element_sets(Testing::Checks &checks)
 {
   {
     Triangulation<2> tria;
-    const auto       sets = read_abaqus("wave2d_weld.inp", tria);
+    const auto       sets = read_abaqus(data_file("wave2d_weld.inp"), tria);
     const std::map<std::string, types::material_id> expected_sets =
       {{"Steel", 1}, {"Weld", 2}};
     checks.check(sets == expected_sets,
@@ -698,8 +715,8 @@ test_abaqus_element_sets(Testing::Checks &checks)
   // two_quads.inp, which GridIn reads too: the same cells, no sets.
   {
     Triangulation<2> tria;
-    const auto       sets        = read_abaqus("two_quads.inp", tria);
-    double           area        = 0;
+    const auto       sets = read_abaqus(data_file("two_quads.inp"), tria);
+    double           area = 0;
     bool             no_material = true;
     for (const auto &cell : tria.active_cell_iterators())
       {
@@ -797,8 +814,10 @@ test_abaqus_element_sets(Testing::Checks &checks)
 
 
 int
-main()
+main(int argc, char **argv)
 {
+  if (argc > 1)
+    data_directory = argv[1];
   Testing::Checks checks;
   test_reference_meshes(checks);
   test_bad_dat_files(checks);

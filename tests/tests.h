@@ -19,9 +19,6 @@
  */
 namespace Testing
 {
-  /// Exit code that ctest maps to "skipped" (SKIP_RETURN_CODE).
-  constexpr int skip_return_code = 77;
-
   /// A number in the form that test output uses for errors.
   inline std::string
   scientific(const double value)

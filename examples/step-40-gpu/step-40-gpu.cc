@@ -11,6 +11,10 @@
 // Options:
 //   --dealii-assembly   assemble with deal.II (step-40's own loop) instead
 //   --host              assemble with the plugin on the host, GPU or not
+//   --compare           assemble with the plugin and with deal.II on every
+//                       cycle, solve both, print their differences, and
+//                       refine from deal.II's solution (so that both are
+//                       compared on the same meshes)
 //   --method NAME       GPU method: SharedNZ (default), GlobalNZ,
 //                       LocalElem-atomic, LocalElem-colored
 //   --cycles N          refinement cycles (default 8)
@@ -72,6 +76,7 @@ namespace Step40
   struct Options
   {
     bool                        dealii_assembly = false;
+    bool                        compare         = false;
     bool                        host            = false;
     GPUAssembly::AssemblyMethod method = GPUAssembly::AssemblyMethod::shared_nz;
     unsigned int                n_cycles = 8;
@@ -95,7 +100,14 @@ namespace Step40
     void
     assemble_system();
     void
-    solve();
+    assemble_with_dealii(LA::MPI::SparseMatrix &matrix, LA::MPI::Vector &rhs);
+    LA::MPI::Vector
+    solve(const LA::MPI::SparseMatrix &matrix,
+          const LA::MPI::Vector       &rhs,
+          const std::string           &name);
+    void
+    compare_with_dealii(const LA::MPI::Vector &solution,
+                        const LA::MPI::Vector &reference_solution) const;
     void
     refine_grid();
     void
@@ -126,6 +138,10 @@ namespace Step40
     bool                                           use_device = false;
     GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter;
     GPUAssembly::DistributedAssembler<dim>         assembler;
+    // GPUAssembly (--compare): deal.II's matrix, right-hand side and
+    // solution on the same mesh.
+    LA::MPI::SparseMatrix reference_matrix;
+    LA::MPI::Vector       reference_rhs;
   };
 
 
@@ -212,6 +228,14 @@ namespace Step40
                          locally_owned_dofs,
                          dsp,
                          mpi_communicator);
+    if (options.compare)
+      {
+        reference_matrix.reinit(locally_owned_dofs,
+                                locally_owned_dofs,
+                                dsp,
+                                mpi_communicator);
+        reference_rhs.reinit(locally_owned_dofs, mpi_communicator);
+      }
 
     // GPUAssembly: the rank's cells into flat arrays, the assembly and the
     // exchange of the interface rows planned once per mesh.
@@ -248,9 +272,21 @@ namespace Step40
                            system_matrix,
                            system_rhs,
                            adapter.get_arrays().nodal_coordinates);
-        return;
+        if (options.compare)
+          assemble_with_dealii(reference_matrix, reference_rhs);
       }
+    else
+      assemble_with_dealii(system_matrix, system_rhs);
+  }
 
+
+
+  // step-40's assemble_system(), into the given matrix and vector.
+  template <int dim>
+  void
+  LaplaceProblem<dim>::assemble_with_dealii(LA::MPI::SparseMatrix &matrix,
+                                            LA::MPI::Vector       &rhs)
+  {
     const QGauss<dim> quadrature_formula(fe.degree + 1);
 
     FEValues<dim> fe_values(fe,
@@ -301,19 +337,21 @@ namespace Step40
           constraints.distribute_local_to_global(cell_matrix,
                                                  cell_rhs,
                                                  local_dof_indices,
-                                                 system_matrix,
-                                                 system_rhs);
+                                                 matrix,
+                                                 rhs);
         }
 
-    system_matrix.compress(VectorOperation::add);
-    system_rhs.compress(VectorOperation::add);
+    matrix.compress(VectorOperation::add);
+    rhs.compress(VectorOperation::add);
   }
 
 
 
   template <int dim>
-  void
-  LaplaceProblem<dim>::solve()
+  LA::MPI::Vector
+  LaplaceProblem<dim>::solve(const LA::MPI::SparseMatrix &matrix,
+                             const LA::MPI::Vector       &rhs,
+                             const std::string           &name)
   {
     TimerOutput::Scope t(computing_timer, "solve");
     LA::MPI::Vector    completely_distributed_solution(locally_owned_dofs,
@@ -326,26 +364,50 @@ namespace Step40
     LA::MPI::PreconditionAMG                 preconditioner;
     LA::MPI::PreconditionAMG::AdditionalData data;
     // Trilinos' defaults are good for this problem.
-    preconditioner.initialize(system_matrix, data);
+    preconditioner.initialize(matrix, data);
 
-    solver.solve(system_matrix,
-                 completely_distributed_solution,
-                 system_rhs,
-                 preconditioner);
+    solver.solve(matrix, completely_distributed_solution, rhs, preconditioner);
 
-    pcout << "   Solved in " << solver_control.last_step() << " iterations."
-          << std::endl;
+    pcout << "   " << name << "Solved in " << solver_control.last_step()
+          << " iterations." << std::endl;
 
     constraints.distribute(completely_distributed_solution);
 
     // GPUAssembly: norms of the solution, to compare runs.
-    pcout << "   Solution norms: " << std::setprecision(14)
+    pcout << "   " << name << "Solution norms: " << std::setprecision(14)
           << completely_distributed_solution.l2_norm() << " (l2), "
           << completely_distributed_solution.l1_norm() << " (l1), "
           << completely_distributed_solution.linfty_norm() << " (max)"
           << std::setprecision(6) << std::endl;
+    return completely_distributed_solution;
+  }
 
-    locally_relevant_solution = completely_distributed_solution;
+
+
+  // GPUAssembly (--compare): the plugin's matrix, right-hand side and
+  // @p solution against deal.II's on the same mesh, relative to the size of
+  // deal.II's (Frobenius and l2 norms).
+  template <int dim>
+  void
+  LaplaceProblem<dim>::compare_with_dealii(
+    const LA::MPI::Vector &solution,
+    const LA::MPI::Vector &reference_solution) const
+  {
+    LA::MPI::SparseMatrix matrix_difference;
+    matrix_difference.copy_from(system_matrix);
+    matrix_difference.add(-1., reference_matrix);
+    LA::MPI::Vector rhs_difference(system_rhs);
+    rhs_difference -= reference_rhs;
+    LA::MPI::Vector solution_difference(solution);
+    solution_difference -= reference_solution;
+    pcout << "   Relative difference to deal.II's assembly: matrix "
+          << std::scientific << std::setprecision(2)
+          << matrix_difference.frobenius_norm() /
+               reference_matrix.frobenius_norm()
+          << ", right-hand side "
+          << rhs_difference.l2_norm() / reference_rhs.l2_norm() << ", solution "
+          << solution_difference.l2_norm() / reference_solution.l2_norm()
+          << std::defaultfloat << std::setprecision(6) << std::endl;
   }
 
 
@@ -363,19 +425,6 @@ namespace Step40
       std::map<types::boundary_id, const Function<dim> *>(),
       locally_relevant_solution,
       estimated_error_per_cell);
-    // Not in step-40: the indicators are rounded to 4 significant digits.
-    // This problem is symmetric, so many cells have indicators that are
-    // equal but for rounding, and which of them pass the refinement
-    // threshold would otherwise depend on the last bits of the solution,
-    // which differ between assembly paths (GPU or CPU, summation order).
-    for (float &indicator : estimated_error_per_cell)
-      if (indicator > 0.f)
-        {
-          const double scale =
-            std::pow(10., 3 - std::floor(std::log10(double(indicator))));
-          indicator =
-            static_cast<float>(std::round(double(indicator) * scale) / scale);
-        }
     parallel::distributed::GridRefinement::refine_and_coarsen_fixed_number(
       triangulation,
       estimated_error_per_cell,
@@ -441,7 +490,22 @@ namespace Step40
               << std::endl;
 
         assemble_system();
-        solve();
+        // GPUAssembly (--compare): deal.II's solution is the one refined
+        // from, so that the next mesh does not depend on the last bits of
+        // the plugin's, which a tie between refinement indicators of this
+        // symmetric problem could turn into another mesh.
+        if (options.compare)
+          {
+            const LA::MPI::Vector reference =
+              solve(reference_matrix, reference_rhs, "");
+            locally_relevant_solution = reference;
+            compare_with_dealii(solve(system_matrix,
+                                      system_rhs,
+                                      "GPUAssembly: "),
+                                reference);
+          }
+        else
+          locally_relevant_solution = solve(system_matrix, system_rhs, "");
 
         if (options.output &&
             Utilities::MPI::n_mpi_processes(mpi_communicator) <= 32)
@@ -477,6 +541,8 @@ main(int argc, char *argv[])
           const std::string argument = argv[i];
           if (argument == "--dealii-assembly")
             options.dealii_assembly = true;
+          else if (argument == "--compare")
+            options.compare = true;
           else if (argument == "--host")
             options.host = true;
           else if (argument == "--no-output")
@@ -489,9 +555,13 @@ main(int argc, char *argv[])
             AssertThrow(false,
                         ExcMessage("unknown or incomplete option '" + argument +
                                    "'; the options are --dealii-assembly, "
-                                   "--host, --method NAME, --cycles N and "
-                                   "--no-output."));
+                                   "--compare, --host, --method NAME, "
+                                   "--cycles N and --no-output."));
         }
+      AssertThrow(!(options.dealii_assembly && options.compare),
+                  ExcMessage("--compare compares the plugin's assembly with "
+                             "deal.II's; it does not go with "
+                             "--dealii-assembly."));
 
       LaplaceProblem<2> laplace_problem_2d(options);
       laplace_problem_2d.run();

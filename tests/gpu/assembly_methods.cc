@@ -449,7 +449,7 @@ main(int argc, char **argv)
 {
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
   if (!Testing::cuda_device_present())
-    return Testing::skip_return_code;
+    return Testing::no_device_exit_code();
   Testing::Checks checks;
   const auto      gradients = SupplementalDataFormat::quadrature_gradients;
   test_against_host<3>(checks, true, 1, true, gradients);

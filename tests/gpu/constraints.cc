@@ -268,7 +268,7 @@ main(int argc, char **argv)
   // --quick: two cases, for the slower runs under compute-sanitizer.
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
   if (!Testing::cuda_device_present())
-    return Testing::skip_return_code;
+    return Testing::no_device_exit_code();
   Testing::Checks checks;
   using C = Testing::ConstrainedCase;
   try

@@ -30,6 +30,7 @@
 
 #include "dealii_reference.h"
 #include "distributed_problems.h"
+#include "gpu/gpu_tests.h"
 
 namespace
 {
@@ -125,13 +126,8 @@ main(int argc, char **argv)
   Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
   const int device = GPUAssembly::select_device_by_node_rank(MPI_COMM_WORLD);
   if (Utilities::MPI::min(device, MPI_COMM_WORLD) < 0)
-    {
-      if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
-        std::cout << "SKIPPED: a rank finds no CUDA device; this test needs "
-                     "a GPU."
-                  << std::endl;
-      return 77;
-    }
+    return Testing::no_device_exit_code(
+      Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0);
   const std::vector<int> devices =
     Utilities::MPI::all_gather(MPI_COMM_WORLD, device);
   if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)

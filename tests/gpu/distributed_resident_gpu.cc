@@ -28,6 +28,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "gpu/gpu_tests.h"
 #include "resident_problems.h"
 
 namespace
@@ -202,13 +203,8 @@ main(int argc, char **argv)
   Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
   const int device = select_device_by_node_rank(MPI_COMM_WORLD);
   if (Utilities::MPI::min(device, MPI_COMM_WORLD) < 0)
-    {
-      if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
-        std::cout << "SKIPPED: a rank finds no CUDA device; this test needs "
-                     "a GPU."
-                  << std::endl;
-      return 77;
-    }
+    return Testing::no_device_exit_code(
+      Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0);
   if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
     std::cout << describe_execution_path() << "; "
               << Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD)

@@ -137,7 +137,7 @@ int
 main()
 {
   if (!Testing::cuda_device_present())
-    return Testing::skip_return_code;
+    return Testing::no_device_exit_code();
 
   Testing::Checks  checks;
   const DeviceInfo info = get_device_info(0);

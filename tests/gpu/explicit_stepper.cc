@@ -203,7 +203,7 @@ int
 main()
 {
   if (!Testing::cuda_device_present())
-    return Testing::skip_return_code;
+    return Testing::no_device_exit_code();
   Testing::Checks checks;
   check_device_vector<std::uint16_t>({0, 1, 255, 256, 4097, 65535},
                                      "std::uint16_t",

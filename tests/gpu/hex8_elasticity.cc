@@ -322,7 +322,7 @@ int
 main()
 {
   if (!Testing::cuda_device_present())
-    return Testing::skip_return_code;
+    return Testing::no_device_exit_code();
   Testing::Checks checks;
   test_local_matrices(checks);
   test_assembly(checks);

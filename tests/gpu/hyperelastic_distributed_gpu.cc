@@ -23,6 +23,7 @@
 #include <string>
 
 #include "distributed_solid.h"
+#include "gpu/gpu_tests.h"
 #include "hyperelastic_test_utilities.h"
 
 namespace
@@ -140,13 +141,7 @@ main(int argc, char *argv[])
                         MPI_COMM_WORLD) == 1;
   const bool root = Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0;
   if (!has_device)
-    {
-      if (root)
-        std::cout << "SKIPPED: a rank has no CUDA device; this test needs a "
-                     "GPU."
-                  << std::endl;
-      return 77;
-    }
+    return Testing::no_device_exit_code(root);
   try
     {
       const std::string bar       = "subsection Geometry\n"

@@ -60,7 +60,7 @@ int
 main()
 {
   if (!Testing::cuda_device_present())
-    return Testing::skip_return_code;
+    return Testing::no_device_exit_code();
   Checks             checks;
   std::ostringstream log;
   const unsigned int n_steps = 20;

@@ -266,7 +266,7 @@ main(int argc, char **argv)
 {
   use_graph = !(argc > 1 && std::string(argv[1]) == "--no-graph");
   if (!Testing::cuda_device_present())
-    return Testing::skip_return_code;
+    return Testing::no_device_exit_code();
   Testing::Checks checks;
 
   Testing::TestProblem<3> problem;

@@ -131,7 +131,7 @@ int
 main()
 {
   if (!Testing::cuda_device_present())
-    return Testing::skip_return_code;
+    return Testing::no_device_exit_code();
   Testing::Checks checks;
   check_mesh(checks, Testing::make_hexahedral_cube(8, 1., 0.2), "hexahedra");
   {

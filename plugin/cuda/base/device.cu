@@ -18,13 +18,32 @@ namespace GPUAssembly
   {
     int        count  = 0;
     const auto status = cudaGetDeviceCount(&count);
-    // "No device" and "no driver" are the ordinary state of a machine
-    // without a GPU, not errors; anything else (a broken driver) is
-    // reported.
-    if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver)
+    if (status == cudaErrorNoDevice)
       {
         (void)cudaGetLastError();
         return 0;
+      }
+    if (status == cudaErrorInsufficientDriver)
+      {
+        (void)cudaGetLastError();
+        // The runtime gives this error both where no driver is installed
+        // (a machine without a GPU, or a container started without one)
+        // and where the driver is older than the runtime; only the first
+        // means "no device". A GPU host with an old driver must not look
+        // like a machine without a GPU.
+        int driver_version = 0, runtime_version = 0;
+        (void)cudaDriverGetVersion(&driver_version);
+        (void)cudaRuntimeGetVersion(&runtime_version);
+        if (driver_version == 0)
+          return 0;
+        std::ostringstream message;
+        message << "The CUDA driver (version " << driver_version
+                << ") is older than the CUDA runtime this program was built "
+                   "with (version "
+                << runtime_version
+                << "): no GPU can be used. Update the driver, or build "
+                   "against an older CUDA toolkit.";
+        internal::throw_error(message.str());
       }
     GPU_ASSEMBLY_CHECK_CUDA(status);
     return static_cast<unsigned int>(count);

@@ -28,8 +28,12 @@ namespace GPUAssembly
 
   /**
    * Number of usable CUDA devices. Returns 0, rather than throwing, when the
-   * machine has no GPU or no driver: that is the normal state of a build or
-   * CI machine, and callers then take the host path.
+   * machine has no GPU (cudaErrorNoDevice, which CUDA_VISIBLE_DEVICES=-1
+   * also gives) or no CUDA driver at all: that is the normal state of a
+   * build or CI machine, and callers then take the host path. A driver
+   * older than the CUDA runtime, or any other error, throws with CUDA's
+   * message: a GPU host with a broken set-up must fail, not run as if it
+   * had no GPU.
    */
   unsigned int
   n_cuda_devices();
