@@ -4,6 +4,8 @@
 # deal.II 9.4 (libdeal.ii-dev, with p4est, Trilinos, PETSc, METIS, MPI),
 # CMake and a C++ compiler. The CUDA toolkit (nvcc, cuSPARSE) must be
 # present already: it is not a Debian package of the needed version.
+# DEAL_II_DIR, where set, must name a deal.II installation; it then stands
+# for libdeal.ii-dev.
 set -euo pipefail
 
 as_root() {
@@ -12,8 +14,28 @@ as_root() {
   else echo "error: installing packages needs root (or sudo): $*" >&2; exit 1; fi
 }
 
+# A deal.II of one's own: DEAL_II_DIR names its configuration folder or its
+# installation prefix, as for CMake. A folder without deal.IIConfig.cmake is
+# refused rather than taken for an installed deal.II.
+if [[ -n ${DEAL_II_DIR:-} ]]; then
+  found=
+  for config in "$DEAL_II_DIR"/deal.IIConfig.cmake \
+    "$DEAL_II_DIR"/{lib,lib64,share}/cmake/deal.II/deal.IIConfig.cmake \
+    "$DEAL_II_DIR"/lib/*/cmake/deal.II/deal.IIConfig.cmake; do
+    [[ -f $config ]] && found=$config && break
+  done
+  if [[ -z $found ]]; then
+    echo "error: DEAL_II_DIR=$DEAL_II_DIR holds no deal.II configuration" \
+      "(deal.IIConfig.cmake, in it or in lib/cmake/deal.II or share/cmake/deal.II" \
+      "below it). Set it to a deal.II installation, or unset it to install" \
+      "Debian's libdeal.ii-dev." >&2
+    exit 1
+  fi
+  echo "deal.II: $found (DEAL_II_DIR)"
+fi
+
 missing=()
-[[ -f /usr/share/cmake/deal.II/deal.IIConfig.cmake || -n ${DEAL_II_DIR:-} ]] || missing+=(libdeal.ii-dev)
+[[ -n ${DEAL_II_DIR:-} || -f /usr/share/cmake/deal.II/deal.IIConfig.cmake ]] || missing+=(libdeal.ii-dev)
 command -v cmake >/dev/null || missing+=(cmake)
 command -v g++ >/dev/null || missing+=(g++)
 command -v make >/dev/null || missing+=(make)

@@ -3,19 +3,18 @@
 # Started under mpirun on two processes, an app (or an app's mode, chosen
 # by a parameter file) that runs as one process must refuse to run (each
 # rank would run the whole problem and write the same files) with a clear
-# message printed once, instead of running twice. Exit code 77 (skipped)
-# without mpirun.
+# message printed once, instead of running twice. The processes start
+# through tests/mpirun.sh with the MPI launcher that CMake found ($MPIEXEC,
+# which ctest sets); a missing launcher is a failure.
 #   mpi_refusal.sh APP WORK_DIRECTORY [PARAMETER_FILE EXPECTED_MESSAGE]
 set -uo pipefail
 app=$1 work=$2 prm=${3:-}
 expected=${4:-"runs as one process, but it was started on 2 MPI processes"}
-command -v mpirun >/dev/null || { echo "mpirun not found: skipped"; exit 77; }
+mpirun=$(cd "$(dirname "$0")/.." && pwd)/mpirun.sh
+[[ -n ${MPIEXEC:-} && -x ${MPIEXEC} ]] ||
+  { echo "FAIL: the MPI launcher MPIEXEC='${MPIEXEC:-}' (CMake's MPIEXEC_EXECUTABLE) cannot be run"; exit 1; }
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
-options=(-np 2)
-mpirun --help 2>&1 | grep -q -- --oversubscribe && options+=(--oversubscribe)
-[[ $(id -u) -eq 0 ]] && options+=(--allow-run-as-root)
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-output=$(timeout 300 mpirun "${options[@]}" "$app" ${prm:+"$prm"} 2>&1)
+output=$(timeout 300 "$mpirun" "$MPIEXEC" 2 "$app" ${prm:+"$prm"} 2>&1)
 rc=$?
 echo "$output"
 [[ $rc -ne 0 ]] || { echo "FAIL: the app ran under mpirun -np 2"; exit 1; }
