@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite: installs what is missing, builds, and runs every
-# test. Tests that need a GPU report themselves skipped where none exists.
+# test. Tests that need a GPU report themselves skipped where none exists;
+# with GPU_ASSEMBLY_REQUIRE_GPU=1 (for GPU hosts) they fail instead.
 # Then the library and its unit tests once more in Debug mode, against
 # deal.II's debug library, so that the Asserts of both run
 # (${DEBUG_BUILD_DIR:-build-debug}; DEBUG_TESTS=0 leaves this out), and
