@@ -494,18 +494,16 @@ namespace Step40
         // from, so that the next mesh does not depend on the last bits of
         // the plugin's, which a tie between refinement indicators of this
         // symmetric problem could turn into another mesh.
+        const LA::MPI::Vector solution =
+          options.compare ? solve(reference_matrix, reference_rhs, "") :
+                            solve(system_matrix, system_rhs, "");
+        // A copy into the ghosted vector (a move would make it the
+        // solution's vector, without the ghost entries the error estimator
+        // reads).
+        locally_relevant_solution = solution;
         if (options.compare)
-          {
-            const LA::MPI::Vector reference =
-              solve(reference_matrix, reference_rhs, "");
-            locally_relevant_solution = reference;
-            compare_with_dealii(solve(system_matrix,
-                                      system_rhs,
-                                      "GPUAssembly: "),
-                                reference);
-          }
-        else
-          locally_relevant_solution = solve(system_matrix, system_rhs, "");
+          compare_with_dealii(solve(system_matrix, system_rhs, "GPUAssembly: "),
+                              solution);
 
         if (options.output &&
             Utilities::MPI::n_mpi_processes(mpi_communicator) <= 32)
