@@ -92,11 +92,13 @@ namespace Hyperelastic
     // A check that fails on some ranks only must not leave the others
     // waiting in the next collective operation.
     if (!distributed)
-      AssertThrow(local_error.empty(), ExcMessage(local_error));
-    else
-      for (const std::string &error :
-           Utilities::MPI::all_gather(communicator, local_error))
-        AssertThrow(error.empty(), ExcMessage(error));
+      {
+        AssertThrow(local_error.empty(), ExcMessage(local_error));
+        return;
+      }
+    for (const std::string &error :
+         Utilities::MPI::all_gather(communicator, local_error))
+      AssertThrow(error.empty(), ExcMessage(error));
   }
 
 
@@ -315,7 +317,7 @@ namespace Hyperelastic
       }
 
     // The scripted load: shared equally by the nodes of the load region.
-    steps.next("load and checks");
+    steps.next("loaded nodes");
     loaded_nodes.clear();
     for (unsigned int k = 0; k < owned_nodes.size(); ++k)
       if (parameters.boundary.load_region.contains(owned_nodes[k].position,
@@ -324,8 +326,9 @@ namespace Hyperelastic
     n_loaded_nodes = global_sum<unsigned int>(loaded_nodes.size());
     const bool has_load =
       check_load_region(parameters.boundary, n_loaded_nodes);
-    steps.next("lumped mass");
+    steps.next("lumped mass and load");
     make_mass_and_load();
+    steps.next("checks");
     check_constraints(has_load);
 
     load_function = make_load_function(parameters);
