@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <limits>
+#include <memory>
 #include <sstream>
 
 #include "../common/app_utilities.h"
@@ -355,26 +356,30 @@ namespace Hyperelastic
                                subdomain[index] = cell->subdomain_id();
                            });
 
-    // DataOut keeps references to the vectors until build_patches().
-    Vector<double>                u_serial, v_serial;
-    TrilinosWrappers::MPI::Vector u_ghosted, v_ghosted;
-    DataOut<dim>                  data_out;
+    // DataOut keeps references to the vectors until build_patches(). A
+    // Trilinos vector needs MPI, which a program on one process need not
+    // have initialized.
+    Vector<double>                                 u_serial, v_serial;
+    std::unique_ptr<TrilinosWrappers::MPI::Vector> u_ghosted, v_ghosted;
+    DataOut<dim>                                   data_out;
     if (distributed)
       {
+        u_ghosted = std::make_unique<TrilinosWrappers::MPI::Vector>();
+        v_ghosted = std::make_unique<TrilinosWrappers::MPI::Vector>();
         make_ghosted(u_owned,
                      owned_dofs,
                      relevant_dofs,
                      communicator,
-                     u_ghosted);
+                     *u_ghosted);
         make_ghosted(v_owned,
                      owned_dofs,
                      relevant_dofs,
                      communicator,
-                     v_ghosted);
+                     *v_ghosted);
         add_displacement_and_velocity(data_out,
                                       dof_handler,
-                                      u_ghosted,
-                                      v_ghosted);
+                                      *u_ghosted,
+                                      *v_ghosted);
       }
     else
       {
