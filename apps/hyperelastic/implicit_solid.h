@@ -175,7 +175,8 @@ namespace Hyperelastic
     types::global_dof_index
     n_dofs() const;
 
-    /// On one process: the adapter's arrays (all DoFs and nodes).
+    /// The adapter's arrays: on one process all DoFs and nodes, on a
+    /// communicator the rank's local part.
     const GPUAssembly::MeshArrays &
     arrays() const;
 
