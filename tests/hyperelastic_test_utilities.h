@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "hyperelastic_solid.h"
+#include "implicit_solid.h"
 #include "parameters.h"
 
 namespace Testing
@@ -25,12 +25,12 @@ namespace Testing
   }
 
   /// A short run with output off; returns the solid after @p n_steps.
-  inline std::unique_ptr<Hyperelastic::HyperelasticSolid>
+  inline std::unique_ptr<Hyperelastic::ImplicitSolid>
   run_hyperelastic(const std::string &prm_text,
                    const unsigned int n_steps,
                    std::ostream      &log)
   {
-    auto solid = std::make_unique<Hyperelastic::HyperelasticSolid>(
+    auto solid = std::make_unique<Hyperelastic::ImplicitSolid>(
       hyperelastic_parameters(prm_text + "\nsubsection Output\n"
                                          "  set Output interval = 0\n"
                                          "  set Screen interval = 0\nend\n"),
@@ -43,8 +43,8 @@ namespace Testing
 
   /// Current positions X + u of all nodes, node-major.
   inline std::vector<double>
-  positions(const Hyperelastic::HyperelasticSolid &solid,
-            const std::vector<double>             &u)
+  positions(const Hyperelastic::ImplicitSolid &solid,
+            const std::vector<double>         &u)
   {
     const GPUAssembly::MeshArrays &a = solid.arrays();
     std::vector<double>            x(a.nodal_coordinates);

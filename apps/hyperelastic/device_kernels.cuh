@@ -158,7 +158,7 @@ namespace Hyperelastic
     // After an assembly: the residual norm from the residual kernel's block
     // sums, added in the order DeviceReduction::finish() adds them, so that
     // the norm is bitwise the one the host-driven loop sees; then the
-    // tests of HyperelasticSolid::do_step(), in its order, and whether the
+    // tests of run_newton_loop(), in its order, and whether the
     // loop goes on.
     static __global__ void
     newton_test_kernel(const double                    *partial,

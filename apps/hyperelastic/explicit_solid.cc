@@ -9,12 +9,6 @@
 
 #include <deal.II/dofs/dof_handler.h>
 
-#include <deal.II/fe/fe_q.h>
-#include <deal.II/fe/fe_simplex_p.h>
-#include <deal.II/fe/fe_system.h>
-#include <deal.II/fe/mapping_fe.h>
-#include <deal.II/fe/mapping_q.h>
-
 #include <deal.II/grid/grid_generator.h>
 #include <deal.II/grid/grid_tools.h>
 
@@ -70,9 +64,7 @@ namespace Hyperelastic
     std::string
     scientific(const double value, const int digits = 4)
     {
-      std::ostringstream out;
-      out << std::scientific << std::setprecision(digits) << value;
-      return out.str();
+      return format_scientific(value, digits);
     }
   } // namespace
 
@@ -267,14 +259,8 @@ namespace Hyperelastic
     integration.time_step = dt;
     integration.damping   = e.damping;
 
-    const auto &x       = parameters.execution;
-    const bool  has_gpu = GPUAssembly::n_cuda_devices() > 0;
-    AssertThrow(x.device != "gpu" || has_gpu,
-                ExcMessage("'Device' is gpu, but no CUDA device was found. "
-                           "Set it to host or auto to run on the CPU."));
-    const bool device = x.device == "gpu" || (x.device == "auto" && has_gpu);
-    if (!device && x.device == "auto")
-      out << "No CUDA device found: the steps run on the host." << std::endl;
+    const auto &x      = parameters.execution;
+    const bool  device = use_gpu(x, out, "the steps run on the host");
     stepping           = std::make_unique<Stepping>();
     const auto install = [&](auto stepper, const auto &model) {
       stepper->reinit(model, boundary_conditions, integration);
@@ -368,21 +354,10 @@ namespace Hyperelastic
   {
     const auto &o = parameters.output;
     std::filesystem::create_directories(o.directory);
-    const bool simplex = triangulation.all_reference_cells_are_simplex();
-    std::unique_ptr<FiniteElement<dim>> fe;
-    std::unique_ptr<Mapping<dim>>       mapping;
-    if (simplex)
-      {
-        fe      = std::make_unique<FESystem<dim>>(FE_SimplexP<dim>(1), dim);
-        mapping = std::make_unique<MappingFE<dim>>(FE_SimplexP<dim>(1));
-      }
-    else
-      {
-        fe      = std::make_unique<FESystem<dim>>(FE_Q<dim>(1), dim);
-        mapping = std::make_unique<MappingQ<dim>>(1);
-      }
+    const Discretization discretization =
+      make_discretization(triangulation.all_reference_cells_are_simplex());
     DoFHandler<dim> dof_handler(triangulation);
-    dof_handler.distribute_dofs(*fe);
+    dof_handler.distribute_dofs(*discretization.fe);
     Vector<double> u(dof_handler.n_dofs()), v(dof_handler.n_dofs());
     for (const auto &cell : dof_handler.active_cell_iterators())
       for (const unsigned int k : cell->vertex_indices())
@@ -395,7 +370,7 @@ namespace Hyperelastic
           }
     DataOut<dim> data_out;
     add_displacement_and_velocity(data_out, dof_handler, u, v);
-    data_out.build_patches(*mapping);
+    data_out.build_patches(*discretization.mapping);
     std::ostringstream name;
     name << o.base_name << '-' << std::setw(6) << std::setfill('0') << step()
          << ".vtu";

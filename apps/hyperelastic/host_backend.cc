@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include "host_backend.h"
-
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/parallel.h>
 
@@ -13,6 +11,8 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+
+#include "integrator_backend.h"
 
 namespace Hyperelastic
 {

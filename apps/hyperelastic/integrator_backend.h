@@ -3,31 +3,55 @@
 #define hyperelastic_integrator_backend_h
 
 // The operations of one time step of the midpoint rule (GPU Gems chapter,
-// eq. 4-6) that the host and the device carry out, each on its own data.
-// The Newton loop that strings them together lives once, in
-// HyperelasticSolid; a backend only moves numbers. This header includes
-// no deal.II header, so that nvcc can compile the device backend.
+// eq. 4-6) that a backend carries out on its own data: on the host or the
+// device of one process, or on the ranks of an MPI communicator (Trilinos,
+// or the plugin's resident distributed classes). The Newton loop that
+// strings them together lives once, in ImplicitSolid; a backend only moves
+// numbers. This header includes no deal.II header, so that nvcc can compile
+// the device backend.
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
 
+namespace dealii
+{
+  template <typename number>
+  class AffineConstraints;
+}
+
+namespace GPUAssembly
+{
+  template <int dim>
+  class DistributedDoFHandlerAdapter;
+}
+
 namespace Hyperelastic
 {
   /**
-   * What a backend needs besides the mesh arrays: constant over a run.
+   * What a backend needs, constant over a run. Per-DoF vectors hold the
+   * locally owned DoFs in increasing order: all DoFs on one process.
    */
   struct BackendData
   {
+    /// One process (host and device backends): the adapter's arrays.
     const GPUAssembly::MeshArrays *arrays = nullptr;
-    /// Lumped (Lobatto) mass per DoF.
+    /// Several ranks (Trilinos and resident backends): the adapter and the
+    /// constraints on the locally relevant DoFs (closed). Both must
+    /// outlive the backend.
+    const GPUAssembly::DistributedDoFHandlerAdapter<3> *adapter     = nullptr;
+    const dealii::AffineConstraints<double>            *constraints = nullptr;
+    /// Lumped (Lobatto) mass per DoF, a hanging DoF's mass also on the
+    /// DoFs of its line.
     std::vector<double> lumped_mass;
     /// Nodal load per DoF at unit amplitude of the load time function.
     std::vector<double> load_pattern;
-    /// Position of the diagonal entry of each row in column_indices.
+    /// One process: position of the diagonal entry of each row in
+    /// column_indices.
     std::vector<int> diagonal_index;
     double           mu     = 5;
     double           lambda = 2;
@@ -43,6 +67,9 @@ namespace Hyperelastic
     bool symmetric_element_data = true;
     /// Run each time step as one CUDA graph launch (device backend).
     bool step_graph = true;
+    /// Several ranks: assemble on the rank's GPU (chosen before by
+    /// select_device_by_node_rank()).
+    bool use_device = false;
   };
 
 
@@ -150,15 +177,18 @@ namespace Hyperelastic
 
 
   /**
-   * State: displacement u and momentum p per DoF (deal.II's numbering) at
-   * the last completed step, plus the Newton iterate u for the next one.
+   * State: displacement u and momentum p per DoF at the last completed
+   * step, plus the Newton iterate u for the next one. Vectors are the
+   * locally owned entries, as in BackendData. On several ranks every
+   * function is collective over the adapter's communicator and returns the
+   * same value on every rank.
    */
   class IntegratorBackend
   {
   public:
     virtual ~IntegratorBackend() = default;
 
-    /// Set u_k = u, p_k = p (host vectors, one value per DoF).
+    /// Set u_k = u, p_k = p.
     virtual void
     set_state(const std::vector<double> &u, const std::vector<double> &p) = 0;
 
@@ -176,14 +206,17 @@ namespace Hyperelastic
 
     /**
      * Assemble the tangent and the residual at the current iterate and
-     * return the residual's Euclidean norm (NaN if an element is inverted).
+     * return the residual's Euclidean norm, global over the ranks (NaN on
+     * every rank if an element of any rank is inverted).
      * Dynamic: r = p_k - h(u) of eq. (4), tangent m/dt + dt/4 K(u_mid).
      * Quasi-static: r = f_ext - f_int(u), tangent K(u).
      */
     virtual double
     assemble_residual(const StepLoads &loads) = 0;
 
-    /// Solve tangent * delta = r by Jacobi-CG and set u += delta.
+    /// Solve tangent * delta = r by Jacobi-CG (x_0 = 0, stopped at
+    /// relative_tolerance * |r|), distribute the constraints to delta and
+    /// set u += delta.
     virtual LinearSolveResult
     solve_and_update(const double       relative_tolerance,
                      const unsigned int max_iterations) = 0;
@@ -194,7 +227,7 @@ namespace Hyperelastic
 
     /**
      * Run a whole step: predict(), the Newton loop of
-     * HyperelasticSolid::do_step() with the same tests in the same order,
+     * run_newton_loop() with the same tests in the same order,
      * and finish_step() if it converged, with nothing crossing to the host
      * but @p report at the end. On failure the state stays that of the last
      * completed step and the iterate that of the failing iteration, as the
@@ -233,9 +266,28 @@ namespace Hyperelastic
     reset_device_stage_times()
     {}
 
-    /// Device or host memory held, bytes.
+    /// Device or host memory held, bytes (0 where the backend does not
+    /// count it).
     virtual std::size_t
-    memory_consumption() const = 0;
+    memory_consumption() const
+    {
+      return 0;
+    }
+
+    /**
+     * Seconds this rank has spent so far exchanging values between ranks
+     * outside CG's own halo updates: DistributedAssembler's exchange of the
+     * interface contributions (its Times: communication, write and, on the
+     * resident device path, the staging copies) and the ghost updates of
+     * the state before an assembly and of the update before the
+     * constraints are distributed. A part of the Assembly and Solve
+     * stages' times; 0 on one process.
+     */
+    virtual double
+    exchange_seconds() const
+    {
+      return 0;
+    }
 
     /// A line saying where the work runs.
     virtual std::string
@@ -245,12 +297,45 @@ namespace Hyperelastic
 
 
   /**
-   * The backend that runs every stage on the device in @p Number precision
-   * (double or float). Defined in device_backend.cu.
+   * One process: the backend that runs every stage on the CPU cores in
+   * double precision: the plugin's coloured, multithreaded HostAssembler
+   * with the same element kernel as the GPU, a threaded CSR product and the
+   * same Jacobi-CG iteration. It is the reference for the GPU path and the
+   * chapter's CPU configuration (NR_CPU, AssemblyCPU_Opt, DCG_CPU).
+   */
+  std::unique_ptr<IntegratorBackend>
+  make_host_backend(const BackendData &data);
+
+  /**
+   * One process: the backend that runs every stage on the device in
+   * @p Number precision (double or float). Defined in device_backend.cu.
    */
   template <typename Number>
   std::unique_ptr<IntegratorBackend>
   make_device_backend(const BackendData &data);
+
+  /**
+   * Several ranks, on Trilinos: DistributedAssembler (host, or the rank's
+   * GPU where data.use_device) assembles into a TrilinosWrappers::
+   * SparseMatrix and MPI::Vector, deal.II's SolverCG with TrilinosWrappers::
+   * PreconditionJacobi solves, the updates run on the owned entries.
+   */
+  std::unique_ptr<IntegratorBackend>
+  make_trilinos_backend(const BackendData &data);
+
+  /**
+   * Several ranks, resident: DistributedAssembler (the rank's GPU where
+   * data.use_device, else the host) assembles into a GPUAssembly::
+   * DistributedDeviceMatrix and DistributedDeviceVector with the same
+   * storage, DistributedJacobiCG solves, and the state, the predictor, the
+   * residual, the Newton and time updates and the constraints'
+   * distribution stay there too (resident_updates.h). On the device path
+   * only scalars (norms, CG's results) come to the host each Newton
+   * iteration, and the state when get_state() asks for it. The host
+   * storage mode runs the same loops on the CPU.
+   */
+  std::unique_ptr<IntegratorBackend>
+  make_resident_backend(const BackendData &data);
 } // namespace Hyperelastic
 
 #endif

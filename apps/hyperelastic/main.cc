@@ -8,10 +8,10 @@
 // Usage: hyperelastic [parameter_file.prm]
 //        hyperelastic --print-parameters   (a documented default file)
 //        mpirun -np R hyperelastic [parameter_file.prm]
-// One process runs HyperelasticSolid; several MPI ranks run
-// DistributedSolid (each rank its part of the mesh, on its GPU or on the
-// host), as does one process with 'Execution/Distributed solver on one
-// process'. The explicit integrator runs on one process only.
+// The implicit integrator (ImplicitSolid) runs on one process, or on
+// several MPI ranks (each rank its part of the mesh, on its GPU or on the
+// host), as it does on one process with 'Execution/Distributed solver on
+// one process'. The explicit integrator runs on one process only.
 
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
@@ -20,9 +20,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "distributed_solid.h"
 #include "explicit_solid.h"
-#include "hyperelastic_solid.h"
+#include "implicit_solid.h"
 #include "parameters.h"
 
 int
@@ -90,12 +89,12 @@ main(int argc, char *argv[])
         }
       else if (n_ranks > 1 || parameters.execution.distributed_on_one_process)
         {
-          Hyperelastic::DistributedSolid solid(parameters, MPI_COMM_WORLD);
+          Hyperelastic::ImplicitSolid solid(parameters, MPI_COMM_WORLD);
           solid.run();
         }
       else
         {
-          Hyperelastic::HyperelasticSolid solid(parameters);
+          Hyperelastic::ImplicitSolid solid(parameters);
           solid.run();
         }
     }

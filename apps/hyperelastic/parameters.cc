@@ -451,11 +451,12 @@ namespace Hyperelastic
     prm.declare_entry("Distributed solver on one process",
                       "false",
                       Patterns::Bool(),
-                      "Run the implicit integrator's MPI solver "
-                      "(DistributedSolid) also without mpirun or with "
-                      "mpirun -np 1, instead of the serial one (CUDA graph "
-                      "per step): the one-rank point of a strong-scaling "
-                      "series of the MPI path.");
+                      "Run the implicit integrator's MPI path (distributed "
+                      "triangulation, resident or Trilinos linear algebra) "
+                      "also without mpirun or with mpirun -np 1, instead of "
+                      "the one-process path (CUDA graph per step): the "
+                      "one-rank point of a strong-scaling series of the MPI "
+                      "path.");
     prm.leave_subsection();
   }
 

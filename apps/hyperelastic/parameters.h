@@ -123,9 +123,9 @@ namespace Hyperelastic
       bool        symmetric_element_data;
       bool        compressed_supplemental_data;
       bool        step_graph;
-      /// auto, resident or trilinos (DistributedSolid's backend).
+      /// auto, resident or trilinos (the backend on a communicator).
       std::string distributed_linear_algebra;
-      /// DistributedSolid also on one MPI process.
+      /// The MPI path of ImplicitSolid also on one MPI process.
       bool distributed_on_one_process;
 
       static void

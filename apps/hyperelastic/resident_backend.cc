@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The resident distributed backend (distributed_backend.h): state, matrix
+// The resident backend for several ranks (integrator_backend.h): state, matrix
 // and vectors in the plugin's resident distributed classes, on the rank's
 // GPU or, in their host storage mode, in host memory.
 
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/partitioner.h>
 
+#include <deal.II/lac/affine_constraints.h>
+#include <deal.II/lac/trilinos_vector.h>
+
+#include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
@@ -14,13 +18,14 @@
 #include <gpu_assembly/distributed/resident_kernels.h>
 #include <gpu_assembly/engine/device_assembler.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <vector>
 
-#include "distributed_backend.h"
+#include "integrator_backend.h"
 #include "resident_updates.h"
 
 namespace Hyperelastic
@@ -46,20 +51,20 @@ namespace Hyperelastic
      * layouts, in the same order, so element-wise loops over them mix the
      * two.
      */
-    class ResidentBackend : public DistributedIntegratorBackend
+    class ResidentBackend : public IntegratorBackend
     {
     public:
-      explicit ResidentBackend(const DistributedBackendData &data);
+      explicit ResidentBackend(const BackendData &data);
 
       void
-      set_state(const DistributedVector &u,
-                const DistributedVector &p) override;
+      set_state(const std::vector<double> &u,
+                const std::vector<double> &p) override;
 
       void
-      get_state(DistributedVector &u, DistributedVector &p) const override;
+      get_state(std::vector<double> &u, std::vector<double> &p) const override;
 
       void
-      get_iterate(DistributedVector &u) const override;
+      get_iterate(std::vector<double> &u) const override;
 
       void
       predict(const StepLoads &loads) override;
@@ -88,7 +93,16 @@ namespace Hyperelastic
       void
       update_ghosts(const ResidentVector &vector);
 
-      const DistributedBackendData                       &data;
+      /// The owned entries of @p vector, through a host vector of the
+      /// owned layout.
+      void
+      copy_to_host(const ResidentVector &vector,
+                   std::vector<double>  &values) const;
+      void
+      copy_from_host(const std::vector<double> &values,
+                     ResidentVector            &vector) const;
+
+      const BackendData                                  &data;
       const GPUAssembly::DistributedDoFHandlerAdapter<3> &adapter;
       const MPI_Comm                                      communicator;
       const bool                                          on_device;
@@ -122,7 +136,7 @@ namespace Hyperelastic
 
 
 
-    ResidentBackend::ResidentBackend(const DistributedBackendData &data)
+    ResidentBackend::ResidentBackend(const BackendData &data)
       : data(data)
       , adapter(*data.adapter)
       , communicator(adapter.get_communicator())
@@ -138,8 +152,8 @@ namespace Hyperelastic
       for (ResidentVector *v :
            {&u, &u_old, &p_old, &mass, &load, &assembled, &residual, &delta})
         v->reinit(matrix.get_partitioner(), storage);
-      mass.copy_locally_owned_from(data.lumped_mass);
-      load.copy_locally_owned_from(data.load_pattern);
+      copy_from_host(data.lumped_mass, mass);
+      copy_from_host(data.load_pattern, load);
 
       IndexSet local_ghosts = adapter.local_dofs();
       local_ghosts.subtract_set(owned);
@@ -163,8 +177,8 @@ namespace Hyperelastic
       assembler_data.use_device     = on_device;
       assembler_data.n_nodal_fields = dim;
       assembler_data.device.method =
-        GPUAssembly::parse_assembly_method(data.kernel.assembly_method);
-      assembler_data.device.symmetric = data.kernel.symmetric_element_data;
+        GPUAssembly::parse_assembly_method(data.assembly_method);
+      assembler_data.device.symmetric = data.symmetric_element_data;
       assembler.reinit(adapter, matrix, assembled, assembler_data);
 
       // The adapter numbers its local DoFs in increasing global order; the
@@ -225,33 +239,55 @@ namespace Hyperelastic
 
 
     void
-    ResidentBackend::set_state(const DistributedVector &u_new,
-                               const DistributedVector &p_new)
+    ResidentBackend::copy_to_host(const ResidentVector &vector,
+                                  std::vector<double>  &values) const
     {
-      u_old.copy_locally_owned_from(u_new);
-      p_old.copy_locally_owned_from(p_new);
+      TrilinosWrappers::MPI::Vector host(adapter.locally_owned_dofs(),
+                                         communicator);
+      vector.copy_locally_owned_to(host);
+      values.assign(host.begin(), host.end());
+    }
+
+
+
+    void
+    ResidentBackend::copy_from_host(const std::vector<double> &values,
+                                    ResidentVector            &vector) const
+    {
+      AssertDimension(values.size(), n_owned);
+      TrilinosWrappers::MPI::Vector host(adapter.locally_owned_dofs(),
+                                         communicator);
+      std::copy(values.begin(), values.end(), host.begin());
+      vector.copy_locally_owned_from(host);
+    }
+
+
+
+    void
+    ResidentBackend::set_state(const std::vector<double> &u_new,
+                               const std::vector<double> &p_new)
+    {
+      copy_from_host(u_new, u_old);
+      copy_from_host(p_new, p_old);
       ResidentUpdates::copy(on_device, n_owned, u_old.data(), u.data());
     }
 
 
 
     void
-    ResidentBackend::get_state(DistributedVector &u_out,
-                               DistributedVector &p_out) const
+    ResidentBackend::get_state(std::vector<double> &u_out,
+                               std::vector<double> &p_out) const
     {
-      u_out.reinit(adapter.locally_owned_dofs(), communicator);
-      p_out.reinit(adapter.locally_owned_dofs(), communicator);
-      u_old.copy_locally_owned_to(u_out);
-      p_old.copy_locally_owned_to(p_out);
+      copy_to_host(u_old, u_out);
+      copy_to_host(p_old, p_out);
     }
 
 
 
     void
-    ResidentBackend::get_iterate(DistributedVector &u_out) const
+    ResidentBackend::get_iterate(std::vector<double> &u_out) const
     {
-      u_out.reinit(adapter.locally_owned_dofs(), communicator);
-      u.copy_locally_owned_to(u_out);
+      copy_to_host(u, u_out);
     }
 
 
@@ -284,7 +320,7 @@ namespace Hyperelastic
                                 u_old.data(),
                                 mid.data());
       update_ghosts(mid);
-      const auto kernel = make_step_kernel<double>(data.kernel, loads);
+      const auto kernel = make_step_kernel<double>(data, loads);
       if (on_device)
         {
           GPUAssembly::internal::ResidentKernels::gather(
@@ -402,9 +438,9 @@ namespace Hyperelastic
         std::to_string(n_ranks) + " MPI rank" + (n_ranks > 1 ? "s" : "");
       if (on_device)
         return "GPU per rank, resident: DistributedAssembler with " +
-               data.kernel.assembly_method +
-               (data.kernel.symmetric_element_data &&
-                    data.kernel.assembly_method == "GlobalNZ" ?
+               data.assembly_method +
+               (data.symmetric_element_data &&
+                    data.assembly_method == "GlobalNZ" ?
                   " (symmetric element data)" :
                   "") +
                " into DistributedDeviceMatrix, DistributedJacobiCG and "
@@ -419,8 +455,8 @@ namespace Hyperelastic
 
 
 
-  std::unique_ptr<DistributedIntegratorBackend>
-  make_resident_backend(const DistributedBackendData &data)
+  std::unique_ptr<IntegratorBackend>
+  make_resident_backend(const BackendData &data)
   {
     AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
                 ExcMessage("make_resident_backend() needs the adapter and the "

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The pieces of the implicit integrator that HyperelasticSolid and
-// DistributedSolid share (solid_common.h).
+// The pieces of the app's integrators (solid_common.h).
 
 #include "solid_common.h"
 
@@ -18,6 +17,8 @@
 
 #include <deal.II/numerics/vector_tools.h>
 
+#include <gpu_assembly/base/device.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -26,7 +27,7 @@
 #include <sstream>
 
 #include "../common/app_utilities.h"
-#include "hyperelastic_solid.h"
+#include "implicit_solid.h"
 
 namespace Hyperelastic
 {
@@ -65,6 +66,22 @@ namespace Hyperelastic
         d.mass_quadrature = QGaussLobatto<dim>(2);
       }
     return d;
+  }
+
+
+
+  bool
+  use_gpu(const Parameters::Execution &e,
+          std::ostream                &out,
+          const std::string           &host_note)
+  {
+    const bool has_gpu = GPUAssembly::n_cuda_devices() > 0;
+    AssertThrow(e.device != "gpu" || has_gpu,
+                ExcMessage("'Device' is gpu, but no CUDA device was found. "
+                           "Set it to host or auto to run on the CPU."));
+    if (e.device == "auto" && !has_gpu)
+      out << "No CUDA device found: " << host_note << '.' << std::endl;
+    return e.device == "gpu" || (e.device == "auto" && has_gpu);
   }
 
 

@@ -2,11 +2,12 @@
 #ifndef hyperelastic_solid_common_h
 #define hyperelastic_solid_common_h
 
-// What the implicit integrator on one process (HyperelasticSolid) and on
-// several MPI ranks (DistributedSolid) share: the discretization, the
-// time functions, the loads of a step, the input checks, the Newton loop
-// over a backend's operations and the failure messages, so that both read
-// the parameters alike and stop for the same reasons with the same words.
+// The pieces of the app's integrators: the discretization, the device
+// choice, the time functions, the loads of a step, the input checks, the
+// Newton loop over a backend's operations, the failure messages and the
+// output helpers. The implicit integrator (ImplicitSolid) uses them all, the
+// explicit one (ExplicitSolid) the discretization, the device choice and
+// the output helpers.
 
 #include <deal.II/base/conditional_ostream.h>
 #include <deal.II/base/function.h>
@@ -56,6 +57,16 @@ namespace Hyperelastic
 
   Discretization
   make_discretization(const bool simplex);
+
+  /**
+   * Whether the steps of one process run on the GPU ('Execution/Device'):
+   * refuses gpu without a CUDA device; with auto and none, says on @p out
+   * "No CUDA device found: @p host_note."
+   */
+  bool
+  use_gpu(const Parameters::Execution &execution,
+          std::ostream                &out,
+          const std::string           &host_note);
 
   /// Three muparser expressions in x, y, z separated by ';' (@p entry
   /// names the parameter in messages).
@@ -300,14 +311,12 @@ namespace Hyperelastic
 
   /**
    * The Newton loop of a time step over a backend's operations (predict,
-   * assemble_residual, solve_and_update, finish_step: those of
-   * IntegratorBackend or DistributedIntegratorBackend), timed in @p timer.
+   * assemble_residual, solve_and_update, finish_step), timed in @p timer.
    * With several MPI ranks every rank takes the same branches: the
    * residual norms and CG's results are global.
    */
-  template <class Backend>
-  StepReport
-  run_newton_loop(Backend                  &backend,
+  inline StepReport
+  run_newton_loop(IntegratorBackend        &backend,
                   const StepLoads          &loads,
                   const Parameters::Solver &solver,
                   TimerOutput              &timer)

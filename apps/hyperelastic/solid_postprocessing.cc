@@ -1,31 +1,57 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// HyperelasticSolid's postprocessing: the state, energies and momentum
-// for the summary and the tests, the cell fields and the worst element
-// for output and failure reports, and the VTU/PVD output.
+// ImplicitSolid's postprocessing: the state, energies and momentum for the
+// summary and the tests, the cell fields and the worst element for output
+// and failure reports, and the VTU/PVTU/PVD output.
 
 #include <deal.II/base/data_out_base.h>
+#include <deal.II/base/mpi.h>
+#include <deal.II/base/utilities.h>
 
 #include <deal.II/fe/fe_values.h>
 
+#include <deal.II/lac/trilinos_vector.h>
 #include <deal.II/lac/vector.h>
 
 #include <deal.II/numerics/data_out.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <limits>
+#include <memory>
 #include <sstream>
 
 #include "../common/app_utilities.h"
-#include "hyperelastic_solid.h"
+#include "implicit_solid.h"
 #include "solid_common.h"
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
+#include <boost/serialization/vector.hpp>
 
 namespace Hyperelastic
 {
+  namespace
+  {
+    // The owned entries @p values with the locally relevant ones.
+    void
+    make_ghosted(const std::vector<double>     &values,
+                 const IndexSet                &owned_dofs,
+                 const IndexSet                &relevant_dofs,
+                 const MPI_Comm                 communicator,
+                 TrilinosWrappers::MPI::Vector &ghosted)
+    {
+      TrilinosWrappers::MPI::Vector owned(owned_dofs, communicator);
+      std::copy(values.begin(), values.end(), owned.begin());
+      ghosted.reinit(owned_dofs, relevant_dofs, communicator);
+      ghosted = owned;
+    }
+  } // namespace
+
+
+
   std::pair<std::vector<double>, std::vector<double>>
-  HyperelasticSolid::state() const
+  ImplicitSolid::state() const
   {
     std::pair<std::vector<double>, std::vector<double>> result;
     backend->get_state(result.first, result.second);
@@ -34,184 +60,425 @@ namespace Hyperelastic
 
 
 
-  double
-  HyperelasticSolid::kinetic_energy(const std::vector<double> &p) const
+  std::pair<std::vector<double>, std::vector<double>>
+  ImplicitSolid::transfer_state()
   {
-    double energy = 0;
-    for (unsigned int i = 0; i < p.size(); ++i)
-      energy += 0.5 * p[i] * p[i] / backend_data.lumped_mass[i];
-    return energy;
+    TimerOutput::Scope scope(timer, "Transfers");
+    return state();
   }
 
 
 
-  Tensor<1, HyperelasticSolid::dim>
-  HyperelasticSolid::linear_momentum(const std::vector<double> &p) const
+  std::vector<ImplicitSolid::NodalState>
+  ImplicitSolid::gather_nodal_state(const unsigned int root) const
   {
-    const GPUAssembly::MeshArrays &a = adapter.get_arrays();
-    Tensor<1, dim>                 momentum;
-    for (unsigned int n = 0; n < a.n_nodes; ++n)
-      for (unsigned int c = 0; c < dim; ++c)
-        momentum[c] += p[a.node_dofs[n * dim + c]];
-    return momentum;
-  }
-
-
-
-  Tensor<1, HyperelasticSolid::dim>
-  HyperelasticSolid::load_region_displacement(
-    const std::vector<double> &u) const
-  {
-    const GPUAssembly::MeshArrays &a = adapter.get_arrays();
-    Tensor<1, dim>                 mean;
-    for (const unsigned int n : loaded_nodes)
-      for (unsigned int c = 0; c < dim; ++c)
-        mean[c] += u[a.node_dofs[n * dim + c]];
-    return loaded_nodes.empty() ? mean : mean / double(loaded_nodes.size());
-  }
-
-
-
-  double
-  HyperelasticSolid::strain_energy(const std::vector<double> &u_values) const
-  {
-    const Vector<double>             u(u_values.begin(), u_values.end());
-    FEValues<dim>                    fe_values(*mapping,
-                            *fe,
-                            *quadrature,
-                            update_gradients | update_JxW_values);
-    const FEValuesExtractors::Vector displacement(0);
-    std::vector<Tensor<2, dim>>      grad_u(quadrature->size());
-    const double                     mu     = parameters.material.mu;
-    const double                     lambda = parameters.material.lambda;
-    double                           energy = 0;
-    for (const auto &cell : dof_handler.active_cell_iterators())
+    const auto [u, p] = state();
+    std::vector<double> local;
+    local.reserve(owned_nodes.size() * 3 * dim);
+    for (const OwnedNode &node : owned_nodes)
       {
-        fe_values.reinit(cell);
-        fe_values[displacement].get_function_gradients(u, grad_u);
-        for (unsigned int q = 0; q < quadrature->size(); ++q)
-          {
-            const Tensor<2, dim> F = unit_symmetric_tensor<dim>() + grad_u[q];
-            energy += strain_energy_density(F, mu, lambda) * fe_values.JxW(q);
-          }
+        for (unsigned int d = 0; d < dim; ++d)
+          local.push_back(node.position[d]);
+        for (unsigned int c = 0; c < dim; ++c)
+          local.push_back(u[owned_index(node.dofs[c])]);
+        for (unsigned int c = 0; c < dim; ++c)
+          local.push_back(p[owned_index(node.dofs[c])]);
       }
-    return energy;
+    const std::vector<std::vector<double>> parts =
+      distributed ? Utilities::MPI::gather(communicator, local, root) :
+                    std::vector<std::vector<double>>{local};
+    std::vector<NodalState> result;
+    for (const auto &part : parts)
+      for (unsigned int i = 0; i < part.size(); i += 3 * dim)
+        {
+          NodalState node;
+          for (unsigned int d = 0; d < dim; ++d)
+            {
+              node.position[d] = part[i + d];
+              node.u[d]        = part[i + dim + d];
+              node.p[d]        = part[i + 2 * dim + d];
+            }
+          result.push_back(node);
+        }
+    return result;
+  }
+
+
+
+  double
+  ImplicitSolid::kinetic_energy() const
+  {
+    return kinetic_energy(state().second);
+  }
+
+
+
+  double
+  ImplicitSolid::strain_energy() const
+  {
+    return strain_energy(state().first);
+  }
+
+
+
+  Tensor<1, ImplicitSolid::dim>
+  ImplicitSolid::linear_momentum() const
+  {
+    return linear_momentum(state().second);
+  }
+
+
+
+  Tensor<1, ImplicitSolid::dim>
+  ImplicitSolid::load_region_displacement() const
+  {
+    return load_region_displacement(state().first);
+  }
+
+
+
+  double
+  ImplicitSolid::kinetic_energy(const std::vector<double> &p) const
+  {
+    const std::vector<double> &mass   = backend_data.lumped_mass;
+    double                     energy = 0;
+    for (unsigned int i = 0; i < p.size(); ++i)
+      energy += 0.5 * p[i] * p[i] / mass[i];
+    return global_sum(energy);
+  }
+
+
+
+  Tensor<1, ImplicitSolid::dim>
+  ImplicitSolid::linear_momentum(const std::vector<double> &p) const
+  {
+    Tensor<1, dim> momentum;
+    for (const OwnedNode &node : owned_nodes)
+      for (unsigned int c = 0; c < dim; ++c)
+        momentum[c] += p[owned_index(node.dofs[c])];
+    return global_sum(momentum);
+  }
+
+
+
+  Tensor<1, ImplicitSolid::dim>
+  ImplicitSolid::load_region_displacement(const std::vector<double> &u) const
+  {
+    Tensor<1, dim> sum;
+    for (const unsigned int k : loaded_nodes)
+      for (unsigned int c = 0; c < dim; ++c)
+        sum[c] += u[owned_index(owned_nodes[k].dofs[c])];
+    sum = global_sum(sum);
+    return n_loaded_nodes == 0 ? sum : sum / double(n_loaded_nodes);
   }
 
 
 
   void
-  HyperelasticSolid::compute_cell_fields(const std::vector<double> &u_values,
-                                         Vector<double>            &J_cells,
-                                         Vector<double> &von_mises) const
+  ImplicitSolid::for_each_cell_gradient(
+    const std::vector<double> &u_owned,
+    const UpdateFlags          flags,
+    const std::function<
+      void(const typename DoFHandler<dim>::active_cell_iterator &,
+           const FEValues<dim> &,
+           const std::vector<Tensor<2, dim>> &)> &f) const
   {
-    const Vector<double> u(u_values.begin(), u_values.end());
-    J_cells.reinit(triangulation.n_active_cells());
-    von_mises.reinit(triangulation.n_active_cells());
-    FEValues<dim>                    fe_values(*mapping,
-                            *fe,
-                            *quadrature,
-                            update_gradients | update_JxW_values);
+    FEValues<dim> fe_values(*mapping, *fe, *quadrature, flags);
     const FEValuesExtractors::Vector displacement(0);
     std::vector<Tensor<2, dim>>      grad_u(quadrature->size());
-    const double                     mu     = parameters.material.mu;
-    const double                     lambda = parameters.material.lambda;
-    for (const auto &cell : dof_handler.active_cell_iterators())
-      {
-        fe_values.reinit(cell);
-        fe_values[displacement].get_function_gradients(u, grad_u);
-        double volume = 0, J_sum = 0, mises_sum = 0;
-        for (unsigned int q = 0; q < quadrature->size(); ++q)
+    const auto                       visit = [&](const auto &u) {
+      for (const auto &cell : dof_handler.active_cell_iterators())
+        if (cell->is_locally_owned())
           {
-            const Tensor<2, dim> F   = unit_symmetric_tensor<dim>() + grad_u[q];
-            const double         J   = determinant(F);
-            const double         JxW = fe_values.JxW(q);
-            volume += JxW;
-            J_sum += J * JxW;
-            mises_sum += von_mises_stress(F, mu, lambda) * JxW;
+            fe_values.reinit(cell);
+            fe_values[displacement].get_function_gradients(u, grad_u);
+            f(cell, fe_values, grad_u);
           }
-        J_cells[cell->active_cell_index()]   = J_sum / volume;
-        von_mises[cell->active_cell_index()] = mises_sum / volume;
+    };
+    if (distributed)
+      {
+        // The cells' DoFs include ghosts: the locally relevant entries.
+        TrilinosWrappers::MPI::Vector u;
+        make_ghosted(u_owned, owned_dofs, relevant_dofs, communicator, u);
+        visit(u);
       }
+    else
+      visit(Vector<double>(u_owned.begin(), u_owned.end()));
+  }
+
+
+
+  double
+  ImplicitSolid::strain_energy(const std::vector<double> &u) const
+  {
+    const double mu     = parameters.material.mu;
+    const double lambda = parameters.material.lambda;
+    double       energy = 0;
+    for_each_cell_gradient(u,
+                           update_gradients | update_JxW_values,
+                           [&](const auto &,
+                               const FEValues<dim>               &fe_values,
+                               const std::vector<Tensor<2, dim>> &grad_u) {
+                             for (unsigned int q = 0; q < grad_u.size(); ++q)
+                               {
+                                 const Tensor<2, dim> F =
+                                   unit_symmetric_tensor<dim>() + grad_u[q];
+                                 energy +=
+                                   strain_energy_density(F, mu, lambda) *
+                                   fe_values.JxW(q);
+                               }
+                           });
+    return global_sum(energy);
   }
 
 
 
   std::pair<double, std::string>
-  HyperelasticSolid::find_worst_element(
-    const std::vector<double> &u_values) const
+  ImplicitSolid::find_worst_element(const std::vector<double> &u) const
   {
-    const Vector<double> u(u_values.begin(), u_values.end());
-    FEValues<dim> fe_values(*mapping, *fe, *quadrature, update_gradients);
-    const FEValuesExtractors::Vector displacement(0);
-    std::vector<Tensor<2, dim>>      grad_u(quadrature->size());
-    double                           J_min = std::numeric_limits<double>::max();
-    std::string                      where;
-    for (const auto &cell : dof_handler.active_cell_iterators())
-      {
-        fe_values.reinit(cell);
-        fe_values[displacement].get_function_gradients(u, grad_u);
-        for (unsigned int q = 0; q < quadrature->size(); ++q)
-          {
-            const double J =
-              determinant(unit_symmetric_tensor<dim>() + grad_u[q]);
-            if (J < J_min || !std::isfinite(J))
-              {
-                J_min = J;
-                std::ostringstream text;
-                text << "element " << cell->active_cell_index()
-                     << " (reference centre " << cell->center() << ')';
-                where = text.str();
-              }
-          }
-      }
-    return {J_min, where};
+    std::pair<double, std::string> worst(std::numeric_limits<double>::max(),
+                                         "");
+    for_each_cell_gradient(u,
+                           update_gradients,
+                           [&](const auto &cell,
+                               const FEValues<dim> &,
+                               const std::vector<Tensor<2, dim>> &grad_u) {
+                             for (unsigned int q = 0; q < grad_u.size(); ++q)
+                               {
+                                 const double J = determinant(
+                                   unit_symmetric_tensor<dim>() + grad_u[q]);
+                                 if (J < worst.first || !std::isfinite(J))
+                                   {
+                                     // On a communicator the index of a cell
+                                     // depends on the partition, its id does
+                                     // not.
+                                     std::ostringstream text;
+                                     text << "element ";
+                                     if (distributed)
+                                       text << cell->id();
+                                     else
+                                       text << cell->active_cell_index();
+                                     text << " (reference centre "
+                                          << cell->center() << ')';
+                                     worst = {J, text.str()};
+                                   }
+                               }
+                           });
+    if (!distributed)
+      return worst;
+    // The same choice over the ranks' worst elements, in rank order.
+    std::pair<double, std::string> result(std::numeric_limits<double>::max(),
+                                          "");
+    for (const auto &candidate :
+         Utilities::MPI::all_gather(communicator, worst))
+      if (candidate.first < result.first || !std::isfinite(candidate.first))
+        result = candidate;
+    return result;
   }
 
 
 
   void
-  HyperelasticSolid::write_output(const std::vector<double> &u_values,
-                                  const std::vector<double> &p_values,
-                                  const unsigned int         number)
+  ImplicitSolid::summarize_state(const std::vector<double> &u,
+                                 const std::vector<double> &p) const
+  {
+    // Every rank takes part in the reductions; rank 0 prints.
+    double max_u = 0;
+    for (const double value : u)
+      max_u = std::max(max_u, std::abs(value));
+    StateSummary summary;
+    summary.max_displacement =
+      distributed ? Utilities::MPI::max(max_u, communicator) : max_u;
+    summary.kinetic_energy  = kinetic_energy(p);
+    summary.strain_energy   = strain_energy(u);
+    summary.momentum        = linear_momentum(p);
+    summary.has_load_region = !parameters.boundary.load_region.empty;
+    if (summary.has_load_region)
+      summary.load_region_displacement = load_region_displacement(u);
+    print_state_summary(pcout, stats.output_files.back(), summary);
+  }
+
+
+
+  void
+  ImplicitSolid::write_output(const std::vector<double> &u_owned,
+                              const std::vector<double> &p_owned)
   {
     TimerOutput::Scope scope(timer, "Output");
     const auto        &o = parameters.output;
+    const bool         root =
+      !distributed || Utilities::MPI::this_mpi_process(communicator) == 0;
     {
-      std::error_code error;
-      std::filesystem::create_directories(o.directory, error);
-      AssertThrow(!error,
-                  ExcMessage("'Output/Directory' = '" + o.directory +
-                             "' cannot be created: " + error.message() + "."));
+      std::string message;
+      if (root)
+        {
+          std::error_code error;
+          std::filesystem::create_directories(o.directory, error);
+          if (error)
+            message = "'Output/Directory' = '" + o.directory +
+                      "' cannot be created: " + error.message() + ".";
+        }
+      throw_if_any_rank(message);
     }
 
-    const Vector<double> u(u_values.begin(), u_values.end());
-    Vector<double>       v(u.size());
-    for (unsigned int i = 0; i < v.size(); ++i)
-      v[i] = p_values[i] / backend_data.lumped_mass[i];
-    Vector<double> J, von_mises;
-    compute_cell_fields(u_values, J, von_mises);
+    std::vector<double> v_owned(p_owned.size());
+    for (unsigned int i = 0; i < v_owned.size(); ++i)
+      v_owned[i] = p_owned[i] / backend_data.lumped_mass[i];
 
-    DataOut<dim> data_out;
-    add_displacement_and_velocity(data_out, dof_handler, u, v);
-    add_J_and_von_mises(data_out, J, von_mises);
+    // Cell-wise J and von Mises stress (averaged over quadrature points)
+    // and, on a communicator, the owning rank, on the rank's cells.
+    const unsigned int n_cells = triangulation->n_active_cells();
+    Vector<double>     J_cells(n_cells), von_mises(n_cells);
+    Vector<float>      subdomain(distributed ? n_cells : 0);
+    const double       mu     = parameters.material.mu;
+    const double       lambda = parameters.material.lambda;
+    for_each_cell_gradient(u_owned,
+                           update_gradients | update_JxW_values,
+                           [&](const auto                        &cell,
+                               const FEValues<dim>               &fe_values,
+                               const std::vector<Tensor<2, dim>> &grad_u) {
+                             double volume = 0, J_sum = 0, mises_sum = 0;
+                             for (unsigned int q = 0; q < grad_u.size(); ++q)
+                               {
+                                 const Tensor<2, dim> F =
+                                   unit_symmetric_tensor<dim>() + grad_u[q];
+                                 const double JxW = fe_values.JxW(q);
+                                 volume += JxW;
+                                 J_sum += determinant(F) * JxW;
+                                 mises_sum +=
+                                   von_mises_stress(F, mu, lambda) * JxW;
+                               }
+                             const unsigned int index =
+                               cell->active_cell_index();
+                             J_cells[index]   = J_sum / volume;
+                             von_mises[index] = mises_sum / volume;
+                             if (distributed)
+                               subdomain[index] = cell->subdomain_id();
+                           });
+
+    // DataOut keeps references to the vectors until build_patches(). A
+    // Trilinos vector needs MPI, which a program on one process need not
+    // have initialized.
+    Vector<double>                                 u_serial, v_serial;
+    std::unique_ptr<TrilinosWrappers::MPI::Vector> u_ghosted, v_ghosted;
+    DataOut<dim>                                   data_out;
+    if (distributed)
+      {
+        u_ghosted = std::make_unique<TrilinosWrappers::MPI::Vector>();
+        v_ghosted = std::make_unique<TrilinosWrappers::MPI::Vector>();
+        make_ghosted(u_owned,
+                     owned_dofs,
+                     relevant_dofs,
+                     communicator,
+                     *u_ghosted);
+        make_ghosted(v_owned,
+                     owned_dofs,
+                     relevant_dofs,
+                     communicator,
+                     *v_ghosted);
+        add_displacement_and_velocity(data_out,
+                                      dof_handler,
+                                      *u_ghosted,
+                                      *v_ghosted);
+      }
+    else
+      {
+        u_serial = Vector<double>(u_owned.begin(), u_owned.end());
+        v_serial = Vector<double>(v_owned.begin(), v_owned.end());
+        add_displacement_and_velocity(data_out,
+                                      dof_handler,
+                                      u_serial,
+                                      v_serial);
+      }
+    add_J_and_von_mises(data_out, J_cells, von_mises);
+    if (distributed)
+      data_out.add_data_vector(subdomain,
+                               "subdomain",
+                               DataOut<dim>::type_cell_data);
     data_out.build_patches(*mapping);
 
-    std::ostringstream name;
-    name << o.base_name << '-' << std::setw(5) << std::setfill('0') << number
-         << ".vtu";
-    const std::string path = o.directory + "/" + name.str();
-    AppUtilities::write_file(path, [&](std::ostream &out) {
-      data_out.write_vtu(out);
-    });
-    stats.output_files.push_back(path);
+    if (!distributed)
+      {
+        std::ostringstream name;
+        name << o.base_name << '-' << std::setw(5) << std::setfill('0')
+             << step_number << ".vtu";
+        const std::string path = o.directory + "/" + name.str();
+        AppUtilities::write_file(path, [&](std::ostream &out) {
+          data_out.write_vtu(out);
+        });
+        stats.output_files.push_back(path);
 
-    auto records = pvd_records;
-    records.emplace_back(time, name.str());
-    AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
-                             [&](std::ostream &out) {
-                               DataOutBase::write_pvd_record(out, records);
-                             });
+        auto records = pvd_records;
+        records.emplace_back(time, name.str());
+        AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
+                                 [&](std::ostream &out) {
+                                   DataOutBase::write_pvd_record(out, records);
+                                 });
+        pvd_records = records;
+        return;
+      }
+
+    // One piece per rank and, from rank 0, the .pvtu record naming them
+    // and the .pvd series: deal.II's write_vtu_with_pvtu_record() layout,
+    // each file written whole or not at all (AppUtilities::write_file), and
+    // a failure on any rank stops every rank with its message.
+    const unsigned int n_ranks = Utilities::MPI::n_mpi_processes(communicator);
+    const std::string  stem =
+      o.base_name + "_" + Utilities::int_to_string(step_number, 5);
+    const auto piece_name = [&](const unsigned int rank) {
+      return stem + "." +
+             Utilities::int_to_string(rank,
+                                      Utilities::needed_digits(n_ranks - 1)) +
+             ".vtu";
+    };
+    const std::string pvtu    = stem + ".pvtu";
+    auto              records = pvd_records;
+    records.emplace_back(time, pvtu);
+    const auto write_collectively = [&](const std::function<void()> &write) {
+      std::string message;
+      try
+        {
+          write();
+        }
+      catch (const ExceptionBase &exc)
+        {
+          // The message alone: every rank throws it again.
+          std::ostringstream info;
+          exc.print_info(info);
+          message = info.str();
+          message.erase(0, message.find_first_not_of(" \n"));
+          message.erase(message.find_last_not_of(" \n") + 1);
+        }
+      catch (const std::exception &exc)
+        {
+          message = exc.what();
+        }
+      throw_if_any_rank(message);
+    };
+    write_collectively([&]() {
+      AppUtilities::write_file(o.directory + "/" +
+                                 piece_name(Utilities::MPI::this_mpi_process(
+                                   communicator)),
+                               [&](std::ostream &out) {
+                                 data_out.write_vtu(out);
+                               });
+    });
+    write_collectively([&]() {
+      if (!root)
+        return;
+      std::vector<std::string> pieces;
+      for (unsigned int rank = 0; rank < n_ranks; ++rank)
+        pieces.push_back(piece_name(rank));
+      AppUtilities::write_file(o.directory + "/" + pvtu,
+                               [&](std::ostream &out) {
+                                 data_out.write_pvtu_record(out, pieces);
+                               });
+      AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
+                               [&](std::ostream &out) {
+                                 DataOutBase::write_pvd_record(out, records);
+                               });
+    });
+    stats.output_files.push_back(o.directory + "/" + pvtu);
     pvd_records = records;
   }
 } // namespace Hyperelastic

@@ -1,50 +1,32 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// HyperelasticSolid's time loop: the loads of a step, the Newton loop
-// (on the device as one graph launch where the backend can, else driven
-// from the host), the failure reports, and the run with its summary.
+// ImplicitSolid's time loop: the loads of a step, the Newton loop (on the
+// device as one graph launch where the backend can, else driven from the
+// host), the failure reports, and the run with its summary.
 
 #include <deal.II/base/function.h>
+#include <deal.II/base/mpi.h>
 
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/distributed/device_selection.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <iomanip>
-#include <sstream>
 
-#include "../common/app_utilities.h"
-#include "hyperelastic_solid.h"
+#include "implicit_solid.h"
 #include "solid_common.h"
 
 namespace Hyperelastic
 {
-  StepLoads
-  HyperelasticSolid::loads_at(const double t_new) const
-  {
-    return Hyperelastic::loads_at(parameters, *load_function, time, t_new);
-  }
-
-
-
-  StepReport
-  HyperelasticSolid::newton_loop(const StepLoads &loads)
-  {
-    return run_newton_loop(*backend, loads, parameters.solver, timer);
-  }
-
-
-
   void
-  HyperelasticSolid::do_step()
+  ImplicitSolid::do_step()
   {
     const auto  &solver = parameters.solver;
     const double t_new =
       std::min(time + parameters.time.time_step, parameters.time.end_time);
-    const StepLoads loads = loads_at(t_new);
+    const StepLoads loads = loads_at(parameters, *load_function, time, t_new);
 
     // The whole step on the device where the backend can (one graph
-    // launch, the same tests in the same order), else the loop above.
+    // launch, the same tests in the same order), else the loop on the host.
     StepReport report;
     bool       ran_whole = false;
     if (backend->runs_whole_steps())
@@ -59,7 +41,7 @@ namespace Hyperelastic
         ran_whole = backend->run_step(loads, control, report);
       }
     if (!ran_whole)
-      report = newton_loop(loads);
+      report = run_newton_loop(*backend, loads, solver, timer);
 
     if (report.status != StepStatus::converged)
       stop(step_failure_message(report, parameters, step_number, t_new, [&]() {
@@ -86,14 +68,10 @@ namespace Hyperelastic
 
 
   void
-  HyperelasticSolid::stop(const std::string &reason)
+  ImplicitSolid::stop(const std::string &reason)
   {
-    std::vector<double> u, p;
-    {
-      TimerOutput::Scope scope(timer, "Transfers");
-      backend->get_state(u, p);
-    }
-    write_output(u, p, step_number);
+    const auto [u, p] = transfer_state();
+    write_output(u, p);
     stop_simulation(pcout,
                     step_number,
                     time,
@@ -104,32 +82,27 @@ namespace Hyperelastic
 
 
   void
-  HyperelasticSolid::run()
+  ImplicitSolid::run()
   {
-    pcout << GPUAssembly::describe_execution_path() << std::endl;
+    if (!distributed)
+      pcout << GPUAssembly::describe_execution_path() << std::endl;
+    else
+      {
+        const unsigned int n_ranks =
+          Utilities::MPI::n_mpi_processes(communicator);
+        pcout << "Running on " << n_ranks << " MPI rank"
+              << (n_ranks > 1 ? "s" : "") << "." << std::endl;
+        const std::string binding =
+          GPUAssembly::describe_thread_binding(communicator);
+        if (!binding.empty())
+          pcout << binding << std::endl;
+      }
     setup();
 
     const auto output = [&]() {
-      std::vector<double> u, p;
-      {
-        TimerOutput::Scope scope(timer, "Transfers");
-        backend->get_state(u, p);
-      }
-      write_output(u, p, step_number);
-      StateSummary summary;
-      summary.max_displacement =
-        std::abs(*std::max_element(u.begin(),
-                                   u.end(),
-                                   [](const double a, const double b) {
-                                     return std::abs(a) < std::abs(b);
-                                   }));
-      summary.kinetic_energy  = kinetic_energy(p);
-      summary.strain_energy   = strain_energy(u);
-      summary.momentum        = linear_momentum(p);
-      summary.has_load_region = !parameters.boundary.load_region.empty;
-      if (summary.has_load_region)
-        summary.load_region_displacement = load_region_displacement(u);
-      print_state_summary(pcout, stats.output_files.back(), summary);
+      const auto [u, p] = transfer_state();
+      write_output(u, p);
+      summarize_state(u, p);
     };
     stats.stepping_wall_time = run_time_steps(
       parameters,
@@ -140,32 +113,69 @@ namespace Hyperelastic
       },
       output);
     print_stepping_summary(pcout, stats);
+    if (distributed)
+      print_stage_split();
     print_output_hint(pcout, parameters.output);
     timer.print_summary();
+    print_device_stages();
+  }
+
+
+
+  void
+  ImplicitSolid::print_stage_split() const
+  {
+    // The slowest rank's times: every stage ends in a global reduction,
+    // so the ranks wait for it.
+    const std::map<std::string, double> totals =
+      timer.get_summary_data(TimerOutput::total_wall_time);
+    const auto stage = [&](const std::string &name) {
+      const auto entry = totals.find(name);
+      return Utilities::MPI::max(entry == totals.end() ? 0. : entry->second,
+                                 communicator);
+    };
+    const double per_step = 1e3 / std::max<double>(stats.n_steps, 1);
+    const double assembly = stage("Assembly");
+    const double solve    = stage("Solve (Jacobi-CG)");
+    const double update   = stage("Update");
+    const double exchange =
+      Utilities::MPI::max(backend->exchange_seconds(), communicator);
+    pcout << "Stages per step (ms, slowest rank): assembly " << std::fixed
+          << std::setprecision(3) << assembly * per_step << ", solve "
+          << solve * per_step << ", update " << update * per_step
+          << "; exchange between ranks " << exchange * per_step
+          << " of assembly and solve (assembly exchange and ghost updates, "
+          << "CG's halo not included)." << std::endl;
+  }
+
+
+
+  void
+  ImplicitSolid::print_device_stages() const
+  {
     DeviceStageTimes device;
-    if (backend->device_stage_times(device))
-      {
-        // TimerOutput sees one section per step graph; the device's clock
-        // splits it into the chapter's stages (Figures 16.10-16.11).
-        const double total = device.assembly + device.solve + device.update;
-        pcout << "Stages of the steps run as device graphs, by the device's "
-                 "clock:\n";
-        for (const auto &[name, seconds] :
-             {std::pair<const char *, double>{"Assembly", device.assembly},
-              {"Solve (Jacobi-CG)", device.solve},
-              {"Update", device.update}})
-          pcout << "  " << std::left << std::setw(20) << name << std::right
-                << std::fixed << std::setprecision(4) << std::setw(10)
-                << seconds << " s  " << std::setprecision(1) << std::setw(5)
-                << (total > 0 ? 100. * seconds / total : 0.) << " %\n";
-        pcout << std::flush;
-      }
+    if (!backend->device_stage_times(device))
+      return;
+    // TimerOutput sees one section per step graph; the device's clock
+    // splits it into the chapter's stages (Figures 16.10-16.11).
+    const double total = device.assembly + device.solve + device.update;
+    pcout << "Stages of the steps run as device graphs, by the device's "
+             "clock:\n";
+    for (const auto &[name, seconds] :
+         {std::pair<const char *, double>{"Assembly", device.assembly},
+          {"Solve (Jacobi-CG)", device.solve},
+          {"Update", device.update}})
+      pcout << "  " << std::left << std::setw(20) << name << std::right
+            << std::fixed << std::setprecision(4) << std::setw(10) << seconds
+            << " s  " << std::setprecision(1) << std::setw(5)
+            << (total > 0 ? 100. * seconds / total : 0.) << " %\n";
+    pcout << std::flush;
   }
 
 
 
   std::map<std::string, double>
-  HyperelasticSolid::stage_times() const
+  ImplicitSolid::stage_times() const
   {
     std::map<std::string, double> stages =
       timer.get_summary_data(TimerOutput::total_wall_time);
@@ -190,7 +200,7 @@ namespace Hyperelastic
 
 
   void
-  HyperelasticSolid::reset_timers()
+  ImplicitSolid::reset_timers()
   {
     timer.reset();
     if (backend != nullptr)

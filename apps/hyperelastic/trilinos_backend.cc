@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The distributed backend on Trilinos (distributed_backend.h).
+// The backend on Trilinos for several ranks (integrator_backend.h).
 
 #include <deal.II/base/mpi.h>
 
+#include <deal.II/lac/affine_constraints.h>
 #include <deal.II/lac/dynamic_sparsity_pattern.h>
 #include <deal.II/lac/solver_cg.h>
 #include <deal.II/lac/solver_control.h>
 #include <deal.II/lac/trilinos_precondition.h>
 #include <deal.II/lac/trilinos_sparse_matrix.h>
+#include <deal.II/lac/trilinos_vector.h>
 
+#include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/engine/device_assembler.h>
 
@@ -18,7 +21,7 @@
 #include <limits>
 #include <vector>
 
-#include "distributed_backend.h"
+#include "integrator_backend.h"
 #include <Epetra_CrsMatrix.h>
 
 namespace Hyperelastic
@@ -26,22 +29,23 @@ namespace Hyperelastic
   namespace
   {
     using namespace dealii;
-    constexpr int dim = 3;
+    constexpr int dim       = 3;
+    using DistributedVector = TrilinosWrappers::MPI::Vector;
 
-    class TrilinosBackend : public DistributedIntegratorBackend
+    class TrilinosBackend : public IntegratorBackend
     {
     public:
-      explicit TrilinosBackend(const DistributedBackendData &data);
+      explicit TrilinosBackend(const BackendData &data);
 
       void
-      set_state(const DistributedVector &u,
-                const DistributedVector &p) override;
+      set_state(const std::vector<double> &u,
+                const std::vector<double> &p) override;
 
       void
-      get_state(DistributedVector &u, DistributedVector &p) const override;
+      get_state(std::vector<double> &u, std::vector<double> &p) const override;
 
       void
-      get_iterate(DistributedVector &u) const override;
+      get_iterate(std::vector<double> &u) const override;
 
       void
       predict(const StepLoads &loads) override;
@@ -66,7 +70,7 @@ namespace Hyperelastic
       }
 
     private:
-      const DistributedBackendData                       &data;
+      const BackendData                                  &data;
       const GPUAssembly::DistributedDoFHandlerAdapter<3> &adapter;
       const AffineConstraints<double>                    &constraints;
       const MPI_Comm                                      communicator;
@@ -89,7 +93,7 @@ namespace Hyperelastic
 
 
 
-    TrilinosBackend::TrilinosBackend(const DistributedBackendData &data)
+    TrilinosBackend::TrilinosBackend(const BackendData &data)
       : data(data)
       , adapter(*data.adapter)
       , constraints(*data.constraints)
@@ -110,8 +114,8 @@ namespace Hyperelastic
       assembler_data.use_device     = data.use_device;
       assembler_data.n_nodal_fields = dim;
       assembler_data.device.method =
-        GPUAssembly::parse_assembly_method(data.kernel.assembly_method);
-      assembler_data.device.symmetric = data.kernel.symmetric_element_data;
+        GPUAssembly::parse_assembly_method(data.assembly_method);
+      assembler_data.device.symmetric = data.symmetric_element_data;
       assembler.reinit(adapter, matrix, assembled, assembler_data);
 
       // The diagonal entries in the matrix's Epetra arrays, which stay in
@@ -147,30 +151,32 @@ namespace Hyperelastic
 
 
     void
-    TrilinosBackend::set_state(const DistributedVector &u_new,
-                               const DistributedVector &p_new)
+    TrilinosBackend::set_state(const std::vector<double> &u_new,
+                               const std::vector<double> &p_new)
     {
-      u_old = u_new;
-      p_old = p_new;
-      u     = u_old;
+      AssertDimension(u_new.size(), n_local);
+      AssertDimension(p_new.size(), n_local);
+      std::copy(u_new.begin(), u_new.end(), u_old.begin());
+      std::copy(p_new.begin(), p_new.end(), p_old.begin());
+      u = u_old;
     }
 
 
 
     void
-    TrilinosBackend::get_state(DistributedVector &u_out,
-                               DistributedVector &p_out) const
+    TrilinosBackend::get_state(std::vector<double> &u_out,
+                               std::vector<double> &p_out) const
     {
-      u_out = u_old;
-      p_out = p_old;
+      u_out.assign(u_old.begin(), u_old.end());
+      p_out.assign(p_old.begin(), p_old.end());
     }
 
 
 
     void
-    TrilinosBackend::get_iterate(DistributedVector &u_out) const
+    TrilinosBackend::get_iterate(std::vector<double> &u_out) const
     {
-      u_out = u;
+      u_out.assign(u.begin(), u.end());
     }
 
 
@@ -182,7 +188,7 @@ namespace Hyperelastic
       double       *x    = u.begin();
       const double *x0   = u_old.begin();
       const double *p0   = p_old.begin();
-      const double *mass = data.lumped_mass.begin();
+      const double *mass = data.lumped_mass.data();
       for (unsigned int k = 0; k < n_local; ++k)
         x[k] = dt > 0 ? x0[k] + dt * p0[k] / mass[k] : x0[k];
     }
@@ -207,7 +213,7 @@ namespace Hyperelastic
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
       adapter.gather_nodal_values(ghosted, nodal_data);
-      assembler.assemble(make_step_kernel<double>(data.kernel, loads),
+      assembler.assemble(make_step_kernel<double>(data, loads),
                          matrix,
                          assembled,
                          nodal_data);
@@ -217,8 +223,8 @@ namespace Hyperelastic
       const double  factor = load_factor(loads);
       double       *r      = residual.begin();
       const double *f      = assembled.begin();
-      const double *load   = data.load_pattern.begin();
-      const double *mass   = data.lumped_mass.begin();
+      const double *load   = data.load_pattern.data();
+      const double *mass   = data.lumped_mass.data();
       const double *x      = u.begin();
       const double *x0     = u_old.begin();
       const double *p0     = p_old.begin();
@@ -289,7 +295,7 @@ namespace Hyperelastic
       const double *x    = u.begin();
       double       *x0   = u_old.begin();
       double       *p0   = p_old.begin();
-      const double *mass = data.lumped_mass.begin();
+      const double *mass = data.lumped_mass.data();
       for (unsigned int k = 0; k < n_local; ++k)
         {
           if (dt > 0)
@@ -311,9 +317,9 @@ namespace Hyperelastic
         std::to_string(n_ranks) + " MPI rank" + (n_ranks > 1 ? "s" : "");
       if (data.use_device)
         return "GPU per rank: DistributedAssembler with " +
-               data.kernel.assembly_method +
-               (data.kernel.symmetric_element_data &&
-                    data.kernel.assembly_method == "GlobalNZ" ?
+               data.assembly_method +
+               (data.symmetric_element_data &&
+                    data.assembly_method == "GlobalNZ" ?
                   " (symmetric element data)" :
                   "") +
                solve;
@@ -323,8 +329,8 @@ namespace Hyperelastic
 
 
 
-  std::unique_ptr<DistributedIntegratorBackend>
-  make_trilinos_backend(const DistributedBackendData &data)
+  std::unique_ptr<IntegratorBackend>
+  make_trilinos_backend(const BackendData &data)
   {
     AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
                 ExcMessage("make_trilinos_backend() needs the adapter and the "

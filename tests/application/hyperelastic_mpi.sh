@@ -98,8 +98,9 @@ PRM
     if (!(W > 0 && error > -1e-3 && error < 1e-3)) {
       print "FAIL: kinetic plus strain energy must equal the work of the constant load within 1e-3"; exit 1 } }' || exit 1
 
-  # One process (HyperelasticSolid) prints the same numbers, to 1e-4
-  # relative: they differ by where each CG stops (relative tolerance 1e-6).
+  # One process (ImplicitSolid without a communicator) prints the same
+  # numbers, to 1e-4 relative: they differ by where each CG stops (relative
+  # tolerance 1e-6).
   local serial_log serial distributed
   sed -i "s|set Directory = $name|set Directory = $name-serial|" "$name.prm"
   serial_log=$("$app" "$name.prm" 2>&1) || { echo "$serial_log"; fail "$name: the one-process run failed"; }

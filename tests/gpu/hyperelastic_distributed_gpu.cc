@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// The hyperelastic app's DistributedSolid with every rank assembling on its
-// GPU (select_device_by_node_rank(); with more ranks than GPUs they share
-// one) against the host path on the same ranks: after 10 midpoint-rule
-// steps of a hexahedral bar with hanging nodes and of a tetrahedral bar,
-// displacement and momentum at every node must agree to a tolerance tied
-// to the CG tolerance, for GlobalNZ (symmetric element data) and SharedNZ,
-// with the resident backend (the GPU's default: matrix, vectors, CG and
-// updates on the device) and with the Trilinos backend.
+// The hyperelastic app's ImplicitSolid on a communicator with every rank
+// assembling on its GPU (select_device_by_node_rank(); with more ranks
+// than GPUs they share one) against the host path on the same ranks: after
+// 10 midpoint-rule steps of a hexahedral bar with hanging nodes and of a
+// tetrahedral bar, displacement and momentum at every node must agree to a
+// tolerance tied to the CG tolerance, for GlobalNZ (symmetric element data)
+// and SharedNZ, with the resident backend (the GPU's default: matrix,
+// vectors, CG and updates on the device) and with the Trilinos backend.
 // Run under mpirun (ctest runs 2 ranks); exits with 77 (skipped) where a
 // rank has no CUDA device.
 
@@ -22,14 +22,13 @@
 #include <sstream>
 #include <string>
 
-#include "distributed_solid.h"
 #include "gpu/gpu_tests.h"
 #include "hyperelastic_test_utilities.h"
 
 namespace
 {
   using namespace dealii;
-  using Hyperelastic::DistributedSolid;
+  using Hyperelastic::ImplicitSolid;
 
   constexpr unsigned int n_steps      = 10;
   constexpr double       cg_tolerance = 1e-10;
@@ -43,12 +42,12 @@ namespace
   run(const std::string &prm, std::string &description)
   {
     std::ostringstream log;
-    DistributedSolid   solid(Testing::hyperelastic_parameters(
-                             prm + "subsection Output\n"
+    ImplicitSolid      solid(Testing::hyperelastic_parameters(
+                          prm + "subsection Output\n"
                                      "  set Output interval = 0\n"
                                      "  set Screen interval = 0\nend\n"),
-                           MPI_COMM_WORLD,
-                           log);
+                        MPI_COMM_WORLD,
+                        log);
     solid.setup();
     description = solid.backend_description();
     for (unsigned int s = 0; s < n_steps; ++s)

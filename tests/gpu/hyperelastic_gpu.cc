@@ -251,7 +251,7 @@ main()
         std::string("  set Device = gpu\n  set Step graph = ") +
         (step_graph ? "true" : "false") + "\n";
       {
-        const std::string               crushing = R"(
+        const std::string           crushing = R"(
 subsection Geometry
   set Bar size     = 2, 1, 1
   set Subdivisions = 4, 2, 2
@@ -266,7 +266,7 @@ subsection Output
   set Screen interval = 0
 end
 )";
-        Hyperelastic::HyperelasticSolid solid(
+        Hyperelastic::ImplicitSolid solid(
           hyperelastic_parameters(crushing + "subsection Execution\n" +
                                   execution + "end\n"),
           log);
@@ -296,7 +296,7 @@ end
         const std::string prm =
           make_scenario("tetrahedra", "1e-14", "1e-6", execution) +
           "subsection Solver\n  set Maximum Newton iterations = 1\nend\n";
-        Hyperelastic::HyperelasticSolid solid(
+        Hyperelastic::ImplicitSolid solid(
           hyperelastic_parameters(prm +
                                   "subsection Output\n  set Output interval "
                                   "= 0\n  set Screen interval = 0\nend\n"),

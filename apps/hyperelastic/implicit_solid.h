@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef hyperelastic_implicit_solid_h
+#define hyperelastic_implicit_solid_h
+
+#include <deal.II/base/conditional_ostream.h>
+#include <deal.II/base/function.h>
+#include <deal.II/base/index_set.h>
+#include <deal.II/base/mpi.h>
+#include <deal.II/base/point.h>
+#include <deal.II/base/quadrature.h>
+#include <deal.II/base/tensor.h>
+#include <deal.II/base/timer.h>
+
+#include <deal.II/dofs/dof_handler.h>
+
+#include <deal.II/fe/fe_system.h>
+#include <deal.II/fe/fe_values.h>
+#include <deal.II/fe/mapping.h>
+
+#include <deal.II/grid/tria.h>
+
+#include <deal.II/lac/affine_constraints.h>
+
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/distributed/distributed_adapter.h>
+
+#include <array>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "integrator_backend.h"
+#include "parameters.h"
+
+namespace Hyperelastic
+{
+  using namespace dealii;
+
+  /**
+   * Thrown when a run cannot go on (an inverted element, a Newton iteration
+   * that diverges): the message says at which step and element, and the
+   * last good state has been written before.
+   */
+  DeclException1(ExcSimulationStopped,
+                 std::string,
+                 << "The simulation stopped: " << arg1);
+
+  /**
+   * Counters of a run, for the summary, the tests and the benchmark.
+   */
+  struct RunStatistics
+  {
+    unsigned int             n_steps               = 0;
+    unsigned int             n_newton_iterations   = 0;
+    unsigned int             n_cg_iterations       = 0;
+    unsigned int             max_newton_iterations = 0;
+    double                   stepping_wall_time    = 0;
+    double                   last_newton_residual  = 0;
+    std::vector<std::string> output_files;
+  };
+
+
+
+  /**
+   * A compressible neo-Hookean solid integrated in time with the midpoint
+   * rule of the GPU Gems chapter (Sec. 16.4.1), on one process or on the
+   * ranks of an MPI communicator. deal.II holds the mesh, the DoFs, the
+   * constraints and the output; the plugin's adapter turns them into flat
+   * arrays once; an IntegratorBackend runs the steps, and the Newton loop
+   * over its operations is the same for all of them.
+   *
+   * On one process the mesh is a serial Triangulation (Cuthill-McKee
+   * numbering) and the backend runs every stage on the GPU (a whole step as
+   * one CUDA graph launch where it can) or on the host. On a communicator,
+   * the built-in hexahedral bar lives on a parallel::distributed::
+   * Triangulation (p4est; 'Local refinement steps' with hanging nodes),
+   * tetrahedral meshes on a parallel::fullydistributed::Triangulation made
+   * from the serial mesh (METIS partition); each rank assembles its cells
+   * with the plugin's DistributedAssembler, on its GPU or on the host, and
+   * the resident or the Trilinos backend ('Execution/Distributed linear
+   * algebra') holds the linear algebra. Screen output comes from the first
+   * rank; files are one .vtu per output on one process, one .vtu per rank
+   * with a .pvtu record per output on a communicator, and the .pvd series.
+   * Vectors come back from the backend only when output or a diagnostic is
+   * due.
+   *
+   * On a communicator of one rank it solves the same discrete problem as
+   * on one process, to the solver's tolerances.
+   */
+  class ImplicitSolid
+  {
+  public:
+    static constexpr int dim = 3;
+
+    /// On one process, with a serial Triangulation.
+    ImplicitSolid(const Parameters &parameters, std::ostream &out = std::cout);
+
+    /// On the ranks of @p communicator, with a distributed triangulation;
+    /// collective over @p communicator from here on.
+    ImplicitSolid(const Parameters &parameters,
+                  const MPI_Comm    communicator,
+                  std::ostream     &out = std::cout);
+
+    ~ImplicitSolid();
+
+    /// Set up and run the whole simulation, with output and a summary.
+    void
+    run();
+
+    /// Mesh, DoFs, constraints, adapter, backend and initial state (run()
+    /// calls it).
+    void
+    setup();
+
+    /// One time (or load) step; throws ExcSimulationStopped on failure
+    /// (on every rank, the last good state written).
+    void
+    do_step();
+
+    double
+    current_time() const
+    {
+      return time;
+    }
+
+    /// Displacement and momentum at the last completed step, the locally
+    /// owned entries (every DoF on one process; copies from the backend).
+    std::pair<std::vector<double>, std::vector<double>>
+    state() const;
+
+    /// Displacement and momentum at one node (a vertex) of the mesh.
+    struct NodalState
+    {
+      Point<dim>     position;
+      Tensor<1, dim> u;
+      Tensor<1, dim> p;
+    };
+
+    /**
+     * The state at the last completed step at every node, on rank @p root
+     * (an empty vector elsewhere), in no particular order: the numbering of
+     * the DoFs depends on the partition, the positions do not.
+     */
+    std::vector<NodalState>
+    gather_nodal_state(const unsigned int root = 0) const;
+
+    /// Diagnostics of the last completed step, the same on every rank.
+    /// Kinetic energy sum p^2 / (2 m) of the lumped mass.
+    double
+    kinetic_energy() const;
+    /// Stored energy: the integral of W(F) over the reference body.
+    double
+    strain_energy() const;
+    /// Total linear momentum, summed per component over the nodes.
+    Tensor<1, dim>
+    linear_momentum() const;
+    /**
+     * Mean displacement of the nodes of the load region (zero if it holds
+     * none): the loaded end's deflection, and with the total load F the
+     * work F . u of a load constant since the start.
+     */
+    Tensor<1, dim>
+    load_region_displacement() const;
+
+    const RunStatistics &
+    statistics() const
+    {
+      return stats;
+    }
+
+    types::global_dof_index
+    n_dofs() const;
+
+    /// The adapter's arrays: on one process all DoFs and nodes, on a
+    /// communicator the rank's local part.
+    const GPUAssembly::MeshArrays &
+    arrays() const;
+
+    /// Where the steps run (one line).
+    std::string
+    backend_description() const;
+
+    /// Per-stage wall times so far.
+    TimerOutput &
+    timer_output()
+    {
+      return timer;
+    }
+
+    /**
+     * Seconds per stage so far: the host's timers, with the steps that ran
+     * whole on the device (one graph launch each) split into the stages by
+     * the device's own clock, and the rest of their wall time (launch,
+     * report copy) counted as transfers.
+     */
+    std::map<std::string, double>
+    stage_times() const;
+
+    /// Restart the timers (host and device) from zero.
+    void
+    reset_timers();
+
+  private:
+    /// An owned node: its position and its DoFs, one per component.
+    struct OwnedNode
+    {
+      Point<dim>                               position;
+      std::array<types::global_dof_index, dim> dofs;
+    };
+
+    void
+    make_grid();
+    /// 'Local refinement steps' near the clamp and the load (hexahedra).
+    void
+    refine_near_clamp_and_load();
+    void
+    setup_system();
+    /// The lumped mass and the load pattern of the owned DoFs.
+    void
+    make_mass_and_load();
+    void
+    check_constraints(const bool has_load) const;
+    void
+    setup_backend();
+    void
+    set_initial_state();
+    /// Time per step of each stage of the Newton loop and of the
+    /// exchanges, on rank 0's stream. Collective.
+    void
+    print_stage_split() const;
+    /// Stages of the steps run as device graphs, by the device's clock.
+    void
+    print_device_stages() const;
+    /// Writes the state @p u, @p p (owned entries). Collective.
+    void
+    write_output(const std::vector<double> &u, const std::vector<double> &p);
+    /// "  output FILE: max |u| = ..." for the state @p u, @p p. Collective.
+    void
+    summarize_state(const std::vector<double> &u,
+                    const std::vector<double> &p) const;
+    /**
+     * Calls @p f for every locally owned cell with the gradients of the
+     * displacement @p u (owned entries) at the quadrature points, in the
+     * order of the active cells; @p fe_values is reinitialized on the cell.
+     */
+    void
+    for_each_cell_gradient(
+      const std::vector<double> &u,
+      const UpdateFlags          flags,
+      const std::function<
+        void(const typename DoFHandler<dim>::active_cell_iterator &,
+             const FEValues<dim> &,
+             const std::vector<Tensor<2, dim>> &)> &f) const;
+    /// The smallest J over all ranks' quadrature points for displacement
+    /// @p u (owned entries) and where it is. Collective.
+    std::pair<double, std::string>
+    find_worst_element(const std::vector<double> &u) const;
+    [[noreturn]] void
+    stop(const std::string &reason);
+    /// state(), timed as a transfer.
+    std::pair<std::vector<double>, std::vector<double>>
+    transfer_state();
+
+    double
+    kinetic_energy(const std::vector<double> &p) const;
+    double
+    strain_energy(const std::vector<double> &u) const;
+    Tensor<1, dim>
+    linear_momentum(const std::vector<double> &p) const;
+    Tensor<1, dim>
+    load_region_displacement(const std::vector<double> &u) const;
+
+    /// Position of @p dof among the owned entries.
+    std::size_t
+    owned_index(const types::global_dof_index dof) const
+    {
+      return owned_dofs.index_within_set(dof);
+    }
+    /// Whether @p dof is held fixed (constrained without a line).
+    bool
+    is_held(const types::global_dof_index dof) const;
+    /// The sum of @p value over the ranks (the value on one process).
+    template <typename T>
+    T
+    global_sum(const T &value) const;
+    /// The first non-empty @p local_error of any rank, thrown on every
+    /// rank.
+    void
+    throw_if_any_rank(const std::string &local_error) const;
+
+    const Parameters parameters;
+    /// MPI_COMM_SELF on one process.
+    const MPI_Comm     communicator;
+    const bool         distributed;
+    ConditionalOStream pcout;
+    TimerOutput        timer;
+    /// TimerOutput section of the steps run whole on the device.
+    static constexpr const char *step_graph_section = "Step (one device graph)";
+
+    std::unique_ptr<Triangulation<dim>> triangulation;
+    std::unique_ptr<FESystem<dim>>      fe;
+    std::unique_ptr<Mapping<dim>>       mapping;
+    std::unique_ptr<Quadrature<dim>>    quadrature;
+    Quadrature<dim>                     mass_quadrature;
+    DoFHandler<dim>                     dof_handler;
+    IndexSet                            owned_dofs;
+    IndexSet                            relevant_dofs;
+    AffineConstraints<double>           constraints;
+    /// The adapter of one process, and that of a communicator.
+    GPUAssembly::DoFHandlerAdapter<dim>            adapter;
+    GPUAssembly::DistributedDoFHandlerAdapter<dim> distributed_adapter;
+
+    /// Largest distance between two vertices of the (coarse) mesh.
+    double                          diameter = 0;
+    std::vector<types::boundary_id> mesh_boundary_ids;
+    std::vector<OwnedNode>          owned_nodes;
+    /// Positions in owned_nodes of the nodes of the load region, and
+    /// their number over all ranks.
+    std::vector<unsigned int> loaded_nodes;
+    unsigned int              n_loaded_nodes = 0;
+
+    BackendData                        backend_data;
+    std::unique_ptr<IntegratorBackend> backend;
+    std::unique_ptr<Function<1>>       load_function;
+
+    double                                      time        = 0;
+    unsigned int                                step_number = 0;
+    bool                                        dynamic     = true;
+    RunStatistics                               stats;
+    std::vector<std::pair<double, std::string>> pvd_records;
+  };
+} // namespace Hyperelastic
+
+#endif
