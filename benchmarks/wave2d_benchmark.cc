@@ -11,7 +11,7 @@
 // stepping; for double and float and both partitioners, the stepping time,
 // node updates per second, and the effective bandwidth by the byte model of
 // Pogo's Appendix A computed for this implementation
-// (ExplicitPlan::bytes_per_step) as a fraction of the device's copy
+// (Plan::bytes_per_step) as a fraction of the device's copy
 // bandwidth measured in the same run; the host stepper on all cores as the
 // peer (timed over fewer steps and scaled, as marked).
 //
@@ -24,8 +24,8 @@
 #include <deal.II/grid/tria.h>
 
 #include <gpu_assembly/base/device.h>
-#include <gpu_assembly/explicit/explicit_stepper.h>
-#include <gpu_assembly/explicit/wave_discretization.h>
+#include <gpu_assembly/wave/wave_discretization.h>
+#include <gpu_assembly/wave/wave_stepper.h>
 
 #include <chrono>
 #include <cmath>
@@ -36,7 +36,7 @@
 #include <string>
 
 using namespace GPUAssembly;
-using namespace GPUAssembly::Explicit;
+using namespace GPUAssembly::Wave;
 
 namespace
 {
@@ -228,15 +228,14 @@ main(int argc, char **argv)
         using Number = decltype(number);
         for (const auto &[name, blocks] : partitions)
           {
-            auto                       start = std::chrono::steady_clock::now();
-            const ExplicitPlan<Number> plan =
-              make_explicit_plan<Number>(system,
-                                         blocks,
-                                         dt,
-                                         dt_stable,
-                                         sources,
-                                         receivers,
-                                         n_steps);
+            auto               start = std::chrono::steady_clock::now();
+            const Plan<Number> plan  = make_plan<Number>(system,
+                                                        blocks,
+                                                        dt,
+                                                        dt_stable,
+                                                        sources,
+                                                        receivers,
+                                                        n_steps);
             std::cout << "| plan " << name << ", " << precision << " ("
                       << plan.memory_consumption() / 1048576 << " MiB; L_av "
                       << plan.average_warp_links() << ", unsorted "
@@ -246,7 +245,7 @@ main(int argc, char **argv)
             if (have_gpu)
               {
                 start = std::chrono::steady_clock::now();
-                DeviceExplicitStepper<Number> gpu;
+                DeviceStepper<Number> gpu;
                 gpu.reinit(plan, 10);
                 std::cout << "| upload to the GPU | " << seconds_since(start)
                           << " |" << std::endl;
@@ -266,7 +265,7 @@ main(int argc, char **argv)
               }
             if (name == "aligned 512")
               {
-                HostExplicitStepper<Number> host;
+                HostStepper<Number> host;
                 host.reinit(plan, 10);
                 start = std::chrono::steady_clock::now();
                 host.advance(host_steps);
@@ -288,7 +287,7 @@ main(int argc, char **argv)
                   {
                     // The whole field after the host's steps, GPU against
                     // host: the receivers see nothing that early.
-                    DeviceExplicitStepper<Number> gpu;
+                    DeviceStepper<Number> gpu;
                     gpu.reinit(plan, 10);
                     gpu.advance(host_steps);
                     std::vector<double> gpu_prev, gpu_curr, host_prev,

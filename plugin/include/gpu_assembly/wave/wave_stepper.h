@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_explicit_explicit_stepper_h
-#define gpu_assembly_explicit_explicit_stepper_h
+#ifndef gpu_assembly_wave_wave_stepper_h
+#define gpu_assembly_wave_wave_stepper_h
 
-#include <gpu_assembly/explicit/explicit_plan.h>
+#include <gpu_assembly/wave/wave_plan.h>
 
 #include <memory>
 #include <vector>
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     /**
      * Time stepping with the central-difference update of Pogo's eq. 4 on
-     * an ExplicitPlan. Step n (from time n dt) computes
+     * a Plan. Step n (from time n dt) computes
      *   U_{n+1} = C' U_{n-1} + K' U_n            (one thread per node)
      *   U_{n+1} += F' f(t_n)                      (force sources)
      *   U_{n+1} = g(t_{n+1})                      (prescribed displacements)
@@ -24,18 +24,17 @@ namespace GPUAssembly
      * written from them restarts bitwise).
      */
     template <typename Number>
-    class ExplicitStepper
+    class Stepper
     {
     public:
-      virtual ~ExplicitStepper() = default;
+      virtual ~Stepper() = default;
 
       /**
        * Take the plan (copied: to the device for the GPU stepper) and start
        * from rest at step 0 with no receiver records.
        */
       virtual void
-      reinit(const ExplicitPlan<Number> &plan,
-             const unsigned int          record_interval) = 0;
+      reinit(const Plan<Number> &plan, const unsigned int record_interval) = 0;
 
       /// Continue from U_{n-1} = @p u_previous, U_n = @p u_current at
       /// step n = @p step (a restart).
@@ -87,17 +86,17 @@ namespace GPUAssembly
 
     /**
      * The reference: the same arithmetic as the GPU kernel, in the same
-     * order (explicit_update.h), run over blocks by all host threads.
+     * order (wave_update.h), run over blocks by all host threads.
      * Bitwise reproducible whatever the number of threads, since every
      * node is computed by one thread from the previous states only.
      */
     template <typename Number>
-    class HostExplicitStepper : public ExplicitStepper<Number>
+    class HostStepper : public Stepper<Number>
     {
     public:
       void
-      reinit(const ExplicitPlan<Number> &plan,
-             const unsigned int          record_interval) override;
+      reinit(const Plan<Number> &plan,
+             const unsigned int  record_interval) override;
 
       void
       set_state(const unsigned int         step,
@@ -115,9 +114,9 @@ namespace GPUAssembly
       void
       do_step();
 
-      ExplicitPlan<Number> plan;
-      std::vector<Number>  u[3];
-      unsigned int         previous = 0, current = 1, next = 2;
+      Plan<Number>        plan;
+      std::vector<Number> u[3];
+      unsigned int        previous = 0, current = 1, next = 2;
     };
 
 
@@ -129,15 +128,15 @@ namespace GPUAssembly
      * if no CUDA device exists.
      */
     template <typename Number>
-    class DeviceExplicitStepper : public ExplicitStepper<Number>
+    class DeviceStepper : public Stepper<Number>
     {
     public:
-      DeviceExplicitStepper();
-      ~DeviceExplicitStepper() override;
+      DeviceStepper();
+      ~DeviceStepper() override;
 
       void
-      reinit(const ExplicitPlan<Number> &plan,
-             const unsigned int          record_interval) override;
+      reinit(const Plan<Number> &plan,
+             const unsigned int  record_interval) override;
 
       void
       set_state(const unsigned int         step,
@@ -159,7 +158,7 @@ namespace GPUAssembly
       struct Implementation;
       std::unique_ptr<Implementation> implementation;
     };
-  } // namespace Explicit
+  } // namespace Wave
 } // namespace GPUAssembly
 
 #endif

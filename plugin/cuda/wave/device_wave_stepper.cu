@@ -3,9 +3,9 @@
 // node, one CUDA block per node block, neighbour data through shared memory.
 
 #include <gpu_assembly/base/cuda_check.h>
-#include <gpu_assembly/explicit/explicit_stepper.h>
-#include <gpu_assembly/explicit/explicit_update.h>
 #include <gpu_assembly/lac/device_vector.h>
+#include <gpu_assembly/wave/wave_stepper.h>
+#include <gpu_assembly/wave/wave_update.h>
 
 #include <cuda_runtime.h>
 
@@ -14,7 +14,7 @@
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     namespace
     {
@@ -26,18 +26,18 @@ namespace GPUAssembly
        */
       template <typename Number>
       __global__ void __launch_bounds__(1024)
-        explicit_step_kernel(const Number *__restrict__ u_prev,
-                             const Number *__restrict__ u_curr,
-                             Number *__restrict__ u_next,
-                             const Number *__restrict__ c_prime,
-                             const Number *__restrict__ stiffness,
-                             const std::uint16_t *__restrict__ links,
-                             const std::uint8_t *__restrict__ warp_links,
-                             const int *__restrict__ halo_offsets,
-                             const int *__restrict__ halo_positions,
-                             const unsigned int n_padded,
-                             const unsigned int max_links,
-                             const unsigned int shared_stride)
+        wave_step_kernel(const Number *__restrict__ u_prev,
+                         const Number *__restrict__ u_curr,
+                         Number *__restrict__ u_next,
+                         const Number *__restrict__ c_prime,
+                         const Number *__restrict__ stiffness,
+                         const std::uint16_t *__restrict__ links,
+                         const std::uint8_t *__restrict__ warp_links,
+                         const int *__restrict__ halo_offsets,
+                         const int *__restrict__ halo_positions,
+                         const unsigned int n_padded,
+                         const unsigned int max_links,
+                         const unsigned int shared_stride)
       {
         extern __shared__ unsigned char shared_bytes[];
         Number *const      sx = reinterpret_cast<Number *>(shared_bytes);
@@ -158,7 +158,7 @@ namespace GPUAssembly
 
 
     template <typename Number>
-    struct DeviceExplicitStepper<Number>::Implementation
+    struct DeviceStepper<Number>::Implementation
     {
       unsigned int n_nodes = 0, n_padded = 0, block_size = 0, max_links = 0,
                    max_halo = 0, n_blocks = 0, n_signal_steps = 0;
@@ -184,30 +184,30 @@ namespace GPUAssembly
 
 
     template <typename Number>
-    DeviceExplicitStepper<Number>::DeviceExplicitStepper()
+    DeviceStepper<Number>::DeviceStepper()
       : implementation(std::make_unique<Implementation>())
     {
       int n_devices = 0;
       if (cudaGetDeviceCount(&n_devices) != cudaSuccess || n_devices == 0)
         {
           (void)cudaGetLastError();
-          internal::throw_error("DeviceExplicitStepper needs a CUDA device, "
+          internal::throw_error("DeviceStepper needs a CUDA device, "
                                 "and none was found. Use the host stepper "
-                                "(HostExplicitStepper) instead.");
+                                "(HostStepper) instead.");
         }
     }
 
 
 
     template <typename Number>
-    DeviceExplicitStepper<Number>::~DeviceExplicitStepper() = default;
+    DeviceStepper<Number>::~DeviceStepper() = default;
 
 
 
     template <typename Number>
     void
-    DeviceExplicitStepper<Number>::reinit(const ExplicitPlan<Number> &plan,
-                                          const unsigned int record_interval)
+    DeviceStepper<Number>::reinit(const Plan<Number> &plan,
+                                  const unsigned int  record_interval)
     {
       if (record_interval == 0)
         internal::throw_error("The record interval must be positive.");
@@ -256,7 +256,7 @@ namespace GPUAssembly
         2 * std::size_t(d.block_size + d.max_halo) * sizeof(Number);
       if (d.shared_bytes > 48 * 1024)
         GPU_ASSEMBLY_CHECK_CUDA(
-          cudaFuncSetAttribute(explicit_step_kernel<Number>,
+          cudaFuncSetAttribute(wave_step_kernel<Number>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(d.shared_bytes)));
       this->interval     = record_interval;
@@ -268,10 +268,9 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    DeviceExplicitStepper<Number>::set_state(
-      const unsigned int         step,
-      const std::vector<double> &u_previous,
-      const std::vector<double> &u_current)
+    DeviceStepper<Number>::set_state(const unsigned int         step,
+                                     const std::vector<double> &u_previous,
+                                     const std::vector<double> &u_current)
     {
       Implementation &d = *implementation;
       if (u_previous.size() != 2 * std::size_t(d.n_nodes) ||
@@ -297,9 +296,8 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    DeviceExplicitStepper<Number>::get_state(
-      std::vector<double> &u_previous,
-      std::vector<double> &u_current) const
+    DeviceStepper<Number>::get_state(std::vector<double> &u_previous,
+                                     std::vector<double> &u_current) const
     {
       const Implementation &d = *implementation;
       std::vector<Number>   previous, current;
@@ -321,12 +319,12 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    DeviceExplicitStepper<Number>::advance(const unsigned int n_steps)
+    DeviceStepper<Number>::advance(const unsigned int n_steps)
     {
       Implementation &d = *implementation;
       if (d.block_size == 0)
         internal::throw_error(
-          "DeviceExplicitStepper::advance() called before reinit().");
+          "DeviceStepper::advance() called before reinit().");
       const unsigned int first = this->current_step;
       // Records in this call: steps first + 1 .. first + n_steps that are
       // multiples of the interval.
@@ -342,7 +340,7 @@ namespace GPUAssembly
       for (unsigned int i = 0; i < n_steps; ++i)
         {
           const unsigned int n = first + i;
-          explicit_step_kernel<Number>
+          wave_step_kernel<Number>
             <<<d.n_blocks, d.block_size, d.shared_bytes>>>(
               d.u[d.previous].data(),
               d.u[d.current].data(),
@@ -407,7 +405,7 @@ namespace GPUAssembly
 
     template <typename Number>
     std::size_t
-    DeviceExplicitStepper<Number>::memory_consumption() const
+    DeviceStepper<Number>::memory_consumption() const
     {
       const Implementation &d     = *implementation;
       std::size_t           bytes = 0;
@@ -436,7 +434,7 @@ namespace GPUAssembly
 
 
 
-    template class DeviceExplicitStepper<double>;
-    template class DeviceExplicitStepper<float>;
-  } // namespace Explicit
+    template class DeviceStepper<double>;
+    template class DeviceStepper<float>;
+  } // namespace Wave
 } // namespace GPUAssembly

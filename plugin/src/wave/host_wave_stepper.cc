@@ -1,24 +1,24 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Compiled with -ffp-contract=off (plugin/CMakeLists.txt): the compiler must
-// not fuse the products and sums of explicit_update.h, or the host results
+// not fuse the products and sums of wave_update.h, or the host results
 // would differ from the GPU's in the last bit.
 
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/parallel.h>
 
-#include <gpu_assembly/explicit/explicit_stepper.h>
-#include <gpu_assembly/explicit/explicit_update.h>
+#include <gpu_assembly/wave/wave_stepper.h>
+#include <gpu_assembly/wave/wave_update.h>
 
 #include <algorithm>
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     template <typename Number>
     void
-    HostExplicitStepper<Number>::reinit(const ExplicitPlan<Number> &new_plan,
-                                        const unsigned int record_interval)
+    HostStepper<Number>::reinit(const Plan<Number> &new_plan,
+                                const unsigned int  record_interval)
     {
       AssertThrow(record_interval > 0,
                   dealii::ExcMessage("The record interval must be positive."));
@@ -35,10 +35,9 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    HostExplicitStepper<Number>::set_state(
-      const unsigned int         step,
-      const std::vector<double> &u_previous,
-      const std::vector<double> &u_current)
+    HostStepper<Number>::set_state(const unsigned int         step,
+                                   const std::vector<double> &u_previous,
+                                   const std::vector<double> &u_current)
     {
       AssertThrow(u_previous.size() == 2 * std::size_t(plan.n_nodes) &&
                     u_current.size() == u_previous.size(),
@@ -60,8 +59,8 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    HostExplicitStepper<Number>::get_state(std::vector<double> &u_previous,
-                                           std::vector<double> &u_current) const
+    HostStepper<Number>::get_state(std::vector<double> &u_previous,
+                                   std::vector<double> &u_current) const
     {
       const std::size_t n_padded = plan.n_padded();
       u_previous.resize(2 * std::size_t(plan.n_nodes));
@@ -79,7 +78,7 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    HostExplicitStepper<Number>::do_step()
+    HostStepper<Number>::do_step()
     {
       const unsigned int B = plan.block_size, L = plan.max_links;
       const std::size_t  n_padded = plan.n_padded();
@@ -175,7 +174,7 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    HostExplicitStepper<Number>::advance(const unsigned int n_steps)
+    HostStepper<Number>::advance(const unsigned int n_steps)
     {
       for (unsigned int i = 0; i < n_steps; ++i)
         do_step();
@@ -183,7 +182,7 @@ namespace GPUAssembly
 
 
 
-    template class HostExplicitStepper<double>;
-    template class HostExplicitStepper<float>;
-  } // namespace Explicit
+    template class HostStepper<double>;
+    template class HostStepper<float>;
+  } // namespace Wave
 } // namespace GPUAssembly
