@@ -35,19 +35,14 @@
 #include <memory>
 #include <string>
 
+#include "stepper_benchmarking.h"
+
 using namespace GPUAssembly;
 using namespace GPUAssembly::Wave;
+using namespace Benchmarking;
 
 namespace
 {
-  double
-  seconds_since(const std::chrono::steady_clock::time_point start)
-  {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-      .count();
-  }
-
   struct Row
   {
     std::string name;
@@ -249,9 +244,7 @@ main(int argc, char **argv)
                 gpu.reinit(plan, 10);
                 std::cout << "| upload to the GPU | " << seconds_since(start)
                           << " |" << std::endl;
-                start = std::chrono::steady_clock::now();
-                gpu.advance(n_steps);
-                const double seconds = seconds_since(start);
+                const double seconds = seconds_to_advance(gpu, n_steps);
                 rows.push_back({"GPU " + precision + ", " + name,
                                 seconds,
                                 double(n_steps),
@@ -267,9 +260,7 @@ main(int argc, char **argv)
               {
                 HostStepper<Number> host;
                 host.reinit(plan, 10);
-                start = std::chrono::steady_clock::now();
-                host.advance(host_steps);
-                const double seconds = seconds_since(start);
+                const double seconds = seconds_to_advance(host, host_steps);
                 rows.push_back(
                   {"host, " +
                      std::to_string(dealii::MultithreadInfo::n_threads()) +
@@ -290,22 +281,13 @@ main(int argc, char **argv)
                     DeviceStepper<Number> gpu;
                     gpu.reinit(plan, 10);
                     gpu.advance(host_steps);
-                    std::vector<double> gpu_prev, gpu_curr, host_prev,
-                      host_curr;
-                    gpu.get_state(gpu_prev, gpu_curr);
-                    host.get_state(host_prev, host_curr);
-                    double difference = 0, size = 0;
-                    for (std::size_t i = 0; i < host_curr.size(); ++i)
-                      {
-                        difference =
-                          std::max(difference,
-                                   std::abs(gpu_curr[i] - host_curr[i]));
-                        size = std::max(size, std::abs(host_curr[i]));
-                      }
+                    const StateDifference difference =
+                      compare_states(gpu, host);
                     std::cout << "GPU vs host field after " << host_steps
                               << " steps (" << precision
-                              << "): max |difference| " << difference
-                              << ", max |u| " << size << std::endl;
+                              << "): max |difference| "
+                              << difference.max_difference << ", max |u| "
+                              << difference.max_reference << std::endl;
                   }
               }
           }

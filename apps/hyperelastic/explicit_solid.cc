@@ -45,14 +45,6 @@ namespace Hyperelastic
 {
   namespace TLED = GPUAssembly::TLED;
 
-  struct ExplicitSolid::Stepping
-  {
-    std::function<void(unsigned int)>                                 advance;
-    std::function<void(std::vector<double> &, std::vector<double> &)> state;
-    std::function<unsigned int()>                                     step;
-    std::shared_ptr<void>                                             owner;
-  };
-
   namespace
   {
     template <typename Number>
@@ -275,20 +267,9 @@ namespace Hyperelastic
     const bool device = x.device == "gpu" || (x.device == "auto" && has_gpu);
     if (!device && x.device == "auto")
       out << "No CUDA device found: the steps run on the host." << std::endl;
-    stepping           = std::make_unique<Stepping>();
-    const auto install = [&](auto stepper, const auto &model) {
-      stepper->reinit(model, boundary_conditions, integration);
-      auto *raw         = stepper.get();
-      stepping->advance = [raw](const unsigned int k) {
-        raw->advance(k);
-      };
-      stepping->state = [raw](std::vector<double> &p, std::vector<double> &c) {
-        raw->get_state(p, c);
-      };
-      stepping->step = [raw]() {
-        return raw->step();
-      };
-      stepping->owner = std::shared_ptr<void>(std::move(stepper));
+    const auto install = [&](auto new_stepper, const auto &model) {
+      new_stepper->reinit(model, boundary_conditions, integration);
+      stepper = std::move(new_stepper);
     };
     const bool use_float = device && x.precision == "float";
     if (use_float)
@@ -310,7 +291,7 @@ namespace Hyperelastic
   unsigned int
   ExplicitSolid::step() const
   {
-    return stepping->step();
+    return stepper->step();
   }
 
 
@@ -318,7 +299,7 @@ namespace Hyperelastic
   void
   ExplicitSolid::advance(const unsigned int n_steps)
   {
-    stepping->advance(n_steps);
+    stepper->advance(n_steps);
   }
 
 
@@ -327,7 +308,7 @@ namespace Hyperelastic
   ExplicitSolid::displacement() const
   {
     std::vector<double> previous, current;
-    stepping->state(previous, current);
+    stepper->get_state(previous, current);
     return current;
   }
 
@@ -337,7 +318,7 @@ namespace Hyperelastic
   ExplicitSolid::trace_point() const
   {
     std::vector<double> previous, u;
-    stepping->state(previous, u);
+    stepper->get_state(previous, u);
     TracePoint p;
     p.step = step();
     p.time = step() * dt;
@@ -517,7 +498,7 @@ namespace Hyperelastic
 
     const auto report = [&](const bool write) {
       std::vector<double> u_prev, u_curr;
-      stepping->state(u_prev, u_curr);
+      stepper->get_state(u_prev, u_curr);
       const auto [J, element] = TLED::minimum_jacobian(model_double, u_curr);
       if (write || !(J > 0))
         write_output(u_prev, u_curr);

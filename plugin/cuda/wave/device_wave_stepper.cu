@@ -164,8 +164,15 @@ namespace GPUAssembly
                    max_halo = 0, n_blocks = 0, n_signal_steps = 0;
       std::vector<unsigned int> position;
 
-      DeviceVector<Number> u[3];
-      unsigned int         previous = 0, current = 1, next = 2;
+      DeviceVector<Number>                u[3];
+      GPUAssembly::internal::StateBuffers states;
+
+      GPUAssembly::internal::StateLayout
+      state_layout() const
+      {
+        return {2, n_nodes, n_padded, position.data()};
+      }
+
       DeviceVector<Number> c_prime, stiffness, force_weights,
         prescribed_weights, signal_values;
       DeviceVector<std::uint16_t> links;
@@ -222,7 +229,7 @@ namespace GPUAssembly
       d.position        = plan.position;
       for (auto &v : d.u)
         v.reinit(2 * std::size_t(d.n_padded));
-      d.previous = 0, d.current = 1, d.next = 2;
+      d.states = {};
       d.c_prime.copy_from_host(plan.c_prime);
       d.stiffness.copy_from_host(plan.stiffness);
       d.links.copy_from_host(plan.links);
@@ -279,16 +286,10 @@ namespace GPUAssembly
                               "per node.");
       std::vector<Number> previous(2 * std::size_t(d.n_padded), Number(0)),
         current(previous.size(), Number(0));
-      for (unsigned int i = 0; i < d.n_nodes; ++i)
-        for (unsigned int c = 0; c < 2; ++c)
-          {
-            previous[c * std::size_t(d.n_padded) + d.position[i]] =
-              Number(u_previous[2 * i + c]);
-            current[c * std::size_t(d.n_padded) + d.position[i]] =
-              Number(u_current[2 * i + c]);
-          }
-      d.u[d.previous].copy_from_host(previous);
-      d.u[d.current].copy_from_host(current);
+      d.state_layout().scatter(u_previous, previous.data());
+      d.state_layout().scatter(u_current, current.data());
+      d.u[d.states.previous].copy_from_host(previous);
+      d.u[d.states.current].copy_from_host(current);
       this->current_step = step;
     }
 
@@ -301,18 +302,10 @@ namespace GPUAssembly
     {
       const Implementation &d = *implementation;
       std::vector<Number>   previous, current;
-      d.u[d.previous].copy_to_host(previous);
-      d.u[d.current].copy_to_host(current);
-      u_previous.resize(2 * std::size_t(d.n_nodes));
-      u_current.resize(u_previous.size());
-      for (unsigned int i = 0; i < d.n_nodes; ++i)
-        for (unsigned int c = 0; c < 2; ++c)
-          {
-            u_previous[2 * i + c] =
-              previous[c * std::size_t(d.n_padded) + d.position[i]];
-            u_current[2 * i + c] =
-              current[c * std::size_t(d.n_padded) + d.position[i]];
-          }
+      d.u[d.states.previous].copy_to_host(previous);
+      d.u[d.states.current].copy_to_host(current);
+      d.state_layout().gather(previous.data(), u_previous);
+      d.state_layout().gather(current.data(), u_current);
     }
 
 
@@ -342,9 +335,9 @@ namespace GPUAssembly
           const unsigned int n = first + i;
           wave_step_kernel<Number>
             <<<d.n_blocks, d.block_size, d.shared_bytes>>>(
-              d.u[d.previous].data(),
-              d.u[d.current].data(),
-              d.u[d.next].data(),
+              d.u[d.states.previous].data(),
+              d.u[d.states.current].data(),
+              d.u[d.states.next].data(),
               d.c_prime.data(),
               d.stiffness.data(),
               d.links.data(),
@@ -358,7 +351,7 @@ namespace GPUAssembly
             d.n_force > 0 && n <= d.n_signal_steps && d.force_active[n];
           if (d.n_prescribed > 0 || forces)
             sources_kernel<Number><<<(n_source_threads + 255) / 256, 256>>>(
-              d.u[d.next].data(),
+              d.u[d.states.next].data(),
               d.force_dofs.data(),
               d.force_offsets.data(),
               d.force_signals.data(),
@@ -376,17 +369,14 @@ namespace GPUAssembly
             {
               if (d.n_receivers > 0)
                 record_kernel<Number><<<(d.n_receivers + 127) / 128, 128>>>(
-                  d.u[d.next].data(),
+                  d.u[d.states.next].data(),
                   d.receiver_positions.data(),
                   d.n_receivers,
                   d.n_padded,
                   d.records.data() + record * record_size);
               ++record;
             }
-          const unsigned int old_previous = d.previous;
-          d.previous                      = d.current;
-          d.current                       = d.next;
-          d.next                          = old_previous;
+          d.states.rotate();
         }
       GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
       GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());

@@ -26,7 +26,7 @@ namespace GPUAssembly
       this->interval = record_interval;
       for (auto &v : u)
         v.assign(2 * std::size_t(plan.n_padded()), Number(0));
-      previous = 0, current = 1, next = 2;
+      states             = {};
       this->current_step = 0;
       this->history.clear();
     }
@@ -43,15 +43,8 @@ namespace GPUAssembly
                     u_current.size() == u_previous.size(),
                   dealii::ExcMessage("set_state: the states must hold two "
                                      "values per node."));
-      const std::size_t n_padded = plan.n_padded();
-      for (unsigned int i = 0; i < plan.n_nodes; ++i)
-        for (unsigned int c = 0; c < 2; ++c)
-          {
-            u[previous][c * n_padded + plan.position[i]] =
-              Number(u_previous[2 * i + c]);
-            u[current][c * n_padded + plan.position[i]] =
-              Number(u_current[2 * i + c]);
-          }
+      state_layout().scatter(u_previous, u[states.previous].data());
+      state_layout().scatter(u_current, u[states.current].data());
       this->current_step = step;
     }
 
@@ -62,16 +55,8 @@ namespace GPUAssembly
     HostStepper<Number>::get_state(std::vector<double> &u_previous,
                                    std::vector<double> &u_current) const
     {
-      const std::size_t n_padded = plan.n_padded();
-      u_previous.resize(2 * std::size_t(plan.n_nodes));
-      u_current.resize(u_previous.size());
-      for (unsigned int i = 0; i < plan.n_nodes; ++i)
-        for (unsigned int c = 0; c < 2; ++c)
-          {
-            u_previous[2 * i + c] =
-              u[previous][c * n_padded + plan.position[i]];
-            u_current[2 * i + c] = u[current][c * n_padded + plan.position[i]];
-          }
+      state_layout().gather(u[states.previous].data(), u_previous);
+      state_layout().gather(u[states.current].data(), u_current);
     }
 
 
@@ -82,8 +67,9 @@ namespace GPUAssembly
     {
       const unsigned int B = plan.block_size, L = plan.max_links;
       const std::size_t  n_padded = plan.n_padded();
-      const Number *u_prev = u[previous].data(), *u_curr = u[current].data();
-      Number       *u_next = u[next].data();
+      const Number      *u_prev   = u[states.previous].data();
+      const Number      *u_curr   = u[states.current].data();
+      Number            *u_next   = u[states.next].data();
 
       dealii::parallel::apply_to_subranges(
         0u,
@@ -163,10 +149,7 @@ namespace GPUAssembly
             this->history.push_back(u_next[n_padded + p]);
           }
 
-      const unsigned int old_previous = previous;
-      previous                        = current;
-      current                         = next;
-      next                            = old_previous;
+      states.rotate();
       ++this->current_step;
     }
 
