@@ -29,21 +29,15 @@
 #include <vector>
 
 #include "../tests/tled_test_meshes.h"
+#include "stepper_benchmarking.h"
 
 using namespace GPUAssembly::TLED;
+using namespace Benchmarking;
 
 namespace
 {
   constexpr double cube_size   = 0.08; // m
   constexpr double compression = 0.1;
-
-  double
-  seconds_since(const std::chrono::steady_clock::time_point start)
-  {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-      .count();
-  }
 
   struct Row
   {
@@ -86,12 +80,10 @@ namespace
   {
     stepper.reinit(model, bc, integration);
     stepper.advance(warm_up);
-    const auto start = std::chrono::steady_clock::now();
-    stepper.advance(n_steps);
     Row row;
     row.what       = what;
     row.steps      = n_steps;
-    row.seconds    = seconds_since(start);
+    row.seconds    = seconds_to_advance(stepper, n_steps);
     row.bytes      = model.bytes_per_step();
     row.n_elements = model.n_elements;
     return row;
@@ -174,25 +166,17 @@ main(int argc, char *argv[])
                                         cube_size,
                                         compression,
                                         0.8 * n_steps * integration.time_step);
+      DeviceStepper<double> stepper_double(NodalSum::plan, steps_per_graph);
+      stepper_double.reinit(model, bc, integration);
+      stepper_double.advance(n_steps);
+      DeviceStepper<float> stepper_float(NodalSum::plan, steps_per_graph);
+      stepper_float.reinit(make_model<float>(mesh, material), bc, integration);
+      stepper_float.advance(n_steps);
+      const StateDifference difference =
+        compare_states(stepper_float, stepper_double);
       std::vector<double> prev, u_double, u_float;
-      {
-        DeviceStepper<double> stepper(NodalSum::plan, steps_per_graph);
-        stepper.reinit(model, bc, integration);
-        stepper.advance(n_steps);
-        stepper.get_state(prev, u_double);
-      }
-      {
-        DeviceStepper<float> stepper(NodalSum::plan, steps_per_graph);
-        stepper.reinit(make_model<float>(mesh, material), bc, integration);
-        stepper.advance(n_steps);
-        stepper.get_state(prev, u_float);
-      }
-      double difference = 0, size = 0;
-      for (std::size_t i = 0; i < u_double.size(); ++i)
-        {
-          difference = std::max(difference, std::abs(u_float[i] - u_double[i]));
-          size       = std::max(size, std::abs(u_double[i]));
-        }
+      stepper_double.get_state(prev, u_double);
+      stepper_float.get_state(prev, u_float);
       // The node nearest the centre.
       unsigned int centre = 0;
       double       best   = 1e300;
@@ -211,7 +195,7 @@ main(int argc, char *argv[])
                 << integration.time_step
                 << " s, float against double on the GPU:\n"
                 << "  max |u_float - u_double| / max |u_double| = "
-                << difference / size << "\n"
+                << difference.max_difference / difference.max_reference << "\n"
                 << "  centre node u_z: double " << u_double[3 * centre + 2]
                 << ", float " << u_float[3 * centre + 2] << ", relative "
                 << std::abs(u_float[3 * centre + 2] -

@@ -11,7 +11,7 @@
 // stepping; for double and float and both partitioners, the stepping time,
 // node updates per second, and the effective bandwidth by the byte model of
 // Pogo's Appendix A computed for this implementation
-// (ExplicitPlan::bytes_per_step) as a fraction of the device's copy
+// (Plan::bytes_per_step) as a fraction of the device's copy
 // bandwidth measured in the same run; the host stepper on all cores as the
 // peer (timed over fewer steps and scaled, as marked).
 //
@@ -24,8 +24,8 @@
 #include <deal.II/grid/tria.h>
 
 #include <gpu_assembly/base/device.h>
-#include <gpu_assembly/explicit/explicit_stepper.h>
-#include <gpu_assembly/explicit/wave_discretization.h>
+#include <gpu_assembly/wave/wave_discretization.h>
+#include <gpu_assembly/wave/wave_stepper.h>
 
 #include <chrono>
 #include <cmath>
@@ -35,19 +35,14 @@
 #include <memory>
 #include <string>
 
+#include "stepper_benchmarking.h"
+
 using namespace GPUAssembly;
-using namespace GPUAssembly::Explicit;
+using namespace GPUAssembly::Wave;
+using namespace Benchmarking;
 
 namespace
 {
-  double
-  seconds_since(const std::chrono::steady_clock::time_point start)
-  {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-      .count();
-  }
-
   struct Row
   {
     std::string name;
@@ -247,15 +242,14 @@ main(int argc, char **argv)
         using Number = decltype(number);
         for (const auto &[name, blocks] : partitions)
           {
-            auto                       start = std::chrono::steady_clock::now();
-            const ExplicitPlan<Number> plan =
-              make_explicit_plan<Number>(system,
-                                         blocks,
-                                         dt,
-                                         dt_stable,
-                                         sources,
-                                         receivers,
-                                         n_steps);
+            auto               start = std::chrono::steady_clock::now();
+            const Plan<Number> plan  = make_plan<Number>(system,
+                                                        blocks,
+                                                        dt,
+                                                        dt_stable,
+                                                        sources,
+                                                        receivers,
+                                                        n_steps);
             std::cout << "| plan " << name << ", " << precision << " ("
                       << plan.memory_consumption() / 1048576 << " MiB; L_av "
                       << plan.average_warp_links() << ", unsorted "
@@ -265,13 +259,11 @@ main(int argc, char **argv)
             if (have_gpu)
               {
                 start = std::chrono::steady_clock::now();
-                DeviceExplicitStepper<Number> gpu;
+                DeviceStepper<Number> gpu;
                 gpu.reinit(plan, record_interval);
                 std::cout << "| upload to the GPU | " << seconds_since(start)
                           << " |" << std::endl;
-                start = std::chrono::steady_clock::now();
-                gpu.advance(n_steps);
-                const double seconds = seconds_since(start);
+                const double seconds = seconds_to_advance(gpu, n_steps);
                 rows.push_back({"GPU " + precision + ", " + name,
                                 seconds,
                                 double(n_steps),
@@ -285,11 +277,9 @@ main(int argc, char **argv)
               }
             if (name == "aligned 512")
               {
-                HostExplicitStepper<Number> host;
+                HostStepper<Number> host;
                 host.reinit(plan, record_interval);
-                start = std::chrono::steady_clock::now();
-                host.advance(host_steps);
-                const double seconds = seconds_since(start);
+                const double seconds = seconds_to_advance(host, host_steps);
                 rows.push_back(
                   {"host, " +
                      std::to_string(dealii::MultithreadInfo::n_threads()) +
@@ -305,25 +295,16 @@ main(int argc, char **argv)
                   {
                     // The whole field after the host's steps, GPU against
                     // host: the receivers see nothing that early.
-                    DeviceExplicitStepper<Number> gpu;
+                    DeviceStepper<Number> gpu;
                     gpu.reinit(plan, record_interval);
                     gpu.advance(host_steps);
-                    std::vector<double> gpu_prev, gpu_curr, host_prev,
-                      host_curr;
-                    gpu.get_state(gpu_prev, gpu_curr);
-                    host.get_state(host_prev, host_curr);
-                    double difference = 0, size = 0;
-                    for (std::size_t i = 0; i < host_curr.size(); ++i)
-                      {
-                        difference =
-                          std::max(difference,
-                                   std::abs(gpu_curr[i] - host_curr[i]));
-                        size = std::max(size, std::abs(host_curr[i]));
-                      }
+                    const StateDifference difference =
+                      compare_states(gpu, host);
                     std::cout << "GPU vs host field after " << host_steps
                               << " steps (" << precision
-                              << "): max |difference| " << difference
-                              << ", max |u| " << size << std::endl;
+                              << "): max |difference| "
+                              << difference.max_difference << ", max |u| "
+                              << difference.max_reference << std::endl;
                   }
                 if (sizeof(Number) == 8)
                   {

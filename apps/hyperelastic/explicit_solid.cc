@@ -39,14 +39,6 @@ namespace Hyperelastic
 {
   namespace TLED = GPUAssembly::TLED;
 
-  struct ExplicitSolid::Stepping
-  {
-    std::function<void(unsigned int)>                                 advance;
-    std::function<void(std::vector<double> &, std::vector<double> &)> state;
-    std::function<unsigned int()>                                     step;
-    std::shared_ptr<void>                                             owner;
-  };
-
   namespace
   {
     template <typename Number>
@@ -261,20 +253,9 @@ namespace Hyperelastic
 
     const auto &x      = parameters.execution;
     const bool  device = use_gpu(x, out, "the steps run on the host");
-    stepping           = std::make_unique<Stepping>();
-    const auto install = [&](auto stepper, const auto &model) {
-      stepper->reinit(model, boundary_conditions, integration);
-      auto *raw         = stepper.get();
-      stepping->advance = [raw](const unsigned int k) {
-        raw->advance(k);
-      };
-      stepping->state = [raw](std::vector<double> &p, std::vector<double> &c) {
-        raw->get_state(p, c);
-      };
-      stepping->step = [raw]() {
-        return raw->step();
-      };
-      stepping->owner = std::shared_ptr<void>(std::move(stepper));
+    const auto  install = [&](auto new_stepper, const auto &model) {
+      new_stepper->reinit(model, boundary_conditions, integration);
+      stepper = std::move(new_stepper);
     };
     const bool use_float = device && x.precision == "float";
     if (use_float)
@@ -296,7 +277,7 @@ namespace Hyperelastic
   unsigned int
   ExplicitSolid::step() const
   {
-    return stepping->step();
+    return stepper->step();
   }
 
 
@@ -304,7 +285,7 @@ namespace Hyperelastic
   void
   ExplicitSolid::advance(const unsigned int n_steps)
   {
-    stepping->advance(n_steps);
+    stepper->advance(n_steps);
   }
 
 
@@ -313,7 +294,7 @@ namespace Hyperelastic
   ExplicitSolid::displacement() const
   {
     std::vector<double> previous, current;
-    stepping->state(previous, current);
+    stepper->get_state(previous, current);
     return current;
   }
 
@@ -323,7 +304,7 @@ namespace Hyperelastic
   ExplicitSolid::trace_point() const
   {
     std::vector<double> previous, u;
-    stepping->state(previous, u);
+    stepper->get_state(previous, u);
     TracePoint p;
     p.step = step();
     p.time = step() * dt;
@@ -492,7 +473,7 @@ namespace Hyperelastic
 
     const auto report = [&](const bool write) {
       std::vector<double> u_prev, u_curr;
-      stepping->state(u_prev, u_curr);
+      stepper->get_state(u_prev, u_curr);
       const auto [J, element] = TLED::minimum_jacobian(model_double, u_curr);
       if (write || !(J > 0))
         write_output(u_prev, u_curr);

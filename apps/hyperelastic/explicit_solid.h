@@ -6,6 +6,7 @@
 
 #include <deal.II/grid/tria.h>
 
+#include <gpu_assembly/base/central_difference_stepper.h>
 #include <gpu_assembly/tled/tled_model.h>
 
 #include <functional>
@@ -135,10 +136,9 @@ namespace Hyperelastic
     unsigned int                          centre_node = 0;
     std::vector<double>                   load_total{0, 0, 0};
 
-    // The stepper, whatever its number type.
-    struct Stepping;
-    std::unique_ptr<Stepping> stepping;
-    std::string               execution;
+    // The TLED stepper, whatever its number type.
+    std::unique_ptr<GPUAssembly::CentralDifferenceStepper> stepper;
+    std::string                                            execution;
 
     std::vector<TracePoint>                     trace_points;
     std::vector<std::pair<double, std::string>> pvd_records;

@@ -347,11 +347,11 @@ namespace Wave2D
 
 
   void
-  render_field(const std::string                     &filename,
-               const GPUAssembly::Explicit::WaveMesh &mesh,
-               const std::vector<double>             &u,
-               const double                           scale,
-               const std::string                     &title)
+  render_field(const std::string                 &filename,
+               const GPUAssembly::Wave::WaveMesh &mesh,
+               const std::vector<double>         &u,
+               const double                       scale,
+               const std::string                 &title)
   {
     const auto   box   = mesh.bounding_box();
     const int    width = 1200, margin = 20, header = 40;

@@ -2,7 +2,7 @@
 #ifndef wave2d_png_image_h
 #define wave2d_png_image_h
 
-#include <gpu_assembly/explicit/elastic_wave_system.h>
+#include <gpu_assembly/wave/elastic_wave_system.h>
 
 #include <array>
 #include <cstdint>
@@ -91,11 +91,11 @@ namespace Wave2D
    * maximum), with a title.
    */
   void
-  render_field(const std::string                     &filename,
-               const GPUAssembly::Explicit::WaveMesh &mesh,
-               const std::vector<double>             &displacement,
-               const double                           scale,
-               const std::string                     &title);
+  render_field(const std::string                 &filename,
+               const GPUAssembly::Wave::WaveMesh &mesh,
+               const std::vector<double>         &displacement,
+               const double                       scale,
+               const std::string                 &title);
 } // namespace Wave2D
 
 #endif

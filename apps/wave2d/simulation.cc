@@ -29,7 +29,7 @@
 namespace Wave2D
 {
   using namespace dealii;
-  using namespace GPUAssembly::Explicit;
+  using namespace GPUAssembly::Wave;
 
   namespace
   {
@@ -682,21 +682,20 @@ namespace Wave2D
   void
   Simulation::time_loop()
   {
-    std::unique_ptr<ExplicitStepper<Number>> stepper;
+    std::unique_ptr<Stepper<Number>> stepper;
     {
-      TimerOutput::Scope         scope(timer, "Set-up (plan, upload)");
-      const ExplicitPlan<Number> plan =
-        make_explicit_plan<Number>(system,
-                                   blocks,
-                                   time_step,
-                                   stable_time_step,
-                                   sources,
-                                   receiver_nodes,
-                                   n_steps);
+      TimerOutput::Scope scope(timer, "Set-up (plan, upload)");
+      const Plan<Number> plan = make_plan<Number>(system,
+                                                  blocks,
+                                                  time_step,
+                                                  stable_time_step,
+                                                  sources,
+                                                  receiver_nodes,
+                                                  n_steps);
       if (use_gpu)
-        stepper = std::make_unique<DeviceExplicitStepper<Number>>();
+        stepper = std::make_unique<DeviceStepper<Number>>();
       else
-        stepper = std::make_unique<HostExplicitStepper<Number>>();
+        stepper = std::make_unique<HostStepper<Number>>();
       stepper->reinit(plan, parameters.receivers.record_interval);
       pcout << "Plan: L_av = " << plan.average_warp_links()
             << " links per warp (" << plan.unsorted_average_warp_links

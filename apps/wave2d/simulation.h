@@ -7,8 +7,8 @@
 
 #include <deal.II/grid/tria.h>
 
-#include <gpu_assembly/explicit/explicit_stepper.h>
-#include <gpu_assembly/explicit/wave_discretization.h>
+#include <gpu_assembly/wave/wave_discretization.h>
+#include <gpu_assembly/wave/wave_stepper.h>
 
 #include <map>
 #include <string>
@@ -70,20 +70,20 @@ namespace Wave2D
     dealii::ConditionalOStream pcout;
     dealii::TimerOutput        timer;
 
-    dealii::Triangulation<2>                            tria;
-    std::map<std::string, dealii::types::material_id>   element_sets;
-    GPUAssembly::Explicit::WaveDiscretization           discretization;
-    GPUAssembly::Explicit::WaveMesh                     mesh;
-    std::vector<GPUAssembly::Explicit::ElasticMaterial> materials;
-    GPUAssembly::Explicit::NodalSystem                  system;
-    GPUAssembly::Explicit::NodeBlocks                   blocks;
-    std::vector<GPUAssembly::Explicit::Source>          sources;
-    std::vector<unsigned int>                           receiver_nodes;
-    double                                              time_step        = 0;
-    double                                              stable_time_step = 0;
-    unsigned int                                        n_steps          = 0;
-    bool                                                use_gpu = false;
-    std::vector<std::pair<double, std::string>>         snapshots;
+    dealii::Triangulation<2>                          tria;
+    std::map<std::string, dealii::types::material_id> element_sets;
+    GPUAssembly::Wave::WaveDiscretization             discretization;
+    GPUAssembly::Wave::WaveMesh                       mesh;
+    std::vector<GPUAssembly::Wave::ElasticMaterial>   materials;
+    GPUAssembly::Wave::NodalSystem                    system;
+    GPUAssembly::Wave::NodeBlocks                     blocks;
+    std::vector<GPUAssembly::Wave::Source>            sources;
+    std::vector<unsigned int>                         receiver_nodes;
+    double                                            time_step        = 0;
+    double                                            stable_time_step = 0;
+    unsigned int                                      n_steps          = 0;
+    bool                                              use_gpu          = false;
+    std::vector<std::pair<double, std::string>>       snapshots;
   };
 } // namespace Wave2D
 

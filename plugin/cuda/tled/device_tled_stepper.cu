@@ -201,7 +201,7 @@ namespace GPUAssembly
       DeviceVector<std::uint8_t> flags;
       DeviceVector<int>          step_counter; // the step n, as unsigned
       DeviceVector<Number>       u[3];
-      unsigned int               previous = 0, current = 1, next = 2;
+      GPUAssembly::internal::StateBuffers states;
 
       CudaStream                   stream;
       std::array<CudaGraphExec, 3> graphs; // by the index of u_{n-1}
@@ -209,13 +209,10 @@ namespace GPUAssembly
       void
       launch_step(const unsigned int step_offset);
 
-      void
-      rotate()
+      GPUAssembly::internal::StateLayout
+      state_layout() const
       {
-        const unsigned int old_previous = previous;
-        previous                        = current;
-        current                         = next;
-        next                            = old_previous;
+        return {3, std::size_t(n_nodes), std::size_t(node_stride)};
       }
     };
 
@@ -231,7 +228,7 @@ namespace GPUAssembly
         (n_elements + element_block - 1) / element_block;
       const unsigned n_blocks  = (n_nodes + node_block - 1) / node_block;
       const bool     is_atomic = nodal_sum == NodalSum::atomic;
-      const Number  *u_c       = u[current].data();
+      const Number  *u_c       = u[states.current].data();
 #define GPU_ASSEMBLY_TLED_ELEMENTS(NPE, ATOMIC)              \
   element_kernel<NPE, Number, ATOMIC>                        \
     <<<e_blocks, element_block, 0, s>>>(connectivity.data(), \
@@ -266,9 +263,9 @@ namespace GPUAssembly
         node_offsets.data(),
         node_entries.data(),
         forces.data(),
-        u[previous].data(),
+        u[states.previous].data(),
         u_c,
-        u[next].data(),
+        u[states.next].data(),
         coefficient.data(),
         flags.data(),
         prescribed.data(),
@@ -282,7 +279,7 @@ namespace GPUAssembly
         step_offset,
         dt,
         ramp_time);
-      rotate();
+      states.rotate();
     }
 
 
@@ -359,7 +356,7 @@ namespace GPUAssembly
       d.step_counter.reinit(1);
       for (auto &v : d.u)
         v.reinit(3 * std::size_t(d.node_stride));
-      d.previous = 0, d.current = 1, d.next = 2;
+      d.states = {};
       for (auto &g : d.graphs)
         g.reset();
       GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
@@ -382,14 +379,10 @@ namespace GPUAssembly
           "per node.");
       std::vector<Number> previous(3 * ns, Number(0)),
         current(3 * ns, Number(0));
-      for (std::size_t i = 0; i < n; ++i)
-        for (unsigned int c = 0; c < 3; ++c)
-          {
-            previous[c * ns + i] = Number(u_previous[3 * i + c]);
-            current[c * ns + i]  = Number(u_current[3 * i + c]);
-          }
-      d.u[d.previous].copy_from_host(previous);
-      d.u[d.current].copy_from_host(current);
+      d.state_layout().scatter(u_previous, previous.data());
+      d.state_layout().scatter(u_current, current.data());
+      d.u[d.states.previous].copy_from_host(previous);
+      d.u[d.states.current].copy_from_host(current);
       d.step_counter.copy_from_host(std::vector<int>(1, int(step)));
       GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
       this->current_step = step;
@@ -405,17 +398,10 @@ namespace GPUAssembly
       const Implementation &d = *implementation;
       GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(d.stream.get()));
       std::vector<Number> previous, current;
-      d.u[d.previous].copy_to_host(previous);
-      d.u[d.current].copy_to_host(current);
-      const std::size_t n = d.n_nodes, ns = d.node_stride;
-      u_previous.resize(3 * n);
-      u_current.resize(3 * n);
-      for (std::size_t i = 0; i < n; ++i)
-        for (unsigned int c = 0; c < 3; ++c)
-          {
-            u_previous[3 * i + c] = previous[c * ns + i];
-            u_current[3 * i + c]  = current[c * ns + i];
-          }
+      d.u[d.states.previous].copy_to_host(previous);
+      d.u[d.states.current].copy_to_host(current);
+      d.state_layout().gather(previous.data(), u_previous);
+      d.state_layout().gather(current.data(), u_current);
     }
 
 
@@ -434,10 +420,10 @@ namespace GPUAssembly
       unsigned int       done  = 0;
       while (n_steps - done >= batch)
         {
-          CudaGraphExec &exec = d.graphs[d.previous];
+          CudaGraphExec &exec = d.graphs[d.states.previous];
           if (!exec)
             {
-              const unsigned int start_previous = d.previous;
+              const unsigned int start_previous = d.states.previous;
               GPU_ASSEMBLY_CHECK_CUDA(
                 cudaStreamBeginCapture(d.stream.get(),
                                        cudaStreamCaptureModeThreadLocal));
@@ -452,12 +438,12 @@ namespace GPUAssembly
               const CudaGraph owned(graph);
               exec = CudaGraphExec(owned);
               // Capturing launched nothing: the states are where they were.
-              while (d.previous != start_previous)
-                d.rotate();
+              while (d.states.previous != start_previous)
+                d.states.rotate();
             }
           GPU_ASSEMBLY_CHECK_CUDA(cudaGraphLaunch(exec.get(), d.stream.get()));
           for (unsigned int k = 0; k < batch; ++k)
-            d.rotate();
+            d.states.rotate();
           done += batch;
         }
       for (unsigned int k = 0; done + k < n_steps; ++k)

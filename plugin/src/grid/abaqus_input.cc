@@ -168,7 +168,7 @@ namespace GPUAssembly
                             ExcMeshFile(name,
                                         line_number,
                                         "triangles and quadrilaterals are "
-                                        "mixed; the explicit solver needs "
+                                        "mixed; the wave solver needs "
                                         "one cell type"));
                 nodes_per_element = n;
                 block             = Block::element;

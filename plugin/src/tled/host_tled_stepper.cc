@@ -120,7 +120,7 @@ namespace GPUAssembly
                            Number(0));
       for (auto &v : u)
         v.assign(3 * std::size_t(model.node_stride), Number(0));
-      previous = 0, current = 1, next = 2;
+      states             = {};
       this->current_step = 0;
     }
 
@@ -132,16 +132,12 @@ namespace GPUAssembly
                                    const std::vector<double> &u_previous,
                                    const std::vector<double> &u_current)
     {
-      const std::size_t n = model.n_nodes, ns = model.node_stride;
+      const std::size_t n = model.n_nodes;
       AssertThrow(u_previous.size() == 3 * n && u_current.size() == 3 * n,
                   dealii::ExcMessage("set_state: the states must hold three "
                                      "values per node."));
-      for (std::size_t i = 0; i < n; ++i)
-        for (unsigned int d = 0; d < 3; ++d)
-          {
-            u[previous][d * ns + i] = Number(u_previous[3 * i + d]);
-            u[current][d * ns + i]  = Number(u_current[3 * i + d]);
-          }
+      state_layout().scatter(u_previous, u[states.previous].data());
+      state_layout().scatter(u_current, u[states.current].data());
       this->current_step = step;
     }
 
@@ -152,15 +148,8 @@ namespace GPUAssembly
     HostStepper<Number>::get_state(std::vector<double> &u_previous,
                                    std::vector<double> &u_current) const
     {
-      const std::size_t n = model.n_nodes, ns = model.node_stride;
-      u_previous.resize(3 * n);
-      u_current.resize(3 * n);
-      for (std::size_t i = 0; i < n; ++i)
-        for (unsigned int d = 0; d < 3; ++d)
-          {
-            u_previous[3 * i + d] = u[previous][d * ns + i];
-            u_current[3 * i + d]  = u[current][d * ns + i];
-          }
+      state_layout().gather(u[states.previous].data(), u_previous);
+      state_layout().gather(u[states.current].data(), u_current);
     }
 
 
@@ -229,8 +218,9 @@ namespace GPUAssembly
     void
     HostStepper<Number>::do_step()
     {
-      const Number *u_prev = u[previous].data(), *u_curr = u[current].data();
-      Number       *u_next = u[next].data();
+      const Number *u_prev = u[states.previous].data();
+      const Number *u_curr = u[states.current].data();
+      Number       *u_next = u[states.next].data();
       Number       *fe     = element_force.data();
       dealii::parallel::apply_to_subranges(
         0u,
@@ -288,10 +278,7 @@ namespace GPUAssembly
             }
         },
         1024);
-      const unsigned int old_previous = previous;
-      previous                        = current;
-      current                         = next;
-      next                            = old_previous;
+      states.rotate();
       ++this->current_step;
     }
 

@@ -2,6 +2,7 @@
 #ifndef gpu_assembly_tled_tled_stepper_h
 #define gpu_assembly_tled_tled_stepper_h
 
+#include <gpu_assembly/base/central_difference_stepper.h>
 #include <gpu_assembly/tled/tled_model.h>
 
 #include <memory>
@@ -32,16 +33,13 @@ namespace GPUAssembly
      *   u_{n+1} = a (r(t_n) f_ext - f_int) + b u_n + c u_{n-1}
      *             (central_difference(), per node component)
      *   u_{n+1} = r(t_{n+1}) g   on prescribed components,
-     * r the smooth ramp. States are exchanged in node numbering,
-     * interleaved (x, y, z of node n at 3 n .. 3 n + 2), in double whatever
-     * Number is.
+     * r the smooth ramp. States (CentralDifferenceStepper) have three
+     * components per node: x, y, z of node n at 3 n .. 3 n + 2.
      */
     template <typename Number>
-    class Stepper
+    class Stepper : public CentralDifferenceStepper
     {
     public:
-      virtual ~Stepper() = default;
-
       /**
        * Take the model, boundary conditions and integration settings
        * (copied: to the device for the GPU stepper) and start from rest at
@@ -51,31 +49,6 @@ namespace GPUAssembly
       reinit(const Model<Number>      &model,
              const BoundaryConditions &boundary_conditions,
              const Integration        &integration) = 0;
-
-      /// Continue from u_{n-1} = @p u_previous, u_n = @p u_current at step
-      /// n = @p step.
-      virtual void
-      set_state(const unsigned int         step,
-                const std::vector<double> &u_previous,
-                const std::vector<double> &u_current) = 0;
-
-      virtual void
-      get_state(std::vector<double> &u_previous,
-                std::vector<double> &u_current) const = 0;
-
-      /// Do @p n_steps steps.
-      virtual void
-      advance(const unsigned int n_steps) = 0;
-
-      /// Steps done so far (the n of u_n).
-      unsigned int
-      step() const
-      {
-        return current_step;
-      }
-
-    protected:
-      unsigned int current_step = 0;
     };
 
 
@@ -111,15 +84,21 @@ namespace GPUAssembly
       void
       do_step();
 
-      Model<Number>             model;
-      std::vector<Number>       element_force;
-      std::vector<Number>       u[3];
-      std::vector<Number>       update_coefficient;
-      std::vector<std::uint8_t> flags;
-      std::vector<Number>       prescribed, external;
-      Number                    b = 0, c = 0;
-      double                    dt = 0, ramp_time = 0;
-      unsigned int              previous = 0, current = 1, next = 2;
+      Model<Number>                       model;
+      std::vector<Number>                 element_force;
+      std::vector<Number>                 u[3];
+      std::vector<Number>                 update_coefficient;
+      std::vector<std::uint8_t>           flags;
+      std::vector<Number>                 prescribed, external;
+      Number                              b = 0, c = 0;
+      double                              dt = 0, ramp_time = 0;
+      GPUAssembly::internal::StateBuffers states;
+
+      GPUAssembly::internal::StateLayout
+      state_layout() const
+      {
+        return {3, model.n_nodes, model.node_stride};
+      }
     };
 
 

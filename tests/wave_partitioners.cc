@@ -6,13 +6,13 @@
 
 #include <deal.II/base/exceptions.h>
 
-#include <gpu_assembly/explicit/elastic_wave_system.h>
-#include <gpu_assembly/explicit/node_partitioner.h>
+#include <gpu_assembly/wave/elastic_wave_system.h>
+#include <gpu_assembly/wave/node_partitioner.h>
 
-#include "explicit_test_meshes.h"
 #include "tests.h"
+#include "wave_test_meshes.h"
 
-using namespace GPUAssembly::Explicit;
+using namespace GPUAssembly::Wave;
 
 namespace
 {

@@ -11,11 +11,11 @@
 #include <deal.II/lac/affine_constraints.h>
 
 #include <gpu_assembly/base/exceptions.h>
-#include <gpu_assembly/explicit/wave_discretization.h>
+#include <gpu_assembly/wave/wave_discretization.h>
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     using namespace dealii;
 
@@ -124,5 +124,5 @@ namespace GPUAssembly
       dof_values.reinit(dof_handler.n_dofs());
       adapter.scatter_nodal_values(nodal, dof_values);
     }
-  } // namespace Explicit
+  } // namespace Wave
 } // namespace GPUAssembly

@@ -1,63 +1,37 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_explicit_explicit_stepper_h
-#define gpu_assembly_explicit_explicit_stepper_h
+#ifndef gpu_assembly_wave_wave_stepper_h
+#define gpu_assembly_wave_wave_stepper_h
 
-#include <gpu_assembly/explicit/explicit_plan.h>
+#include <gpu_assembly/base/central_difference_stepper.h>
+#include <gpu_assembly/wave/wave_plan.h>
 
 #include <memory>
 #include <vector>
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     /**
      * Time stepping with the central-difference update of Pogo's eq. 4 on
-     * an ExplicitPlan. Step n (from time n dt) computes
+     * a Plan. Step n (from time n dt) computes
      *   U_{n+1} = C' U_{n-1} + K' U_n            (one thread per node)
      *   U_{n+1} += F' f(t_n)                      (force sources)
      *   U_{n+1} = g(t_{n+1})                      (prescribed displacements)
      * and records U_{n+1} at the receivers when n + 1 is a multiple of the
-     * record interval. States are exchanged in node numbering, interleaved
-     * (x, y of node i at 2 i, 2 i + 1), in double whatever Number is (the
-     * conversion of float values to double is exact, so a checkpoint
-     * written from them restarts bitwise).
+     * record interval. States (CentralDifferenceStepper) have two
+     * components per node: x, y of node i at 2 i, 2 i + 1.
      */
     template <typename Number>
-    class ExplicitStepper
+    class Stepper : public CentralDifferenceStepper
     {
     public:
-      virtual ~ExplicitStepper() = default;
-
       /**
        * Take the plan (copied: to the device for the GPU stepper) and start
        * from rest at step 0 with no receiver records.
        */
       virtual void
-      reinit(const ExplicitPlan<Number> &plan,
-             const unsigned int          record_interval) = 0;
-
-      /// Continue from U_{n-1} = @p u_previous, U_n = @p u_current at
-      /// step n = @p step (a restart).
-      virtual void
-      set_state(const unsigned int         step,
-                const std::vector<double> &u_previous,
-                const std::vector<double> &u_current) = 0;
-
-      virtual void
-      get_state(std::vector<double> &u_previous,
-                std::vector<double> &u_current) const = 0;
-
-      /// Do @p n_steps steps.
-      virtual void
-      advance(const unsigned int n_steps) = 0;
-
-      /// Steps done so far (the n of U_n).
-      unsigned int
-      step() const
-      {
-        return current_step;
-      }
+      reinit(const Plan<Number> &plan, const unsigned int record_interval) = 0;
 
       /**
        * Receiver records so far: record r, receiver k, component c at
@@ -78,8 +52,7 @@ namespace GPUAssembly
       }
 
     protected:
-      unsigned int        current_step = 0;
-      unsigned int        interval     = 1;
+      unsigned int        interval = 1;
       std::vector<double> history;
     };
 
@@ -87,17 +60,17 @@ namespace GPUAssembly
 
     /**
      * The reference: the same arithmetic as the GPU kernel, in the same
-     * order (explicit_update.h), run over blocks by all host threads.
+     * order (wave_update.h), run over blocks by all host threads.
      * Bitwise reproducible whatever the number of threads, since every
      * node is computed by one thread from the previous states only.
      */
     template <typename Number>
-    class HostExplicitStepper : public ExplicitStepper<Number>
+    class HostStepper : public Stepper<Number>
     {
     public:
       void
-      reinit(const ExplicitPlan<Number> &plan,
-             const unsigned int          record_interval) override;
+      reinit(const Plan<Number> &plan,
+             const unsigned int  record_interval) override;
 
       void
       set_state(const unsigned int         step,
@@ -115,9 +88,15 @@ namespace GPUAssembly
       void
       do_step();
 
-      ExplicitPlan<Number> plan;
-      std::vector<Number>  u[3];
-      unsigned int         previous = 0, current = 1, next = 2;
+      GPUAssembly::internal::StateLayout
+      state_layout() const
+      {
+        return {2, plan.n_nodes, plan.n_padded(), plan.position.data()};
+      }
+
+      Plan<Number>                        plan;
+      std::vector<Number>                 u[3];
+      GPUAssembly::internal::StateBuffers states;
     };
 
 
@@ -129,15 +108,15 @@ namespace GPUAssembly
      * if no CUDA device exists.
      */
     template <typename Number>
-    class DeviceExplicitStepper : public ExplicitStepper<Number>
+    class DeviceStepper : public Stepper<Number>
     {
     public:
-      DeviceExplicitStepper();
-      ~DeviceExplicitStepper() override;
+      DeviceStepper();
+      ~DeviceStepper() override;
 
       void
-      reinit(const ExplicitPlan<Number> &plan,
-             const unsigned int          record_interval) override;
+      reinit(const Plan<Number> &plan,
+             const unsigned int  record_interval) override;
 
       void
       set_state(const unsigned int         step,
@@ -159,7 +138,7 @@ namespace GPUAssembly
       struct Implementation;
       std::unique_ptr<Implementation> implementation;
     };
-  } // namespace Explicit
+  } // namespace Wave
 } // namespace GPUAssembly
 
 #endif

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_explicit_node_partitioner_h
-#define gpu_assembly_explicit_node_partitioner_h
+#ifndef gpu_assembly_wave_node_partitioner_h
+#define gpu_assembly_wave_node_partitioner_h
 
 #include <string>
 #include <vector>
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     struct WaveMesh;
 
@@ -133,7 +133,7 @@ namespace GPUAssembly
                     const std::vector<unsigned int> &graph_offsets,
                     const std::vector<unsigned int> &graph_neighbours,
                     const BlockLimits               &limits);
-  } // namespace Explicit
+  } // namespace Wave
 } // namespace GPUAssembly
 
 #endif

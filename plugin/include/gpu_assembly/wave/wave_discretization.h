@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_explicit_wave_discretization_h
-#define gpu_assembly_explicit_wave_discretization_h
+#ifndef gpu_assembly_wave_wave_discretization_h
+#define gpu_assembly_wave_wave_discretization_h
 
 #include <deal.II/base/quadrature.h>
 
@@ -14,14 +14,14 @@
 #include <deal.II/lac/vector.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
-#include <gpu_assembly/explicit/elastic_wave_system.h>
+#include <gpu_assembly/wave/elastic_wave_system.h>
 
 #include <map>
 #include <memory>
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     /**
      * The deal.II side of the explicit wave solver: a linear displacement
@@ -80,7 +80,7 @@ namespace GPUAssembly
       DoFHandlerAdapter<2>                   adapter;
       WaveMesh                               mesh;
     };
-  } // namespace Explicit
+  } // namespace Wave
 } // namespace GPUAssembly
 
 #endif

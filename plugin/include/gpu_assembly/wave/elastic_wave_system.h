@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_explicit_elastic_wave_system_h
-#define gpu_assembly_explicit_elastic_wave_system_h
+#ifndef gpu_assembly_wave_elastic_wave_system_h
+#define gpu_assembly_wave_elastic_wave_system_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 
@@ -10,7 +10,7 @@
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     /**
      * An isotropic linear-elastic material in plane strain with
@@ -234,7 +234,7 @@ namespace GPUAssembly
     make_node_graph(const NodalSystem         &system,
                     std::vector<unsigned int> &offsets,
                     std::vector<unsigned int> &neighbours);
-  } // namespace Explicit
+  } // namespace Wave
 } // namespace GPUAssembly
 
 #endif

@@ -2,7 +2,7 @@
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/parallel.h>
 
-#include <gpu_assembly/explicit/elastic_wave_system.h>
+#include <gpu_assembly/wave/elastic_wave_system.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     using dealii::ExcMessage;
 
@@ -723,5 +723,5 @@ namespace GPUAssembly
           offsets[i + 1] = neighbours.size();
         }
     }
-  } // namespace Explicit
+  } // namespace Wave
 } // namespace GPUAssembly

@@ -1,24 +1,24 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Compiled with -ffp-contract=off (plugin/CMakeLists.txt): the compiler must
-// not fuse the products and sums of explicit_update.h, or the host results
+// not fuse the products and sums of wave_update.h, or the host results
 // would differ from the GPU's in the last bit.
 
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/parallel.h>
 
-#include <gpu_assembly/explicit/explicit_stepper.h>
-#include <gpu_assembly/explicit/explicit_update.h>
+#include <gpu_assembly/wave/wave_stepper.h>
+#include <gpu_assembly/wave/wave_update.h>
 
 #include <algorithm>
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     template <typename Number>
     void
-    HostExplicitStepper<Number>::reinit(const ExplicitPlan<Number> &new_plan,
-                                        const unsigned int record_interval)
+    HostStepper<Number>::reinit(const Plan<Number> &new_plan,
+                                const unsigned int  record_interval)
     {
       AssertThrow(record_interval > 0,
                   dealii::ExcMessage("The record interval must be positive."));
@@ -26,7 +26,7 @@ namespace GPUAssembly
       this->interval = record_interval;
       for (auto &v : u)
         v.assign(2 * std::size_t(plan.n_padded()), Number(0));
-      previous = 0, current = 1, next = 2;
+      states             = {};
       this->current_step = 0;
       this->history.clear();
     }
@@ -35,24 +35,16 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    HostExplicitStepper<Number>::set_state(
-      const unsigned int         step,
-      const std::vector<double> &u_previous,
-      const std::vector<double> &u_current)
+    HostStepper<Number>::set_state(const unsigned int         step,
+                                   const std::vector<double> &u_previous,
+                                   const std::vector<double> &u_current)
     {
       AssertThrow(u_previous.size() == 2 * std::size_t(plan.n_nodes) &&
                     u_current.size() == u_previous.size(),
                   dealii::ExcMessage("set_state: the states must hold two "
                                      "values per node."));
-      const std::size_t n_padded = plan.n_padded();
-      for (unsigned int i = 0; i < plan.n_nodes; ++i)
-        for (unsigned int c = 0; c < 2; ++c)
-          {
-            u[previous][c * n_padded + plan.position[i]] =
-              Number(u_previous[2 * i + c]);
-            u[current][c * n_padded + plan.position[i]] =
-              Number(u_current[2 * i + c]);
-          }
+      state_layout().scatter(u_previous, u[states.previous].data());
+      state_layout().scatter(u_current, u[states.current].data());
       this->current_step = step;
     }
 
@@ -60,31 +52,24 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    HostExplicitStepper<Number>::get_state(std::vector<double> &u_previous,
-                                           std::vector<double> &u_current) const
+    HostStepper<Number>::get_state(std::vector<double> &u_previous,
+                                   std::vector<double> &u_current) const
     {
-      const std::size_t n_padded = plan.n_padded();
-      u_previous.resize(2 * std::size_t(plan.n_nodes));
-      u_current.resize(u_previous.size());
-      for (unsigned int i = 0; i < plan.n_nodes; ++i)
-        for (unsigned int c = 0; c < 2; ++c)
-          {
-            u_previous[2 * i + c] =
-              u[previous][c * n_padded + plan.position[i]];
-            u_current[2 * i + c] = u[current][c * n_padded + plan.position[i]];
-          }
+      state_layout().gather(u[states.previous].data(), u_previous);
+      state_layout().gather(u[states.current].data(), u_current);
     }
 
 
 
     template <typename Number>
     void
-    HostExplicitStepper<Number>::do_step()
+    HostStepper<Number>::do_step()
     {
       const unsigned int B = plan.block_size, L = plan.max_links;
       const std::size_t  n_padded = plan.n_padded();
-      const Number *u_prev = u[previous].data(), *u_curr = u[current].data();
-      Number       *u_next = u[next].data();
+      const Number      *u_prev   = u[states.previous].data();
+      const Number      *u_curr   = u[states.current].data();
+      Number            *u_next   = u[states.next].data();
 
       dealii::parallel::apply_to_subranges(
         0u,
@@ -164,10 +149,7 @@ namespace GPUAssembly
             this->history.push_back(u_next[n_padded + p]);
           }
 
-      const unsigned int old_previous = previous;
-      previous                        = current;
-      current                         = next;
-      next                            = old_previous;
+      states.rotate();
       ++this->current_step;
     }
 
@@ -175,7 +157,7 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    HostExplicitStepper<Number>::advance(const unsigned int n_steps)
+    HostStepper<Number>::advance(const unsigned int n_steps)
     {
       for (unsigned int i = 0; i < n_steps; ++i)
         do_step();
@@ -183,7 +165,7 @@ namespace GPUAssembly
 
 
 
-    template class HostExplicitStepper<double>;
-    template class HostExplicitStepper<float>;
-  } // namespace Explicit
+    template class HostStepper<double>;
+    template class HostStepper<float>;
+  } // namespace Wave
 } // namespace GPUAssembly

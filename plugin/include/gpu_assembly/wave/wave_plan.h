@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_explicit_explicit_plan_h
-#define gpu_assembly_explicit_explicit_plan_h
+#ifndef gpu_assembly_wave_wave_plan_h
+#define gpu_assembly_wave_wave_plan_h
 
-#include <gpu_assembly/explicit/elastic_wave_system.h>
-#include <gpu_assembly/explicit/node_partitioner.h>
+#include <gpu_assembly/wave/elastic_wave_system.h>
+#include <gpu_assembly/wave/node_partitioner.h>
 
 #include <cstdint>
 #include <string>
@@ -11,7 +11,7 @@
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     /**
      * A time signal: Pogo's Hann-windowed tone burst or Gaussian.
@@ -83,7 +83,7 @@ namespace GPUAssembly
      * n_padded + p.
      */
     template <typename Number>
-    struct ExplicitPlan
+    struct Plan
     {
       unsigned int n_nodes    = 0;
       unsigned int block_size = 0;
@@ -190,15 +190,15 @@ namespace GPUAssembly
      * and its halo do not fit 16-bit indices.
      */
     template <typename Number>
-    ExplicitPlan<Number>
-    make_explicit_plan(const NodalSystem               &system,
-                       const NodeBlocks                &blocks,
-                       const double                     time_step,
-                       const double                     max_stable_time_step,
-                       const std::vector<Source>       &sources,
-                       const std::vector<unsigned int> &receiver_nodes,
-                       const unsigned int               n_steps);
-  } // namespace Explicit
+    Plan<Number>
+    make_plan(const NodalSystem               &system,
+              const NodeBlocks                &blocks,
+              const double                     time_step,
+              const double                     max_stable_time_step,
+              const std::vector<Source>       &sources,
+              const std::vector<unsigned int> &receiver_nodes,
+              const unsigned int               n_steps);
+  } // namespace Wave
 } // namespace GPUAssembly
 
 #endif

@@ -15,14 +15,14 @@
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/multithread_info.h>
 
-#include <gpu_assembly/explicit/explicit_stepper.h>
+#include <gpu_assembly/wave/wave_stepper.h>
 
 #include <cmath>
 
-#include "explicit_test_meshes.h"
 #include "tests.h"
+#include "wave_test_meshes.h"
 
-using namespace GPUAssembly::Explicit;
+using namespace GPUAssembly::Wave;
 
 namespace
 {
@@ -185,15 +185,14 @@ namespace
       const double          dt,
       const unsigned int    n_steps)
   {
-    const ExplicitPlan<Number> plan =
-      make_explicit_plan<Number>(model.system,
-                                 blocks_of(model, type),
-                                 dt,
-                                 model.dt_stable,
-                                 model.sources,
-                                 model.receivers,
-                                 n_steps);
-    HostExplicitStepper<Number> stepper;
+    const Plan<Number>  plan = make_plan<Number>(model.system,
+                                                blocks_of(model, type),
+                                                dt,
+                                                model.dt_stable,
+                                                model.sources,
+                                                model.receivers,
+                                                n_steps);
+    HostStepper<Number> stepper;
     stepper.reinit(plan, 1);
     stepper.advance(n_steps);
     return stepper.receiver_history();
@@ -212,15 +211,15 @@ main()
       const Model        model   = make_model(triangles, false, false);
       const double       dt      = 0.7 * model.dt_stable;
       const unsigned int n_steps = 2000;
-      const ExplicitPlan<double> plan =
-        make_explicit_plan<double>(model.system,
-                                   blocks_of(model, PartitionerType::aligned),
-                                   dt,
-                                   model.dt_stable,
-                                   {},
-                                   {},
-                                   n_steps);
-      HostExplicitStepper<double> stepper;
+      const Plan<double> plan =
+        make_plan<double>(model.system,
+                          blocks_of(model, PartitionerType::aligned),
+                          dt,
+                          model.dt_stable,
+                          {},
+                          {},
+                          n_steps);
+      HostStepper<double> stepper;
       stepper.reinit(plan, 1);
       const std::vector<double> u0 = initial_field(model.mesh, 1e-5);
       stepper.set_state(0, u0, u0);
@@ -249,17 +248,17 @@ main()
                      Testing::scientific(drift));
     }
   {
-    Model                      model = make_model(true, true, false);
-    const double               dt    = 0.7 * model.dt_stable;
-    const ExplicitPlan<double> plan =
-      make_explicit_plan<double>(model.system,
-                                 blocks_of(model, PartitionerType::greedy),
-                                 dt,
-                                 model.dt_stable,
-                                 {},
-                                 {},
-                                 0);
-    HostExplicitStepper<double> stepper;
+    Model              model = make_model(true, true, false);
+    const double       dt    = 0.7 * model.dt_stable;
+    const Plan<double> plan =
+      make_plan<double>(model.system,
+                        blocks_of(model, PartitionerType::greedy),
+                        dt,
+                        model.dt_stable,
+                        {},
+                        {},
+                        0);
+    HostStepper<double> stepper;
     stepper.reinit(plan, 1);
     const std::vector<double> u0 = initial_field(model.mesh, 0);
     stepper.set_state(0, u0, u0);
@@ -322,13 +321,13 @@ main()
     const Model model = make_model(true, false, false);
     checks.check_throws<dealii::ExceptionBase>(
       [&]() {
-        make_explicit_plan<double>(model.system,
-                                   blocks_of(model, PartitionerType::greedy),
-                                   1.01 * model.dt_stable,
-                                   model.dt_stable,
-                                   {},
-                                   {},
-                                   0);
+        make_plan<double>(model.system,
+                          blocks_of(model, PartitionerType::greedy),
+                          1.01 * model.dt_stable,
+                          model.dt_stable,
+                          {},
+                          {},
+                          0);
       },
       "exceeds the stability limit",
       "a time step above the stability limit is refused");
@@ -352,16 +351,16 @@ main()
       "NodalSystem::discrete_energy() refuses states of different sizes");
     for (const double factor : {0.98, 1.05})
       {
-        const double               dt = factor * model.dt_stable;
-        const ExplicitPlan<double> plan =
-          make_explicit_plan<double>(model.system,
-                                     blocks_of(model, PartitionerType::greedy),
-                                     dt,
-                                     0,
-                                     {},
-                                     {},
-                                     0);
-        HostExplicitStepper<double> stepper;
+        const double       dt = factor * model.dt_stable;
+        const Plan<double> plan =
+          make_plan<double>(model.system,
+                            blocks_of(model, PartitionerType::greedy),
+                            dt,
+                            0,
+                            {},
+                            {},
+                            0);
+        HostStepper<double> stepper;
         stepper.reinit(plan, 1);
         const std::vector<double> u0 = initial_field(model.mesh, 1e-3);
         stepper.set_state(0, u0, u0);
@@ -385,18 +384,18 @@ main()
 
   // Stop and restart.
   {
-    const Model                model   = make_model(false, true, true);
-    const double               dt      = 0.8 * model.dt_stable;
-    const unsigned int         n_steps = 600;
-    const ExplicitPlan<double> plan =
-      make_explicit_plan<double>(model.system,
-                                 blocks_of(model, PartitionerType::aligned),
-                                 dt,
-                                 model.dt_stable,
-                                 model.sources,
-                                 model.receivers,
-                                 n_steps);
-    HostExplicitStepper<double> whole, first, second;
+    const Model        model   = make_model(false, true, true);
+    const double       dt      = 0.8 * model.dt_stable;
+    const unsigned int n_steps = 600;
+    const Plan<double> plan =
+      make_plan<double>(model.system,
+                        blocks_of(model, PartitionerType::aligned),
+                        dt,
+                        model.dt_stable,
+                        model.sources,
+                        model.receivers,
+                        n_steps);
+    HostStepper<double> whole, first, second;
     whole.reinit(plan, 3);
     whole.advance(n_steps);
     first.reinit(plan, 3);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/exceptions.h>
 
-#include <gpu_assembly/explicit/elastic_wave_system.h>
-#include <gpu_assembly/explicit/node_partitioner.h>
+#include <gpu_assembly/wave/elastic_wave_system.h>
+#include <gpu_assembly/wave/node_partitioner.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     using dealii::ExcMessage;
 
@@ -627,5 +627,5 @@ namespace GPUAssembly
       check_partition(offsets.size() - 1, offsets, neighbours, blocks);
       return blocks;
     }
-  } // namespace Explicit
+  } // namespace Wave
 } // namespace GPUAssembly

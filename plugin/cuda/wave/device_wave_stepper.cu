@@ -3,9 +3,9 @@
 // node, one CUDA block per node block, neighbour data through shared memory.
 
 #include <gpu_assembly/base/cuda_check.h>
-#include <gpu_assembly/explicit/explicit_stepper.h>
-#include <gpu_assembly/explicit/explicit_update.h>
 #include <gpu_assembly/lac/device_vector.h>
+#include <gpu_assembly/wave/wave_stepper.h>
+#include <gpu_assembly/wave/wave_update.h>
 
 #include <cuda_runtime.h>
 
@@ -14,7 +14,7 @@
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     namespace
     {
@@ -26,18 +26,18 @@ namespace GPUAssembly
        */
       template <typename Number>
       __global__ void __launch_bounds__(1024)
-        explicit_step_kernel(const Number *__restrict__ u_prev,
-                             const Number *__restrict__ u_curr,
-                             Number *__restrict__ u_next,
-                             const Number *__restrict__ c_prime,
-                             const Number *__restrict__ stiffness,
-                             const std::uint16_t *__restrict__ links,
-                             const std::uint8_t *__restrict__ warp_links,
-                             const int *__restrict__ halo_offsets,
-                             const int *__restrict__ halo_positions,
-                             const unsigned int n_padded,
-                             const unsigned int max_links,
-                             const unsigned int shared_stride)
+        wave_step_kernel(const Number *__restrict__ u_prev,
+                         const Number *__restrict__ u_curr,
+                         Number *__restrict__ u_next,
+                         const Number *__restrict__ c_prime,
+                         const Number *__restrict__ stiffness,
+                         const std::uint16_t *__restrict__ links,
+                         const std::uint8_t *__restrict__ warp_links,
+                         const int *__restrict__ halo_offsets,
+                         const int *__restrict__ halo_positions,
+                         const unsigned int n_padded,
+                         const unsigned int max_links,
+                         const unsigned int shared_stride)
       {
         extern __shared__ unsigned char shared_bytes[];
         Number *const      sx = reinterpret_cast<Number *>(shared_bytes);
@@ -158,14 +158,21 @@ namespace GPUAssembly
 
 
     template <typename Number>
-    struct DeviceExplicitStepper<Number>::Implementation
+    struct DeviceStepper<Number>::Implementation
     {
       unsigned int n_nodes = 0, n_padded = 0, block_size = 0, max_links = 0,
                    max_halo = 0, n_blocks = 0, n_signal_steps = 0;
       std::vector<unsigned int> position;
 
-      DeviceVector<Number> u[3];
-      unsigned int         previous = 0, current = 1, next = 2;
+      DeviceVector<Number>                u[3];
+      GPUAssembly::internal::StateBuffers states;
+
+      GPUAssembly::internal::StateLayout
+      state_layout() const
+      {
+        return {2, n_nodes, n_padded, position.data()};
+      }
+
       DeviceVector<Number> c_prime, stiffness, force_weights,
         prescribed_weights, signal_values;
       DeviceVector<std::uint16_t> links;
@@ -184,30 +191,30 @@ namespace GPUAssembly
 
 
     template <typename Number>
-    DeviceExplicitStepper<Number>::DeviceExplicitStepper()
+    DeviceStepper<Number>::DeviceStepper()
       : implementation(std::make_unique<Implementation>())
     {
       int n_devices = 0;
       if (cudaGetDeviceCount(&n_devices) != cudaSuccess || n_devices == 0)
         {
           (void)cudaGetLastError();
-          internal::throw_error("DeviceExplicitStepper needs a CUDA device, "
+          internal::throw_error("DeviceStepper needs a CUDA device, "
                                 "and none was found. Use the host stepper "
-                                "(HostExplicitStepper) instead.");
+                                "(HostStepper) instead.");
         }
     }
 
 
 
     template <typename Number>
-    DeviceExplicitStepper<Number>::~DeviceExplicitStepper() = default;
+    DeviceStepper<Number>::~DeviceStepper() = default;
 
 
 
     template <typename Number>
     void
-    DeviceExplicitStepper<Number>::reinit(const ExplicitPlan<Number> &plan,
-                                          const unsigned int record_interval)
+    DeviceStepper<Number>::reinit(const Plan<Number> &plan,
+                                  const unsigned int  record_interval)
     {
       if (record_interval == 0)
         internal::throw_error("The record interval must be positive.");
@@ -222,7 +229,7 @@ namespace GPUAssembly
       d.position        = plan.position;
       for (auto &v : d.u)
         v.reinit(2 * std::size_t(d.n_padded));
-      d.previous = 0, d.current = 1, d.next = 2;
+      d.states = {};
       d.c_prime.copy_from_host(plan.c_prime);
       d.stiffness.copy_from_host(plan.stiffness);
       d.links.copy_from_host(plan.links);
@@ -256,7 +263,7 @@ namespace GPUAssembly
         2 * std::size_t(d.block_size + d.max_halo) * sizeof(Number);
       if (d.shared_bytes > 48 * 1024)
         GPU_ASSEMBLY_CHECK_CUDA(
-          cudaFuncSetAttribute(explicit_step_kernel<Number>,
+          cudaFuncSetAttribute(wave_step_kernel<Number>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(d.shared_bytes)));
       this->interval     = record_interval;
@@ -268,10 +275,9 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    DeviceExplicitStepper<Number>::set_state(
-      const unsigned int         step,
-      const std::vector<double> &u_previous,
-      const std::vector<double> &u_current)
+    DeviceStepper<Number>::set_state(const unsigned int         step,
+                                     const std::vector<double> &u_previous,
+                                     const std::vector<double> &u_current)
     {
       Implementation &d = *implementation;
       if (u_previous.size() != 2 * std::size_t(d.n_nodes) ||
@@ -280,16 +286,10 @@ namespace GPUAssembly
                               "per node.");
       std::vector<Number> previous(2 * std::size_t(d.n_padded), Number(0)),
         current(previous.size(), Number(0));
-      for (unsigned int i = 0; i < d.n_nodes; ++i)
-        for (unsigned int c = 0; c < 2; ++c)
-          {
-            previous[c * std::size_t(d.n_padded) + d.position[i]] =
-              Number(u_previous[2 * i + c]);
-            current[c * std::size_t(d.n_padded) + d.position[i]] =
-              Number(u_current[2 * i + c]);
-          }
-      d.u[d.previous].copy_from_host(previous);
-      d.u[d.current].copy_from_host(current);
+      d.state_layout().scatter(u_previous, previous.data());
+      d.state_layout().scatter(u_current, current.data());
+      d.u[d.states.previous].copy_from_host(previous);
+      d.u[d.states.current].copy_from_host(current);
       this->current_step = step;
     }
 
@@ -297,36 +297,27 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    DeviceExplicitStepper<Number>::get_state(
-      std::vector<double> &u_previous,
-      std::vector<double> &u_current) const
+    DeviceStepper<Number>::get_state(std::vector<double> &u_previous,
+                                     std::vector<double> &u_current) const
     {
       const Implementation &d = *implementation;
       std::vector<Number>   previous, current;
-      d.u[d.previous].copy_to_host(previous);
-      d.u[d.current].copy_to_host(current);
-      u_previous.resize(2 * std::size_t(d.n_nodes));
-      u_current.resize(u_previous.size());
-      for (unsigned int i = 0; i < d.n_nodes; ++i)
-        for (unsigned int c = 0; c < 2; ++c)
-          {
-            u_previous[2 * i + c] =
-              previous[c * std::size_t(d.n_padded) + d.position[i]];
-            u_current[2 * i + c] =
-              current[c * std::size_t(d.n_padded) + d.position[i]];
-          }
+      d.u[d.states.previous].copy_to_host(previous);
+      d.u[d.states.current].copy_to_host(current);
+      d.state_layout().gather(previous.data(), u_previous);
+      d.state_layout().gather(current.data(), u_current);
     }
 
 
 
     template <typename Number>
     void
-    DeviceExplicitStepper<Number>::advance(const unsigned int n_steps)
+    DeviceStepper<Number>::advance(const unsigned int n_steps)
     {
       Implementation &d = *implementation;
       if (d.block_size == 0)
         internal::throw_error(
-          "DeviceExplicitStepper::advance() called before reinit().");
+          "DeviceStepper::advance() called before reinit().");
       const unsigned int first = this->current_step;
       // Records in this call: steps first + 1 .. first + n_steps that are
       // multiples of the interval.
@@ -342,11 +333,11 @@ namespace GPUAssembly
       for (unsigned int i = 0; i < n_steps; ++i)
         {
           const unsigned int n = first + i;
-          explicit_step_kernel<Number>
+          wave_step_kernel<Number>
             <<<d.n_blocks, d.block_size, d.shared_bytes>>>(
-              d.u[d.previous].data(),
-              d.u[d.current].data(),
-              d.u[d.next].data(),
+              d.u[d.states.previous].data(),
+              d.u[d.states.current].data(),
+              d.u[d.states.next].data(),
               d.c_prime.data(),
               d.stiffness.data(),
               d.links.data(),
@@ -360,7 +351,7 @@ namespace GPUAssembly
             d.n_force > 0 && n <= d.n_signal_steps && d.force_active[n];
           if (d.n_prescribed > 0 || forces)
             sources_kernel<Number><<<(n_source_threads + 255) / 256, 256>>>(
-              d.u[d.next].data(),
+              d.u[d.states.next].data(),
               d.force_dofs.data(),
               d.force_offsets.data(),
               d.force_signals.data(),
@@ -378,17 +369,14 @@ namespace GPUAssembly
             {
               if (d.n_receivers > 0)
                 record_kernel<Number><<<(d.n_receivers + 127) / 128, 128>>>(
-                  d.u[d.next].data(),
+                  d.u[d.states.next].data(),
                   d.receiver_positions.data(),
                   d.n_receivers,
                   d.n_padded,
                   d.records.data() + record * record_size);
               ++record;
             }
-          const unsigned int old_previous = d.previous;
-          d.previous                      = d.current;
-          d.current                       = d.next;
-          d.next                          = old_previous;
+          d.states.rotate();
         }
       GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
       GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
@@ -407,7 +395,7 @@ namespace GPUAssembly
 
     template <typename Number>
     std::size_t
-    DeviceExplicitStepper<Number>::memory_consumption() const
+    DeviceStepper<Number>::memory_consumption() const
     {
       const Implementation &d     = *implementation;
       std::size_t           bytes = 0;
@@ -436,7 +424,7 @@ namespace GPUAssembly
 
 
 
-    template class DeviceExplicitStepper<double>;
-    template class DeviceExplicitStepper<float>;
-  } // namespace Explicit
+    template class DeviceStepper<double>;
+    template class DeviceStepper<float>;
+  } // namespace Wave
 } // namespace GPUAssembly

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/exceptions.h>
 
-#include <gpu_assembly/explicit/explicit_plan.h>
+#include <gpu_assembly/wave/wave_plan.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     using dealii::ExcMessage;
 
@@ -59,7 +59,7 @@ namespace GPUAssembly
 
     template <typename Number>
     double
-    ExplicitPlan<Number>::average_warp_links() const
+    Plan<Number>::average_warp_links() const
     {
       if (warp_links.empty())
         return 0;
@@ -73,7 +73,7 @@ namespace GPUAssembly
 
     template <typename Number>
     std::size_t
-    ExplicitPlan<Number>::bytes_per_step() const
+    Plan<Number>::bytes_per_step() const
     {
       const std::size_t S     = sizeof(Number);
       std::size_t       bytes = std::size_t(n_padded()) * 7 * S;
@@ -91,7 +91,7 @@ namespace GPUAssembly
 
     template <typename Number>
     std::string
-    ExplicitPlan<Number>::describe_bytes_per_step() const
+    Plan<Number>::describe_bytes_per_step() const
     {
       const std::size_t S             = sizeof(Number);
       std::size_t       warp_link_sum = 0;
@@ -113,7 +113,7 @@ namespace GPUAssembly
 
     template <typename Number>
     std::size_t
-    ExplicitPlan<Number>::memory_consumption() const
+    Plan<Number>::memory_consumption() const
     {
       return 3 * 2 * std::size_t(n_padded()) * sizeof(Number) +
              c_prime.size() * sizeof(Number) +
@@ -126,14 +126,14 @@ namespace GPUAssembly
 
 
     template <typename Number>
-    ExplicitPlan<Number>
-    make_explicit_plan(const NodalSystem               &system,
-                       const NodeBlocks                &blocks,
-                       const double                     dt,
-                       const double                     max_stable_time_step,
-                       const std::vector<Source>       &sources,
-                       const std::vector<unsigned int> &receiver_nodes,
-                       const unsigned int               n_steps)
+    Plan<Number>
+    make_plan(const NodalSystem               &system,
+              const NodeBlocks                &blocks,
+              const double                     dt,
+              const double                     max_stable_time_step,
+              const std::vector<Source>       &sources,
+              const std::vector<unsigned int> &receiver_nodes,
+              const unsigned int               n_steps)
     {
       AssertThrow(dt > 0 && std::isfinite(dt),
                   ExcMessage("The time step must be positive and finite, not " +
@@ -153,7 +153,7 @@ namespace GPUAssembly
                   ExcMessage("The node blocks do not partition the system's "
                              "nodes."));
 
-      ExplicitPlan<Number> plan;
+      Plan<Number> plan;
       plan.n_nodes    = system.n_nodes;
       plan.block_size = B;
       plan.n_blocks   = blocks.n_blocks();
@@ -382,23 +382,23 @@ namespace GPUAssembly
 
 
 
-    template struct ExplicitPlan<double>;
-    template struct ExplicitPlan<float>;
-    template ExplicitPlan<double>
-    make_explicit_plan<double>(const NodalSystem &,
-                               const NodeBlocks &,
-                               const double,
-                               const double,
-                               const std::vector<Source> &,
-                               const std::vector<unsigned int> &,
-                               const unsigned int);
-    template ExplicitPlan<float>
-    make_explicit_plan<float>(const NodalSystem &,
-                              const NodeBlocks &,
-                              const double,
-                              const double,
-                              const std::vector<Source> &,
-                              const std::vector<unsigned int> &,
-                              const unsigned int);
-  } // namespace Explicit
+    template struct Plan<double>;
+    template struct Plan<float>;
+    template Plan<double>
+    make_plan<double>(const NodalSystem &,
+                      const NodeBlocks &,
+                      const double,
+                      const double,
+                      const std::vector<Source> &,
+                      const std::vector<unsigned int> &,
+                      const unsigned int);
+    template Plan<float>
+    make_plan<float>(const NodalSystem &,
+                     const NodeBlocks &,
+                     const double,
+                     const double,
+                     const std::vector<Source> &,
+                     const std::vector<unsigned int> &,
+                     const unsigned int);
+  } // namespace Wave
 } // namespace GPUAssembly

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_tests_explicit_test_meshes_h
-#define gpu_assembly_tests_explicit_test_meshes_h
+#ifndef gpu_assembly_tests_wave_test_meshes_h
+#define gpu_assembly_tests_wave_test_meshes_h
 
 #include <deal.II/grid/grid_generator.h>
 #include <deal.II/grid/tria.h>
 
-#include <gpu_assembly/explicit/wave_discretization.h>
+#include <gpu_assembly/wave/wave_discretization.h>
 
 /**
  * Meshes for the tests of the explicit wave solver, made by deal.II and

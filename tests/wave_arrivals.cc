@@ -18,14 +18,14 @@
 // 2.2 % here: small enough that the P, S and Rayleigh speeds (which differ
 // by 7 % or more) cannot be confused.
 
-#include <gpu_assembly/explicit/explicit_stepper.h>
+#include <gpu_assembly/wave/wave_stepper.h>
 
 #include <cmath>
 
-#include "explicit_test_meshes.h"
 #include "tests.h"
+#include "wave_test_meshes.h"
 
-using namespace GPUAssembly::Explicit;
+using namespace GPUAssembly::Wave;
 
 namespace
 {
@@ -87,14 +87,14 @@ namespace
                    mesh.coordinates[2 * receiver_nodes[0]],
                  mesh.coordinates[2 * receiver_nodes[1] + 1] -
                    mesh.coordinates[2 * receiver_nodes[0] + 1]);
-    const ExplicitPlan<double>  plan = make_explicit_plan<double>(system,
-                                                                 blocks,
-                                                                 dt,
-                                                                 dt_stable,
-                                                                 {source},
-                                                                 receiver_nodes,
-                                                                 n_steps);
-    HostExplicitStepper<double> stepper;
+    const Plan<double>  plan = make_plan<double>(system,
+                                                blocks,
+                                                dt,
+                                                dt_stable,
+                                                {source},
+                                                receiver_nodes,
+                                                n_steps);
+    HostStepper<double> stepper;
     stepper.reinit(plan, 1);
     stepper.advance(n_steps);
     std::vector<double> a, b;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_explicit_explicit_update_h
-#define gpu_assembly_explicit_explicit_update_h
+#ifndef gpu_assembly_wave_wave_update_h
+#define gpu_assembly_wave_wave_update_h
 
 #include <gpu_assembly/base/config.h>
 
@@ -15,7 +15,7 @@
 
 namespace GPUAssembly
 {
-  namespace Explicit
+  namespace Wave
   {
     GPU_ASSEMBLY_HOST_DEVICE inline double
     rounded_mul(const double a, const double b)
@@ -76,7 +76,7 @@ namespace GPUAssembly
       ay = rounded_add(rounded_add(ay, rounded_mul(kyx, ux)),
                        rounded_mul(kyy, uy));
     }
-  } // namespace Explicit
+  } // namespace Wave
 } // namespace GPUAssembly
 
 #endif

@@ -12,17 +12,17 @@
 #include <deal.II/base/exceptions.h>
 
 #include <gpu_assembly/base/device.h>
-#include <gpu_assembly/explicit/explicit_stepper.h>
 #include <gpu_assembly/lac/device_vector.h>
+#include <gpu_assembly/wave/wave_stepper.h>
 
 #include <cmath>
 #include <cstdint>
 
-#include "../explicit_test_meshes.h"
 #include "../tests.h"
+#include "../wave_test_meshes.h"
 #include "gpu_tests.h"
 
-using namespace GPUAssembly::Explicit;
+using namespace GPUAssembly::Wave;
 
 namespace
 {
@@ -88,25 +88,24 @@ namespace
           Testing::Checks      &checks)
   {
     BlockLimits limits;
-    limits.max_block_size              = block_size;
-    limits.max_halo_nodes              = block_size;
-    const NodeBlocks           blocks  = partition_nodes(type,
+    limits.max_block_size         = block_size;
+    limits.max_halo_nodes         = block_size;
+    const NodeBlocks      blocks  = partition_nodes(type,
                                               model.mesh,
                                               model.offsets,
                                               model.neighbours,
                                               limits);
-    const double               dt      = 0.8 * model.dt_stable;
-    const unsigned int         n_steps = 3000;
-    const ExplicitPlan<Number> plan =
-      make_explicit_plan<Number>(model.system,
-                                 blocks,
-                                 dt,
-                                 model.dt_stable,
-                                 model.sources,
-                                 model.receivers,
-                                 n_steps);
-    HostExplicitStepper<Number>   host;
-    DeviceExplicitStepper<Number> device;
+    const double          dt      = 0.8 * model.dt_stable;
+    const unsigned int    n_steps = 3000;
+    const Plan<Number>    plan    = make_plan<Number>(model.system,
+                                                blocks,
+                                                dt,
+                                                model.dt_stable,
+                                                model.sources,
+                                                model.receivers,
+                                                n_steps);
+    HostStepper<Number>   host;
+    DeviceStepper<Number> device;
     host.reinit(plan, 2);
     device.reinit(plan, 2);
     host.advance(n_steps);
@@ -143,7 +142,7 @@ namespace
 
     if (type == PartitionerType::aligned && block_size == 512)
       {
-        DeviceExplicitStepper<Number> first, second;
+        DeviceStepper<Number> first, second;
         first.reinit(plan, 2);
         first.advance(777);
         std::vector<double> u_prev, u_curr;
@@ -214,11 +213,11 @@ main()
   check_device_vector<int>({-7, 0, 1 << 20, 3, 9}, "int", checks);
   checks.check_throws<dealii::ExceptionBase>(
     []() {
-      DeviceExplicitStepper<double> stepper;
+      DeviceStepper<double> stepper;
       stepper.advance(1);
     },
     "advance() called before reinit()",
-    "DeviceExplicitStepper::advance() before reinit() is refused");
+    "DeviceStepper::advance() before reinit() is refused");
   for (const bool triangles : {true, false})
     {
       const Model       model = make_model(triangles);
