@@ -6,6 +6,7 @@
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
+#include <gpu_assembly/distributed/resident_operations.h>
 
 #include <algorithm>
 #include <climits>
@@ -327,23 +328,23 @@ namespace GPUAssembly
                                    "distinct source and destination."));
     const bool device = stores_on_device();
     src.update_ghost_values_start();
-    internal::ResidentKernels::spmv_rows(device,
-                                         row_offsets.data(),
-                                         columns.data(),
-                                         values.data(),
-                                         interior_rows.data(),
-                                         interior_rows.size(),
-                                         src.data(),
-                                         dst.data());
+    for_each_row(device,
+                 interior_rows.size(),
+                 ResidentOperations::RowProducts<Number>{row_offsets.data(),
+                                                         columns.data(),
+                                                         values.data(),
+                                                         interior_rows.data(),
+                                                         src.data(),
+                                                         dst.data()});
     src.update_ghost_values_finish();
-    internal::ResidentKernels::spmv_rows(device,
-                                         row_offsets.data(),
-                                         columns.data(),
-                                         values.data(),
-                                         boundary_rows.data(),
-                                         boundary_rows.size(),
-                                         src.data(),
-                                         dst.data());
+    for_each_row(device,
+                 boundary_rows.size(),
+                 ResidentOperations::RowProducts<Number>{row_offsets.data(),
+                                                         columns.data(),
+                                                         values.data(),
+                                                         boundary_rows.data(),
+                                                         src.data(),
+                                                         dst.data()});
   }
 
 
@@ -359,11 +360,12 @@ namespace GPUAssembly
                 dealii::ExcMessage(
                   "compute_inverse_diagonal(): the vector does not have the "
                   "matrix's layout or storage."));
-    internal::ResidentKernels::inverse_diagonal(stores_on_device(),
-                                                values.data(),
-                                                diagonal_positions.data(),
-                                                m(),
-                                                result.data());
+    for_each_index(
+      stores_on_device(),
+      m(),
+      ResidentOperations::InverseDiagonal<Number>{values.data(),
+                                                  diagonal_positions.data(),
+                                                  result.data()});
   }
 
 
