@@ -12,13 +12,19 @@ namespace GPUAssembly
    * The operations PreconditionedCG needs of the resident distributed
    * classes with a point preconditioner (PointJacobi): each a loop over the
    * owned entries where the vectors store them, the sums reduced over the
-   * ranks with MPI_Allreduce. Instantiated for float and double with
-   * PointJacobi.
+   * ranks. The plugin instantiates their device loops for PointJacobi.
    */
   template <typename Number>
   void
   cg_reinit(const DistributedDeviceMatrix<Number> &A,
-            DistributedDeviceVector<Number>       &v);
+            DistributedDeviceVector<Number>       &v)
+  {
+    if (v.get_partitioner() != A.get_partitioner() ||
+        v.stores_on_device() != A.stores_on_device() ||
+        v.get_additional_data().force_host_staging !=
+          A.get_additional_data().force_host_staging)
+      v.reinit(A.get_partitioner(), A.get_additional_data());
+  }
 
   template <typename Number, typename PointPreconditioner>
   void
@@ -28,7 +34,16 @@ namespace GPUAssembly
            DistributedDeviceVector<Number>       &r,
            DistributedDeviceVector<Number>       &z,
            DistributedDeviceVector<Number>       &p,
-           double (&sums)[2]);
+           double (&sums)[2])
+  {
+    r.sum_over_owned(CGStartStep<Number, PointPreconditioner>{b.data(),
+                                                              preconditioner,
+                                                              x.data(),
+                                                              r.data(),
+                                                              z.data(),
+                                                              p.data()},
+                     sums);
+  }
 
   template <typename Number, typename PointPreconditioner>
   void
@@ -39,13 +54,31 @@ namespace GPUAssembly
             DistributedDeviceVector<Number>       &x,
             DistributedDeviceVector<Number>       &r,
             DistributedDeviceVector<Number>       &z,
-            double (&sums)[2]);
+            double (&sums)[2])
+  {
+    r.sum_over_owned(
+      CGUpdateStep<Number, PointPreconditioner>{static_cast<Number>(alpha),
+                                                p.data(),
+                                                q.data(),
+                                                preconditioner,
+                                                x.data(),
+                                                r.data(),
+                                                z.data()},
+      sums);
+  }
 
   template <typename Number>
   void
   cg_direction(const double                           beta,
                const DistributedDeviceVector<Number> &z,
-               DistributedDeviceVector<Number>       &p);
+               DistributedDeviceVector<Number>       &p)
+  {
+    for_each_index(p.stores_on_device(),
+                   p.get_partitioner()->locally_owned_size(),
+                   CGDirectionStep<Number>{static_cast<Number>(beta),
+                                           z.data(),
+                                           p.data()});
+  }
 
 
 
