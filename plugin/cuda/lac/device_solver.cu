@@ -18,20 +18,6 @@ namespace GPUAssembly
   {
     constexpr unsigned int block_size = DeviceReduction<double>::block_size;
 
-    // Block sums of n_sums interleaved per-thread values; thread 0 writes
-    // them to out[blockIdx.x * n_sums + s].
-    template <unsigned int n_sums>
-    __device__ void
-    block_sums(double (&value)[n_sums], double *out)
-    {
-      block_sum<block_size>(value);
-      if (threadIdx.x == 0)
-        for (unsigned int s = 0; s < n_sums; ++s)
-          out[blockIdx.x * n_sums + s] = value[s];
-    }
-
-
-
     template <typename Number>
     __global__ void
     dot_kernel(const Number     *x,
@@ -44,7 +30,7 @@ namespace GPUAssembly
            i < n;
            i += std::size_t(gridDim.x) * block_size)
         sum[0] += double(x[i]) * double(y[i]);
-      block_sums<1>(sum, partial);
+      store_block_sums<block_size>(sum, partial);
     }
 
 
@@ -120,7 +106,7 @@ namespace GPUAssembly
            i < n;
            i += std::size_t(gridDim.x) * block_size)
         step(i, sums);
-      block_sums<2>(sums, partial);
+      store_block_sums<block_size>(sums, partial);
     }
 
 
@@ -188,7 +174,7 @@ namespace GPUAssembly
               pq[0] += double(sum) * double(p[row]);
             }
         }
-      block_sums<1>(pq, partial);
+      store_block_sums<block_size>(pq, partial);
     }
 
 
@@ -236,7 +222,7 @@ namespace GPUAssembly
           CGScalars::set_breakdown(state);
           set_condition(handle, false);
         }
-      block_sums<2>(sums, partial);
+      store_block_sums<block_size>(sums, partial);
     }
 
 

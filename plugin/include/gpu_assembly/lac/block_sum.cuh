@@ -38,6 +38,23 @@ namespace GPUAssembly
   }
 
   /**
+   * The first pass of a reduction whose second is sum_partials():
+   * block_sum() of @p value, and thread 0 stores the totals at
+   * partial[blockIdx.x * n_sums + s].
+   */
+  template <unsigned int block_size, unsigned int n_sums>
+  __device__ inline void
+  store_block_sums(double (&value)[n_sums], double *partial)
+  {
+    block_sum<block_size>(value);
+    if (threadIdx.x == 0)
+      for (unsigned int s = 0; s < n_sums; ++s)
+        partial[blockIdx.x * n_sums + s] = value[s];
+  }
+
+
+
+  /**
    * The sum of @p n_partials block sums (n_sums interleaved sums each),
    * the same value in every thread of every block that calls it: each
    * block adds the same numbers in the same order. Lets a kernel use a

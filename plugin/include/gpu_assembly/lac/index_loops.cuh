@@ -65,10 +65,7 @@ namespace GPUAssembly
              i < n;
              i += std::size_t(gridDim.x) * block_size)
           body(i, sums);
-        block_sum<block_size>(sums);
-        if (threadIdx.x == 0)
-          for (unsigned int s = 0; s < n_sums; ++s)
-            partial[blockIdx.x * n_sums + s] = sums[s];
+        store_block_sums<block_size>(sums, partial);
       }
 
       template <unsigned int n_sums>
