@@ -326,25 +326,20 @@ namespace GPUAssembly
     AssertThrow(&dst != &src,
                 dealii::ExcMessage("DistributedDeviceMatrix::vmult() needs "
                                    "distinct source and destination."));
-    const bool device = stores_on_device();
+    const auto multiply = [&](const ResidentArray<int> &rows) {
+      for_each_row(stores_on_device(),
+                   rows.size(),
+                   ResidentOperations::RowProducts<Number>{row_offsets.data(),
+                                                           columns.data(),
+                                                           values.data(),
+                                                           rows.data(),
+                                                           src.data(),
+                                                           dst.data()});
+    };
     src.update_ghost_values_start();
-    for_each_row(device,
-                 interior_rows.size(),
-                 ResidentOperations::RowProducts<Number>{row_offsets.data(),
-                                                         columns.data(),
-                                                         values.data(),
-                                                         interior_rows.data(),
-                                                         src.data(),
-                                                         dst.data()});
+    multiply(interior_rows);
     src.update_ghost_values_finish();
-    for_each_row(device,
-                 boundary_rows.size(),
-                 ResidentOperations::RowProducts<Number>{row_offsets.data(),
-                                                         columns.data(),
-                                                         values.data(),
-                                                         boundary_rows.data(),
-                                                         src.data(),
-                                                         dst.data()});
+    multiply(boundary_rows);
   }
 
 
