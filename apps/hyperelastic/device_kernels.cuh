@@ -99,7 +99,7 @@ namespace Hyperelastic
           inverse_diagonal[i] = Number(1) / diagonal;
         }
 
-      GPUAssembly::internal::block_sum<block_size>(rr);
+      GPUAssembly::block_sum<block_size>(rr);
       if (threadIdx.x == 0)
         partial[blockIdx.x] = rr[0];
     }
@@ -171,9 +171,7 @@ namespace Hyperelastic
                        unsigned long long              *clock)
     {
       double value[1];
-      GPUAssembly::internal::sum_partials<block_size>(partial,
-                                                      n_partials,
-                                                      value);
+      GPUAssembly::sum_partials<block_size>(partial, n_partials, value);
       if (threadIdx.x != 0)
         return;
       stamp(clock, clock_slot::assembly);

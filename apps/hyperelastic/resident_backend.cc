@@ -15,7 +15,7 @@
 #include <gpu_assembly/distributed/distributed_device_vector.h>
 #include <gpu_assembly/distributed/distributed_jacobi_cg.h>
 #include <gpu_assembly/distributed/resident_array.h>
-#include <gpu_assembly/distributed/resident_kernels.h>
+#include <gpu_assembly/distributed/resident_operations.h>
 #include <gpu_assembly/engine/device_assembler.h>
 
 #include <algorithm>
@@ -37,7 +37,7 @@ namespace Hyperelastic
 
     using ResidentVector = GPUAssembly::DistributedDeviceVector<double>;
     template <typename T>
-    using ResidentArray = GPUAssembly::internal::ResidentArray<T>;
+    using ResidentArray = GPUAssembly::ResidentArray<T>;
 
     /**
      * Two layouts: the matrix's partitioner (owned DoFs, then the columns
@@ -323,22 +323,24 @@ namespace Hyperelastic
       const auto kernel = make_step_kernel<double>(data, loads);
       if (on_device)
         {
-          GPUAssembly::internal::ResidentKernels::gather(
+          GPUAssembly::for_each_index(
             true,
-            mid.data(),
-            nodal_positions.data(),
             device_nodal_data.size(),
-            device_nodal_data.data());
+            GPUAssembly::ResidentOperations::Gather<double>{
+              mid.data(),
+              nodal_positions.data(),
+              device_nodal_data.data()});
           assembler.assemble(kernel, matrix, assembled, device_nodal_data);
         }
       else
         {
-          GPUAssembly::internal::ResidentKernels::gather(
+          GPUAssembly::for_each_index(
             false,
-            mid.data(),
-            nodal_positions.data(),
             host_nodal_data.size(),
-            host_nodal_data.data());
+            GPUAssembly::ResidentOperations::Gather<double>{
+              mid.data(),
+              nodal_positions.data(),
+              host_nodal_data.data()});
           assembler.assemble(kernel, matrix, assembled, host_nodal_data);
         }
       const auto &times = assembler.get_times();

@@ -146,7 +146,7 @@ namespace Hyperelastic
       report.reinit(report_slot::residuals + key.max_iterations + 1);
       report_host.resize(report.size());
 
-      namespace capture = GPUAssembly::internal;
+      namespace capture = GPUAssembly;
       capture::StreamCapture     step_capture(stream());
       cudaGraphConditionalHandle loop;
       if (!capture::create_condition(capture::capturing_graph(stream()), loop))

@@ -18,20 +18,6 @@ namespace GPUAssembly
   {
     constexpr unsigned int block_size = DeviceReduction<double>::block_size;
 
-    // Block sums of n_sums interleaved per-thread values; thread 0 writes
-    // them to out[blockIdx.x * n_sums + s].
-    template <unsigned int n_sums>
-    __device__ void
-    block_sums(double (&value)[n_sums], double *out)
-    {
-      internal::block_sum<block_size>(value);
-      if (threadIdx.x == 0)
-        for (unsigned int s = 0; s < n_sums; ++s)
-          out[blockIdx.x * n_sums + s] = value[s];
-    }
-
-
-
     template <typename Number>
     __global__ void
     dot_kernel(const Number     *x,
@@ -44,7 +30,7 @@ namespace GPUAssembly
            i < n;
            i += std::size_t(gridDim.x) * block_size)
         sum[0] += double(x[i]) * double(y[i]);
-      block_sums<1>(sum, partial);
+      store_block_sums<block_size>(sum, partial);
     }
 
 
@@ -62,14 +48,14 @@ namespace GPUAssembly
       if (n_sums == 1)
         {
           double total[1];
-          internal::sum_partials<block_size>(partial, n_blocks, total);
+          sum_partials<block_size>(partial, n_blocks, total);
           if (threadIdx.x == 0)
             slots[slot_0] = total[0];
         }
       else
         {
           double total[2];
-          internal::sum_partials<block_size>(partial, n_blocks, total);
+          sum_partials<block_size>(partial, n_blocks, total);
           if (threadIdx.x == 0)
             {
               slots[slot_0] = total[0];
@@ -80,47 +66,24 @@ namespace GPUAssembly
 
 
 
-    // The CG's device scalars (DeviceJacobiCG::state).
-    namespace cg_state
-    {
-      // The first four are the result, DeviceJacobiCG::device_result().
-      constexpr unsigned int iterations =
-        DeviceJacobiCG<double>::result_iterations;
-      constexpr unsigned int rr_0 = DeviceJacobiCG<double>::result_initial_rr;
-      constexpr unsigned int rr   = DeviceJacobiCG<double>::result_final_rr;
-      constexpr unsigned int converged =
-        DeviceJacobiCG<double>::result_converged;
-      constexpr unsigned int rz        = 4; // r.z of the current iterate
-      constexpr unsigned int tolerance = 5; // on ||r||
-      constexpr unsigned int new_rz    = 6; // from the direction kernel
-      constexpr unsigned int go_on     = 7; // 1: another iteration
-      constexpr unsigned int size      = 8;
-    } // namespace cg_state
+    // The iteration of preconditioned_cg.h with the Jacobi preconditioner.
+    template <typename Number>
+    using JacobiStart = CGStartStep<Number, PointJacobi<Number>>;
+    template <typename Number>
+    using JacobiUpdate = CGUpdateStep<Number, PointJacobi<Number>>;
 
-    // The stopping decision, the same expression as a host-driven loop
-    // would evaluate: ||r|| <= max(relative ||r_0||, absolute), in double.
+    // The graph's loop condition, where the loop is a graph's "while" node
+    // (handle 0: a host-driven loop, which reads CGScalars::go_on).
     __device__ void
-    cg_decide(double                  *state,
-              const double             rr,
-              const unsigned int       iterations,
-              const unsigned int       max_iterations,
-              const unsigned long long handle)
+    set_condition(const unsigned long long handle, const bool go_on)
     {
-      const double residual  = sqrt(rr);
-      const bool   finite    = isfinite(residual);
-      const bool   converged = finite && residual <= state[cg_state::tolerance];
-      const bool   go_on  = finite && !converged && iterations < max_iterations;
-      state[cg_state::rr] = rr;
-      state[cg_state::iterations] = iterations;
-      state[cg_state::converged]  = converged ? 1. : 0.;
-      state[cg_state::go_on]      = go_on ? 1. : 0.;
       if (handle != 0)
         cudaGraphSetConditional(handle, go_on ? 1u : 0u);
     }
 
 
 
-    // r = b, z = D^{-1} r, p = z, x = 0; block sums of r.z and r.r.
+    // CGStartStep; block sums of r.z and r.r.
     template <typename Number>
     __global__ void
     cg_start(const Number     *b,
@@ -132,21 +95,18 @@ namespace GPUAssembly
              const std::size_t n,
              double           *partial)
     {
-      double sums[2] = {0., 0.};
+      const JacobiStart<Number> step{b,
+                                     PointJacobi<Number>{inverse_diagonal},
+                                     x,
+                                     r,
+                                     z,
+                                     p};
+      double                    sums[2] = {0., 0.};
       for (std::size_t i = blockIdx.x * std::size_t(block_size) + threadIdx.x;
            i < n;
            i += std::size_t(gridDim.x) * block_size)
-        {
-          const Number ri = b[i];
-          const Number zi = inverse_diagonal[i] * ri;
-          x[i]            = 0;
-          r[i]            = ri;
-          z[i]            = zi;
-          p[i]            = zi;
-          sums[0] += double(ri) * double(zi);
-          sums[1] += double(ri) * double(ri);
-        }
-      block_sums<2>(sums, partial);
+        step(i, sums);
+      store_block_sums<block_size>(sums, partial);
     }
 
 
@@ -156,22 +116,15 @@ namespace GPUAssembly
     __global__ void
     cg_start_decision(const double            *partial,
                       const unsigned int       n_partials,
-                      const double             relative_tolerance,
-                      const double             absolute_tolerance,
-                      const unsigned int       max_iterations,
+                      const CGControl          control,
                       const unsigned long long handle,
                       double                  *state)
     {
       double total[2];
-      internal::sum_partials<block_size>(partial, n_partials, total);
-      if (threadIdx.x != 0)
-        return;
-      state[cg_state::rz]     = total[0];
-      state[cg_state::new_rz] = total[0];
-      state[cg_state::rr_0]   = total[1];
-      state[cg_state::tolerance] =
-        fmax(relative_tolerance * sqrt(total[1]), absolute_tolerance);
-      cg_decide(state, total[1], 0, max_iterations, handle);
+      sum_partials<block_size>(partial, n_partials, total);
+      if (threadIdx.x == 0)
+        set_condition(handle,
+                      CGScalars::start(state, total[0], total[1], control));
     }
 
 
@@ -199,7 +152,7 @@ namespace GPUAssembly
       // that kernel has read the old one by now, and cg_update, the next
       // reader, starts after this kernel.
       if (blockIdx.x == 0 && threadIdx.x == 0)
-        state[cg_state::rz] = state[cg_state::new_rz];
+        CGScalars::next_iteration(state);
       const unsigned int lane  = threadIdx.x % spmv_threads_per_row;
       const unsigned int group = threadIdx.x / spmv_threads_per_row;
       double             pq[1] = {0.};
@@ -221,53 +174,64 @@ namespace GPUAssembly
               pq[0] += double(sum) * double(p[row]);
             }
         }
-      block_sums<1>(pq, partial);
+      store_block_sums<block_size>(pq, partial);
     }
 
 
 
-    // alpha = r.z / p.q; x += alpha p; r -= alpha q; z = D^{-1} r; block
-    // sums of the new r.z and r.r.
+    // alpha = r.z / p.q and CGUpdateStep; block sums of the new r.z and
+    // r.r. On a breakdown no update, and the solve ends here.
     template <typename Number>
     __global__ void
-    cg_update(const Number      *p,
-              const Number      *q,
-              const Number      *inverse_diagonal,
-              Number            *x,
-              Number            *r,
-              Number            *z,
-              const std::size_t  n,
-              const double      *spmv_partial,
-              const unsigned int n_spmv_partials,
-              const double      *state,
-              double            *partial)
+    cg_update(const Number            *p,
+              const Number            *q,
+              const Number            *inverse_diagonal,
+              Number                  *x,
+              Number                  *r,
+              Number                  *z,
+              const std::size_t        n,
+              const double            *spmv_partial,
+              const unsigned int       n_spmv_partials,
+              const unsigned long long handle,
+              double                  *state,
+              double                  *partial)
     {
       double pq[1];
-      internal::sum_partials<block_size>(spmv_partial, n_spmv_partials, pq);
-      const Number alpha   = Number(state[cg_state::rz] / pq[0]);
-      double       sums[2] = {0., 0.};
-      for (std::size_t i = blockIdx.x * std::size_t(block_size) + threadIdx.x;
-           i < n;
-           i += std::size_t(gridDim.x) * block_size)
+      sum_partials<block_size>(spmv_partial, n_spmv_partials, pq);
+      double     alpha   = 0;
+      const bool proceed = CGScalars::step_length(state, pq[0], alpha);
+      double     sums[2] = {0., 0.};
+      if (proceed)
         {
-          x[i] += alpha * p[i];
-          const Number ri = r[i] - alpha * q[i];
-          const Number zi = inverse_diagonal[i] * ri;
-          r[i]            = ri;
-          z[i]            = zi;
-          sums[0] += double(ri) * double(zi);
-          sums[1] += double(ri) * double(ri);
+          const JacobiUpdate<Number> step{Number(alpha),
+                                          p,
+                                          q,
+                                          PointJacobi<Number>{inverse_diagonal},
+                                          x,
+                                          r,
+                                          z};
+          for (std::size_t i =
+                 blockIdx.x * std::size_t(block_size) + threadIdx.x;
+               i < n;
+               i += std::size_t(gridDim.x) * block_size)
+            step(i, sums);
         }
-      block_sums<2>(sums, partial);
+      else if (blockIdx.x == 0 && threadIdx.x == 0)
+        {
+          // Other blocks read only CGScalars::rz of the state.
+          CGScalars::set_breakdown(state);
+          set_condition(handle, false);
+        }
+      store_block_sums<block_size>(sums, partial);
     }
 
 
 
-    // beta = (r.z)_new / (r.z)_old; p = z + beta p; and, in one thread, the
-    // stopping decision. The new r.z goes to a separate slot, which the
-    // next SpMV makes current: other blocks may still be reading the old
-    // one. Every block has the same sums, so one thread of any block can
-    // decide; deciding here saves a kernel per iteration.
+    // beta and CGDirectionStep; and, in one thread, the stopping decision.
+    // The new r.z goes to a separate slot, which the next SpMV makes
+    // current: other blocks may still be reading the old one. Every block
+    // has the same sums, so one thread of any block can decide; deciding
+    // here saves a kernel per iteration.
     template <typename Number>
     __global__ void
     cg_direction(const Number            *z,
@@ -279,20 +243,20 @@ namespace GPUAssembly
                  const unsigned long long handle,
                  double                  *state)
     {
+      if (state[CGScalars::breakdown] != 0)
+        return;
       double total[2];
-      internal::sum_partials<block_size>(partial, n_partials, total);
-      const Number beta = Number(total[0] / state[cg_state::rz]);
+      sum_partials<block_size>(partial, n_partials, total);
+      const CGDirectionStep<Number>
+        step{Number(CGScalars::direction_coefficient(state, total[0])), z, p};
       for (std::size_t i = blockIdx.x * std::size_t(block_size) + threadIdx.x;
            i < n;
            i += std::size_t(gridDim.x) * block_size)
-        p[i] = z[i] + beta * p[i];
+        step(i);
       if (blockIdx.x == 0 && threadIdx.x == 0)
-        {
-          state[cg_state::new_rz] = total[0];
-          const unsigned int iterations =
-            static_cast<unsigned int>(state[cg_state::iterations]) + 1;
-          cg_decide(state, total[1], iterations, max_iterations, handle);
-        }
+        set_condition(
+          handle,
+          CGScalars::end_iteration(state, total[0], total[1], max_iterations));
     }
 
 
@@ -421,7 +385,7 @@ namespace GPUAssembly
   DeviceJacobiCG<Number>::DeviceJacobiCG()
     : spmv_partial(2048)
     , partial(2 * DeviceReduction<Number>::max_blocks)
-    , state(cg_state::size)
+    , state(CGScalars::size)
   {}
 
 
@@ -535,8 +499,7 @@ namespace GPUAssembly
       double       *spmv_partial, *partial, *state;
       std::size_t   n;
       unsigned int  blocks, spmv_grid;
-      double        relative_tolerance, absolute_tolerance;
-      unsigned int  max_iterations;
+      CGControl     control;
       /// The graph's loop condition; 0 in a host-driven loop.
       unsigned long long handle;
     };
@@ -562,9 +525,7 @@ namespace GPUAssembly
              block_size,
              a.partial,
              a.blocks,
-             a.relative_tolerance,
-             a.absolute_tolerance,
-             a.max_iterations,
+             a.control,
              a.handle,
              a.state);
     }
@@ -597,6 +558,7 @@ namespace GPUAssembly
              a.n,
              a.spmv_partial,
              a.spmv_grid,
+             a.handle,
              a.state,
              a.partial);
       launch(cg_direction<Number>,
@@ -607,7 +569,7 @@ namespace GPUAssembly
              a.n,
              a.partial,
              a.blocks,
-             a.max_iterations,
+             a.control.max_iterations,
              a.handle,
              a.state);
     }
@@ -622,13 +584,11 @@ namespace GPUAssembly
     {
       // The start's decision kernel sets the loop's condition: the handle
       // comes first.
-      if (!internal::create_condition(internal::capturing_graph(stream),
-                                      arguments.handle))
+      if (!create_condition(capturing_graph(stream), arguments.handle))
         return false;
       KernelSequence start(stream);
       enqueue_start(start, arguments);
-      const cudaGraph_t body =
-        internal::capture_while_node(stream, arguments.handle);
+      const cudaGraph_t body = capture_while_node(stream, arguments.handle);
       if (body == nullptr)
         return false;
       KernelSequence iteration(body);
@@ -649,7 +609,7 @@ namespace GPUAssembly
       bool             supported = false;
       CudaGraph        captured;
       {
-        internal::StreamCapture capture(stream.get());
+        StreamCapture capture(stream.get());
         supported = capture_solve(arguments, stream.get());
         captured  = capture.end();
       }
@@ -722,9 +682,7 @@ namespace GPUAssembly
               n,
               DeviceReduction<Number>::n_blocks(n),
               spmv_blocks(n),
-              control.relative_tolerance,
-              control.absolute_tolerance,
-              control.max_iterations,
+              control,
               0};
     }
   } // namespace
@@ -800,7 +758,7 @@ namespace GPUAssembly
           double value = 0;
           GPU_ASSEMBLY_CHECK_CUDA(
             cudaMemcpyAsync(&value,
-                            state.data() + cg_state::go_on,
+                            state.data() + CGScalars::go_on,
                             sizeof(double),
                             cudaMemcpyDeviceToHost,
                             stream));
@@ -825,15 +783,10 @@ namespace GPUAssembly
                                 const Control                 &control) const
   {
     enqueue_solve(A, inverse_diagonal, x, b, control, nullptr);
-    double values[cg_state::size];
+    double values[CGScalars::size];
     GPU_ASSEMBLY_CHECK_CUDA(
       cudaMemcpy(values, state.data(), sizeof(values), cudaMemcpyDeviceToHost));
-    Result result;
-    result.iterations = static_cast<unsigned int>(values[cg_state::iterations]);
-    result.initial_residual = std::sqrt(values[cg_state::rr_0]);
-    result.final_residual   = std::sqrt(values[cg_state::rr]);
-    result.converged        = values[cg_state::converged] != 0;
-    return result;
+    return CGScalars::result(values);
   }
 
 

@@ -6,6 +6,7 @@
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
+#include <gpu_assembly/distributed/resident_operations.h>
 
 #include <algorithm>
 #include <climits>
@@ -325,25 +326,20 @@ namespace GPUAssembly
     AssertThrow(&dst != &src,
                 dealii::ExcMessage("DistributedDeviceMatrix::vmult() needs "
                                    "distinct source and destination."));
-    const bool device = stores_on_device();
+    const auto multiply = [&](const ResidentArray<int> &rows) {
+      for_each_row(stores_on_device(),
+                   rows.size(),
+                   ResidentOperations::RowProducts<Number>{row_offsets.data(),
+                                                           columns.data(),
+                                                           values.data(),
+                                                           rows.data(),
+                                                           src.data(),
+                                                           dst.data()});
+    };
     src.update_ghost_values_start();
-    internal::ResidentKernels::spmv_rows(device,
-                                         row_offsets.data(),
-                                         columns.data(),
-                                         values.data(),
-                                         interior_rows.data(),
-                                         interior_rows.size(),
-                                         src.data(),
-                                         dst.data());
+    multiply(interior_rows);
     src.update_ghost_values_finish();
-    internal::ResidentKernels::spmv_rows(device,
-                                         row_offsets.data(),
-                                         columns.data(),
-                                         values.data(),
-                                         boundary_rows.data(),
-                                         boundary_rows.size(),
-                                         src.data(),
-                                         dst.data());
+    multiply(boundary_rows);
   }
 
 
@@ -359,11 +355,12 @@ namespace GPUAssembly
                 dealii::ExcMessage(
                   "compute_inverse_diagonal(): the vector does not have the "
                   "matrix's layout or storage."));
-    internal::ResidentKernels::inverse_diagonal(stores_on_device(),
-                                                values.data(),
-                                                diagonal_positions.data(),
-                                                m(),
-                                                result.data());
+    for_each_index(
+      stores_on_device(),
+      m(),
+      ResidentOperations::InverseDiagonal<Number>{values.data(),
+                                                  diagonal_positions.data(),
+                                                  result.data()});
   }
 
 

@@ -5,6 +5,7 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
+#include <gpu_assembly/distributed/resident_operations.h>
 
 #include <cmath>
 #include <string>
@@ -123,10 +124,7 @@ namespace GPUAssembly
         pinned_send.reinit(0);
         pinned_receive.reinit(0);
       }
-    workspace.reinit(data.use_device,
-                     data.use_device ?
-                       2 * internal::ResidentKernels::max_blocks + 2 :
-                       0);
+    workspace.reinit(data.use_device);
   }
 
 
@@ -182,7 +180,7 @@ namespace GPUAssembly
     // MPI writes the ghost entries directly: kernels still reading them
     // (the last SpMV's rows with ghost columns) must be done.
     if (halo_path == HaloPath::cuda_aware_mpi)
-      internal::ResidentKernels::Device::synchronize();
+      internal::DeviceMemory::synchronize();
 
     std::size_t offset = 0;
     for (const auto &[rank, count] : partitioner->ghost_targets())
@@ -201,23 +199,23 @@ namespace GPUAssembly
         offset += count;
       }
 
-    internal::ResidentKernels::gather(stores_on_device(),
-                                      values.data(),
-                                      import_list.data(),
-                                      import_list.size(),
-                                      send_buffer.data());
+    for_each_index(stores_on_device(),
+                   import_list.size(),
+                   ResidentOperations::Gather<Number>{values.data(),
+                                                      import_list.data(),
+                                                      send_buffer.data()});
     const Number *send = send_buffer.data();
     if (staged)
       {
         // A synchronous copy: it also waits for the pack kernel.
-        internal::ResidentKernels::Device::copy_to_host(pinned_send.data(),
-                                                        send_buffer.data(),
-                                                        import_list.size() *
-                                                          sizeof(Number));
+        internal::DeviceMemory::copy_to_host(pinned_send.data(),
+                                             send_buffer.data(),
+                                             import_list.size() *
+                                               sizeof(Number));
         send = pinned_send.data();
       }
     else if (halo_path == HaloPath::cuda_aware_mpi)
-      internal::ResidentKernels::Device::synchronize();
+      internal::DeviceMemory::synchronize();
 
     offset = 0;
     for (const auto &[rank, count] : partitioner->import_targets())
@@ -249,10 +247,9 @@ namespace GPUAssembly
         requests.clear();
       }
     if (halo_path == HaloPath::staged_through_host)
-      internal::ResidentKernels::Device::copy_to_device(values.data() + n_owned,
-                                                        pinned_receive.data(),
-                                                        n_ghosts *
-                                                          sizeof(Number));
+      internal::DeviceMemory::copy_to_device(values.data() + n_owned,
+                                             pinned_receive.data(),
+                                             n_ghosts * sizeof(Number));
   }
 
 
@@ -272,8 +269,8 @@ namespace GPUAssembly
   DistributedDeviceVector<Number>::zero_out_ghost_values()
   {
     if (stores_on_device())
-      internal::ResidentKernels::Device::set_zero(values.data() + n_owned,
-                                                  n_ghosts * sizeof(Number));
+      internal::DeviceMemory::set_zero(values.data() + n_owned,
+                                       n_ghosts * sizeof(Number));
     else
       std::fill(values.data() + n_owned,
                 values.data() + n_owned + n_ghosts,
@@ -288,20 +285,11 @@ namespace GPUAssembly
     const DistributedDeviceVector &other) const
   {
     check_compatible(other);
-    internal::ResidentKernels::Workspace ws;
-    if (stores_on_device())
-      {
-        ws.partial = workspace.data();
-        ws.result =
-          workspace.data() + 2 * internal::ResidentKernels::max_blocks;
-      }
-    const double local = internal::ResidentKernels::dot(stores_on_device(),
-                                                        values.data(),
-                                                        other.values.data(),
-                                                        n_owned,
-                                                        ws);
-    return dealii::Utilities::MPI::sum(local,
-                                       partitioner->get_mpi_communicator());
+    double sum[1];
+    sum_over_owned(ResidentOperations::Dot<Number>{values.data(),
+                                                   other.values.data()},
+                   sum);
+    return sum[0];
   }
 
 
@@ -331,9 +319,9 @@ namespace GPUAssembly
         }
       std::vector<Number> converted(source, source + n);
       if (on_device)
-        internal::ResidentKernels::Device::copy_to_device(target,
-                                                          converted.data(),
-                                                          n * sizeof(Number));
+        internal::DeviceMemory::copy_to_device(target,
+                                               converted.data(),
+                                               n * sizeof(Number));
       else
         std::copy(converted.begin(), converted.end(), target);
     }
@@ -347,9 +335,9 @@ namespace GPUAssembly
     {
       std::vector<Number> host(n);
       if (on_device)
-        internal::ResidentKernels::Device::copy_to_host(host.data(),
-                                                        source,
-                                                        n * sizeof(Number));
+        internal::DeviceMemory::copy_to_host(host.data(),
+                                             source,
+                                             n * sizeof(Number));
       else
         std::copy(source, source + n, host.begin());
       std::copy(host.begin(), host.end(), target);

@@ -3,6 +3,7 @@
 #include <deal.II/base/parallel.h>
 
 #include <gpu_assembly/distributed/resident_exchange.h>
+#include <gpu_assembly/distributed/resident_operations.h>
 
 #include <algorithm>
 #include <atomic>
@@ -194,7 +195,7 @@ namespace GPUAssembly
       };
       const auto sync = [this]() {
         if (on_device)
-          ResidentKernels::Device::synchronize();
+          DeviceMemory::synchronize();
       };
       const bool         staged = path == HaloPath::staged_through_host;
       const MPI_Comm     comm   = **communicator;
@@ -220,20 +221,20 @@ namespace GPUAssembly
                       &requests.back());
           AssertThrowMPI(ierr);
         }
-      ResidentKernels::gather(on_device,
-                              local_values,
-                              send_sources.data(),
-                              n_send,
-                              send_buffer.data());
+      for_each_index(on_device,
+                     n_send,
+                     ResidentOperations::Gather<Number>{local_values,
+                                                        send_sources.data(),
+                                                        send_buffer.data()});
       sync();
       times.communication += elapsed(start);
       const Number *send = send_buffer.data();
       if (staged)
         {
           start = Clock::now();
-          ResidentKernels::Device::copy_to_host(pinned_send.data(),
-                                                send_buffer.data(),
-                                                n_send * sizeof(Number));
+          DeviceMemory::copy_to_host(pinned_send.data(),
+                                     send_buffer.data(),
+                                     n_send * sizeof(Number));
           send = pinned_send.data();
           transfer += elapsed(start);
         }
@@ -256,15 +257,16 @@ namespace GPUAssembly
       // The rank's own rows while the messages travel.
       start = Clock::now();
       if (on_device)
-        ResidentKernels::Device::set_zero(target, n_targets * sizeof(Number));
+        DeviceMemory::set_zero(target, n_targets * sizeof(Number));
       else
         std::fill(target, target + n_targets, Number());
-      ResidentKernels::scatter_add(on_device,
-                                   local_values,
-                                   owned_sources.data(),
-                                   owned_targets.data(),
-                                   owned_sources.size(),
-                                   target);
+      for_each_index(
+        on_device,
+        owned_sources.size(),
+        ResidentOperations::ScatterAdd<Number>{local_values,
+                                               owned_sources.data(),
+                                               owned_targets.data(),
+                                               target});
       sync();
       times.write += elapsed(start);
 
@@ -277,19 +279,20 @@ namespace GPUAssembly
       if (staged)
         {
           start = Clock::now();
-          ResidentKernels::Device::copy_to_device(recv_buffer.data(),
-                                                  pinned_recv.data(),
-                                                  n_recv * sizeof(Number));
+          DeviceMemory::copy_to_device(recv_buffer.data(),
+                                       pinned_recv.data(),
+                                       n_recv * sizeof(Number));
           transfer += elapsed(start);
         }
       start = Clock::now();
-      ResidentKernels::add_grouped(on_device,
-                                   recv_buffer.data(),
-                                   group_targets.data(),
-                                   group_offsets.data(),
-                                   group_entries.data(),
-                                   group_targets.size(),
-                                   target);
+      for_each_index(
+        on_device,
+        group_targets.size(),
+        ResidentOperations::AddGrouped<Number>{recv_buffer.data(),
+                                               group_targets.data(),
+                                               group_offsets.data(),
+                                               group_entries.data(),
+                                               target});
       sync();
       times.write += elapsed(start);
     }

@@ -194,14 +194,14 @@ namespace GPUAssembly
     AdditionalData                                             additional_data;
     std::vector<int>                                           host_row_offsets;
     std::vector<int>                                           host_columns;
-    internal::ResidentArray<int>                               row_offsets;
-    internal::ResidentArray<int>                               columns;
-    internal::ResidentArray<Number>                            values;
+    ResidentArray<int>                                         row_offsets;
+    ResidentArray<int>                                         columns;
+    ResidentArray<Number>                                      values;
     // Rows with owned columns alone, multiplied while the halo travels, and
     // the rows with ghost columns, multiplied after it.
-    internal::ResidentArray<int> interior_rows;
-    internal::ResidentArray<int> boundary_rows;
-    internal::ResidentArray<int> diagonal_positions;
+    ResidentArray<int> interior_rows;
+    ResidentArray<int> boundary_rows;
+    ResidentArray<int> diagonal_positions;
   };
 } // namespace GPUAssembly
 

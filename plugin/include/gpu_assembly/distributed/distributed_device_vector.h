@@ -9,6 +9,7 @@
 #include <deal.II/lac/trilinos_vector.h>
 
 #include <gpu_assembly/distributed/resident_array.h>
+#include <gpu_assembly/lac/index_loops.h>
 
 #include <memory>
 #include <string>
@@ -177,6 +178,28 @@ namespace GPUAssembly
     double
     l2_norm() const;
 
+    /**
+     * body(i, sums) for the owned indices i, where the body adds index i's
+     * terms to @p n_sums running sums (sum_over_indices(), on the host or
+     * the device as this vector stores its entries); @p sums are the sums
+     * over all ranks. For fused vector operations, such as CG's updates
+     * that also give r.z and r.r. The device branch must be instantiated
+     * for @p Body (index_loops.h). Collective.
+     */
+    template <unsigned int n_sums, typename Body>
+    void
+    sum_over_owned(const Body &body, double (&sums)[n_sums]) const
+    {
+      sum_over_indices(stores_on_device(), n_owned, workspace, body, sums);
+      const int ierr = MPI_Allreduce(MPI_IN_PLACE,
+                                     sums,
+                                     n_sums,
+                                     MPI_DOUBLE,
+                                     MPI_SUM,
+                                     partitioner->get_mpi_communicator());
+      AssertThrowMPI(ierr);
+    }
+
     /// Owned entries from @p vector (same locally owned indices); ghosts
     /// are not touched.
     void
@@ -218,14 +241,14 @@ namespace GPUAssembly
     unsigned int n_owned   = 0;
     unsigned int n_ghosts  = 0;
     // Entries are mutable: update_ghost_values() is const, as deal.II's.
-    mutable internal::ResidentArray<Number> values;
+    mutable ResidentArray<Number> values;
     // The partitioner's import_indices() expanded, for the pack loop.
-    internal::ResidentArray<int>            import_list;
-    mutable internal::ResidentArray<Number> send_buffer;
-    mutable internal::PinnedBuffer<Number>  pinned_send;
-    mutable internal::PinnedBuffer<Number>  pinned_receive;
-    mutable std::vector<MPI_Request>        requests;
-    mutable internal::ResidentArray<double> workspace;
+    ResidentArray<int>                     import_list;
+    mutable ResidentArray<Number>          send_buffer;
+    mutable internal::PinnedBuffer<Number> pinned_send;
+    mutable internal::PinnedBuffer<Number> pinned_receive;
+    mutable std::vector<MPI_Request>       requests;
+    ReductionWorkspace                     workspace;
   };
 } // namespace GPUAssembly
 

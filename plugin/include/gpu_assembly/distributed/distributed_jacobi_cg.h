@@ -4,13 +4,88 @@
 
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
-#include <gpu_assembly/distributed/resident_array.h>
+#include <gpu_assembly/lac/preconditioned_cg.h>
 
 namespace GPUAssembly
 {
   /**
+   * The operations PreconditionedCG needs of the resident distributed
+   * classes with a point preconditioner (PointJacobi): each a loop over the
+   * owned entries where the vectors store them, the sums reduced over the
+   * ranks. The plugin instantiates their device loops for PointJacobi.
+   */
+  template <typename Number>
+  void
+  cg_reinit(const DistributedDeviceMatrix<Number> &A,
+            DistributedDeviceVector<Number>       &v)
+  {
+    if (v.get_partitioner() != A.get_partitioner() ||
+        v.stores_on_device() != A.stores_on_device() ||
+        v.get_additional_data().force_host_staging !=
+          A.get_additional_data().force_host_staging)
+      v.reinit(A.get_partitioner(), A.get_additional_data());
+  }
+
+  template <typename Number, typename PointPreconditioner>
+  void
+  cg_start(const PointPreconditioner             &preconditioner,
+           const DistributedDeviceVector<Number> &b,
+           DistributedDeviceVector<Number>       &x,
+           DistributedDeviceVector<Number>       &r,
+           DistributedDeviceVector<Number>       &z,
+           DistributedDeviceVector<Number>       &p,
+           double (&sums)[2])
+  {
+    r.sum_over_owned(CGStartStep<Number, PointPreconditioner>{b.data(),
+                                                              preconditioner,
+                                                              x.data(),
+                                                              r.data(),
+                                                              z.data(),
+                                                              p.data()},
+                     sums);
+  }
+
+  template <typename Number, typename PointPreconditioner>
+  void
+  cg_update(const double                           alpha,
+            const PointPreconditioner             &preconditioner,
+            const DistributedDeviceVector<Number> &p,
+            const DistributedDeviceVector<Number> &q,
+            DistributedDeviceVector<Number>       &x,
+            DistributedDeviceVector<Number>       &r,
+            DistributedDeviceVector<Number>       &z,
+            double (&sums)[2])
+  {
+    r.sum_over_owned(
+      CGUpdateStep<Number, PointPreconditioner>{static_cast<Number>(alpha),
+                                                p.data(),
+                                                q.data(),
+                                                preconditioner,
+                                                x.data(),
+                                                r.data(),
+                                                z.data()},
+      sums);
+  }
+
+  template <typename Number>
+  void
+  cg_direction(const double                           beta,
+               const DistributedDeviceVector<Number> &z,
+               DistributedDeviceVector<Number>       &p)
+  {
+    for_each_index(p.stores_on_device(),
+                   p.get_partitioner()->locally_owned_size(),
+                   CGDirectionStep<Number>{static_cast<Number>(beta),
+                                           z.data(),
+                                           p.data()});
+  }
+
+
+
+  /**
    * Conjugate gradients preconditioned with the matrix diagonal (Jacobi) on
-   * a DistributedDeviceMatrix and DistributedDeviceVectors: every vector
+   * a DistributedDeviceMatrix and DistributedDeviceVectors: PreconditionedCG
+   * with PointJacobi. Every vector
    * operation runs where the objects store their entries (device, or host
    * in host mode), the SpMV updates the halo of the search direction
    * (DistributedDeviceMatrix::vmult()), and each iteration makes two
@@ -20,7 +95,8 @@ namespace GPUAssembly
    *
    * It is the iteration of deal.II's SolverCG with
    * TrilinosWrappers::PreconditionJacobi: x_0 = 0, and stop when
-   * ||r|| <= relative_tolerance ||b|| (the unpreconditioned residual).
+   * ||r|| <= relative_tolerance ||b|| (the unpreconditioned residual); the
+   * same iteration as DeviceJacobiCG's on one GPU (preconditioned_cg.h).
    *
    * Usage with DistributedAssembler (device path; host mode alike with
    * use_device = false in both AdditionalData):
@@ -54,13 +130,7 @@ namespace GPUAssembly
   class DistributedJacobiCG
   {
   public:
-    struct Result
-    {
-      unsigned int iterations       = 0;
-      double       initial_residual = 0;
-      double       final_residual   = 0;
-      bool         converged        = false;
-    };
+    using Result = CGResult;
 
     /**
      * Solve A x = b from x = 0. @p b must have A's partitioner and storage;
@@ -79,8 +149,11 @@ namespace GPUAssembly
           const unsigned int                     max_iterations);
 
   private:
-    DistributedDeviceVector<Number> r, z, p, q, inverse_diagonal;
-    internal::ResidentArray<double> workspace;
+    PreconditionedCG<DistributedDeviceMatrix<Number>,
+                     DistributedDeviceVector<Number>,
+                     PointJacobi<Number>>
+                                    cg;
+    DistributedDeviceVector<Number> inverse_diagonal;
   };
 } // namespace GPUAssembly
 

@@ -2,7 +2,6 @@
 #ifndef gpu_assembly_distributed_resident_array_h
 #define gpu_assembly_distributed_resident_array_h
 
-#include <gpu_assembly/distributed/resident_kernels.h>
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <algorithm>
@@ -11,109 +10,139 @@
 
 namespace GPUAssembly
 {
+  /**
+   * An array in host memory (std::vector) or in device memory
+   * (DeviceVector), chosen at reinit(): the storage of the resident
+   * distributed classes, whose host mode runs the same loops on the CPU
+   * (for_each_index() and its siblings, with on_device()) and is what CI
+   * tests.
+   */
+  template <typename T>
+  class ResidentArray
+  {
+  public:
+    /// @p n entries, zero.
+    void
+    reinit(const bool on_device, const std::size_t n)
+    {
+      device = on_device;
+      if (device)
+        {
+          host.clear();
+          host.shrink_to_fit();
+          device_data.reinit(n);
+        }
+      else
+        {
+          device_data.reinit(0);
+          host.assign(n, T());
+        }
+    }
+
+    /// The entries of @p values, in the storage of @p on_device.
+    void
+    reinit(const bool on_device, const std::vector<T> &values)
+    {
+      device = on_device;
+      if (device)
+        {
+          host.clear();
+          host.shrink_to_fit();
+          device_data.copy_from_host(values);
+        }
+      else
+        {
+          device_data.reinit(0);
+          host = values;
+        }
+    }
+
+    bool
+    on_device() const
+    {
+      return device;
+    }
+
+    std::size_t
+    size() const
+    {
+      return device ? device_data.size() : host.size();
+    }
+
+    /// Host or device pointer, as on_device() says.
+    T *
+    data()
+    {
+      return device ? device_data.data() : host.data();
+    }
+
+    const T *
+    data() const
+    {
+      return device ? device_data.data() : host.data();
+    }
+
+    void
+    set_zero()
+    {
+      if (device)
+        device_data.set_zero();
+      else
+        std::fill(host.begin(), host.end(), T());
+    }
+
+    /// Copy the entries to @p values (resized).
+    void
+    copy_to_host(std::vector<T> &values) const
+    {
+      if (device)
+        device_data.copy_to_host(values);
+      else
+        values = host;
+    }
+
+    std::size_t
+    memory_consumption() const
+    {
+      return size() * sizeof(T);
+    }
+
+  private:
+    bool            device = false;
+    std::vector<T>  host;
+    DeviceVector<T> device_data;
+  };
+
+
+
   namespace internal
   {
     /**
-     * An array in host memory (std::vector) or in device memory
-     * (DeviceVector), chosen at reinit(): the storage of the resident
-     * distributed classes, whose host mode runs the same loops on the CPU
-     * (ResidentKernels) and is what CI tests.
+     * The memory operations of the device path of the resident classes:
+     * synchronous, on the default stream.
      */
-    template <typename T>
-    class ResidentArray
+    namespace DeviceMemory
     {
-    public:
-      /// @p n entries, zero.
       void
-      reinit(const bool on_device, const std::size_t n)
-      {
-        device = on_device;
-        if (device)
-          {
-            host.clear();
-            host.shrink_to_fit();
-            device_data.reinit(n);
-          }
-        else
-          {
-            device_data.reinit(0);
-            host.assign(n, T());
-          }
-      }
-
-      /// The entries of @p values, in the storage of @p on_device.
-      void
-      reinit(const bool on_device, const std::vector<T> &values)
-      {
-        device = on_device;
-        if (device)
-          {
-            host.clear();
-            host.shrink_to_fit();
-            device_data.copy_from_host(values);
-          }
-        else
-          {
-            device_data.reinit(0);
-            host = values;
-          }
-      }
-
-      bool
-      on_device() const
-      {
-        return device;
-      }
-
-      std::size_t
-      size() const
-      {
-        return device ? device_data.size() : host.size();
-      }
-
-      /// Host or device pointer, as on_device() says.
-      T *
-      data()
-      {
-        return device ? device_data.data() : host.data();
-      }
-
-      const T *
-      data() const
-      {
-        return device ? device_data.data() : host.data();
-      }
+      copy_to_host(void *dst, const void *src, const std::size_t bytes);
 
       void
-      set_zero()
-      {
-        if (device)
-          device_data.set_zero();
-        else
-          std::fill(host.begin(), host.end(), T());
-      }
+      copy_to_device(void *dst, const void *src, const std::size_t bytes);
 
-      /// Copy the entries to @p values (resized).
       void
-      copy_to_host(std::vector<T> &values) const
-      {
-        if (device)
-          device_data.copy_to_host(values);
-        else
-          values = host;
-      }
+      set_zero(void *dst, const std::size_t bytes);
 
-      std::size_t
-      memory_consumption() const
-      {
-        return size() * sizeof(T);
-      }
+      /// Wait for the default stream (before MPI reads device buffers).
+      void
+      synchronize();
 
-    private:
-      bool            device = false;
-      std::vector<T>  host;
-      DeviceVector<T> device_data;
-    };
+      /// Page-locked host memory, for staging messages of the device.
+      void *
+      allocate_pinned(const std::size_t bytes);
+
+      void
+      free_pinned(void *pointer) noexcept;
+    } // namespace DeviceMemory
 
 
 
@@ -129,7 +158,7 @@ namespace GPUAssembly
       operator=(const PinnedBuffer &) = delete;
       ~PinnedBuffer()
       {
-        ResidentKernels::Device::free_pinned(pointer);
+        DeviceMemory::free_pinned(pointer);
       }
 
       void
@@ -137,12 +166,12 @@ namespace GPUAssembly
       {
         if (n == n_elements)
           return;
-        ResidentKernels::Device::free_pinned(pointer);
+        DeviceMemory::free_pinned(pointer);
         pointer    = nullptr;
         n_elements = 0;
         if (n > 0)
-          pointer = static_cast<T *>(
-            ResidentKernels::Device::allocate_pinned(n * sizeof(T)));
+          pointer =
+            static_cast<T *>(DeviceMemory::allocate_pinned(n * sizeof(T)));
         n_elements = n;
       }
 

@@ -5,6 +5,7 @@
 #include <gpu_assembly/base/cuda_handles.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
 #include <gpu_assembly/lac/device_vector.h>
+#include <gpu_assembly/lac/preconditioned_cg.h>
 
 namespace GPUAssembly
 {
@@ -92,7 +93,11 @@ namespace GPUAssembly
    * operation on the device: the DCG_GPU of the GPU Gems chapter
    * (Sec. 16.4.2). Stops when ||r|| <= relative_tolerance ||r_0|| (the
    * chapter's criterion, with x_0 = 0 so r_0 = b) or, if larger,
-   * absolute_tolerance.
+   * absolute_tolerance. The iteration is that of preconditioned_cg.h
+   * (its per-index steps with PointJacobi and its scalar recurrence,
+   * CGScalars, run in this solver's kernels), so it goes on where
+   * p.Ap < 0 and stops with a final residual that is not finite on a
+   * breakdown, as DistributedJacobiCG does.
    *
    * A solve is one launch of a CUDA graph whose body, a conditional
    * "while" node, is one iteration: an SpMV that also leaves the block sums
@@ -118,20 +123,8 @@ namespace GPUAssembly
   class DeviceJacobiCG
   {
   public:
-    struct Control
-    {
-      double       relative_tolerance = 1e-6;
-      double       absolute_tolerance = 0;
-      unsigned int max_iterations     = 1000;
-    };
-
-    struct Result
-    {
-      unsigned int iterations       = 0;
-      double       initial_residual = 0;
-      double       final_residual   = 0;
-      bool         converged        = false;
-    };
+    using Control = CGControl;
+    using Result  = CGResult;
 
     DeviceJacobiCG();
     ~DeviceJacobiCG();
@@ -183,13 +176,13 @@ namespace GPUAssembly
 
     /// Where the last solve leaves its result on the device: doubles at
     /// these offsets from device_result().
-    static constexpr unsigned int result_iterations = 0;
+    static constexpr unsigned int result_iterations = CGScalars::iterations;
     /// r_0 . r_0
-    static constexpr unsigned int result_initial_rr = 1;
+    static constexpr unsigned int result_initial_rr = CGScalars::initial_rr;
     /// r . r of the final iterate
-    static constexpr unsigned int result_final_rr = 2;
+    static constexpr unsigned int result_final_rr = CGScalars::rr;
     /// 1 if converged, else 0
-    static constexpr unsigned int result_converged = 3;
+    static constexpr unsigned int result_converged = CGScalars::converged;
 
     const double *
     device_result() const
@@ -232,7 +225,7 @@ namespace GPUAssembly
 
     /// Block sums: spmv_partial for p.q, partial for (r.z, r.r).
     mutable DeviceVector<double> spmv_partial, partial;
-    /// Device scalars of the iteration (see device_solver.cu).
+    /// Device scalars of the iteration (CGScalars).
     mutable DeviceVector<double> state;
     mutable DeviceVector<Number> r, z, p, q;
 
