@@ -40,8 +40,8 @@
 
 #include <deal.II/numerics/vector_tools.h>
 
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/distributed/device_selection.h>
-#include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 
@@ -218,15 +218,14 @@ namespace
                          reference_matrix,
                          reference_rhs);
 
-    typename GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData
-      data;
+    typename GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData data;
     data.keep_constrained_dofs = c.keep_constrained_dofs;
-    const GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter(mapping,
-                                                                 dof_handler,
-                                                                 quadrature,
-                                                                 constraints,
-                                                                 data);
-    DynamicSparsityPattern                               dsp;
+    const GPUAssembly::DoFHandlerAdapter<dim> adapter(mapping,
+                                                      dof_handler,
+                                                      quadrature,
+                                                      constraints,
+                                                      data);
+    DynamicSparsityPattern                    dsp;
     adapter.make_sparsity_pattern(dsp);
     TrilinosWrappers::SparseMatrix matrix;
     matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
@@ -356,12 +355,12 @@ namespace
                       const AffineConstraints<double> &constraints)
   {
     MultithreadInfo::set_thread_limit(n_threads);
-    SetUpSnapshot                                        snapshot;
-    const GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter(mapping,
-                                                                 dof_handler,
-                                                                 quadrature,
-                                                                 constraints);
-    const GPUAssembly::MeshArrays &a = adapter.get_arrays();
+    SetUpSnapshot                             snapshot;
+    const GPUAssembly::DoFHandlerAdapter<dim> adapter(mapping,
+                                                      dof_handler,
+                                                      quadrature,
+                                                      constraints);
+    const GPUAssembly::MeshArrays            &a = adapter.get_arrays();
     snapshot.add("connectivity", a.connectivity);
     snapshot.add("location", a.location);
     snapshot.add("supplemental", a.supplemental);
@@ -604,10 +603,10 @@ main(int argc, char **argv)
       std::string message;
       try
         {
-          GPUAssembly::DistributedDoFHandlerAdapter<2> adapter(MappingQ<2>(1),
-                                                               serial_dofs,
-                                                               QGauss<2>(2),
-                                                               no_constraints);
+          GPUAssembly::DoFHandlerAdapter<2> adapter(MappingQ<2>(1),
+                                                    serial_dofs,
+                                                    QGauss<2>(2),
+                                                    no_constraints);
         }
       catch (const GPUAssembly::ExcUnsupportedInput &exception)
         {

@@ -14,7 +14,7 @@
 #include <deal.II/lac/affine_constraints.h>
 #include <deal.II/lac/trilinos_vector.h>
 
-#include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 
 #include <memory>
 #include <string>
@@ -34,8 +34,8 @@ namespace Hyperelastic
    */
   struct DistributedBackendData
   {
-    const GPUAssembly::DistributedDoFHandlerAdapter<3> *adapter     = nullptr;
-    const dealii::AffineConstraints<double>            *constraints = nullptr;
+    const GPUAssembly::DoFHandlerAdapter<3> *adapter     = nullptr;
+    const dealii::AffineConstraints<double> *constraints = nullptr;
     /// Lumped mass per DoF, a hanging DoF's mass also on its line's DoFs
     /// (as BackendData::lumped_mass).
     DistributedVector lumped_mass;

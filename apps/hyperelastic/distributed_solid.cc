@@ -240,7 +240,7 @@ namespace Hyperelastic
                            constraints);
 
     steps.next("adapter");
-    GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData adapter_data;
+    GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData adapter_data;
     if (simplex)
       adapter_data.supplemental_format =
         GPUAssembly::SupplementalDataFormat::inverse_edge_matrix;

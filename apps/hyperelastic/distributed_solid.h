@@ -20,7 +20,7 @@
 
 #include <deal.II/lac/affine_constraints.h>
 
-#include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 
 #include <array>
 #include <iostream>
@@ -173,12 +173,12 @@ namespace Hyperelastic
     std::unique_ptr<FESystem<dim>>                               fe;
     std::unique_ptr<Mapping<dim>>                                mapping;
     std::unique_ptr<Quadrature<dim>>                             quadrature;
-    Quadrature<dim>                                mass_quadrature;
-    DoFHandler<dim>                                dof_handler;
-    IndexSet                                       owned_dofs;
-    IndexSet                                       relevant_dofs;
-    AffineConstraints<double>                      constraints;
-    GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter;
+    Quadrature<dim>                     mass_quadrature;
+    DoFHandler<dim>                     dof_handler;
+    IndexSet                            owned_dofs;
+    IndexSet                            relevant_dofs;
+    AffineConstraints<double>           constraints;
+    GPUAssembly::DoFHandlerAdapter<dim> adapter;
 
     /// Largest distance between two vertices of the (coarse) mesh.
     double                          diameter = 0;

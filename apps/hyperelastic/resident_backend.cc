@@ -88,14 +88,14 @@ namespace Hyperelastic
       void
       update_ghosts(const ResidentVector &vector);
 
-      const DistributedBackendData                       &data;
-      const GPUAssembly::DistributedDoFHandlerAdapter<3> &adapter;
-      const MPI_Comm                                      communicator;
-      const bool                                          on_device;
-      const unsigned int                                  n_owned;
-      GPUAssembly::DistributedDeviceMatrix<double>        matrix;
-      GPUAssembly::DistributedAssembler<dim, double>      assembler;
-      GPUAssembly::DistributedJacobiCG<double>            cg;
+      const DistributedBackendData                  &data;
+      const GPUAssembly::DoFHandlerAdapter<3>       &adapter;
+      const MPI_Comm                                 communicator;
+      const bool                                     on_device;
+      const unsigned int                             n_owned;
+      GPUAssembly::DistributedDeviceMatrix<double>   matrix;
+      GPUAssembly::DistributedAssembler<dim, double> assembler;
+      GPUAssembly::DistributedJacobiCG<double>       cg;
       // Matrix layout.
       ResidentVector u, u_old, p_old, mass, load, assembled, residual, delta;
       // Local-DoF layout.

@@ -66,14 +66,14 @@ namespace Hyperelastic
       }
 
     private:
-      const DistributedBackendData                       &data;
-      const GPUAssembly::DistributedDoFHandlerAdapter<3> &adapter;
-      const AffineConstraints<double>                    &constraints;
-      const MPI_Comm                                      communicator;
-      const unsigned int                                  n_local;
-      TrilinosWrappers::SparseMatrix                      matrix;
-      TrilinosWrappers::PreconditionJacobi                preconditioner;
-      GPUAssembly::DistributedAssembler<dim, double>      assembler;
+      const DistributedBackendData                  &data;
+      const GPUAssembly::DoFHandlerAdapter<3>       &adapter;
+      const AffineConstraints<double>               &constraints;
+      const MPI_Comm                                 communicator;
+      const unsigned int                             n_local;
+      TrilinosWrappers::SparseMatrix                 matrix;
+      TrilinosWrappers::PreconditionJacobi           preconditioner;
+      GPUAssembly::DistributedAssembler<dim, double> assembler;
       DistributedVector u, u_old, p_old, assembled, residual, delta, work;
       /// Locally relevant entries of the nodal data's DoF vector.
       DistributedVector   ghosted;
