@@ -1128,30 +1128,34 @@ namespace GPUAssembly
         return keeps_coupling(a, row, column);
       };
 
+      // Runs visit(row, dofs) for every row, in parallel over the nodes,
+      // with the DoFs coupled to the row's node.
+      const auto for_each_row = [&](const auto &visit) {
+        dealii::parallel::apply_to_subranges(
+          0u,
+          a.n_nodes,
+          [&](const unsigned int begin, const unsigned int end) {
+            std::vector<index_type> nodes, dofs;
+            for (unsigned int n = begin; n < end; ++n)
+              {
+                neighbor_dofs(n, nodes, dofs);
+                for (unsigned int c = 0; c < n_c; ++c)
+                  visit(a.node_dofs[static_cast<std::size_t>(n) * n_c + c],
+                        dofs);
+              }
+          },
+          1024);
+      };
+
       // Row lengths, at row_offsets[row + 1] before the prefix sum.
       a.row_offsets.assign(a.n_dofs + 1, 0);
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_nodes,
-        [&](const unsigned int begin, const unsigned int end) {
-          std::vector<index_type> nodes, dofs;
-          for (unsigned int n = begin; n < end; ++n)
-            {
-              neighbor_dofs(n, nodes, dofs);
-              for (unsigned int c = 0; c < n_c; ++c)
-                {
-                  const index_type row =
-                    a.node_dofs[static_cast<std::size_t>(n) * n_c + c];
-                  a.row_offsets[row + 1] =
-                    std::count_if(dofs.begin(),
-                                  dofs.end(),
-                                  [&](const index_type column) {
-                                    return coupled(row, column);
-                                  });
-                }
-            }
-        },
-        1024);
+      for_each_row([&](const index_type               row,
+                       const std::vector<index_type> &dofs) {
+        a.row_offsets[row + 1] =
+          std::count_if(dofs.begin(), dofs.end(), [&](const index_type column) {
+            return coupled(row, column);
+          });
+      });
       std::size_t n_nonzeros = 0;
       for (unsigned int row = 0; row < a.n_dofs; ++row)
         {
@@ -1165,28 +1169,15 @@ namespace GPUAssembly
         }
 
       internal::assign_first_touched_in_parallel(a.column_indices, n_nonzeros);
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_nodes,
-        [&](const unsigned int begin, const unsigned int end) {
-          std::vector<index_type> nodes, dofs;
-          for (unsigned int n = begin; n < end; ++n)
-            {
-              neighbor_dofs(n, nodes, dofs);
-              for (unsigned int c = 0; c < n_c; ++c)
-                {
-                  const index_type row =
-                    a.node_dofs[static_cast<std::size_t>(n) * n_c + c];
-                  std::copy_if(dofs.begin(),
-                               dofs.end(),
-                               a.column_indices.begin() + a.row_offsets[row],
-                               [&](const index_type column) {
-                                 return coupled(row, column);
-                               });
-                }
-            }
-        },
-        1024);
+      for_each_row(
+        [&](const index_type row, const std::vector<index_type> &dofs) {
+          std::copy_if(dofs.begin(),
+                       dofs.end(),
+                       a.column_indices.begin() + a.row_offsets[row],
+                       [&](const index_type column) {
+                         return coupled(row, column);
+                       });
+        });
     }
 
 
