@@ -291,9 +291,10 @@ namespace GPUAssembly
                 const typename dealii::Triangulation<dim>::cell_iterator
                   cell(&tria, level, index);
                 if (cell->used() && cell->is_active())
-                  cells[cell->active_cell_index()] = cell->is_locally_owned() ?
-                                                       CellIndex{level, index} :
-                                                       not_owned;
+                  cells[cell->active_cell_index()] =
+                    all_owned || cell->is_locally_owned() ?
+                      CellIndex{level, index} :
+                      not_owned;
               }
           },
           4096);
