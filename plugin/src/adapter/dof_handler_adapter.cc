@@ -900,6 +900,26 @@ namespace GPUAssembly
 
     // ---- Node by node -------------------------------------------------
 
+    // Runs visit(e, n) for every node n of every element e, in parallel
+    // over the elements.
+    template <class Visit>
+    void
+    for_element_nodes(const MeshArrays &a, const Visit &visit)
+    {
+      const unsigned int n_en = a.layout.n_nodes;
+      dealii::parallel::apply_to_subranges(
+        0u,
+        a.n_elements,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (std::size_t e = begin; e < end; ++e)
+            for (unsigned int n = 0; n < n_en; ++n)
+              visit(e, n);
+        },
+        4096);
+    }
+
+
+
     // Node numbers follow the DoF numbers of component 0, so a renumbering
     // of the DoFs (Cuthill-McKee, say) carries over to the nodes. Fills
     // n_nodes and E(e, .) from L(e, .).
@@ -923,16 +943,10 @@ namespace GPUAssembly
       internal::assign_first_touched_in_parallel(
         a.connectivity,
         static_cast<std::size_t>(a.n_elements) * n_en);
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_elements,
-        [&](const unsigned int begin, const unsigned int end) {
-          for (std::size_t e = begin; e < end; ++e)
-            for (unsigned int n = 0; n < n_en; ++n)
-              a.connectivity[e * n_en + n] =
-                node_of_dof[a.location[e * n_ed + n * n_c]];
-        },
-        4096);
+      for_element_nodes(a, [&](const std::size_t e, const unsigned int n) {
+        a.connectivity[e * n_en + n] =
+          node_of_dof[a.location[e * n_ed + n * n_c]];
+      });
     }
 
 
@@ -956,16 +970,10 @@ namespace GPUAssembly
     {
       const unsigned int                    n_en = a.layout.n_nodes;
       std::vector<std::atomic<std::size_t>> count(a.n_nodes);
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_elements,
-        [&](const unsigned int begin, const unsigned int end) {
-          for (std::size_t e = begin; e < end; ++e)
-            for (unsigned int n = 0; n < n_en; ++n)
-              count[a.connectivity[e * n_en + n]]
-                .fetch_add(1, std::memory_order_relaxed);
-        },
-        4096);
+      for_element_nodes(a, [&](const std::size_t e, const unsigned int n) {
+        count[a.connectivity[e * n_en + n]]
+          .fetch_add(1, std::memory_order_relaxed);
+      });
       NodeElements result;
       result.offsets.resize(a.n_nodes + 1);
       result.offsets[0] = 0;
@@ -977,16 +985,10 @@ namespace GPUAssembly
         }
       internal::assign_first_touched_in_parallel(result.entries,
                                                  result.offsets.back());
-      dealii::parallel::apply_to_subranges(
-        0u,
-        a.n_elements,
-        [&](const unsigned int begin, const unsigned int end) {
-          for (std::size_t e = begin; e < end; ++e)
-            for (unsigned int n = 0; n < n_en; ++n)
-              result.entries[count[a.connectivity[e * n_en + n]]
-                               .fetch_add(1, std::memory_order_relaxed)] = e;
-        },
-        4096);
+      for_element_nodes(a, [&](const std::size_t e, const unsigned int n) {
+        result.entries[count[a.connectivity[e * n_en + n]]
+                         .fetch_add(1, std::memory_order_relaxed)] = e;
+      });
       dealii::parallel::apply_to_subranges(
         0u,
         a.n_nodes,
