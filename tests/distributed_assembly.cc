@@ -616,15 +616,22 @@ namespace
     AffineConstraints<double> no_constraints;
     no_constraints.close();
 
-    Triangulation<2> serial;
-    GridGenerator::hyper_cube(serial);
-    serial.refine_global(2);
-    DoFHandler<2> serial_dofs(serial);
-    serial_dofs.distribute_dofs(FE_Q<2>(1));
-    const GPUAssembly::DoFHandlerAdapter<2> serial_adapter(MappingQ<2>(1),
-                                                           serial_dofs,
-                                                           QGauss<2>(2),
-                                                           no_constraints);
+    // A refined square with FE_Q(1) on @p tria, and its adapter.
+    const auto adapter_of = [&](Triangulation<2> &tria, DoFHandler<2> &dofs) {
+      GridGenerator::hyper_cube(tria);
+      tria.refine_global(2);
+      dofs.reinit(tria);
+      dofs.distribute_dofs(FE_Q<2>(1));
+      return GPUAssembly::DoFHandlerAdapter<2>(MappingQ<2>(1),
+                                               dofs,
+                                               QGauss<2>(2),
+                                               no_constraints);
+    };
+
+    Triangulation<2>                        serial;
+    DoFHandler<2>                           serial_dofs;
+    const GPUAssembly::DoFHandlerAdapter<2> serial_adapter =
+      adapter_of(serial, serial_dofs);
     const auto &local_to_global = serial_adapter.get_local_to_global();
     bool        identity = local_to_global.size() == serial_dofs.n_dofs();
     for (std::size_t i = 0; identity && i < local_to_global.size(); ++i)
@@ -643,29 +650,17 @@ namespace
     passed &= serial_numbering;
 
     parallel::shared::Triangulation<2> shared(MPI_COMM_WORLD);
-    GridGenerator::hyper_cube(shared);
-    shared.refine_global(2);
-    DoFHandler<2> shared_dofs(shared);
-    shared_dofs.distribute_dofs(FE_Q<2>(1));
+    DoFHandler<2>                      shared_dofs;
     passed &= report_refusal(refusal_message([&]() {
-                               GPUAssembly::DoFHandlerAdapter<2> adapter(
-                                 MappingQ<2>(1),
-                                 shared_dofs,
-                                 QGauss<2>(2),
-                                 no_constraints);
+                               adapter_of(shared, shared_dofs);
                              }),
                              "parallel::shared::Triangulation is not supported",
                              "a parallel::shared::Triangulation");
 
     parallel::distributed::Triangulation<2> distributed(MPI_COMM_WORLD);
-    GridGenerator::hyper_cube(distributed);
-    distributed.refine_global(2);
-    DoFHandler<2> distributed_dofs(distributed);
-    distributed_dofs.distribute_dofs(FE_Q<2>(1));
-    const GPUAssembly::DoFHandlerAdapter<2> adapter(MappingQ<2>(1),
-                                                    distributed_dofs,
-                                                    QGauss<2>(2),
-                                                    no_constraints);
+    DoFHandler<2>                           distributed_dofs;
+    const GPUAssembly::DoFHandlerAdapter<2> adapter =
+      adapter_of(distributed, distributed_dofs);
     passed &= report_refusal(refusal_message([&]() {
                                SparsityPattern pattern;
                                adapter.make_sparsity_pattern(pattern);
