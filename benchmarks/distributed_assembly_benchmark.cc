@@ -109,9 +109,9 @@
 
 #include <deal.II/numerics/vector_tools.h>
 
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/distributed/device_selection.h>
-#include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
@@ -539,7 +539,7 @@ namespace
   void
   run_resident(const Options                             &options,
                const bool                                 use_device,
-               const DistributedDoFHandlerAdapter<dim>   &adapter,
+               const DoFHandlerAdapter<dim>              &adapter,
                const LinearElasticityKernel<dim, double> &kernel,
                const TrilinosWrappers::SparseMatrix      &trilinos_matrix,
                const TrilinosWrappers::MPI::Vector       &trilinos_rhs,
@@ -879,12 +879,12 @@ namespace
 
     // The plugin: adapter, pattern and matrix, plan.
     start = Clock::now();
-    const DistributedDoFHandlerAdapter<dim> adapter(mapping,
-                                                    dof_handler,
-                                                    quadrature,
-                                                    constraints);
-    const double adapter_seconds = seconds_since(start);
-    start                        = Clock::now();
+    const DoFHandlerAdapter<dim> adapter(mapping,
+                                         dof_handler,
+                                         quadrature,
+                                         constraints);
+    const double                 adapter_seconds = seconds_since(start);
+    start                                        = Clock::now();
     TrilinosWrappers::SparseMatrix matrix;
     TrilinosWrappers::MPI::Vector  rhs(owned, world);
     {

@@ -12,7 +12,9 @@
 // (adapter arrays, sparsity pattern, exchange lists of both targets, the
 // resident matrix's CSR arrays) must be the same bit for bit with 2 and 3
 // threads. describe_thread_binding() must warn exactly where a rank has more
-// threads than cores.
+// threads than cores. The adapter must number a serial mesh as deal.II does,
+// refuse a parallel::shared::Triangulation, and refuse the transfers to
+// serial deal.II objects on a distributed mesh.
 
 #include <deal.II/base/function_lib.h>
 #include <deal.II/base/mpi.h>
@@ -20,6 +22,7 @@
 #include <deal.II/base/quadrature_lib.h>
 
 #include <deal.II/distributed/fully_distributed_tria.h>
+#include <deal.II/distributed/shared_tria.h>
 #include <deal.II/distributed/tria.h>
 
 #include <deal.II/dofs/dof_tools.h>
@@ -34,14 +37,15 @@
 #include <deal.II/grid/tria_description.h>
 
 #include <deal.II/lac/dynamic_sparsity_pattern.h>
+#include <deal.II/lac/sparsity_pattern.h>
 #include <deal.II/lac/sparsity_tools.h>
 #include <deal.II/lac/trilinos_sparse_matrix.h>
 #include <deal.II/lac/trilinos_vector.h>
 
 #include <deal.II/numerics/vector_tools.h>
 
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/distributed/device_selection.h>
-#include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 
@@ -218,15 +222,14 @@ namespace
                          reference_matrix,
                          reference_rhs);
 
-    typename GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData
-      data;
+    typename GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData data;
     data.keep_constrained_dofs = c.keep_constrained_dofs;
-    const GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter(mapping,
-                                                                 dof_handler,
-                                                                 quadrature,
-                                                                 constraints,
-                                                                 data);
-    DynamicSparsityPattern                               dsp;
+    const GPUAssembly::DoFHandlerAdapter<dim> adapter(mapping,
+                                                      dof_handler,
+                                                      quadrature,
+                                                      constraints,
+                                                      data);
+    DynamicSparsityPattern                    dsp;
     adapter.make_sparsity_pattern(dsp);
     TrilinosWrappers::SparseMatrix matrix;
     matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
@@ -356,12 +359,12 @@ namespace
                       const AffineConstraints<double> &constraints)
   {
     MultithreadInfo::set_thread_limit(n_threads);
-    SetUpSnapshot                                        snapshot;
-    const GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter(mapping,
-                                                                 dof_handler,
-                                                                 quadrature,
-                                                                 constraints);
-    const GPUAssembly::MeshArrays &a = adapter.get_arrays();
+    SetUpSnapshot                             snapshot;
+    const GPUAssembly::DoFHandlerAdapter<dim> adapter(mapping,
+                                                      dof_handler,
+                                                      quadrature,
+                                                      constraints);
+    const GPUAssembly::MeshArrays            &a = adapter.get_arrays();
     snapshot.add("connectivity", a.connectivity);
     snapshot.add("location", a.location);
     snapshot.add("supplemental", a.supplemental);
@@ -562,6 +565,118 @@ namespace
                 << " on one core" << std::endl;
     return passed;
   }
+  // The message of the ExcUnsupportedInput that @p body throws (empty if
+  // none), with deal.II's line wrapping undone: single spaces.
+  template <class Body>
+  std::string
+  refusal_message(const Body &body)
+  {
+    std::string message;
+    try
+      {
+        body();
+      }
+    catch (const GPUAssembly::ExcUnsupportedInput &exception)
+      {
+        message = exception.what();
+      }
+    std::string flat;
+    for (const char c : message)
+      if (!std::isspace(static_cast<unsigned char>(c)))
+        flat += c;
+      else if (!flat.empty() && flat.back() != ' ')
+        flat += ' ';
+    return flat;
+  }
+
+
+
+  bool
+  report_refusal(const std::string &message,
+                 const std::string &expected,
+                 const std::string &what)
+  {
+    const bool refused = message.find(expected) != std::string::npos;
+    if (!refused)
+      std::cout << "FAILED: " << what << " is not refused with \"" << expected
+                << "\"; the message was: " << message << std::endl;
+    return refused;
+  }
+
+
+
+  // The one adapter takes a serial mesh on every rank as a serial one (all
+  // DoFs local and owned, deal.II's numbering), refuses a
+  // parallel::shared::Triangulation, and refuses the serial-only transfers
+  // to deal.II's serial objects on a distributed mesh.
+  bool
+  run_input_cases()
+  {
+    bool                      passed = true;
+    AffineConstraints<double> no_constraints;
+    no_constraints.close();
+
+    // A refined square with FE_Q(1) on @p tria, and its adapter.
+    const auto adapter_of = [&](Triangulation<2> &tria, DoFHandler<2> &dofs) {
+      GridGenerator::hyper_cube(tria);
+      tria.refine_global(2);
+      dofs.reinit(tria);
+      dofs.distribute_dofs(FE_Q<2>(1));
+      return GPUAssembly::DoFHandlerAdapter<2>(MappingQ<2>(1),
+                                               dofs,
+                                               QGauss<2>(2),
+                                               no_constraints);
+    };
+
+    Triangulation<2>                        serial;
+    DoFHandler<2>                           serial_dofs;
+    const GPUAssembly::DoFHandlerAdapter<2> serial_adapter =
+      adapter_of(serial, serial_dofs);
+    const auto &local_to_global = serial_adapter.get_local_to_global();
+    bool        identity = local_to_global.size() == serial_dofs.n_dofs();
+    for (std::size_t i = 0; identity && i < local_to_global.size(); ++i)
+      identity = local_to_global[i] == i;
+    const bool serial_numbering =
+      !serial_adapter.is_distributed() && identity &&
+      serial_adapter.get_arrays().n_dofs == serial_dofs.n_dofs() &&
+      serial_adapter.locally_owned_dofs() ==
+        complete_index_set(serial_dofs.n_dofs()) &&
+      serial_adapter.local_dofs() == serial_adapter.locally_owned_dofs() &&
+      serial_adapter.get_communicator() == MPI_COMM_SELF;
+    if (!serial_numbering)
+      std::cout << "FAILED: a serial Triangulation does not give the serial "
+                   "numbering (all DoFs local and owned, deal.II's order)"
+                << std::endl;
+    passed &= serial_numbering;
+
+    parallel::shared::Triangulation<2> shared(MPI_COMM_WORLD);
+    DoFHandler<2>                      shared_dofs;
+    passed &= report_refusal(refusal_message([&]() {
+                               adapter_of(shared, shared_dofs);
+                             }),
+                             "parallel::shared::Triangulation is not supported",
+                             "a parallel::shared::Triangulation");
+
+    parallel::distributed::Triangulation<2> distributed(MPI_COMM_WORLD);
+    DoFHandler<2>                           distributed_dofs;
+    const GPUAssembly::DoFHandlerAdapter<2> adapter =
+      adapter_of(distributed, distributed_dofs);
+    passed &= report_refusal(refusal_message([&]() {
+                               SparsityPattern pattern;
+                               adapter.make_sparsity_pattern(pattern);
+                             }),
+                             "needs a serial triangulation",
+                             "a SparsityPattern of a distributed mesh");
+    passed &= report_refusal(refusal_message([&]() {
+                               std::vector<double> nodal(
+                                 adapter.get_arrays().node_dofs.size());
+                               dealii::Vector<double> dof_values;
+                               adapter.scatter_nodal_values(nodal, dof_values);
+                             }),
+                             "needs a serial triangulation",
+                             "scatter_nodal_values() on a distributed mesh");
+    return passed;
+  }
 } // namespace
 
 
@@ -593,41 +708,7 @@ main(int argc, char **argv)
       passed &= run_thread_case();
       passed &= run_binding_case();
 
-      // A serial mesh is refused with a message that names the adapter to
-      // use instead.
-      Triangulation<2> serial;
-      GridGenerator::hyper_cube(serial);
-      DoFHandler<2> serial_dofs(serial);
-      serial_dofs.distribute_dofs(FE_Q<2>(1));
-      AffineConstraints<double> no_constraints;
-      no_constraints.close();
-      std::string message;
-      try
-        {
-          GPUAssembly::DistributedDoFHandlerAdapter<2> adapter(MappingQ<2>(1),
-                                                               serial_dofs,
-                                                               QGauss<2>(2),
-                                                               no_constraints);
-        }
-      catch (const GPUAssembly::ExcUnsupportedInput &exception)
-        {
-          message = exception.what();
-        }
-      // deal.II wraps the message's lines: compare with single spaces.
-      std::string flat;
-      for (const char c : message)
-        if (!std::isspace(static_cast<unsigned char>(c)))
-          flat += c;
-        else if (!flat.empty() && flat.back() != ' ')
-          flat += ' ';
-      const bool refused =
-        flat.find("Use DoFHandlerAdapter for a serial Triangulation") !=
-        std::string::npos;
-      if (!refused)
-        std::cout << "FAILED: a serial Triangulation is not refused with a "
-                     "message naming DoFHandlerAdapter; the message was: "
-                  << message << std::endl;
-      passed &= refused;
+      passed &= run_input_cases();
     }
   catch (const std::exception &exception)
     {

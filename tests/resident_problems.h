@@ -19,7 +19,7 @@
 
 #include <deal.II/numerics/vector_tools.h>
 
-#include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 
 #include <cmath>
 #include <cstring>
@@ -68,7 +68,7 @@ namespace Testing
     MappingQ<dim>                                                mapping;
     QGauss<dim>                                                  quadrature;
     AffineConstraints<double>                                    constraints;
-    GPUAssembly::DistributedDoFHandlerAdapter<dim>               adapter;
+    GPUAssembly::DoFHandlerAdapter<dim>                          adapter;
   };
 
 

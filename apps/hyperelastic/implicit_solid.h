@@ -22,7 +22,6 @@
 #include <deal.II/lac/affine_constraints.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
-#include <gpu_assembly/distributed/distributed_adapter.h>
 
 #include <array>
 #include <functional>
@@ -310,9 +309,9 @@ namespace Hyperelastic
     IndexSet                            owned_dofs;
     IndexSet                            relevant_dofs;
     AffineConstraints<double>           constraints;
-    /// The adapter of one process, and that of a communicator.
-    GPUAssembly::DoFHandlerAdapter<dim>            adapter;
-    GPUAssembly::DistributedDoFHandlerAdapter<dim> distributed_adapter;
+    /// The adapter: all cells on one process, the owned ones on a
+    /// communicator.
+    GPUAssembly::DoFHandlerAdapter<dim> adapter;
 
     /// Largest distance between two vertices of the (coarse) mesh.
     double                          diameter = 0;

@@ -27,7 +27,7 @@ namespace dealii
 namespace GPUAssembly
 {
   template <int dim>
-  class DistributedDoFHandlerAdapter;
+  class DoFHandlerAdapter;
 }
 
 namespace Hyperelastic
@@ -43,8 +43,8 @@ namespace Hyperelastic
     /// Several ranks (Trilinos and resident backends): the adapter and the
     /// constraints on the locally relevant DoFs (closed). Both must
     /// outlive the backend.
-    const GPUAssembly::DistributedDoFHandlerAdapter<3> *adapter     = nullptr;
-    const dealii::AffineConstraints<double>            *constraints = nullptr;
+    const GPUAssembly::DoFHandlerAdapter<3> *adapter     = nullptr;
+    const dealii::AffineConstraints<double> *constraints = nullptr;
     /// Lumped (Lobatto) mass per DoF, a hanging DoF's mass also on the
     /// DoFs of its line.
     std::vector<double> lumped_mass;

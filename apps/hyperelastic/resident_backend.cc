@@ -9,7 +9,7 @@
 #include <deal.II/lac/affine_constraints.h>
 #include <deal.II/lac/trilinos_vector.h>
 
-#include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
@@ -102,14 +102,14 @@ namespace Hyperelastic
       copy_from_host(const std::vector<double> &values,
                      ResidentVector            &vector) const;
 
-      const BackendData                                  &data;
-      const GPUAssembly::DistributedDoFHandlerAdapter<3> &adapter;
-      const MPI_Comm                                      communicator;
-      const bool                                          on_device;
-      const unsigned int                                  n_owned;
-      GPUAssembly::DistributedDeviceMatrix<double>        matrix;
-      GPUAssembly::DistributedAssembler<dim, double>      assembler;
-      GPUAssembly::DistributedJacobiCG<double>            cg;
+      const BackendData                             &data;
+      const GPUAssembly::DoFHandlerAdapter<3>       &adapter;
+      const MPI_Comm                                 communicator;
+      const bool                                     on_device;
+      const unsigned int                             n_owned;
+      GPUAssembly::DistributedDeviceMatrix<double>   matrix;
+      GPUAssembly::DistributedAssembler<dim, double> assembler;
+      GPUAssembly::DistributedJacobiCG<double>       cg;
       // Matrix layout.
       ResidentVector u, u_old, p_old, mass, load, assembled, residual, delta;
       // Local-DoF layout.

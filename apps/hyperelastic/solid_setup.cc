@@ -287,16 +287,15 @@ namespace Hyperelastic
       }
     else
       {
-        GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData
-          adapter_data;
+        GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData adapter_data;
         if (simplex)
           adapter_data.supplemental_format =
             GPUAssembly::SupplementalDataFormat::inverse_edge_matrix;
-        distributed_adapter.reinit(*mapping,
-                                   dof_handler,
-                                   *quadrature,
-                                   constraints,
-                                   adapter_data);
+        adapter.reinit(*mapping,
+                       dof_handler,
+                       *quadrature,
+                       constraints,
+                       adapter_data);
 
         // The rank's nodes: the vertices whose DoFs it owns (all components
         // of a vertex belong to one rank), each once.
@@ -357,9 +356,8 @@ namespace Hyperelastic
     pcout << ", fixed DoFs: " << n_fixed
           << (n_hanging > 0 ? ", hanging DoFs: " + std::to_string(n_hanging) :
                               "")
-          << ", loaded nodes: " << n_loaded_nodes << ", S(e): "
-          << (distributed ? distributed_adapter.get_arrays().n_supplemental :
-                            adapter.get_arrays().n_supplemental)
+          << ", loaded nodes: " << n_loaded_nodes
+          << ", S(e): " << adapter.get_arrays().n_supplemental
           << " values per element" << std::endl;
   }
 
@@ -583,7 +581,7 @@ namespace Hyperelastic
                "host."
             << std::endl;
 
-    backend_data.adapter     = &distributed_adapter;
+    backend_data.adapter     = &adapter;
     backend_data.constraints = &constraints;
     backend_data.use_device  = e.device != "host" && every_rank_has_gpu;
     const bool resident =
@@ -694,7 +692,6 @@ namespace Hyperelastic
   const GPUAssembly::MeshArrays &
   ImplicitSolid::arrays() const
   {
-    return distributed ? distributed_adapter.get_arrays() :
-                         adapter.get_arrays();
+    return adapter.get_arrays();
   }
 } // namespace Hyperelastic

@@ -11,7 +11,7 @@
 #include <deal.II/lac/trilinos_sparse_matrix.h>
 #include <deal.II/lac/trilinos_vector.h>
 
-#include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/engine/device_assembler.h>
 
@@ -70,14 +70,14 @@ namespace Hyperelastic
       }
 
     private:
-      const BackendData                                  &data;
-      const GPUAssembly::DistributedDoFHandlerAdapter<3> &adapter;
-      const AffineConstraints<double>                    &constraints;
-      const MPI_Comm                                      communicator;
-      const unsigned int                                  n_local;
-      TrilinosWrappers::SparseMatrix                      matrix;
-      TrilinosWrappers::PreconditionJacobi                preconditioner;
-      GPUAssembly::DistributedAssembler<dim, double>      assembler;
+      const BackendData                             &data;
+      const GPUAssembly::DoFHandlerAdapter<3>       &adapter;
+      const AffineConstraints<double>               &constraints;
+      const MPI_Comm                                 communicator;
+      const unsigned int                             n_local;
+      TrilinosWrappers::SparseMatrix                 matrix;
+      TrilinosWrappers::PreconditionJacobi           preconditioner;
+      GPUAssembly::DistributedAssembler<dim, double> assembler;
       DistributedVector u, u_old, p_old, assembled, residual, delta, work;
       /// Locally relevant entries of the nodal data's DoF vector.
       DistributedVector   ghosted;

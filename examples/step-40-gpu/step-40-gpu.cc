@@ -52,8 +52,8 @@
 #include <deal.II/numerics/vector_tools.h>
 
 // GPUAssembly
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/distributed/device_selection.h>
-#include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 
 #include <cmath>
@@ -134,10 +134,10 @@ namespace Step40
 
     // GPUAssembly: the rank's arrays, the assembler with its exchange plan,
     // and the nodal coordinates the kernel reads.
-    Options                                        options;
-    bool                                           use_device = false;
-    GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter;
-    GPUAssembly::DistributedAssembler<dim>         assembler;
+    Options                                options;
+    bool                                   use_device = false;
+    GPUAssembly::DoFHandlerAdapter<dim>    adapter;
+    GPUAssembly::DistributedAssembler<dim> assembler;
     // GPUAssembly (--compare): deal.II's matrix, right-hand side and
     // solution on the same mesh.
     LA::MPI::SparseMatrix reference_matrix;
@@ -241,7 +241,7 @@ namespace Step40
     // exchange of the interface rows planned once per mesh.
     if (!options.dealii_assembly)
       {
-        typename GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData
+        typename GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData
           adapter_data;
         adapter_data.keep_constrained_dofs = false;
         adapter.reinit(MappingQ<dim>(1),

@@ -21,9 +21,9 @@
 
 #include <deal.II/numerics/vector_tools.h>
 
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/distributed/device_selection.h>
-#include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 
 #include <iostream>
@@ -55,15 +55,14 @@ namespace
     // Inhomogeneous Dirichlet values on one side.
     make_constraints(mapping, dof_handler, constraints);
 
-    typename GPUAssembly::DistributedDoFHandlerAdapter<dim>::AdditionalData
-      adapter_data;
+    typename GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData adapter_data;
     adapter_data.keep_constrained_dofs = false;
-    const GPUAssembly::DistributedDoFHandlerAdapter<dim> adapter(mapping,
-                                                                 dof_handler,
-                                                                 quadrature,
-                                                                 constraints,
-                                                                 adapter_data);
-    DynamicSparsityPattern                               dsp;
+    const GPUAssembly::DoFHandlerAdapter<dim> adapter(mapping,
+                                                      dof_handler,
+                                                      quadrature,
+                                                      constraints,
+                                                      adapter_data);
+    DynamicSparsityPattern                    dsp;
     adapter.make_sparsity_pattern(dsp);
 
     TrilinosWrappers::SparseMatrix host_matrix;

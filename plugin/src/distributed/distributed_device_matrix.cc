@@ -18,9 +18,8 @@ namespace GPUAssembly
   template <typename Number>
   template <int dim>
   void
-  DistributedDeviceMatrix<Number>::reinit(
-    const DistributedDoFHandlerAdapter<dim> &adapter,
-    const AdditionalData                    &data)
+  DistributedDeviceMatrix<Number>::reinit(const DoFHandlerAdapter<dim> &adapter,
+                                          const AdditionalData         &data)
   {
     SetupTimes::Steps              steps("DistributedDeviceMatrix");
     dealii::DynamicSparsityPattern pattern;
@@ -404,19 +403,15 @@ namespace GPUAssembly
   template class DistributedDeviceMatrix<float>;
   template class DistributedDeviceMatrix<double>;
   template void
-  DistributedDeviceMatrix<float>::reinit(
-    const DistributedDoFHandlerAdapter<2> &,
-    const AdditionalData &);
+  DistributedDeviceMatrix<float>::reinit(const DoFHandlerAdapter<2> &,
+                                         const AdditionalData &);
   template void
-  DistributedDeviceMatrix<float>::reinit(
-    const DistributedDoFHandlerAdapter<3> &,
-    const AdditionalData &);
+  DistributedDeviceMatrix<float>::reinit(const DoFHandlerAdapter<3> &,
+                                         const AdditionalData &);
   template void
-  DistributedDeviceMatrix<double>::reinit(
-    const DistributedDoFHandlerAdapter<2> &,
-    const AdditionalData &);
+  DistributedDeviceMatrix<double>::reinit(const DoFHandlerAdapter<2> &,
+                                          const AdditionalData &);
   template void
-  DistributedDeviceMatrix<double>::reinit(
-    const DistributedDoFHandlerAdapter<3> &,
-    const AdditionalData &);
+  DistributedDeviceMatrix<double>::reinit(const DoFHandlerAdapter<3> &,
+                                          const AdditionalData &);
 } // namespace GPUAssembly

@@ -111,14 +111,13 @@ namespace GPUAssembly
                    dealii::ExcInternalError());
             while (entry != entries.end() && entry->first < columns[j])
               ++entry;
-            AssertThrow(
-              entry != entries.end() && entry->first == columns[j],
-              dealii::ExcMessage(
-                "the entry (" + std::to_string(row) + ", " +
-                std::to_string(columns[j]) +
-                ") of the assembly is not in the Trilinos matrix's "
-                "sparsity pattern; make the pattern with "
-                "DistributedDoFHandlerAdapter::make_sparsity_pattern()."));
+            AssertThrow(entry != entries.end() && entry->first == columns[j],
+                        dealii::ExcMessage(
+                          "the entry (" + std::to_string(row) + ", " +
+                          std::to_string(columns[j]) +
+                          ") of the assembly is not in the Trilinos matrix's "
+                          "sparsity pattern; make the pattern with "
+                          "DoFHandlerAdapter::make_sparsity_pattern()."));
             positions[j] = entry->second;
           }
       };

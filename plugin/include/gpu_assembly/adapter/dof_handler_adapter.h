@@ -2,6 +2,7 @@
 #ifndef gpu_assembly_adapter_dof_handler_adapter_h
 #define gpu_assembly_adapter_dof_handler_adapter_h
 
+#include <deal.II/base/index_set.h>
 #include <deal.II/base/quadrature.h>
 
 #include <deal.II/dofs/dof_handler.h>
@@ -9,11 +10,14 @@
 #include <deal.II/fe/mapping.h>
 
 #include <deal.II/lac/affine_constraints.h>
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
 #include <deal.II/lac/sparse_matrix.h>
 #include <deal.II/lac/sparsity_pattern.h>
 #include <deal.II/lac/vector.h>
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+
+#include <vector>
 
 namespace GPUAssembly
 {
@@ -22,15 +26,36 @@ namespace GPUAssembly
    * AffineConstraints) into the flat MeshArrays that the host and GPU
    * assembly methods read, and moves results back into deal.II objects.
    *
-   * Supported: a serial Triangulation of one cell type, also locally
-   * refined (hanging nodes); FE_Q or FE_SimplexP of degree 1 or 2, alone or
-   * as an FESystem of copies of one such element; any closed
-   * AffineConstraints: Dirichlet lines (homogeneous or not), hanging-node
-   * and periodicity constraints, user lines, mixed. Every method then
-   * assembles what AffineConstraints::distribute_local_to_global() would, on
-   * the pattern of DoFTools::make_sparsity_pattern() with the same
-   * constraints. Anything else raises ExcUnsupportedInput naming what was
-   * found, and inverted or degenerate elements raise it naming the cell.
+   * The triangulation may be a serial Triangulation, a
+   * parallel::distributed::Triangulation (p4est) or a
+   * parallel::fullydistributed::Triangulation, as for deal.II's DoFTools
+   * functions. Each process reads the cells it owns (all cells of a serial
+   * triangulation) into MeshArrays numbered locally: its DoFs are those of
+   * its cells and those the constraint lines of these DoFs refer to
+   * (local_dofs()), and local DoF i is the i-th of them in increasing
+   * global order (get_local_to_global()[i]). On a serial triangulation every
+   * DoF is local and the local numbering is deal.II's; nothing calls MPI.
+   * On a distributed one, the arrays are those a serial mesh made of the
+   * rank's cells with these DoFs and constraints would give, so that
+   * HostAssembler and DeviceAssembler assemble on them unchanged what the
+   * rank's cells contribute through
+   * AffineConstraints::distribute_local_to_global(), before deal.II's
+   * compress(VectorOperation::add); DistributedAssembler adds these
+   * contributions up across the ranks.
+   *
+   * Supported: triangulations of one cell type, also locally refined
+   * (hanging nodes); FE_Q or FE_SimplexP of degree 1 or 2, alone or as an
+   * FESystem of copies of one such element; any closed AffineConstraints:
+   * Dirichlet lines (homogeneous or not), hanging-node and periodicity
+   * constraints, user lines, mixed. On a distributed triangulation the
+   * constraints must store the lines of the locally relevant DoFs (made
+   * with constraints.reinit(locally_relevant_dofs) as in deal.II's
+   * step-40). Every method then assembles what
+   * AffineConstraints::distribute_local_to_global() would, on the pattern
+   * of DoFTools::make_sparsity_pattern() with the same constraints.
+   * Anything else (a parallel::shared::Triangulation among it) raises
+   * ExcUnsupportedInput naming what was found, and inverted or degenerate
+   * elements raise it naming the cell.
    */
   template <int dim>
   class DoFHandlerAdapter
@@ -53,8 +78,10 @@ namespace GPUAssembly
                       const AdditionalData &additional_data = AdditionalData());
 
     /**
-     * Build all arrays. The DoFHandler's numbering and the constraints are
-     * read now; later changes to them need another reinit().
+     * Build all arrays. On a distributed triangulation this is collective:
+     * every rank of its communicator must call it. The DoFHandler's
+     * numbering and the constraints are read now; later changes to them
+     * need another reinit().
      */
     void
     reinit(const dealii::Mapping<dim>              &mapping,
@@ -63,22 +90,79 @@ namespace GPUAssembly
            const dealii::AffineConstraints<double> &constraints,
            const AdditionalData &additional_data = AdditionalData());
 
+    /// The arrays of the process's cells, in the local numbering.
     const MeshArrays &
     get_arrays() const
     {
       return arrays;
     }
 
+    /// Whether the triangulation is distributed over MPI ranks.
+    bool
+    is_distributed() const
+    {
+      return distributed;
+    }
+
+    /// Global index of every local DoF (increasing).
+    const std::vector<dealii::types::global_dof_index> &
+    get_local_to_global() const
+    {
+      return local_to_global;
+    }
+
+    /// The process's DoFs (those of get_arrays()), as an IndexSet of the
+    /// global DoFs.
+    const dealii::IndexSet &
+    local_dofs() const
+    {
+      return local_dof_set;
+    }
+
+    const dealii::IndexSet &
+    locally_owned_dofs() const
+    {
+      return owned_dofs;
+    }
+
+    const dealii::IndexSet &
+    locally_relevant_dofs() const
+    {
+      return relevant_dofs;
+    }
+
+    /// The triangulation's communicator (MPI_COMM_SELF when serial).
+    MPI_Comm
+    get_communicator() const
+    {
+      return communicator;
+    }
+
     /**
-     * Copy the CSR pattern into a deal.II SparsityPattern (which stores the
-     * diagonal first in each row; the set of entries is the same).
+     * The process's rows of the global sparsity pattern: the local pattern
+     * in global numbering, on a distributed triangulation with the rows
+     * sent to their owners by SparsityTools::distribute_sparsity_pattern()
+     * (collective then). It holds what DoFTools::make_sparsity_pattern()
+     * (and distribute_sparsity_pattern(), as in step-40) give for the same
+     * constraints and keep_constrained_dofs; a
+     * TrilinosWrappers::SparseMatrix reinit()ed with it
+     * (locally_owned_dofs() as rows and columns) takes the assembly.
+     */
+    void
+    make_sparsity_pattern(dealii::DynamicSparsityPattern &dsp) const;
+
+    /**
+     * Serial triangulations: the CSR pattern as a deal.II SparsityPattern
+     * (which stores the diagonal first in each row; the set of entries is
+     * the same).
      */
     void
     make_sparsity_pattern(dealii::SparsityPattern &sparsity_pattern) const;
 
     /**
-     * Copy CSR values (in the order of MeshArrays::column_indices) into
-     * @p matrix, whose pattern must contain every entry of ours.
+     * Serial triangulations: copy CSR values (in the order of
+     * MeshArrays::column_indices) into @p matrix, whose pattern must
+     * contain every entry of ours.
      */
     template <typename Number>
     void
@@ -87,17 +171,21 @@ namespace GPUAssembly
 
     /**
      * Nodal values of a DoF vector: result[n * n_components + c] is the
-     * value of DoF node_dofs(n, c). This is how fields such as displacement
-     * enter the nodal data C(n).
+     * value of the DoF of component c at local node n (node_dofs(n, c)).
+     * This is how fields such as displacement enter the nodal data C(n).
+     * @p dof_values is a dealii::Vector or, on a distributed triangulation,
+     * a ghosted distributed vector whose locally relevant entries are
+     * readable (e.g. a TrilinosWrappers::MPI::Vector made with
+     * locally_relevant_dofs() as ghosts).
      */
-    template <typename Number>
+    template <typename VectorType, typename Number>
     void
-    gather_nodal_values(const dealii::Vector<double> &dof_values,
-                        std::vector<Number>          &nodal_values) const;
+    gather_nodal_values(const VectorType    &dof_values,
+                        std::vector<Number> &nodal_values) const;
 
     /**
-     * The inverse of gather_nodal_values(): write nodal values into a DoF
-     * vector for DataOut and postprocessing.
+     * Serial triangulations: the inverse of gather_nodal_values(), writing
+     * nodal values into a DoF vector for DataOut and postprocessing.
      */
     template <typename Number>
     void
@@ -105,8 +193,32 @@ namespace GPUAssembly
                          dealii::Vector<double>    &dof_values) const;
 
   private:
-    MeshArrays arrays;
+    bool                                         distributed  = false;
+    MPI_Comm                                     communicator = MPI_COMM_SELF;
+    MeshArrays                                   arrays;
+    std::vector<dealii::types::global_dof_index> local_to_global;
+    dealii::IndexSet                             local_dof_set;
+    dealii::IndexSet                             owned_dofs;
+    dealii::IndexSet                             relevant_dofs;
   };
+
+
+
+  template <int dim>
+  template <typename VectorType, typename Number>
+  void
+  DoFHandlerAdapter<dim>::gather_nodal_values(
+    const VectorType    &dof_values,
+    std::vector<Number> &nodal_values) const
+  {
+    AssertThrow(dof_values.size() == owned_dofs.size(),
+                dealii::ExcDimensionMismatch(dof_values.size(),
+                                             owned_dofs.size()));
+    nodal_values.resize(arrays.node_dofs.size());
+    for (std::size_t i = 0; i < arrays.node_dofs.size(); ++i)
+      nodal_values[i] =
+        static_cast<Number>(dof_values(local_to_global[arrays.node_dofs[i]]));
+  }
 } // namespace GPUAssembly
 
 #endif

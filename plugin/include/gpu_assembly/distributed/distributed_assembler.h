@@ -7,10 +7,10 @@
 #include <deal.II/lac/trilinos_sparse_matrix.h>
 #include <deal.II/lac/trilinos_vector.h>
 
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/base/setup_times.h>
-#include <gpu_assembly/distributed/distributed_adapter.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
 #include <gpu_assembly/distributed/exchange_plan.h>
@@ -56,11 +56,11 @@ namespace GPUAssembly
 
   /**
    * MPI-distributed assembly into Trilinos: each rank assembles its cells
-   * (DistributedDoFHandlerAdapter's arrays) on the host with HostAssembler
-   * or on its GPU with DeviceAssembler and any method, then an ExchangePlan
-   * adds the rows other ranks own into their owners' TrilinosWrappers
-   * objects, as deal.II's distribute_local_to_global() followed by
-   * compress(VectorOperation::add) does. The matrix and the right-hand side
+   * (DoFHandlerAdapter's arrays of a distributed triangulation) on the host
+   * with HostAssembler or on its GPU with DeviceAssembler and any method,
+   * then an ExchangePlan adds the rows other ranks own into their owners'
+   * TrilinosWrappers objects, as deal.II's distribute_local_to_global()
+   * followed by compress(VectorOperation::add) does. The matrix and the right-hand side
    * are then ready for Trilinos' solvers and preconditioners (e.g.
    * TrilinosWrappers::PreconditionAMG).
    *
@@ -102,13 +102,13 @@ namespace GPUAssembly
     /**
      * Plan the assembly of @p adapter's arrays (the adapter must outlive
      * this object) into @p matrix, reinit()ed with the pattern of
-     * DistributedDoFHandlerAdapter::make_sparsity_pattern() (or one that
-     * holds it) and the locally owned DoFs as rows and columns, and into
-     * vectors with the layout of @p rhs (locally owned DoFs, no ghosts).
+     * DoFHandlerAdapter::make_sparsity_pattern(DynamicSparsityPattern &) (or
+     * one that holds it) and the locally owned DoFs as rows and columns, and
+     * into vectors with the layout of @p rhs (locally owned DoFs, no ghosts).
      * Collective.
      */
     void
-    reinit(const DistributedDoFHandlerAdapter<dim>      &adapter,
+    reinit(const DoFHandlerAdapter<dim>                 &adapter,
            const dealii::TrilinosWrappers::SparseMatrix &matrix,
            const dealii::TrilinosWrappers::MPI::Vector  &rhs,
            const AdditionalData &additional_data = AdditionalData());
@@ -117,7 +117,7 @@ namespace GPUAssembly
      * Assemble @p kernel into @p matrix and @p rhs (those of reinit(), or
      * objects with the same layout): the values are replaced, not added
      * to. @p nodal_data holds n_nodal_fields values per local node of the
-     * adapter's arrays (DistributedDoFHandlerAdapter::gather_nodal_values()).
+     * adapter's arrays (DoFHandlerAdapter::gather_nodal_values()).
      * Collective. The device path needs DeviceAssembler::assemble()
      * instantiated for the kernel (the plugin does it for its own kernels).
      */
@@ -136,9 +136,9 @@ namespace GPUAssembly
      * the device path, host storage for the host path. Collective.
      */
     void
-    reinit(const DistributedDoFHandlerAdapter<dim> &adapter,
-           const DistributedDeviceMatrix<Number>   &matrix,
-           const DistributedDeviceVector<Number>   &rhs,
+    reinit(const DoFHandlerAdapter<dim>          &adapter,
+           const DistributedDeviceMatrix<Number> &matrix,
+           const DistributedDeviceVector<Number> &rhs,
            const AdditionalData &additional_data = AdditionalData());
 
     /**
@@ -236,8 +236,8 @@ namespace GPUAssembly
   private:
     /// The local assemblers and device arrays of reinit().
     void
-    setup_local(const DistributedDoFHandlerAdapter<dim> &adapter,
-                const AdditionalData                    &additional_data);
+    setup_local(const DoFHandlerAdapter<dim> &adapter,
+                const AdditionalData         &additional_data);
 
     /// The rank's local assembly into local_values and local_rhs (host
     /// path) or device_matrix and device_rhs (device path), timed; with
@@ -274,7 +274,7 @@ namespace GPUAssembly
       resident
     };
 
-    const DistributedDoFHandlerAdapter<dim>      *adapter = nullptr;
+    const DoFHandlerAdapter<dim>                 *adapter = nullptr;
     Target                                        target  = Target::none;
     AdditionalData                                additional_data;
     std::unique_ptr<HostAssembler<dim, Number>>   host_assembler;
@@ -297,8 +297,8 @@ namespace GPUAssembly
   template <int dim, typename Number>
   void
   DistributedAssembler<dim, Number>::setup_local(
-    const DistributedDoFHandlerAdapter<dim> &adapter,
-    const AdditionalData                    &data)
+    const DoFHandlerAdapter<dim> &adapter,
+    const AdditionalData         &data)
   {
     this->adapter            = &adapter;
     this->additional_data    = data;
@@ -335,7 +335,7 @@ namespace GPUAssembly
   template <int dim, typename Number>
   void
   DistributedAssembler<dim, Number>::reinit(
-    const DistributedDoFHandlerAdapter<dim>      &adapter,
+    const DoFHandlerAdapter<dim>                 &adapter,
     const dealii::TrilinosWrappers::SparseMatrix &matrix,
     const dealii::TrilinosWrappers::MPI::Vector  &rhs,
     const AdditionalData                         &data)
@@ -373,10 +373,10 @@ namespace GPUAssembly
   template <int dim, typename Number>
   void
   DistributedAssembler<dim, Number>::reinit(
-    const DistributedDoFHandlerAdapter<dim> &adapter,
-    const DistributedDeviceMatrix<Number>   &matrix,
-    const DistributedDeviceVector<Number>   &rhs,
-    const AdditionalData                    &data)
+    const DoFHandlerAdapter<dim>          &adapter,
+    const DistributedDeviceMatrix<Number> &matrix,
+    const DistributedDeviceVector<Number> &rhs,
+    const AdditionalData                  &data)
   {
     AssertThrow(matrix.get_partitioner() &&
                   matrix.get_partitioner()->locally_owned_range() ==

@@ -9,7 +9,7 @@
 #include <deal.II/lac/dynamic_sparsity_pattern.h>
 #include <deal.II/lac/trilinos_sparse_matrix.h>
 
-#include <gpu_assembly/distributed/distributed_adapter.h>
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
 #include <gpu_assembly/distributed/resident_array.h>
 
@@ -44,14 +44,14 @@ namespace GPUAssembly
     operator=(const DistributedDeviceMatrix &) = delete;
 
     /**
-     * The pattern of DistributedDoFHandlerAdapter::make_sparsity_pattern()
+     * The pattern of DoFHandlerAdapter::make_sparsity_pattern()
      * (the rank's rows of the global pattern) and its partitioner; values
      * zero. Collective.
      */
     template <int dim>
     void
-    reinit(const DistributedDoFHandlerAdapter<dim> &adapter,
-           const AdditionalData &additional_data = AdditionalData());
+    reinit(const DoFHandlerAdapter<dim> &adapter,
+           const AdditionalData         &additional_data = AdditionalData());
 
     /**
      * The same from a pattern of any origin: @p pattern holds (at least) the

@@ -101,8 +101,8 @@ namespace GPUAssembly
    * Usage with DistributedAssembler (device path; host mode alike with
    * use_device = false in both AdditionalData):
    * @code
-   * DistributedDoFHandlerAdapter<dim> adapter(mapping, dof_handler,
-   *                                           quadrature, constraints);
+   * DoFHandlerAdapter<dim> adapter(mapping, dof_handler,
+   *                                quadrature, constraints);
    * DistributedDeviceMatrix<double>::AdditionalData storage;
    * storage.use_device = true;
    * DistributedDeviceMatrix<double> A;
