@@ -18,19 +18,18 @@
 
 # Module order, lowest first. Keep this table and the module picture at the
 # top of doc/design.md in agreement.
-set(_modules base element adapter lac grid engine kernels distributed
-  explicit wave tled)
+set(_modules base element adapter lac grid engine kernels distributed wave
+  tled)
 set(_allowed_base "")
 set(_allowed_element base)
 set(_allowed_adapter base)
-set(_allowed_lac base)
+set(_allowed_lac base adapter)
 set(_allowed_grid base)
 set(_allowed_engine base element adapter lac)
 set(_allowed_kernels base element engine)
 set(_allowed_distributed base element adapter lac engine kernels)
-set(_allowed_explicit base lac)
-set(_allowed_wave base adapter lac explicit)
-set(_allowed_tled base lac explicit)
+set(_allowed_wave base adapter lac)
+set(_allowed_tled base lac)
 
 cmake_policy(VERSION 3.18)
 

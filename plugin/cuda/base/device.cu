@@ -2,7 +2,6 @@
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/base/cuda_handles.h>
 #include <gpu_assembly/base/device.h>
-#include <gpu_assembly/lac/device_vector.h>
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -85,7 +84,28 @@ namespace GPUAssembly
   measure_copy_bandwidth(const std::size_t  bytes,
                          const unsigned int n_repetitions)
   {
-    DeviceVector<unsigned char> source(bytes), target(bytes);
+    // Raw allocations: the base module sits below the device containers.
+    struct DeviceBytes
+    {
+      explicit DeviceBytes(const std::size_t n)
+      {
+        GPU_ASSEMBLY_CHECK_CUDA(cudaMalloc(&pointer, n));
+      }
+      ~DeviceBytes()
+      {
+        (void)cudaFree(pointer);
+      }
+      DeviceBytes(const DeviceBytes &) = delete;
+      DeviceBytes &
+      operator=(const DeviceBytes &) = delete;
+      void *
+      data() const
+      {
+        return pointer;
+      }
+      void *pointer = nullptr;
+    };
+    const DeviceBytes source(bytes), target(bytes);
     GPU_ASSEMBLY_CHECK_CUDA(cudaMemset(source.data(), 1, bytes));
 
     const CudaEvent start, stop;
