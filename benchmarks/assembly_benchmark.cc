@@ -72,7 +72,7 @@
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <algorithm>

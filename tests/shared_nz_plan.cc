@@ -8,8 +8,8 @@
 #include <gpu_assembly/engine/packing.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
 #include <gpu_assembly/engine/shared_nz/plan.h>
-#include <gpu_assembly/host/host_assembler.h>
-#include <gpu_assembly/host/host_element_stage.h>
+#include <gpu_assembly/engine/host_assembler.h>
+#include <gpu_assembly/engine/host/element_stage.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <algorithm>

@@ -18,7 +18,7 @@
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/grid/mesh_input.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 

@@ -9,7 +9,7 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/engine/device_assembler.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/lac/device_constraints.h>
 
 #include <random>

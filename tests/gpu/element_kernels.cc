@@ -9,7 +9,7 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/kernels/element_kernels.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/element/element_views.h>
 
 #include <algorithm>
 #include <cmath>

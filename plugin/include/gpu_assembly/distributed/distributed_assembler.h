@@ -16,7 +16,7 @@
 #include <gpu_assembly/distributed/exchange_plan.h>
 #include <gpu_assembly/distributed/resident_exchange.h>
 #include <gpu_assembly/engine/device_assembler.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
 #include <gpu_assembly/lac/device_vector.h>
 

@@ -7,7 +7,7 @@
 #include <gpu_assembly/engine/global_nz/device_data.h>
 #include <gpu_assembly/engine/local_elem/device_data.h>
 #include <gpu_assembly/engine/shared_nz/device_data.h>
-#include <gpu_assembly/host/assembly_options.h>
+#include <gpu_assembly/engine/assembly_options.h>
 #include <gpu_assembly/kernels/hex8_elasticity.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
 #include <gpu_assembly/lac/device_vector.h>

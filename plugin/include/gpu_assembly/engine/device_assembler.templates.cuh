@@ -15,7 +15,7 @@
 #include <gpu_assembly/engine/global_nz/kernels.cuh>
 #include <gpu_assembly/engine/local_elem/kernels.cuh>
 #include <gpu_assembly/engine/shared_nz/kernels.cuh>
-#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/element/element_stage.h>
 
 #include <cuda_runtime.h>
 

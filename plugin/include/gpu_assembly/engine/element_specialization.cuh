@@ -5,7 +5,7 @@
 // The choice of compute_element()'s specialization at launch, shared by
 // the methods' launches.
 
-#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/kernels/hex8_elasticity.h>
 
 #include <type_traits>

@@ -11,8 +11,8 @@
 // only: include from .cu files.
 
 #include <gpu_assembly/base/cuda_check.h>
-#include <gpu_assembly/kernels/dirichlet_condensation.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/element/dirichlet_condensation.h>
+#include <gpu_assembly/element/element_views.h>
 #include <gpu_assembly/kernels/hex8_elasticity.h>
 
 #include <cuda_runtime.h>

@@ -4,7 +4,7 @@
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
-#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/kernels/hex8_elasticity.h>
 #include <gpu_assembly/lac/device_vector.h>
 

@@ -8,7 +8,7 @@
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/engine/element_specialization.cuh>
 #include <gpu_assembly/engine/global_nz/device_data.h>
-#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/kernels/hex8_elasticity.cuh>
 
 #include <cuda_runtime.h>

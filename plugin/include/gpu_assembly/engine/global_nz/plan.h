@@ -3,7 +3,7 @@
 #define gpu_assembly_engine_global_nz_plan_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/element/element_views.h>
 
 #include <cstddef>
 #include <vector>

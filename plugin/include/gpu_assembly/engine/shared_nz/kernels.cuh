@@ -9,7 +9,7 @@
 #include <gpu_assembly/engine/element_specialization.cuh>
 #include <gpu_assembly/engine/shared_nz/device_data.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
-#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/element/element_stage.h>
 
 #include <cuda_runtime.h>
 
