@@ -4,9 +4,9 @@
 // a valid colouring, each colour in Morton order.
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/engine/element_coloring.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
-#include <gpu_assembly/engine/element_coloring.h>
 
 #include <algorithm>
 #include <vector>

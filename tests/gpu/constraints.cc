@@ -59,10 +59,10 @@ namespace
                   std::vector<Number>   &rhs)
   {
     typename DeviceAssembler<dim, Number>::AdditionalData data;
-    data.method     = variant.method;
-    data.node_pairs = variant.node_pairs;
-    data.symmetric  = variant.symmetric;
-    data.options    = options;
+    data.method               = variant.method;
+    data.shared_nz.node_pairs = variant.node_pairs;
+    data.global_nz.symmetric  = variant.symmetric;
+    data.options              = options;
     DeviceAssembler<dim, Number> assembler;
     assembler.reinit(arrays, data);
     DeviceCSRMatrix<Number> matrix;

@@ -4,8 +4,8 @@
 
 #include <deal.II/base/parallel.h>
 
-#include <gpu_assembly/engine/constraints/plan.h>
 #include <gpu_assembly/element/element_stage.h>
+#include <gpu_assembly/engine/constraints/plan.h>
 
 #include <vector>
 

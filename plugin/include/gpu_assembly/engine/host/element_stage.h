@@ -3,8 +3,8 @@
 #define gpu_assembly_engine_host_element_stage_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
-#include <gpu_assembly/engine/assembly_options.h>
 #include <gpu_assembly/element/element_stage.h>
+#include <gpu_assembly/engine/assembly_options.h>
 
 #include <vector>
 
