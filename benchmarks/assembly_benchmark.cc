@@ -18,7 +18,7 @@
 //                 "GlobalNZ symmetric", SharedNZ, "SharedNZ node pairs",
 //                 LocalElem-atomic, LocalElem-colored)
 //                 --tune METHOD.NAME=VALUE (repeatable: overrides a value of
-//                 DeviceAssembler::AdditionalData::Tuning for every method
+//                 DeviceMethodData (each method's parameters) for every method
 //                 run, e.g. --tune shared_nz.threads_per_block=128; the
 //                 names are listed by --tune help)
 //                 --hanging-nodes (trilinear hexahedra instead, a cube of
@@ -70,9 +70,9 @@
 #include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/constraints/plan.h>
 #include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
-#include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <algorithm>
@@ -463,8 +463,9 @@ namespace
 
 
 
-  // A method as benchmarked: the method and the variant of its plan.
-  using Tuning = DeviceAssembler<dim, double>::AdditionalData::Tuning;
+  // The methods' parameters that --tune sets; the variants then choose the
+  // method, symmetric and node_pairs.
+  using Tuning = DeviceMethodData;
 
   // The variants the benchmark runs: a method and the user's choices.
   struct Variant
@@ -635,10 +636,10 @@ namespace
           continue;
         const AssemblyMethod method = variant.method;
         typename DeviceAssembler<dim, Number>::AdditionalData data;
-        data.method     = method;
-        data.symmetric  = variant.symmetric;
-        data.node_pairs = variant.node_pairs;
-        data.tuning     = tuning;
+        static_cast<DeviceMethodData &>(data) = tuning;
+        data.method                           = method;
+        data.global_nz.symmetric              = variant.symmetric;
+        data.shared_nz.node_pairs             = variant.node_pairs;
         DeviceAssembler<dim, Number> assembler;
         const bool                   was_recording = SetupTimes::recording();
         SetupTimes::set_recording(true);
@@ -798,10 +799,8 @@ namespace
     const std::size_t hopper_shared_memory = 227 * 1024;
     for (const bool symmetric : {false, true})
       {
-        GlobalNZPlan::Parameters parameters;
-        static_cast<GPUAssembly::internal::GlobalNZTuning &>(parameters) =
-          tuning.global_nz;
-        parameters.symmetric = symmetric;
+        GlobalNZPlan::Parameters parameters = tuning.global_nz;
+        parameters.symmetric                = symmetric;
         GlobalNZPlan plan;
         SetupTimes::clear();
         const auto start = std::chrono::steady_clock::now();
@@ -820,10 +819,8 @@ namespace
       }
     for (const bool node_pairs : {false, true})
       {
-        SharedNZPlan::Parameters parameters;
-        static_cast<GPUAssembly::internal::SharedNZTuning &>(parameters) =
-          tuning.shared_nz;
-        parameters.node_pairs = node_pairs;
+        SharedNZPlan::Parameters parameters = tuning.shared_nz;
+        parameters.node_pairs               = node_pairs;
         SharedNZPlan plan;
         SetupTimes::clear();
         const auto start = std::chrono::steady_clock::now();

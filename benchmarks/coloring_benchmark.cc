@@ -31,7 +31,7 @@
 #include <deal.II/lac/affine_constraints.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
-#include <gpu_assembly/host/element_coloring.h>
+#include <gpu_assembly/engine/element_coloring.h>
 
 #include <algorithm>
 #include <cmath>

@@ -429,7 +429,9 @@ main(int argc, char **argv)
           static_cast<std::size_t>(n_clusters) * cluster_size;
         if (v.strategy.element_strategy != ElementStrategy::thread_per_element)
           {
-            const internal::Hex8KernelArguments<double> arguments{
+            const unsigned int n_matrix = v.symmetric ? 300 : 576;
+            // No element is constrained: no condensation.
+            const GlobalNZStageArguments<double> arguments{
               block_element.data(),
               cluster_node_offsets.data(),
               cluster_nodes.data(),
@@ -440,7 +442,13 @@ main(int argc, char **argv)
               n_slots,
               entry_group(v),
               nodal.data(),
-              element_data.data()};
+              element_data.data(),
+              v.symmetric,
+              n_matrix,
+              n_matrix + 24,
+              false,
+              nullptr,
+              nullptr};
             internal::launch_hex8_element_kernel(hex8,
                                                  v.form,
                                                  v.symmetric,

@@ -22,7 +22,7 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/exceptions.h>
-#include <gpu_assembly/host/element_coloring.h>
+#include <gpu_assembly/engine/element_coloring.h>
 
 #include <algorithm>
 #include <cmath>

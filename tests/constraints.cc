@@ -14,10 +14,10 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
+#include <gpu_assembly/engine/host/constraint_stage.h>
+#include <gpu_assembly/engine/host/element_stage.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/engine/shared_nz/plan.h>
-#include <gpu_assembly/host/host_assembler.h>
-#include <gpu_assembly/host/host_constraint_stage.h>
-#include <gpu_assembly/host/host_element_stage.h>
 #include <gpu_assembly/lac/device_constraints.h>
 
 #include <random>

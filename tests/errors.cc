@@ -29,7 +29,7 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/device_assembler.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <cmath>

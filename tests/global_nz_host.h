@@ -6,8 +6,8 @@
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
-#include <gpu_assembly/host/host_assembler.h>
-#include <gpu_assembly/host/host_element_stage.h>
+#include <gpu_assembly/engine/host/element_stage.h>
+#include <gpu_assembly/engine/host_assembler.h>
 
 #include <string>
 #include <vector>

@@ -5,8 +5,8 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
-#include <gpu_assembly/host/host_assembler.h>
-#include <gpu_assembly/host/host_element_stage.h>
+#include <gpu_assembly/engine/host/element_stage.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <algorithm>

@@ -17,7 +17,7 @@
 #include <deal.II/lac/vector.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/hex8_elasticity.h>
 
 #include <algorithm>

@@ -16,10 +16,10 @@
 #include <deal.II/lac/vector.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
-#include <gpu_assembly/host/host_assembler.h>
-#include <gpu_assembly/host/host_element_stage.h>
+#include <gpu_assembly/element/element_stage.h>
+#include <gpu_assembly/engine/host/element_stage.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
-#include <gpu_assembly/kernels/element_stage.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 
 #include <algorithm>

@@ -7,8 +7,8 @@
 // function.
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/engine/element_coloring.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
-#include <gpu_assembly/host/element_coloring.h>
 
 #include <algorithm>
 #include <cstdint>

@@ -5,10 +5,10 @@
 #include <deal.II/base/parallel.h>
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/assembly_options.h>
+#include <gpu_assembly/engine/host/element_stage.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
 #include <gpu_assembly/engine/shared_nz/plan.h>
-#include <gpu_assembly/host/assembly_options.h>
-#include <gpu_assembly/host/host_element_stage.h>
 
 #include <algorithm>
 #include <vector>

@@ -5,11 +5,11 @@
 // and without node pairs; its automatic parameters.
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/engine/host/element_stage.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/engine/packing.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
 #include <gpu_assembly/engine/shared_nz/plan.h>
-#include <gpu_assembly/host/host_assembler.h>
-#include <gpu_assembly/host/host_element_stage.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <algorithm>

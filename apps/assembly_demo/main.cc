@@ -37,8 +37,8 @@
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/grid/mesh_input.h>
-#include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <filesystem>

@@ -186,8 +186,8 @@ namespace Hyperelastic
         additional_data;
       additional_data.method =
         GPUAssembly::parse_assembly_method(data.assembly_method);
-      additional_data.symmetric      = data.symmetric_element_data;
-      additional_data.n_nodal_fields = dim;
+      additional_data.global_nz.symmetric = data.symmetric_element_data;
+      additional_data.n_nodal_fields      = dim;
       assembler.reinit(*data.arrays, additional_data);
       matrix.reinit(*data.arrays);
       if (data.arrays->n_constraint_lines() > 0)

@@ -4,7 +4,7 @@
 
 #include <deal.II/lac/vector.h>
 
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 #include <gpu_assembly/lac/device_constraints.h>
 

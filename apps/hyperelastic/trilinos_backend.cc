@@ -115,7 +115,7 @@ namespace Hyperelastic
       assembler_data.n_nodal_fields = dim;
       assembler_data.device.method =
         GPUAssembly::parse_assembly_method(data.assembly_method);
-      assembler_data.device.symmetric = data.symmetric_element_data;
+      assembler_data.device.global_nz.symmetric = data.symmetric_element_data;
       assembler.reinit(adapter, matrix, assembled, assembler_data);
 
       // The diagonal entries in the matrix's Epetra arrays, which stay in

@@ -30,7 +30,7 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/version.h>
 #include <gpu_assembly/engine/device_assembler.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 
 #include <iostream>
 

@@ -3,7 +3,7 @@
 #define custom_kernel_reaction_diffusion_kernel_h
 
 #include <gpu_assembly/base/config.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/element/element_views.h>
 
 /**
  * The program's own element kernel: -div(k grad u) + r u = f with a

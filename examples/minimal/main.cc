@@ -18,7 +18,7 @@
 #include <deal.II/numerics/matrix_creator.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
 #include <iostream>

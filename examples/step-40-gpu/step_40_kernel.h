@@ -3,7 +3,7 @@
 #define step_40_gpu_step_40_kernel_h
 
 #include <gpu_assembly/base/config.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/element/element_views.h>
 
 #include <cmath>
 

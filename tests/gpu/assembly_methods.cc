@@ -17,8 +17,8 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/grid/mesh_input.h>
-#include <gpu_assembly/host/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 
@@ -87,14 +87,14 @@ device_assemble(const MeshArrays    &arrays,
                 const bool           node_pairs    = false)
 {
   typename DeviceAssembler<dim, Number>::AdditionalData data;
-  data.method     = method;
-  data.symmetric  = symmetric;
-  data.node_pairs = node_pairs;
+  data.method               = method;
+  data.global_nz.symmetric  = symmetric;
+  data.shared_nz.node_pairs = node_pairs;
   if (morton)
     {
       // The other orders of the plan, tested on this variant.
-      data.tuning.global_nz.element_order   = ElementOrder::morton;
-      data.tuning.global_nz.reduction_order = ReductionOrder::morton;
+      data.global_nz.element_order   = ElementOrder::morton;
+      data.global_nz.reduction_order = ReductionOrder::morton;
     }
   DeviceAssembler<dim, Number> assembler;
   assembler.reinit(arrays, data);
@@ -276,8 +276,8 @@ test_neo_hookean(Testing::Checks &checks)
         if (symmetric && method != AssemblyMethod::global_nz)
           continue;
         typename DeviceAssembler<3, double>::AdditionalData data;
-        data.method    = method;
-        data.symmetric = symmetric;
+        data.method              = method;
+        data.global_nz.symmetric = symmetric;
         DeviceAssembler<3, double> assembler;
         assembler.reinit(arrays, data);
         DeviceCSRMatrix<double> matrix;
@@ -355,7 +355,7 @@ test_method_switch(Testing::Checks &checks)
 
   // A node-pair plan with a kernel that has no node-pair form: a clear
   // error, and the matrix is left as it was.
-  data.node_pairs = true;
+  data.shared_nz.node_pairs = true;
   assembler.reinit(arrays, data);
   const std::vector<double> before = matrix.get_values().to_host();
   checks.check_throws<ExceptionBase>(

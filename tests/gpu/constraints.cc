@@ -9,7 +9,7 @@
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/engine/device_assembler.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/lac/device_constraints.h>
 
 #include <random>
@@ -59,10 +59,10 @@ namespace
                   std::vector<Number>   &rhs)
   {
     typename DeviceAssembler<dim, Number>::AdditionalData data;
-    data.method     = variant.method;
-    data.node_pairs = variant.node_pairs;
-    data.symmetric  = variant.symmetric;
-    data.options    = options;
+    data.method               = variant.method;
+    data.shared_nz.node_pairs = variant.node_pairs;
+    data.global_nz.symmetric  = variant.symmetric;
+    data.options              = options;
     DeviceAssembler<dim, Number> assembler;
     assembler.reinit(arrays, data);
     DeviceCSRMatrix<Number> matrix;

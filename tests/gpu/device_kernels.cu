@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/element/element_views.h>
 #include <gpu_assembly/kernels/element_kernels.h>
-#include <gpu_assembly/kernels/element_views.h>
 
 #include <cuda_runtime.h>
 

@@ -8,8 +8,8 @@
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/element/element_views.h>
 #include <gpu_assembly/kernels/element_kernels.h>
-#include <gpu_assembly/kernels/element_views.h>
 
 #include <algorithm>
 #include <cmath>

@@ -13,7 +13,7 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/device_assembler.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 #include <gpu_assembly/kernels/hex8_elasticity.h>
 
@@ -59,26 +59,33 @@ struct Setup
 
 
 
+Hex8ElasticityKernel<double>
+hex8_kernel(const ElementStrategy strategy, const unsigned int G = 8)
+{
+  Hex8ElasticityKernel<double> kernel      = hex8_kernel();
+  kernel.block_strategy.element_strategy   = strategy;
+  kernel.block_strategy.elements_per_block = G;
+  return kernel;
+}
+
+
+
 template <class Kernel>
 double
 device_element_difference(const Setup               &setup,
                           const Kernel              &kernel,
-                          const ElementStrategy      strategy,
-                          const unsigned int         G,
                           const bool                 symmetric,
                           const std::vector<double> &matrices,
                           const std::vector<double> &vectors,
                           const bool                 morton = false)
 {
   DeviceAssembler<3, double>::AdditionalData data;
-  data.method                  = AssemblyMethod::global_nz;
-  data.hex8.element_strategy   = strategy;
-  data.hex8.elements_per_block = G;
-  data.symmetric               = symmetric;
+  data.method              = AssemblyMethod::global_nz;
+  data.global_nz.symmetric = symmetric;
   if (morton)
     // Z-ordered reduction blocks: full element data grouped by the
     // components of a column node (GlobalNZPlan::entry_group).
-    data.tuning.global_nz.reduction_order = ReductionOrder::morton;
+    data.global_nz.reduction_order = ReductionOrder::morton;
   data.n_nodal_fields = 3;
   DeviceAssembler<3, double> assembler;
   assembler.reinit(setup.arrays, data);
@@ -156,14 +163,13 @@ test_local_matrices(Testing::Checks &checks)
            {ElementStrategy::standard, 1},
            {ElementStrategy::thread_per_element, 8}})
       {
-        const double difference = device_element_difference(setup,
-                                                            hex8_kernel(),
-                                                            strategy,
-                                                            G,
-                                                            layout == 1,
-                                                            matrices,
-                                                            vectors,
-                                                            layout == 2);
+        const double difference =
+          device_element_difference(setup,
+                                    hex8_kernel(strategy, G),
+                                    layout == 1,
+                                    matrices,
+                                    vectors,
+                                    layout == 2);
         checks.check(difference < 1e-13,
                      "device " + to_string(strategy) +
                        " (G = " + std::to_string(G) +
@@ -190,13 +196,7 @@ test_local_matrices(Testing::Checks &checks)
   for (unsigned int d = 0; d < 3; ++d)
     engine.body_force[d] = body_force[d];
   const double difference =
-    device_element_difference(setup,
-                              engine,
-                              ElementStrategy::thread_per_element,
-                              8,
-                              false,
-                              matrices,
-                              vectors);
+    device_element_difference(setup, engine, false, matrices, vectors);
   checks.check(difference < 1e-13,
                "device LinearElasticityKernel (engine, thread per element) "
                "element matrices = FEValues' (max relative difference " +
@@ -230,11 +230,10 @@ test_assembly(Testing::Checks &checks)
       {
         const bool                                 symmetric = variant == 1;
         DeviceAssembler<3, double>::AdditionalData data;
-        data.method                = AssemblyMethod::global_nz;
-        data.hex8.element_strategy = strategy;
-        data.symmetric             = symmetric;
+        data.method              = AssemblyMethod::global_nz;
+        data.global_nz.symmetric = symmetric;
         if (variant == 2)
-          data.tuning.global_nz.reduction_order = ReductionOrder::morton;
+          data.global_nz.reduction_order = ReductionOrder::morton;
         data.n_nodal_fields = 3;
         data.options        = options;
         DeviceAssembler<3, double> assembler;
@@ -244,10 +243,10 @@ test_assembly(Testing::Checks &checks)
         DeviceVector<double>       rhs;
         const DeviceVector<double> nodal(arrays.nodal_coordinates);
         std::vector<double>        values, values2, rhs_values, rhs2;
-        assembler.assemble(hex8_kernel(), nodal, matrix, rhs);
+        assembler.assemble(hex8_kernel(strategy), nodal, matrix, rhs);
         matrix.get_values().copy_to_host(values);
         rhs.copy_to_host(rhs_values);
-        assembler.assemble(hex8_kernel(), nodal, matrix, rhs);
+        assembler.assemble(hex8_kernel(strategy), nodal, matrix, rhs);
         matrix.get_values().copy_to_host(values2);
         rhs.copy_to_host(rhs2);
         const double matrix_error =
@@ -275,42 +274,54 @@ test_errors(Testing::Checks &checks)
 {
   const Setup setup(Testing::ConstraintKind::none, 2);
   DeviceAssembler<3, double>::AdditionalData data;
-  data.hex8.element_strategy = ElementStrategy::shape_map;
-  data.n_nodal_fields        = 3;
-  data.method                = AssemblyMethod::shared_nz;
+  data.n_nodal_fields = 3;
+  data.method         = AssemblyMethod::shared_nz;
   DeviceAssembler<3, double> assembler;
-  checks.check_throws<ExceptionBase>(
-    [&] {
-      assembler.reinit(setup.arrays, data);
-    },
-    "computes element data for GlobalNZ only",
-    "shapeMap with SharedNZ is refused at reinit()");
-  data.method                  = AssemblyMethod::global_nz;
-  data.hex8.elements_per_block = 3;
-  checks.check_throws<ExceptionBase>(
-    [&] {
-      assembler.reinit(setup.arrays, data);
-    },
-    "must be 1, 2, 4 or 8",
-    "3 elements per block are refused");
-  data.hex8.elements_per_block = 8;
   assembler.reinit(setup.arrays, data);
   DeviceCSRMatrix<double> matrix;
   matrix.reinit(setup.arrays);
-  DeviceVector<double>              rhs;
-  const DeviceVector<double>        nodal(setup.arrays.nodal_coordinates);
-  LinearElasticityKernel<3, double> engine;
+  DeviceVector<double>       rhs;
+  const DeviceVector<double> nodal(setup.arrays.nodal_coordinates);
   checks.check_throws<ExceptionBase>(
     [&] {
-      assembler.assemble(engine, nodal, matrix, rhs);
+      assembler.assemble(hex8_kernel(ElementStrategy::shape_map),
+                         nodal,
+                         matrix,
+                         rhs);
     },
-    "is for Hex8ElasticityKernel only",
-    "shapeMap with another kernel is refused at assemble()");
+    "computes element data for GlobalNZ only",
+    "shapeMap with SharedNZ is refused at assemble()");
+  data.method = AssemblyMethod::global_nz;
+  assembler.reinit(setup.arrays, data);
+  checks.check_throws<ExceptionBase>(
+    [&] {
+      assembler.assemble(hex8_kernel(ElementStrategy::shape_map, 3),
+                         nodal,
+                         matrix,
+                         rhs);
+    },
+    "must be 1, 2, 4 or 8",
+    "3 elements per block are refused");
+  data.n_nodal_fields = 0;
+  assembler.reinit(setup.arrays, data);
+  checks.check_throws<ExceptionBase>(
+    [&] {
+      assembler.assemble(hex8_kernel(ElementStrategy::shape_map),
+                         DeviceVector<double>(),
+                         matrix,
+                         rhs);
+    },
+    "set n_nodal_fields to 3",
+    "shapeMap without the nodal coordinates is refused");
+  data.n_nodal_fields    = 3;
   MeshArrays no_material = setup.adapter.get_arrays();
   assembler.reinit(no_material, data);
   checks.check_throws<ExceptionBase>(
     [&] {
-      assembler.assemble(hex8_kernel(), nodal, matrix, rhs);
+      assembler.assemble(hex8_kernel(ElementStrategy::shape_map),
+                         nodal,
+                         matrix,
+                         rhs);
     },
     "the mesh arrays have none",
     "a per-element material missing from S(e) is refused");

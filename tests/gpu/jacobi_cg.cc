@@ -14,7 +14,7 @@
 #include <gpu_assembly/base/cuda_handles.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 #include <gpu_assembly/lac/device_solver.h>
 

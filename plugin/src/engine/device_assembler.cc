@@ -75,48 +75,26 @@ namespace GPUAssembly
       std::vector<unsigned char>(arrays->dof_is_constrained.begin(),
                                  arrays->dof_is_constrained.end()));
 
-    const Hex8BlockStrategy &hex8 = additional_data.hex8;
-    AssertThrow(!hex8.uses_blocks() ||
-                  additional_data.method == AssemblyMethod::global_nz,
-                dealii::ExcMessage(
-                  "The element strategy " + to_string(hex8.element_strategy) +
-                  " computes element data for GlobalNZ only; " +
-                  to_string(additional_data.method) +
-                  " needs the strategy thread-per-element."));
-
     switch (additional_data.method)
       {
         case AssemblyMethod::global_nz:
-          {
-            GlobalNZPlan::Parameters parameters;
-            static_cast<internal::GlobalNZTuning &>(parameters) =
-              additional_data.tuning.global_nz;
-            parameters.symmetric = additional_data.symmetric;
-            global_nz.reinit(*arrays,
-                             parameters,
-                             hex8,
-                             additional_data.n_nodal_fields,
-                             device.shared_memory_per_block_optin);
-            break;
-          }
+          global_nz.reinit(*arrays,
+                           additional_data.global_nz,
+                           additional_data.n_nodal_fields,
+                           device.shared_memory_per_block_optin);
+          break;
         case AssemblyMethod::shared_nz:
-          {
-            SharedNZPlan::Parameters parameters;
-            static_cast<internal::SharedNZTuning &>(parameters) =
-              additional_data.tuning.shared_nz;
-            parameters.node_pairs = additional_data.node_pairs;
-            shared_nz.reinit(*arrays,
-                             parameters,
-                             additional_data.n_nodal_fields,
-                             device);
-            break;
-          }
+          shared_nz.reinit(*arrays,
+                           additional_data.shared_nz,
+                           additional_data.n_nodal_fields,
+                           device);
+          break;
         case AssemblyMethod::local_elem_atomic:
         case AssemblyMethod::local_elem_colored:
           local_elem.reinit(*arrays,
                             additional_data.method ==
                               AssemblyMethod::local_elem_colored,
-                            additional_data.tuning.local_elem);
+                            additional_data.local_elem);
           break;
       }
     constraint_stage.reinit(*arrays);

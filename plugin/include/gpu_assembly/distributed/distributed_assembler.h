@@ -16,7 +16,7 @@
 #include <gpu_assembly/distributed/exchange_plan.h>
 #include <gpu_assembly/distributed/resident_exchange.h>
 #include <gpu_assembly/engine/device_assembler.h>
-#include <gpu_assembly/host/host_assembler.h>
+#include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
 #include <gpu_assembly/lac/device_vector.h>
 
@@ -90,13 +90,12 @@ namespace GPUAssembly
       /// the host (HostAssembler). Needs a CUDA device; see
       /// select_device_by_node_rank().
       bool use_device = false;
-      /// For both paths (the device path takes it from here, not from
-      /// device.options).
+      /// For both paths.
       AssemblyOptions options;
       /// Values per node of the nodal data given to assemble().
       unsigned int n_nodal_fields = 0;
       /// The device path's method and its choices.
-      typename DeviceAssembler<dim, Number>::AdditionalData device;
+      DeviceMethodData device;
     };
 
     /**
@@ -316,10 +315,10 @@ namespace GPUAssembly
                       "DistributedAssembler: use_device is set, but this "
                       "rank finds no CUDA device; assemble on the host "
                       "(use_device = false)."));
-        typename DeviceAssembler<dim, Number>::AdditionalData device_data =
-          data.device;
-        device_data.options        = data.options;
-        device_data.n_nodal_fields = data.n_nodal_fields;
+        typename DeviceAssembler<dim, Number>::AdditionalData device_data;
+        static_cast<DeviceMethodData &>(device_data) = data.device;
+        device_data.options                          = data.options;
+        device_data.n_nodal_fields                   = data.n_nodal_fields;
         device_assembler = std::make_unique<DeviceAssembler<dim, Number>>();
         device_assembler->reinit(arrays, device_data);
         device_matrix = std::make_unique<DeviceCSRMatrix<Number>>();

@@ -3,12 +3,11 @@
 #define gpu_assembly_engine_device_assembler_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/assembly_options.h>
 #include <gpu_assembly/engine/constraints/device_data.h>
 #include <gpu_assembly/engine/global_nz/device_data.h>
 #include <gpu_assembly/engine/local_elem/device_data.h>
 #include <gpu_assembly/engine/shared_nz/device_data.h>
-#include <gpu_assembly/host/assembly_options.h>
-#include <gpu_assembly/kernels/hex8_elasticity.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
 #include <gpu_assembly/lac/device_vector.h>
 
@@ -51,20 +50,22 @@ namespace GPUAssembly
 
 
 
-  namespace internal
+  /**
+   * The device assembly method and each method's own choices: the method's
+   * plan parameters. Only the chosen method's are read.
+   */
+  struct DeviceMethodData
   {
-    /**
-     * The tuning values of every method (DeviceAssembler::AdditionalData::
-     * Tuning), for benchmarks; the defaults are chosen automatically and
-     * are what every assembly should use.
-     */
-    struct AssemblyTuning
-    {
-      GlobalNZTuning  global_nz;
-      SharedNZTuning  shared_nz;
-      LocalElemTuning local_elem;
-    };
-  } // namespace internal
+    AssemblyMethod method = AssemblyMethod::global_nz;
+    /// GlobalNZ: symmetric element data (symmetric kernels only) and
+    /// tuning values.
+    GlobalNZPlan::Parameters global_nz;
+    /// SharedNZ: node pairs (kernels with a node-pair form only) and tuning
+    /// values.
+    SharedNZPlan::Parameters shared_nz;
+    /// LocalElem-atomic and LocalElem-colored: the threads per block.
+    LocalElemPlan::Parameters local_elem;
+  };
 
 
 
@@ -86,31 +87,15 @@ namespace GPUAssembly
   {
   public:
     /**
-     * The choices a user makes. Everything else is chosen automatically;
-     * the benchmarks may override it through tuning.
+     * The choices a user makes: the method and its choices
+     * (DeviceMethodData), and what is assembled from which nodal data.
+     * Everything else is chosen automatically.
      */
-    struct AdditionalData
+    struct AdditionalData : DeviceMethodData
     {
-      AssemblyMethod method = AssemblyMethod::global_nz;
-      /// GlobalNZ: store only the upper triangle of each element matrix
-      /// (GlobalNZPlan::Parameters::symmetric; symmetric kernels only).
-      bool symmetric = false;
-      /// SharedNZ: compute the element data inside the reduction, node pair
-      /// by node pair (SharedNZPlan::Parameters::node_pairs; kernels with a
-      /// node-pair form only).
-      bool            node_pairs = false;
       AssemblyOptions options;
       /// Nodal values per node that the kernel reads (nodal_data's width).
       unsigned int n_nodal_fields = dim;
-      /// How GlobalNZ computes a Hex8ElasticityKernel's element data.
-      Hex8BlockStrategy hex8;
-
-      /**
-       * The methods' tuning values, for benchmarks; the defaults are chosen
-       * automatically.
-       */
-      using Tuning = internal::AssemblyTuning;
-      Tuning tuning;
     };
 
     /**
@@ -124,7 +109,10 @@ namespace GPUAssembly
      * Assemble into @p matrix (reinit()ed with the same arrays) and @p rhs
      * (resized if needed) from @p nodal_data (n_nodal_fields values per
      * node). Kernels are enqueued on @p stream (the default stream if
-     * none); copying results back synchronizes. An assembly is only
+     * none); copying results back synchronizes. A kernel with an element
+     * stage of its own (ElementStageTraits) that asks for it needs
+     * GlobalNZ, and its first assemble() after a reinit() checks the
+     * arrays for that stage. An assembly is only
      * asynchronous operations on that stream, so a caller may capture it
      * into a CUDA graph (on a stream of its own: the legacy default stream
      * cannot be captured).

@@ -10,12 +10,13 @@
 //     DeviceCSRMatrix<double> &, DeviceVector<double> &, CUstream_st *) const;
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/constraints/kernels.cuh>
 #include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/engine/element_stage_traits.h>
 #include <gpu_assembly/engine/global_nz/kernels.cuh>
 #include <gpu_assembly/engine/local_elem/kernels.cuh>
 #include <gpu_assembly/engine/shared_nz/kernels.cuh>
-#include <gpu_assembly/kernels/element_stage.h>
 
 #include <cuda_runtime.h>
 
@@ -51,6 +52,14 @@ namespace GPUAssembly
         matrix.m() != arrays->n_dofs)
       internal::throw_error("DeviceAssembler::assemble(): the matrix was "
                             "not initialized with these mesh arrays.");
+    if (additional_data.method != AssemblyMethod::global_nz &&
+        uses_own_element_stage(kernel))
+      internal::throw_error(
+        "DeviceAssembler::assemble(): the element kernel asks for an element "
+        "stage of its own, which computes element data for GlobalNZ only; " +
+        to_string(additional_data.method) +
+        " runs the kernel's operator(): choose GlobalNZ or the kernel's "
+        "thread-per-element form.");
     if (rhs.size() != arrays->n_dofs)
       rhs.reinit(arrays->n_dofs);
 

@@ -5,8 +5,8 @@
 // The choice of compute_element()'s specialization at launch, shared by
 // the methods' launches.
 
-#include <gpu_assembly/kernels/element_stage.h>
-#include <gpu_assembly/kernels/hex8_elasticity.h>
+#include <gpu_assembly/element/element_stage.h>
+#include <gpu_assembly/engine/element_stage_traits.h>
 
 #include <type_traits>
 
@@ -16,16 +16,17 @@ namespace GPUAssembly
   {
     // Calls f(std::integral_constant<ElementSpecialization, s>()) with the
     // specialization s of compute_element() that fits the mesh: linear
-    // simplices get kernels with their sizes as constants. Hex8 kernels
-    // never see simplices: they get the general form only, which also keeps
-    // their kernels from being compiled three times.
+    // simplices get kernels with their sizes as constants. A kernel for
+    // one cell type that is not a simplex (ElementStageTraits::
+    // simplex_forms) gets the general form only, which also keeps its
+    // kernels from being compiled three times.
     template <int dim, class Kernel, typename Number, class Function>
     void
     with_element_specialization(const ElementStageData<Number> &data,
                                 const Function                 &f)
     {
       using S = ElementSpecialization;
-      if constexpr (!is_hex8_elasticity_kernel<Kernel>::value)
+      if constexpr (ElementStageTraits<Kernel>::simplex_forms)
         switch (element_specialization<dim>(data))
           {
             case S::simplex_edge_matrix:

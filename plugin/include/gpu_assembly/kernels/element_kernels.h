@@ -3,7 +3,7 @@
 #define gpu_assembly_kernels_element_kernels_h
 
 #include <gpu_assembly/base/config.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/element/element_views.h>
 
 /**
  * @file

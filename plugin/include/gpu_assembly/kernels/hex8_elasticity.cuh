@@ -11,8 +11,8 @@
 // only: include from .cu files.
 
 #include <gpu_assembly/base/cuda_check.h>
-#include <gpu_assembly/kernels/dirichlet_condensation.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/element/dirichlet_condensation.h>
+#include <gpu_assembly/element/element_views.h>
 #include <gpu_assembly/kernels/hex8_elasticity.h>
 
 #include <cuda_runtime.h>
@@ -704,36 +704,17 @@ namespace GPUAssembly
                          use_inhomogeneities_for_rhs,
                          output);
     }
-    /// The arrays a hex8 block kernel reads and writes: a GlobalNZ plan's
-    /// element side (global_nz_plan.h) and the element-data buffer.
-    template <typename Number>
-    struct Hex8KernelArguments
-    {
-      const int    *block_element;
-      const int    *cluster_node_offsets;
-      const int    *cluster_nodes;
-      const int    *block_connectivity;
-      const Number *block_supplemental;
-      unsigned int  n_supplemental;
-      /// Elements per GlobalNZ cluster (the plan's elements_per_block).
-      unsigned int B;
-      /// Slots of the plan: clusters times B.
-      std::size_t n_slots;
-      /// The plan's entry_group: 3 where full element data are grouped by
-      /// the components of a column node, else 1.
-      unsigned int  entry_group;
-      const Number *nodal_data;
-      Number       *element_data;
-    };
+
+
 
     template <typename Number,
               bool          symmetric,
               Hex8EntryForm form,
               unsigned int  G>
     void
-    launch_hex8_element_kernel(const Hex8ElasticityKernel<Number> &kernel,
-                               const Hex8KernelArguments<Number>  &arguments,
-                               const cudaStream_t                  stream)
+    launch_hex8_element_kernel(const Hex8ElasticityKernel<Number>   &kernel,
+                               const GlobalNZStageArguments<Number> &arguments,
+                               const cudaStream_t                    stream)
     {
       // Storage order for the other forms: neighbouring columns keep the
       // standard implementation's reads of B free of bank conflicts.
@@ -770,10 +751,10 @@ namespace GPUAssembly
 
     template <typename Number, bool symmetric, Hex8EntryForm form>
     void
-    launch_hex8_element_kernel(const Hex8ElasticityKernel<Number> &kernel,
-                               const unsigned int                  G,
-                               const Hex8KernelArguments<Number>  &arguments,
-                               const cudaStream_t                  stream)
+    launch_hex8_element_kernel(const Hex8ElasticityKernel<Number>   &kernel,
+                               const unsigned int                    G,
+                               const GlobalNZStageArguments<Number> &arguments,
+                               const cudaStream_t                    stream)
     {
       switch (G)
         {
@@ -812,12 +793,12 @@ namespace GPUAssembly
      */
     template <typename Number>
     void
-    launch_hex8_element_kernel(const Hex8ElasticityKernel<Number> &kernel,
-                               const Hex8EntryForm                 form,
-                               const bool                          symmetric,
-                               const unsigned int                  G,
-                               const Hex8KernelArguments<Number>  &arguments,
-                               const cudaStream_t                  stream = 0)
+    launch_hex8_element_kernel(const Hex8ElasticityKernel<Number>   &kernel,
+                               const Hex8EntryForm                   form,
+                               const bool                            symmetric,
+                               const unsigned int                    G,
+                               const GlobalNZStageArguments<Number> &arguments,
+                               const cudaStream_t                    stream = 0)
     {
       if (arguments.entry_group != 1 &&
           (symmetric || arguments.entry_group != Hex8::n_components))
@@ -886,11 +867,11 @@ namespace GPUAssembly
      */
     template <typename Number>
     void
-    launch_hex8_element_kernel(const Hex8ElasticityKernel<Number> &kernel,
-                               const Hex8BlockStrategy            &strategy,
-                               const bool                          symmetric,
-                               const Hex8KernelArguments<Number>  &arguments,
-                               const cudaStream_t                  stream = 0)
+    launch_hex8_element_kernel(const Hex8ElasticityKernel<Number>   &kernel,
+                               const Hex8BlockStrategy              &strategy,
+                               const bool                            symmetric,
+                               const GlobalNZStageArguments<Number> &arguments,
+                               const cudaStream_t                    stream = 0)
     {
       Hex8EntryForm form = Hex8EntryForm::standard;
       switch (strategy.element_strategy)
@@ -915,6 +896,61 @@ namespace GPUAssembly
                                  stream);
     }
   } // namespace internal
+
+
+
+  template <typename Number>
+  void
+  ElementStageTraits<Hex8ElasticityKernel<Number>>::launch_global_nz_stage(
+    const Hex8ElasticityKernel<Number>   &kernel,
+    const ElementStageData<Number>       &data,
+    const GlobalNZStageArguments<Number> &arguments,
+    CUstream_st                          *stream)
+  {
+    const Hex8BlockStrategy &strategy = kernel.block_strategy;
+    if (data.n_fields != 3)
+      internal::throw_error(
+        "The element strategy " + to_string(strategy.element_strategy) +
+        " reads the nodal coordinates: set n_nodal_fields to 3 (it is " +
+        std::to_string(data.n_fields) + ").");
+    const unsigned int G = strategy.elements_per_block;
+    if (!((G == 1 || G == 2 || G == 4 || G == 8) && arguments.B % G == 0))
+      internal::throw_error(
+        "Hex8BlockStrategy::elements_per_block must be 1, 2, 4 or 8 and "
+        "divide GlobalNZ's elements per block; it is " +
+        std::to_string(G) + ".");
+    if (kernel.per_element_material &&
+        arguments.n_supplemental < Hex8::material_offset + 2)
+      internal::throw_error(
+        "DeviceAssembler::assemble(): the kernel reads a per-element "
+        "material, but the mesh arrays have none "
+        "(append_element_material()).");
+    internal::launch_hex8_element_kernel(kernel,
+                                         strategy,
+                                         arguments.symmetric,
+                                         arguments,
+                                         stream);
+    if (arguments.any_constrained_element)
+      {
+        const unsigned int n_slots  = arguments.n_slots;
+        const auto         condense = arguments.symmetric ?
+                                        internal::hex8_condense_kernel<Number, true> :
+                                        internal::hex8_condense_kernel<Number, false>;
+        condense<<<(n_slots + 127) / 128, 128, 0, stream>>>(
+          n_slots,
+          arguments.B,
+          arguments.n_matrix_entries,
+          arguments.n_entries,
+          arguments.entry_group,
+          arguments.block_has_constraints,
+          arguments.block_location,
+          data.dof_is_constrained,
+          data.inhomogeneities,
+          data.use_inhomogeneities_for_rhs,
+          arguments.element_data);
+        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+      }
+  }
 } // namespace GPUAssembly
 
 #endif

@@ -2,8 +2,8 @@
 #ifndef gpu_assembly_kernels_hex8_elasticity_h
 #define gpu_assembly_kernels_hex8_elasticity_h
 
-#include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/base/config.h>
+#include <gpu_assembly/engine/element_stage_traits.h>
 
 #include <string>
 #include <vector>
@@ -656,9 +656,11 @@ namespace GPUAssembly
    * How GlobalNZ computes the element data of a Hex8ElasticityKernel: the
    * engine's thread per element, or a block per group of elements with a
    * thread per entry (Sanfui-Sharma's shapeMap strategy or their standard
-   * implementation). The block strategies need method global_nz, trilinear
-   * hexahedra with QGauss<3>(2) and MappingQ(1) (verify_hex8_arrays()), and
-   * the nodal coordinates as nodal data (n_nodal_fields = 3). SharedNZ
+   * implementation), the kernel's own element stage (ElementStageTraits).
+   * The block strategies need method global_nz, trilinear hexahedra with
+   * QGauss<3>(2) and MappingQ(1) (verify_hex8_arrays(), which the first
+   * assemble() after a reinit() runs), and the nodal coordinates as nodal
+   * data (n_nodal_fields = 3). SharedNZ
    * keeps the thread per element: a hex8 element's 600 values (4.7 KiB in
    * double) would let a block hold so few elements that most would be
    * computed again by the blocks of each of their nodes.
@@ -681,6 +683,31 @@ namespace GPUAssembly
 
 
   /**
+   * Append Young's modulus and Poisson's ratio of every element to its
+   * supplemental data (at Hex8::material_offset), for
+   * Hex8ElasticityKernel::per_element_material. Throws if @p arrays are not
+   * hexahedral S(e) without a material yet, if the sizes differ from the
+   * number of elements, or for E <= 0 or nu outside (-1, 0.5).
+   */
+  void
+  append_element_material(MeshArrays                &arrays,
+                          const std::vector<double> &youngs_modulus,
+                          const std::vector<double> &poissons_ratio);
+
+  /**
+   * Check that @p arrays suit the hex8 block kernels: trilinear hexahedra
+   * with 3 components, the 2x2x2 Gauss rule (lexicographic, as QGauss<3>(2)
+   * orders it), and supplemental data that the trilinear map of the nodal
+   * coordinates reproduces (so the Mapping was MappingQ(1) or equivalent
+   * and the node order is the one assumed). Throws ExcMessage naming the
+   * first mismatch.
+   */
+  void
+  verify_hex8_arrays(const MeshArrays &arrays);
+
+
+
+  /**
    * Linear elasticity on trilinear hexahedra with Young's modulus and
    * Poisson's ratio either uniform (the members) or per element, read from
    * S(e) at Hex8::material_offset (append_element_material()). The nodal
@@ -689,8 +716,9 @@ namespace GPUAssembly
    * supplemental data only for the material.
    *
    * operator() is the host (and thread-per-element) version of the
-   * shapeMap computation; DeviceAssembler's GlobalNZ runs the block kernels
-   * of hex8_elasticity.cuh for ElementStrategy::shape_map and ::standard.
+   * shapeMap computation; with a block strategy (block_strategy),
+   * DeviceAssembler's GlobalNZ runs the block kernels of
+   * hex8_elasticity.cuh instead, through ElementStageTraits.
    */
   template <typename Number>
   struct Hex8ElasticityKernel
@@ -703,6 +731,9 @@ namespace GPUAssembly
     /// Read E and nu of each element from S(e) instead of the members.
     bool   per_element_material = false;
     Number body_force[3]{};
+    /// How GlobalNZ computes the element data on the device; the host and
+    /// the other methods run operator() whatever it says.
+    Hex8BlockStrategy block_strategy;
 
     /// E and nu of the element whose S(e) is @p supplemental (stride
     /// @p stride).
@@ -745,43 +776,38 @@ namespace GPUAssembly
     }
   };
 
-  /// Whether @p Kernel is a Hex8ElasticityKernel.
-  template <class Kernel>
-  struct is_hex8_elasticity_kernel
-  {
-    static constexpr bool value = false;
-  };
 
+
+  /**
+   * The hex8 block kernels as GlobalNZ's element stage of a
+   * Hex8ElasticityKernel whose block_strategy asks for them.
+   * launch_global_nz_stage() is defined in hex8_elasticity.cuh.
+   */
   template <typename Number>
-  struct is_hex8_elasticity_kernel<Hex8ElasticityKernel<Number>>
+  struct ElementStageTraits<Hex8ElasticityKernel<Number>>
   {
-    static constexpr bool value = true;
+    /// Hex8 kernels never see simplices.
+    static constexpr bool simplex_forms       = false;
+    static constexpr bool has_global_nz_stage = true;
+
+    static bool
+    uses_global_nz_stage(const Hex8ElasticityKernel<Number> &kernel)
+    {
+      return kernel.block_strategy.uses_blocks();
+    }
+
+    static void
+    check_global_nz_arrays(const MeshArrays &arrays)
+    {
+      verify_hex8_arrays(arrays);
+    }
+
+    static void
+    launch_global_nz_stage(const Hex8ElasticityKernel<Number>   &kernel,
+                           const ElementStageData<Number>       &data,
+                           const GlobalNZStageArguments<Number> &arguments,
+                           CUstream_st                          *stream);
   };
-
-
-
-  /**
-   * Append Young's modulus and Poisson's ratio of every element to its
-   * supplemental data (at Hex8::material_offset), for
-   * Hex8ElasticityKernel::per_element_material. Throws if @p arrays are not
-   * hexahedral S(e) without a material yet, if the sizes differ from the
-   * number of elements, or for E <= 0 or nu outside (-1, 0.5).
-   */
-  void
-  append_element_material(MeshArrays                &arrays,
-                          const std::vector<double> &youngs_modulus,
-                          const std::vector<double> &poissons_ratio);
-
-  /**
-   * Check that @p arrays suit the hex8 block kernels: trilinear hexahedra
-   * with 3 components, the 2x2x2 Gauss rule (lexicographic, as QGauss<3>(2)
-   * orders it), and supplemental data that the trilinear map of the nodal
-   * coordinates reproduces (so the Mapping was MappingQ(1) or equivalent
-   * and the node order is the one assumed). Throws ExcMessage naming the
-   * first mismatch.
-   */
-  void
-  verify_hex8_arrays(const MeshArrays &arrays);
 } // namespace GPUAssembly
 
 #endif

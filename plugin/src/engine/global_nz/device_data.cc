@@ -3,7 +3,6 @@
 #include <gpu_assembly/engine/global_nz/device_data.h>
 
 #include <limits>
-#include <string>
 
 #include "../upload.h"
 
@@ -14,35 +13,16 @@ namespace GPUAssembly
     template <typename Number>
     void
     GlobalNZDeviceData<Number>::reinit(
-      const MeshArrays               &arrays,
+      const MeshArrays               &new_arrays,
       const GlobalNZPlan::Parameters &parameters,
-      const Hex8BlockStrategy        &new_hex8,
       const unsigned int              n_fields,
       const std::size_t               shared_memory_limit)
     {
-      hex8 = new_hex8;
-      if (hex8.uses_blocks())
-        {
-          AssertThrow(arrays.dim == 3 && n_fields == 3,
-                      dealii::ExcMessage(
-                        "The element strategy " +
-                        to_string(hex8.element_strategy) +
-                        " reads the nodal coordinates: set n_nodal_fields "
-                        "to 3 (it is " +
-                        std::to_string(n_fields) + ")."));
-          const unsigned int G = hex8.elements_per_block;
-          AssertThrow((G == 1 || G == 2 || G == 4 || G == 8) &&
-                        parameters.elements_per_block % G == 0,
-                      dealii::ExcMessage(
-                        "Hex8BlockStrategy::elements_per_block must be 1, 2, "
-                        "4 or 8 and divide GlobalNZ's elements per block; it "
-                        "is " +
-                        std::to_string(G) + "."));
-          verify_hex8_arrays(arrays);
-        }
-      any_constrained_element = arrays.n_constrained_elements() > 0;
+      arrays                  = &new_arrays;
+      arrays_checked_by       = nullptr;
+      any_constrained_element = new_arrays.n_constrained_elements() > 0;
 
-      plan.reinit(arrays,
+      plan.reinit(new_arrays,
                   parameters,
                   n_fields,
                   sizeof(Number),

@@ -8,9 +8,9 @@
 
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/base/setup_times.h>
+#include <gpu_assembly/element/element_views.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
 #include <gpu_assembly/engine/packing.h>
-#include <gpu_assembly/kernels/element_views.h>
 
 #include <algorithm>
 #include <cstdint>

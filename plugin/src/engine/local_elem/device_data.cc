@@ -34,14 +34,15 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    LocalElemDeviceData<Number>::reinit(const MeshArrays      &arrays,
-                                        const bool             new_colored,
-                                        const LocalElemTuning &new_tuning)
+    LocalElemDeviceData<Number>::reinit(
+      const MeshArrays                &arrays,
+      const bool                       new_colored,
+      const LocalElemPlan::Parameters &new_parameters)
     {
-      tuning     = new_tuning;
+      parameters = new_parameters;
       colored    = new_colored;
       n_elements = arrays.n_elements;
-      AssertThrow(tuning.block_size >= 32 && tuning.block_size <= 1024,
+      AssertThrow(parameters.block_size >= 32 && parameters.block_size <= 1024,
                   dealii::ExcMessage("LocalElem: threads per block must be "
                                      "between 32 and 1024."));
 

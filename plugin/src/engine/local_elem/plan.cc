@@ -2,9 +2,9 @@
 #include <deal.II/base/parallel.h>
 
 #include <gpu_assembly/base/setup_times.h>
+#include <gpu_assembly/engine/element_coloring.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
-#include <gpu_assembly/host/element_coloring.h>
 
 #include <algorithm>
 

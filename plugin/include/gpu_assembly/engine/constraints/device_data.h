@@ -3,8 +3,8 @@
 #define gpu_assembly_engine_constraints_device_data_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/constraints/plan.h>
-#include <gpu_assembly/kernels/element_stage.h>
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <cstddef>

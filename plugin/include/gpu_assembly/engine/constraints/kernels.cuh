@@ -7,8 +7,8 @@
 // device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/constraints/device_data.h>
-#include <gpu_assembly/kernels/element_stage.h>
 
 #include <cuda_runtime.h>
 

@@ -3,9 +3,8 @@
 #define gpu_assembly_engine_global_nz_device_data_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
-#include <gpu_assembly/kernels/element_stage.h>
-#include <gpu_assembly/kernels/hex8_elasticity.h>
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <cstddef>
@@ -27,21 +26,21 @@ namespace GPUAssembly
     {
     public:
       /**
-       * Build the plan for @p arrays with @p parameters and upload it.
-       * @p hex8 chooses how a Hex8ElasticityKernel's element data are
-       * computed; its block strategies are checked here against the mesh
-       * and @p n_fields.
+       * Build the plan for @p arrays (which must outlive this object) with
+       * @p parameters and upload it.
        */
       void
       reinit(const MeshArrays               &arrays,
              const GlobalNZPlan::Parameters &parameters,
-             const Hex8BlockStrategy        &hex8,
              const unsigned int              n_fields,
              const std::size_t               shared_memory_limit);
 
       /**
        * Enqueue the element and the reduction kernel on @p stream:
-       * assemble into @p values (the matrix's value array) and @p rhs.
+       * assemble into @p values (the matrix's value array) and @p rhs. A
+       * kernel with an element stage of its own (ElementStageTraits) that
+       * asks for it computes the element data instead of the element
+       * kernel.
        */
       template <int dim, class Kernel>
       void
@@ -70,8 +69,11 @@ namespace GPUAssembly
       memory_consumption() const;
 
     private:
+      const MeshArrays *arrays = nullptr;
       GlobalNZPlan      plan;
-      Hex8BlockStrategy hex8;
+      /// The check of a kernel's own element stage that the arrays passed
+      /// (ElementStageTraits::check_global_nz_arrays()), if any.
+      mutable void (*arrays_checked_by)(const MeshArrays &) = nullptr;
       /// Whether any element touches a constrained DoF.
       bool any_constrained_element = false;
 

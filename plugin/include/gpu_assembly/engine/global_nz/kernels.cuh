@@ -6,10 +6,10 @@
 // for .cu files: device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/element_specialization.cuh>
+#include <gpu_assembly/engine/element_stage_traits.h>
 #include <gpu_assembly/engine/global_nz/device_data.h>
-#include <gpu_assembly/kernels/element_stage.h>
-#include <gpu_assembly/kernels/hex8_elasticity.cuh>
 
 #include <cuda_runtime.h>
 
@@ -233,17 +233,18 @@ namespace GPUAssembly
           throw_error("DeviceAssembler::assemble(): the GlobalNZ plan stores "
                       "symmetric element data, but the element kernel does not "
                       "declare is_symmetric = true.");
-      if (hex8.uses_blocks())
+      if (uses_own_element_stage(kernel))
         {
-          if constexpr (is_hex8_elasticity_kernel<Kernel>::value && dim == 3)
+          if constexpr (ElementStageTraits<Kernel>::has_global_nz_stage)
             {
-              if (kernel.per_element_material &&
-                  plan.n_supplemental < Hex8::material_offset + 2)
-                throw_error(
-                  "DeviceAssembler::assemble(): the kernel reads a "
-                  "per-element material, but the mesh arrays have none "
-                  "(append_element_material()).");
-              const Hex8KernelArguments<Number> arguments{
+              using Traits = ElementStageTraits<Kernel>;
+              // The check may walk the whole mesh: once per reinit().
+              if (arrays_checked_by != &Traits::check_global_nz_arrays)
+                {
+                  Traits::check_global_nz_arrays(*arrays);
+                  arrays_checked_by = &Traits::check_global_nz_arrays;
+                }
+              const GlobalNZStageArguments<Number> arguments{
                 block_element.data(),
                 cluster_node_offsets.data(),
                 cluster_nodes.data(),
@@ -255,38 +256,15 @@ namespace GPUAssembly
                   plan.parameters.elements_per_block,
                 plan.entry_group,
                 nodal_data,
-                element_data.data()};
-              launch_hex8_element_kernel(kernel,
-                                         hex8,
-                                         plan.parameters.symmetric,
-                                         arguments,
-                                         stream);
-              if (any_constrained_element)
-                {
-                  const unsigned int n_slots  = arguments.n_slots;
-                  const auto         condense = plan.parameters.symmetric ?
-                                                  hex8_condense_kernel<Number, true> :
-                                                  hex8_condense_kernel<Number, false>;
-                  condense<<<(n_slots + 127) / 128, 128, 0, stream>>>(
-                    n_slots,
-                    plan.parameters.elements_per_block,
-                    plan.n_matrix_entries,
-                    plan.n_entries,
-                    plan.entry_group,
-                    block_has_constraints.data(),
-                    block_location.data(),
-                    data.dof_is_constrained,
-                    data.inhomogeneities,
-                    data.use_inhomogeneities_for_rhs,
-                    element_data.data());
-                  GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-                }
+                element_data.data(),
+                plan.parameters.symmetric,
+                plan.n_matrix_entries,
+                plan.n_entries,
+                any_constrained_element,
+                block_has_constraints.data(),
+                block_location.data()};
+              Traits::launch_global_nz_stage(kernel, data, arguments, stream);
             }
-          else
-            throw_error("DeviceAssembler::assemble(): the element strategy " +
-                        to_string(hex8.element_strategy) +
-                        " is for Hex8ElasticityKernel only; other kernels need "
-                        "thread-per-element.");
         }
       else
         with_element_specialization<dim, Kernel>(

@@ -3,7 +3,7 @@
 #define gpu_assembly_engine_global_nz_plan_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/element/element_views.h>
 
 #include <cstddef>
 #include <vector>
@@ -59,33 +59,6 @@ namespace GPUAssembly
 
 
 
-  namespace internal
-  {
-    /**
-     * GlobalNZ's tuning values, for benchmarks; the defaults are chosen
-     * automatically and are what every assembly should use.
-     */
-    struct GlobalNZTuning
-    {
-      /// Threads (= elements) per block of the element kernel.
-      unsigned int elements_per_block = 128;
-      /// Threads per block of the reduction kernel (lanes of the packing).
-      unsigned int reduction_threads = 256;
-      /// Consecutive targets a reduction block accumulates in shared memory;
-      /// 0: with ReductionOrder::morton 384 for full and 256 for symmetric
-      /// element data, 512 with rows. Fewer keep the element data that
-      /// concurrently running blocks read within the L2 cache; too few pad
-      /// the packed lists.
-      unsigned int targets_per_block = 0;
-      /// Order of the elements in the clusters.
-      ElementOrder element_order = ElementOrder::rows;
-      /// Order in which the reduction blocks run.
-      ReductionOrder reduction_order = ReductionOrder::automatic;
-    };
-  } // namespace internal
-
-
-
   /**
    * The precomputed structures of GlobalNZ (Sec. 16.3.1 of the GPU Gems
    * chapter), built once on the host for a fixed mesh and reused by every
@@ -109,9 +82,27 @@ namespace GPUAssembly
    */
   struct GlobalNZPlan
   {
-    /// The plan's input: the tuning values and the storage of A^e.
-    struct Parameters : internal::GlobalNZTuning
+    /**
+     * The plan's input, GlobalNZ's choices: the storage of A^e, and tuning
+     * values for benchmarks, whose defaults are chosen automatically and
+     * are what every assembly should use.
+     */
+    struct Parameters
     {
+      /// Threads (= elements) per block of the element kernel.
+      unsigned int elements_per_block = 128;
+      /// Threads per block of the reduction kernel (lanes of the packing).
+      unsigned int reduction_threads = 256;
+      /// Consecutive targets a reduction block accumulates in shared memory;
+      /// 0: with ReductionOrder::morton 384 for full and 256 for symmetric
+      /// element data, 512 with rows. Fewer keep the element data that
+      /// concurrently running blocks read within the L2 cache; too few pad
+      /// the packed lists.
+      unsigned int targets_per_block = 0;
+      /// Order of the elements in the clusters.
+      ElementOrder element_order = ElementOrder::rows;
+      /// Order in which the reduction blocks run.
+      ReductionOrder reduction_order = ReductionOrder::automatic;
       /// Store only the upper triangle of A^e (symmetric kernels only):
       /// n (n + 1) / 2 matrix values per element instead of n^2. The
       /// reduction then sums each pair of transposed nonzeros once and

@@ -3,8 +3,8 @@
 #define gpu_assembly_engine_local_elem_device_data_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
-#include <gpu_assembly/kernels/element_stage.h>
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <cstddef>
@@ -17,18 +17,6 @@ namespace GPUAssembly
 {
   namespace internal
   {
-    /**
-     * LocalElem's tuning value, for benchmarks; the default is what every
-     * assembly should use.
-     */
-    struct LocalElemTuning
-    {
-      /// Threads per block of the LocalElem kernels.
-      unsigned int block_size = 128;
-    };
-
-
-
     /**
      * LocalElem on the device: the element arrays column-major in the plan's
      * element order (LocalElemPlan) and the element-data scratch buffer.
@@ -44,9 +32,9 @@ namespace GPUAssembly
        * their arrays in that order.
        */
       void
-      reinit(const MeshArrays      &arrays,
-             const bool             colored,
-             const LocalElemTuning &tuning);
+      reinit(const MeshArrays                &arrays,
+             const bool                       colored,
+             const LocalElemPlan::Parameters &parameters);
 
       /**
        * Zero @p values and @p rhs and enqueue the element kernels on
@@ -88,7 +76,7 @@ namespace GPUAssembly
       memory_consumption() const;
 
     private:
-      LocalElemTuning              tuning;
+      LocalElemPlan::Parameters    parameters;
       bool                         colored    = false;
       unsigned int                 n_elements = 0;
       LocalElemPlan                plan;

@@ -6,9 +6,9 @@
 // for .cu files: device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/element_specialization.cuh>
 #include <gpu_assembly/engine/local_elem/device_data.h>
-#include <gpu_assembly/kernels/element_stage.h>
 
 #include <cuda_runtime.h>
 
@@ -119,7 +119,7 @@ namespace GPUAssembly
         cudaMemsetAsync(values, 0, n_values * sizeof(Number), stream));
       GPU_ASSEMBLY_CHECK_CUDA(
         cudaMemsetAsync(rhs, 0, n_rhs * sizeof(Number), stream));
-      const unsigned int block  = tuning.block_size;
+      const unsigned int block  = parameters.block_size;
       const auto         launch = [&](const unsigned int first,
                               const unsigned int count,
                               const auto         kernel_function) {

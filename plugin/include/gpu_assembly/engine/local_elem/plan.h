@@ -17,6 +17,16 @@ namespace GPUAssembly
    */
   struct LocalElemPlan
   {
+    /**
+     * LocalElem's choice: a tuning value for benchmarks, whose default is
+     * what every assembly should use.
+     */
+    struct Parameters
+    {
+      /// Threads per block of the LocalElem kernels.
+      unsigned int block_size = 128;
+    };
+
     /// Element of each thread, colour after colour.
     std::vector<index_type> element_order;
     /// Colour c is element_order[color_offsets[c], color_offsets[c + 1]);

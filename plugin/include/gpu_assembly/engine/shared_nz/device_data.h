@@ -4,8 +4,8 @@
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/shared_nz/plan.h>
-#include <gpu_assembly/kernels/element_stage.h>
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <cstddef>

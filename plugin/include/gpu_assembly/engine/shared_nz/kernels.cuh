@@ -6,10 +6,10 @@
 // for .cu files: device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/element_specialization.cuh>
 #include <gpu_assembly/engine/shared_nz/device_data.h>
 #include <gpu_assembly/engine/shared_nz/layout.h>
-#include <gpu_assembly/kernels/element_stage.h>
 
 #include <cuda_runtime.h>
 

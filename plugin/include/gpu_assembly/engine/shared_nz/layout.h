@@ -3,7 +3,7 @@
 #define gpu_assembly_engine_shared_nz_layout_h
 
 #include <gpu_assembly/base/config.h>
-#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/element/element_stage.h>
 
 #include <cstddef>
 #include <cstdint>

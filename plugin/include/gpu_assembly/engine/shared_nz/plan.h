@@ -11,32 +11,6 @@
 
 namespace GPUAssembly
 {
-  namespace internal
-  {
-    /**
-     * SharedNZ's tuning values, for benchmarks; the defaults are chosen
-     * automatically and are what every assembly should use.
-     */
-    struct SharedNZTuning
-    {
-      NodePartitioner partitioner = NodePartitioner::automatic;
-      /// Threads per block; 0: automatic (SharedNZPlan::Parameters::
-      /// resolved()).
-      unsigned int threads_per_block = 0;
-      /// Shared memory a block may use, in bytes; 0: the device's shared
-      /// memory per multiprocessor shared by blocks_per_multiprocessor
-      /// blocks. Less lets several blocks share a multiprocessor, at the
-      /// price of smaller parts and more recomputed elements.
-      std::size_t shared_memory_per_block = 0;
-      /// Blocks that share a multiprocessor where shared_memory_per_block
-      /// is 0; 0: automatic (resolved()). Two overlap one block's element
-      /// phase with the other's reduction.
-      unsigned int blocks_per_multiprocessor = 0;
-    };
-  } // namespace internal
-
-
-
   /**
    * The precomputed structures of SharedNZ (Sec. 16.3.2): a thread block per
    * node part P_k fetches the halo nodal data Nbar_k into shared memory,
@@ -60,9 +34,26 @@ namespace GPUAssembly
    */
   struct SharedNZPlan
   {
-    /// The plan's input: the tuning values and the reduction's form.
-    struct Parameters : internal::SharedNZTuning
+    /**
+     * The plan's input, SharedNZ's choices: the reduction's form, and
+     * tuning values for benchmarks, whose defaults are chosen automatically
+     * and are what every assembly should use.
+     */
+    struct Parameters
     {
+      NodePartitioner partitioner = NodePartitioner::automatic;
+      /// Threads per block; 0: automatic (resolved()).
+      unsigned int threads_per_block = 0;
+      /// Shared memory a block may use, in bytes; 0: the device's shared
+      /// memory per multiprocessor shared by blocks_per_multiprocessor
+      /// blocks. Less lets several blocks share a multiprocessor, at the
+      /// price of smaller parts and more recomputed elements.
+      std::size_t shared_memory_per_block = 0;
+      /// Blocks that share a multiprocessor where shared_memory_per_block
+      /// is 0; 0: automatic (resolved()). Two overlap one block's element
+      /// phase with the other's reduction.
+      unsigned int blocks_per_multiprocessor = 0;
+
       /**
        * Compute the element data inside the reduction, node pair by node
        * pair, from S(e) staged in shared memory (kernel_has_node_pair_form;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_cuda_engine_device_assembler_inst_cuh
-#define gpu_assembly_cuda_engine_device_assembler_inst_cuh
+#ifndef gpu_assembly_cuda_kernels_device_assembler_inst_cuh
+#define gpu_assembly_cuda_kernels_device_assembler_inst_cuh
 
 // Instantiations of DeviceAssembler::assemble() for the bundled element
 // kernels, one number type per .cu file so that the two compile in
@@ -10,7 +10,7 @@
 
 #include <gpu_assembly/engine/device_assembler.templates.cuh>
 #include <gpu_assembly/kernels/element_kernels.h>
-#include <gpu_assembly/kernels/hex8_elasticity.h>
+#include <gpu_assembly/kernels/hex8_elasticity.cuh>
 #include <gpu_assembly/kernels/neo_hookean.h>
 
 #define GPU_ASSEMBLY_INSTANTIATE(dim, Number, ...)                   \

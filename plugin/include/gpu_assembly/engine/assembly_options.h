@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_host_assembly_options_h
-#define gpu_assembly_host_assembly_options_h
+#ifndef gpu_assembly_engine_assembly_options_h
+#define gpu_assembly_engine_assembly_options_h
 
 namespace GPUAssembly
 {

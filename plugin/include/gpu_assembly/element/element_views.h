@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_kernels_element_views_h
-#define gpu_assembly_kernels_element_views_h
+#ifndef gpu_assembly_element_element_views_h
+#define gpu_assembly_element_element_views_h
 
 #include <gpu_assembly/base/config.h>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_host_host_element_stage_h
-#define gpu_assembly_host_host_element_stage_h
+#ifndef gpu_assembly_engine_host_element_stage_h
+#define gpu_assembly_engine_host_element_stage_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
-#include <gpu_assembly/host/assembly_options.h>
-#include <gpu_assembly/kernels/element_stage.h>
+#include <gpu_assembly/element/element_stage.h>
+#include <gpu_assembly/engine/assembly_options.h>
 
 #include <vector>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_host_element_coloring_h
-#define gpu_assembly_host_element_coloring_h
+#ifndef gpu_assembly_engine_element_coloring_h
+#define gpu_assembly_engine_element_coloring_h
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_host_host_constraint_stage_h
-#define gpu_assembly_host_host_constraint_stage_h
+#ifndef gpu_assembly_engine_host_constraint_stage_h
+#define gpu_assembly_engine_host_constraint_stage_h
 
 #include <deal.II/base/parallel.h>
 
+#include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/constraints/plan.h>
-#include <gpu_assembly/kernels/element_stage.h>
 
 #include <vector>
 

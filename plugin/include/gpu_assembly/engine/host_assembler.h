@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_host_host_assembler_h
-#define gpu_assembly_host_host_assembler_h
+#ifndef gpu_assembly_engine_host_assembler_h
+#define gpu_assembly_engine_host_assembler_h
 
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/parallel.h>
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/base/exceptions.h>
-#include <gpu_assembly/host/assembly_options.h>
-#include <gpu_assembly/host/element_coloring.h>
-#include <gpu_assembly/host/host_constraint_stage.h>
-#include <gpu_assembly/host/host_element_stage.h>
+#include <gpu_assembly/engine/assembly_options.h>
+#include <gpu_assembly/engine/element_coloring.h>
+#include <gpu_assembly/engine/host/constraint_stage.h>
+#include <gpu_assembly/engine/host/element_stage.h>
 
 #include <vector>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_kernels_element_stage_h
-#define gpu_assembly_kernels_element_stage_h
+#ifndef gpu_assembly_element_element_stage_h
+#define gpu_assembly_element_element_stage_h
 
 #include <gpu_assembly/base/config.h>
-#include <gpu_assembly/kernels/dirichlet_condensation.h>
-#include <gpu_assembly/kernels/element_views.h>
+#include <gpu_assembly/element/dirichlet_condensation.h>
+#include <gpu_assembly/element/element_views.h>
 
 #include <cstdint>
 

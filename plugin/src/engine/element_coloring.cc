@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/exceptions.h>
 
-#include <gpu_assembly/host/element_coloring.h>
+#include <gpu_assembly/engine/element_coloring.h>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#ifndef gpu_assembly_kernels_dirichlet_condensation_h
-#define gpu_assembly_kernels_dirichlet_condensation_h
+#ifndef gpu_assembly_element_dirichlet_condensation_h
+#define gpu_assembly_element_dirichlet_condensation_h
 
 #include <gpu_assembly/base/config.h>
 
