@@ -8,6 +8,7 @@
 
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/base/cuda_handles.h>
+#include <gpu_assembly/base/device.h>
 #include <gpu_assembly/lac/device_vector.h>
 #include <gpu_assembly/tled/tled_element.h>
 #include <gpu_assembly/tled/tled_stepper.h>
@@ -288,14 +289,10 @@ namespace GPUAssembly
     DeviceStepper<Number>::DeviceStepper(const NodalSum     nodal_sum,
                                          const unsigned int steps_per_graph)
     {
-      int n_devices = 0;
-      if (cudaGetDeviceCount(&n_devices) != cudaSuccess || n_devices == 0)
-        {
-          (void)cudaGetLastError();
-          GPUAssembly::internal::throw_error(
-            "TLED::DeviceStepper needs a CUDA device, and none was found. "
-            "Use the host stepper (TLED::HostStepper) instead.");
-        }
+      if (n_cuda_devices() == 0)
+        GPUAssembly::internal::throw_error(
+          "TLED::DeviceStepper needs a CUDA device, and none was found. "
+          "Use the host stepper (TLED::HostStepper) instead.");
       implementation            = std::make_unique<Implementation>();
       implementation->nodal_sum = nodal_sum;
       implementation->steps_per_graph =
@@ -371,18 +368,8 @@ namespace GPUAssembly
                                      const std::vector<double> &u_previous,
                                      const std::vector<double> &u_current)
     {
-      Implementation   &d = *implementation;
-      const std::size_t n = d.n_nodes, ns = d.node_stride;
-      if (u_previous.size() != 3 * n || u_current.size() != 3 * n)
-        GPUAssembly::internal::throw_error(
-          "TLED::DeviceStepper::set_state: the states must hold three values "
-          "per node.");
-      std::vector<Number> previous(3 * ns, Number(0)),
-        current(3 * ns, Number(0));
-      d.state_layout().scatter(u_previous, previous.data());
-      d.state_layout().scatter(u_current, current.data());
-      d.u[d.states.previous].copy_from_host(previous);
-      d.u[d.states.current].copy_from_host(current);
+      Implementation &d = *implementation;
+      d.state_layout().set_states(u_previous, u_current, d.states, d.u);
       d.step_counter.copy_from_host(std::vector<int>(1, int(step)));
       GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
       this->current_step = step;
@@ -397,11 +384,7 @@ namespace GPUAssembly
     {
       const Implementation &d = *implementation;
       GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(d.stream.get()));
-      std::vector<Number> previous, current;
-      d.u[d.states.previous].copy_to_host(previous);
-      d.u[d.states.current].copy_to_host(current);
-      d.state_layout().gather(previous.data(), u_previous);
-      d.state_layout().gather(current.data(), u_current);
+      d.state_layout().get_states(d.states, d.u, u_previous, u_current);
     }
 
 

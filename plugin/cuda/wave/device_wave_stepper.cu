@@ -3,6 +3,7 @@
 // node, one CUDA block per node block, neighbour data through shared memory.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/device.h>
 #include <gpu_assembly/lac/device_vector.h>
 #include <gpu_assembly/wave/wave_stepper.h>
 #include <gpu_assembly/wave/wave_update.h>
@@ -194,14 +195,10 @@ namespace GPUAssembly
     DeviceStepper<Number>::DeviceStepper()
       : implementation(std::make_unique<Implementation>())
     {
-      int n_devices = 0;
-      if (cudaGetDeviceCount(&n_devices) != cudaSuccess || n_devices == 0)
-        {
-          (void)cudaGetLastError();
-          internal::throw_error("DeviceStepper needs a CUDA device, "
-                                "and none was found. Use the host stepper "
-                                "(HostStepper) instead.");
-        }
+      if (n_cuda_devices() == 0)
+        internal::throw_error("DeviceStepper needs a CUDA device, "
+                              "and none was found. Use the host stepper "
+                              "(HostStepper) instead.");
     }
 
 
@@ -280,16 +277,7 @@ namespace GPUAssembly
                                      const std::vector<double> &u_current)
     {
       Implementation &d = *implementation;
-      if (u_previous.size() != 2 * std::size_t(d.n_nodes) ||
-          u_current.size() != u_previous.size())
-        internal::throw_error("set_state: the states must hold two values "
-                              "per node.");
-      std::vector<Number> previous(2 * std::size_t(d.n_padded), Number(0)),
-        current(previous.size(), Number(0));
-      d.state_layout().scatter(u_previous, previous.data());
-      d.state_layout().scatter(u_current, current.data());
-      d.u[d.states.previous].copy_from_host(previous);
-      d.u[d.states.current].copy_from_host(current);
+      d.state_layout().set_states(u_previous, u_current, d.states, d.u);
       this->current_step = step;
     }
 
@@ -301,11 +289,7 @@ namespace GPUAssembly
                                      std::vector<double> &u_current) const
     {
       const Implementation &d = *implementation;
-      std::vector<Number>   previous, current;
-      d.u[d.states.previous].copy_to_host(previous);
-      d.u[d.states.current].copy_to_host(current);
-      d.state_layout().gather(previous.data(), u_previous);
-      d.state_layout().gather(current.data(), u_current);
+      d.state_layout().get_states(d.states, d.u, u_previous, u_current);
     }
 
 

@@ -342,6 +342,31 @@ namespace GPUAssembly
         std::copy(source, source + n, host.begin());
       std::copy(host.begin(), host.end(), target);
     }
+
+    // Throws unless the locally owned indices of @p vector (a deal.II or
+    // Trilinos vector given to @p function) are those of @p partitioner,
+    // and, if @p writable, @p vector has no ghost entries.
+    template <typename VectorType>
+    void
+    check_owned_indices(
+      const std::shared_ptr<const dealii::Utilities::MPI::Partitioner>
+                        &partitioner,
+      const VectorType  &vector,
+      const std::string &function,
+      const std::string &vector_kind,
+      const bool         writable = false)
+    {
+      AssertThrow(partitioner &&
+                    vector.locally_owned_elements() ==
+                      partitioner->locally_owned_range() &&
+                    !(writable && vector.has_ghost_elements()),
+                  dealii::ExcMessage(
+                    function + "(): the " + vector_kind +
+                    " vector's locally owned indices are not this vector's" +
+                    (writable ? ", or it has ghost entries (it must be "
+                                "writable)." :
+                                ".")));
+    }
   } // namespace
 
 
@@ -351,11 +376,10 @@ namespace GPUAssembly
   DistributedDeviceVector<Number>::copy_locally_owned_from(
     const dealii::LinearAlgebra::distributed::Vector<double> &vector)
   {
-    AssertThrow(partitioner && vector.locally_owned_elements() ==
-                                 partitioner->locally_owned_range(),
-                dealii::ExcMessage(
-                  "copy_locally_owned_from(): the deal.II vector's locally "
-                  "owned indices are not this vector's."));
+    check_owned_indices(partitioner,
+                        vector,
+                        "copy_locally_owned_from",
+                        "deal.II");
     copy_owned_in(stores_on_device(), vector.begin(), n_owned, values.data());
   }
 
@@ -366,11 +390,10 @@ namespace GPUAssembly
   DistributedDeviceVector<Number>::copy_locally_owned_from(
     const dealii::TrilinosWrappers::MPI::Vector &vector)
   {
-    AssertThrow(partitioner && vector.locally_owned_elements() ==
-                                 partitioner->locally_owned_range(),
-                dealii::ExcMessage(
-                  "copy_locally_owned_from(): the Trilinos vector's locally "
-                  "owned indices are not this vector's."));
+    check_owned_indices(partitioner,
+                        vector,
+                        "copy_locally_owned_from",
+                        "Trilinos");
     std::vector<double> owned(n_owned);
     if (!vector.has_ghost_elements())
       std::copy(vector.begin(), vector.begin() + n_owned, owned.begin());
@@ -387,11 +410,10 @@ namespace GPUAssembly
   DistributedDeviceVector<Number>::copy_locally_owned_to(
     dealii::LinearAlgebra::distributed::Vector<double> &vector) const
   {
-    AssertThrow(partitioner && vector.locally_owned_elements() ==
-                                 partitioner->locally_owned_range(),
-                dealii::ExcMessage(
-                  "copy_locally_owned_to(): the deal.II vector's locally "
-                  "owned indices are not this vector's."));
+    check_owned_indices(partitioner,
+                        vector,
+                        "copy_locally_owned_to",
+                        "deal.II");
     copy_owned_out(stores_on_device(), values.data(), n_owned, vector.begin());
   }
 
@@ -402,14 +424,11 @@ namespace GPUAssembly
   DistributedDeviceVector<Number>::copy_locally_owned_to(
     dealii::TrilinosWrappers::MPI::Vector &vector) const
   {
-    AssertThrow(partitioner &&
-                  vector.locally_owned_elements() ==
-                    partitioner->locally_owned_range() &&
-                  !vector.has_ghost_elements(),
-                dealii::ExcMessage(
-                  "copy_locally_owned_to(): the Trilinos vector's locally "
-                  "owned indices are not this vector's, or it has ghost "
-                  "entries (it must be writable)."));
+    check_owned_indices(partitioner,
+                        vector,
+                        "copy_locally_owned_to",
+                        "Trilinos",
+                        /*writable=*/true);
     copy_owned_out(stores_on_device(), values.data(), n_owned, vector.begin());
   }
 

@@ -11,6 +11,8 @@
 #include <gpu_assembly/tled/tled_element.h>
 #include <gpu_assembly/tled/tled_stepper.h>
 
+#include "element_force_loop.h"
+
 namespace GPUAssembly
 {
   namespace TLED
@@ -132,12 +134,7 @@ namespace GPUAssembly
                                    const std::vector<double> &u_previous,
                                    const std::vector<double> &u_current)
     {
-      const std::size_t n = model.n_nodes;
-      AssertThrow(u_previous.size() == 3 * n && u_current.size() == 3 * n,
-                  dealii::ExcMessage("set_state: the states must hold three "
-                                     "values per node."));
-      state_layout().scatter(u_previous, u[states.previous].data());
-      state_layout().scatter(u_current, u[states.current].data());
+      state_layout().set_states(u_previous, u_current, states, u);
       this->current_step = step;
     }
 
@@ -148,8 +145,7 @@ namespace GPUAssembly
     HostStepper<Number>::get_state(std::vector<double> &u_previous,
                                    std::vector<double> &u_current) const
     {
-      state_layout().gather(u[states.previous].data(), u_previous);
-      state_layout().gather(u[states.current].data(), u_current);
+      state_layout().get_states(states, u, u_previous, u_current);
     }
 
 
@@ -167,53 +163,6 @@ namespace GPUAssembly
 
 
 
-    namespace
-    {
-      template <int npe, typename Number>
-      void
-      element_loop(const Model<Number> &model,
-                   const Number        *u,
-                   Number              *element_force,
-                   const unsigned int   begin,
-                   const unsigned int   end)
-      {
-        const std::size_t s = model.element_stride, ns = model.node_stride;
-        for (unsigned int e = begin; e < end; ++e)
-          {
-            Number ue[npe][3], b[npe][3], c[4][3] = {}, k = 0, f[npe][3];
-            for (int a = 0; a < npe; ++a)
-              {
-                const int n = model.connectivity[a * s + e];
-                for (int i = 0; i < 3; ++i)
-                  {
-                    ue[a][i] = u[i * ns + n];
-                    b[a][i]  = model.shape_gradients[(3 * a + i) * s + e];
-                  }
-              }
-            if constexpr (npe == 8)
-              {
-                for (int alpha = 0; alpha < 4; ++alpha)
-                  for (int K = 0; K < 3; ++K)
-                    c[alpha][K] = model.hourglass[(3 * alpha + K) * s + e];
-                k = model.hourglass[12 * s + e];
-              }
-            element_forces<npe>(ue,
-                                b,
-                                model.volumes[e],
-                                c,
-                                k,
-                                model.mu,
-                                model.lambda,
-                                f);
-            for (int a = 0; a < npe; ++a)
-              for (int i = 0; i < 3; ++i)
-                element_force[(3 * a + i) * s + e] = f[a][i];
-          }
-      }
-    } // namespace
-
-
-
     template <typename Number>
     void
     HostStepper<Number>::do_step()
@@ -226,10 +175,21 @@ namespace GPUAssembly
         0u,
         model.n_elements,
         [&](const unsigned int begin, const unsigned int end) {
+          const auto displacement = [&](const int n, const int i) {
+            return u_curr[i * std::size_t(model.node_stride) + n];
+          };
           if (model.nodes_per_element == 8)
-            element_loop<8>(model, u_curr, fe, begin, end);
+            internal::element_force_loop<8>(model,
+                                            displacement,
+                                            fe,
+                                            begin,
+                                            end);
           else
-            element_loop<4>(model, u_curr, fe, begin, end);
+            internal::element_force_loop<4>(model,
+                                            displacement,
+                                            fe,
+                                            begin,
+                                            end);
         },
         512);
 

@@ -17,6 +17,8 @@
 #include <limits>
 #include <sstream>
 
+#include "element_force_loop.h"
+
 namespace GPUAssembly
 {
   namespace TLED
@@ -207,35 +209,6 @@ namespace GPUAssembly
       }
 
       template <int npe, typename Number>
-      void
-      gather(const Model<Number>       &model,
-             const std::vector<double> &u,
-             const unsigned int         e,
-             Number (&ue)[npe][3],
-             Number (&b)[npe][3],
-             Number (&c)[4][3],
-             Number &k)
-      {
-        const std::size_t s = model.element_stride;
-        for (int a = 0; a < npe; ++a)
-          {
-            const int n = model.connectivity[a * s + e];
-            for (int i = 0; i < 3; ++i)
-              {
-                ue[a][i] = Number(u[3 * std::size_t(n) + i]);
-                b[a][i]  = model.shape_gradients[(3 * a + i) * s + e];
-              }
-          }
-        k = 0;
-        for (int alpha = 0; alpha < 4; ++alpha)
-          for (int K = 0; K < 3; ++K)
-            c[alpha][K] =
-              npe == 8 ? model.hourglass[(3 * alpha + K) * s + e] : Number(0);
-        if (npe == 8)
-          k = model.hourglass[12 * s + e];
-      }
-
-      template <int npe, typename Number>
       std::vector<double>
       internal_forces_of(const Model<Number>       &model,
                          const std::vector<double> &u)
@@ -246,22 +219,14 @@ namespace GPUAssembly
           0u,
           model.n_elements,
           [&](const unsigned int begin, const unsigned int end) {
-            for (unsigned int e = begin; e < end; ++e)
-              {
-                Number ue[npe][3], b[npe][3], c[4][3], k, f[npe][3];
-                gather<npe>(model, u, e, ue, b, c, k);
-                element_forces<npe>(ue,
-                                    b,
-                                    model.volumes[e],
-                                    c,
-                                    k,
-                                    model.mu,
-                                    model.lambda,
-                                    f);
-                for (int a = 0; a < npe; ++a)
-                  for (int i = 0; i < 3; ++i)
-                    fe[(3 * a + i) * s + e] = f[a][i];
-              }
+            internal::element_force_loop<npe>(
+              model,
+              [&](const int n, const int i) {
+                return Number(u[3 * std::size_t(n) + i]);
+              },
+              fe.data(),
+              begin,
+              end);
           },
           256);
         std::vector<double> result(3 * std::size_t(model.n_nodes));

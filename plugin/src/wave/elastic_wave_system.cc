@@ -12,23 +12,15 @@
 #include <sstream>
 #include <string>
 
+#include "significant.h"
+
 namespace GPUAssembly
 {
   namespace Wave
   {
     using dealii::ExcMessage;
 
-    namespace
-    {
-      std::string
-      significant(const double value)
-      {
-        std::ostringstream out;
-        out.precision(4);
-        out << value;
-        return out.str();
-      }
-    } // namespace
+    using internal::significant;
 
     double
     ElasticMaterial::p_wave_speed() const

@@ -39,12 +39,7 @@ namespace GPUAssembly
                                    const std::vector<double> &u_previous,
                                    const std::vector<double> &u_current)
     {
-      AssertThrow(u_previous.size() == 2 * std::size_t(plan.n_nodes) &&
-                    u_current.size() == u_previous.size(),
-                  dealii::ExcMessage("set_state: the states must hold two "
-                                     "values per node."));
-      state_layout().scatter(u_previous, u[states.previous].data());
-      state_layout().scatter(u_current, u[states.current].data());
+      state_layout().set_states(u_previous, u_current, states, u);
       this->current_step = step;
     }
 
@@ -55,8 +50,7 @@ namespace GPUAssembly
     HostStepper<Number>::get_state(std::vector<double> &u_previous,
                                    std::vector<double> &u_current) const
     {
-      state_layout().gather(u[states.previous].data(), u_previous);
-      state_layout().gather(u[states.current].data(), u_current);
+      state_layout().get_states(states, u, u_previous, u_current);
     }
 
 

@@ -9,25 +9,15 @@
 #include <sstream>
 #include <tuple>
 
+#include "significant.h"
+
 namespace GPUAssembly
 {
   namespace Wave
   {
     using dealii::ExcMessage;
 
-    namespace
-    {
-      // Times in messages with significant digits: std::to_string's six
-      // decimals print a 25 ns time step as 0.000000.
-      std::string
-      significant(const double value)
-      {
-        std::ostringstream out;
-        out.precision(4);
-        out << value;
-        return out.str();
-      }
-    } // namespace
+    using internal::significant;
 
     double
     Signal::value(const double t) const

@@ -2,7 +2,10 @@
 #ifndef gpu_assembly_base_central_difference_stepper_h
 #define gpu_assembly_base_central_difference_stepper_h
 
+#include <gpu_assembly/base/cuda_check.h>
+
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace GPUAssembly
@@ -115,6 +118,88 @@ namespace GPUAssembly
         for (std::size_t i = 0; i < n_nodes; ++i)
           for (unsigned int c = 0; c < dim; ++c)
             state[dim * i + c] = buffer[index(i, c)];
+      }
+
+      /// Throw unless @p u_previous and @p u_current, the states
+      /// set_state() takes, hold dim values per node each.
+      void
+      check_states(const std::vector<double> &u_previous,
+                   const std::vector<double> &u_current) const
+      {
+        if (u_previous.size() != dim * n_nodes ||
+            u_current.size() != dim * n_nodes)
+          throw_error("set_state: the states must hold " + std::to_string(dim) +
+                      " values per node (" + std::to_string(dim * n_nodes) +
+                      " for " + std::to_string(n_nodes) + " nodes), not " +
+                      std::to_string(u_previous.size()) + " and " +
+                      std::to_string(u_current.size()) + ".");
+      }
+
+      /// @p state into a host buffer of the stepper, in place (entries of
+      /// no node keep their values).
+      template <typename Number>
+      void
+      store(const std::vector<double> &state, std::vector<Number> &buffer) const
+      {
+        scatter(state, buffer.data());
+      }
+
+      /// @p state into a device buffer of the stepper (a DeviceVector),
+      /// through a host copy of dim stride entries whose entries of no node
+      /// are zero.
+      template <template <typename> class DeviceBuffer, typename Number>
+      void
+      store(const std::vector<double> &state,
+            DeviceBuffer<Number>      &buffer) const
+      {
+        std::vector<Number> host(dim * stride, Number(0));
+        scatter(state, host.data());
+        buffer.copy_from_host(host);
+      }
+
+      /// A host buffer of the stepper into the interleaved @p state.
+      template <typename Number>
+      void
+      load(const std::vector<Number> &buffer, std::vector<double> &state) const
+      {
+        gather(buffer.data(), state);
+      }
+
+      /// A device buffer of the stepper into the interleaved @p state.
+      template <template <typename> class DeviceBuffer, typename Number>
+      void
+      load(const DeviceBuffer<Number> &buffer, std::vector<double> &state) const
+      {
+        std::vector<Number> host;
+        buffer.copy_to_host(host);
+        gather(host.data(), state);
+      }
+
+      /// set_state() of a stepper whose three state buffers are @p u:
+      /// checks the sizes, then u_{n-1} and u_n into the buffers @p states
+      /// names.
+      template <typename Buffer>
+      void
+      set_states(const std::vector<double> &u_previous,
+                 const std::vector<double> &u_current,
+                 const StateBuffers        &states,
+                 Buffer (&u)[3]) const
+      {
+        check_states(u_previous, u_current);
+        store(u_previous, u[states.previous]);
+        store(u_current, u[states.current]);
+      }
+
+      /// get_state() of a stepper whose three state buffers are @p u.
+      template <typename Buffer>
+      void
+      get_states(const StateBuffers &states,
+                 const Buffer (&u)[3],
+                 std::vector<double> &u_previous,
+                 std::vector<double> &u_current) const
+      {
+        load(u[states.previous], u_previous);
+        load(u[states.current], u_current);
       }
     };
   } // namespace internal

@@ -326,7 +326,6 @@ namespace GPUAssembly
 
 
 
-        // METIS k-way on the node graph, with more parts until all fit.    //
         // METIS k-way on the node graph, with more parts until all fit.
         std::vector<unsigned int>
         metis_partition(const MeshArrays  &arrays,
