@@ -93,14 +93,6 @@ namespace GPUAssembly
 
     namespace
     {
-      double
-      seconds_since(const std::chrono::steady_clock::time_point start)
-      {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             start)
-          .count();
-      }
-
       void
       add(const std::string &name, const double seconds)
       {
@@ -135,7 +127,7 @@ namespace GPUAssembly
     Scope::~Scope()
     {
       if (active)
-        add(name, seconds_since(start));
+        add(name, internal::seconds_since(start));
     }
 
 
@@ -155,7 +147,7 @@ namespace GPUAssembly
       if (!active)
         return;
       end_step();
-      add(stage, seconds_since(stage_start));
+      add(stage, internal::seconds_since(stage_start));
     }
 
 
@@ -176,7 +168,7 @@ namespace GPUAssembly
     Steps::end_step()
     {
       if (!step.empty())
-        add(step, seconds_since(step_start));
+        add(step, internal::seconds_since(step_start));
       step.clear();
     }
   } // namespace SetupTimes

@@ -16,6 +16,8 @@
 #  include <mpi-ext.h>
 #endif
 
+#include "messages.h"
+
 namespace GPUAssembly
 {
   namespace
@@ -24,16 +26,6 @@ namespace GPUAssembly
     // program's, and the messages of one pair of ranks arrive in order, so
     // one tag serves all vectors.
     constexpr int halo_tag = 18671;
-
-    template <typename Number>
-    MPI_Datatype
-    mpi_type()
-    {
-      static_assert(std::is_same_v<Number, double> ||
-                      std::is_same_v<Number, float>,
-                    "resident vectors hold float or double");
-      return std::is_same_v<Number, double> ? MPI_DOUBLE : MPI_FLOAT;
-    }
   } // namespace
 
 
@@ -172,9 +164,8 @@ namespace GPUAssembly
     AssertThrow(requests.empty(),
                 dealii::ExcMessage("update_ghost_values_start() twice without "
                                    "update_ghost_values_finish() between."));
-    const MPI_Comm     comm   = partitioner->get_mpi_communicator();
-    const bool         staged = halo_path == HaloPath::staged_through_host;
-    const MPI_Datatype type   = mpi_type<Number>();
+    const MPI_Comm comm   = partitioner->get_mpi_communicator();
+    const bool     staged = halo_path == HaloPath::staged_through_host;
     requests.reserve(partitioner->ghost_targets().size() +
                      partitioner->import_targets().size());
     // MPI writes the ghost entries directly: kernels still reading them
@@ -187,15 +178,13 @@ namespace GPUAssembly
       {
         Number *buffer = staged ? pinned_receive.data() + offset :
                                   values.data() + n_owned + offset;
-        requests.emplace_back();
-        const int ierr = MPI_Irecv(buffer,
-                                   count,
-                                   type,
-                                   rank,
-                                   halo_tag,
-                                   comm,
-                                   &requests.back());
-        AssertThrowMPI(ierr);
+        internal::post_message(MPI_Irecv,
+                               buffer,
+                               count,
+                               rank,
+                               halo_tag,
+                               comm,
+                               requests);
         offset += count;
       }
 
@@ -220,15 +209,13 @@ namespace GPUAssembly
     offset = 0;
     for (const auto &[rank, count] : partitioner->import_targets())
       {
-        requests.emplace_back();
-        const int ierr = MPI_Isend(send + offset,
-                                   count,
-                                   type,
-                                   rank,
-                                   halo_tag,
-                                   comm,
-                                   &requests.back());
-        AssertThrowMPI(ierr);
+        internal::post_message(MPI_Isend,
+                               send + offset,
+                               count,
+                               rank,
+                               halo_tag,
+                               comm,
+                               requests);
         offset += count;
       }
   }
@@ -241,9 +228,7 @@ namespace GPUAssembly
   {
     if (!requests.empty())
       {
-        const int ierr =
-          MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE);
-        AssertThrowMPI(ierr);
+        internal::wait_for_all(requests);
         requests.clear();
       }
     if (halo_path == HaloPath::staged_through_host)

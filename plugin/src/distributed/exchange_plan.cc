@@ -14,6 +14,7 @@
 #include <string>
 
 #include "../base/first_touch.h"
+#include "messages.h"
 
 namespace GPUAssembly
 {
@@ -429,61 +430,45 @@ namespace GPUAssembly
                          double              *target) const
   {
     Assert(communicator, dealii::ExcNotInitialized());
-    using Clock        = std::chrono::steady_clock;
-    const auto elapsed = [](const Clock::time_point since) {
-      return std::chrono::duration<double>(Clock::now() - since).count();
-    };
+    using Clock                    = std::chrono::steady_clock;
     auto                     start = Clock::now();
     const MPI_Comm           comm  = **communicator;
-    std::vector<MPI_Request> requests(lists.recv_ranks.size() +
-                                      lists.send_ranks.size());
-    std::size_t              r = 0;
-    for (std::size_t p = 0; p < lists.recv_ranks.size(); ++p)
-      {
-        const int ierr = MPI_Irecv(recv_buffer.data() + lists.recv_offsets[p],
-                                   static_cast<int>(lists.recv_offsets[p + 1] -
-                                                    lists.recv_offsets[p]),
-                                   MPI_DOUBLE,
-                                   lists.recv_ranks[p],
-                                   tag,
-                                   comm,
-                                   &requests[r++]);
-        AssertThrowMPI(ierr);
-      }
+    std::vector<MPI_Request> requests;
+    requests.reserve(lists.recv_ranks.size() + lists.send_ranks.size());
+    internal::post_messages(MPI_Irecv,
+                            recv_buffer.data(),
+                            lists.recv_ranks,
+                            lists.recv_offsets,
+                            tag,
+                            comm,
+                            requests);
     for (std::size_t j = 0; j < lists.n_send(); ++j)
       send_buffer[j] = local_values[lists.send_sources[j]];
-    for (std::size_t p = 0; p < lists.send_ranks.size(); ++p)
-      {
-        const int ierr = MPI_Isend(send_buffer.data() + lists.send_offsets[p],
-                                   static_cast<int>(lists.send_offsets[p + 1] -
-                                                    lists.send_offsets[p]),
-                                   MPI_DOUBLE,
-                                   lists.send_ranks[p],
-                                   tag,
-                                   comm,
-                                   &requests[r++]);
-        AssertThrowMPI(ierr);
-      }
+    internal::post_messages(MPI_Isend,
+                            send_buffer.data(),
+                            lists.send_ranks,
+                            lists.send_offsets,
+                            tag,
+                            comm,
+                            requests);
 
-    times.communication += elapsed(start);
+    times.communication += internal::seconds_since(start);
 
     // The rank's own rows while the messages travel.
     start = Clock::now();
     std::fill(target, target + lists.n_targets, 0.);
     for (std::size_t i = 0; i < lists.owned_sources.size(); ++i)
       target[lists.owned_targets[i]] += local_values[lists.owned_sources[i]];
-    times.write += elapsed(start);
+    times.write += internal::seconds_since(start);
 
     start = Clock::now();
-    const int ierr =
-      MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE);
-    AssertThrowMPI(ierr);
-    times.communication += elapsed(start);
+    internal::wait_for_all(requests);
+    times.communication += internal::seconds_since(start);
 
     start = Clock::now();
     for (std::size_t j = 0; j < lists.n_recv(); ++j)
       target[lists.recv_targets[j]] += recv_buffer[j];
-    times.write += elapsed(start);
+    times.write += internal::seconds_since(start);
   }
 
 

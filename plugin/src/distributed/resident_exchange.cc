@@ -2,6 +2,7 @@
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/parallel.h>
 
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/distributed/resident_exchange.h>
 #include <gpu_assembly/distributed/resident_operations.h>
 
@@ -13,6 +14,7 @@
 #include <type_traits>
 
 #include "../base/first_touch.h"
+#include "messages.h"
 
 namespace GPUAssembly
 {
@@ -189,18 +191,13 @@ namespace GPUAssembly
       AssertThrow(communicator,
                   dealii::ExcMessage("a resident exchange runs before its "
                                      "reinit()."));
-      using Clock        = std::chrono::steady_clock;
-      const auto elapsed = [](const Clock::time_point since) {
-        return std::chrono::duration<double>(Clock::now() - since).count();
-      };
+      using Clock     = std::chrono::steady_clock;
       const auto sync = [this]() {
         if (on_device)
           DeviceMemory::synchronize();
       };
-      const bool         staged = path == HaloPath::staged_through_host;
-      const MPI_Comm     comm   = **communicator;
-      const MPI_Datatype type =
-        std::is_same_v<Number, double> ? MPI_DOUBLE : MPI_FLOAT;
+      const bool        staged = path == HaloPath::staged_through_host;
+      const MPI_Comm    comm   = **communicator;
       const std::size_t n_send = send_sources.size();
       const std::size_t n_recv = group_entries.size();
 
@@ -208,26 +205,20 @@ namespace GPUAssembly
       std::vector<MPI_Request> requests;
       requests.reserve(recv_ranks.size() + send_ranks.size());
       Number *receive = staged ? pinned_recv.data() : recv_buffer.data();
-      for (std::size_t p = 0; p < recv_ranks.size(); ++p)
-        {
-          requests.emplace_back();
-          const int ierr =
-            MPI_Irecv(receive + recv_offsets[p],
-                      static_cast<int>(recv_offsets[p + 1] - recv_offsets[p]),
-                      type,
-                      recv_ranks[p],
-                      tag,
-                      comm,
-                      &requests.back());
-          AssertThrowMPI(ierr);
-        }
+      post_messages(MPI_Irecv,
+                    receive,
+                    recv_ranks,
+                    recv_offsets,
+                    tag,
+                    comm,
+                    requests);
       for_each_index(on_device,
                      n_send,
                      ResidentOperations::Gather<Number>{local_values,
                                                         send_sources.data(),
                                                         send_buffer.data()});
       sync();
-      times.communication += elapsed(start);
+      times.communication += seconds_since(start);
       const Number *send = send_buffer.data();
       if (staged)
         {
@@ -236,23 +227,17 @@ namespace GPUAssembly
                                      send_buffer.data(),
                                      n_send * sizeof(Number));
           send = pinned_send.data();
-          transfer += elapsed(start);
+          transfer += seconds_since(start);
         }
       start = Clock::now();
-      for (std::size_t p = 0; p < send_ranks.size(); ++p)
-        {
-          requests.emplace_back();
-          const int ierr =
-            MPI_Isend(send + send_offsets[p],
-                      static_cast<int>(send_offsets[p + 1] - send_offsets[p]),
-                      type,
-                      send_ranks[p],
-                      tag,
-                      comm,
-                      &requests.back());
-          AssertThrowMPI(ierr);
-        }
-      times.communication += elapsed(start);
+      post_messages(MPI_Isend,
+                    send,
+                    send_ranks,
+                    send_offsets,
+                    tag,
+                    comm,
+                    requests);
+      times.communication += seconds_since(start);
 
       // The rank's own rows while the messages travel.
       start = Clock::now();
@@ -268,13 +253,11 @@ namespace GPUAssembly
                                                owned_targets.data(),
                                                target});
       sync();
-      times.write += elapsed(start);
+      times.write += seconds_since(start);
 
       start = Clock::now();
-      const int ierr =
-        MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE);
-      AssertThrowMPI(ierr);
-      times.communication += elapsed(start);
+      wait_for_all(requests);
+      times.communication += seconds_since(start);
 
       if (staged)
         {
@@ -282,7 +265,7 @@ namespace GPUAssembly
           DeviceMemory::copy_to_device(recv_buffer.data(),
                                        pinned_recv.data(),
                                        n_recv * sizeof(Number));
-          transfer += elapsed(start);
+          transfer += seconds_since(start);
         }
       start = Clock::now();
       for_each_index(
@@ -294,7 +277,7 @@ namespace GPUAssembly
                                                group_entries.data(),
                                                target});
       sync();
-      times.write += elapsed(start);
+      times.write += seconds_since(start);
     }
 
 

@@ -86,6 +86,20 @@ namespace GPUAssembly
       std::string                           step;
     };
   } // namespace SetupTimes
+
+
+
+  namespace internal
+  {
+    /// Wall-clock seconds from @p start to now.
+    inline double
+    seconds_since(const std::chrono::steady_clock::time_point start)
+    {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           start)
+        .count();
+    }
+  } // namespace internal
 } // namespace GPUAssembly
 
 #endif

@@ -60,9 +60,9 @@ namespace GPUAssembly
    * with HostAssembler or on its GPU with DeviceAssembler and any method,
    * then an ExchangePlan adds the rows other ranks own into their owners'
    * TrilinosWrappers objects, as deal.II's distribute_local_to_global()
-   * followed by compress(VectorOperation::add) does. The matrix and the right-hand side
-   * are then ready for Trilinos' solvers and preconditioners (e.g.
-   * TrilinosWrappers::PreconditionAMG).
+   * followed by compress(VectorOperation::add) does. The matrix and the
+   * right-hand side are then ready for Trilinos' solvers and preconditioners
+   * (e.g. TrilinosWrappers::PreconditionAMG).
    *
    * reinit() plans everything once per mesh; assemble() runs the local
    * assembly, one message per neighbouring rank for each of matrix and
@@ -451,17 +451,14 @@ namespace GPUAssembly
     const std::vector<Number> &nodal_data,
     const bool                 download)
   {
-    using Clock        = std::chrono::steady_clock;
-    const auto elapsed = [](const Clock::time_point since) {
-      return std::chrono::duration<double>(Clock::now() - since).count();
-    };
-    times      = Times();
-    auto start = Clock::now();
+    using Clock = std::chrono::steady_clock;
+    times       = Times();
+    auto start  = Clock::now();
     if (device_assembler)
       {
         device_nodal_data.copy_from_host(nodal_data);
         synchronize_device();
-        const double upload = elapsed(start);
+        const double upload = internal::seconds_since(start);
         assemble_on_device(kernel, device_nodal_data, download);
         times.transfer += upload;
       }
@@ -473,7 +470,7 @@ namespace GPUAssembly
                                  additional_data.options,
                                  nodal_data,
                                  additional_data.n_nodal_fields);
-        times.local = elapsed(start);
+        times.local = internal::seconds_since(start);
       }
   }
 
@@ -487,21 +484,18 @@ namespace GPUAssembly
     const DeviceVector<Number> &nodal_data,
     const bool                  download)
   {
-    using Clock        = std::chrono::steady_clock;
-    const auto elapsed = [](const Clock::time_point since) {
-      return std::chrono::duration<double>(Clock::now() - since).count();
-    };
-    times      = Times();
-    auto start = Clock::now();
+    using Clock = std::chrono::steady_clock;
+    times       = Times();
+    auto start  = Clock::now();
     device_assembler->assemble(kernel, nodal_data, *device_matrix, device_rhs);
     synchronize_device();
-    times.local = elapsed(start);
+    times.local = internal::seconds_since(start);
     if (download)
       {
         start = Clock::now();
         device_matrix->get_values().copy_to_host(local_values);
         device_rhs.copy_to_host(local_rhs);
-        times.transfer += elapsed(start);
+        times.transfer += internal::seconds_since(start);
       }
   }
 
