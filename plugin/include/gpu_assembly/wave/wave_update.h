@@ -4,6 +4,8 @@
 
 #include <gpu_assembly/base/config.h>
 
+#include <type_traits>
+
 /**
  * @file
  * The arithmetic of one node's central-difference update, shared by the
@@ -17,41 +19,35 @@ namespace GPUAssembly
 {
   namespace Wave
   {
-    GPU_ASSEMBLY_HOST_DEVICE inline double
-    rounded_mul(const double a, const double b)
+    /// @p a times @p b, rounded on its own (never fused with a sum).
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    rounded_mul(const Number a, const Number b)
     {
+      static_assert(std::is_same_v<Number, double> ||
+                    std::is_same_v<Number, float>);
 #if defined(__CUDA_ARCH__)
-      return __dmul_rn(a, b);
+      if constexpr (std::is_same_v<Number, double>)
+        return __dmul_rn(a, b);
+      else
+        return __fmul_rn(a, b);
 #else
       return a * b;
 #endif
     }
 
-    GPU_ASSEMBLY_HOST_DEVICE inline float
-    rounded_mul(const float a, const float b)
+    /// @p a plus @p b, rounded on its own (never fused with a product).
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    rounded_add(const Number a, const Number b)
     {
+      static_assert(std::is_same_v<Number, double> ||
+                    std::is_same_v<Number, float>);
 #if defined(__CUDA_ARCH__)
-      return __fmul_rn(a, b);
-#else
-      return a * b;
-#endif
-    }
-
-    GPU_ASSEMBLY_HOST_DEVICE inline double
-    rounded_add(const double a, const double b)
-    {
-#if defined(__CUDA_ARCH__)
-      return __dadd_rn(a, b);
-#else
-      return a + b;
-#endif
-    }
-
-    GPU_ASSEMBLY_HOST_DEVICE inline float
-    rounded_add(const float a, const float b)
-    {
-#if defined(__CUDA_ARCH__)
-      return __fadd_rn(a, b);
+      if constexpr (std::is_same_v<Number, double>)
+        return __dadd_rn(a, b);
+      else
+        return __fadd_rn(a, b);
 #else
       return a + b;
 #endif
