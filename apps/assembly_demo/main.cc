@@ -447,45 +447,12 @@ namespace AssemblyDemo
 int
 main(int argc, char **argv)
 {
-  using namespace dealii;
-  try
-    {
-      Utilities::MPI::MPI_InitFinalize mpi(argc, argv);
-      if (!AppUtilities::refuse_several_processes("assembly_demo"))
-        return 1;
-      ParameterHandler prm;
-      AssemblyDemo::Parameters::declare_parameters(prm);
-      const std::string argument = argc > 1 ? argv[1] : "";
-      if (argument == "--print-parameters" || argument == "--help" ||
-          argument == "-h")
-        {
-          if (argument != "--print-parameters")
-            std::cout << "Usage: " << argv[0]
-                      << " [parameter_file.prm | --print-parameters]\n"
-                         "Without a file, the defaults below are used.\n\n";
-          prm.print_parameters(std::cout, ParameterHandler::PRM);
-          return 0;
-        }
-      if (!argument.empty())
-        prm.parse_input(argument);
-      AssemblyDemo::Parameters parameters;
-      parameters.parse_parameters(prm);
+  return AppUtilities::run_one_process_app<AssemblyDemo::Parameters>(
+    argc,
+    argv,
+    "assembly_demo",
+    "Without a file, the defaults below are used.",
+    [](const AssemblyDemo::Parameters &parameters) {
       AssemblyDemo::Demo(parameters).run();
-    }
-  catch (std::exception &exc)
-    {
-      std::cerr << "\n----------------------------------------------------\n"
-                << "assembly_demo stopped with an error:\n"
-                << exc.what() << "\nAborting."
-                << "\n----------------------------------------------------"
-                << std::endl;
-      return 1;
-    }
-  catch (...)
-    {
-      std::cerr << "assembly_demo stopped with an unknown exception."
-                << std::endl;
-      return 1;
-    }
-  return 0;
+    });
 }

@@ -4,11 +4,13 @@
 
 // What the three apps share so that a run either does what was asked or
 // says why not: output files that appear whole or not at all, the refusal
-// of more than one MPI process, numbers printed with significant digits,
-// and a memory estimate checked before a large set-up starts.
+// of more than one MPI process, the main() of a one-process app, numbers
+// printed with significant digits, and a memory estimate checked before a
+// large set-up starts.
 
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
+#include <deal.II/base/parameter_handler.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -108,6 +110,69 @@ namespace AppUtilities
                    "the cores of its machine through threads and the GPU."
                 << std::endl;
     return false;
+  }
+
+
+
+  /**
+   * The main() of an app that runs as one process on one parameter file:
+   * `program --print-parameters` prints a complete, documented file of the
+   * defaults; `--help` or `-h` prints the usage and @p defaults_note before
+   * it; a file name is read; no argument keeps the defaults. Then
+   * run(parameters), with the Parameters that
+   * Parameters::declare_parameters() declared and
+   * Parameters::parse_parameters() read. An exception is reported on
+   * std::cerr with the program's name. Returns main()'s exit status.
+   */
+  template <typename Parameters, typename Run>
+  int
+  run_one_process_app(int                argc,
+                      char             **argv,
+                      const std::string &program,
+                      const std::string &defaults_note,
+                      const Run         &run)
+  {
+    using namespace dealii;
+    try
+      {
+        Utilities::MPI::MPI_InitFinalize mpi(argc, argv);
+        if (!refuse_several_processes(program))
+          return 1;
+        ParameterHandler prm;
+        Parameters::declare_parameters(prm);
+        const std::string argument = argc > 1 ? argv[1] : "";
+        if (argument == "--print-parameters" || argument == "--help" ||
+            argument == "-h")
+          {
+            if (argument != "--print-parameters")
+              std::cout << "Usage: " << argv[0]
+                        << " [parameter_file.prm | --print-parameters]\n"
+                        << defaults_note << "\n\n";
+            prm.print_parameters(std::cout, ParameterHandler::PRM);
+            return 0;
+          }
+        if (!argument.empty())
+          prm.parse_input(argument);
+        Parameters parameters;
+        parameters.parse_parameters(prm);
+        run(parameters);
+      }
+    catch (std::exception &exc)
+      {
+        std::cerr << "\n----------------------------------------------------\n"
+                  << program << " stopped with an error:\n"
+                  << exc.what() << "\nAborting."
+                  << "\n----------------------------------------------------"
+                  << std::endl;
+        return 1;
+      }
+    catch (...)
+      {
+        std::cerr << program << " stopped with an unknown exception."
+                  << std::endl;
+        return 1;
+      }
+    return 0;
   }
 
 

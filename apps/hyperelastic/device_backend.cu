@@ -184,10 +184,8 @@ namespace Hyperelastic
     {
       typename GPUAssembly::DeviceAssembler<dim, Number>::AdditionalData
         additional_data;
-      additional_data.method =
-        GPUAssembly::parse_assembly_method(data.assembly_method);
-      additional_data.global_nz.symmetric = data.symmetric_element_data;
-      additional_data.n_nodal_fields      = dim;
+      set_device_method(data, additional_data);
+      additional_data.n_nodal_fields = dim;
       assembler.reinit(*data.arrays, additional_data);
       matrix.reinit(*data.arrays);
       if (data.arrays->n_constraint_lines() > 0)
@@ -561,11 +559,7 @@ namespace Hyperelastic
     std::string
     DeviceBackend<Number>::description() const
     {
-      return "GPU: " + data.assembly_method +
-             (data.symmetric_element_data &&
-                  data.assembly_method == "GlobalNZ" ?
-                " (symmetric element data)" :
-                "") +
+      return "GPU: " + device_method_description(data) +
              " assembly, Jacobi-CG and updates on the device in " +
              (sizeof(Number) == 8 ? "double" : "single") + " precision";
     }

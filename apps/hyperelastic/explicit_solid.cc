@@ -251,8 +251,8 @@ namespace Hyperelastic
     integration.time_step = dt;
     integration.damping   = e.damping;
 
-    const auto &x      = parameters.execution;
-    const bool  device = use_gpu(x, out, "the steps run on the host");
+    const auto &x       = parameters.execution;
+    const bool  device  = use_gpu(x, out, "the steps run on the host");
     const auto  install = [&](auto new_stepper, const auto &model) {
       new_stepper->reinit(model, boundary_conditions, integration);
       stepper = std::move(new_stepper);
@@ -394,61 +394,49 @@ namespace Hyperelastic
     // Two panels against time: the three force components, and the three
     // components of the centre's displacement.
     using Wave2D::Image;
-    const int left = 200, right = 40, top = 50, panel = 260, width = 1200;
-    Image     image(width, top + 2 * panel + 40);
-    const Image::Color black = {{0, 0, 0}}, grey = {{190, 190, 190}};
+    const Wave2D::PanelLayout layout{200,
+                                     40,
+                                     50,
+                                     260,
+                                     1200,
+                                     40,
+                                     [](const double value) {
+                                       return scientific(value, 2);
+                                     },
+                                     80};
+    Image image(layout.width, layout.top + 2 * layout.panel_height + 40);
+    const Image::Color black     = {{0, 0, 0}};
     const Image::Color colors[3] = {{{20, 80, 200}},
                                     {{30, 150, 40}},
                                     {{210, 40, 30}}};
-    image.text(left, 12, "TLED trace against time (s), components", black);
-    image.text(left + 525, 12, "x", colors[0]);
-    image.text(left + 560, 12, "y", colors[1]);
-    image.text(left + 595, 12, "z", colors[2]);
-    const double t0 = trace_points.empty() ? 0 : trace_points.front().time,
-                 t1 = trace_points.empty() ? 1 : trace_points.back().time;
-    for (int k = 0; k < 2; ++k)
+    image.text(layout.left,
+               12,
+               "TLED trace against time (s), components",
+               black);
+    image.text(layout.left + 525, 12, "x", colors[0]);
+    image.text(layout.left + 560, 12, "y", colors[1]);
+    image.text(layout.left + 595, 12, "z", colors[2]);
+    std::vector<double>              times;
+    std::vector<std::vector<double>> values(6);
+    for (const auto &p : trace_points)
       {
-        const auto value = [&](const TracePoint &p, const int d) {
-          return k == 0 ? p.force[d] : p.centre_displacement[d];
-        };
-        double peak = 0;
-        for (const auto &p : trace_points)
-          for (int d = 0; d < 3; ++d)
-            peak = std::max(peak, std::abs(value(p, d)));
-        if (peak == 0)
-          peak = 1;
-        const int    y_top = top + k * panel, y_bottom = y_top + panel - 40;
-        const double y_mid = 0.5 * (y_top + y_bottom);
-        const auto   X     = [&](const double t) {
-          return left + (t - t0) / (t1 - t0 + 1e-300) * (width - left - right);
-        };
-        const auto Y = [&](const double y) {
-          return y_mid - y / peak * 0.5 * (y_bottom - y_top);
-        };
-        image.line(left, y_top, left, y_bottom, black);
-        image.line(left, y_bottom, width - right, y_bottom, black);
-        image.line(left, y_mid, width - right, y_mid, grey);
-        image.text(8, y_top, k == 0 ? "force (N)" : "centre u (m)", black);
-        image.text(8, y_top + 24, "+" + scientific(peak, 2), black);
-        image.text(8, int(y_mid) - 7, "0", black);
-        image.text(8, y_bottom - 14, "-" + scientific(peak, 2), black);
-        for (std::size_t i = 1; i < trace_points.size(); ++i)
-          for (int d = 0; d < 3; ++d)
-            image.line(X(trace_points[i - 1].time),
-                       Y(value(trace_points[i - 1], d)),
-                       X(trace_points[i].time),
-                       Y(value(trace_points[i], d)),
-                       colors[d]);
-        for (int tick = 0; tick <= 4; ++tick)
+        times.push_back(p.time);
+        for (int d = 0; d < 3; ++d)
           {
-            const double t = t0 + tick * (t1 - t0) / 4;
-            image.line(X(t), y_bottom, X(t), y_bottom + 5, black);
-            image.text(int(X(t)) - (tick == 4 ? 80 : 20),
-                       y_bottom + 10,
-                       scientific(t, 2),
-                       black);
+            values[d].push_back(p.force[d]);
+            values[3 + d].push_back(p.centre_displacement[d]);
           }
       }
+    for (int k = 0; k < 2; ++k)
+      Wave2D::plot_panel(image,
+                         layout,
+                         k,
+                         times,
+                         {{&values[3 * k], colors[0]},
+                          {&values[3 * k + 1], colors[1]},
+                          {&values[3 * k + 2], colors[2]}},
+                         k == 0 ? "force (N)" : "centre u (m)",
+                         true);
     image.write_png(o.directory + "/trace.png");
   }
 

@@ -12,7 +12,9 @@
 #include <cmath>
 #include <limits>
 
+#include "host_state.h"
 #include "integrator_backend.h"
+#include "step_updates.h"
 
 namespace Hyperelastic
 {
@@ -116,11 +118,7 @@ namespace Hyperelastic
     HostBackend::set_state(const std::vector<double> &u_host,
                            const std::vector<double> &p_host)
     {
-      AssertDimension(u_host.size(), n_dofs);
-      AssertDimension(p_host.size(), n_dofs);
-      std::copy(u_host.begin(), u_host.end(), u_old.begin());
-      std::copy(p_host.begin(), p_host.end(), p_old.begin());
-      u = u_old;
+      set_host_state(u_host, p_host, u, u_old, p_old);
     }
 
 
@@ -129,8 +127,7 @@ namespace Hyperelastic
     HostBackend::get_state(std::vector<double> &u_host,
                            std::vector<double> &p_host) const
     {
-      u_host.assign(u_old.begin(), u_old.end());
-      p_host.assign(p_old.begin(), p_old.end());
+      get_host_state(u_old, p_old, u_host, p_host);
     }
 
 
@@ -146,11 +143,12 @@ namespace Hyperelastic
     void
     HostBackend::predict(const StepLoads &loads)
     {
-      const double dt = loads.dt;
-      for_each_index(n_dofs, [&](const unsigned int i) {
-        u[i] =
-          dt > 0 ? u_old[i] + dt * p_old[i] / data.lumped_mass[i] : u_old[i];
-      });
+      for_each_index(n_dofs,
+                     StepUpdates::Predict{loads.dt,
+                                          u_old.data(),
+                                          p_old.data(),
+                                          data.lumped_mass.data(),
+                                          u.data()});
     }
 
 
@@ -177,14 +175,20 @@ namespace Hyperelastic
       // A residual that is not finite (an element inverted by the load) is
       // an outcome the Newton loop reports, so it is detected here:
       // Vector::l2_norm() asserts a finite norm in debug mode.
-      std::atomic<bool> finite(true);
-      const double      factor = load_factor(loads);
+      std::atomic<bool>           finite(true);
+      const StepUpdates::Residual residual_entry{loads.dt,
+                                                 load_factor(loads),
+                                                 data.load_pattern.data(),
+                                                 assembled.data(),
+                                                 data.lumped_mass.data(),
+                                                 u.data(),
+                                                 u_old.data(),
+                                                 p_old.data(),
+                                                 residual.data()};
       for_each_index(n_dofs, [&](const unsigned int i) {
-        double value = factor * data.load_pattern[i] - assembled[i];
-        if (dynamic)
-          value +=
-            p_old[i] - data.lumped_mass[i] * (u[i] - u_old[i]) / loads.dt;
-        residual[i] = arrays.dof_is_constrained[i] ? 0. : value;
+        residual_entry(i);
+        if (arrays.dof_is_constrained[i])
+          residual[i] = 0.;
         if (!std::isfinite(residual[i]))
           finite.store(false, std::memory_order_relaxed);
 
@@ -264,13 +268,12 @@ namespace Hyperelastic
     void
     HostBackend::finish_step(const StepLoads &loads)
     {
-      const double dt = loads.dt;
-      for_each_index(n_dofs, [&](const unsigned int i) {
-        if (dt > 0)
-          p_old[i] =
-            2. * data.lumped_mass[i] * (u[i] - u_old[i]) / dt - p_old[i];
-        u_old[i] = u[i];
-      });
+      for_each_index(n_dofs,
+                     StepUpdates::FinishStep{loads.dt,
+                                             u.data(),
+                                             data.lumped_mass.data(),
+                                             u_old.data(),
+                                             p_old.data()});
     }
 
 

@@ -11,6 +11,7 @@
 // the device backend.
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
+#include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 
 #include <cstddef>
@@ -71,6 +72,27 @@ namespace Hyperelastic
     /// select_device_by_node_rank()).
     bool use_device = false;
   };
+
+
+
+  /// The device assembly method and its choices that @p data asks for.
+  inline void
+  set_device_method(const BackendData             &data,
+                    GPUAssembly::DeviceMethodData &method)
+  {
+    method.method = GPUAssembly::parse_assembly_method(data.assembly_method);
+    method.global_nz.symmetric = data.symmetric_element_data;
+  }
+
+  /// The device assembly method, as the backends' description() names it.
+  inline std::string
+  device_method_description(const BackendData &data)
+  {
+    return data.assembly_method +
+           (data.symmetric_element_data && data.assembly_method == "GlobalNZ" ?
+              " (symmetric element data)" :
+              "");
+  }
 
 
 
@@ -329,7 +351,7 @@ namespace Hyperelastic
    * DistributedDeviceMatrix and DistributedDeviceVector with the same
    * storage, DistributedJacobiCG solves, and the state, the predictor, the
    * residual, the Newton and time updates and the constraints'
-   * distribution stay there too (resident_updates.h). On the device path
+   * distribution stay there too (step_updates.h). On the device path
    * only scalars (norms, CG's results) come to the host each Newton
    * iteration, and the state when get_state() asks for it. The host
    * storage mode runs the same loops on the CPU.

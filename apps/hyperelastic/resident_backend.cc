@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "integrator_backend.h"
-#include "resident_updates.h"
+#include "step_updates.h"
 
 namespace Hyperelastic
 {
@@ -123,8 +123,7 @@ namespace Hyperelastic
       /// Owned DoFs with a constraint line, by owned position: their
       /// residual is zero, as the serial backends make it.
       ResidentArray<int> constrained;
-      /// Their lines in the local-DoF layout (ResidentUpdates::
-      /// distribute()).
+      /// Their lines in the local-DoF layout (StepUpdates::Distribute).
       ResidentArray<int>    line_dofs, line_offsets, line_entries;
       ResidentArray<double> line_weights, line_inhomogeneities;
       std::size_t           n_lines = 0;
@@ -176,9 +175,7 @@ namespace Hyperelastic
         assembler_data;
       assembler_data.use_device     = on_device;
       assembler_data.n_nodal_fields = dim;
-      assembler_data.device.method =
-        GPUAssembly::parse_assembly_method(data.assembly_method);
-      assembler_data.device.global_nz.symmetric = data.symmetric_element_data;
+      set_device_method(data, assembler_data.device);
       assembler.reinit(adapter, matrix, assembled, assembler_data);
 
       // The adapter numbers its local DoFs in increasing global order; the
@@ -269,7 +266,9 @@ namespace Hyperelastic
     {
       copy_from_host(u_new, u_old);
       copy_from_host(p_new, p_old);
-      ResidentUpdates::copy(on_device, n_owned, u_old.data(), u.data());
+      GPUAssembly::for_each_index(on_device,
+                                  n_owned,
+                                  StepUpdates::Copy{u_old.data(), u.data()});
     }
 
 
@@ -295,13 +294,13 @@ namespace Hyperelastic
     void
     ResidentBackend::predict(const StepLoads &loads)
     {
-      ResidentUpdates::predict(on_device,
-                               n_owned,
-                               loads.dt,
-                               u_old.data(),
-                               p_old.data(),
-                               mass.data(),
-                               u.data());
+      GPUAssembly::for_each_index(on_device,
+                                  n_owned,
+                                  StepUpdates::Predict{loads.dt,
+                                                       u_old.data(),
+                                                       p_old.data(),
+                                                       mass.data(),
+                                                       u.data()});
     }
 
 
@@ -313,12 +312,10 @@ namespace Hyperelastic
       // The kernel sees the midpoint configuration (dynamic) or u, at the
       // nodes of the rank's cells: owned entries here, the rest from their
       // owners.
-      ResidentUpdates::midpoint(on_device,
-                                n_owned,
-                                dynamic,
-                                u.data(),
-                                u_old.data(),
-                                mid.data());
+      GPUAssembly::for_each_index(
+        on_device,
+        n_owned,
+        StepUpdates::Midpoint{dynamic, u.data(), u_old.data(), mid.data()});
       update_ghosts(mid);
       const auto kernel = make_step_kernel<double>(data, loads);
       if (on_device)
@@ -346,35 +343,36 @@ namespace Hyperelastic
       const auto &times = assembler.get_times();
       exchange_time += times.communication + times.write + times.transfer;
 
-      ResidentUpdates::residual(on_device,
-                                n_owned,
-                                loads.dt,
-                                load_factor(loads),
-                                load.data(),
-                                assembled.data(),
-                                mass.data(),
-                                u.data(),
-                                u_old.data(),
-                                p_old.data(),
-                                residual.data());
+      GPUAssembly::for_each_index(on_device,
+                                  n_owned,
+                                  StepUpdates::Residual{loads.dt,
+                                                        load_factor(loads),
+                                                        load.data(),
+                                                        assembled.data(),
+                                                        mass.data(),
+                                                        u.data(),
+                                                        u_old.data(),
+                                                        p_old.data(),
+                                                        residual.data()});
       // Every rank must take the Newton loop's same branch: a non-finite
       // entry anywhere, constrained ones included, makes the norm NaN on
       // every rank (the norm is global).
       if (!std::isfinite(residual.l2_norm()))
         return residual_norm = std::numeric_limits<double>::quiet_NaN();
-      ResidentUpdates::zero_entries(on_device,
-                                    constrained.size(),
-                                    constrained.data(),
-                                    residual.data());
+      GPUAssembly::for_each_index(on_device,
+                                  constrained.size(),
+                                  StepUpdates::ZeroEntries{constrained.data(),
+                                                           residual.data()});
 
       // m/dt on the diagonal, where the assembler wrote it (no exchange).
       if (dynamic)
-        ResidentUpdates::add_mass_to_diagonal(on_device,
-                                              n_owned,
-                                              loads.dt,
-                                              mass.data(),
-                                              diagonal_positions.data(),
-                                              matrix.values_data());
+        GPUAssembly::for_each_index(
+          on_device,
+          n_owned,
+          StepUpdates::AddMassToDiagonal{loads.dt,
+                                         mass.data(),
+                                         diagonal_positions.data(),
+                                         matrix.values_data()});
       return residual_norm = residual.l2_norm();
     }
 
@@ -398,20 +396,24 @@ namespace Hyperelastic
       // AffineConstraints::distribute() on the update: its owned
       // constrained entries from their lines, which may read other ranks'
       // entries.
-      ResidentUpdates::copy(on_device,
-                            n_owned,
-                            delta.data(),
-                            delta_local.data());
+      GPUAssembly::for_each_index(on_device,
+                                  n_owned,
+                                  StepUpdates::Copy{delta.data(),
+                                                    delta_local.data()});
       update_ghosts(delta_local);
-      ResidentUpdates::distribute(on_device,
-                                  n_lines,
-                                  line_dofs.data(),
-                                  line_offsets.data(),
-                                  line_entries.data(),
-                                  line_weights.data(),
-                                  line_inhomogeneities.data(),
-                                  delta_local.data());
-      ResidentUpdates::add(on_device, n_owned, delta_local.data(), u.data());
+      GPUAssembly::for_each_index(
+        on_device,
+        n_lines,
+        StepUpdates::Distribute{line_dofs.data(),
+                                line_offsets.data(),
+                                line_entries.data(),
+                                line_weights.data(),
+                                line_inhomogeneities.data(),
+                                delta_local.data()});
+      GPUAssembly::for_each_index(on_device,
+                                  n_owned,
+                                  StepUpdates::Add{delta_local.data(),
+                                                   u.data()});
       return result;
     }
 
@@ -420,13 +422,13 @@ namespace Hyperelastic
     void
     ResidentBackend::finish_step(const StepLoads &loads)
     {
-      ResidentUpdates::finish_step(on_device,
-                                   n_owned,
-                                   loads.dt,
-                                   u.data(),
-                                   mass.data(),
-                                   u_old.data(),
-                                   p_old.data());
+      GPUAssembly::for_each_index(on_device,
+                                  n_owned,
+                                  StepUpdates::FinishStep{loads.dt,
+                                                          u.data(),
+                                                          mass.data(),
+                                                          u_old.data(),
+                                                          p_old.data()});
     }
 
 
@@ -440,11 +442,7 @@ namespace Hyperelastic
         std::to_string(n_ranks) + " MPI rank" + (n_ranks > 1 ? "s" : "");
       if (on_device)
         return "GPU per rank, resident: DistributedAssembler with " +
-               data.assembly_method +
-               (data.symmetric_element_data &&
-                    data.assembly_method == "GlobalNZ" ?
-                  " (symmetric element data)" :
-                  "") +
+               device_method_description(data) +
                " into DistributedDeviceMatrix, DistributedJacobiCG and "
                "updates on the device, halo " +
                GPUAssembly::to_string(mid.get_halo_path()) + ", " + ranks;

@@ -14,6 +14,7 @@
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/engine/device_assembler.h>
+#include <gpu_assembly/lac/index_loops.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,7 +22,9 @@
 #include <limits>
 #include <vector>
 
+#include "host_state.h"
 #include "integrator_backend.h"
+#include "step_updates.h"
 #include <Epetra_CrsMatrix.h>
 
 namespace Hyperelastic
@@ -113,9 +116,7 @@ namespace Hyperelastic
         assembler_data;
       assembler_data.use_device     = data.use_device;
       assembler_data.n_nodal_fields = dim;
-      assembler_data.device.method =
-        GPUAssembly::parse_assembly_method(data.assembly_method);
-      assembler_data.device.global_nz.symmetric = data.symmetric_element_data;
+      set_device_method(data, assembler_data.device);
       assembler.reinit(adapter, matrix, assembled, assembler_data);
 
       // The diagonal entries in the matrix's Epetra arrays, which stay in
@@ -154,11 +155,7 @@ namespace Hyperelastic
     TrilinosBackend::set_state(const std::vector<double> &u_new,
                                const std::vector<double> &p_new)
     {
-      AssertDimension(u_new.size(), n_local);
-      AssertDimension(p_new.size(), n_local);
-      std::copy(u_new.begin(), u_new.end(), u_old.begin());
-      std::copy(p_new.begin(), p_new.end(), p_old.begin());
-      u = u_old;
+      set_host_state(u_new, p_new, u, u_old, p_old);
     }
 
 
@@ -167,8 +164,7 @@ namespace Hyperelastic
     TrilinosBackend::get_state(std::vector<double> &u_out,
                                std::vector<double> &p_out) const
     {
-      u_out.assign(u_old.begin(), u_old.end());
-      p_out.assign(p_old.begin(), p_old.end());
+      get_host_state(u_old, p_old, u_out, p_out);
     }
 
 
@@ -184,13 +180,13 @@ namespace Hyperelastic
     void
     TrilinosBackend::predict(const StepLoads &loads)
     {
-      const double  dt   = loads.dt;
-      double       *x    = u.begin();
-      const double *x0   = u_old.begin();
-      const double *p0   = p_old.begin();
-      const double *mass = data.lumped_mass.data();
-      for (unsigned int k = 0; k < n_local; ++k)
-        x[k] = dt > 0 ? x0[k] + dt * p0[k] / mass[k] : x0[k];
+      GPUAssembly::for_each_index(false,
+                                  n_local,
+                                  StepUpdates::Predict{loads.dt,
+                                                       u_old.begin(),
+                                                       p_old.begin(),
+                                                       data.lumped_mass.data(),
+                                                       u.begin()});
     }
 
 
@@ -200,13 +196,10 @@ namespace Hyperelastic
     {
       const bool dynamic = loads.dt > 0;
       // The kernel sees the midpoint configuration (dynamic) or u.
-      {
-        double       *mid = work.begin();
-        const double *x   = u.begin();
-        const double *x0  = u_old.begin();
-        for (unsigned int k = 0; k < n_local; ++k)
-          mid[k] = dynamic ? 0.5 * (x[k] + x0[k]) : x[k];
-      }
+      GPUAssembly::for_each_index(
+        false,
+        n_local,
+        StepUpdates::Midpoint{dynamic, u.begin(), u_old.begin(), work.begin()});
       const auto start = std::chrono::steady_clock::now();
       ghosted          = work;
       exchange_time +=
@@ -220,22 +213,22 @@ namespace Hyperelastic
       exchange_time +=
         assembler.get_times().communication + assembler.get_times().write;
 
-      const double  factor = load_factor(loads);
-      double       *r      = residual.begin();
-      const double *f      = assembled.begin();
-      const double *load   = data.load_pattern.data();
-      const double *mass   = data.lumped_mass.data();
-      const double *x      = u.begin();
-      const double *x0     = u_old.begin();
-      const double *p0     = p_old.begin();
-      bool          finite = true;
-      for (unsigned int k = 0; k < n_local; ++k)
-        {
-          r[k] = factor * load[k] - f[k];
-          if (dynamic)
-            r[k] += p0[k] - mass[k] * (x[k] - x0[k]) / loads.dt;
-          finite = finite && std::isfinite(r[k]);
-        }
+      double *const r = residual.begin();
+      GPUAssembly::for_each_index(
+        false,
+        n_local,
+        StepUpdates::Residual{loads.dt,
+                              load_factor(loads),
+                              data.load_pattern.data(),
+                              assembled.begin(),
+                              data.lumped_mass.data(),
+                              u.begin(),
+                              u_old.begin(),
+                              p_old.begin(),
+                              r});
+      const bool finite = std::all_of(r, r + n_local, [](const double value) {
+        return std::isfinite(value);
+      });
       for (const unsigned int k : constrained)
         r[k] = 0;
       // Every rank must take the Newton loop's same branch.
@@ -245,7 +238,7 @@ namespace Hyperelastic
       // m/dt on the diagonal, where the assembler wrote it (no exchange).
       if (dynamic)
         for (unsigned int k = 0; k < n_local; ++k)
-          *diagonal[k] += mass[k] / loads.dt;
+          *diagonal[k] += data.lumped_mass[k] / loads.dt;
       preconditioner.initialize(matrix);
       return residual_norm = residual.l2_norm();
     }
@@ -291,17 +284,14 @@ namespace Hyperelastic
     void
     TrilinosBackend::finish_step(const StepLoads &loads)
     {
-      const double  dt   = loads.dt;
-      const double *x    = u.begin();
-      double       *x0   = u_old.begin();
-      double       *p0   = p_old.begin();
-      const double *mass = data.lumped_mass.data();
-      for (unsigned int k = 0; k < n_local; ++k)
-        {
-          if (dt > 0)
-            p0[k] = 2. * mass[k] * (x[k] - x0[k]) / dt - p0[k];
-          x0[k] = x[k];
-        }
+      GPUAssembly::for_each_index(
+        false,
+        n_local,
+        StepUpdates::FinishStep{loads.dt,
+                                u.begin(),
+                                data.lumped_mass.data(),
+                                u_old.begin(),
+                                p_old.begin()});
     }
 
 
@@ -317,12 +307,7 @@ namespace Hyperelastic
         std::to_string(n_ranks) + " MPI rank" + (n_ranks > 1 ? "s" : "");
       if (data.use_device)
         return "GPU per rank: DistributedAssembler with " +
-               data.assembly_method +
-               (data.symmetric_element_data &&
-                    data.assembly_method == "GlobalNZ" ?
-                  " (symmetric element data)" :
-                  "") +
-               solve;
+               device_method_description(data) + solve;
       return "host: DistributedAssembler with HostAssembler" + solve;
     }
   } // namespace

@@ -279,6 +279,62 @@ namespace Wave2D
 
 
   void
+  plot_panel(Image                     &image,
+             const PanelLayout         &layout,
+             const unsigned int         k,
+             const std::vector<double> &times,
+             const std::vector<Curve>  &curves,
+             const std::string         &label,
+             const bool                 label_ticks)
+  {
+    const Image::Color black = {{0, 0, 0}}, grey = {{190, 190, 190}};
+    const int    left = layout.left, right = layout.right, width = layout.width;
+    const double t0 = times.empty() ? 0 : times.front(),
+                 t1 = times.empty() ? 1 : times.back();
+    double peak     = 0;
+    for (const Curve &curve : curves)
+      for (std::size_t i = 0; i < times.size(); ++i)
+        peak = std::max(peak, std::abs((*curve.values)[i]));
+    if (peak == 0)
+      peak = 1;
+    const int y_top    = layout.top + k * layout.panel_height,
+              y_bottom = y_top + layout.panel_height - layout.axis_gap;
+    const double y_mid = 0.5 * (y_top + y_bottom);
+    const auto   X     = [&](const double t) {
+      return left + (t - t0) / (t1 - t0 + 1e-300) * (width - left - right);
+    };
+    const auto Y = [&](const double u) {
+      return y_mid - u / peak * 0.5 * (y_bottom - y_top);
+    };
+    image.line(left, y_top, left, y_bottom, black);
+    image.line(left, y_bottom, width - right, y_bottom, black);
+    image.line(left, y_mid, width - right, y_mid, grey);
+    image.text(8, y_top, label, black);
+    image.text(8, y_top + 24, "+" + layout.format(peak), black);
+    image.text(8, int(y_mid) - 7, "0", black);
+    image.text(8, y_bottom - 14, "-" + layout.format(peak), black);
+    for (std::size_t i = 1; i < times.size(); ++i)
+      for (const Curve &curve : curves)
+        image.line(X(times[i - 1]),
+                   Y((*curve.values)[i - 1]),
+                   X(times[i]),
+                   Y((*curve.values)[i]),
+                   curve.color);
+    for (int tick = 0; tick <= 4; ++tick)
+      {
+        const double t = t0 + tick * (t1 - t0) / 4;
+        image.line(X(t), y_bottom, X(t), y_bottom + 5, black);
+        if (label_ticks)
+          image.text(int(X(t)) - (tick == 4 ? layout.last_tick_shift : 20),
+                     y_bottom + 10,
+                     layout.format(t),
+                     black);
+      }
+  }
+
+
+
+  void
   plot_traces(const std::string                      &filename,
               const std::vector<double>              &times,
               const std::vector<std::vector<double>> &ux,
@@ -286,61 +342,24 @@ namespace Wave2D
               const std::vector<std::string>         &labels)
   {
     const unsigned int n_panels = std::max<std::size_t>(1, ux.size());
-    const int panel = 230, left = 230, right = 60, top = 50, width = 1280;
-    Image     image(width, top + n_panels * panel + 40);
-    const Image::Color black = {{0, 0, 0}}, grey = {{190, 190, 190}},
-                       blue = {{20, 80, 200}}, red = {{210, 40, 30}};
-    image.text(left, 12, "Receiver displacement (m) against time (s):", black);
-    image.text(left + 560, 12, "ux", blue);
-    image.text(left + 620, 12, "uy", red);
-    const double t0 = times.empty() ? 0 : times.front(),
-                 t1 = times.empty() ? 1 : times.back();
+    const PanelLayout  layout{230, 60, 50, 230, 1280, 30, short_number, 60};
+    Image image(layout.width, layout.top + n_panels * layout.panel_height + 40);
+    const Image::Color black = {{0, 0, 0}}, blue = {{20, 80, 200}},
+                       red = {{210, 40, 30}};
+    image.text(layout.left,
+               12,
+               "Receiver displacement (m) against time (s):",
+               black);
+    image.text(layout.left + 560, 12, "ux", blue);
+    image.text(layout.left + 620, 12, "uy", red);
     for (unsigned int k = 0; k < ux.size(); ++k)
-      {
-        double peak = 0;
-        for (std::size_t i = 0; i < times.size(); ++i)
-          peak = std::max({peak, std::abs(ux[k][i]), std::abs(uy[k][i])});
-        if (peak == 0)
-          peak = 1;
-        const int    y_top = top + k * panel, y_bottom = y_top + panel - 30;
-        const double y_mid = 0.5 * (y_top + y_bottom);
-        const auto   X     = [&](const double t) {
-          return left + (t - t0) / (t1 - t0 + 1e-300) * (width - left - right);
-        };
-        const auto Y = [&](const double u) {
-          return y_mid - u / peak * 0.5 * (y_bottom - y_top);
-        };
-        image.line(left, y_top, left, y_bottom, black);
-        image.line(left, y_bottom, width - right, y_bottom, black);
-        image.line(left, y_mid, width - right, y_mid, grey);
-        image.text(8, y_top, labels[k], black);
-        image.text(8, y_top + 24, "+" + short_number(peak), black);
-        image.text(8, int(y_mid) - 7, "0", black);
-        image.text(8, y_bottom - 14, "-" + short_number(peak), black);
-        for (std::size_t i = 1; i < times.size(); ++i)
-          {
-            image.line(X(times[i - 1]),
-                       Y(ux[k][i - 1]),
-                       X(times[i]),
-                       Y(ux[k][i]),
-                       blue);
-            image.line(X(times[i - 1]),
-                       Y(uy[k][i - 1]),
-                       X(times[i]),
-                       Y(uy[k][i]),
-                       red);
-          }
-        for (int tick = 0; tick <= 4; ++tick)
-          {
-            const double t = t0 + tick * (t1 - t0) / 4;
-            image.line(X(t), y_bottom, X(t), y_bottom + 5, black);
-            if (k + 1 == ux.size())
-              image.text(int(X(t)) - (tick == 4 ? 60 : 20),
-                         y_bottom + 10,
-                         short_number(t),
-                         black);
-          }
-      }
+      plot_panel(image,
+                 layout,
+                 k,
+                 times,
+                 {{&ux[k], blue}, {&uy[k], red}},
+                 labels[k],
+                 k + 1 == ux.size());
     image.write_png(filename);
   }
 

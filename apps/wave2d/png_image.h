@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,43 @@ namespace Wave2D
   /// red (1).
   Image::Color
   color_map(const double value);
+
+  /**
+   * Where plot_panel() draws in its image: panel k spans the rows from
+   * top + k panel_height, its time axis axis_gap rows above the next
+   * panel, its curves from column left to right columns before the
+   * image's width; numbers are written by format, the last tick's label
+   * starts last_tick_shift columns before its tick.
+   */
+  struct PanelLayout
+  {
+    int                                      left, right, top, panel_height;
+    int                                      width, axis_gap;
+    std::function<std::string(const double)> format;
+    int                                      last_tick_shift;
+  };
+
+  /// A curve of a panel: values at the panel's times, in one colour.
+  struct Curve
+  {
+    const std::vector<double> *values;
+    Image::Color               color;
+  };
+
+  /**
+   * Panel @p k of a plot against time: the time axis, the zero line, the
+   * curves scaled to their common peak (drawn segment by segment, each
+   * segment in every curve before the next), @p label with the peak, and
+   * five ticks on the time axis, with their times where @p label_ticks.
+   */
+  void
+  plot_panel(Image                     &image,
+             const PanelLayout         &layout,
+             const unsigned int         k,
+             const std::vector<double> &times,
+             const std::vector<Curve>  &curves,
+             const std::string         &label,
+             const bool                 label_ticks);
 
   /**
    * One panel per receiver, both displacement components against time,
