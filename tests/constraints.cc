@@ -97,14 +97,11 @@ namespace
                                reference_rhs,
                                use_inhomogeneities);
 
-          typename DoFHandlerAdapter<dim>::AdditionalData adapter_data;
-          adapter_data.keep_constrained_dofs = keep;
-          const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                               problem.dof_handler,
-                                               *problem.quadrature,
-                                               problem.constraints,
-                                               adapter_data);
-          const MeshArrays            &arrays = adapter.get_arrays();
+          const DoFHandlerAdapter<dim> adapter =
+            Testing::make_adapter(problem,
+                                  {SupplementalDataFormat::quadrature_gradients,
+                                   keep});
+          const MeshArrays &arrays = adapter.get_arrays();
           checks.check(arrays.n_nonzeros() ==
                          sparsity_pattern.n_nonzero_elements(),
                        name + ": the adapter's pattern has deal.II's " +
@@ -211,10 +208,7 @@ namespace
                                        1,
                                        dim,
                                        1);
-    const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                         problem.dof_handler,
-                                         *problem.quadrature,
-                                         problem.constraints);
+    const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
     ConstraintPlan               one, several;
     MultithreadInfo::set_thread_limit(1);
     one.reinit(adapter.get_arrays());
@@ -242,11 +236,8 @@ namespace
   {
     Testing::TestProblem<dim> problem;
     Testing::setup_constrained_problem(problem, c, 2, 1);
-    const DoFHandlerAdapter<dim>           adapter(*problem.mapping,
-                                         problem.dof_handler,
-                                         *problem.quadrature,
-                                         problem.constraints);
-    std::mt19937                           generator(7);
+    const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
+    std::mt19937                 generator(7);
     std::uniform_real_distribution<double> random(-1., 1.);
     Vector<double> reference(problem.dof_handler.n_dofs());
     for (auto &x : reference)

@@ -412,10 +412,8 @@ test_kernel_components(Testing::Checks &checks)
                          1,
                          2,
                          Testing::ConstraintKind::homogeneous);
-  const DoFHandlerAdapter<2>     vector_adapter(*vector_problem.mapping,
-                                            vector_problem.dof_handler,
-                                            *vector_problem.quadrature,
-                                            vector_problem.constraints);
+  const DoFHandlerAdapter<2> vector_adapter =
+    Testing::make_adapter(vector_problem);
   const HostAssembler<2, double> vector_assembler(vector_adapter.get_arrays());
   std::vector<double>            values, rhs;
   checks.check_throws<ExcUnsupportedInput>(
@@ -431,10 +429,8 @@ test_kernel_components(Testing::Checks &checks)
                          2,
                          1,
                          Testing::ConstraintKind::none);
-  const DoFHandlerAdapter<2>     scalar_adapter(*scalar_problem.mapping,
-                                            scalar_problem.dof_handler,
-                                            *scalar_problem.quadrature,
-                                            scalar_problem.constraints);
+  const DoFHandlerAdapter<2> scalar_adapter =
+    Testing::make_adapter(scalar_problem);
   const HostAssembler<2, double> scalar_assembler(scalar_adapter.get_arrays());
   checks.check_throws<ExcUnsupportedInput>(
     [&]() {
@@ -496,11 +492,8 @@ test_no_half_built_state(Testing::Checks &checks)
                          2,
                          1,
                          Testing::ConstraintKind::inhomogeneous);
-  DoFHandlerAdapter<2> adapter(*problem.mapping,
-                               problem.dof_handler,
-                               *problem.quadrature,
-                               problem.constraints);
-  const MeshArrays     before = adapter.get_arrays();
+  DoFHandlerAdapter<2> adapter = Testing::make_adapter(problem);
+  const MeshArrays     before  = adapter.get_arrays();
   checks.check(before.n_elements == 9 && before.n_dofs == 49 &&
                  before.n_nonzeros() > 0,
                "the first adapter is built (9 elements, 49 DoFs)");
@@ -568,10 +561,8 @@ test_no_device(Testing::Checks &checks)
     return;
   Testing::TestProblem<2> problem;
   Testing::setup_problem(problem, false, 1, 1, Testing::ConstraintKind::none);
-  const GPUAssembly::DoFHandlerAdapter<2> adapter(*problem.mapping,
-                                                  problem.dof_handler,
-                                                  *problem.quadrature,
-                                                  problem.constraints);
+  const GPUAssembly::DoFHandlerAdapter<2> adapter =
+    Testing::make_adapter(problem);
   checks.check_throws<dealii::ExceptionBase>(
     [&] {
       GPUAssembly::DeviceAssembler<2, double> assembler;

@@ -212,14 +212,9 @@ test_global_nz_plan(Testing::Checks             &checks,
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          5);
-  typename DoFHandlerAdapter<dim>::AdditionalData data;
-  data.supplemental_format = format;
-  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints,
-                                       data);
-  const MeshArrays            &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<dim> adapter =
+    Testing::make_adapter(problem, {format});
+  const MeshArrays &arrays = adapter.get_arrays();
 
   GlobalNZPlan::Parameters parameters;
   parameters.elements_per_block = 64;

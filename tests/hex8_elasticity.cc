@@ -53,11 +53,8 @@ test_local_matrices(Testing::Checks &checks)
                          Testing::ConstraintKind::none,
                          true,
                          4);
-  const DoFHandlerAdapter<3> adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
-  MeshArrays                 arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<3> adapter = Testing::make_adapter(problem);
+  MeshArrays                 arrays  = adapter.get_arrays();
   std::vector<double>        E, nu;
   Testing::hex8_materials(arrays.n_elements, E, nu);
   append_element_material(arrays, E, nu);
@@ -215,11 +212,8 @@ test_assembly(Testing::Checks &checks, const bool symmetric)
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          4);
-  const DoFHandlerAdapter<3> adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
-  MeshArrays                 arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<3> adapter = Testing::make_adapter(problem);
+  MeshArrays                 arrays  = adapter.get_arrays();
   std::vector<double>        E, nu;
   Testing::hex8_materials(arrays.n_elements, E, nu);
   append_element_material(arrays, E, nu);
@@ -327,11 +321,7 @@ test_errors(Testing::Checks &checks)
       "verify_hex8_arrays refuses a 3x3x3 Gauss rule");
   }
   {
-    MeshArrays arrays = DoFHandlerAdapter<3>(*problem.mapping,
-                                             problem.dof_handler,
-                                             *problem.quadrature,
-                                             problem.constraints)
-                          .get_arrays();
+    MeshArrays          arrays = Testing::make_adapter(problem).get_arrays();
     std::vector<double> E(arrays.n_elements, 1.), nu(arrays.n_elements, 0.3);
     checks.check_throws<ExceptionBase>(
       [&] {
@@ -385,10 +375,7 @@ test_errors(Testing::Checks &checks)
                            Testing::ConstraintKind::none,
                            false,
                            2);
-    const DoFHandlerAdapter<3> adapter(*tets.mapping,
-                                       tets.dof_handler,
-                                       *tets.quadrature,
-                                       tets.constraints);
+    const DoFHandlerAdapter<3> adapter = Testing::make_adapter(tets);
     checks.check_throws<ExceptionBase>(
       [&] {
         verify_hex8_arrays(adapter.get_arrays());

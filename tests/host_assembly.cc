@@ -72,15 +72,9 @@ compare(const Testing::TestProblem<dim> &problem,
                        reference,
                        reference_rhs);
 
-  typename DoFHandlerAdapter<dim>::AdditionalData data;
-  data.keep_constrained_dofs = keep_constrained_dofs;
-  data.supplemental_format   = format;
-  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints,
-                                       data);
-  std::vector<Number>          values, rhs;
+  const DoFHandlerAdapter<dim> adapter =
+    Testing::make_adapter(problem, {format, keep_constrained_dofs});
+  std::vector<Number> values, rhs;
   assemble_with_plugin<dim, Number>(adapter,
                                     form,
                                     problem.n_components,
@@ -378,10 +372,7 @@ test_reproducibility(Testing::Checks &checks)
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          4);
-  const DoFHandlerAdapter<3> adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
+  const DoFHandlerAdapter<3> adapter = Testing::make_adapter(problem);
   std::vector<double>        values_1, rhs_1, values_n, rhs_n;
   MultithreadInfo::set_thread_limit(1);
   assemble_with_plugin<3, double>(adapter,

@@ -38,11 +38,8 @@ test_accumulated_node_pairs(Testing::Checks &checks)
                          Testing::ConstraintKind::homogeneous,
                          false,
                          2);
-  const DoFHandlerAdapter<3>        adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
-  const MeshArrays                 &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<3>        adapter = Testing::make_adapter(problem);
+  const MeshArrays                 &arrays  = adapter.get_arrays();
   const HostElementStage<double>    stage(arrays, 0, AssemblyOptions());
   LinearElasticityKernel<3, double> kernel;
   kernel.lambda = 2.5;
@@ -181,11 +178,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
   // takes each element's owned nodes first.
   if (one_point)
     problem.quadrature = std::make_unique<QGaussSimplex<dim>>(1);
-  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints);
-  const MeshArrays            &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
+  const MeshArrays            &arrays  = adapter.get_arrays();
   const std::string            name =
     problem.name() +
     (partitioner == NodePartitioner::metis         ? " (METIS parts" :

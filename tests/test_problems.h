@@ -22,6 +22,8 @@
 
 #include <deal.II/numerics/vector_tools.h>
 
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
+
 #include <memory>
 #include <sstream>
 #include <string>
@@ -163,6 +165,22 @@ namespace Testing
                                                  n_components),
                                                problem.constraints);
     problem.constraints.close();
+  }
+
+  /// The adapter of @p problem (its mapping, DoFHandler, quadrature and
+  /// constraints) with @p data.
+  template <int dim>
+  GPUAssembly::DoFHandlerAdapter<dim>
+  make_adapter(
+    const TestProblem<dim>                                             &problem,
+    const typename GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData &data =
+      {})
+  {
+    return GPUAssembly::DoFHandlerAdapter<dim>(*problem.mapping,
+                                               problem.dof_handler,
+                                               *problem.quadrature,
+                                               problem.constraints,
+                                               data);
   }
 } // namespace Testing
 
