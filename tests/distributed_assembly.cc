@@ -685,37 +685,29 @@ int
 main(int argc, char **argv)
 {
   Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
-  bool                             passed = true;
-  try
-    {
-      for (const bool hanging : {false, true})
-        {
-          passed &=
-            run_case<2>({TriaKind::p4est, Form::laplace, 2, hanging, false});
-          passed &=
-            run_case<2>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
-          passed &=
-            run_case<3>({TriaKind::p4est, Form::laplace, 1, hanging, false});
-          passed &=
-            run_case<3>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
-        }
-      passed &= run_case<2>({TriaKind::p4est, Form::elasticity, 2, true, true});
-      passed &= run_case<3>({TriaKind::p4est, Form::laplace, 2, true, true});
-      passed &= run_case<2>(
-        {TriaKind::fully_distributed, Form::laplace, 1, true, false});
-      passed &= run_case<3>(
-        {TriaKind::fully_distributed, Form::elasticity, 1, false, false});
-      passed &= run_thread_case();
-      passed &= run_binding_case();
+  return Testing::exit_code_on_all_ranks([&]() {
+    bool passed = true;
+    for (const bool hanging : {false, true})
+      {
+        passed &=
+          run_case<2>({TriaKind::p4est, Form::laplace, 2, hanging, false});
+        passed &=
+          run_case<2>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
+        passed &=
+          run_case<3>({TriaKind::p4est, Form::laplace, 1, hanging, false});
+        passed &=
+          run_case<3>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
+      }
+    passed &= run_case<2>({TriaKind::p4est, Form::elasticity, 2, true, true});
+    passed &= run_case<3>({TriaKind::p4est, Form::laplace, 2, true, true});
+    passed &=
+      run_case<2>({TriaKind::fully_distributed, Form::laplace, 1, true, false});
+    passed &= run_case<3>(
+      {TriaKind::fully_distributed, Form::elasticity, 1, false, false});
+    passed &= run_thread_case();
+    passed &= run_binding_case();
 
-      passed &= run_input_cases();
-    }
-  catch (const std::exception &exception)
-    {
-      std::cerr << "rank " << Utilities::MPI::this_mpi_process(MPI_COMM_WORLD)
-                << ": " << exception.what() << std::endl;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  passed = Utilities::MPI::min(passed ? 1 : 0, MPI_COMM_WORLD) == 1;
-  return passed ? 0 : 1;
+    passed &= run_input_cases();
+    return passed;
+  });
 }

@@ -65,11 +65,7 @@ test_lpt_packing(Testing::Checks &checks)
     }
   Testing::check_rules(checks,
                        "LPT packing",
-                       {{std::all_of(seen.begin() + 1,
-                                     seen.end(),
-                                     [](const int n) {
-                                       return n == 1;
-                                     }),
+                       {{Testing::each_once(seen.begin() + 1, seen.end()),
                          "every entry is packed exactly once"},
                         {whole, "no list is split"}});
 
@@ -291,21 +287,17 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
       total += n_columns;
       start = end;
     }
-  const auto once = [](const auto begin, const auto end) {
-    return std::all_of(begin, end, [](const int n) {
-      return n == 1;
-    });
-  };
   Testing::check_rules(
     checks,
     "aligned packing" + mode,
     {{packed[0] == 5, "appends to what the array held"},
      {start == packed.size() && slice_ends.size() == n_lanes / width,
       "slices in whole chunks, one per warp"},
-     {once(seen_first.begin() + 1, seen_first.end()) &&
-        once(seen_second.begin() + 100000, seen_second.end()),
+     {Testing::each_once(seen_first.begin() + 1, seen_first.end()) &&
+        Testing::each_once(seen_second.begin() + 100000, seen_second.end()),
       "every entry packed exactly once"},
-     {once(closed.begin() + 1, closed.end()), "every list closed once"},
+     {Testing::each_once(closed.begin() + 1, closed.end()),
+      "every list closed once"},
      {whole, "lists whole and in order"}});
   checks.check(aligned,
                "aligned packing" + mode +
@@ -398,12 +390,7 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
         "with its shape"},
        {row == shapes.n_leading.size(),
         "the rows returned are the rows walked"},
-       {std::all_of(listed.begin(),
-                    listed.end(),
-                    [](const int n) {
-                      return n == 1;
-                    }),
-        "every list in exactly one row"}});
+       {Testing::each_once(listed), "every list in exactly one row"}});
   }
   checks.check_throws<ExceptionBase>(
     [&] {
@@ -577,12 +564,7 @@ test_halved_packing(Testing::Checks &checks, const bool keep_list_order)
   Testing::check_rules(
     checks,
     "halved packing" + mode,
-    {{std::all_of(listed.begin(),
-                  listed.end(),
-                  [](const int n) {
-                    return n == 1;
-                  }),
-      "every list once in the slot of its row"},
+    {{Testing::each_once(listed), "every list once in the slot of its row"},
      {right && row == shapes.n_halved.size(),
       "each run of a halved list halved, the second half in lane "
       "n_leading + slot"},

@@ -87,10 +87,8 @@ device_assemble(const MeshArrays    &arrays,
                 const bool           morton        = false,
                 const bool           node_pairs    = false)
 {
-  typename DeviceAssembler<dim, Number>::AdditionalData data;
-  data.method               = method;
-  data.global_nz.symmetric  = symmetric;
-  data.shared_nz.node_pairs = node_pairs;
+  auto data =
+    Testing::assembler_data<dim, Number>(method, node_pairs, symmetric);
   if (morton)
     {
       // The other orders of the plan, tested on this variant.

@@ -59,11 +59,10 @@ namespace
                   std::vector<Number>   &values,
                   std::vector<Number>   &rhs)
   {
-    typename DeviceAssembler<dim, Number>::AdditionalData data;
-    data.method               = variant.method;
-    data.shared_nz.node_pairs = variant.node_pairs;
-    data.global_nz.symmetric  = variant.symmetric;
-    data.options              = options;
+    auto data    = Testing::assembler_data<dim, Number>(variant.method,
+                                                     variant.node_pairs,
+                                                     variant.symmetric);
+    data.options = options;
     Testing::device_assemble<dim>(arrays,
                                   data,
                                   kernel,

@@ -10,6 +10,21 @@
 
 namespace Testing
 {
+  /// The assembler's data for @p method: with @p node_pairs for SharedNZ,
+  /// @p symmetric element data for GlobalNZ.
+  template <int dim, typename Number>
+  typename GPUAssembly::DeviceAssembler<dim, Number>::AdditionalData
+  assembler_data(const GPUAssembly::AssemblyMethod method,
+                 const bool                        node_pairs,
+                 const bool                        symmetric)
+  {
+    typename GPUAssembly::DeviceAssembler<dim, Number>::AdditionalData data;
+    data.method               = method;
+    data.shared_nz.node_pairs = node_pairs;
+    data.global_nz.symmetric  = symmetric;
+    return data;
+  }
+
   /**
    * Assembles @p kernel on the device with the assembler's @p data,
    * @p n_repetitions times into the same matrix and right-hand side (as a
