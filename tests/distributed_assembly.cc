@@ -131,36 +131,7 @@ namespace
       if (cell->is_locally_owned())
         {
           fe_values.reinit(cell);
-          cell_matrix = 0;
-          cell_rhs    = 0;
-          for (const unsigned int q : fe_values.quadrature_point_indices())
-            for (unsigned int i = 0; i < n; ++i)
-              {
-                const unsigned int ci = fe.system_to_component_index(i).first;
-                const double f = form == Form::laplace ? source : force[ci];
-                cell_rhs(i) += f * fe_values.shape_value_component(i, q, ci) *
-                               fe_values.JxW(q);
-                for (unsigned int j = 0; j < n; ++j)
-                  {
-                    const unsigned int cj =
-                      fe.system_to_component_index(j).first;
-                    double value = 0;
-                    if (form == Form::laplace)
-                      value = diffusion * fe_values.shape_grad(i, q) *
-                              fe_values.shape_grad(j, q);
-                    else
-                      {
-                        const Tensor<1, dim> gi =
-                          fe_values.shape_grad_component(i, q, ci);
-                        const Tensor<1, dim> gj =
-                          fe_values.shape_grad_component(j, q, cj);
-                        value = gi[ci] * gj[cj] * lambda +
-                                gi[cj] * gj[ci] * mu +
-                                (ci == cj ? gi * gj * mu : 0.);
-                      }
-                    cell_matrix(i, j) += value * fe_values.JxW(q);
-                  }
-              }
+          cell_integrals(fe_values, form, cell_matrix, cell_rhs);
           cell->get_dof_indices(dofs);
           constraints.distribute_local_to_global(cell_matrix,
                                                  cell_rhs,
