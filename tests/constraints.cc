@@ -33,32 +33,6 @@ using namespace GPUAssembly;
 
 namespace
 {
-  struct Errors
-  {
-    double matrix;
-    double rhs;
-  };
-
-  template <int dim>
-  Errors
-  errors_against(const DoFHandlerAdapter<dim> &adapter,
-                 const SparsityPattern        &sparsity_pattern,
-                 const SparseMatrix<double>   &reference,
-                 const Vector<double>         &reference_rhs,
-                 const std::vector<double>    &values,
-                 const std::vector<double>    &rhs)
-  {
-    SparseMatrix<double> ours(sparsity_pattern);
-    adapter.copy_to_sparse_matrix(values, ours);
-    ours.add(-1., reference);
-    Vector<double> rhs_difference(rhs.begin(), rhs.end());
-    rhs_difference -= reference_rhs;
-    return {ours.frobenius_norm() / reference.frobenius_norm(),
-            rhs_difference.l2_norm() / reference_rhs.l2_norm()};
-  }
-
-
-
   template <int dim>
   void
   test_case(Testing::Checks               &checks,

@@ -96,6 +96,39 @@ cell_integrals(const FEValues<dim> &fe_values,
 
 
 
+// Relative differences of the plugin's matrix and right-hand side from
+// deal.II's (the right-hand side's absolute difference where deal.II's is
+// zero).
+struct Errors
+{
+  double matrix;
+  double rhs;
+};
+
+// The plugin's @p values are copied into deal.II's @p sparsity_pattern, the
+// reference's, so the difference is taken entry by entry.
+template <int dim, typename Number>
+Errors
+errors_against(const DoFHandlerAdapter<dim> &adapter,
+               const SparsityPattern        &sparsity_pattern,
+               const SparseMatrix<double>   &reference,
+               const Vector<double>         &reference_rhs,
+               const std::vector<Number>    &values,
+               const std::vector<Number>    &rhs)
+{
+  SparseMatrix<double> ours(sparsity_pattern);
+  adapter.copy_to_sparse_matrix(values, ours);
+  ours.add(-1., reference);
+  Vector<double> rhs_difference(rhs.begin(), rhs.end());
+  rhs_difference -= reference_rhs;
+  return {ours.frobenius_norm() / reference.frobenius_norm(),
+          reference_rhs.l2_norm() > 0 ?
+            rhs_difference.l2_norm() / reference_rhs.l2_norm() :
+            rhs_difference.l2_norm()};
+}
+
+
+
 // deal.II's assembly of the same forms, written the deal.II way (step-8
 // for elasticity) and independent of the plugin's arrays.
 template <int dim>

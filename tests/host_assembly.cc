@@ -49,12 +49,6 @@ assemble_with_plugin(const DoFHandlerAdapter<dim> &adapter,
 
 
 
-struct Errors
-{
-  double matrix;
-  double rhs;
-};
-
 template <int dim, typename Number>
 Errors
 compare(const Testing::TestProblem<dim> &problem,
@@ -80,18 +74,12 @@ compare(const Testing::TestProblem<dim> &problem,
                                     problem.n_components,
                                     values,
                                     rhs);
-
-  // Same pattern as deal.II's, so the difference is taken entry by entry.
-  SparseMatrix<double> ours(sparsity_pattern);
-  adapter.copy_to_sparse_matrix(values, ours);
-  ours.add(-1., reference);
-  Vector<double> rhs_difference(rhs.begin(), rhs.end());
-  rhs_difference -= reference_rhs;
-
-  return {ours.frobenius_norm() / reference.frobenius_norm(),
-          reference_rhs.l2_norm() > 0 ?
-            rhs_difference.l2_norm() / reference_rhs.l2_norm() :
-            rhs_difference.l2_norm()};
+  return errors_against(adapter,
+                        sparsity_pattern,
+                        reference,
+                        reference_rhs,
+                        values,
+                        rhs);
 }
 
 
