@@ -117,25 +117,6 @@ describe(const Testing::TestProblem<dim> &problem,
 
 
 
-template <int dim>
-DoFHandlerAdapter<dim>
-make_adapter(const Testing::TestProblem<dim> &problem,
-             const bool                       keep,
-             const SupplementalDataFormat     format =
-               SupplementalDataFormat::quadrature_gradients)
-{
-  typename DoFHandlerAdapter<dim>::AdditionalData data;
-  data.keep_constrained_dofs = keep;
-  data.supplemental_format   = format;
-  return DoFHandlerAdapter<dim>(*problem.mapping,
-                                problem.dof_handler,
-                                *problem.quadrature,
-                                problem.constraints,
-                                data);
-}
-
-
-
 // CSR pattern and nonzero map, which depend on keep_constrained_dofs.
 template <int dim>
 void
@@ -451,9 +432,8 @@ check_inverse_edge_matrix(const Testing::TestProblem<dim> &problem,
     {
       checks.check_throws<ExcUnsupportedInput>(
         [&]() {
-          make_adapter(problem,
-                       true,
-                       SupplementalDataFormat::inverse_edge_matrix);
+          Testing::make_adapter(problem,
+                                {SupplementalDataFormat::inverse_edge_matrix});
         },
         "inverse-edge-matrix",
         name + "the inverse-edge-matrix format is refused");
@@ -461,7 +441,8 @@ check_inverse_edge_matrix(const Testing::TestProblem<dim> &problem,
     }
 
   const DoFHandlerAdapter<dim> adapter =
-    make_adapter(problem, true, SupplementalDataFormat::inverse_edge_matrix);
+    Testing::make_adapter(problem,
+                          {SupplementalDataFormat::inverse_edge_matrix});
   const MeshArrays  &arrays = adapter.get_arrays();
   const unsigned int n_en   = arrays.layout.n_nodes;
   bool               inverse_ok =
@@ -686,7 +667,10 @@ test_configuration(const bool                    simplex,
   for (const bool keep : {true, false})
     {
       const std::string name = describe(problem, kind, renumber, keep);
-      const DoFHandlerAdapter<dim> adapter = make_adapter(problem, keep);
+      const DoFHandlerAdapter<dim> adapter =
+        Testing::make_adapter(problem,
+                              {SupplementalDataFormat::quadrature_gradients,
+                               keep});
       check_pattern(problem, adapter, keep, name, checks);
       if (!keep)
         continue;
@@ -752,7 +736,8 @@ check_independent_of_threads(const bool                   simplex,
       for (const unsigned int threads : {1u, 3u, numbers::invalid_unsigned_int})
         {
           MultithreadInfo::set_thread_limit(threads);
-          built.push_back(make_adapter(problem, keep, format).get_arrays());
+          built.push_back(
+            Testing::make_adapter(problem, {format, keep}).get_arrays());
         }
       MultithreadInfo::set_thread_limit();
       const std::string name =

@@ -114,14 +114,7 @@ namespace Testing
       problem.fe = std::make_unique<FESystem<dim>>(base, n_components);
     problem.mapping    = std::make_unique<MappingQ<dim>>(1);
     problem.quadrature = std::make_unique<QGauss<dim>>(degree + 1);
-    problem.dof_handler.reinit(problem.tria);
-    problem.dof_handler.distribute_dofs(*problem.fe);
-    if (renumber)
-      {
-        DoFRenumbering::Cuthill_McKee(problem.dof_handler);
-        if (n_components > 1)
-          DoFRenumbering::component_wise(problem.dof_handler);
-      }
+    distribute_problem_dofs(problem, renumber);
 
     AffineConstraints<double> &constraints = problem.constraints;
     constraints.clear();

@@ -33,32 +33,6 @@ using namespace GPUAssembly;
 
 namespace
 {
-  struct Errors
-  {
-    double matrix;
-    double rhs;
-  };
-
-  template <int dim>
-  Errors
-  errors_against(const DoFHandlerAdapter<dim> &adapter,
-                 const SparsityPattern        &sparsity_pattern,
-                 const SparseMatrix<double>   &reference,
-                 const Vector<double>         &reference_rhs,
-                 const std::vector<double>    &values,
-                 const std::vector<double>    &rhs)
-  {
-    SparseMatrix<double> ours(sparsity_pattern);
-    adapter.copy_to_sparse_matrix(values, ours);
-    ours.add(-1., reference);
-    Vector<double> rhs_difference(rhs.begin(), rhs.end());
-    rhs_difference -= reference_rhs;
-    return {ours.frobenius_norm() / reference.frobenius_norm(),
-            rhs_difference.l2_norm() / reference_rhs.l2_norm()};
-  }
-
-
-
   template <int dim>
   void
   test_case(Testing::Checks               &checks,
@@ -97,14 +71,11 @@ namespace
                                reference_rhs,
                                use_inhomogeneities);
 
-          typename DoFHandlerAdapter<dim>::AdditionalData adapter_data;
-          adapter_data.keep_constrained_dofs = keep;
-          const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                               problem.dof_handler,
-                                               *problem.quadrature,
-                                               problem.constraints,
-                                               adapter_data);
-          const MeshArrays            &arrays = adapter.get_arrays();
+          const DoFHandlerAdapter<dim> adapter =
+            Testing::make_adapter(problem,
+                                  {SupplementalDataFormat::quadrature_gradients,
+                                   keep});
+          const MeshArrays &arrays = adapter.get_arrays();
           checks.check(arrays.n_nonzeros() ==
                          sparsity_pattern.n_nonzero_elements(),
                        name + ": the adapter's pattern has deal.II's " +
@@ -211,10 +182,7 @@ namespace
                                        1,
                                        dim,
                                        1);
-    const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                         problem.dof_handler,
-                                         *problem.quadrature,
-                                         problem.constraints);
+    const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
     ConstraintPlan               one, several;
     MultithreadInfo::set_thread_limit(1);
     one.reinit(adapter.get_arrays());
@@ -242,11 +210,8 @@ namespace
   {
     Testing::TestProblem<dim> problem;
     Testing::setup_constrained_problem(problem, c, 2, 1);
-    const DoFHandlerAdapter<dim>           adapter(*problem.mapping,
-                                         problem.dof_handler,
-                                         *problem.quadrature,
-                                         problem.constraints);
-    std::mt19937                           generator(7);
+    const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
+    std::mt19937                 generator(7);
     std::uniform_real_distribution<double> random(-1., 1.);
     Vector<double> reference(problem.dof_handler.n_dofs());
     for (auto &x : reference)

@@ -131,36 +131,7 @@ namespace
       if (cell->is_locally_owned())
         {
           fe_values.reinit(cell);
-          cell_matrix = 0;
-          cell_rhs    = 0;
-          for (const unsigned int q : fe_values.quadrature_point_indices())
-            for (unsigned int i = 0; i < n; ++i)
-              {
-                const unsigned int ci = fe.system_to_component_index(i).first;
-                const double f = form == Form::laplace ? source : force[ci];
-                cell_rhs(i) += f * fe_values.shape_value_component(i, q, ci) *
-                               fe_values.JxW(q);
-                for (unsigned int j = 0; j < n; ++j)
-                  {
-                    const unsigned int cj =
-                      fe.system_to_component_index(j).first;
-                    double value = 0;
-                    if (form == Form::laplace)
-                      value = diffusion * fe_values.shape_grad(i, q) *
-                              fe_values.shape_grad(j, q);
-                    else
-                      {
-                        const Tensor<1, dim> gi =
-                          fe_values.shape_grad_component(i, q, ci);
-                        const Tensor<1, dim> gj =
-                          fe_values.shape_grad_component(j, q, cj);
-                        value = gi[ci] * gj[cj] * lambda +
-                                gi[cj] * gj[ci] * mu +
-                                (ci == cj ? gi * gj * mu : 0.);
-                      }
-                    cell_matrix(i, j) += value * fe_values.JxW(q);
-                  }
-              }
+          cell_integrals(fe_values, form, cell_matrix, cell_rhs);
           cell->get_dof_indices(dofs);
           constraints.distribute_local_to_global(cell_matrix,
                                                  cell_rhs,
@@ -685,37 +656,29 @@ int
 main(int argc, char **argv)
 {
   Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
-  bool                             passed = true;
-  try
-    {
-      for (const bool hanging : {false, true})
-        {
-          passed &=
-            run_case<2>({TriaKind::p4est, Form::laplace, 2, hanging, false});
-          passed &=
-            run_case<2>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
-          passed &=
-            run_case<3>({TriaKind::p4est, Form::laplace, 1, hanging, false});
-          passed &=
-            run_case<3>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
-        }
-      passed &= run_case<2>({TriaKind::p4est, Form::elasticity, 2, true, true});
-      passed &= run_case<3>({TriaKind::p4est, Form::laplace, 2, true, true});
-      passed &= run_case<2>(
-        {TriaKind::fully_distributed, Form::laplace, 1, true, false});
-      passed &= run_case<3>(
-        {TriaKind::fully_distributed, Form::elasticity, 1, false, false});
-      passed &= run_thread_case();
-      passed &= run_binding_case();
+  return Testing::exit_code_on_all_ranks([&]() {
+    bool passed = true;
+    for (const bool hanging : {false, true})
+      {
+        passed &=
+          run_case<2>({TriaKind::p4est, Form::laplace, 2, hanging, false});
+        passed &=
+          run_case<2>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
+        passed &=
+          run_case<3>({TriaKind::p4est, Form::laplace, 1, hanging, false});
+        passed &=
+          run_case<3>({TriaKind::p4est, Form::elasticity, 1, hanging, false});
+      }
+    passed &= run_case<2>({TriaKind::p4est, Form::elasticity, 2, true, true});
+    passed &= run_case<3>({TriaKind::p4est, Form::laplace, 2, true, true});
+    passed &=
+      run_case<2>({TriaKind::fully_distributed, Form::laplace, 1, true, false});
+    passed &= run_case<3>(
+      {TriaKind::fully_distributed, Form::elasticity, 1, false, false});
+    passed &= run_thread_case();
+    passed &= run_binding_case();
 
-      passed &= run_input_cases();
-    }
-  catch (const std::exception &exception)
-    {
-      std::cerr << "rank " << Utilities::MPI::this_mpi_process(MPI_COMM_WORLD)
-                << ": " << exception.what() << std::endl;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  passed = Utilities::MPI::min(passed ? 1 : 0, MPI_COMM_WORLD) == 1;
-  return passed ? 0 : 1;
+    passed &= run_input_cases();
+    return passed;
+  });
 }

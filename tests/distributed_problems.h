@@ -25,12 +25,38 @@
 #include <deal.II/numerics/vector_tools.h>
 
 #include <cmath>
+#include <exception>
+#include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 
 namespace Testing
 {
   using namespace dealii;
+
+  /**
+   * Runs the test @p cases, which return whether they passed on this rank,
+   * and returns the program's exit code: 0 where they passed on every rank.
+   * An exception on a rank aborts all ranks after printing it.
+   */
+  inline int
+  exit_code_on_all_ranks(const std::function<bool()> &cases)
+  {
+    bool passed = true;
+    try
+      {
+        passed = cases();
+      }
+    catch (const std::exception &exception)
+      {
+        std::cerr << "rank " << Utilities::MPI::this_mpi_process(MPI_COMM_WORLD)
+                  << ": " << exception.what() << std::endl;
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+    passed = Utilities::MPI::min(passed ? 1 : 0, MPI_COMM_WORLD) == 1;
+    return passed ? 0 : 1;
+  }
 
   enum class TriaKind
   {

@@ -34,6 +34,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "distributed_problems.h"
 #include "resident_problems.h"
 
 namespace
@@ -255,27 +256,18 @@ int
 main(int argc, char **argv)
 {
   Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
-  bool                             passed = true;
-  try
-    {
-      for (const bool hanging : {false, true})
-        {
-          passed &= run_case<2>(TriaKind::p4est, Form::laplace, 2, hanging);
-          passed &= run_case<2>(TriaKind::p4est, Form::elasticity, 1, hanging);
-          passed &= run_case<3>(TriaKind::p4est, Form::laplace, 1, hanging);
-          passed &= run_case<3>(TriaKind::p4est, Form::elasticity, 1, hanging);
-        }
-      passed &=
-        run_case<2>(TriaKind::fully_distributed, Form::laplace, 1, true);
-      passed &=
-        run_case<3>(TriaKind::fully_distributed, Form::elasticity, 1, false);
-    }
-  catch (const std::exception &exception)
-    {
-      std::cerr << "rank " << Utilities::MPI::this_mpi_process(MPI_COMM_WORLD)
-                << ": " << exception.what() << std::endl;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  passed = Utilities::MPI::min(passed ? 1 : 0, MPI_COMM_WORLD) == 1;
-  return passed ? 0 : 1;
+  return Testing::exit_code_on_all_ranks([&]() {
+    bool passed = true;
+    for (const bool hanging : {false, true})
+      {
+        passed &= run_case<2>(TriaKind::p4est, Form::laplace, 2, hanging);
+        passed &= run_case<2>(TriaKind::p4est, Form::elasticity, 1, hanging);
+        passed &= run_case<3>(TriaKind::p4est, Form::laplace, 1, hanging);
+        passed &= run_case<3>(TriaKind::p4est, Form::elasticity, 1, hanging);
+      }
+    passed &= run_case<2>(TriaKind::fully_distributed, Form::laplace, 1, true);
+    passed &=
+      run_case<3>(TriaKind::fully_distributed, Form::elasticity, 1, false);
+    return passed;
+  });
 }

@@ -78,6 +78,57 @@ build_adapter(const DoFHandler<dim> &dof_handler)
 
 
 
+// An adapter of @p dof_handler with @p mapping and @p quadrature and no
+// constraints.
+template <int dim>
+void
+build_adapter(const Mapping<dim>    &mapping,
+              const DoFHandler<dim> &dof_handler,
+              const Quadrature<dim> &quadrature)
+{
+  AffineConstraints<double> constraints;
+  constraints.close();
+  const DoFHandlerAdapter<dim> adapter(mapping,
+                                       dof_handler,
+                                       quadrature,
+                                       constraints);
+}
+
+
+
+// Checks that build_adapter(@p arguments...) is refused with a message
+// holding @p expected.
+template <typename... Arguments>
+void
+check_refused(Testing::Checks   &checks,
+              const std::string &expected,
+              const std::string &description,
+              Arguments &&...arguments)
+{
+  checks.check_throws<ExcUnsupportedInput>(
+    [&]() {
+      build_adapter(arguments...);
+    },
+    expected,
+    description);
+}
+
+
+
+// Moves the interior vertex (2/3, 2/3) of a 3x3 mesh of the unit square
+// beyond the opposite corner region of the top-right cell: that cell (8)
+// folds over, its three other neighbours only stretch.
+void
+fold_top_right_cell(Triangulation<2> &tria)
+{
+  for (const auto &cell : tria.active_cell_iterators())
+    for (const unsigned int v : cell->vertex_indices())
+      if (cell->vertex(v).distance(Point<2>(2. / 3, 2. / 3)) < 1e-12)
+        cell->vertex(v) = Point<2>(0.95, 0.95);
+}
+
+
+
 void
 test_hanging_nodes(Testing::Checks &checks)
 {
@@ -136,17 +187,12 @@ test_mixed_cell_types(Testing::Checks &checks)
   checks.check(dof_handler.n_dofs() == 5,
                "the mixed mesh has 5 DoFs with Q1/P1 elements");
 
-  AffineConstraints<double> constraints;
-  constraints.close();
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      DoFHandlerAdapter<2> adapter(MappingFE<2>(FE_SimplexP<2>(1)),
-                                   dof_handler,
-                                   QGaussSimplex<2>(2),
-                                   constraints);
-    },
-    "mixes 2 cell types",
-    "a mesh of triangles and quadrilaterals is refused: mixes");
+  check_refused(checks,
+                "mixes 2 cell types",
+                "a mesh of triangles and quadrilaterals is refused: mixes",
+                MappingFE<2>(FE_SimplexP<2>(1)),
+                dof_handler,
+                QGaussSimplex<2>(2));
 
   // The same hp DoFHandler idea on a mesh of one cell type.
   Triangulation<2> quads;
@@ -154,12 +200,10 @@ test_mixed_cell_types(Testing::Checks &checks)
   DoFHandler<2> hp_dof_handler(quads);
   hp_dof_handler.begin_active()->set_active_fe_index(1);
   hp_dof_handler.distribute_dofs(hp::FECollection<2>(FE_Q<2>(1), FE_Q<2>(2)));
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      build_adapter(hp_dof_handler);
-    },
-    "several finite elements (hp)",
-    "an hp DoFHandler is refused");
+  check_refused(checks,
+                "several finite elements (hp)",
+                "an hp DoFHandler is refused",
+                hp_dof_handler);
 }
 
 
@@ -174,12 +218,10 @@ test_unsupported_elements(Testing::Checks &checks)
                            const std::string      &expected) {
     DoFHandler<2> dof_handler(tria);
     dof_handler.distribute_dofs(fe);
-    checks.check_throws<ExcUnsupportedInput>(
-      [&]() {
-        build_adapter(dof_handler);
-      },
-      expected,
-      fe.get_name() + " is refused: " + expected);
+    check_refused(checks,
+                  expected,
+                  fe.get_name() + " is refused: " + expected,
+                  dof_handler);
   };
   refused(FE_Q<2>(3), "degree 3");
   refused(FESystem<2>(FE_Q<2>(3), 2), "degree 3");
@@ -192,41 +234,30 @@ test_unsupported_elements(Testing::Checks &checks)
   GridGenerator::subdivided_hyper_cube_with_simplices(triangles, 2);
   DoFHandler<2> dof_handler(triangles);
   dof_handler.distribute_dofs(FE_SimplexP<2>(1));
-  AffineConstraints<double> constraints;
-  constraints.close();
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      DoFHandlerAdapter<2> adapter(MappingFE<2>(FE_SimplexP<2>(1)),
-                                   dof_handler,
-                                   QGauss<2>(2),
-                                   constraints);
-    },
-    "lies outside the reference cell",
-    "FE_SimplexP with a hypercube quadrature rule is refused");
+  check_refused(checks,
+                "lies outside the reference cell",
+                "FE_SimplexP with a hypercube quadrature rule is refused",
+                MappingFE<2>(FE_SimplexP<2>(1)),
+                dof_handler,
+                QGauss<2>(2));
 
   // ... and a simplex rule on hypercubes, whose points all lie in the unit
   // square but whose weights sum to 1/2.
   DoFHandler<2> q1(tria);
   q1.distribute_dofs(FE_Q<2>(1));
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      DoFHandlerAdapter<2> adapter(MappingQ<2>(1),
-                                   q1,
-                                   QGaussSimplex<2>(2),
-                                   constraints);
-    },
-    "quadrature weights sum to 0.5",
-    "FE_Q with a simplex quadrature rule is refused");
+  check_refused(checks,
+                "quadrature weights sum to 0.5",
+                "FE_Q with a simplex quadrature rule is refused",
+                MappingQ<2>(1),
+                q1,
+                QGaussSimplex<2>(2));
 
   // distribute_dofs() was never called.
   DoFHandler<2> empty(tria);
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      build_adapter(empty);
-    },
-    "distribute_dofs",
-    "a DoFHandler without DoFs is "
-    "refused: call distribute_dofs()");
+  check_refused(checks,
+                "distribute_dofs",
+                "a DoFHandler without DoFs is refused: call distribute_dofs()",
+                empty);
 }
 
 
@@ -243,22 +274,22 @@ test_constraints(Testing::Checks &checks)
   constraints.add_line(0);
   constraints.add_entry(0, 1, 0.5);
   DoFHandlerAdapter<2> adapter;
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      build_adapter(dof_handler, constraints, adapter);
-    },
-    "not closed",
-    "constraints before close() are refused: not closed");
+  check_refused(checks,
+                "not closed",
+                "constraints before close() are refused: not closed",
+                dof_handler,
+                constraints,
+                adapter);
 
   AffineConstraints<double> out_of_range;
   out_of_range.add_line(dof_handler.n_dofs() + 3);
   out_of_range.close();
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      build_adapter(dof_handler, out_of_range, adapter);
-    },
-    "refer to DoF " + std::to_string(dof_handler.n_dofs() + 3),
-    "a constraint on a DoF the DoFHandler does not have is refused");
+  check_refused(checks,
+                "refer to DoF " + std::to_string(dof_handler.n_dofs() + 3),
+                "a constraint on a DoF the DoFHandler does not have is refused",
+                dof_handler,
+                out_of_range,
+                adapter);
 }
 
 
@@ -322,18 +353,15 @@ check_inverted(Triangulation<dim> &tria,
     dof_handler.distribute_dofs(FE_SimplexP<dim>(1));
   else
     dof_handler.distribute_dofs(FE_Q<dim>(1));
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      build_adapter(dof_handler);
-    },
-    "inverted or degenerate",
-    description + " is refused: inverted or degenerate");
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      build_adapter(dof_handler);
-    },
-    "element " + std::to_string(inverted[0]) + ", " + cell_id,
-    description + ": the message names the first inverted " + cell_id);
+  check_refused(checks,
+                "inverted or degenerate",
+                description + " is refused: inverted or degenerate",
+                dof_handler);
+  check_refused(checks,
+                "element " + std::to_string(inverted[0]) + ", " + cell_id,
+                description + ": the message names the first inverted " +
+                  cell_id,
+                dof_handler);
 }
 
 
@@ -342,17 +370,11 @@ void
 test_inverted_elements(Testing::Checks &checks)
 {
   {
-    // Move the interior vertex (2/3, 2/3) of a 3x3 mesh of the unit square
-    // beyond the opposite corner region of the top-right cell: that cell
-    // folds over, its three other neighbours only stretch.
     Triangulation<2> tria;
     GridGenerator::subdivided_hyper_cube(tria, 3);
     checks.check(inverted_cells(tria).empty(),
                  "the undistorted 2D mesh has no inverted cells");
-    for (const auto &cell : tria.active_cell_iterators())
-      for (const unsigned int v : cell->vertex_indices())
-        if (cell->vertex(v).distance(Point<2>(2. / 3, 2. / 3)) < 1e-12)
-          cell->vertex(v) = Point<2>(0.95, 0.95);
+    fold_top_right_cell(tria);
     const std::vector<unsigned int> inverted = inverted_cells(tria);
     checks.check(inverted.size() == 1 && inverted[0] == 8,
                  "moving a vertex inverts exactly one quadrilateral (8)");
@@ -390,10 +412,8 @@ test_kernel_components(Testing::Checks &checks)
                          1,
                          2,
                          Testing::ConstraintKind::homogeneous);
-  const DoFHandlerAdapter<2>     vector_adapter(*vector_problem.mapping,
-                                            vector_problem.dof_handler,
-                                            *vector_problem.quadrature,
-                                            vector_problem.constraints);
+  const DoFHandlerAdapter<2> vector_adapter =
+    Testing::make_adapter(vector_problem);
   const HostAssembler<2, double> vector_assembler(vector_adapter.get_arrays());
   std::vector<double>            values, rhs;
   checks.check_throws<ExcUnsupportedInput>(
@@ -409,10 +429,8 @@ test_kernel_components(Testing::Checks &checks)
                          2,
                          1,
                          Testing::ConstraintKind::none);
-  const DoFHandlerAdapter<2>     scalar_adapter(*scalar_problem.mapping,
-                                            scalar_problem.dof_handler,
-                                            *scalar_problem.quadrature,
-                                            scalar_problem.constraints);
+  const DoFHandlerAdapter<2> scalar_adapter =
+    Testing::make_adapter(scalar_problem);
   const HostAssembler<2, double> scalar_assembler(scalar_adapter.get_arrays());
   checks.check_throws<ExcUnsupportedInput>(
     [&]() {
@@ -474,11 +492,8 @@ test_no_half_built_state(Testing::Checks &checks)
                          2,
                          1,
                          Testing::ConstraintKind::inhomogeneous);
-  DoFHandlerAdapter<2> adapter(*problem.mapping,
-                               problem.dof_handler,
-                               *problem.quadrature,
-                               problem.constraints);
-  const MeshArrays     before = adapter.get_arrays();
+  DoFHandlerAdapter<2> adapter = Testing::make_adapter(problem);
+  const MeshArrays     before  = adapter.get_arrays();
   checks.check(before.n_elements == 9 && before.n_dofs == 49 &&
                  before.n_nonzeros() > 0,
                "the first adapter is built (9 elements, 49 DoFs)");
@@ -488,12 +503,12 @@ test_no_half_built_state(Testing::Checks &checks)
   cubic.distribute_dofs(FE_Q<2>(3));
   AffineConstraints<double> no_constraints;
   no_constraints.close();
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      build_adapter(cubic, no_constraints, adapter);
-    },
-    "degree 3",
-    "reinit() with FE_Q(3) throws");
+  check_refused(checks,
+                "degree 3",
+                "reinit() with FE_Q(3) throws",
+                cubic,
+                no_constraints,
+                adapter);
   checks.check(adapter.get_arrays() == before,
                "after the failed reinit() with FE_Q(3) the arrays are "
                "unchanged");
@@ -502,12 +517,12 @@ test_no_half_built_state(Testing::Checks &checks)
   AffineConstraints<double> unclosed;
   unclosed.add_line(3);
   unclosed.add_entry(3, 4, 1.);
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      build_adapter(problem.dof_handler, unclosed, adapter);
-    },
-    "not closed",
-    "reinit() with constraints that are not closed throws");
+  check_refused(checks,
+                "not closed",
+                "reinit() with constraints that are not closed throws",
+                problem.dof_handler,
+                unclosed,
+                adapter);
   checks.check(adapter.get_arrays() == before,
                "after the failed reinit() with constraints that are not closed "
                "the arrays are unchanged");
@@ -515,18 +530,15 @@ test_no_half_built_state(Testing::Checks &checks)
   // Inverted element: found in the middle of the element loop.
   Triangulation<2> tria;
   GridGenerator::subdivided_hyper_cube(tria, 3);
-  for (const auto &cell : tria.active_cell_iterators())
-    for (const unsigned int v : cell->vertex_indices())
-      if (cell->vertex(v).distance(Point<2>(2. / 3, 2. / 3)) < 1e-12)
-        cell->vertex(v) = Point<2>(0.95, 0.95);
+  fold_top_right_cell(tria);
   DoFHandler<2> inverted(tria);
   inverted.distribute_dofs(FE_Q<2>(1));
-  checks.check_throws<ExcUnsupportedInput>(
-    [&]() {
-      build_adapter(inverted, no_constraints, adapter);
-    },
-    "inverted",
-    "reinit() on a mesh with an inverted element throws");
+  check_refused(checks,
+                "inverted",
+                "reinit() on a mesh with an inverted element throws",
+                inverted,
+                no_constraints,
+                adapter);
   checks.check(adapter.get_arrays() == before,
                "after the failed reinit() on an inverted mesh the arrays are "
                "unchanged");
@@ -549,10 +561,8 @@ test_no_device(Testing::Checks &checks)
     return;
   Testing::TestProblem<2> problem;
   Testing::setup_problem(problem, false, 1, 1, Testing::ConstraintKind::none);
-  const GPUAssembly::DoFHandlerAdapter<2> adapter(*problem.mapping,
-                                                  problem.dof_handler,
-                                                  *problem.quadrature,
-                                                  problem.constraints);
+  const GPUAssembly::DoFHandlerAdapter<2> adapter =
+    Testing::make_adapter(problem);
   checks.check_throws<dealii::ExceptionBase>(
     [&] {
       GPUAssembly::DeviceAssembler<2, double> assembler;

@@ -63,11 +63,7 @@ check_reduction_lists(Testing::Checks    &checks,
     Testing::check_rules(
       checks,
       what,
-      {{std::all_of(used.begin(),
-                    used.end(),
-                    [](const int n) {
-                      return n == 1;
-                    }),
+      {{Testing::each_once(used),
         "every entry of every slot has a position of its own"},
        {grouped,
         "entries come in groups of " + std::to_string(g) +
@@ -100,10 +96,7 @@ check_reduction_lists(Testing::Checks    &checks,
                                 arrays.column_indices[m] == row_of(p);
             }
         }
-      positions_once &=
-        std::all_of(stored.begin(), stored.end(), [](const int n) {
-          return n == 1;
-        });
+      positions_once &= Testing::each_once(stored);
     }
   else
     for (std::size_t p = 0; p < plan.n_nonzeros; ++p)
@@ -180,12 +173,7 @@ check_reduction_lists(Testing::Checks    &checks,
     name + (symmetric ? ", symmetric element data" : "") + ": reduction lists",
     {{sources_complete, "each contribution is a source exactly once"},
      {targets_right, "each source is summed under its own target"},
-     {std::all_of(target_seen.begin(),
-                  target_seen.end(),
-                  [](const int n) {
-                    return n == 1;
-                  }),
-      "each target is stored exactly once"},
+     {Testing::each_once(target_seen), "each target is stored exactly once"},
      {positions_once,
       symmetric ? "each of the " + std::to_string(plan.n_nonzeros) +
                     " nonzeros is the upper or the mirror member of exactly "
@@ -212,14 +200,9 @@ test_global_nz_plan(Testing::Checks             &checks,
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          5);
-  typename DoFHandlerAdapter<dim>::AdditionalData data;
-  data.supplemental_format = format;
-  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints,
-                                       data);
-  const MeshArrays            &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<dim> adapter =
+    Testing::make_adapter(problem, {format});
+  const MeshArrays &arrays = adapter.get_arrays();
 
   GlobalNZPlan::Parameters parameters;
   parameters.elements_per_block = 64;
@@ -276,11 +259,7 @@ test_global_nz_plan(Testing::Checks             &checks,
         }
   Testing::check_rules(checks,
                        problem.name() + ": clusters",
-                       {{std::all_of(element_seen.begin(),
-                                     element_seen.end(),
-                                     [](const int n) {
-                                       return n == 1;
-                                     }),
+                       {{Testing::each_once(element_seen),
                          "each element sits in exactly one cluster slot"},
                         {nodes_ok,
                          "E_k maps each element to its nodes "
@@ -298,32 +277,32 @@ test_global_nz_plan(Testing::Checks             &checks,
   std::vector<double> nodal(arrays.n_nodes * dim, 0.);
   std::vector<double> reference_values, reference_rhs, values, rhs, scratch;
   const HostAssembler<dim, double> reference(arrays);
+  // The problem's kernel (elasticity if vector-valued, else Laplace) run
+  // through @p run_plan on the host into @p plan_values and @p plan_rhs.
+  const auto on_host = [&](const GlobalNZPlan  &run_plan,
+                           std::vector<double> &plan_values,
+                           std::vector<double> &plan_rhs) {
+    const auto run = [&](const auto &kernel) {
+      global_nz_on_host<dim>(run_plan,
+                             arrays,
+                             kernel,
+                             AssemblyOptions(),
+                             nodal,
+                             dim,
+                             scratch,
+                             plan_values,
+                             plan_rhs);
+    };
+    if (vector_valued)
+      run(elasticity);
+    else
+      run(laplace);
+  };
   if (vector_valued)
-    {
-      reference.assemble(elasticity, reference_values, reference_rhs);
-      global_nz_on_host<dim>(plan,
-                             arrays,
-                             elasticity,
-                             AssemblyOptions(),
-                             nodal,
-                             dim,
-                             scratch,
-                             values,
-                             rhs);
-    }
+    reference.assemble(elasticity, reference_values, reference_rhs);
   else
-    {
-      reference.assemble(laplace, reference_values, reference_rhs);
-      global_nz_on_host<dim>(plan,
-                             arrays,
-                             laplace,
-                             AssemblyOptions(),
-                             nodal,
-                             dim,
-                             scratch,
-                             values,
-                             rhs);
-    }
+    reference.assemble(laplace, reference_values, reference_rhs);
+  on_host(plan, values, rhs);
   const double error     = Testing::relative_l2_error(values, reference_values);
   const double rhs_error = Testing::relative_l2_error(rhs, reference_rhs);
   Testing::check_rules(
@@ -348,26 +327,7 @@ test_global_nz_plan(Testing::Checks             &checks,
                           48 * 1024);
     check_reduction_lists(checks, symmetric_plan, arrays, problem.name());
     std::vector<double> symmetric_values, symmetric_rhs;
-    if (vector_valued)
-      global_nz_on_host<dim>(symmetric_plan,
-                             arrays,
-                             elasticity,
-                             AssemblyOptions(),
-                             nodal,
-                             dim,
-                             scratch,
-                             symmetric_values,
-                             symmetric_rhs);
-    else
-      global_nz_on_host<dim>(symmetric_plan,
-                             arrays,
-                             laplace,
-                             AssemblyOptions(),
-                             nodal,
-                             dim,
-                             scratch,
-                             symmetric_values,
-                             symmetric_rhs);
+    on_host(symmetric_plan, symmetric_values, symmetric_rhs);
     // A^e of the kernels is symmetric up to the rounding of its products
     // (lambda * g_a * g_b is not lambda * g_b * g_a bit for bit), so the
     // two storages agree to rounding, not bitwise.

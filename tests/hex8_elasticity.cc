@@ -30,37 +30,16 @@
 using namespace dealii;
 using namespace GPUAssembly;
 
-constexpr double body_force[3] = {0.5, -1., 2.};
-
-Hex8ElasticityKernel<double>
-hex8_kernel()
-{
-  Hex8ElasticityKernel<double> kernel;
-  kernel.per_element_material = true;
-  for (unsigned int d = 0; d < 3; ++d)
-    kernel.body_force[d] = body_force[d];
-  return kernel;
-}
+constexpr const auto &body_force = Testing::hex8_body_force;
+using Testing::hex8_kernel;
 
 void
 test_local_matrices(Testing::Checks &checks)
 {
-  Testing::TestProblem<3> problem;
-  Testing::setup_problem(problem,
-                         false,
-                         1,
-                         3,
-                         Testing::ConstraintKind::none,
-                         true,
-                         4);
-  const DoFHandlerAdapter<3> adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
-  MeshArrays                 arrays = adapter.get_arrays();
-  std::vector<double>        E, nu;
-  Testing::hex8_materials(arrays.n_elements, E, nu);
-  append_element_material(arrays, E, nu);
+  const Testing::Hex8Problem     hex8(Testing::ConstraintKind::none, 4);
+  const Testing::TestProblem<3> &problem = hex8.problem;
+  const MeshArrays              &arrays  = hex8.arrays;
+  const std::vector<double>     &E = hex8.E, &nu = hex8.nu;
   // Throws (and fails the test) if the mesh is not one the hex8 kernels
   // take.
   verify_hex8_arrays(arrays);
@@ -207,22 +186,11 @@ test_local_matrices(Testing::Checks &checks)
 void
 test_assembly(Testing::Checks &checks, const bool symmetric)
 {
-  Testing::TestProblem<3> problem;
-  Testing::setup_problem(problem,
-                         false,
-                         1,
-                         3,
-                         Testing::ConstraintKind::inhomogeneous,
-                         true,
-                         4);
-  const DoFHandlerAdapter<3> adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
-  MeshArrays                 arrays = adapter.get_arrays();
-  std::vector<double>        E, nu;
-  Testing::hex8_materials(arrays.n_elements, E, nu);
-  append_element_material(arrays, E, nu);
+  const Testing::Hex8Problem hex8(Testing::ConstraintKind::inhomogeneous, 4);
+  const Testing::TestProblem<3> &problem = hex8.problem;
+  const DoFHandlerAdapter<3>    &adapter = hex8.adapter;
+  const MeshArrays              &arrays  = hex8.arrays;
+  const std::vector<double>     &E = hex8.E, &nu = hex8.nu;
 
   std::vector<double> matrices, vectors;
   Testing::fevalues_hex8_matrices(problem,
@@ -327,11 +295,7 @@ test_errors(Testing::Checks &checks)
       "verify_hex8_arrays refuses a 3x3x3 Gauss rule");
   }
   {
-    MeshArrays arrays = DoFHandlerAdapter<3>(*problem.mapping,
-                                             problem.dof_handler,
-                                             *problem.quadrature,
-                                             problem.constraints)
-                          .get_arrays();
+    MeshArrays          arrays = Testing::make_adapter(problem).get_arrays();
     std::vector<double> E(arrays.n_elements, 1.), nu(arrays.n_elements, 0.3);
     checks.check_throws<ExceptionBase>(
       [&] {
@@ -385,10 +349,7 @@ test_errors(Testing::Checks &checks)
                            Testing::ConstraintKind::none,
                            false,
                            2);
-    const DoFHandlerAdapter<3> adapter(*tets.mapping,
-                                       tets.dof_handler,
-                                       *tets.quadrature,
-                                       tets.constraints);
+    const DoFHandlerAdapter<3> adapter = Testing::make_adapter(tets);
     checks.check_throws<ExceptionBase>(
       [&] {
         verify_hex8_arrays(adapter.get_arrays());

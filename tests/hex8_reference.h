@@ -36,6 +36,43 @@ namespace Testing
       }
   }
 
+  /// The body force of the hex8 tests.
+  inline constexpr double hex8_body_force[3] = {0.5, -1., 2.};
+
+  /// The hex8 kernel with a material per element and hex8_body_force.
+  inline GPUAssembly::Hex8ElasticityKernel<double>
+  hex8_kernel()
+  {
+    GPUAssembly::Hex8ElasticityKernel<double> kernel;
+    kernel.per_element_material = true;
+    for (unsigned int d = 0; d < 3; ++d)
+      kernel.body_force[d] = hex8_body_force[d];
+    return kernel;
+  }
+
+  /// Trilinear elasticity on @p subdivisions^3 distorted, renumbered
+  /// hexahedra with @p kind constraints: its adapter, and its arrays with
+  /// the materials of hex8_materials() appended.
+  struct Hex8Problem
+  {
+    TestProblem<3>                    problem;
+    GPUAssembly::DoFHandlerAdapter<3> adapter;
+    GPUAssembly::MeshArrays           arrays;
+    std::vector<double>               E, nu;
+
+    Hex8Problem(const ConstraintKind kind, const unsigned int subdivisions)
+    {
+      setup_problem(problem, false, 1, 3, kind, true, subdivisions);
+      adapter.reinit(*problem.mapping,
+                     problem.dof_handler,
+                     *problem.quadrature,
+                     problem.constraints);
+      arrays = adapter.get_arrays();
+      hex8_materials(arrays.n_elements, E, nu);
+      GPUAssembly::append_element_material(arrays, E, nu);
+    }
+  };
+
   /**
    * Element matrices (row-major 24 x 24 at e * 576) and vectors (at e * 24)
    * computed with FEValues in the plugin's local numbering d = 3 a + c:

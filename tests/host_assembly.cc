@@ -49,12 +49,6 @@ assemble_with_plugin(const DoFHandlerAdapter<dim> &adapter,
 
 
 
-struct Errors
-{
-  double matrix;
-  double rhs;
-};
-
 template <int dim, typename Number>
 Errors
 compare(const Testing::TestProblem<dim> &problem,
@@ -72,32 +66,20 @@ compare(const Testing::TestProblem<dim> &problem,
                        reference,
                        reference_rhs);
 
-  typename DoFHandlerAdapter<dim>::AdditionalData data;
-  data.keep_constrained_dofs = keep_constrained_dofs;
-  data.supplemental_format   = format;
-  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints,
-                                       data);
-  std::vector<Number>          values, rhs;
+  const DoFHandlerAdapter<dim> adapter =
+    Testing::make_adapter(problem, {format, keep_constrained_dofs});
+  std::vector<Number> values, rhs;
   assemble_with_plugin<dim, Number>(adapter,
                                     form,
                                     problem.n_components,
                                     values,
                                     rhs);
-
-  // Same pattern as deal.II's, so the difference is taken entry by entry.
-  SparseMatrix<double> ours(sparsity_pattern);
-  adapter.copy_to_sparse_matrix(values, ours);
-  ours.add(-1., reference);
-  Vector<double> rhs_difference(rhs.begin(), rhs.end());
-  rhs_difference -= reference_rhs;
-
-  return {ours.frobenius_norm() / reference.frobenius_norm(),
-          reference_rhs.l2_norm() > 0 ?
-            rhs_difference.l2_norm() / reference_rhs.l2_norm() :
-            rhs_difference.l2_norm()};
+  return errors_against(adapter,
+                        sparsity_pattern,
+                        reference,
+                        reference_rhs,
+                        values,
+                        rhs);
 }
 
 
@@ -378,10 +360,7 @@ test_reproducibility(Testing::Checks &checks)
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          4);
-  const DoFHandlerAdapter<3> adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
+  const DoFHandlerAdapter<3> adapter = Testing::make_adapter(problem);
   std::vector<double>        values_1, rhs_1, values_n, rhs_n;
   MultithreadInfo::set_thread_limit(1);
   assemble_with_plugin<3, double>(adapter,

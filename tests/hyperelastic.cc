@@ -17,28 +17,32 @@ namespace
 {
   using namespace Testing;
 
+  // The 2 x 1 x 1 bar of every scenario, on the host.
+  const std::string bar =
+    prm_subsection("Geometry",
+                   {"Bar size = 2, 1, 1", "Subdivisions = 4, 2, 2"}) +
+    prm_subsection("Execution", {"Device = host"});
+
+  // The load region at the free end of the bar.
+  const std::string tip_region = "Load region = 1.9, 0, 0, 2, 1, 1";
+
+  const std::string tight_solver =
+    prm_subsection("Solver",
+                   {"Newton tolerance = 1e-12",
+                    "CG relative tolerance = 1e-13"});
+
   // A bar with no support and no load, set spinning, drifting and bending.
-  const std::string free_body = R"(
-subsection Geometry
-  set Bar size     = 2, 1, 1
-  set Subdivisions = 4, 2, 2
-end
-subsection Boundary conditions
-  set Fixed boundary ids = 
-  set Load region        = 
-  set Load               = 0, 0, 0
-end
-subsection Initial conditions
-  set Velocity = 0.05 + 0.3*(z-0.5); 0.02; -0.3*(x-1) + 0.2*sin(pi*x/2)
-end
-subsection Execution
-  set Device = host
-end
-subsection Solver
-  set Newton tolerance      = 1e-11
-  set CG relative tolerance = 1e-12
-end
-)";
+  const std::string free_body =
+    bar +
+    prm_subsection(
+      "Boundary conditions",
+      {"Fixed boundary ids = ", "Load region = ", "Load = 0, 0, 0"}) +
+    prm_subsection(
+      "Initial conditions",
+      {"Velocity = 0.05 + 0.3*(z-0.5); 0.02; -0.3*(x-1) + 0.2*sin(pi*x/2)"}) +
+    prm_subsection("Solver",
+                   {"Newton tolerance = 1e-11",
+                    "CG relative tolerance = 1e-12"});
 
   struct EnergyHistory
   {
@@ -122,23 +126,11 @@ main()
   {
     // The QR-compressed S(e) (6 values) gives the same motion as the full
     // inverse edge matrix (10 values): the material is isotropic.
-    const std::string  loaded = R"(
-subsection Geometry
-  set Bar size     = 2, 1, 1
-  set Subdivisions = 4, 2, 2
-end
-subsection Boundary conditions
-  set Load region = 1.9, 0, 0, 2, 1, 1
-  set Load        = 0, 0.05, -0.1
-end
-subsection Execution
-  set Device = host
-end
-subsection Solver
-  set Newton tolerance      = 1e-12
-  set CG relative tolerance = 1e-13
-end
-)";
+    const std::string loaded =
+      bar +
+      prm_subsection("Boundary conditions",
+                     {tip_region, "Load = 0, 0.05, -0.1"}) +
+      tight_solver;
     std::ostringstream log;
     const auto         full = run_hyperelastic(loaded, 10, log);
     const auto         compressed =
@@ -158,32 +150,19 @@ end
                    scientific(difference) + " (relative)");
   }
 
+  // Hexahedra under a load ramped over one second, quasi-static.
+  const std::string statics =
+    bar + prm_subsection("Geometry", {"Cell type = hexahedra"}) +
+    prm_subsection("Boundary conditions",
+                   {tip_region,
+                    "Load = 0, 0, -0.5",
+                    "Load time function = t"}) +
+    prm_subsection("Time", {"Mode = quasi-static", "End time = 1"}) +
+    tight_solver;
+
   {
     // Quasi-static stepping of a hyperelastic solid is path independent:
     // one load step and four give the same equilibrium.
-    const std::string  statics = R"(
-subsection Geometry
-  set Bar size     = 2, 1, 1
-  set Subdivisions = 4, 2, 2
-  set Cell type    = hexahedra
-end
-subsection Boundary conditions
-  set Load region        = 1.9, 0, 0, 2, 1, 1
-  set Load               = 0, 0, -0.5
-  set Load time function = t
-end
-subsection Time
-  set Mode     = quasi-static
-  set End time = 1
-end
-subsection Execution
-  set Device = host
-end
-subsection Solver
-  set Newton tolerance      = 1e-12
-  set CG relative tolerance = 1e-13
-end
-)";
     std::ostringstream log;
     const auto         one_step =
       run_hyperelastic(statics + "subsection Time\n  set Time step = 1\nend\n",
@@ -212,30 +191,8 @@ end
     // Hexahedra refined near the clamp and the load (hanging nodes): the
     // equilibrium satisfies every hanging-node line, and it is the coarse
     // mesh's to discretization accuracy.
-    const std::string  refined = R"(
-subsection Geometry
-  set Bar size     = 2, 1, 1
-  set Subdivisions = 4, 2, 2
-  set Cell type    = hexahedra
-end
-subsection Boundary conditions
-  set Load region        = 1.9, 0, 0, 2, 1, 1
-  set Load               = 0, 0, -0.5
-  set Load time function = t
-end
-subsection Time
-  set Mode      = quasi-static
-  set End time  = 1
-  set Time step = 0.5
-end
-subsection Execution
-  set Device = host
-end
-subsection Solver
-  set Newton tolerance      = 1e-12
-  set CG relative tolerance = 1e-13
-end
-)";
+    const std::string refined =
+      statics + prm_subsection("Time", {"Time step = 0.5"});
     std::ostringstream log;
     const auto         coarse = run_hyperelastic(refined, 2, log);
     const auto         fine   = run_hyperelastic(
@@ -286,23 +243,12 @@ end
     // and the element, and writes the last good state.
     const std::filesystem::path directory = "hyperelastic_inversion_output";
     std::filesystem::remove_all(directory);
-    const std::string           crushing = R"(
-subsection Geometry
-  set Bar size     = 2, 1, 1
-  set Subdivisions = 4, 2, 2
-end
-subsection Boundary conditions
-  set Load region = 1.9, 0, 0, 2, 1, 1
-  set Load        = 0, 0, -500
-end
-subsection Execution
-  set Device = host
-end
-subsection Output
-  set Directory       = hyperelastic_inversion_output
-  set Output interval = 0
-end
-)";
+    const std::string crushing =
+      bar +
+      prm_subsection("Boundary conditions", {tip_region, "Load = 0, 0, -500"}) +
+      prm_subsection("Output",
+                     {"Directory = hyperelastic_inversion_output",
+                      "Output interval = 0"});
     std::ostringstream          log;
     Hyperelastic::ImplicitSolid solid(hyperelastic_parameters(crushing), log);
     solid.setup();

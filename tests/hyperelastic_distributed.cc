@@ -31,45 +31,18 @@ namespace
   using namespace dealii;
   using Hyperelastic::ImplicitSolid;
 
-  constexpr unsigned int n_steps      = 10;
-  constexpr double       cg_tolerance = 1e-10;
-  // The runs differ by the order of the sums in CG and by where each CG
-  // stops (relative residual cg_tolerance): the states agree to a few
-  // orders of magnitude above it, relative to the largest value.
-  constexpr double tolerance = 1e4 * cg_tolerance;
+  using Testing::comparison_n_steps;
+  constexpr double tolerance = Testing::comparison_tolerance;
 
   std::string
   solver_entries()
   {
-    std::ostringstream text;
-    text << "subsection Solver\n  set CG relative tolerance = " << cg_tolerance
-         << "\n  set Newton tolerance = 1e-9\nend\n"
-         << "subsection Output\n  set Output interval = 0\n"
-         << "  set Screen interval = 0\nend\n";
-    return text.str();
+    return Testing::comparison_solver() +
+           "subsection Output\n  set Output interval = 0\n"
+           "  set Screen interval = 0\nend\n";
   }
 
-  using Key = std::array<long long, 3>;
-
-  Key
-  key_of(const Point<3> &p)
-  {
-    Key key;
-    for (unsigned int d = 0; d < 3; ++d)
-      key[d] = std::llround(p[d] * 1e8);
-    return key;
-  }
-
-  using NodalStates = std::map<Key, std::pair<Tensor<1, 3>, Tensor<1, 3>>>;
-
-  NodalStates
-  by_position(const std::vector<ImplicitSolid::NodalState> &nodes)
-  {
-    NodalStates states;
-    for (const auto &node : nodes)
-      states[key_of(node.position)] = {node.u, node.p};
-    return states;
-  }
+  using Testing::NodalStates;
 
   struct Diagnostics
   {
@@ -104,14 +77,14 @@ namespace
       description.find(algebra == "resident" ? "resident" : "Trilinos") !=
         std::string::npos,
       ExcMessage("asked for the " + algebra + " backend, got: " + description));
-    for (unsigned int s = 0; s < n_steps; ++s)
+    for (unsigned int s = 0; s < comparison_n_steps; ++s)
       solid.do_step();
     Diagnostics d;
     d.kinetic  = solid.kinetic_energy();
     d.strain   = solid.strain_energy();
     d.momentum = solid.linear_momentum();
     d.tip      = solid.load_region_displacement();
-    d.states   = by_position(solid.gather_nodal_state(0));
+    d.states   = Testing::by_position(solid.gather_nodal_state(0));
     return d;
   }
 
@@ -119,9 +92,10 @@ namespace
   run_serial(const std::string &prm, unsigned int &n_hanging)
   {
     std::ostringstream log;
-    const auto         solid =
-      Testing::run_hyperelastic(prm + execution("trilinos"), n_steps, log);
-    const auto [u, p]                = solid->state();
+    const auto solid  = Testing::run_hyperelastic(prm + execution("trilinos"),
+                                                 comparison_n_steps,
+                                                 log);
+    const auto [u, p] = solid->state();
     const GPUAssembly::MeshArrays &a = solid->arrays();
     n_hanging                        = a.n_constraint_lines();
     Diagnostics d;
@@ -140,7 +114,7 @@ namespace
             u_n[c] = u[a.node_dofs[3 * n + c]];
             p_n[c] = p[a.node_dofs[3 * n + c]];
           }
-        d.states[key_of(X)] = {u_n, p_n};
+        d.states[Testing::node_key(X)] = {u_n, p_n};
       }
     return d;
   }
@@ -159,20 +133,13 @@ namespace
                   << " (the meshes differ)" << std::endl;
         return false;
       }
-    double u_max = 0, p_max = 0, du = 0, dp = 0;
-    for (const auto &[key, state] : a.states)
+    const auto [all_nodes_found, u_max, p_max, du, dp] =
+      Testing::nodal_difference(a.states, b.states);
+    if (!all_nodes_found)
       {
-        const auto other = b.states.find(key);
-        if (other == b.states.end())
-          {
-            std::cout << "FAIL " << what << ": a node of the reference is "
-                      << "missing (the meshes differ)" << std::endl;
-            return false;
-          }
-        u_max = std::max(u_max, state.first.norm());
-        p_max = std::max(p_max, state.second.norm());
-        du    = std::max(du, (state.first - other->second.first).norm());
-        dp    = std::max(dp, (state.second - other->second.second).norm());
+        std::cout << "FAIL " << what << ": a node of the reference is "
+                  << "missing (the meshes differ)" << std::endl;
+        return false;
       }
     const auto check = [&](const std::string &name,
                            const double       difference,

@@ -109,11 +109,8 @@ test_local_elem_plan(Testing::Checks &checks, const bool simplex)
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          4);
-  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints);
-  const MeshArrays            &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
+  const MeshArrays            &arrays  = adapter.get_arrays();
   const MortonLess             morton_less(arrays);
 
   LocalElemPlan atomic;

@@ -87,11 +87,8 @@ test_kernel(Testing::Checks &checks, const bool simplex)
                          Testing::ConstraintKind::none,
                          false,
                          4);
-  const DoFHandlerAdapter<dim>     adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints);
-  const MeshArrays                &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<dim>     adapter = Testing::make_adapter(problem);
+  const MeshArrays                &arrays  = adapter.get_arrays();
   const HostAssembler<dim, double> assembler(arrays);
   const std::string                name = problem.name();
 

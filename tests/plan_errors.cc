@@ -30,10 +30,7 @@ test_node_pairs_dof_limit(Testing::Checks &checks)
                          Testing::ConstraintKind::inhomogeneous,
                          false,
                          1);
-  const DoFHandlerAdapter<3> adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
+  const DoFHandlerAdapter<3> adapter = Testing::make_adapter(problem);
   SharedNZPlan::Parameters   parameters;
   parameters.node_pairs = true;
   checks.check_throws<ExcUnsupportedInput>(
@@ -64,11 +61,8 @@ test_plans_independent_of_threads(Testing::Checks &checks)
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          8);
-  const DoFHandlerAdapter<3> adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
-  const MeshArrays          &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<3> adapter = Testing::make_adapter(problem);
+  const MeshArrays          &arrays  = adapter.get_arrays();
 
   std::vector<GlobalNZPlan> global(3), symmetric(3);
   std::vector<SharedNZPlan> shared(3), pairs(3);

@@ -2,6 +2,7 @@
 #ifndef gpu_assembly_tests_rule_checks_h
 #define gpu_assembly_tests_rule_checks_h
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,25 @@ namespace Testing
   {
     for (const Rule &rule : rules)
       checks.check(rule.holds, what + ": " + rule.rule);
+  }
+
+  /// Whether every count in [@p begin, @p end) is 1: each item seen exactly
+  /// once.
+  template <typename Iterator>
+  bool
+  each_once(const Iterator begin, const Iterator end)
+  {
+    return std::all_of(begin, end, [](const int n) {
+      return n == 1;
+    });
+  }
+
+  /// Whether every count of @p counts is 1.
+  template <typename Counts>
+  bool
+  each_once(const Counts &counts)
+  {
+    return each_once(counts.begin(), counts.end());
   }
 } // namespace Testing
 

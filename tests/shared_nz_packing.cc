@@ -65,11 +65,7 @@ test_lpt_packing(Testing::Checks &checks)
     }
   Testing::check_rules(checks,
                        "LPT packing",
-                       {{std::all_of(seen.begin() + 1,
-                                     seen.end(),
-                                     [](const int n) {
-                                       return n == 1;
-                                     }),
+                       {{Testing::each_once(seen.begin() + 1, seen.end()),
                          "every entry is packed exactly once"},
                         {whole, "no list is split"}});
 
@@ -94,6 +90,88 @@ test_lpt_packing(Testing::Checks &checks)
 // run while another is in its second; the slices share the rows evenly.
 // With keep_list_order, each row holds 32 lists that are neighbours in
 // the order of their second runs, ties in list order.
+// Adds the next list, l, of two runs: @p n_first entries numbered from
+// @p next on, @p n_second from @p next_second on, and the closing entry
+// -(l + 1); the first run's length goes to @p first_run.
+void
+add_two_run_list(IndexLists                &lists,
+                 std::vector<unsigned int> &first_run,
+                 const unsigned int         n_first,
+                 const unsigned int         n_second,
+                 index_type                &next,
+                 index_type                &next_second)
+{
+  std::vector<index_type> list(n_first);
+  for (auto &entry : list)
+    entry = next++;
+  for (unsigned int i = 0; i < n_second; ++i)
+    list.push_back(next_second++);
+  list.push_back(-index_type(first_run.size() + 1));
+  first_run.push_back(list.size() - 1 - n_second);
+  lists.add_list(list.begin(), list.end());
+}
+
+
+
+// Walks the columns of an aligned packing with row shapes like the warps of
+// SharedNZ do: @p packed holds slices of @p width lanes ending at @p ends,
+// interleaved in chunks of @p chunk. @p each_column(at) sees every column
+// (at(t): the entry of lane t). A column without a closing entry (<=
+// @p close_base) adds its non-zero entries to the lanes' lists; a column
+// that closes must close in every lane the next row, of its slice in
+// @p slice_of_row, and @p close_row(row, at, lane_lists) checks that row
+// (and clears the lists). Returns @p right and every check; stops at the
+// first that fails. @p row counts the rows walked.
+template <typename EachColumn, typename CloseRow>
+bool
+walk_aligned_rows(bool                             right,
+                  const std::vector<index_type>   &packed,
+                  const std::vector<std::size_t>  &ends,
+                  const unsigned int               width,
+                  const unsigned int               chunk,
+                  const index_type                 close_base,
+                  const std::vector<unsigned int> &slice_of_row,
+                  std::size_t                     &row,
+                  const EachColumn                &each_column,
+                  const CloseRow                  &close_row)
+{
+  row               = 0;
+  std::size_t begin = 0;
+  for (unsigned int w = 0; w < ends.size() && right; ++w)
+    {
+      const std::size_t n_columns = (ends[w] - begin) / width;
+      std::vector<std::vector<index_type>> lane_lists(width);
+      for (std::size_t j = 0; j < n_columns && right; ++j)
+        {
+          const auto at = [&](const unsigned int t) {
+            return packed[begin + ((j / chunk) * width + t) * chunk +
+                          j % chunk];
+          };
+          each_column(at);
+          unsigned int n_closing = 0;
+          for (unsigned int t = 0; t < width; ++t)
+            n_closing += at(t) <= close_base;
+          if (n_closing == 0)
+            {
+              for (unsigned int t = 0; t < width; ++t)
+                if (at(t) != 0)
+                  lane_lists[t].push_back(at(t));
+              continue;
+            }
+          right &= n_closing == width && row < slice_of_row.size() &&
+                   slice_of_row[row] == w;
+          if (!right)
+            break;
+          right &= close_row(row, at, lane_lists);
+          ++row;
+        }
+      begin = ends[w];
+    }
+  return right;
+}
+
+
+
 void
 test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
 {
@@ -109,16 +187,10 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
   const unsigned int n_lists = 700;
   for (unsigned int l = 0; l < n_lists; ++l)
     {
-      std::vector<index_type> list(first_length(gen));
-      for (auto &entry : list)
-        entry = next++;
+      const unsigned int n_first = first_length(gen);
       const unsigned int n_second =
         with_second(gen) == 0 ? 1 + second_length(gen) : 0;
-      for (unsigned int i = 0; i < n_second; ++i)
-        list.push_back(next_second++);
-      list.push_back(-index_type(l + 1));
-      first_run.push_back(list.size() - 1 - n_second);
-      lists.add_list(list.begin(), list.end());
+      add_two_run_list(lists, first_run, n_first, n_second, next, next_second);
     }
   constexpr unsigned int   n_lanes = 256, width = 32, chunk = 8;
   std::vector<index_type>  packed = {5}; // packing appends
@@ -215,21 +287,17 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
       total += n_columns;
       start = end;
     }
-  const auto once = [](const auto begin, const auto end) {
-    return std::all_of(begin, end, [](const int n) {
-      return n == 1;
-    });
-  };
   Testing::check_rules(
     checks,
     "aligned packing" + mode,
     {{packed[0] == 5, "appends to what the array held"},
      {start == packed.size() && slice_ends.size() == n_lanes / width,
       "slices in whole chunks, one per warp"},
-     {once(seen_first.begin() + 1, seen_first.end()) &&
-        once(seen_second.begin() + 100000, seen_second.end()),
+     {Testing::each_once(seen_first.begin() + 1, seen_first.end()) &&
+        Testing::each_once(seen_second.begin() + 100000, seen_second.end()),
       "every entry packed exactly once"},
-     {once(closed.begin() + 1, closed.end()), "every list closed once"},
+     {Testing::each_once(closed.begin() + 1, closed.end()),
+      "every list closed once"},
      {whole, "lists whole and in order"}});
   checks.check(aligned,
                "aligned packing" + mode +
@@ -273,65 +341,47 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
                        chunk,
                        keep_list_order,
                        &shapes);
-    bool rows_right = shapes.offsets.size() == shapes.n_leading.size() + 1 &&
-                      shapes.slice.size() == shapes.n_leading.size() &&
-                      shaped_ends.size() == n_lanes / width;
-    std::size_t      row   = 0;
-    std::size_t      begin = 0;
+    std::size_t      row = 0;
     std::vector<int> listed(n_lists, 0);
-    for (unsigned int w = 0; w < shaped_ends.size() && rows_right; ++w)
-      {
-        const std::size_t n_columns = (shaped_ends[w] - begin) / width;
-        std::vector<std::vector<index_type>> lane_lists(width);
-        for (std::size_t j = 0; j < n_columns && rows_right; ++j)
+    const bool       rows_right = walk_aligned_rows(
+      shapes.offsets.size() == shapes.n_leading.size() + 1 &&
+        shapes.slice.size() == shapes.n_leading.size() &&
+        shaped_ends.size() == n_lanes / width,
+      shaped,
+      shaped_ends,
+      width,
+      chunk,
+      close_base,
+      shapes.slice,
+      row,
+      [](const auto &) {},
+      [&](const std::size_t row, const auto &at, auto &lane_lists) {
+        bool               right = true;
+        const unsigned int n = shapes.offsets[row + 1] - shapes.offsets[row];
+        const unsigned int d = shapes.n_leading[row];
+        for (unsigned int t = 0; t < width; ++t)
           {
-            const auto at = [&](const unsigned int t) {
-              return shaped[begin + ((j / chunk) * width + t) * chunk +
-                            j % chunk];
-            };
-            unsigned int n_closing = 0;
-            for (unsigned int t = 0; t < width; ++t)
-              n_closing += at(t) <= close_base;
-            if (n_closing == 0)
+            right &=
+              at(t) == shapes.close(n, d, 0) && shapes.n_halved[row] == 0;
+            if (t >= n)
               {
-                for (unsigned int t = 0; t < width; ++t)
-                  if (at(t) != 0)
-                    lane_lists[t].push_back(at(t));
+                right &= lane_lists[t].empty();
                 continue;
               }
-            rows_right &= n_closing == width && row < shapes.slice.size() &&
-                          shapes.slice[row] == w;
-            if (!rows_right)
-              break;
-            const unsigned int n =
-              shapes.offsets[row + 1] - shapes.offsets[row];
-            const unsigned int d = shapes.n_leading[row];
-            for (unsigned int t = 0; t < width; ++t)
-              {
-                rows_right &=
-                  at(t) == shapes.close(n, d, 0) && shapes.n_halved[row] == 0;
-                if (t >= n)
-                  {
-                    rows_right &= lane_lists[t].empty();
-                    continue;
-                  }
-                const unsigned int l = shapes.lists[shapes.offsets[row] + t];
-                ++listed[l];
-                rows_right &=
-                  (shapes.leading[l] != 0) == (t < d) &&
-                  std::equal(lane_lists[t].begin(),
-                             lane_lists[t].end(),
-                             lists.entries.begin() + lists.offsets[l],
-                             lists.entries.begin() + lists.offsets[l + 1] -
-                               1) &&
-                  lane_lists[t].size() + 1 ==
-                    std::size_t(lists.offsets[l + 1] - lists.offsets[l]);
-                lane_lists[t].clear();
-              }
-            ++row;
+            const unsigned int l = shapes.lists[shapes.offsets[row] + t];
+            ++listed[l];
+            right &=
+              (shapes.leading[l] != 0) == (t < d) &&
+              std::equal(lane_lists[t].begin(),
+                         lane_lists[t].end(),
+                         lists.entries.begin() + lists.offsets[l],
+                         lists.entries.begin() + lists.offsets[l + 1] - 1) &&
+              lane_lists[t].size() + 1 ==
+                std::size_t(lists.offsets[l + 1] - lists.offsets[l]);
+            lane_lists[t].clear();
           }
-        begin = shaped_ends[w];
-      }
+        return right;
+      });
     Testing::check_rules(
       checks,
       "aligned packing" + mode + " with row shapes",
@@ -340,12 +390,7 @@ test_aligned_packing(Testing::Checks &checks, const bool keep_list_order)
         "with its shape"},
        {row == shapes.n_leading.size(),
         "the rows returned are the rows walked"},
-       {std::all_of(listed.begin(),
-                    listed.end(),
-                    [](const int n) {
-                      return n == 1;
-                    }),
-        "every list in exactly one row"}});
+       {Testing::each_once(listed), "every list in exactly one row"}});
   }
   checks.check_throws<ExceptionBase>(
     [&] {
@@ -386,17 +431,11 @@ test_halved_packing(Testing::Checks &checks, const bool keep_list_order)
   for (unsigned int l = 0; l < n_lists; ++l)
     {
       leads.push_back(leading(gen) == 0);
-      std::vector<index_type> list(leads.back() ? long_length(gen) :
-                                                  short_length(gen));
-      for (auto &entry : list)
-        entry = next++;
+      const unsigned int n_first =
+        leads.back() ? long_length(gen) : short_length(gen);
       const unsigned int n_second =
         with_second(gen) == 0 ? 1 + second_length(gen) : 0;
-      for (unsigned int i = 0; i < n_second; ++i)
-        list.push_back(next_second++);
-      list.push_back(-index_type(l + 1));
-      first_run.push_back(list.size() - 1 - n_second);
-      lists.add_list(list.begin(), list.end());
+      add_two_run_list(lists, first_run, n_first, n_second, next, next_second);
     }
   const auto sources = [&](const unsigned int l) {
     return lists.offsets[l + 1] - lists.offsets[l] - 1;
@@ -450,76 +489,64 @@ test_halved_packing(Testing::Checks &checks, const bool keep_list_order)
         result.push_back(entry[j]);
     return result;
   };
-  bool             right = shapes.offsets.size() == shapes.n_halved.size() + 1;
   bool             aligned = true, bounded = true;
   std::vector<int> listed(n_lists, 0), halved(n_lists, 0);
-  std::size_t      row = 0, begin = 0, n_halved_rows = 0;
-  for (unsigned int w = 0; w < ends.size() && right; ++w)
-    {
-      const std::size_t n_columns = (ends[w] - begin) / width;
-      std::vector<std::vector<index_type>> lane_lists(width);
-      for (std::size_t j = 0; j < n_columns && right; ++j)
+  std::size_t      row = 0, n_halved_rows = 0;
+  const bool       right = walk_aligned_rows(
+    shapes.offsets.size() == shapes.n_halved.size() + 1,
+    packed,
+    ends,
+    width,
+    chunk,
+    close_base,
+    shapes.slice,
+    row,
+    [&](const auto &at) {
+      unsigned int n_closing = 0, n_first = 0, n_second = 0;
+      for (unsigned int t = 0; t < width; ++t)
         {
-          const auto at = [&](const unsigned int t) {
-            return packed[begin + ((j / chunk) * width + t) * chunk +
-                          j % chunk];
-          };
-          unsigned int n_closing = 0, n_first = 0, n_second = 0;
-          for (unsigned int t = 0; t < width; ++t)
+          n_closing += at(t) <= close_base;
+          n_first += at(t) > 0 && at(t) < 100000;
+          n_second += at(t) >= 100000;
+        }
+      aligned &= (n_closing == 0 || n_first + n_second == 0) &&
+                 (n_first == 0 || n_second == 0);
+    },
+    [&](const std::size_t row, const auto &at, auto &lane_lists) {
+      bool                           right = true;
+      const SharedNZLayout::RowClose shape{shapes.offsets[row + 1] -
+                                             shapes.offsets[row],
+                                           shapes.n_leading[row],
+                                           shapes.n_halved[row]};
+      bounded &= shape.n_diagonal <= max_leading &&
+                 shape.n_halved <= shape.n_diagonal &&
+                 shape.n_lists + shape.n_halved <= width;
+      n_halved_rows += shape.n_halved > 0;
+      for (unsigned int t = 0; t < width; ++t)
+        {
+          right &=
+            at(t) ==
+            shapes.close(shape.n_lists, shape.n_diagonal, shape.n_halved);
+          const SharedNZLayout::RowLane role =
+            SharedNZLayout::row_lane(t, shape);
+          if (role.slot >= shape.n_lists)
             {
-              n_closing += at(t) <= close_base;
-              n_first += at(t) > 0 && at(t) < 100000;
-              n_second += at(t) >= 100000;
-            }
-          aligned &= (n_closing == 0 || n_first + n_second == 0) &&
-                     (n_first == 0 || n_second == 0);
-          if (n_closing == 0)
-            {
-              for (unsigned int t = 0; t < width; ++t)
-                if (at(t) != 0)
-                  lane_lists[t].push_back(at(t));
+              right &= lane_lists[t].empty();
               continue;
             }
-          right &= n_closing == width && row < shapes.slice.size() &&
-                   shapes.slice[row] == w;
-          if (!right)
-            break;
-          const SharedNZLayout::RowClose shape{shapes.offsets[row + 1] -
-                                                 shapes.offsets[row],
-                                               shapes.n_leading[row],
-                                               shapes.n_halved[row]};
-          bounded &= shape.n_diagonal <= max_leading &&
-                     shape.n_halved <= shape.n_diagonal &&
-                     shape.n_lists + shape.n_halved <= width;
-          n_halved_rows += shape.n_halved > 0;
-          for (unsigned int t = 0; t < width; ++t)
-            {
-              right &=
-                at(t) ==
-                shapes.close(shape.n_lists, shape.n_diagonal, shape.n_halved);
-              const SharedNZLayout::RowLane role =
-                SharedNZLayout::row_lane(t, shape);
-              if (role.slot >= shape.n_lists)
-                {
-                  right &= lane_lists[t].empty();
-                  continue;
-                }
-              const unsigned int l =
-                shapes.lists[shapes.offsets[row] + role.slot];
-              const bool is_halved = role.slot < shape.n_halved;
-              listed[l] += !role.second_half;
-              halved[l] += role.second_half;
-              right &= (leads[l] != 0) == (role.slot < shape.n_diagonal) &&
-                       lane_lists[t] == expected(l,
-                                                 !is_halved       ? -1 :
-                                                 role.second_half ? 1 :
-                                                                    0);
-              lane_lists[t].clear();
-            }
-          ++row;
+          const unsigned int l = shapes.lists[shapes.offsets[row] + role.slot];
+          const bool         is_halved = role.slot < shape.n_halved;
+          listed[l] += !role.second_half;
+          halved[l] += role.second_half;
+          right &= (leads[l] != 0) == (role.slot < shape.n_diagonal) &&
+                   lane_lists[t] == expected(l,
+                                             !is_halved       ? -1 :
+                                                   role.second_half ? 1 :
+                                                                      0);
+          lane_lists[t].clear();
         }
-      begin = ends[w];
-    }
+      return right;
+    });
   // Which lists the rule halves.
   bool rule = true;
   for (unsigned int l = 0; l < n_lists; ++l)
@@ -537,12 +564,7 @@ test_halved_packing(Testing::Checks &checks, const bool keep_list_order)
   Testing::check_rules(
     checks,
     "halved packing" + mode,
-    {{std::all_of(listed.begin(),
-                  listed.end(),
-                  [](const int n) {
-                    return n == 1;
-                  }),
-      "every list once in the slot of its row"},
+    {{Testing::each_once(listed), "every list once in the slot of its row"},
      {right && row == shapes.n_halved.size(),
       "each run of a halved list halved, the second half in lane "
       "n_leading + slot"},

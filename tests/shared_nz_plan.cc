@@ -38,11 +38,8 @@ test_accumulated_node_pairs(Testing::Checks &checks)
                          Testing::ConstraintKind::homogeneous,
                          false,
                          2);
-  const DoFHandlerAdapter<3>        adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
-  const MeshArrays                 &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<3>        adapter = Testing::make_adapter(problem);
+  const MeshArrays                 &arrays  = adapter.get_arrays();
   const HostElementStage<double>    stage(arrays, 0, AssemblyOptions());
   LinearElasticityKernel<3, double> kernel;
   kernel.lambda = 2.5;
@@ -181,11 +178,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
   // takes each element's owned nodes first.
   if (one_point)
     problem.quadrature = std::make_unique<QGaussSimplex<dim>>(1);
-  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints);
-  const MeshArrays            &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
+  const MeshArrays            &arrays  = adapter.get_arrays();
   const std::string            name =
     problem.name() +
     (partitioner == NodePartitioner::metis         ? " (METIS parts" :
@@ -228,11 +222,7 @@ test_shared_nz_plan(Testing::Checks      &checks,
                        {{parts.size() == arrays.n_nodes,
                          "partition_nodes() gives every node a part"},
                         {plan.n_blocks > 1, "the mesh needs several parts"},
-                        {std::all_of(owner_seen.begin(),
-                                     owner_seen.end(),
-                                     [](const int n) {
-                                       return n == 1;
-                                     }),
+                        {Testing::each_once(owner_seen),
                          "each node is owned by exactly one block"},
                         {blocks_fit && plan.max_shared_bytes <= limit,
                          "every block fits the limit (largest " +
@@ -520,19 +510,15 @@ test_shared_nz_plan(Testing::Checks      &checks,
             pending.empty() && row_first == plan.target_offsets[slice + 1];
         }
     }
-  const auto all_once = [](const std::vector<int> &seen) {
-    return std::all_of(seen.begin(), seen.end(), [](const int n) {
-      return n == 1;
-    });
-  };
   Testing::check_rules(
     checks,
     name + ": reduction lists",
-    {{all_once(triple_seen),
+    {{Testing::each_once(triple_seen),
       "each of the " + std::to_string(triple_seen.size()) +
         " element node pairs is summed once, under its own node pair"},
-     {all_once(target_seen), "every nonzero is stored exactly once"},
-     {all_once(rhs_seen), "every right-hand-side row is stored exactly once"},
+     {Testing::each_once(target_seen), "every nonzero is stored exactly once"},
+     {Testing::each_once(rhs_seen),
+      "every right-hand-side row is stored exactly once"},
      {lists_right,
       "rows are shaped as their closing entries say (diagonal lists "
       "leading, halves in their lanes)"},
@@ -550,35 +536,26 @@ test_shared_nz_plan(Testing::Checks      &checks,
   std::vector<double>              nodal(arrays.nodal_coordinates);
   std::vector<double>              reference_values, reference_rhs, values, rhs;
   const HostAssembler<dim, double> reference(arrays);
-  if (vector_valued)
-    {
-      reference.assemble(elasticity, reference_values, reference_rhs);
-      shared_nz_on_host<dim>(plan,
-                             arrays,
-                             elasticity,
-                             AssemblyOptions(),
-                             nodal,
-                             values,
-                             rhs);
-    }
-  else
-    {
-      reference.assemble(laplace, reference_values, reference_rhs);
-      shared_nz_on_host<dim>(plan,
-                             arrays,
-                             laplace,
-                             AssemblyOptions(),
-                             nodal,
-                             values,
-                             rhs);
-    }
-  // Matrix and right-hand side together.
-  std::vector<double> result(values), reference_result(reference_values);
-  result.insert(result.end(), rhs.begin(), rhs.end());
-  reference_result.insert(reference_result.end(),
-                          reference_rhs.begin(),
-                          reference_rhs.end());
-  const double error = Testing::relative_l2_error(result, reference_result);
+  // The reference and the plan run on the host, each as its matrix and
+  // right-hand side together; their relative difference.
+  const auto assembly_error = [&](const auto &kernel) {
+    reference.assemble(kernel, reference_values, reference_rhs);
+    shared_nz_on_host<dim>(plan,
+                           arrays,
+                           kernel,
+                           AssemblyOptions(),
+                           nodal,
+                           values,
+                           rhs);
+    std::vector<double> result(values), reference_result(reference_values);
+    result.insert(result.end(), rhs.begin(), rhs.end());
+    reference_result.insert(reference_result.end(),
+                            reference_rhs.begin(),
+                            reference_rhs.end());
+    return Testing::relative_l2_error(result, reference_result);
+  };
+  const double error =
+    vector_valued ? assembly_error(elasticity) : assembly_error(laplace);
   checks.check(error <= 1e-13,
                name +
                  ": SharedNZ executed on the host equals the reference "
@@ -594,24 +571,9 @@ test_shared_nz_plan(Testing::Checks      &checks,
           std::make_tuple(64u, 0., "1")})
       {
         ZeroDiagonalKernel<dim> kernel;
-        kernel.zeroed            = zeroed;
-        kernel.laplace.diffusion = diffusion;
-        reference.assemble(kernel, reference_values, reference_rhs);
-        shared_nz_on_host<dim>(plan,
-                               arrays,
-                               kernel,
-                               AssemblyOptions(),
-                               nodal,
-                               values,
-                               rhs);
-        std::vector<double> zeroed_result(values),
-          zeroed_reference(reference_values);
-        zeroed_result.insert(zeroed_result.end(), rhs.begin(), rhs.end());
-        zeroed_reference.insert(zeroed_reference.end(),
-                                reference_rhs.begin(),
-                                reference_rhs.end());
-        const double zeroed_error =
-          Testing::relative_l2_error(zeroed_result, zeroed_reference);
+        kernel.zeroed             = zeroed;
+        kernel.laplace.diffusion  = diffusion;
+        const double zeroed_error = assembly_error(kernel);
         checks.check(zeroed_error <= 1e-13,
                      name +
                        ": node pairs of elements with zero diagonal "

@@ -22,6 +22,8 @@
 
 #include <deal.II/numerics/vector_tools.h>
 
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
+
 #include <memory>
 #include <sstream>
 #include <string>
@@ -89,6 +91,22 @@ namespace Testing
     }
   };
 
+  /// Distribute the DoFs of the problem's element on its mesh, renumbered
+  /// if @p renumber (see setup_problem()).
+  template <int dim>
+  void
+  distribute_problem_dofs(TestProblem<dim> &problem, const bool renumber)
+  {
+    problem.dof_handler.reinit(problem.tria);
+    problem.dof_handler.distribute_dofs(*problem.fe);
+    if (renumber)
+      {
+        DoFRenumbering::Cuthill_McKee(problem.dof_handler);
+        if (problem.fe->n_components() > 1)
+          DoFRenumbering::component_wise(problem.dof_handler);
+      }
+  }
+
   /**
    * Build the problem. @p renumber applies Cuthill-McKee (and, for vector
    * elements, component-wise numbering) so that DoF numbers are not the
@@ -138,14 +156,7 @@ namespace Testing
     else
       problem.fe = std::make_unique<FESystem<dim>>(*base, n_components);
 
-    problem.dof_handler.reinit(problem.tria);
-    problem.dof_handler.distribute_dofs(*problem.fe);
-    if (renumber)
-      {
-        DoFRenumbering::Cuthill_McKee(problem.dof_handler);
-        if (n_components > 1)
-          DoFRenumbering::component_wise(problem.dof_handler);
-      }
+    distribute_problem_dofs(problem, renumber);
 
     problem.constraints.clear();
     if (constraint_kind == ConstraintKind::homogeneous)
@@ -163,6 +174,22 @@ namespace Testing
                                                  n_components),
                                                problem.constraints);
     problem.constraints.close();
+  }
+
+  /// The adapter of @p problem (its mapping, DoFHandler, quadrature and
+  /// constraints) with @p data.
+  template <int dim>
+  GPUAssembly::DoFHandlerAdapter<dim>
+  make_adapter(
+    const TestProblem<dim>                                             &problem,
+    const typename GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData &data =
+      {})
+  {
+    return GPUAssembly::DoFHandlerAdapter<dim>(*problem.mapping,
+                                               problem.dof_handler,
+                                               *problem.quadrature,
+                                               problem.constraints,
+                                               data);
   }
 } // namespace Testing
 

@@ -77,26 +77,19 @@ main()
 {
   Testing::Checks                                          checks;
   const std::map<dealii::types::material_id, unsigned int> materials = {{0, 0}};
-  {
-    dealii::Triangulation<2> tria;
-    Testing::make_plate_with_hole(4, true, tria);
-    WaveDiscretization discretization;
-    discretization.reinit(tria, materials);
-    check_mesh("triangles, plate with a hole (" +
-                 std::to_string(discretization.get_mesh().n_nodes) + " nodes)",
-               discretization.get_mesh(),
-               checks);
-  }
-  {
-    dealii::Triangulation<2> tria;
-    Testing::make_plate_with_hole(5, false, tria);
-    WaveDiscretization discretization;
-    discretization.reinit(tria, materials);
-    check_mesh("quadrilaterals, plate with a hole (" +
-                 std::to_string(discretization.get_mesh().n_nodes) + " nodes)",
-               discretization.get_mesh(),
-               checks);
-  }
+  for (const bool triangles : {true, false})
+    {
+      dealii::Triangulation<2> tria;
+      Testing::make_plate_with_hole(triangles ? 4 : 5, triangles, tria);
+      WaveDiscretization discretization;
+      discretization.reinit(tria, materials);
+      check_mesh(std::string(triangles ? "triangles" : "quadrilaterals") +
+                   ", plate with a hole (" +
+                   std::to_string(discretization.get_mesh().n_nodes) +
+                   " nodes)",
+                 discretization.get_mesh(),
+                 checks);
+    }
   {
     // Two pieces that share no node: the fronts of the aligned partitioner
     // never reach the second, which must still be partitioned.

@@ -20,87 +20,22 @@
 #include <cmath>
 
 #include "tests.h"
-#include "wave_test_meshes.h"
+#include "wave_test_model.h"
 
 using namespace GPUAssembly::Wave;
 
 namespace
 {
-  struct Model
-  {
-    WaveMesh                     mesh;
-    std::vector<ElasticMaterial> materials;
-    NodalSystem                  system;
-    std::vector<unsigned int>    offsets, neighbours;
-    std::vector<Source>          sources;
-    std::vector<unsigned int>    receivers;
-    double                       dt_stable = 0;
-  };
+  using Model = Testing::WaveModel;
+  using Testing::blocks_of;
 
-  // A plate with a hole, two materials (x < 0: a damped one), an absorbing
-  // layer on the right, a tone-burst force on the top, a prescribed
-  // displacement pulse on the left edge and clamped nodes at the bottom.
   Model
   make_model(const bool triangles, const bool damping, const bool sources)
   {
-    Model                    model;
-    dealii::Triangulation<2> tria;
-    Testing::make_plate_with_hole(triangles ? 3 : 4, triangles, tria);
-    for (const auto &cell : tria.active_cell_iterators())
-      cell->set_material_id(cell->center()[0] < 0 ? 1 : 0);
-    WaveDiscretization discretization;
-    discretization.reinit(tria, {{0, 0}, {1, 1}});
-    model.mesh      = discretization.get_mesh();
-    model.materials = {ElasticMaterial{1.0, 0.3, 1.0, 0},
-                       ElasticMaterial{2.0, 0.25, 1.5, damping ? 0.05 : 0}};
-    if (damping)
-      apply_absorbing_layers(
-        {AbsorbingLayer{AbsorbingLayer::Side::right, 0.3, 2.0}},
-        model.mesh);
-    model.system = assemble_nodal_system(model.mesh, model.materials);
-    make_node_graph(model.system, model.offsets, model.neighbours);
-    model.dt_stable = 2. / std::sqrt(model.system.estimate_max_eigenvalue());
-    if (sources)
-      {
-        Source force;
-        force.nodes        = model.mesh.nodes_in_box(-0.3, 0.99, 0.3, 1.01);
-        force.direction[0] = 0.3, force.direction[1] = -1;
-        force.signal.frequency = 1.0;
-        force.signal.n_cycles  = 3;
-        model.sources.push_back(force);
-        Source pulse;
-        pulse.type         = Source::Type::displacement;
-        pulse.nodes        = model.mesh.nodes_in_box(-1.01, -0.2, -0.99, 0.2);
-        pulse.direction[0] = 1, pulse.direction[1] = 0;
-        pulse.amplitude    = 1e-3;
-        pulse.signal.type  = Signal::Type::gaussian;
-        pulse.signal.delay = 1.0, pulse.signal.width = 0.3;
-        model.sources.push_back(pulse);
-        Source clamp;
-        clamp.type      = Source::Type::displacement;
-        clamp.nodes     = model.mesh.nodes_in_box(-1.01, -1.01, 1.01, -0.99);
-        clamp.amplitude = 0;
-        model.sources.push_back(clamp);
-      }
-    model.receivers = {model.mesh.nearest_node(0.5, 0.5),
-                       model.mesh.nearest_node(-0.6, -0.6),
-                       model.mesh.nearest_node(0.9, -0.1)};
-    return model;
-  }
-
-  NodeBlocks
-  blocks_of(const Model          &model,
-            const PartitionerType type,
-            const unsigned int    block_size = 128)
-  {
-    BlockLimits limits;
-    limits.max_block_size = block_size;
-    limits.max_halo_nodes = block_size;
-    return partition_nodes(type,
-                           model.mesh,
-                           model.offsets,
-                           model.neighbours,
-                           limits);
+    return Testing::make_wave_model(triangles ? 3 : 4,
+                                    triangles,
+                                    damping,
+                                    sources);
   }
 
   // A smooth bump plus rough noise: excites low and high modes alike.

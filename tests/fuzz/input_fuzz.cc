@@ -238,35 +238,17 @@ namespace
     unsigned int inputs = 0, valid = 0, refused = 0, failures = 0;
   };
 
-  // Runs @p read on the input; returns the cells and vertices read (0, 0
-  // if refused). Failures (other exception types) are reported.
-  template <int dim>
+  // Runs @p attempt on the input and counts what it gives: valid, refused
+  // with deal.II's exception (a message for the user), or a failure: an
+  // exception of another type (reported here), or false from @p attempt
+  // (which reports and counts it). Returns whether it was no failure.
   bool
-  check_mesh(const std::function<void(Triangulation<dim> &)> &read,
-             unsigned int                                    &n_cells,
-             unsigned int                                    &n_vertices,
-             Counts                                          &counts)
+  run_counted(const std::function<bool()> &attempt, Counts &counts)
   {
-    n_cells = n_vertices = 0;
     try
       {
-        Triangulation<dim> tria;
-        read(tria);
-        n_cells     = tria.n_active_cells();
-        n_vertices  = tria.n_used_vertices();
-        bool finite = n_cells > 0;
-        for (const auto &v : tria.get_vertices())
-          for (unsigned int d = 0; d < dim; ++d)
-            finite = finite && std::isfinite(v[d]);
-        if (!finite)
-          {
-            std::cerr << "FAIL: " << current_input
-                      << ": read without error, but the mesh has no cells "
-                         "or a vertex that is not finite"
-                      << std::endl;
-            ++counts.failures;
-            return false;
-          }
+        if (!attempt())
+          return false;
         ++counts.valid;
       }
     catch (const ExceptionBase &)
@@ -282,6 +264,39 @@ namespace
         return false;
       }
     return true;
+  }
+
+  // Runs @p read on the input; returns the cells and vertices read (0, 0
+  // if refused). Failures (other exception types) are reported.
+  template <int dim>
+  bool
+  check_mesh(const std::function<void(Triangulation<dim> &)> &read,
+             unsigned int                                    &n_cells,
+             unsigned int                                    &n_vertices,
+             Counts                                          &counts)
+  {
+    n_cells = n_vertices = 0;
+    return run_counted(
+      [&]() {
+        Triangulation<dim> tria;
+        read(tria);
+        n_cells     = tria.n_active_cells();
+        n_vertices  = tria.n_used_vertices();
+        bool finite = n_cells > 0;
+        for (const auto &v : tria.get_vertices())
+          for (unsigned int d = 0; d < dim; ++d)
+            finite = finite && std::isfinite(v[d]);
+        if (!finite)
+          {
+            std::cerr << "FAIL: " << current_input
+                      << ": read without error, but the mesh has no cells "
+                         "or a vertex that is not finite"
+                      << std::endl;
+            ++counts.failures;
+          }
+        return finite;
+      },
+      counts);
   }
 
   struct MeshSeed
@@ -343,34 +358,26 @@ main(int argc, char **argv)
           const auto read = [&](const std::string &file,
                                 unsigned int      &n_cells,
                                 unsigned int      &n_vertices) {
-            if (reader == 2)
+            if (reader == 2 || reader == 0)
               return check_mesh<2>(
                 [&](Triangulation<2> &t) {
-                  GPUAssembly::read_mesh(file, t);
-                },
-                n_cells,
-                n_vertices,
-                counts);
-            if (reader == 0)
-              return check_mesh<2>(
-                [&](Triangulation<2> &t) {
-                  GPUAssembly::read_abaqus(file, t);
-                },
-                n_cells,
-                n_vertices,
-                counts);
-            if (reader == 3)
-              return check_mesh<3>(
-                [&](Triangulation<3> &t) {
-                  GPUAssembly::read_mesh(file, t);
+                  if (reader == 0)
+                    GPUAssembly::read_abaqus(file, t);
+                  else
+                    GPUAssembly::read_mesh(file, t);
                 },
                 n_cells,
                 n_vertices,
                 counts);
             return check_mesh<3>(
               [&](Triangulation<3> &t) {
-                std::ifstream in(file, std::ios::binary);
-                GPUAssembly::read_dat(in, t, file);
+                if (reader == 3)
+                  GPUAssembly::read_mesh(file, t);
+                else
+                  {
+                    std::ifstream in(file, std::ios::binary);
+                    GPUAssembly::read_dat(in, t, file);
+                  }
               },
               n_cells,
               n_vertices,
@@ -452,26 +459,17 @@ main(int argc, char **argv)
                           " parameter file, mutation " + std::to_string(i);
           ++counts.inputs;
           alarm(10);
-          try
-            {
+          const bool ok = run_counted(
+            [&]() {
               parse(input);
-              ++counts.valid;
-            }
-          catch (const ExceptionBase &)
-            {
-              ++counts.refused;
-            }
-          catch (const std::exception &exc)
-            {
-              std::cerr << "FAIL: " << current_input
-                        << ": an exception without a message for the user: "
-                        << exc.what() << std::endl;
-              write_file(work + "/" + app_names[s] + ".prm.failed." +
-                           std::to_string(i),
-                         input);
-              ++counts.failures;
-            }
+              return true;
+            },
+            counts);
           alarm(0);
+          if (!ok)
+            write_file(work + "/" + app_names[s] + ".prm.failed." +
+                         std::to_string(i),
+                       input);
         }
     }
 

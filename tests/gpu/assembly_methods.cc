@@ -27,6 +27,7 @@
 
 #include "../test_problems.h"
 #include "../tests.h"
+#include "device_assembly.h"
 #include "gpu_tests.h"
 
 using namespace dealii;
@@ -86,28 +87,20 @@ device_assemble(const MeshArrays    &arrays,
                 const bool           morton        = false,
                 const bool           node_pairs    = false)
 {
-  typename DeviceAssembler<dim, Number>::AdditionalData data;
-  data.method               = method;
-  data.global_nz.symmetric  = symmetric;
-  data.shared_nz.node_pairs = node_pairs;
+  auto data =
+    Testing::assembler_data<dim, Number>(method, node_pairs, symmetric);
   if (morton)
     {
       // The other orders of the plan, tested on this variant.
       data.global_nz.element_order   = ElementOrder::morton;
       data.global_nz.reduction_order = ReductionOrder::morton;
     }
-  DeviceAssembler<dim, Number> assembler;
-  assembler.reinit(arrays, data);
-  DeviceCSRMatrix<Number> matrix;
-  matrix.reinit(arrays);
-  DeviceVector<Number> device_rhs(arrays.n_dofs);
-  DeviceVector<Number> nodal(
-    std::vector<Number>(arrays.nodal_coordinates.begin(),
-                        arrays.nodal_coordinates.end()));
-  for (unsigned int i = 0; i < n_repetitions; ++i)
-    assembler.assemble(kernel, nodal, matrix, device_rhs);
-  matrix.get_values().copy_to_host(values);
-  device_rhs.copy_to_host(rhs);
+  Testing::device_assemble<dim>(arrays,
+                                data,
+                                kernel,
+                                n_repetitions,
+                                values,
+                                rhs);
 }
 
 
@@ -129,14 +122,9 @@ test_against_host(Testing::Checks             &checks,
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          6);
-  typename DoFHandlerAdapter<dim>::AdditionalData adapter_data;
-  adapter_data.supplemental_format = format;
-  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints,
-                                       adapter_data);
-  const MeshArrays            &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<dim> adapter =
+    Testing::make_adapter(problem, {format});
+  const MeshArrays &arrays = adapter.get_arrays();
 
   std::vector<double>              reference_values, reference_rhs;
   const HostAssembler<dim, double> host(arrays);
@@ -252,11 +240,8 @@ test_neo_hookean(Testing::Checks &checks)
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          5);
-  const DoFHandlerAdapter<3> adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
-  const MeshArrays          &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<3> adapter = Testing::make_adapter(problem);
+  const MeshArrays          &arrays  = adapter.get_arrays();
   std::vector<double>        displacement(arrays.n_nodes * 3);
   for (std::size_t i = 0; i < displacement.size(); ++i)
     displacement[i] = 0.05 * std::sin(0.37 * i) * arrays.nodal_coordinates[i];
@@ -314,11 +299,8 @@ test_method_switch(Testing::Checks &checks)
                          Testing::ConstraintKind::inhomogeneous,
                          true,
                          6);
-  const DoFHandlerAdapter<3> adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
-  const MeshArrays          &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<3> adapter = Testing::make_adapter(problem);
+  const MeshArrays          &arrays  = adapter.get_arrays();
   std::vector<double>        reference_values, reference_rhs;
   HostAssembler<3, double>(arrays).assemble(elasticity_kernel<3, double>(),
                                             reference_values,

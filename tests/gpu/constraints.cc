@@ -17,6 +17,7 @@
 #include "../constraint_problems.h"
 #include "../dealii_reference.h"
 #include "../tests.h"
+#include "device_assembly.h"
 #include "gpu_tests.h"
 
 using namespace dealii;
@@ -58,23 +59,16 @@ namespace
                   std::vector<Number>   &values,
                   std::vector<Number>   &rhs)
   {
-    typename DeviceAssembler<dim, Number>::AdditionalData data;
-    data.method               = variant.method;
-    data.shared_nz.node_pairs = variant.node_pairs;
-    data.global_nz.symmetric  = variant.symmetric;
-    data.options              = options;
-    DeviceAssembler<dim, Number> assembler;
-    assembler.reinit(arrays, data);
-    DeviceCSRMatrix<Number> matrix;
-    matrix.reinit(arrays);
-    DeviceVector<Number> device_rhs(arrays.n_dofs);
-    DeviceVector<Number> nodal(
-      std::vector<Number>(arrays.nodal_coordinates.begin(),
-                          arrays.nodal_coordinates.end()));
-    for (unsigned int i = 0; i < n_repetitions; ++i)
-      assembler.assemble(kernel, nodal, matrix, device_rhs);
-    matrix.get_values().copy_to_host(values);
-    device_rhs.copy_to_host(rhs);
+    auto data    = Testing::assembler_data<dim, Number>(variant.method,
+                                                     variant.node_pairs,
+                                                     variant.symmetric);
+    data.options = options;
+    Testing::device_assemble<dim>(arrays,
+                                  data,
+                                  kernel,
+                                  n_repetitions,
+                                  values,
+                                  rhs);
   }
 
 
@@ -97,15 +91,12 @@ namespace
 
     for (const bool keep : {true, false})
       {
-        typename DoFHandlerAdapter<dim>::AdditionalData adapter_data;
-        adapter_data.keep_constrained_dofs = keep;
-        const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                             problem.dof_handler,
-                                             *problem.quadrature,
-                                             problem.constraints,
-                                             adapter_data);
-        const MeshArrays            &arrays = adapter.get_arrays();
-        AssemblyOptions              options;
+        const DoFHandlerAdapter<dim> adapter =
+          Testing::make_adapter(problem,
+                                {SupplementalDataFormat::quadrature_gradients,
+                                 keep});
+        const MeshArrays &arrays = adapter.get_arrays();
+        AssemblyOptions   options;
         options.use_inhomogeneities_for_rhs = !keep;
         const std::string name =
           problem.name() + ", " + to_string(form) + ", " +
@@ -213,12 +204,9 @@ namespace
                                        2,
                                        dim,
                                        1);
-    const DoFHandlerAdapter<dim>           adapter(*problem.mapping,
-                                         problem.dof_handler,
-                                         *problem.quadrature,
-                                         problem.constraints);
-    const MeshArrays                      &arrays = adapter.get_arrays();
-    std::mt19937                           generator(11);
+    const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
+    const MeshArrays            &arrays  = adapter.get_arrays();
+    std::mt19937                 generator(11);
     std::uniform_real_distribution<double> random(-1., 1.);
     std::vector<double>                    x(arrays.n_dofs);
     for (double &value : x)

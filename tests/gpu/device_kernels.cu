@@ -60,16 +60,16 @@ namespace Testing
 
     template <int dim, class Kernel>
     void
-    run(const Kernel              &kernel,
-        const std::vector<double> &supplemental,
-        const unsigned int         n_elements,
-        const unsigned int         n_nodes,
-        const unsigned int         n_q_points,
-        const std::vector<double> &shape_values,
-        std::vector<double>       &matrices,
-        std::vector<double>       &vectors)
+    run(const Kernel &kernel, const DeviceElementData &data)
     {
-      const unsigned int n_dofs = n_nodes * Kernel::n_components;
+      const std::vector<double> &supplemental = data.supplemental;
+      const unsigned int         n_elements   = data.n_elements;
+      const unsigned int         n_nodes      = data.n_nodes;
+      const unsigned int         n_q_points   = data.n_q_points;
+      const std::vector<double> &shape_values = data.shape_values;
+      std::vector<double>       &matrices     = data.matrices;
+      std::vector<double>       &vectors      = data.vectors;
+      const unsigned int         n_dofs       = n_nodes * Kernel::n_components;
       matrices.assign(static_cast<std::size_t>(n_dofs) * n_dofs * n_elements,
                       0.);
       vectors.assign(static_cast<std::size_t>(n_dofs) * n_elements, 0.);
@@ -105,28 +105,14 @@ namespace Testing
 
     template <int dim>
     void
-    dispatch(const DeviceKernel         kernel,
-             const std::vector<double> &supplemental,
-             const unsigned int         n_elements,
-             const unsigned int         n_nodes,
-             const unsigned int         n_q_points,
-             const std::vector<double> &shape_values,
-             std::vector<double>       &matrices,
-             std::vector<double>       &vectors)
+    dispatch(const DeviceKernel kernel, const DeviceElementData &data)
     {
       if (kernel == DeviceKernel::laplace)
         {
           GPUAssembly::LaplaceKernel<dim, double> laplace;
           laplace.diffusion = 1.7;
           laplace.source    = 0.8;
-          run<dim>(laplace,
-                   supplemental,
-                   n_elements,
-                   n_nodes,
-                   n_q_points,
-                   shape_values,
-                   matrices,
-                   vectors);
+          run<dim>(laplace, data);
         }
       else
         {
@@ -135,14 +121,7 @@ namespace Testing
           elasticity.mu     = 1.25;
           for (unsigned int d = 0; d < dim; ++d)
             elasticity.body_force[d] = 1. + d;
-          run<dim>(elasticity,
-                   supplemental,
-                   n_elements,
-                   n_nodes,
-                   n_q_points,
-                   shape_values,
-                   matrices,
-                   vectors);
+          run<dim>(elasticity, data);
         }
     }
   } // namespace
@@ -150,34 +129,14 @@ namespace Testing
 
 
   void
-  compute_element_data_on_device(const int                  dim,
-                                 const DeviceKernel         kernel,
-                                 const std::vector<double> &supplemental,
-                                 const unsigned int         n_elements,
-                                 const unsigned int         n_nodes,
-                                 const unsigned int         n_q_points,
-                                 const std::vector<double> &shape_values,
-                                 std::vector<double>       &matrices,
-                                 std::vector<double>       &vectors)
+  compute_element_data_on_device(const int                dim,
+                                 const DeviceKernel       kernel,
+                                 const DeviceElementData &data)
   {
     if (dim == 2)
-      dispatch<2>(kernel,
-                  supplemental,
-                  n_elements,
-                  n_nodes,
-                  n_q_points,
-                  shape_values,
-                  matrices,
-                  vectors);
+      dispatch<2>(kernel, data);
     else
-      dispatch<3>(kernel,
-                  supplemental,
-                  n_elements,
-                  n_nodes,
-                  n_q_points,
-                  shape_values,
-                  matrices,
-                  vectors);
+      dispatch<3>(kernel, data);
   }
 
 

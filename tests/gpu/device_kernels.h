@@ -16,21 +16,27 @@ namespace Testing
   };
 
   /**
-   * Run a bundled element kernel on the device, a thread per element, on
+   * What an element kernel reads on the device and writes back:
    * column-major supplemental data (entry i of element e at
-   * i * n_elements + e) and write column-major element matrices and vectors,
+   * i * n_elements + e) in, column-major element matrices and vectors out,
    * the layout the GPU methods use for coalesced access.
    */
+  struct DeviceElementData
+  {
+    const std::vector<double> &supplemental;
+    unsigned int               n_elements;
+    unsigned int               n_nodes;
+    unsigned int               n_q_points;
+    const std::vector<double> &shape_values;
+    std::vector<double>       &matrices;
+    std::vector<double>       &vectors;
+  };
+
+  /// Run a bundled element kernel on the device, a thread per element.
   void
-  compute_element_data_on_device(const int                  dim,
-                                 const DeviceKernel         kernel,
-                                 const std::vector<double> &supplemental,
-                                 const unsigned int         n_elements,
-                                 const unsigned int         n_nodes,
-                                 const unsigned int         n_q_points,
-                                 const std::vector<double> &shape_values,
-                                 std::vector<double>       &matrices,
-                                 std::vector<double>       &vectors);
+  compute_element_data_on_device(const int                dim,
+                                 const DeviceKernel       kernel,
+                                 const DeviceElementData &data);
 
   /// Ask for @p bytes of device memory through the checked wrapper.
   void

@@ -136,20 +136,12 @@ main(int argc, char **argv)
         std::cout << "rank " << rank << ": GPU " << devices[rank] << std::endl;
     }
 
-  bool passed = true;
-  try
-    {
-      passed &= run_case<2>(Form::laplace, 2);
-      passed &= run_case<2>(Form::elasticity, 1);
-      passed &= run_case<3>(Form::laplace, 1);
-      passed &= run_case<3>(Form::elasticity, 1);
-    }
-  catch (const std::exception &exception)
-    {
-      std::cerr << "rank " << Utilities::MPI::this_mpi_process(MPI_COMM_WORLD)
-                << ": " << exception.what() << std::endl;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  passed = Utilities::MPI::min(passed ? 1 : 0, MPI_COMM_WORLD) == 1;
-  return passed ? 0 : 1;
+  return Testing::exit_code_on_all_ranks([&]() {
+    bool passed = true;
+    passed &= run_case<2>(Form::laplace, 2);
+    passed &= run_case<2>(Form::elasticity, 1);
+    passed &= run_case<3>(Form::laplace, 1);
+    passed &= run_case<3>(Form::elasticity, 1);
+    return passed;
+  });
 }

@@ -28,6 +28,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "distributed_problems.h"
 #include "gpu/gpu_tests.h"
 #include "resident_problems.h"
 
@@ -211,19 +212,11 @@ main(int argc, char **argv)
               << " ranks; MPI reads device memory: "
               << (mpi_supports_device_memory() ? "yes" : "no") << std::endl;
 
-  bool passed = true;
-  try
-    {
-      passed &= run_case<2>(Form::laplace, 2);
-      passed &= run_case<3>(Form::elasticity, 1);
-      passed &= run_case<3>(Form::laplace, 1);
-    }
-  catch (const std::exception &exception)
-    {
-      std::cerr << "rank " << Utilities::MPI::this_mpi_process(MPI_COMM_WORLD)
-                << ": " << exception.what() << std::endl;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  passed = Utilities::MPI::min(passed ? 1 : 0, MPI_COMM_WORLD) == 1;
-  return passed ? 0 : 1;
+  return Testing::exit_code_on_all_ranks([&]() {
+    bool passed = true;
+    passed &= run_case<2>(Form::laplace, 2);
+    passed &= run_case<3>(Form::elasticity, 1);
+    passed &= run_case<3>(Form::laplace, 1);
+    return passed;
+  });
 }

@@ -70,11 +70,8 @@ test_kernel(Testing::Checks            &checks,
                          Testing::ConstraintKind::none,
                          false,
                          6);
-  const DoFHandlerAdapter<dim> adapter(*problem.mapping,
-                                       problem.dof_handler,
-                                       *problem.quadrature,
-                                       problem.constraints);
-  const MeshArrays            &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
+  const MeshArrays            &arrays  = adapter.get_arrays();
 
   std::vector<double> host_matrices, host_vectors;
   if (laplace)
@@ -104,13 +101,13 @@ test_kernel(Testing::Checks            &checks,
   std::vector<double> device_matrices, device_vectors;
   Testing::compute_element_data_on_device(dim,
                                           kernel_choice,
-                                          column_major,
-                                          arrays.n_elements,
-                                          arrays.layout.n_nodes,
-                                          arrays.layout.n_q_points,
-                                          arrays.layout.shape_values,
-                                          device_matrices,
-                                          device_vectors);
+                                          {column_major,
+                                           arrays.n_elements,
+                                           arrays.layout.n_nodes,
+                                           arrays.layout.n_q_points,
+                                           arrays.layout.shape_values,
+                                           device_matrices,
+                                           device_vectors});
 
   const double matrix_error =
     Testing::max_relative_difference(device_matrices, host_matrices);

@@ -25,37 +25,10 @@
 using namespace dealii;
 using namespace GPUAssembly;
 
-constexpr double body_force[3] = {0.5, -1., 2.};
+constexpr const auto &body_force = Testing::hex8_body_force;
+using Testing::hex8_kernel;
 
-Hex8ElasticityKernel<double>
-hex8_kernel()
-{
-  Hex8ElasticityKernel<double> kernel;
-  kernel.per_element_material = true;
-  for (unsigned int d = 0; d < 3; ++d)
-    kernel.body_force[d] = body_force[d];
-  return kernel;
-}
-
-struct Setup
-{
-  Testing::TestProblem<3> problem;
-  DoFHandlerAdapter<3>    adapter;
-  MeshArrays              arrays;
-  std::vector<double>     E, nu;
-
-  Setup(const Testing::ConstraintKind kind, const unsigned int subdivisions)
-  {
-    Testing::setup_problem(problem, false, 1, 3, kind, true, subdivisions);
-    adapter.reinit(*problem.mapping,
-                   problem.dof_handler,
-                   *problem.quadrature,
-                   problem.constraints);
-    arrays = adapter.get_arrays();
-    Testing::hex8_materials(arrays.n_elements, E, nu);
-    append_element_material(arrays, E, nu);
-  }
-};
+using Setup = Testing::Hex8Problem;
 
 
 

@@ -30,15 +30,10 @@ namespace
   using namespace dealii;
   using Hyperelastic::ImplicitSolid;
 
-  constexpr unsigned int n_steps      = 10;
-  constexpr double       cg_tolerance = 1e-10;
-  // Device and host assemble the same matrix to round-off (1e-13); the
-  // rest is where each CG stops.
-  constexpr double tolerance = 1e4 * cg_tolerance;
+  using Testing::comparison_n_steps;
+  constexpr double tolerance = Testing::comparison_tolerance;
 
-  using Key = std::array<long long, 3>;
-
-  std::map<Key, std::pair<Tensor<1, 3>, Tensor<1, 3>>>
+  Testing::NodalStates
   run(const std::string &prm, std::string &description)
   {
     std::ostringstream log;
@@ -50,17 +45,9 @@ namespace
                         log);
     solid.setup();
     description = solid.backend_description();
-    for (unsigned int s = 0; s < n_steps; ++s)
+    for (unsigned int s = 0; s < comparison_n_steps; ++s)
       solid.do_step();
-    std::map<Key, std::pair<Tensor<1, 3>, Tensor<1, 3>>> states;
-    for (const auto &node : solid.gather_nodal_state(0))
-      {
-        Key key;
-        for (unsigned int d = 0; d < 3; ++d)
-          key[d] = std::llround(node.position[d] * 1e8);
-        states[key] = {node.u, node.p};
-      }
-    return states;
+    return Testing::by_position(solid.gather_nodal_state(0));
   }
 
   bool
@@ -69,17 +56,15 @@ namespace
            const std::string &method,
            const std::string &algebra)
   {
-    std::ostringstream solver;
-    solver << "subsection Solver\n  set CG relative tolerance = "
-           << cg_tolerance << "\n  set Newton tolerance = 1e-9\nend\n";
-    std::string host_text, device_text;
-    const auto  host = run(geometry + solver.str() +
+    const std::string solver = Testing::comparison_solver();
+    std::string       host_text, device_text;
+    const auto        host = run(geometry + solver +
                             "subsection Execution\n  set Device = host\n"
-                             "  set Distributed linear algebra = trilinos\n"
-                             "end\n",
+                                   "  set Distributed linear algebra = trilinos\n"
+                                   "end\n",
                           host_text);
-    const auto  device =
-      run(geometry + solver.str() +
+    const auto        device =
+      run(geometry + solver +
             "subsection Execution\n  set Device = gpu\n"
             "  set Assembly method = " +
             method + "\n  set Distributed linear algebra = " + algebra +
@@ -105,20 +90,13 @@ namespace
                   << " on the host path" << std::endl;
         return false;
       }
-    double u_max = 0, p_max = 0, du = 0, dp = 0;
-    for (const auto &[key, state] : host)
+    const auto [all_nodes_found, u_max, p_max, du, dp] =
+      Testing::nodal_difference(host, device);
+    if (!all_nodes_found)
       {
-        const auto other = device.find(key);
-        if (other == device.end())
-          {
-            std::cout << "FAIL " << name << ": a node is missing on the "
-                      << "device path" << std::endl;
-            return false;
-          }
-        u_max = std::max(u_max, state.first.norm());
-        p_max = std::max(p_max, state.second.norm());
-        du    = std::max(du, (state.first - other->second.first).norm());
-        dp    = std::max(dp, (state.second - other->second.second).norm());
+        std::cout << "FAIL " << name << ": a node is missing on the "
+                  << "device path" << std::endl;
+        return false;
       }
     const bool ok =
       u_max > 1e-4 && du <= tolerance * u_max && dp <= tolerance * p_max;

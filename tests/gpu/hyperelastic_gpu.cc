@@ -22,37 +22,25 @@ namespace
 {
   using namespace Testing;
 
-  const std::string scenario = R"(
-subsection Geometry
-  set Bar size     = 4, 1, 1
-  set Subdivisions = 8, 2, 2
-  set Cell type    = @CELLS@
-end
-subsection Boundary conditions
-  set Load region        = 3.9, 0, 0, 4, 1, 1
-  set Load               = 0, 0.02, -0.05
-  set Load time function = sin(pi*t/2)
-end
-subsection Initial conditions
-  set Velocity = 0; 0; 0.02*x
-end
-subsection Solver
-  set Newton tolerance      = @NEWTON@
-  set CG relative tolerance = @CG@
-end
-)";
-
   std::string
   make_scenario(const std::string &cells,
                 const std::string &newton,
                 const std::string &cg,
                 const std::string &execution)
   {
-    std::string text = scenario;
-    text.replace(text.find("@CELLS@"), 7, cells);
-    text.replace(text.find("@NEWTON@"), 8, newton);
-    text.replace(text.find("@CG@"), 4, cg);
-    return text + "subsection Execution\n" + execution + "end\n";
+    return prm_subsection("Geometry",
+                          {"Bar size = 4, 1, 1",
+                           "Subdivisions = 8, 2, 2",
+                           "Cell type = " + cells}) +
+           prm_subsection("Boundary conditions",
+                          {"Load region = 3.9, 0, 0, 4, 1, 1",
+                           "Load = 0, 0.02, -0.05",
+                           "Load time function = sin(pi*t/2)"}) +
+           prm_subsection("Initial conditions", {"Velocity = 0; 0; 0.02*x"}) +
+           prm_subsection("Solver",
+                          {"Newton tolerance = " + newton,
+                           "CG relative tolerance = " + cg}) +
+           "subsection Execution\n" + execution + "end\n";
   }
 } // namespace
 
@@ -86,22 +74,25 @@ main()
     {"GlobalNZ, hexahedra", "hexahedra", ""},
     {"SharedNZ, hexahedra", "hexahedra", "  set Assembly method = SharedNZ\n"}};
 
+  // The scenario with tight tolerances on @p device, @p more appended.
+  const auto run_on = [&](const std::string &cells,
+                          const std::string &execution,
+                          const std::string &device,
+                          const std::string &more = "") {
+    return run_hyperelastic(make_scenario(cells,
+                                          "1e-11",
+                                          "1e-13",
+                                          execution +
+                                            "  set Device = " + device + "\n") +
+                              more,
+                            n_steps,
+                            log);
+  };
+
   for (const Case &c : cases)
     {
-      const auto host =
-        run_hyperelastic(make_scenario(c.cells,
-                                       "1e-11",
-                                       "1e-13",
-                                       c.execution + "  set Device = host\n"),
-                         n_steps,
-                         log);
-      const auto gpu =
-        run_hyperelastic(make_scenario(c.cells,
-                                       "1e-11",
-                                       "1e-13",
-                                       c.execution + "  set Device = gpu\n"),
-                         n_steps,
-                         log);
+      const auto host             = run_on(c.cells, c.execution, "host");
+      const auto gpu              = run_on(c.cells, c.execution, "gpu");
       const auto [u_host, p_host] = host->state();
       const auto [u_gpu, p_gpu]   = gpu->state();
       const double position_difference =
@@ -127,22 +118,8 @@ main()
       const std::string refinement =
         "subsection Geometry\n  set Local refinement steps = 1\nend\n";
       const std::string execution = "  set Assembly method = " + method + "\n";
-      const auto        host =
-        run_hyperelastic(make_scenario("hexahedra",
-                                       "1e-11",
-                                       "1e-13",
-                                       execution + "  set Device = host\n") +
-                           refinement,
-                         n_steps,
-                         log);
-      const auto gpu =
-        run_hyperelastic(make_scenario("hexahedra",
-                                       "1e-11",
-                                       "1e-13",
-                                       execution + "  set Device = gpu\n") +
-                           refinement,
-                         n_steps,
-                         log);
+      const auto host = run_on("hexahedra", execution, "host", refinement);
+      const auto gpu  = run_on("hexahedra", execution, "gpu", refinement);
       const auto [u_host, p_host] = host->state();
       const auto [u_gpu, p_gpu]   = gpu->state();
       const double displacement_difference =
@@ -251,21 +228,15 @@ main()
         std::string("  set Device = gpu\n  set Step graph = ") +
         (step_graph ? "true" : "false") + "\n";
       {
-        const std::string           crushing = R"(
-subsection Geometry
-  set Bar size     = 2, 1, 1
-  set Subdivisions = 4, 2, 2
-end
-subsection Boundary conditions
-  set Load region        = 1.9, 0, 0, 2, 1, 1
-  set Load               = 0, 0, -500
-  set Load time function = 0.1*t
-end
-subsection Output
-  set Output interval = 0
-  set Screen interval = 0
-end
-)";
+        const std::string crushing =
+          prm_subsection("Geometry",
+                         {"Bar size = 2, 1, 1", "Subdivisions = 4, 2, 2"}) +
+          prm_subsection("Boundary conditions",
+                         {"Load region = 1.9, 0, 0, 2, 1, 1",
+                          "Load = 0, 0, -500",
+                          "Load time function = 0.1*t"}) +
+          prm_subsection("Output",
+                         {"Output interval = 0", "Screen interval = 0"});
         Hyperelastic::ImplicitSolid solid(
           hyperelastic_parameters(crushing + "subsection Execution\n" +
                                   execution + "end\n"),

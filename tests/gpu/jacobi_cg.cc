@@ -277,11 +277,8 @@ main(int argc, char **argv)
                          Testing::ConstraintKind::homogeneous,
                          true,
                          10);
-  const DoFHandlerAdapter<3>        adapter(*problem.mapping,
-                                     problem.dof_handler,
-                                     *problem.quadrature,
-                                     problem.constraints);
-  const MeshArrays                 &arrays = adapter.get_arrays();
+  const DoFHandlerAdapter<3>        adapter = Testing::make_adapter(problem);
+  const MeshArrays                 &arrays  = adapter.get_arrays();
   HostCSR                           A{&arrays, {}};
   std::vector<double>               unused_rhs;
   LinearElasticityKernel<3, double> kernel;

@@ -19,65 +19,26 @@
 #include <cstdint>
 
 #include "../tests.h"
-#include "../wave_test_meshes.h"
+#include "../wave_test_model.h"
 #include "gpu_tests.h"
 
 using namespace GPUAssembly::Wave;
 
 namespace
 {
-  struct Model
-  {
-    WaveMesh                  mesh;
-    NodalSystem               system;
-    std::vector<unsigned int> offsets, neighbours;
-    std::vector<Source>       sources;
-    std::vector<unsigned int> receivers;
-    double                    dt_stable = 0;
-  };
+  using Model = Testing::WaveModel;
 
+  // The damped model with sources, and a fourth receiver on the top edge.
   Model
   make_model(const bool triangles)
   {
-    Model                    model;
-    dealii::Triangulation<2> tria;
-    Testing::make_plate_with_hole(triangles ? 4 : 5, triangles, tria);
-    for (const auto &cell : tria.active_cell_iterators())
-      cell->set_material_id(cell->center()[0] < 0 ? 1 : 0);
-    WaveDiscretization discretization;
-    discretization.reinit(tria, {{0, 0}, {1, 1}});
-    model.mesh = discretization.get_mesh();
-    apply_absorbing_layers({{AbsorbingLayer::Side::right, 0.3, 2.0}},
-                           model.mesh);
-    model.system =
-      assemble_nodal_system(model.mesh,
-                            {ElasticMaterial{1.0, 0.3, 1.0, 0},
-                             ElasticMaterial{2.0, 0.25, 1.5, 0.05}});
-    make_node_graph(model.system, model.offsets, model.neighbours);
-    model.dt_stable = 2. / std::sqrt(model.system.estimate_max_eigenvalue());
-    Source force;
-    force.nodes        = model.mesh.nodes_in_box(-0.3, 0.99, 0.3, 1.01);
-    force.direction[0] = 0.3, force.direction[1] = -1;
-    force.signal.frequency = 1.0;
-    force.signal.n_cycles  = 3;
-    Source pulse;
-    pulse.type         = Source::Type::displacement;
-    pulse.nodes        = model.mesh.nodes_in_box(-1.01, -0.2, -0.99, 0.2);
-    pulse.direction[0] = 1, pulse.direction[1] = 0;
-    pulse.amplitude    = 1e-3;
-    pulse.signal.type  = Signal::Type::gaussian;
-    pulse.signal.delay = 1.0, pulse.signal.width = 0.3;
-    Source clamp;
-    clamp.type      = Source::Type::displacement;
-    clamp.nodes     = model.mesh.nodes_in_box(-1.01, -1.01, 1.01, -0.99);
-    clamp.amplitude = 0;
-    model.sources   = {force, pulse, clamp};
-    model.receivers = {model.mesh.nearest_node(0.5, 0.5),
-                       model.mesh.nearest_node(-0.6, -0.6),
-                       model.mesh.nearest_node(0.9, -0.1),
-                       model.mesh.nearest_node(0, 0.99)};
+    Model model =
+      Testing::make_wave_model(triangles ? 4 : 5, triangles, true, true);
+    model.receivers.push_back(model.mesh.nearest_node(0, 0.99));
     return model;
   }
+
+
 
   template <typename Number>
   void
@@ -87,14 +48,7 @@ namespace
           const std::string    &what,
           Testing::Checks      &checks)
   {
-    BlockLimits limits;
-    limits.max_block_size         = block_size;
-    limits.max_halo_nodes         = block_size;
-    const NodeBlocks      blocks  = partition_nodes(type,
-                                              model.mesh,
-                                              model.offsets,
-                                              model.neighbours,
-                                              limits);
+    const NodeBlocks      blocks  = Testing::blocks_of(model, type, block_size);
     const double          dt      = 0.8 * model.dt_stable;
     const unsigned int    n_steps = 3000;
     const Plan<Number>    plan    = make_plan<Number>(model.system,
