@@ -38,6 +38,7 @@
 #include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -128,6 +129,8 @@ namespace
     LaplaceKernel<2, double> kernel;
     const unsigned int rank = Utilities::MPI::this_mpi_process(MPI_COMM_WORLD);
     bool               all_passed = true;
+    // DoFs of a rank on none of its elements, over all cycles.
+    std::size_t n_dofs_on_no_node = 0;
     kernel.source                 = 1.;
     for (unsigned int cycle = 0; cycle < 4; ++cycle)
       {
@@ -153,6 +156,11 @@ namespace
                                            constraints,
                                            data);
         const MeshArrays          &arrays = adapter.get_arrays();
+
+        std::vector<bool> on_node(arrays.n_dofs, false);
+        for (const index_type dof : arrays.node_dofs)
+          on_node[dof] = true;
+        n_dofs_on_no_node += std::count(on_node.begin(), on_node.end(), false);
 
         const std::vector<double>      nodal(arrays.n_nodes, 0.);
         std::vector<double>            reference_values, reference_rhs;
@@ -187,7 +195,7 @@ namespace
               Testing::max_relative_difference(values, reference_values);
             const double rhs_error =
               Testing::max_relative_difference(rhs, reference_rhs);
-            std::string what =
+            const std::string what =
               "rank " + std::to_string(rank) + ", cycle " +
               std::to_string(cycle) + " (" + std::to_string(arrays.n_elements) +
               " elements, " + std::to_string(arrays.n_dofs) + " DoFs), " +
@@ -212,7 +220,14 @@ namespace
                            Testing::scientific(rhs_error) + " <= 1e-13)");
           }
       }
-    return all_passed;
+    // The case this test is for must occur: without such DoFs it would
+    // check nothing a serial mesh does not.
+    const std::size_t n_total =
+      Utilities::MPI::sum(n_dofs_on_no_node, MPI_COMM_WORLD);
+    checks.check(n_total > 0,
+                 "the meshes give ranks DoFs on none of their elements (" +
+                   std::to_string(n_total) + " over ranks and cycles)");
+    return all_passed && n_total > 0;
   }
 } // namespace
 
