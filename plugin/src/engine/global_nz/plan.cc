@@ -533,8 +533,14 @@ namespace GPUAssembly
     // neither atomics nor a global list of sources, and the blocks are
     // independent. Sources are sorted within a list, so the order of every
     // sum is fixed whatever the number of threads.
+    //
+    // A DoF can be on no node: on a rank of a distributed mesh, the master
+    // of a hanging node whose coarse edge ends on another rank's cell. Its
+    // row holds couplings through constraints only, which the constraint
+    // stage sums; no element of the rank contributes to it.
     const unsigned int      n_c = arrays.layout.n_components;
-    std::vector<index_type> node_of_dof(n_dofs), component_of_dof(n_dofs);
+    std::vector<index_type> node_of_dof(n_dofs, invalid_index),
+      component_of_dof(n_dofs);
     for (unsigned int n = 0; n < arrays.n_nodes; ++n)
       for (unsigned int c = 0; c < n_c; ++c)
         {
@@ -573,7 +579,9 @@ namespace GPUAssembly
             // Every element of a DoF's node, with the DoF's local index.
             const auto for_each_element = [&](const index_type dof,
                                               const auto      &action) {
-              const index_type  node  = node_of_dof[dof];
+              const index_type node = node_of_dof[dof];
+              if (node == invalid_index)
+                return;
               const std::size_t begin = elements_of_offsets[node];
               const std::size_t end   = elements_of_offsets[node + 1];
               for (std::size_t i = begin; i < end; ++i)
@@ -704,7 +712,8 @@ namespace GPUAssembly
               first >= n_value_targets ?
                  static_cast<index_type>(first - n_value_targets) :
                  row_of_target(first);
-            const index_type node = node_of_dof[row];
+            // A row on no node sorts with the first node.
+            const index_type node = std::max<index_type>(node_of_dof[row], 0);
             keys[r]               = {morton([&](const unsigned int k) {
                          return arrays.nodal_coordinates
                            [static_cast<std::size_t>(node) * arrays.dim + k];
