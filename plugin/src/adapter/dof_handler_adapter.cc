@@ -288,7 +288,9 @@ namespace GPUAssembly
           [&](const unsigned int begin, const unsigned int end) {
             for (unsigned int index = begin; index < end; ++index)
               {
-                const typename dealii::Triangulation<dim>::cell_iterator
+                // A raw iterator: slots of removed cells stay in the
+                // levels, and a plain iterator may not point at them.
+                const dealii::TriaRawIterator<dealii::CellAccessor<dim>>
                   cell(&tria, level, index);
                 if (cell->used() && cell->is_active())
                   cells[cell->active_cell_index()] =
