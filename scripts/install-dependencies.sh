@@ -16,26 +16,26 @@ as_root() {
 
 # A deal.II of one's own: DEAL_II_DIR names its configuration folder or its
 # installation prefix, as for CMake. A folder without deal.IIConfig.cmake is
-# refused rather than taken for an installed deal.II.
+# not taken for an installed deal.II: it is reported and Debian's deal.II is
+# installed where missing (CMake, given a wrong hint, finds that one).
+own_deal_ii=
 if [[ -n ${DEAL_II_DIR:-} ]]; then
-  found=
   for config in "$DEAL_II_DIR"/deal.IIConfig.cmake \
     "$DEAL_II_DIR"/{lib,lib64,share}/cmake/deal.II/deal.IIConfig.cmake \
     "$DEAL_II_DIR"/lib/*/cmake/deal.II/deal.IIConfig.cmake; do
-    [[ -f $config ]] && found=$config && break
+    [[ -f $config ]] && own_deal_ii=$config && break
   done
-  if [[ -z $found ]]; then
-    echo "error: DEAL_II_DIR=$DEAL_II_DIR holds no deal.II configuration" \
+  if [[ -n $own_deal_ii ]]; then
+    echo "deal.II: $own_deal_ii (DEAL_II_DIR)"
+  else
+    echo "warning: DEAL_II_DIR=$DEAL_II_DIR holds no deal.II configuration" \
       "(deal.IIConfig.cmake, in it or in lib/cmake/deal.II or share/cmake/deal.II" \
-      "below it). Set it to a deal.II installation, or unset it to install" \
-      "Debian's libdeal.ii-dev." >&2
-    exit 1
+      "below it); it is ignored, and Debian's libdeal.ii-dev is used." >&2
   fi
-  echo "deal.II: $found (DEAL_II_DIR)"
 fi
 
 missing=()
-[[ -n ${DEAL_II_DIR:-} || -f /usr/share/cmake/deal.II/deal.IIConfig.cmake ]] || missing+=(libdeal.ii-dev)
+[[ -n $own_deal_ii || -f /usr/share/cmake/deal.II/deal.IIConfig.cmake ]] || missing+=(libdeal.ii-dev)
 command -v cmake >/dev/null || missing+=(cmake)
 command -v g++ >/dev/null || missing+=(g++)
 command -v make >/dev/null || missing+=(make)
