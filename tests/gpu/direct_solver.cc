@@ -232,11 +232,12 @@ namespace
                                matrix,
                                rhs),
         reference);
-      checks.check(error <= 1e-4,
+      checks.check(error <= 1e-3,
                    name +
                      ", Cholesky in float equals UMFPACK on the float "
                      "system: relative " +
-                     Testing::scientific(error) + " <= 1e-4 (float rounding)");
+                     Testing::scientific(error) +
+                     " <= 1e-3 (float rounding times the condition number)");
     });
   }
 

@@ -66,38 +66,66 @@ namespace GPUAssembly
         blocks < 4096 ? (blocks > 0 ? blocks : 1) : 4096);
     }
 
-    // out = in, rounded to the output's precision.
-    template <typename From, typename To>
+    // Runs body(i) for 0 <= i < n, a thread an index (grid-stride).
+    template <class Body>
     __global__ void
-    convert_kernel(const From *in, To *out, const std::size_t n)
+    for_each_kernel(const Body body, const std::size_t n)
     {
       for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
            i < n;
            i += std::size_t(gridDim.x) * blockDim.x)
-        out[i] = static_cast<To>(in[i]);
+        body(i);
     }
+
+    template <class Body>
+    void
+    launch_for_each(const Body &body, const std::size_t n, cudaStream_t stream)
+    {
+      for_each_kernel<<<n_blocks(n), block_size, 0, stream>>>(body, n);
+      GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+    }
+
+    // out = in, rounded to the output's precision.
+    template <typename From, typename To>
+    struct Convert
+    {
+      const From *in;
+      To         *out;
+
+      __device__ void
+      operator()(const std::size_t i) const
+      {
+        out[i] = static_cast<To>(in[i]);
+      }
+    };
 
     // r = b - r, where r holds A x.
     template <typename Number>
-    __global__ void
-    residual_kernel(const Number *b, Number *r, const std::size_t n)
+    struct Residual
     {
-      for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-           i < n;
-           i += std::size_t(gridDim.x) * blockDim.x)
+      const Number *b;
+      Number       *r;
+
+      __device__ void
+      operator()(const std::size_t i) const
+      {
         r[i] = b[i] - r[i];
-    }
+      }
+    };
 
     // x += d: a refinement step's correction, computed in float.
     template <typename Number>
-    __global__ void
-    add_correction_kernel(const float *d, Number *x, const std::size_t n)
+    struct AddCorrection
     {
-      for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-           i < n;
-           i += std::size_t(gridDim.x) * blockDim.x)
+      const float *d;
+      Number      *x;
+
+      __device__ void
+      operator()(const std::size_t i) const
+      {
         x[i] += static_cast<Number>(d[i]);
-    }
+      }
+    };
 
     template <typename From, typename To>
     void
@@ -105,10 +133,9 @@ namespace GPUAssembly
             DeviceVector<To>         &out,
             cudaStream_t              stream)
     {
-      convert_kernel<<<n_blocks(in.size()), block_size, 0, stream>>>(in.data(),
-                                                                     out.data(),
-                                                                     in.size());
-      GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+      launch_for_each(Convert<From, To>{in.data(), out.data()},
+                      in.size(),
+                      stream);
     }
 
     // An integer that cuDSS reports after a phase, in whichever width it
@@ -172,10 +199,9 @@ namespace GPUAssembly
     {
       GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(stream));
       factorized_matrix->vmult(residual, x);
-      residual_kernel<<<n_blocks(b.size()), block_size>>>(b.data(),
-                                                          residual.data(),
-                                                          b.size());
-      GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+      launch_for_each(Residual<Number>{b.data(), residual.data()},
+                      b.size(),
+                      nullptr);
       return reduction.l2_norm(residual);
     }
 
@@ -198,6 +224,8 @@ namespace GPUAssembly
     /// Whether a factorization of this analysis succeeded, whose memory a
     /// refactorization can reuse.
     bool factorized_once = false;
+    /// Whether cuDSS accepted CUDSS_PHASE_REFACTORIZATION here.
+    bool refactorization_supported = true;
   };
 
 
@@ -368,18 +396,31 @@ namespace GPUAssembly
                                           sizeof(no_error)));
     // Cholesky does not pivot, so a refactorization repeats the first
     // factorization's arithmetic in its memory; LDL^T and LU pivot on the
-    // values and factorize anew.
-    const int phase = work.factorized_once && additional_data.matrix_type ==
-                                                DirectSolverMatrixType::spd ?
-                        CUDSS_PHASE_REFACTORIZATION :
-                        CUDSS_PHASE_FACTORIZATION;
-    GPU_ASSEMBLY_CHECK_CUDSS(cudssExecute(work.handle,
-                                          phase,
-                                          work.config,
-                                          work.data,
-                                          work.csr,
-                                          work.solution,
-                                          work.rhs));
+    // values and factorize anew. Where cuDSS does not offer the
+    // refactorization for a configuration, the factorization phase runs.
+    const auto execute = [&](const int phase) {
+      return cudssExecute(work.handle,
+                          phase,
+                          work.config,
+                          work.data,
+                          work.csr,
+                          work.solution,
+                          work.rhs);
+    };
+    if (work.factorized_once && work.refactorization_supported &&
+        additional_data.matrix_type == DirectSolverMatrixType::spd)
+      {
+        const cudssStatus_t status = execute(CUDSS_PHASE_REFACTORIZATION);
+        if (status == CUDSS_STATUS_NOT_SUPPORTED)
+          {
+            work.refactorization_supported = false;
+            GPU_ASSEMBLY_CHECK_CUDSS(execute(CUDSS_PHASE_FACTORIZATION));
+          }
+        else
+          GPU_ASSEMBLY_CHECK_CUDSS(status);
+      }
+    else
+      GPU_ASSEMBLY_CHECK_CUDSS(execute(CUDSS_PHASE_FACTORIZATION));
     GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(stream));
     ++statistics.n_factorizations;
 
@@ -494,11 +535,10 @@ namespace GPUAssembly
             }
           convert(work.residual, work.float_rhs, stream);
           solve_with_factors(work.float_rhs.data(), work.float_solution.data());
-          add_correction_kernel<<<n_blocks(x.size()), block_size, 0, stream>>>(
-            work.float_solution.data(),
-            x.data(),
-            x.size());
-          GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+          launch_for_each(AddCorrection<Number>{work.float_solution.data(),
+                                                x.data()},
+                          x.size(),
+                          stream);
           ++statistics.refinement_steps;
           residual = relative(work.residual_norm(x, b, stream));
           check_finite(residual, "residual");

@@ -42,21 +42,22 @@ namespace GPUAssembly
    * assembly, inhomogeneities in the right-hand side). Shaped like the
    * assembly plan, its three phases are called as often as each changes:
    *
-   * - analyze(): reordering (nested dissection) and symbolic factorization,
-   *   once per sparsity pattern. Afterwards cuDSS's estimate of the device
-   *   memory that the factorization will take (CUDSS_DATA_MEMORY_ESTIMATES)
-   *   is compared with the free device memory, and a factorization that
-   *   would not fit is refused here, before it allocates anything, with
-   *   ExcDirectSolverMemory. The solver's own work vectors are allocated
-   *   here too, once.
+   * - analyze(): reordering (cuDSS's default, a nested dissection) and
+   *   symbolic factorization, once per sparsity pattern. Afterwards cuDSS's
+   *   estimate of the device memory that the factorization will take
+   *   (CUDSS_DATA_MEMORY_ESTIMATES) is compared with the free device
+   *   memory, and a factorization that would not fit is refused here,
+   *   before it allocates anything, with ExcDirectSolverMemory. The
+   *   solver's own work vectors are allocated here too, once.
    * - factorize(): the numerical factorization, once per assembled matrix.
    *   A second call with new values of the same pattern (a Newton step, a
-   *   new time step) refactorizes in the memory of the first: the solver
-   *   allocates nothing, and cuDSS reuses the factor storage that its first
-   *   factorization allocated (Cholesky runs cuDSS's refactorization phase,
-   *   which also keeps the analysis's pivot-free elimination order; LDL^T and
-   *   LU run the factorization phase again, so that their pivots follow the
-   *   new values).
+   *   new time step) refactorizes without allocating anything of the
+   *   solver's; cuDSS keeps the factor storage of its first factorization
+   *   (the GPU test gpu_direct_solver checks that the free device memory
+   *   does not change). Cholesky runs cuDSS's refactorization phase where
+   *   cuDSS offers it, since without pivoting it repeats the first
+   *   factorization's arithmetic; LDL^T and LU run the factorization phase
+   *   again, so that their pivots follow the new values.
    * - solve(): forward and backward substitution, once per right-hand side.
    *
    * All device work is enqueued on the stream of AdditionalData (the one
