@@ -40,7 +40,7 @@ namespace
       change(data);
       checks.check_throws<ExceptionBase>(
         [&] {
-          internal::check_direct_solver_data<Number>(data);
+          GPUAssembly::internal::check_direct_solver_data<Number>(data);
         },
         field,
         precision + ": " + what + " is refused, naming " + field);
@@ -49,7 +49,7 @@ namespace
     bool defaults_accepted = true;
     try
       {
-        internal::check_direct_solver_data<Number>(Data());
+        GPUAssembly::internal::check_direct_solver_data<Number>(Data());
       }
     catch (const std::exception &)
       {
@@ -79,7 +79,7 @@ namespace
         bool accepted                         = true;
         try
           {
-            internal::check_direct_solver_data<Number>(single);
+            GPUAssembly::internal::check_direct_solver_data<Number>(single);
           }
         catch (const std::exception &)
           {
@@ -174,7 +174,8 @@ main()
                  (built_with_cudss ? "true" : "false") +
                  ", as the build's GPU_ASSEMBLY_WITH_CUDSS says");
 
-  const std::string unavailable = internal::direct_solver_unavailable_message();
+  const std::string unavailable =
+    GPUAssembly::internal::direct_solver_unavailable_message();
   checks.check(contains(unavailable, "built without NVIDIA cuDSS") &&
                  contains(unavailable, "pip install nvidia-cudss-cu13") &&
                  contains(unavailable, "CUDSS_DIR") &&
@@ -185,7 +186,7 @@ main()
                "alternative");
   checks.check_throws<ExcDirectSolverUnavailable>(
     [] {
-      internal::throw_direct_solver_unavailable();
+      GPUAssembly::internal::throw_direct_solver_unavailable();
     },
     "built without NVIDIA cuDSS",
     "ExcDirectSolverUnavailable carries that message");
@@ -204,7 +205,10 @@ main()
   const std::size_t GiB = std::size_t(1) << 30;
   checks.check_throws<ExcDirectSolverMemory>(
     [&] {
-      internal::check_direct_solver_memory(10 * GiB, 8 * GiB, 80 * GiB, 0.1);
+      GPUAssembly::internal::check_direct_solver_memory(10 * GiB,
+                                                        8 * GiB,
+                                                        80 * GiB,
+                                                        0.1);
     },
     "estimates its peak device memory at 10240 MiB, but only 8192 MiB of "
     "81920 MiB are free",
@@ -212,10 +216,10 @@ main()
     "estimate, the free and the total memory");
   checks.check_throws<ExcDirectSolverMemory>(
     [&] {
-      internal::check_direct_solver_memory(15 * GiB / 2,
-                                           8 * GiB,
-                                           80 * GiB,
-                                           0.1);
+      GPUAssembly::internal::check_direct_solver_memory(15 * GiB / 2,
+                                                        8 * GiB,
+                                                        80 * GiB,
+                                                        0.1);
     },
     "Use an iterative solver (DeviceJacobiCG), a smaller problem, or, in "
     "double, a single-precision factorization",
@@ -224,8 +228,14 @@ main()
   bool fits = true;
   try
     {
-      internal::check_direct_solver_memory(7 * GiB, 8 * GiB, 80 * GiB, 0.1);
-      internal::check_direct_solver_memory(8 * GiB, 8 * GiB, 80 * GiB, 0);
+      GPUAssembly::internal::check_direct_solver_memory(7 * GiB,
+                                                        8 * GiB,
+                                                        80 * GiB,
+                                                        0.1);
+      GPUAssembly::internal::check_direct_solver_memory(8 * GiB,
+                                                        8 * GiB,
+                                                        80 * GiB,
+                                                        0);
     }
   catch (const std::exception &)
     {
@@ -236,11 +246,11 @@ main()
                "passes, up to all of it with margin 0");
 
   const std::string spd =
-    internal::singular_matrix_message(DirectSolverMatrixType::spd,
-                                      "cuDSS reports status 12");
-  const std::string lu =
-    internal::singular_matrix_message(DirectSolverMatrixType::general,
-                                      "the solution is not finite");
+    GPUAssembly::internal::singular_matrix_message(DirectSolverMatrixType::spd,
+                                                   "cuDSS reports status 12");
+  const std::string lu = GPUAssembly::internal::singular_matrix_message(
+    DirectSolverMatrixType::general,
+    "the solution is not finite");
   checks.check(contains(spd, "spd (Cholesky)") &&
                  contains(spd, "singular or not positive definite") &&
                  contains(spd, "cuDSS reports status 12") &&
@@ -258,25 +268,32 @@ main()
                "constraints that were not applied");
   checks.check_throws<ExcSingularMatrix>(
     [] {
-      internal::throw_singular_matrix(DirectSolverMatrixType::general, "x");
+      GPUAssembly::internal::throw_singular_matrix(
+        DirectSolverMatrixType::general,
+        "x");
     },
     "nothing holds the body",
     "ExcSingularMatrix carries the message");
   checks.check_throws<ExcDirectSolverRefinement>(
     [] {
-      internal::throw_refinement_error(10, 1e-6, 1e-12);
+      GPUAssembly::internal::throw_refinement_error(10, 1e-6, 1e-12);
     },
     "stopped after 10 steps",
     "ExcDirectSolverRefinement says the steps, the residual and the "
     "tolerance");
 
-  checks.check(contains(internal::cudss_error_string(2), "ALLOC_FAILED") &&
-                 contains(internal::cudss_error_string(7), "IR_FAILED") &&
-                 internal::cudss_error_string(99) == "unknown cuDSS status 99",
-               "cuDSS statuses are named, unknown ones by number");
+  checks.check(
+    contains(GPUAssembly::internal::cudss_error_string(2), "ALLOC_FAILED") &&
+      contains(GPUAssembly::internal::cudss_error_string(7), "IR_FAILED") &&
+      GPUAssembly::internal::cudss_error_string(99) ==
+        "unknown cuDSS status 99",
+    "cuDSS statuses are named, unknown ones by number");
   checks.check_throws<ExcCudssError>(
     [] {
-      internal::check_cudss_status(3, "cudssExecute(...)", "file.cu", 7);
+      GPUAssembly::internal::check_cudss_status(3,
+                                                "cudssExecute(...)",
+                                                "file.cu",
+                                                7);
     },
     "The cuDSS call cudssExecute(...) at file.cu:7 failed with "
     "CUDSS_STATUS_INVALID_VALUE",
