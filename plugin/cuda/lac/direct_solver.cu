@@ -139,33 +139,31 @@ namespace GPUAssembly
     }
 
     // An integer that cuDSS reports after a phase, in whichever width it
-    // writes (the index type, or 64 bits): asked for its size first.
+    // writes (the index type, or 64 bits): asked for its size first, and
+    // where cuDSS does not answer that, tried in 64 bits, then as an int.
     long long
-    get_integer(cudssHandle_t     handle,
-                cudssData_t       data,
-                cudssDataParam_t  parameter,
-                const char *const name)
+    get_integer(cudssHandle_t    handle,
+                cudssData_t      data,
+                cudssDataParam_t parameter)
     {
       std::size_t size = 0;
-      GPU_ASSEMBLY_CHECK_CUDSS(
-        cudssDataGet(handle, data, parameter, nullptr, 0, &size));
-      if (size == sizeof(std::int64_t))
+      if (cudssDataGet(handle, data, parameter, nullptr, 0, &size) !=
+            CUDSS_STATUS_SUCCESS ||
+          size == sizeof(std::int64_t))
         {
           std::int64_t value = 0;
-          GPU_ASSEMBLY_CHECK_CUDSS(
-            cudssDataGet(handle, data, parameter, &value, size, &size));
-          return value;
+          if (cudssDataGet(handle,
+                           data,
+                           parameter,
+                           &value,
+                           sizeof(value),
+                           &size) == CUDSS_STATUS_SUCCESS)
+            return value;
         }
-      if (size == sizeof(int))
-        {
-          int value = 0;
-          GPU_ASSEMBLY_CHECK_CUDSS(
-            cudssDataGet(handle, data, parameter, &value, size, &size));
-          return value;
-        }
-      internal::throw_error(std::string("cuDSS reports ") + name + " in " +
-                            std::to_string(size) +
-                            " bytes, neither an int nor a 64-bit integer.");
+      int value = 0;
+      GPU_ASSEMBLY_CHECK_CUDSS(
+        cudssDataGet(handle, data, parameter, &value, sizeof(value), &size));
+      return value;
     }
   } // namespace
 
@@ -407,23 +405,20 @@ namespace GPUAssembly
                           work.solution,
                           work.rhs);
     };
+    cudssStatus_t status = CUDSS_STATUS_NOT_SUPPORTED;
     if (work.factorized_once && work.refactorization_supported &&
         additional_data.matrix_type == DirectSolverMatrixType::spd)
       {
-        const cudssStatus_t status = execute(CUDSS_PHASE_REFACTORIZATION);
-        if (status == CUDSS_STATUS_NOT_SUPPORTED)
-          {
-            work.refactorization_supported = false;
-            GPU_ASSEMBLY_CHECK_CUDSS(execute(CUDSS_PHASE_FACTORIZATION));
-          }
-        else
-          GPU_ASSEMBLY_CHECK_CUDSS(status);
+        status                         = execute(CUDSS_PHASE_REFACTORIZATION);
+        work.refactorization_supported = status != CUDSS_STATUS_NOT_SUPPORTED;
       }
-    else
-      GPU_ASSEMBLY_CHECK_CUDSS(execute(CUDSS_PHASE_FACTORIZATION));
+    if (status == CUDSS_STATUS_NOT_SUPPORTED)
+      status = execute(CUDSS_PHASE_FACTORIZATION);
     GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(stream));
     ++statistics.n_factorizations;
 
+    // A failed pivot is reported through CUDSS_DATA_INFO, whatever the
+    // phase returned, so it is read first.
     int         info    = 0;
     std::size_t written = 0;
     GPU_ASSEMBLY_CHECK_CUDSS(cudssDataGet(work.handle,
@@ -432,22 +427,22 @@ namespace GPUAssembly
                                           &info,
                                           sizeof(info),
                                           &written));
-    statistics.factor_nonzeros = static_cast<std::size_t>(
-      get_integer(work.handle, work.data, CUDSS_DATA_LU_NNZ, "LU_NNZ"));
-    statistics.n_perturbed_pivots =
-      additional_data.matrix_type == DirectSolverMatrixType::spd ?
-        0 :
-        get_integer(work.handle, work.data, CUDSS_DATA_NPIVOTS, "NPIVOTS");
     if (info != 0)
       internal::throw_singular_matrix(
         additional_data.matrix_type,
-        "cuDSS reports status " + std::to_string(info) +
+        "cuDSS reports CUDSS_DATA_INFO = " + std::to_string(info) +
           " after the factorization (a zero pivot" +
           (additional_data.matrix_type == DirectSolverMatrixType::spd ?
-             std::string(", or one that is not positive,") :
+             std::string(", or one that is not positive") :
              std::string()) +
-          " in elimination step " + std::to_string(info < 0 ? -info : info) +
           ")");
+    GPU_ASSEMBLY_CHECK_CUDSS(status);
+    statistics.factor_nonzeros = static_cast<std::size_t>(
+      get_integer(work.handle, work.data, CUDSS_DATA_LU_NNZ));
+    statistics.n_perturbed_pivots =
+      additional_data.matrix_type == DirectSolverMatrixType::spd ?
+        0 :
+        get_integer(work.handle, work.data, CUDSS_DATA_NPIVOTS);
     work.factorized_matrix = &matrix;
     work.factorized_once   = true;
   }
@@ -510,7 +505,8 @@ namespace GPUAssembly
         internal::throw_singular_matrix(
           additional_data.matrix_type,
           std::string("the ") + what +
-            " of the solve is not finite (infinite or NaN entries)");
+            " of the solve is not finite (infinite or NaN entries, or "
+            "entries too large to square)");
     };
     check_finite(work.reduction.l2_norm(x), "solution");
     if (!check_residual)
