@@ -511,6 +511,13 @@ namespace
       },
       "entries",
       "a right-hand side of the wrong size is refused");
+    DeviceVector<double> in_place(rhs.to_host());
+    checks.check_throws<ExceptionBase>(
+      [&] {
+        solver.solve(in_place, in_place);
+      },
+      "must be different vectors",
+      "a solve in place (x and b the same vector) is refused");
   }
 } // namespace
 

@@ -462,6 +462,9 @@ namespace GPUAssembly
                             "side has " +
                             std::to_string(b.size()) + " entries, the matrix " +
                             std::to_string(statistics.n_rows) + " rows.");
+    if (&x == &b)
+      internal::throw_error("DeviceDirectSolver::solve(): the solution and "
+                            "the right-hand side must be different vectors.");
     if (x.size() != b.size())
       x.reinit(b.size(), true);
     Implementation    &work   = *implementation;

@@ -226,8 +226,9 @@ namespace GPUAssembly
     factorize(const DeviceCSRMatrix<Number> &matrix);
 
     /**
-     * x = A^-1 b with the last factorization; @p x is resized if needed
-     * (an allocation only where its size differs). Throws ExcSingularMatrix
+     * x = A^-1 b with the last factorization; @p x, another vector than
+     * @p b, is resized if needed (an allocation only where its size
+     * differs). Throws ExcSingularMatrix
      * for a solution that is not finite or whose residual exceeds
      * AdditionalData::singular_residual.
      */
