@@ -79,7 +79,7 @@ namespace GPUAssembly
    *
    * Precision: in double, the factorization is in double unless
    * AdditionalData::single_precision_factorization asks for a float copy of
-   * the matrix to be factorized, which takes half the memory and time; the
+   * the matrix to be factorized, whose factors take half the memory; the
    * solution is then improved by iterative refinement in double (the
    * residual with the double matrix, the correction with the float
    * factors) until ||b - A x|| <= refinement_tolerance ||b||. In float,
