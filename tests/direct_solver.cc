@@ -69,10 +69,12 @@ namespace
                    defaults.matrix_type == DirectSolverMatrixType::spd &&
                    !defaults.single_precision_factorization &&
                    defaults.memory_margin >= 0 && defaults.memory_margin < 1 &&
-                   defaults.singular_residual > 0 && defaults.stream == nullptr,
-                 precision + ": the defaults (Cholesky, factorization in the "
-                             "solver's precision, the default stream) are "
-                             "valid");
+                   defaults.singular_residual > 0 && defaults.deterministic &&
+                   defaults.stream == nullptr,
+                 precision +
+                   ": the defaults (Cholesky, factorization in the "
+                   "solver's precision, deterministic, the default stream) are "
+                   "valid");
 
     if (sizeof(Number) == 4)
       refused(

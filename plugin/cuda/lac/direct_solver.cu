@@ -263,6 +263,11 @@ namespace GPUAssembly
     GPU_ASSEMBLY_CHECK_CUDSS(cudssCreate(&work->handle));
     GPU_ASSEMBLY_CHECK_CUDSS(cudssSetStream(work->handle, stream));
     GPU_ASSEMBLY_CHECK_CUDSS(cudssConfigCreate(&work->config));
+    const int deterministic = additional_data.deterministic ? 1 : 0;
+    GPU_ASSEMBLY_CHECK_CUDSS(cudssConfigSet(work->config,
+                                            CUDSS_CONFIG_DETERMINISTIC_MODE,
+                                            &deterministic,
+                                            sizeof(deterministic)));
     GPU_ASSEMBLY_CHECK_CUDSS(cudssDataCreate(work->handle, &work->data));
 
     work->residual.reinit(n, true);

@@ -151,6 +151,15 @@ namespace GPUAssembly
       double memory_margin = 0.1;
 
       /**
+       * Bitwise the same factors and solutions from run to run for the same
+       * matrix and right-hand side (default true): cuDSS's deterministic
+       * mode (CUDSS_CONFIG_DETERMINISTIC_MODE), at a small cost in the
+       * factorization. false lets cuDSS choose kernels whose sums may be
+       * ordered differently each run.
+       */
+      bool deterministic = true;
+
+      /**
        * The CUDA stream of every phase (a cudaStream_t; default nullptr,
        * the default stream). Pass the stream the assembly ran on.
        */
