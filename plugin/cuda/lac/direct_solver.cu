@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -64,6 +66,15 @@ namespace GPUAssembly
       const std::size_t blocks = (n + block_size - 1) / block_size;
       return static_cast<unsigned int>(
         blocks < 4096 ? (blocks > 0 ? blocks : 1) : 4096);
+    }
+
+    // A number as the messages print it: 1.23e-07.
+    std::string
+    scientific(const double value)
+    {
+      std::ostringstream out;
+      out << std::scientific << std::setprecision(2) << value;
+      return out.str();
     }
 
     // Runs body(i) for 0 <= i < n, a thread an index (grid-stride).
@@ -553,11 +564,14 @@ namespace GPUAssembly
       internal::throw_singular_matrix(
         additional_data.matrix_type,
         "the solution leaves a relative residual ||b - A x|| / ||b|| = " +
-          std::to_string(residual) + " above " +
-          std::to_string(additional_data.singular_residual) +
-          " (AdditionalData::singular_residual); cuDSS perturbed " +
-          std::to_string(statistics.n_perturbed_pivots) +
-          " pivots of the factorization");
+          scientific(residual) + " above " +
+          scientific(additional_data.singular_residual) +
+          " (AdditionalData::singular_residual)" +
+          (additional_data.matrix_type == DirectSolverMatrixType::spd ?
+             std::string() :
+             "; cuDSS perturbed " +
+               std::to_string(statistics.n_perturbed_pivots) +
+               " pivots of the factorization"));
   }
 
 #else
