@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -235,6 +236,9 @@ namespace GPUAssembly
     bool factorized_once = false;
     /// Whether cuDSS accepted CUDSS_PHASE_REFACTORIZATION here.
     bool refactorization_supported = true;
+    /// ||A||_F of the factorized matrix (single-precision factorization):
+    /// the scale of the rounding in the residual.
+    double frobenius_norm = 0;
   };
 
 
@@ -459,6 +463,8 @@ namespace GPUAssembly
       additional_data.matrix_type == DirectSolverMatrixType::spd ?
         0 :
         get_integer(work.handle, work.data, CUDSS_DATA_NPIVOTS);
+    if (single)
+      work.frobenius_norm = work.reduction.l2_norm(matrix.get_values());
     work.factorized_matrix = &matrix;
     work.factorized_once   = true;
   }
@@ -533,8 +539,17 @@ namespace GPUAssembly
 
     double residual = relative(work.residual_norm(x, b, stream));
     check_finite(residual, "residual");
+    // Refinement ends at the tolerance, or where the residual reaches the
+    // rounding of the double SpMV that computes it (8 eps ||A||_F ||x||),
+    // below which no correction can take it.
+    const auto refined = [&](const double relative_residual) {
+      const double rounding = 8 * std::numeric_limits<double>::epsilon() *
+                              work.frobenius_norm * work.reduction.l2_norm(x);
+      return relative_residual <= additional_data.refinement_tolerance ||
+             relative_residual * (b_norm > 0 ? b_norm : 1.) <= rounding;
+    };
     if (single)
-      while (residual > additional_data.refinement_tolerance)
+      while (!refined(residual))
         {
           if (statistics.refinement_steps ==
               additional_data.max_refinement_steps)
@@ -566,7 +581,11 @@ namespace GPUAssembly
         "the solution leaves a relative residual ||b - A x|| / ||b|| = " +
           scientific(residual) + " above " +
           scientific(additional_data.singular_residual) +
-          " (AdditionalData::singular_residual)" +
+          " (AdditionalData::singular_residual), more than rounding in " +
+          (sizeof(Number) == 8 && !single ? "double" :
+           sizeof(Number) == 8            ? "float factors refined in double" :
+                                            "float") +
+          " leaves unless the matrix is also far too ill-conditioned for it" +
           (additional_data.matrix_type == DirectSolverMatrixType::spd ?
              std::string() :
              "; cuDSS perturbed " +
