@@ -230,12 +230,14 @@ namespace
   // Block inverses against FullMatrix::gauss_jordan.
   template <int dim>
   void
-  check_blocks(const Problem<dim>                        &problem,
-               const TrilinosWrappers::SparseMatrix      &trilinos_matrix,
-               const DistributedDeviceMatrix<double>     &A,
-               const DistributedPointBlockJacobi<double> &block_jacobi,
-               std::ostringstream                        &failures,
-               std::ostringstream                        &report)
+  check_blocks(
+    const Problem<dim>                                      &problem,
+    const TrilinosWrappers::SparseMatrix                    &trilinos_matrix,
+    const DistributedDeviceMatrix<double>                   &A,
+    const PointBlockJacobi<DistributedDeviceMatrix<double>,
+                           DistributedDeviceVector<double>> &block_jacobi,
+    std::ostringstream                                      &failures,
+    std::ostringstream                                      &report)
   {
     const MPI_Comm      comm        = MPI_COMM_WORLD;
     const auto         &partitioner = *A.get_partitioner();
@@ -398,7 +400,7 @@ namespace
           check_blocks(problem,
                        trilinos_matrix,
                        A,
-                       cg.get_point_block_jacobi(),
+                       cg.get_solver().get_point_block_jacobi(),
                        failures,
                        report);
       }

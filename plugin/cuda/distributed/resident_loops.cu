@@ -68,50 +68,19 @@ namespace GPUAssembly
 
 
 
-namespace
-{
-  // Template arguments with a comma do not pass through the macros.
-  template <typename Number>
-  using JacobiStart =
-    GPUAssembly::CGStartStep<Number, GPUAssembly::PointJacobi<Number>>;
-  template <typename Number>
-  using JacobiUpdate =
-    GPUAssembly::CGUpdateStep<Number, GPUAssembly::PointJacobi<Number>>;
-} // namespace
-
-#define GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(Number)                       \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                                    \
-    GPUAssembly::ResidentOperations::Gather<Number>)                          \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                                    \
-    GPUAssembly::ResidentOperations::ScatterAdd<Number>)                      \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                                    \
-    GPUAssembly::ResidentOperations::AddGrouped<Number>)                      \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                                    \
-    GPUAssembly::ResidentOperations::InverseDiagonal<Number>)                 \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                                    \
-    GPUAssembly::CGDirectionStep<Number>)                                     \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_ROW(                                      \
-    GPUAssembly::ResidentOperations::RowProducts<Number>)                     \
-  GPU_ASSEMBLY_INSTANTIATE_SUM_OVER_INDICES(                                  \
-    1,                                                                        \
-    GPUAssembly::ResidentOperations::Dot<Number>)                             \
-  GPU_ASSEMBLY_INSTANTIATE_SUM_OVER_INDICES(2, JacobiStart<Number>)           \
-  GPU_ASSEMBLY_INSTANTIATE_SUM_OVER_INDICES(2, JacobiUpdate<Number>)          \
-  GPU_ASSEMBLY_INSTANTIATE_SUM_OVER_INDICES(                                  \
-    1,                                                                        \
-    GPUAssembly::CGResidualStartStep<Number>)                                 \
-  GPU_ASSEMBLY_INSTANTIATE_SUM_OVER_INDICES(                                  \
-    1,                                                                        \
-    GPUAssembly::CGResidualUpdateStep<Number>)                                \
-  GPU_ASSEMBLY_INSTANTIATE_SUM_OVER_INDICES(                                  \
-    1,                                                                        \
-    GPUAssembly::CGFirstDirectionStep<Number>)                                \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(GPUAssembly::ChebyshevStep<Number>) \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                                    \
-    GPUAssembly::ChebyshevStartVector<Number>)                                \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                                    \
-    GPUAssembly::PointBlockInverse<Number>)                                   \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(GPUAssembly::PointBlockApply<Number>)
+// The loops of the CG and its preconditioners, which the resident classes
+// run too, are instantiated with the rest of lac (cuda/lac/cg_loops.cu).
+#define GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(Number)       \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
+    GPUAssembly::ResidentOperations::Gather<Number>)          \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
+    GPUAssembly::ResidentOperations::ScatterAdd<Number>)      \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
+    GPUAssembly::ResidentOperations::AddGrouped<Number>)      \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
+    GPUAssembly::ResidentOperations::InverseDiagonal<Number>) \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_ROW(                      \
+    GPUAssembly::ResidentOperations::RowProducts<Number>)
 
 GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(float)
 GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(double)

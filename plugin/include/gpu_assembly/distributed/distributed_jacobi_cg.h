@@ -4,12 +4,14 @@
 
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
+#include <gpu_assembly/lac/point_block_jacobi.h>
 #include <gpu_assembly/lac/preconditioned_cg.h>
 
 namespace GPUAssembly
 {
   /**
-   * The operations PreconditionedCG and ChebyshevJacobi need of the
+   * The operations PreconditionedCG, ChebyshevJacobi and PointBlockJacobi
+   * need of the
    * resident distributed classes: loops over the owned entries where the
    * vectors store them, the sums reduced over the ranks. The plugin
    * instantiates the device loops of the bodies its solvers use.
@@ -48,6 +50,17 @@ namespace GPUAssembly
                       DistributedDeviceVector<Number>       &inverse_diagonal)
   {
     A.compute_inverse_diagonal(inverse_diagonal);
+  }
+
+  template <typename Number>
+  CSRArrays<Number>
+  cg_csr(const DistributedDeviceMatrix<Number> &A)
+  {
+    return {A.row_offsets_data(),
+            A.column_indices_data(),
+            A.values_data(),
+            A.m(),
+            A.stores_on_device()};
   }
 
   template <typename Number>

@@ -6,129 +6,54 @@
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
 #include <gpu_assembly/distributed/distributed_jacobi_cg.h>
-#include <gpu_assembly/distributed/resident_array.h>
-#include <gpu_assembly/lac/chebyshev.h>
-#include <gpu_assembly/lac/point_block_jacobi.h>
-#include <gpu_assembly/lac/preconditioned_cg.h>
-
-#include <string>
-#include <vector>
+#include <gpu_assembly/lac/cg_solver.h>
 
 namespace GPUAssembly
 {
-  /// The preconditioner of a CG solve.
-  enum class CGPreconditioner
-  {
-    /// The inverse diagonal (PointJacobi), fused into CG's loops.
-    jacobi,
-    /// Chebyshev-accelerated Jacobi (ChebyshevJacobi): degree - 1 SpMVs
-    /// per iteration, far fewer iterations where the mesh is fine.
-    chebyshev,
-    /// The inverses of the node blocks (PointBlocks): for vector-valued
-    /// problems, whose fields at one node couple strongly.
-    point_block_jacobi
-  };
-
-  /// "jacobi", "chebyshev" or "point_block_jacobi".
-  std::string
-  to_string(const CGPreconditioner preconditioner);
-
-
-
   /**
-   * Point-block Jacobi on the resident distributed matrix: a vector
-   * operator (vmult()) for PreconditionedCG. The blocks are the rank's
-   * nodes whose DoFs it owns (PointBlocks::make()); their inverses are
-   * computed where the matrix stores its values (initialize(), after every
-   * assembly), one block per index, and applied one block per index, so
-   * the result does not depend on the number of threads, and on one rank
-   * equals the single-process result.
-   *
-   * Instantiated for float and double.
+   * The node blocks (PointBlocks::make()) of @p adapter's nodes for the
+   * rows of @p A, which must have been reinit()ed from the same adapter:
+   * the nodes whose DoFs this rank owns; a DoF on no such node is a block
+   * of its own.
    */
-  template <typename Number>
-  class DistributedPointBlockJacobi
+  template <int dim, typename Number>
+  PointBlocks
+  make_point_blocks(const DoFHandlerAdapter<dim>          &adapter,
+                    const DistributedDeviceMatrix<Number> &A)
   {
-  public:
-    /**
-     * The blocks of the nodes of @p adapter (its arrays' node_dofs, the
-     * fields of MeshArrays::layout) for the rows of @p A, which must have
-     * been reinit()ed from the same adapter.
-     */
-    template <int dim>
-    void
-    reinit(const DoFHandlerAdapter<dim>          &adapter,
-           const DistributedDeviceMatrix<Number> &A)
-    {
-      const auto &partitioner     = *A.get_partitioner();
-      const auto &local_to_global = adapter.get_local_to_global();
-      const auto &arrays          = adapter.get_arrays();
-      reinit(PointBlocks::make(arrays.node_dofs,
-                               arrays.layout.n_components,
-                               A.m(),
-                               [&](const std::size_t dof) -> long long {
-                                 const auto global = local_to_global[dof];
-                                 return partitioner.in_local_range(global) ?
-                                          static_cast<long long>(
-                                            partitioner.global_to_local(
-                                              global)) :
-                                          -1;
-                               }),
-             A);
-    }
-
-    /// The blocks @p blocks (in @p A's local row numbering).
-    void
-    reinit(const PointBlocks &blocks, const DistributedDeviceMatrix<Number> &A);
-
-    /**
-     * The inverses of the blocks of @p A's current values. Returns the
-     * number of singular blocks over all ranks (they take the reciprocals
-     * of their diagonal; PointBlockInverse). Collective.
-     */
-    unsigned int
-    initialize(const DistributedDeviceMatrix<Number> &A);
-
-    /// z = P r on the owned entries.
-    void
-    vmult(DistributedDeviceVector<Number>       &z,
-          const DistributedDeviceVector<Number> &r) const;
-
-    const PointBlocks &
-    get_blocks() const
-    {
-      return blocks;
-    }
-
-    /// The inverses, block k's row-major at k * block_size^2.
-    void
-    copy_inverses_to_host(std::vector<Number> &values) const
-    {
-      inverses.copy_to_host(values);
-    }
-
-  private:
-    PointBlocks           blocks;
-    ResidentArray<int>    offsets, rows, singular;
-    ResidentArray<Number> inverses;
-  };
+    const auto &partitioner     = *A.get_partitioner();
+    const auto &local_to_global = adapter.get_local_to_global();
+    const auto &arrays          = adapter.get_arrays();
+    return PointBlocks::make(arrays.node_dofs,
+                             arrays.layout.n_components,
+                             A.m(),
+                             [&](const std::size_t dof) -> long long {
+                               const auto global = local_to_global[dof];
+                               return partitioner.in_local_range(global) ?
+                                        static_cast<long long>(
+                                          partitioner.global_to_local(global)) :
+                                        -1;
+                             });
+  }
 
 
 
   /**
    * Preconditioned CG on a DistributedDeviceMatrix and
    * DistributedDeviceVectors with the preconditioner of
-   * AdditionalData::preconditioner: PreconditionedCG with PointJacobi
-   * (the iterates of DistributedJacobiCG, bit for bit), ChebyshevJacobi or
-   * DistributedPointBlockJacobi. Everything runs where the objects store
-   * their entries (device, or host in host mode), and every sum is
-   * accumulated in a fixed order on each rank and reduced with
+   * AdditionalData::preconditioner: jacobi (the iterates of
+   * DistributedJacobiCG, bit for bit), chebyshev (ChebyshevJacobi, whose
+   * matrix-vector products update the halo) or point_block_jacobi
+   * (PointBlockJacobi on the rank's nodes). Everything runs where the
+   * objects store their entries (device, or host in host mode), and every
+   * sum is accumulated in a fixed order on each rank and reduced with
    * MPI_Allreduce: a solve is bitwise reproducible for a fixed number of
-   * ranks; on other numbers of ranks the sums, and so the iterates, differ
-   * by rounding.
+   * ranks. On another number of ranks the sums differ by rounding, and so
+   * does Chebyshev's eigenvalue estimate, whose start vector (as deal.II's)
+   * follows the DoF numbering that the partition gives.
    *
-   * The preconditioner is set up for the matrix's current values at every
-   * solve (the inverse diagonal; Chebyshev's eigenvalue estimate,
+   * Each solve sets the preconditioner up for the matrix's current values
+   * (the inverse diagonal; Chebyshev's eigenvalue estimate,
    * eig_cg_n_iterations CG steps; the block inverses, one pass over the
    * matrix), so a solve after a re-assembly needs nothing else.
    *
@@ -149,14 +74,9 @@ namespace GPUAssembly
   class DistributedPreconditionedCG
   {
   public:
-    struct AdditionalData
-    {
-      /// Chebyshev: its iteration counts grow more slowly with the mesh
-      /// than Jacobi's, and it needs nothing but the matrix.
-      CGPreconditioner preconditioner = CGPreconditioner::chebyshev;
-      /// The Chebyshev polynomial and its eigenvalue estimate.
-      ChebyshevParameters chebyshev;
-    };
+    using AdditionalData = CGSolverParameters;
+    using Matrix         = DistributedDeviceMatrix<Number>;
+    using Vector         = DistributedDeviceVector<Number>;
 
     /**
      * Choose the preconditioner; for point_block_jacobi the blocks of
@@ -165,16 +85,14 @@ namespace GPUAssembly
      */
     template <int dim>
     void
-    reinit(const DoFHandlerAdapter<dim>          &adapter,
-           const DistributedDeviceMatrix<Number> &A,
-           const AdditionalData &additional_data = AdditionalData())
+    reinit(const DoFHandlerAdapter<dim> &adapter,
+           const Matrix                 &A,
+           const AdditionalData         &additional_data = AdditionalData())
     {
       additional_data.chebyshev.check();
       data = additional_data;
       if (data.preconditioner == CGPreconditioner::point_block_jacobi)
-        block_jacobi.reinit(adapter, A);
-      blocks_ready =
-        data.preconditioner == CGPreconditioner::point_block_jacobi;
+        solver.set_blocks(make_point_blocks(adapter, A), A);
     }
 
     /**
@@ -184,10 +102,10 @@ namespace GPUAssembly
      * reached: CGResult::converged says. Collective.
      */
     CGResult
-    solve(const DistributedDeviceMatrix<Number> &A,
-          DistributedDeviceVector<Number>       &x,
-          const DistributedDeviceVector<Number> &b,
-          const CGControl                       &control);
+    solve(const Matrix    &A,
+          Vector          &x,
+          const Vector    &b,
+          const CGControl &control);
 
     const AdditionalData &
     get_additional_data() const
@@ -195,36 +113,17 @@ namespace GPUAssembly
       return data;
     }
 
-    /// The Chebyshev preconditioner of the last solve (its schedule holds
-    /// the eigenvalue estimate).
-    const ChebyshevJacobi<DistributedDeviceMatrix<Number>,
-                          DistributedDeviceVector<Number>> &
-    get_chebyshev() const
+    /// The preconditioners (Chebyshev's schedule holds its eigenvalue
+    /// estimate; the block Jacobi's blocks and inverses).
+    const CGSolver<Matrix, Vector> &
+    get_solver() const
     {
-      return chebyshev;
-    }
-
-    /// The point-block Jacobi preconditioner.
-    const DistributedPointBlockJacobi<Number> &
-    get_point_block_jacobi() const
-    {
-      return block_jacobi;
+      return solver;
     }
 
   private:
-    using Matrix = DistributedDeviceMatrix<Number>;
-    using Vector = DistributedDeviceVector<Number>;
-
-    AdditionalData                                        data;
-    bool                                                  blocks_ready = false;
-    Vector                                                inverse_diagonal;
-    ChebyshevJacobi<Matrix, Vector>                       chebyshev;
-    DistributedPointBlockJacobi<Number>                   block_jacobi;
-    PreconditionedCG<Matrix, Vector, PointJacobi<Number>> jacobi_cg;
-    PreconditionedCG<Matrix, Vector, ChebyshevJacobi<Matrix, Vector>>
-      chebyshev_cg;
-    PreconditionedCG<Matrix, Vector, DistributedPointBlockJacobi<Number>>
-      block_jacobi_cg;
+    AdditionalData           data;
+    CGSolver<Matrix, Vector> solver;
   };
 } // namespace GPUAssembly
 

@@ -4,11 +4,17 @@
 
 #include <gpu_assembly/base/config.h>
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/lac/index_loops.h>
+#include <gpu_assembly/lac/preconditioned_cg.h>
+#include <gpu_assembly/lac/resident_array.h>
 
 #include <cmath>
 #include <cstddef>
 #include <string>
 #include <vector>
+
+// isfinite(), fabs() and sqrt() unqualified, as device code calls them.
+#include <math.h>
 
 /**
  * @file
@@ -18,7 +24,9 @@
  * loops of index_loops.h, that extract each block from a CSR matrix and
  * invert it (once per assembly) and that apply the inverses (z = P r, once
  * per CG iteration). Each block is one index of the loop, so no two
- * threads write one entry and nothing is summed across blocks.
+ * threads write one entry and nothing is summed across blocks; and
+ * PointBlockJacobi, the preconditioner made of them for any matrix and
+ * vector types that PreconditionedCG takes.
  *
  * No deal.II or CUDA headers here: both compilers read this header.
  */
@@ -233,6 +241,132 @@ namespace GPUAssembly
           z[rows[i]] = sum;
         }
     }
+  };
+
+
+
+  /// The CSR arrays of a matrix where its loops run (cg_csr()).
+  template <typename Number>
+  struct CSRArrays
+  {
+    const int    *row_offsets;
+    const int    *columns;
+    const Number *values;
+    unsigned int  n_rows;
+    bool          on_device;
+  };
+
+
+
+  /**
+   * Point-block Jacobi: a vector operator (vmult()) for PreconditionedCG.
+   * The blocks are given once per DoF numbering (reinit()); their inverses
+   * are computed for the matrix's current values (initialize(), after every
+   * assembly) where the matrix stores them, one block per index, and
+   * applied one block per index: the result does not depend on the number
+   * of threads. Besides PreconditionedCG's operations it needs cg_csr(A),
+   * the matrix's CSRArrays, columns numbered as the rows.
+   */
+  template <typename MatrixType, typename VectorType>
+  class PointBlockJacobi
+  {
+  public:
+    using Number = internal::CGNumber<VectorType>;
+
+    /// The blocks @p new_blocks, in the row numbering of @p A.
+    void
+    reinit(const PointBlocks &new_blocks, const MatrixType &A)
+    {
+      const CSRArrays<Number> csr = cg_csr(A);
+      if (new_blocks.offsets.empty() || new_blocks.rows.size() != csr.n_rows ||
+          static_cast<std::size_t>(new_blocks.offsets.back()) !=
+            new_blocks.rows.size() ||
+          new_blocks.block_size > PointBlocks::max_block_size)
+        internal::throw_error(
+          "PointBlockJacobi::reinit(): the blocks hold " +
+          std::to_string(new_blocks.rows.size()) + " rows, the matrix " +
+          std::to_string(csr.n_rows) + " (or a block is larger than " +
+          std::to_string(PointBlocks::max_block_size) + ").");
+      blocks = new_blocks;
+      offsets.reinit(csr.on_device, blocks.offsets);
+      rows.reinit(csr.on_device, blocks.rows);
+      singular.reinit(csr.on_device, blocks.n_blocks());
+      inverses.reinit(csr.on_device,
+                      std::size_t(blocks.n_blocks()) * blocks.block_size *
+                        blocks.block_size);
+    }
+
+    /// Whether reinit() has given blocks for the rows of @p A.
+    bool
+    fits(const MatrixType &A) const
+    {
+      const CSRArrays<Number> csr = cg_csr(A);
+      return blocks.rows.size() == csr.n_rows && offsets.size() > 0 &&
+             offsets.on_device() == csr.on_device;
+    }
+
+    /**
+     * The inverses of the blocks of @p A's current values. Returns the
+     * number of singular blocks of this process (they take the reciprocals
+     * of their diagonal; PointBlockInverse).
+     */
+    unsigned int
+    initialize(const MatrixType &A)
+    {
+      if (!fits(A))
+        internal::throw_error(
+          "PointBlockJacobi::initialize(): the blocks were made for another "
+          "matrix; reinit() them with this one.");
+      const CSRArrays<Number> csr = cg_csr(A);
+      for_each_index(csr.on_device,
+                     blocks.n_blocks(),
+                     PointBlockInverse<Number>{csr.row_offsets,
+                                               csr.columns,
+                                               csr.values,
+                                               offsets.data(),
+                                               rows.data(),
+                                               blocks.block_size,
+                                               inverses.data(),
+                                               singular.data()});
+      std::vector<int> flags;
+      singular.copy_to_host(flags);
+      unsigned int n_singular = 0;
+      for (const int flag : flags)
+        n_singular += flag;
+      return n_singular;
+    }
+
+    /// z = P r on the owned entries.
+    void
+    vmult(VectorType &z, const VectorType &r) const
+    {
+      for_each_index(offsets.on_device(),
+                     blocks.n_blocks(),
+                     PointBlockApply<Number>{offsets.data(),
+                                             rows.data(),
+                                             blocks.block_size,
+                                             inverses.data(),
+                                             r.data(),
+                                             z.data()});
+    }
+
+    const PointBlocks &
+    get_blocks() const
+    {
+      return blocks;
+    }
+
+    /// The inverses, block k's row-major at k * block_size^2.
+    void
+    copy_inverses_to_host(std::vector<Number> &values) const
+    {
+      inverses.copy_to_host(values);
+    }
+
+  private:
+    PointBlocks           blocks;
+    ResidentArray<int>    offsets, rows, singular;
+    ResidentArray<Number> inverses;
   };
 } // namespace GPUAssembly
 

@@ -10,6 +10,9 @@
 #include <utility>
 #include <vector>
 
+// isfinite(), fabs() and sqrt() unqualified, as device code calls them.
+#include <math.h>
+
 /**
  * @file
  * Preconditioned conjugate gradients, written once for every matrix,
@@ -70,6 +73,32 @@ namespace GPUAssembly
     operator()(const std::size_t i, const Number r_i) const
     {
       return inverse_diagonal[i] * r_i;
+    }
+  };
+
+
+
+  /**
+   * inverse_diagonal[i] = 1 / A_ii for row i of a CSR matrix (columns
+   * sorted or not), 0 where the diagonal is 0 or absent, as the point
+   * Jacobi preconditioner takes it (for_each_index()).
+   */
+  template <typename Number>
+  struct CSRInverseDiagonal
+  {
+    const int    *row_offsets;
+    const int    *columns;
+    const Number *values;
+    Number       *inverse_diagonal;
+
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const std::size_t i) const
+    {
+      Number d = 0;
+      for (int k = row_offsets[i]; k < row_offsets[i + 1]; ++k)
+        if (columns[k] == static_cast<int>(i))
+          d = values[k];
+      inverse_diagonal[i] = d != Number(0) ? Number(1) / d : Number(0);
     }
   };
 
