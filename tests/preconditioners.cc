@@ -411,24 +411,11 @@ namespace
                << ") must take fewer iterations than Jacobi (" << iterations[0]
                << ");";
 
-    const std::string failed = failures.str();
-    const bool passed = Utilities::MPI::min(failed.empty() ? 1 : 0, comm) == 1;
-    const auto all_failures = Utilities::MPI::gather(comm, failed, 0);
-    if (Utilities::MPI::this_mpi_process(comm) == 0)
-      {
-        std::cout << dim << "D " << to_string(form) << ", "
-                  << problem.dof_handler.n_dofs()
-                  << " DoFs, hanging nodes:" << report.str();
-        if (!passed)
-          {
-            std::cout << " FAILED:";
-            for (unsigned int rank = 0; rank < all_failures.size(); ++rank)
-              if (!all_failures[rank].empty())
-                std::cout << " rank " << rank << ":" << all_failures[rank];
-          }
-        std::cout << std::endl;
-      }
-    return passed;
+    std::ostringstream line;
+    line << dim << "D " << to_string(form) << ", "
+         << problem.dof_handler.n_dofs()
+         << " DoFs, hanging nodes:" << report.str();
+    return report_on_rank_0(line.str(), failures.str());
   }
 } // namespace
 
