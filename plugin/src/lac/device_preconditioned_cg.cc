@@ -49,6 +49,15 @@ namespace GPUAssembly
                             " rows, the right-hand side " +
                             std::to_string(b.size()) + " entries.");
     matrix.matrix = &A;
+    if (data.preconditioner == CGPreconditioner::jacobi)
+      {
+        control.check();
+        if (inverse_diagonal.size() != A.m())
+          inverse_diagonal.reinit(A.m());
+        Vector diagonal_view(inverse_diagonal, workspace);
+        cg_inverse_diagonal(matrix, diagonal_view);
+        return jacobi_cg.solve(A, inverse_diagonal, x, b, control);
+      }
     if (x.size() != b.size())
       x.reinit(b.size());
     Vector x_view(x, workspace);

@@ -89,12 +89,7 @@ namespace GPUAssembly
           const CGSolverParameters &parameters,
           const CGControl          &control)
     {
-      if (!(control.relative_tolerance >= 0 &&
-            std::isfinite(control.relative_tolerance) &&
-            control.absolute_tolerance >= 0 &&
-            std::isfinite(control.absolute_tolerance)))
-        internal::throw_error("CG: the tolerances must be finite and not "
-                              "negative.");
+      control.check();
       switch (parameters.preconditioner)
         {
           case CGPreconditioner::jacobi:

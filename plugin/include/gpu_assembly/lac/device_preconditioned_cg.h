@@ -5,6 +5,7 @@
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/lac/cg_solver.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
+#include <gpu_assembly/lac/device_solver.h>
 #include <gpu_assembly/lac/device_vector.h>
 #include <gpu_assembly/lac/index_loops.h>
 
@@ -171,23 +172,26 @@ namespace GPUAssembly
   /**
    * Preconditioned CG on one GPU for a DeviceCSRMatrix as assembled
    * (constrained rows with their diagonal alone), with the preconditioner
-   * of AdditionalData::preconditioner: jacobi, chebyshev (ChebyshevJacobi,
-   * deal.II's PreconditionChebyshev with a point Jacobi diagonal) or
-   * point_block_jacobi (PointBlockJacobi on the mesh's nodes). It is
-   * PreconditionedCG, the iteration DistributedPreconditionedCG runs on the
-   * resident distributed matrix, with every vector operation a device
-   * kernel (the bodies of preconditioned_cg.h, chebyshev.h and
-   * point_block_jacobi.h) and the SpMV cuSPARSE's; the iteration is driven
-   * from the host, which reads the sums (one or two per iteration). Sums
-   * are accumulated in double in an order that depends on the size alone,
-   * so a solve is bitwise reproducible.
+   * of AdditionalData::preconditioner:
    *
-   * Each solve sets the preconditioner up for the matrix's current values
-   * (the inverse diagonal; Chebyshev's eigenvalue estimate,
-   * eig_cg_n_iterations CG steps; the block inverses, one pass over the
-   * matrix), so a solve after a re-assembly needs nothing else. For
-   * Jacobi on small systems, DeviceJacobiCG runs the same iteration in one
-   * CUDA graph.
+   * - jacobi: DeviceJacobiCG, the whole solve one CUDA graph, with the
+   *   inverse diagonal computed on the device (CSRInverseDiagonal);
+   * - chebyshev (ChebyshevJacobi, deal.II's PreconditionChebyshev with a
+   *   point Jacobi diagonal) and point_block_jacobi (PointBlockJacobi on the
+   *   mesh's nodes): PreconditionedCG, the iteration
+   *   DistributedPreconditionedCG runs on the resident distributed matrix,
+   *   every vector operation a device kernel (the bodies of
+   *   preconditioned_cg.h, chebyshev.h and point_block_jacobi.h) and the
+   *   SpMV cuSPARSE's (CSR algorithm 1, deterministic), the iteration
+   *   driven from the host, which reads one or two sums per iteration.
+   *
+   * Both run the same per-index steps and scalar recurrence (CGScalars).
+   * Sums are accumulated in double in an order that depends on the size
+   * alone, so a solve is bitwise reproducible. Each solve sets the
+   * preconditioner up for the matrix's current values (the inverse
+   * diagonal; Chebyshev's eigenvalue estimate, eig_cg_n_iterations CG
+   * steps; the block inverses, one pass over the matrix), so a solve after
+   * a re-assembly needs nothing else.
    *
    * @code
    * DevicePreconditionedCG<double>::AdditionalData data;
@@ -252,6 +256,8 @@ namespace GPUAssembly
     AdditionalData           data;
     Matrix                   matrix;
     CGSolver<Matrix, Vector> solver;
+    DeviceVector<Number>     inverse_diagonal;
+    DeviceJacobiCG<Number>   jacobi_cg;
   };
 } // namespace GPUAssembly
 

@@ -3,6 +3,7 @@
 #define gpu_assembly_lac_preconditioned_cg_h
 
 #include <gpu_assembly/base/config.h>
+#include <gpu_assembly/base/cuda_check.h>
 
 #include <cmath>
 #include <cstddef>
@@ -45,6 +46,16 @@ namespace GPUAssembly
     double       relative_tolerance = 1e-6;
     double       absolute_tolerance = 0;
     unsigned int max_iterations     = 1000;
+
+    /// Throws where a tolerance is negative or not finite.
+    void
+    check() const
+    {
+      if (!(relative_tolerance >= 0 && std::isfinite(relative_tolerance) &&
+            absolute_tolerance >= 0 && std::isfinite(absolute_tolerance)))
+        internal::throw_error(
+          "CGControl: the tolerances must be finite and not negative.");
+    }
   };
 
   /// How a CG solve went. Does not throw where it did not converge.
