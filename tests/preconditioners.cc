@@ -18,7 +18,11 @@
 // - in 3D elasticity, Chebyshev and point-block Jacobi take fewer
 //   iterations than point Jacobi;
 // - a second solve gives the same solution bit for bit, and the jacobi
-//   choice gives DistributedJacobiCG's iterates bit for bit.
+//   choice gives DistributedJacobiCG's iterates bit for bit;
+// - on hand-made input: the eigenvalues of a known tridiagonal matrix, the
+//   blocks of nodes a process does not own whole, the inverses of a
+//   regular, a constrained and a singular block, and bad parameters
+//   refused with a message naming them.
 // The sums of the reductions depend on the number of ranks, so results on
 // different numbers of ranks agree to the tolerances against deal.II, not
 // bit for bit.
@@ -43,11 +47,13 @@
 #include <gpu_assembly/distributed/distributed_preconditioned_cg.h>
 
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
 #include "distributed_problems.h"
 #include "resident_problems.h"
+#include "tests.h"
 
 namespace
 {
@@ -306,6 +312,150 @@ namespace
 
 
 
+  // The pieces on hand-made input: eigenvalues of a known tridiagonal
+  // matrix, the blocks of nodes that a process does not own whole, block
+  // inverses of a regular, a constrained and a singular block, and the
+  // messages on bad parameters.
+  bool
+  check_pieces()
+  {
+    std::ostringstream failures, line;
+
+    // The 1D Laplacian: eigenvalues 2 - 2 cos(k pi / (n + 1)).
+    const unsigned int  n = 10;
+    std::vector<double> diagonal(n, 2.), off_diagonal(n - 1, -1.);
+    double              lowest = 0, highest = 0;
+    tridiagonal_eigenvalue_range(diagonal, off_diagonal, lowest, highest);
+    const double exact_low  = 2 - 2 * std::cos(numbers::PI / (n + 1));
+    const double exact_high = 2 - 2 * std::cos(n * numbers::PI / (n + 1));
+    line << "pieces: tridiagonal eigenvalues " << lowest << ", " << highest;
+    if (!(std::abs(lowest - exact_low) < 1e-14 &&
+          std::abs(highest - exact_high) < 1e-14))
+      failures << " the tridiagonal eigenvalues of the 1D Laplacian are off;";
+    double unused_low = 0, unused_high = 0;
+    if (lanczos_eigenvalue_range({0.5}, {}, unused_low, unused_high))
+      failures << " one CG step gives a Lanczos estimate;";
+    const ChebyshevSchedule none =
+      ChebyshevSchedule::make(ChebyshevParameters(), false, 0, 0);
+    if (none.max_eigenvalue != 1 || none.min_eigenvalue != 1)
+      failures << " without an estimate the range is not [1, 1], as "
+                  "deal.II's;";
+
+    // Two fields per node; node 1's second DoF belongs to another process
+    // (row -1), node 2 names one row twice: their rows are single blocks.
+    const std::vector<int> node_dofs = {0, 1, 2, 3, 4, 4, 5, 6};
+    const PointBlocks      blocks =
+      PointBlocks::make(node_dofs, 2, 6, [](const int dof) -> long long {
+        return dof == 3 ? -1 : dof == 6 ? 5 : dof;
+      });
+    if (blocks.offsets != std::vector<int>{0, 2, 3, 4, 5, 6} ||
+        blocks.rows != std::vector<int>{0, 1, 2, 3, 4, 5} ||
+        blocks.block_size != 2)
+      failures << " PointBlocks::make() gives other blocks than node 0 and "
+                  "four single rows;";
+
+    // Rows 0-1: a regular block coupled to row 2; row 2 constrained (its
+    // diagonal alone); rows 3-4 a singular block; row 5 a zero diagonal.
+    const std::vector<int>    row_offsets = {0, 3, 6, 7, 9, 11, 12};
+    const std::vector<int>    columns = {0, 1, 2, 0, 1, 2, 2, 3, 4, 3, 4, 5};
+    const std::vector<double> values  = {4, 1, -1, 1, 3, -2, 7, 1, 1, 1, 1, 0};
+    PointBlocks               hand;
+    hand.offsets    = {0, 2, 3, 5, 6};
+    hand.rows       = {0, 1, 2, 3, 4, 5};
+    hand.block_size = 2;
+    std::vector<double> inverses(4 * 4);
+    std::vector<int>    singular(4);
+    for_each_index(false,
+                   4,
+                   PointBlockInverse<double>{row_offsets.data(),
+                                             columns.data(),
+                                             values.data(),
+                                             hand.offsets.data(),
+                                             hand.rows.data(),
+                                             2,
+                                             inverses.data(),
+                                             singular.data()});
+    FullMatrix<double> block(2, 2);
+    block(0, 0) = 4, block(0, 1) = 1, block(1, 0) = 1, block(1, 1) = 3;
+    block.gauss_jordan();
+    double error = 0;
+    for (unsigned int i = 0; i < 2; ++i)
+      for (unsigned int j = 0; j < 2; ++j)
+        error = std::max(error, std::abs(inverses[i * 2 + j] - block(i, j)));
+    if (!(error < 1e-15))
+      failures << " a 2 x 2 inverse differs from gauss_jordan()'s;";
+    if (inverses[4] != 1. / 7)
+      failures << " a constrained row does not invert to its reciprocal;";
+    if (singular != std::vector<int>{0, 0, 1, 1} || inverses[8] != 1 ||
+        inverses[9] != 0 || inverses[10] != 0 || inverses[11] != 1 ||
+        inverses[12] != 0)
+      failures << " a singular block does not fall back to its diagonal's "
+                  "reciprocals (0 for a zero diagonal), flagged;";
+    const std::vector<double> r = {1, 2, 3, 4, 5, 6};
+    std::vector<double>       z(6);
+    for_each_index(false,
+                   4,
+                   PointBlockApply<double>{hand.offsets.data(),
+                                           hand.rows.data(),
+                                           2,
+                                           inverses.data(),
+                                           r.data(),
+                                           z.data()});
+    if (!(std::abs(z[0] - (block(0, 0) * 1 + block(0, 1) * 2)) < 1e-15 &&
+          std::abs(z[1] - (block(1, 0) * 1 + block(1, 1) * 2)) < 1e-15 &&
+          z[2] == 3. / 7 && z[3] == 4 && z[4] == 5 && z[5] == 0))
+      failures << " PointBlockApply does not apply the inverses;";
+
+    // Bad input: a message that names the parameter.
+    const auto throws_naming = [](const std::function<void()> &action,
+                                  const std::string           &name) {
+      try
+        {
+          action();
+        }
+      catch (const std::exception &exception)
+        {
+          return Checks::collapse_whitespace(exception.what()).find(name) !=
+                 std::string::npos;
+        }
+      return false;
+    };
+    ChebyshevParameters zero_degree, two_steps, no_bound;
+    zero_degree.degree            = 0;
+    two_steps.eig_cg_n_iterations = 2;
+    no_bound.eig_cg_n_iterations  = 0;
+    no_bound.max_eigenvalue       = -1;
+    if (!throws_naming(
+          [&] {
+            zero_degree.check();
+          },
+          "degree") ||
+        !throws_naming(
+          [&] {
+            two_steps.check();
+          },
+          "eig_cg_n_iterations") ||
+        !throws_naming(
+          [&] {
+            no_bound.check();
+          },
+          "max_eigenvalue"))
+      failures << " bad ChebyshevParameters are not refused with a message "
+                  "naming the parameter;";
+    if (!throws_naming(
+          [] {
+            PointBlocks::make(std::vector<int>{0, 1, 2}, 2, 3, [](const int d) {
+              return static_cast<long long>(d);
+            });
+          },
+          "fields per node"))
+      failures << " node DoFs that are no multiple of the fields are not "
+                  "refused;";
+    return report_on_rank_0(line.str(), failures.str());
+  }
+
+
+
   template <int dim>
   bool
   run_case(const Form form, const unsigned int extra_refinements)
@@ -426,7 +576,7 @@ main(int argc, char **argv)
 {
   Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
   return Testing::exit_code_on_all_ranks([&]() {
-    bool passed = true;
+    bool passed = check_pieces();
     passed &= run_case<3>(Form::elasticity, 1);
     passed &= run_case<2>(Form::elasticity, 2);
     passed &= run_case<3>(Form::laplace, 1);
