@@ -25,7 +25,7 @@ namespace GPUAssembly
     /// The inverse diagonal (PointJacobi), fused into CG's loops.
     jacobi,
     /// Chebyshev-accelerated Jacobi (ChebyshevJacobi): degree - 1 SpMVs
-    /// per iteration, and far fewer iterations where the mesh is fine.
+    /// more per iteration, several times fewer iterations.
     chebyshev,
     /// The inverses of the node blocks (PointBlockJacobi): for
     /// vector-valued problems, whose fields at one node couple.
@@ -51,8 +51,8 @@ namespace GPUAssembly
   /// The preconditioner of a preconditioned CG solver and its parameters.
   struct CGSolverParameters
   {
-    /// Chebyshev: its iteration counts grow more slowly with the mesh than
-    /// Jacobi's, and it needs nothing but the matrix.
+    /// Chebyshev: several times fewer iterations, and so reductions, than
+    /// Jacobi, and it needs nothing but the matrix.
     CGPreconditioner preconditioner = CGPreconditioner::chebyshev;
     /// The Chebyshev polynomial and its eigenvalue estimate.
     ChebyshevParameters chebyshev;
