@@ -11,10 +11,9 @@ namespace GPUAssembly
 {
   /**
    * The operations PreconditionedCG, ChebyshevJacobi and PointBlockJacobi
-   * need of the
-   * resident distributed classes: loops over the owned entries where the
-   * vectors store them, the sums reduced over the ranks. The plugin
-   * instantiates the device loops of the bodies its solvers use.
+   * need of the resident distributed classes: loops over the owned entries
+   * where the vectors store them, the sums reduced over the ranks. The
+   * plugin instantiates the device loops of the bodies its solvers use.
    */
   template <typename Number>
   void

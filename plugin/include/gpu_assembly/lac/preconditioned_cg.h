@@ -18,7 +18,9 @@
  * @file
  * Preconditioned conjugate gradients, written once for every matrix,
  * vector and preconditioner type: the vector recurrences as per-index
- * bodies (CGStartStep, CGUpdateStep, CGDirectionStep), the scalar
+ * bodies (CGStartStep, CGUpdateStep, CGDirectionStep for a point
+ * preconditioner; CGResidualStartStep, CGResidualUpdateStep,
+ * CGFirstDirectionStep around a vector operator's z = P r), the scalar
  * recurrence and the stopping test as functions on an array of doubles
  * (namespace CGScalars), both GPU_ASSEMBLY_HOST_DEVICE, and the iteration
  * that strings them together on the host (PreconditionedCG). A solver
