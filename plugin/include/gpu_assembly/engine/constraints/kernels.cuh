@@ -7,6 +7,7 @@
 // device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/constraints/device_data.h>
 
@@ -98,33 +99,34 @@ namespace GPUAssembly
         return;
       constexpr unsigned int block      = 128;
       const unsigned int     n_elements = plan.elements.size();
-      if (n_elements > 0)
-        {
-          constraint_element_kernel<dim, Number, Kernel>
-            <<<(n_elements + block - 1) / block, block, 0, stream>>>(
-              kernel,
-              data,
-              n_elements,
-              connectivity.data(),
-              supplemental.data(),
-              nodal_data,
-              element_data.data());
-          GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-        }
+      launch_kernel_over("constraint_element_kernel",
+                         constraint_element_kernel<dim, Number, Kernel>,
+                         n_elements,
+                         block,
+                         stream,
+                         kernel,
+                         data,
+                         n_elements,
+                         connectivity.data(),
+                         supplemental.data(),
+                         nodal_data,
+                         element_data.data());
       const unsigned int n_targets = plan.targets.size();
-      constraint_sum_kernel<Number>
-        <<<(n_targets + block - 1) / block, block, 0, stream>>>(
-          n_targets,
-          plan.n_matrix_targets,
-          targets.data(),
-          overwrite.data(),
-          source_offsets.data(),
-          sources.data(),
-          weights.data(),
-          element_data.data(),
-          values,
-          rhs);
-      GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+      launch_kernel_over("constraint_sum_kernel",
+                         constraint_sum_kernel<Number>,
+                         n_targets,
+                         block,
+                         stream,
+                         n_targets,
+                         plan.n_matrix_targets,
+                         targets.data(),
+                         overwrite.data(),
+                         source_offsets.data(),
+                         sources.data(),
+                         weights.data(),
+                         element_data.data(),
+                         values,
+                         rhs);
     }
   } // namespace internal
 } // namespace GPUAssembly

@@ -6,6 +6,7 @@
 // for .cu files: device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/element_specialization.cuh>
 #include <gpu_assembly/engine/element_stage_traits.h>
@@ -275,57 +276,50 @@ namespace GPUAssembly
               plan.parameters.symmetric ?
                                      global_nz_element_kernel<dim, Number, Kernel, true, s> :
                                      global_nz_element_kernel<dim, Number, Kernel, false, s>;
-            GPU_ASSEMBLY_CHECK_CUDA(
-              cudaFuncSetAttribute(element_kernel,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(nodal_bytes)));
-            element_kernel<<<plan.n_element_blocks,
-                             plan.parameters.elements_per_block,
-                             nodal_bytes,
-                             stream>>>(kernel,
-                                       data,
-                                       block_element.data(),
-                                       cluster_node_offsets.data(),
-                                       cluster_nodes.data(),
-                                       block_connectivity.data(),
-                                       block_supplemental.data(),
-                                       block_location.data(),
-                                       block_has_constraints.data(),
-                                       plan.n_supplemental,
-                                       plan.n_matrix_entries,
-                                       plan.n_entries,
-                                       plan.entry_group,
-                                       nodal_data,
-                                       element_data.data());
-            GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+            launch_kernel("global_nz_element_kernel",
+                          element_kernel,
+                          plan.n_element_blocks,
+                          plan.parameters.elements_per_block,
+                          nodal_bytes,
+                          stream,
+                          kernel,
+                          data,
+                          block_element.data(),
+                          cluster_node_offsets.data(),
+                          cluster_nodes.data(),
+                          block_connectivity.data(),
+                          block_supplemental.data(),
+                          block_location.data(),
+                          block_has_constraints.data(),
+                          plan.n_supplemental,
+                          plan.n_matrix_entries,
+                          plan.n_entries,
+                          plan.entry_group,
+                          nodal_data,
+                          element_data.data());
           });
 
       const std::size_t target_bytes =
         static_cast<std::size_t>(plan.parameters.targets_per_block) *
         sizeof(Number);
-      const auto reduction_kernel = global_nz_reduction_kernel<Number>;
-      GPU_ASSEMBLY_CHECK_CUDA(
-        cudaFuncSetAttribute(reduction_kernel,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(target_bytes)));
-      reduction_kernel<<<plan.n_reduction_blocks(),
-                         plan.parameters.reduction_threads,
-                         target_bytes,
-                         stream>>>(plan.reduction_block_order.empty() ?
-                                     nullptr :
-                                     reduction_block_order.data(),
-                                   reduction_target_begin.data(),
-                                   reduction_slice_offsets.data(),
-                                   reduction_array.data(),
-                                   element_data.data(),
-                                   static_cast<int>(plan.n_value_targets),
-                                   plan.parameters.symmetric ?
-                                     upper_position.data() :
-                                     nullptr,
-                                   mirror_position.data(),
-                                   values,
-                                   rhs);
-      GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+      launch_kernel("global_nz_reduction_kernel",
+                    global_nz_reduction_kernel<Number>,
+                    plan.n_reduction_blocks(),
+                    plan.parameters.reduction_threads,
+                    target_bytes,
+                    stream,
+                    plan.reduction_block_order.empty() ?
+                      nullptr :
+                      reduction_block_order.data(),
+                    reduction_target_begin.data(),
+                    reduction_slice_offsets.data(),
+                    reduction_array.data(),
+                    element_data.data(),
+                    static_cast<int>(plan.n_value_targets),
+                    plan.parameters.symmetric ? upper_position.data() : nullptr,
+                    mirror_position.data(),
+                    values,
+                    rhs);
     }
   } // namespace internal
 } // namespace GPUAssembly

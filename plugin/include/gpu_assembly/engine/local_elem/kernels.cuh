@@ -6,6 +6,7 @@
 // for .cu files: device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/element_specialization.cuh>
 #include <gpu_assembly/engine/local_elem/device_data.h>
@@ -119,28 +120,28 @@ namespace GPUAssembly
         cudaMemsetAsync(values, 0, n_values * sizeof(Number), stream));
       GPU_ASSEMBLY_CHECK_CUDA(
         cudaMemsetAsync(rhs, 0, n_rhs * sizeof(Number), stream));
-      const unsigned int block  = parameters.block_size;
-      const auto         launch = [&](const unsigned int first,
+      const auto launch = [&](const unsigned int first,
                               const unsigned int count,
                               const auto         kernel_function) {
-        if (count == 0)
-          return;
-        kernel_function<<<(count + block - 1) / block, block, 0, stream>>>(
-          kernel,
-          data,
-          first,
-          count,
-          n_elements,
-          connectivity.data(),
-          supplemental.data(),
-          location.data(),
-          nonzero_map.data(),
-          has_constraints.data(),
-          nodal_data,
-          element_data.data(),
-          values,
-          rhs);
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+        launch_kernel_over("local_elem_kernel",
+                           kernel_function,
+                           count,
+                           parameters.block_size,
+                           stream,
+                           kernel,
+                           data,
+                           first,
+                           count,
+                           n_elements,
+                           connectivity.data(),
+                           supplemental.data(),
+                           location.data(),
+                           nonzero_map.data(),
+                           has_constraints.data(),
+                           nodal_data,
+                           element_data.data(),
+                           values,
+                           rhs);
       };
       with_element_specialization<dim, Kernel>(
         data,
