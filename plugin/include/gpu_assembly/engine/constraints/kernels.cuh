@@ -88,12 +88,10 @@ namespace GPUAssembly
     template <typename Number>
     template <int dim, class Kernel>
     void
-    ConstraintDeviceData<Number>::launch(const Kernel                   &kernel,
-                                         const ElementStageData<Number> &data,
-                                         const Number *nodal_data,
-                                         Number       *values,
-                                         Number       *rhs,
-                                         CUstream_st  *stream) const
+    ConstraintDeviceData<Number>::launch(
+      const Kernel                   &kernel,
+      const ElementStageData<Number> &data,
+      const AssemblyLaunch<Number>   &call) const
     {
       if (plan.empty())
         return;
@@ -103,20 +101,20 @@ namespace GPUAssembly
                          constraint_element_kernel<dim, Number, Kernel>,
                          n_elements,
                          block,
-                         stream,
+                         call.stream,
                          kernel,
                          data,
                          n_elements,
                          connectivity.data(),
                          supplemental.data(),
-                         nodal_data,
+                         call.nodal_data,
                          element_data.data());
       const unsigned int n_targets = plan.targets.size();
       launch_kernel_over("constraint_sum_kernel",
                          constraint_sum_kernel<Number>,
                          n_targets,
                          block,
-                         stream,
+                         call.stream,
                          n_targets,
                          plan.n_matrix_targets,
                          targets.data(),
@@ -125,8 +123,8 @@ namespace GPUAssembly
                          sources.data(),
                          weights.data(),
                          element_data.data(),
-                         values,
-                         rhs);
+                         call.values,
+                         call.rhs);
     }
   } // namespace internal
 } // namespace GPUAssembly

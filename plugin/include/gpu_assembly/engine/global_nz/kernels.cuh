@@ -221,10 +221,7 @@ namespace GPUAssembly
     void
     GlobalNZDeviceData<Number>::launch(const Kernel                   &kernel,
                                        const ElementStageData<Number> &data,
-                                       const Number *nodal_data,
-                                       Number       *values,
-                                       Number       *rhs,
-                                       CUstream_st  *stream) const
+                                       const AssemblyLaunch<Number> &call) const
     {
       const std::size_t nodal_bytes =
         static_cast<std::size_t>(plan.max_cluster_nodes) * data.n_fields *
@@ -256,7 +253,7 @@ namespace GPUAssembly
                 static_cast<std::size_t>(plan.n_element_blocks) *
                   plan.parameters.elements_per_block,
                 plan.entry_group,
-                nodal_data,
+                call.nodal_data,
                 element_data.data(),
                 plan.parameters.symmetric,
                 plan.n_matrix_entries,
@@ -264,7 +261,10 @@ namespace GPUAssembly
                 any_constrained_element,
                 block_has_constraints.data(),
                 block_location.data()};
-              Traits::launch_global_nz_stage(kernel, data, arguments, stream);
+              Traits::launch_global_nz_stage(kernel,
+                                             data,
+                                             arguments,
+                                             call.stream);
             }
         }
       else
@@ -281,7 +281,7 @@ namespace GPUAssembly
                           plan.n_element_blocks,
                           plan.parameters.elements_per_block,
                           nodal_bytes,
-                          stream,
+                          call.stream,
                           kernel,
                           data,
                           block_element.data(),
@@ -295,7 +295,7 @@ namespace GPUAssembly
                           plan.n_matrix_entries,
                           plan.n_entries,
                           plan.entry_group,
-                          nodal_data,
+                          call.nodal_data,
                           element_data.data());
           });
 
@@ -307,7 +307,7 @@ namespace GPUAssembly
                     plan.n_reduction_blocks(),
                     plan.parameters.reduction_threads,
                     target_bytes,
-                    stream,
+                    call.stream,
                     plan.reduction_block_order.empty() ?
                       nullptr :
                       reduction_block_order.data(),
@@ -318,8 +318,8 @@ namespace GPUAssembly
                     static_cast<int>(plan.n_value_targets),
                     plan.parameters.symmetric ? upper_position.data() : nullptr,
                     mirror_position.data(),
-                    values,
-                    rhs);
+                    call.values,
+                    call.rhs);
     }
   } // namespace internal
 } // namespace GPUAssembly

@@ -106,20 +106,18 @@ namespace GPUAssembly
     template <typename Number>
     template <int dim, class Kernel>
     void
-    LocalElemDeviceData<Number>::launch(const Kernel                   &kernel,
-                                        const ElementStageData<Number> &data,
-                                        const Number     *nodal_data,
-                                        Number           *values,
-                                        const std::size_t n_values,
-                                        Number           *rhs,
-                                        const std::size_t n_rhs,
-                                        CUstream_st      *stream) const
+    LocalElemDeviceData<Number>::launch(
+      const Kernel                   &kernel,
+      const ElementStageData<Number> &data,
+      const AssemblyLaunch<Number>   &call) const
     {
       // LocalElem methods add into the matrix, which must start from zero.
+      GPU_ASSEMBLY_CHECK_CUDA(cudaMemsetAsync(call.values,
+                                              0,
+                                              call.n_values * sizeof(Number),
+                                              call.stream));
       GPU_ASSEMBLY_CHECK_CUDA(
-        cudaMemsetAsync(values, 0, n_values * sizeof(Number), stream));
-      GPU_ASSEMBLY_CHECK_CUDA(
-        cudaMemsetAsync(rhs, 0, n_rhs * sizeof(Number), stream));
+        cudaMemsetAsync(call.rhs, 0, call.n_rhs * sizeof(Number), call.stream));
       const auto launch = [&](const unsigned int first,
                               const unsigned int count,
                               const auto         kernel_function) {
@@ -127,7 +125,7 @@ namespace GPUAssembly
                            kernel_function,
                            count,
                            parameters.block_size,
-                           stream,
+                           call.stream,
                            kernel,
                            data,
                            first,
@@ -138,10 +136,10 @@ namespace GPUAssembly
                            location.data(),
                            nonzero_map.data(),
                            has_constraints.data(),
-                           nodal_data,
+                           call.nodal_data,
                            element_data.data(),
-                           values,
-                           rhs);
+                           call.values,
+                           call.rhs);
       };
       with_element_specialization<dim, Kernel>(
         data,

@@ -436,10 +436,7 @@ namespace GPUAssembly
     void
     SharedNZDeviceData<Number>::launch(const Kernel                   &kernel,
                                        const ElementStageData<Number> &data,
-                                       const Number *nodal_data,
-                                       Number       *values,
-                                       Number       *rhs,
-                                       CUstream_st  *stream) const
+                                       const AssemblyLaunch<Number> &call) const
     {
       const SharedNZArguments<Number> arguments{halo_offsets.data(),
                                                 halo_nodes.data(),
@@ -472,13 +469,13 @@ namespace GPUAssembly
                         plan.n_blocks,
                         plan.parameters.threads_per_block,
                         plan.max_shared_bytes,
-                        stream,
+                        call.stream,
                         kernel,
                         data,
                         arguments,
-                        nodal_data,
-                        values,
-                        rhs);
+                        call.nodal_data,
+                        call.values,
+                        call.rhs);
         });
     }
   } // namespace internal
