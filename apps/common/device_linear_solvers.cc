@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The table of device solvers behind 'Linear solver' and the solver
+// benchmark: one entry per solver, each a class over the plugin's solver
+// that splits its work into the phases of DeviceLinearSolver.
+
+// The CG's scalar steps (preconditioned_cg.h) call isfinite() unqualified,
+// as device code does; <math.h> declares it in the global namespace.
+// clang-format off
+#include <math.h>
+// clang-format on
+
+#include "device_linear_solvers.h"
+
+#include <deal.II/base/exceptions.h>
+
+#include <gpu_assembly/base/device.h>
+#include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/lac/device_solver.h>
+
+#include <cmath>
+#include <sstream>
+#include <type_traits>
+
+#include "inverse_diagonal.h"
+
+namespace AppSolvers
+{
+  using namespace GPUAssembly;
+
+  namespace
+  {
+    std::string
+    no_cuda_device()
+    {
+      return n_cuda_devices() == 0 ? "no CUDA device was found" : "";
+    }
+
+
+
+    // CG with the inverse diagonal of A as preconditioner, the whole solve
+    // one CUDA graph (DeviceJacobiCG).
+    template <typename Number>
+    class JacobiCG : public DeviceLinearSolver<Number>
+    {
+    public:
+      explicit JacobiCG(const SolverSettings &settings)
+        : settings(settings)
+      {}
+
+      void
+      analyze(const DeviceCSRMatrix<Number> &A) override
+      {
+        inverse_diagonal.reinit(A.m(), true);
+        matrix = nullptr;
+      }
+
+      void
+      factorize(const DeviceCSRMatrix<Number> &A) override
+      {
+        AssertThrow(inverse_diagonal.size() == A.m(),
+                    dealii::ExcMessage("cg-jacobi: factorize() needs the "
+                                       "analysis of a matrix of its size."));
+        compute_inverse_diagonal(A, inverse_diagonal);
+        synchronize_device();
+        matrix = &A;
+      }
+
+      SolveResult
+      solve(DeviceVector<Number> &x, const DeviceVector<Number> &b) override
+      {
+        AssertThrow(matrix != nullptr,
+                    dealii::ExcMessage(
+                      "cg-jacobi: solve() needs a factorized matrix."));
+        typename DeviceJacobiCG<Number>::Control control;
+        control.relative_tolerance = settings.relative_tolerance;
+        control.max_iterations     = settings.max_iterations;
+        const CGResult result =
+          cg.solve(*matrix, inverse_diagonal, x, b, control);
+        SolveResult solve_result;
+        solve_result.iterations = result.iterations;
+        solve_result.relative_residual =
+          result.initial_residual > 0 ?
+            result.final_residual / result.initial_residual :
+            0;
+        AssertThrow(result.converged,
+                    dealii::ExcMessage(
+                      "cg-jacobi did not converge: relative residual " +
+                      std::to_string(solve_result.relative_residual) +
+                      " after " + std::to_string(result.iterations) +
+                      " iterations (tolerance " +
+                      std::to_string(settings.relative_tolerance) +
+                      ", at most " + std::to_string(settings.max_iterations) +
+                      " iterations). A residual that is not finite means "
+                      "a matrix that is not positive definite: a body "
+                      "that nothing holds, or constraints missing."));
+        return solve_result;
+      }
+
+      std::string
+      name() const override
+      {
+        return "cg-jacobi";
+      }
+
+      bool
+      is_direct() const override
+      {
+        return false;
+      }
+
+      std::size_t
+      device_memory() const override
+      {
+        // The inverse diagonal and CG's four work vectors r, z, p, q.
+        return 5 * inverse_diagonal.size() * sizeof(Number);
+      }
+
+    private:
+      const SolverSettings           settings;
+      DeviceJacobiCG<Number>         cg;
+      DeviceVector<Number>           inverse_diagonal;
+      const DeviceCSRMatrix<Number> *matrix = nullptr;
+    };
+
+
+
+    template <template <typename> class Solver, typename Number>
+    std::unique_ptr<DeviceLinearSolver<Number>>
+    create(const SolverSettings &settings)
+    {
+      return std::make_unique<Solver<Number>>(settings);
+    }
+
+    // How each solver of device_solvers() runs and when it cannot.
+    struct Entry
+    {
+      const char *name;
+      std::string (*unavailable)();
+      std::unique_ptr<DeviceLinearSolver<double>> (*create_double)(
+        const SolverSettings &);
+      std::unique_ptr<DeviceLinearSolver<float>> (*create_float)(
+        const SolverSettings &);
+    };
+
+    const std::vector<Entry> entries = {
+      {"cg-jacobi",
+       &no_cuda_device,
+       &create<JacobiCG, double>,
+       &create<JacobiCG, float>},
+    };
+
+    const Entry &
+    find(const std::string &name)
+    {
+      for (const Entry &entry : entries)
+        if (entry.name == name)
+          return entry;
+      std::string names;
+      for (const std::string &known : device_solver_names())
+        names += " " + known;
+      AssertThrow(false,
+                  dealii::ExcMessage("Unknown linear solver '" + name +
+                                     "'; the device solvers are auto" + names +
+                                     "."));
+      return entries.front();
+    }
+
+    template <typename Number>
+    std::unique_ptr<DeviceLinearSolver<Number>>
+    create_entry(const Entry &entry, const SolverSettings &settings)
+    {
+      if constexpr (std::is_same_v<Number, double>)
+        return entry.create_double(settings);
+      else
+        return entry.create_float(settings);
+    }
+
+
+
+    // auto: the first available entry whose analysis succeeds; a direct
+    // solver refuses in its analysis a factorization that would not fit.
+    template <typename Number>
+    class AutoSolver : public DeviceLinearSolver<Number>
+    {
+    public:
+      explicit AutoSolver(const SolverSettings &settings)
+        : settings(settings)
+      {}
+
+      void
+      analyze(const DeviceCSRMatrix<Number> &A) override
+      {
+        chosen.reset();
+        std::string refusals;
+        for (const SolverDescription &description : device_solvers())
+          if (const Entry &entry = find(description.name);
+              entry.unavailable().empty())
+            {
+              std::unique_ptr<DeviceLinearSolver<Number>> solver =
+                create_entry<Number>(entry, settings);
+              try
+                {
+                  solver->analyze(A);
+                }
+              catch (const ExcDeviceMemory &error)
+                {
+                  if (!description.direct)
+                    throw;
+                  refusals +=
+                    std::string(" ") + entry.name + ": " + error.what();
+                  continue;
+                }
+              chosen = std::move(solver);
+              return;
+            }
+        AssertThrow(false,
+                    dealii::ExcMessage(
+                      "'Linear solver' = auto found no device solver that "
+                      "can run here" +
+                      (refusals.empty() ?
+                         std::string(" (") + no_cuda_device() + ")." :
+                         ":" + refusals)));
+      }
+
+      void
+      factorize(const DeviceCSRMatrix<Number> &A) override
+      {
+        AssertThrow(chosen, dealii::ExcMessage("auto: analyze() first."));
+        chosen->factorize(A);
+      }
+
+      SolveResult
+      solve(DeviceVector<Number> &x, const DeviceVector<Number> &b) override
+      {
+        AssertThrow(chosen, dealii::ExcMessage("auto: analyze() first."));
+        return chosen->solve(x, b);
+      }
+
+      std::string
+      name() const override
+      {
+        return chosen ? chosen->name() : "auto";
+      }
+
+      bool
+      is_direct() const override
+      {
+        return chosen && chosen->is_direct();
+      }
+
+      std::size_t
+      device_memory() const override
+      {
+        return chosen ? chosen->device_memory() : 0;
+      }
+
+    private:
+      const SolverSettings                        settings;
+      std::unique_ptr<DeviceLinearSolver<Number>> chosen;
+    };
+  } // namespace
+
+
+
+  std::string
+  unavailable_reason(const std::string &name)
+  {
+    if (name == "auto")
+      {
+        for (const Entry &entry : entries)
+          if (entry.unavailable().empty())
+            return "";
+        return no_cuda_device();
+      }
+    return find(name).unavailable();
+  }
+
+
+
+  template <typename Number>
+  std::unique_ptr<DeviceLinearSolver<Number>>
+  create_device_solver(const std::string &name, const SolverSettings &settings)
+  {
+    const std::string why_not = unavailable_reason(name);
+    AssertThrow(why_not.empty(),
+                dealii::ExcMessage("The linear solver '" + name +
+                                   "' cannot run here: " + why_not + "."));
+    if (name == "auto")
+      return std::make_unique<AutoSolver<Number>>(settings);
+    return create_entry<Number>(find(name), settings);
+  }
+
+  template std::unique_ptr<DeviceLinearSolver<double>>
+  create_device_solver<double>(const std::string &, const SolverSettings &);
+  template std::unique_ptr<DeviceLinearSolver<float>>
+  create_device_solver<float>(const std::string &, const SolverSettings &);
+} // namespace AppSolvers
