@@ -44,10 +44,10 @@
 // Usage: mpirun -np R solver_benchmark [options]
 //   --hexahedra N,...     trilinear hexahedra with N cells across the beam
 //                         (4 N along); default 29,43,62: about 0.32, 1.0
-//                         and 3.0 M DoFs. "none" for no hexahedra
+//                         and 3.0 M DoFs. "none" for none
 //   --tetrahedra N,...    quadratic tetrahedra (24 per hexahedron of the
-//                         N-cell beam); default 9,13,19: about 0.32, 0.93
-//                         and 2.9 M DoFs. "none" for none
+//                         N-cell beam); default 9,14,20: about 0.30, 1.1
+//                         and 3.2 M DoFs. "none" for none
 //   --solvers a,b,...     the device solvers (default: all of the table)
 //   --umfpack-max-dofs N  UMFPACK runs up to N DoFs (default 400000): its
 //                         fill-in on 3D meshes grows like n^(4/3), so that
@@ -137,7 +137,7 @@ namespace
   struct Options
   {
     std::vector<unsigned int> hexahedra  = {29, 43, 62};
-    std::vector<unsigned int> tetrahedra = {9, 13, 19};
+    std::vector<unsigned int> tetrahedra = {9, 14, 20};
     std::vector<std::string>  solvers    = AppSolvers::device_solver_names();
     double                    umfpack_max_dofs = 400000;
     double                    tolerance        = 1e-10;
@@ -310,6 +310,7 @@ namespace
     std::string  solver;
     std::string  where;
     std::string  not_run; // why the row did not run; empty if it ran
+    std::string  details; // the solver's own account of its cost
     bool         iterative  = false;
     unsigned int iterations = 0;
     double       assembly = 0, analysis = 0, factor = 0, solve = 0;
@@ -369,6 +370,7 @@ namespace
   run_device_solver(const std::string                         &name,
                     const Options                             &options,
                     const AssemblyDemo::Parameters            &beam,
+                    const GPUAssembly::MeshArrays             &arrays,
                     GPUAssembly::DeviceAssembler<dim, double> &assembler,
                     const GPUAssembly::DeviceVector<double>   &nodal,
                     GPUAssembly::DeviceCSRMatrix<double>      &matrix,
@@ -407,7 +409,7 @@ namespace
           assembler.assemble(kernel_1, nodal, matrix, rhs);
         });
         timed(row.analysis, [&] {
-          solver->analyze(matrix);
+          solver->analyze(arrays, matrix);
         });
         timed(row.factor, [&] {
           solver->factorize(matrix);
@@ -432,9 +434,19 @@ namespace
         });
         solution.copy_to_host(values);
         row.second_solution = Vector<double>(values.begin(), values.end());
+        row.details         = solver->details();
         row.device_mib =
           std::max<double>(free_before - least_free, solver->device_memory()) /
           1048576.;
+      }
+    catch (const ExceptionBase &error)
+      {
+        // The message alone, on one line, without deal.II's stack trace.
+        std::ostringstream message;
+        error.print_info(message);
+        std::istringstream words(message.str());
+        for (std::string word; words >> word;)
+          row.not_run += (row.not_run.empty() ? "" : " ") + word;
       }
     catch (const std::exception &error)
       {
@@ -791,6 +803,9 @@ namespace
                   << error(row.re_error) << std::setw(16) << speed_up.str()
                   << '\n';
       }
+    for (const Row &row : rows)
+      if (row.not_run.empty() && !row.details.empty())
+        std::cout << row.solver << ": " << row.details << '\n';
     // The reference's own re-solve against its first solution.
     if (reference != nullptr)
       {
@@ -800,8 +815,8 @@ namespace
         std::cout << "reference " << reference->solver
                   << ": re-solve against first solution / "
                   << std::setprecision(3) << coefficient_factor << ": "
-                  << std::scientific
-                  << std::setprecision(1) << e << std::defaultfloat << '\n';
+                  << std::scientific << std::setprecision(1) << e
+                  << std::defaultfloat << '\n';
         if (!(e <= options.max_error))
           failures.push_back(reference->solver + " re-solve");
       }
@@ -867,6 +882,7 @@ namespace
               rows.push_back(run_device_solver(name,
                                                options,
                                                beam,
+                                               arrays,
                                                assembler,
                                                nodal,
                                                matrix,

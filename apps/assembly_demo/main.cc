@@ -446,7 +446,7 @@ namespace AssemblyDemo
       AppSolvers::create_device_solver<double>(linear_solver, settings);
     {
       TimerOutput::Scope scope(timer, "Solver analysis / work space");
-      solver->analyze(device_matrix);
+      solver->analyze(adapter.get_arrays(), device_matrix);
     }
     const bool direct = solver->is_direct();
     {
@@ -468,7 +468,7 @@ namespace AssemblyDemo
     pcout << "Solved on the GPU with " << solver->name()
           << (linear_solver == "auto" ? " (auto)" : "");
     if (direct)
-      pcout << " (direct)";
+      pcout << ", a direct solve";
     else
       pcout << " in " << result.iterations << " iterations (relative "
             << "residual " << result.relative_residual << ')';

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "../common/device_linear_solvers.h"
+#include "../common/linear_solver_names.h"
 
 namespace AssemblyDemo
 {

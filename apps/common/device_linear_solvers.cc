@@ -48,7 +48,7 @@ namespace AppSolvers
       {}
 
       void
-      analyze(const DeviceCSRMatrix<Number> &A) override
+      analyze(const MeshArrays &, const DeviceCSRMatrix<Number> &A) override
       {
         inverse_diagonal.reinit(A.m(), true);
         matrix = nullptr;
@@ -188,7 +188,8 @@ namespace AppSolvers
       {}
 
       void
-      analyze(const DeviceCSRMatrix<Number> &A) override
+      analyze(const MeshArrays              &arrays,
+              const DeviceCSRMatrix<Number> &A) override
       {
         chosen.reset();
         std::string refusals;
@@ -200,7 +201,7 @@ namespace AppSolvers
                 create_entry<Number>(entry, settings);
               try
                 {
-                  solver->analyze(A);
+                  solver->analyze(arrays, A);
                 }
               catch (const ExcDeviceMemory &error)
                 {
@@ -252,6 +253,12 @@ namespace AppSolvers
       device_memory() const override
       {
         return chosen ? chosen->device_memory() : 0;
+      }
+
+      std::string
+      details() const override
+      {
+        return chosen ? chosen->details() : "";
       }
 
     private:

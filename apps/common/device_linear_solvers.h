@@ -5,7 +5,7 @@
 // The linear solvers on the device that the apps and the benchmarks offer
 // by name ('Linear solver' = auto | direct | cg-jacobi | ...), behind one
 // interface in the phases of a Newton or time loop. Each solver is one entry
-// of a table (device_solvers() below, and its class in
+// of a table (device_solvers() in linear_solver_names.h, and its class in
 // device_linear_solvers.cc), so that a new solver of the plugin appears in
 // every app's parameter and in the benchmark.
 
@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "linear_solver_names.h"
 
 namespace AppSolvers
 {
@@ -53,9 +55,11 @@ namespace AppSolvers
   public:
     virtual ~DeviceLinearSolver() = default;
 
-    /// Once per sparsity pattern; factorize() must follow.
+    /// Once per sparsity pattern: @p A reinit()ed from @p arrays (whose
+    /// nodes a block preconditioner reads); factorize() must follow.
     virtual void
-    analyze(const GPUAssembly::DeviceCSRMatrix<Number> &A) = 0;
+    analyze(const GPUAssembly::MeshArrays              &arrays,
+            const GPUAssembly::DeviceCSRMatrix<Number> &A) = 0;
 
     /// Once per assembled matrix of the analyzed pattern.
     virtual void
@@ -80,60 +84,15 @@ namespace AppSolvers
     /// as it knows it (a direct solver: its factors and work space).
     virtual std::size_t
     device_memory() const = 0;
+
+    /// What explains the solver's cost, for benchmark tables (a direct
+    /// solver's factor size, a preconditioner's parameters); may be empty.
+    virtual std::string
+    details() const
+    {
+      return "";
+    }
   };
-
-  /// A device solver as parameter files and tables name it.
-  struct SolverDescription
-  {
-    const char *name;
-    /// A factorization (else an iterative solver).
-    bool direct;
-    /// One line for the parameter documentation.
-    const char *description;
-  };
-
-  /**
-   * The device solvers, best first: "auto" takes the first that can run
-   * (and a direct one only where its factorization fits). A new solver is
-   * one row here and its class in device_linear_solvers.cc. Header-only so
-   * that parameter declarations can list the names without the solvers.
-   */
-  inline const std::vector<SolverDescription> &
-  device_solvers()
-  {
-    static const std::vector<SolverDescription> table = {
-      {"cg-jacobi",
-       false,
-       "conjugate gradients with the inverse diagonal as preconditioner, "
-       "the whole solve one CUDA graph"},
-    };
-    return table;
-  }
-
-  /// The names of device_solvers(), without "auto".
-  inline std::vector<std::string>
-  device_solver_names()
-  {
-    std::vector<std::string> names;
-    for (const SolverDescription &solver : device_solvers())
-      names.emplace_back(solver.name);
-    return names;
-  }
-
-  /// The description of solver @p name ("auto" included); empty for an
-  /// unknown name.
-  inline std::string
-  describe(const std::string &name)
-  {
-    if (name == "auto")
-      return "the direct solver where it is available and its "
-             "factorization fits the device memory, else the first CG of "
-             "this list that can run";
-    for (const SolverDescription &solver : device_solvers())
-      if (name == solver.name)
-        return solver.description;
-    return "";
-  }
 
   /**
    * Whether solver @p name can run in this build on this machine: empty if
