@@ -61,7 +61,8 @@
 //   --threads N           rank 0's threads for its deal.II assembly and the
 //                         plugin's set-up (default: all cores)
 //   --no-amg, --no-umfpack, --no-gpu   leave those rows out
-//   --require-gpu         exit with 77 (skipped) where there is no GPU
+//   --require-gpu         exit with 77 (skipped) where there is no GPU, or
+//                         1 where GPU_ASSEMBLY_REQUIRE_GPU demands one
 
 #include <deal.II/base/index_set.h>
 #include <deal.II/base/mpi.h>
@@ -98,6 +99,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -939,10 +941,19 @@ main(int argc, char **argv)
       const bool use_gpu = options.gpu && GPUAssembly::n_cuda_devices() > 0;
       if (options.require_gpu && GPUAssembly::n_cuda_devices() == 0)
         {
+          // As the gpu tests: skipped, or failed where the environment
+          // demands a GPU.
+          const char *demanded = std::getenv("GPU_ASSEMBLY_REQUIRE_GPU");
+          const bool  fail     = demanded != nullptr &&
+                            std::string(demanded) != "" &&
+                            std::string(demanded) != "0";
           if (is_root())
-            std::cout << "No CUDA device found: skipped (--require-gpu)."
+            std::cout << (fail ? "FAILED: no CUDA device, but "
+                                 "GPU_ASSEMBLY_REQUIRE_GPU demands one." :
+                                 "No CUDA device found: skipped "
+                                 "(--require-gpu).")
                       << std::endl;
-          return 77;
+          return fail ? 1 : 77;
         }
       const AssemblyDemo::Parameters beam = demo_defaults();
       if (is_root())
