@@ -113,6 +113,10 @@ namespace AssemblyDemo
     AffineConstraints<double>           constraints;
 
     GPUAssembly::DoFHandlerAdapter<dim> adapter;
+    // 'Assembly method' resolved (auto: GlobalNZ on a GPU, else host),
+    // and the device assembler with its plan, built in the set-up.
+    std::string                               assembly_method;
+    GPUAssembly::DeviceAssembler<dim, double> device_assembler;
     // The system where the solver runs: on the device, or in deal.II's
     // matrix and vector for the host CG.
     GPUAssembly::DeviceCSRMatrix<double> device_matrix;
@@ -310,7 +314,7 @@ namespace AssemblyDemo
   void
   Demo::setup_system()
   {
-    TimerOutput::Scope scope(timer, "Set-up (adapter arrays)");
+    TimerOutput::Scope scope(timer, "Set-up (adapter arrays, plan)");
     Discretization     discretization(tria.all_reference_cells_are_simplex(),
                                   parameters.degree);
     fe         = std::move(discretization.fe);
@@ -324,6 +328,17 @@ namespace AssemblyDemo
     make_clamp_constraints(*mapping, dof_handler, constraints);
 
     adapter.reinit(*mapping, dof_handler, *quadrature, constraints);
+    assembly_method = parameters.assembly_method;
+    if (assembly_method == "auto")
+      assembly_method = GPUAssembly::n_cuda_devices() > 0 ? "GlobalNZ" : "host";
+    if (assembly_method != "host")
+      {
+        // The plan is built once; a time-dependent or nonlinear program
+        // keeps the assembler and calls assemble() each step.
+        typename GPUAssembly::DeviceAssembler<dim, double>::AdditionalData data;
+        data.method = GPUAssembly::parse_assembly_method(assembly_method);
+        device_assembler.reinit(adapter.get_arrays(), data);
+      }
     if (!solve_on_gpu)
       {
         adapter.make_sparsity_pattern(sparsity_pattern);
@@ -349,17 +364,13 @@ namespace AssemblyDemo
                              parameters.gravity);
 
     const GPUAssembly::MeshArrays &arrays = adapter.get_arrays();
-    std::string                    method = parameters.assembly_method;
-    if (method == "auto")
-      method = GPUAssembly::n_cuda_devices() > 0 ? "GlobalNZ" : "host";
-
     if (solve_on_gpu)
       {
         device_matrix.reinit(arrays);
         device_rhs.reinit(arrays.n_dofs);
       }
     std::vector<double> values, rhs;
-    if (method == "host")
+    if (assembly_method == "host")
       {
         const GPUAssembly::HostAssembler<dim, double> assembler(arrays);
         assembler.assemble(kernel, values, rhs);
@@ -374,12 +385,6 @@ namespace AssemblyDemo
       }
     else
       {
-        // The plan is built once here; a time-dependent or nonlinear
-        // program would keep the assembler and call assemble() each step.
-        typename GPUAssembly::DeviceAssembler<dim, double>::AdditionalData data;
-        data.method = GPUAssembly::parse_assembly_method(method);
-        GPUAssembly::DeviceAssembler<dim, double> assembler;
-        assembler.reinit(arrays, data);
         // For the host CG the system lives on the device only here.
         GPUAssembly::DeviceCSRMatrix<double> host_solver_matrix;
         GPUAssembly::DeviceVector<double>    host_solver_rhs;
@@ -393,8 +398,9 @@ namespace AssemblyDemo
         GPUAssembly::DeviceVector<double> &device_system_rhs =
           solve_on_gpu ? device_rhs : host_solver_rhs;
         const GPUAssembly::DeviceVector<double> nodal(arrays.nodal_coordinates);
-        assembler.assemble(kernel, nodal, matrix, device_system_rhs);
-        pcout << "Assembled on the GPU with " << method << '.' << std::endl;
+        device_assembler.assemble(kernel, nodal, matrix, device_system_rhs);
+        pcout << "Assembled on the GPU with " << assembly_method << '.'
+              << std::endl;
         if (!solve_on_gpu)
           {
             matrix.get_values().copy_to_host(values);

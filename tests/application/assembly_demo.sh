@@ -48,7 +48,7 @@ case $solver in
 esac
 grep -q -E "$pattern" <<<"$output" || fail "the log must say how it solved ($pattern)"
 # The time of each stage, in the timer's table.
-for stage in "Set-up (adapter arrays)" "Assembly" "Output"; do
+for stage in "Set-up (adapter arrays, plan)" "Assembly" "Output"; do
   grep -q -F "| $stage" <<<"$output" || fail "no time of the stage '$stage' in the log"
 done
 if grep -q "Solved on the GPU" <<<"$output"; then
