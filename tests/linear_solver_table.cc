@@ -12,8 +12,6 @@
 // re-assembly), whose solution must be half the first. Without a GPU it
 // reports itself skipped (77).
 
-#include "../apps/common/device_linear_solvers.h"
-
 #include <deal.II/lac/sparse_direct.h>
 #include <deal.II/lac/sparse_matrix.h>
 #include <deal.II/lac/sparsity_pattern.h>
@@ -23,9 +21,11 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/kernels/element_kernels.h>
+#include <gpu_assembly/lac/direct_solver.h>
 
 #include <set>
 
+#include "../apps/common/device_linear_solvers.h"
 #include "gpu/gpu_tests.h"
 #include "test_problems.h"
 #include "tests.h"
@@ -71,17 +71,23 @@ namespace
   {
     checks.check(GPUAssembly::n_cuda_devices() == 0,
                  "no CUDA device can be seen (CUDA_VISIBLE_DEVICES=-1)");
-    for (const std::string &name : AppSolvers::device_solver_names())
+    for (const AppSolvers::SolverDescription &solver :
+         AppSolvers::device_solvers())
       {
-        checks.check(AppSolvers::unavailable_reason(name) ==
-                       "no CUDA device was found",
-                     name + ": unavailable, because no CUDA device was found");
+        const std::string name = solver.name;
+        // A direct solver in a build without cuDSS lacks more than a GPU.
+        const std::string reason =
+          solver.direct &&
+              !GPUAssembly::DeviceDirectSolver<double>::available() ?
+            "the plugin was built without cuDSS" :
+            "no CUDA device was found";
+        checks.check(AppSolvers::unavailable_reason(name).find(reason) == 0,
+                     name + ": unavailable, because " + reason);
         checks.check_throws<ExceptionBase>(
           [&] {
             AppSolvers::create_device_solver<double>(name, {});
           },
-          "The linear solver '" + name +
-            "' cannot run here: no CUDA device was found.",
+          "The linear solver '" + name + "' cannot run here: " + reason,
           name + ": creating it is refused with the reason");
       }
     checks.check(!AppSolvers::unavailable_reason("auto").empty(),

@@ -16,8 +16,12 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/lac/device_solver.h>
+#include <gpu_assembly/lac/direct_solver.h>
+#include <gpu_assembly/lac/direct_solver_exceptions.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 #include <type_traits>
 
@@ -124,6 +128,116 @@ namespace AppSolvers
 
 
 
+    std::string
+    no_direct_solver()
+    {
+      if (!DeviceDirectSolver<double>::available())
+        return "the plugin was built without cuDSS, the library of the "
+               "direct solver (see GPU_ASSEMBLY_WITH_CUDSS in the README)";
+      return no_cuda_device();
+    }
+
+
+
+    // The sparse direct solver on cuDSS: Cholesky, since the apps' matrices
+    // are symmetric positive definite once constrained (the constrained
+    // rows keep a positive diagonal alone). With single-precision factors
+    // (single_precision = true) and iterative refinement in double for
+    // double systems.
+    template <typename Number, bool single_precision>
+    class Direct : public DeviceLinearSolver<Number>
+    {
+    public:
+      explicit Direct(const SolverSettings &)
+        : solver(make_data())
+      {}
+
+      void
+      analyze(const MeshArrays &, const DeviceCSRMatrix<Number> &A) override
+      {
+        solver.analyze(A);
+        synchronize_device();
+      }
+
+      void
+      factorize(const DeviceCSRMatrix<Number> &A) override
+      {
+        solver.factorize(A);
+        synchronize_device();
+      }
+
+      SolveResult
+      solve(DeviceVector<Number> &x, const DeviceVector<Number> &b) override
+      {
+        solver.solve(x, b);
+        synchronize_device();
+        SolveResult result;
+        result.relative_residual =
+          std::max(0., solver.get_statistics().relative_residual);
+        return result;
+      }
+
+      std::string
+      name() const override
+      {
+        return single_precision ? "direct-single" : "direct";
+      }
+
+      bool
+      is_direct() const override
+      {
+        return true;
+      }
+
+      std::size_t
+      device_memory() const override
+      {
+        const auto &statistics = solver.get_statistics();
+        return std::max(statistics.peak_device_memory,
+                        statistics.permanent_device_memory) +
+               statistics.work_memory;
+      }
+
+      std::string
+      details() const override
+      {
+        const auto        &statistics = solver.get_statistics();
+        std::ostringstream out;
+        out << "factors " << statistics.factor_nonzeros << " nonzeros ("
+            << std::setprecision(3)
+            << double(statistics.factor_nonzeros) /
+                 std::max<std::size_t>(1, statistics.n_nonzeros)
+            << " per matrix nonzero), cuDSS's estimate "
+            << statistics.peak_device_memory / 1048576. << " MiB at the peak, "
+            << statistics.permanent_device_memory / 1048576.
+            << " MiB held; residual " << statistics.relative_residual;
+        if (single_precision)
+          out << " after " << statistics.refinement_steps
+              << " refinement steps";
+        return out.str();
+      }
+
+    private:
+      static typename DeviceDirectSolver<Number>::AdditionalData
+      make_data()
+      {
+        typename DeviceDirectSolver<Number>::AdditionalData data;
+        data.matrix_type = DirectSolverMatrixType::spd;
+        data.single_precision_factorization =
+          single_precision && std::is_same_v<Number, double>;
+        return data;
+      }
+
+      DeviceDirectSolver<Number> solver;
+    };
+
+    template <typename Number>
+    using DirectDouble = Direct<Number, false>;
+    template <typename Number>
+    using DirectSingle = Direct<Number, true>;
+
+
+
     template <template <typename> class Solver, typename Number>
     std::unique_ptr<DeviceLinearSolver<Number>>
     create(const SolverSettings &settings)
@@ -143,6 +257,14 @@ namespace AppSolvers
     };
 
     const std::vector<Entry> entries = {
+      {"direct",
+       &no_direct_solver,
+       &create<DirectDouble, double>,
+       &create<DirectDouble, float>},
+      {"direct-single",
+       &no_direct_solver,
+       &create<DirectSingle, double>,
+       &create<DirectSingle, float>},
       {"cg-jacobi",
        &no_cuda_device,
        &create<JacobiCG, double>,
@@ -203,7 +325,7 @@ namespace AppSolvers
                 {
                   solver->analyze(arrays, A);
                 }
-              catch (const ExcDeviceMemory &error)
+              catch (const ExcDirectSolverMemory &error)
                 {
                   if (!description.direct)
                     throw;

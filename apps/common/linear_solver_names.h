@@ -31,10 +31,20 @@ namespace AppSolvers
   device_solvers()
   {
     static const std::vector<SolverDescription> table = {
+      {"direct",
+       true,
+       "the sparse direct solver on cuDSS (Cholesky): analysis once per "
+       "mesh, a factorization per assembled matrix; refused after the "
+       "analysis where the factorization would not fit the device memory"},
       {"cg-jacobi",
        false,
        "conjugate gradients with the inverse diagonal as preconditioner, "
        "the whole solve one CUDA graph"},
+      {"direct-single",
+       true,
+       "the direct solver with single-precision factors (about half the "
+       "memory) and iterative refinement in double; last, so that auto "
+       "never takes it"},
     };
     return table;
   }
