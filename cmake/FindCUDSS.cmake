@@ -4,7 +4,8 @@
 ## solver (DeviceDirectSolver). Looked for, in this order:
 ##
 ##   - CUDSS_DIR or CUDSS_ROOT (CMake or environment variables): a prefix
-##     with include/cudss.h and lib/ (or lib64/) libcudss;
+##     with include/cudss.h and lib/ (or lib64/) libcudss, or the folder
+##     lib/cmake/cudss below it;
 ##   - the PyPI wheel nvidia-cudss-cu13 (or -cu12) of the python3 on PATH,
 ##     whose folder python3 names (pip install nvidia-cudss-cu13);
 ##   - the system's default places.
@@ -46,13 +47,25 @@ if(NOT CUDSS_INCLUDE_DIR OR NOT CUDSS_LIBRARY)
   unset(_cudss_python3 CACHE)
 endif()
 
+# A CUDSS_DIR may also name the folder of cuDSS's own CMake configuration,
+# <prefix>/lib/cmake/cudss; NVIDIA's Debian packages put cuDSS in folders
+# named after the CUDA major version.
+set(_cudss_prefixes)
+foreach(_hint IN LISTS _cudss_hints)
+  list(APPEND _cudss_prefixes "${_hint}" "${_hint}/../../..")
+endforeach()
+set(_cudss_cuda_major 13)
+if(CUDAToolkit_VERSION_MAJOR)
+  set(_cudss_cuda_major ${CUDAToolkit_VERSION_MAJOR})
+endif()
 find_path(CUDSS_INCLUDE_DIR cudss.h
-  HINTS ${_cudss_hints}
-  PATH_SUFFIXES include)
+  HINTS ${_cudss_prefixes}
+  PATH_SUFFIXES include include/libcudss/${_cudss_cuda_major})
 find_library(CUDSS_LIBRARY
   NAMES cudss libcudss.so.1
-  HINTS ${_cudss_hints}
-  PATH_SUFFIXES lib lib64)
+  HINTS ${_cudss_prefixes}
+  PATH_SUFFIXES lib lib64 lib/x86_64-linux-gnu/libcudss/${_cudss_cuda_major}
+    lib/aarch64-linux-gnu/libcudss/${_cudss_cuda_major})
 mark_as_advanced(CUDSS_INCLUDE_DIR CUDSS_LIBRARY)
 
 if(CUDSS_INCLUDE_DIR AND EXISTS "${CUDSS_INCLUDE_DIR}/cudss.h")
@@ -77,3 +90,4 @@ if(CUDSS_FOUND AND NOT TARGET CUDSS::cudss)
     INTERFACE_INCLUDE_DIRECTORIES "${CUDSS_INCLUDE_DIR}")
 endif()
 unset(_cudss_hints)
+unset(_cudss_prefixes)

@@ -27,6 +27,21 @@ namespace
     return text.find(part) != std::string::npos;
   }
 
+  // Whether @p action returns without throwing.
+  bool
+  runs(const std::function<void()> &action)
+  {
+    try
+      {
+        action();
+        return true;
+      }
+    catch (const std::exception &)
+      {
+        return false;
+      }
+  }
+
   template <typename Number>
   void
   test_validation(Testing::Checks &checks)
@@ -46,24 +61,20 @@ namespace
         precision + ": " + what + " is refused, naming " + field);
     };
 
-    bool defaults_accepted = true;
-    try
-      {
-        GPUAssembly::internal::check_direct_solver_data<Number>(Data());
-      }
-    catch (const std::exception &)
-      {
-        defaults_accepted = false;
-      }
+    const bool defaults_accepted = runs([] {
+      GPUAssembly::internal::check_direct_solver_data<Number>(Data());
+    });
     const Data defaults;
     checks.check(defaults_accepted &&
                    defaults.matrix_type == DirectSolverMatrixType::spd &&
                    !defaults.single_precision_factorization &&
                    defaults.memory_margin >= 0 && defaults.memory_margin < 1 &&
-                   defaults.singular_residual > 0 && defaults.stream == nullptr,
-                 precision + ": the defaults (Cholesky, factorization in the "
-                             "solver's precision, the default stream) are "
-                             "valid");
+                   defaults.singular_residual > 0 && defaults.deterministic &&
+                   defaults.stream == nullptr,
+                 precision +
+                   ": the defaults (Cholesky, factorization in the "
+                   "solver's precision, deterministic, the default stream) are "
+                   "valid");
 
     if (sizeof(Number) == 4)
       refused(
@@ -76,16 +87,10 @@ namespace
       {
         Data single;
         single.single_precision_factorization = true;
-        bool accepted                         = true;
-        try
-          {
-            GPUAssembly::internal::check_direct_solver_data<Number>(single);
-          }
-        catch (const std::exception &)
-          {
-            accepted = false;
-          }
-        checks.check(accepted,
+        checks.check(runs([&] {
+                       GPUAssembly::internal::check_direct_solver_data<Number>(
+                         single);
+                     }),
                      "double: a single-precision factorization is accepted");
       }
     refused(
@@ -225,22 +230,16 @@ main()
     "double, a single-precision factorization",
     "one that fits the free memory but not its margin is refused too, and "
     "the message says what to do");
-  bool fits = true;
-  try
-    {
-      GPUAssembly::internal::check_direct_solver_memory(7 * GiB,
-                                                        8 * GiB,
-                                                        80 * GiB,
-                                                        0.1);
-      GPUAssembly::internal::check_direct_solver_memory(8 * GiB,
-                                                        8 * GiB,
-                                                        80 * GiB,
-                                                        0);
-    }
-  catch (const std::exception &)
-    {
-      fits = false;
-    }
+  const bool fits = runs([&] {
+    GPUAssembly::internal::check_direct_solver_memory(7 * GiB,
+                                                      8 * GiB,
+                                                      80 * GiB,
+                                                      0.1);
+    GPUAssembly::internal::check_direct_solver_memory(8 * GiB,
+                                                      8 * GiB,
+                                                      80 * GiB,
+                                                      0);
+  });
   checks.check(fits,
                "a factorization within (1 - margin) of the free memory "
                "passes, up to all of it with margin 0");

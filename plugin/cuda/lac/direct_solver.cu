@@ -7,6 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
+#include <limits>
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -64,6 +67,15 @@ namespace GPUAssembly
       const std::size_t blocks = (n + block_size - 1) / block_size;
       return static_cast<unsigned int>(
         blocks < 4096 ? (blocks > 0 ? blocks : 1) : 4096);
+    }
+
+    // A number as the messages print it: 1.23e-07.
+    std::string
+    scientific(const double value)
+    {
+      std::ostringstream out;
+      out << std::scientific << std::setprecision(2) << value;
+      return out.str();
     }
 
     // Runs body(i) for 0 <= i < n, a thread an index (grid-stride).
@@ -139,33 +151,31 @@ namespace GPUAssembly
     }
 
     // An integer that cuDSS reports after a phase, in whichever width it
-    // writes (the index type, or 64 bits): asked for its size first.
+    // writes (the index type, or 64 bits): asked for its size first, and
+    // where cuDSS does not answer that, tried in 64 bits, then as an int.
     long long
-    get_integer(cudssHandle_t     handle,
-                cudssData_t       data,
-                cudssDataParam_t  parameter,
-                const char *const name)
+    get_integer(cudssHandle_t    handle,
+                cudssData_t      data,
+                cudssDataParam_t parameter)
     {
       std::size_t size = 0;
-      GPU_ASSEMBLY_CHECK_CUDSS(
-        cudssDataGet(handle, data, parameter, nullptr, 0, &size));
-      if (size == sizeof(std::int64_t))
+      if (cudssDataGet(handle, data, parameter, nullptr, 0, &size) !=
+            CUDSS_STATUS_SUCCESS ||
+          size == sizeof(std::int64_t))
         {
           std::int64_t value = 0;
-          GPU_ASSEMBLY_CHECK_CUDSS(
-            cudssDataGet(handle, data, parameter, &value, size, &size));
-          return value;
+          if (cudssDataGet(handle,
+                           data,
+                           parameter,
+                           &value,
+                           sizeof(value),
+                           &size) == CUDSS_STATUS_SUCCESS)
+            return value;
         }
-      if (size == sizeof(int))
-        {
-          int value = 0;
-          GPU_ASSEMBLY_CHECK_CUDSS(
-            cudssDataGet(handle, data, parameter, &value, size, &size));
-          return value;
-        }
-      internal::throw_error(std::string("cuDSS reports ") + name + " in " +
-                            std::to_string(size) +
-                            " bytes, neither an int nor a 64-bit integer.");
+      int value = 0;
+      GPU_ASSEMBLY_CHECK_CUDSS(
+        cudssDataGet(handle, data, parameter, &value, sizeof(value), &size));
+      return value;
     }
   } // namespace
 
@@ -226,6 +236,9 @@ namespace GPUAssembly
     bool factorized_once = false;
     /// Whether cuDSS accepted CUDSS_PHASE_REFACTORIZATION here.
     bool refactorization_supported = true;
+    /// ||A||_F of the factorized matrix (single-precision factorization):
+    /// the scale of the rounding in the residual.
+    double frobenius_norm = 0;
   };
 
 
@@ -265,6 +278,11 @@ namespace GPUAssembly
     GPU_ASSEMBLY_CHECK_CUDSS(cudssCreate(&work->handle));
     GPU_ASSEMBLY_CHECK_CUDSS(cudssSetStream(work->handle, stream));
     GPU_ASSEMBLY_CHECK_CUDSS(cudssConfigCreate(&work->config));
+    const int deterministic = additional_data.deterministic ? 1 : 0;
+    GPU_ASSEMBLY_CHECK_CUDSS(cudssConfigSet(work->config,
+                                            CUDSS_CONFIG_DETERMINISTIC_MODE,
+                                            &deterministic,
+                                            sizeof(deterministic)));
     GPU_ASSEMBLY_CHECK_CUDSS(cudssDataCreate(work->handle, &work->data));
 
     work->residual.reinit(n, true);
@@ -407,23 +425,20 @@ namespace GPUAssembly
                           work.solution,
                           work.rhs);
     };
+    cudssStatus_t status = CUDSS_STATUS_NOT_SUPPORTED;
     if (work.factorized_once && work.refactorization_supported &&
         additional_data.matrix_type == DirectSolverMatrixType::spd)
       {
-        const cudssStatus_t status = execute(CUDSS_PHASE_REFACTORIZATION);
-        if (status == CUDSS_STATUS_NOT_SUPPORTED)
-          {
-            work.refactorization_supported = false;
-            GPU_ASSEMBLY_CHECK_CUDSS(execute(CUDSS_PHASE_FACTORIZATION));
-          }
-        else
-          GPU_ASSEMBLY_CHECK_CUDSS(status);
+        status                         = execute(CUDSS_PHASE_REFACTORIZATION);
+        work.refactorization_supported = status != CUDSS_STATUS_NOT_SUPPORTED;
       }
-    else
-      GPU_ASSEMBLY_CHECK_CUDSS(execute(CUDSS_PHASE_FACTORIZATION));
+    if (status == CUDSS_STATUS_NOT_SUPPORTED)
+      status = execute(CUDSS_PHASE_FACTORIZATION);
     GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(stream));
     ++statistics.n_factorizations;
 
+    // A failed pivot is reported through CUDSS_DATA_INFO, whatever the
+    // phase returned, so it is read first.
     int         info    = 0;
     std::size_t written = 0;
     GPU_ASSEMBLY_CHECK_CUDSS(cudssDataGet(work.handle,
@@ -432,22 +447,24 @@ namespace GPUAssembly
                                           &info,
                                           sizeof(info),
                                           &written));
-    statistics.factor_nonzeros = static_cast<std::size_t>(
-      get_integer(work.handle, work.data, CUDSS_DATA_LU_NNZ, "LU_NNZ"));
-    statistics.n_perturbed_pivots =
-      additional_data.matrix_type == DirectSolverMatrixType::spd ?
-        0 :
-        get_integer(work.handle, work.data, CUDSS_DATA_NPIVOTS, "NPIVOTS");
     if (info != 0)
       internal::throw_singular_matrix(
         additional_data.matrix_type,
-        "cuDSS reports status " + std::to_string(info) +
+        "cuDSS reports CUDSS_DATA_INFO = " + std::to_string(info) +
           " after the factorization (a zero pivot" +
           (additional_data.matrix_type == DirectSolverMatrixType::spd ?
-             std::string(", or one that is not positive,") :
+             std::string(", or one that is not positive") :
              std::string()) +
-          " in elimination step " + std::to_string(info < 0 ? -info : info) +
           ")");
+    GPU_ASSEMBLY_CHECK_CUDSS(status);
+    statistics.factor_nonzeros = static_cast<std::size_t>(
+      get_integer(work.handle, work.data, CUDSS_DATA_LU_NNZ));
+    statistics.n_perturbed_pivots =
+      additional_data.matrix_type == DirectSolverMatrixType::spd ?
+        0 :
+        get_integer(work.handle, work.data, CUDSS_DATA_NPIVOTS);
+    if (single)
+      work.frobenius_norm = work.reduction.l2_norm(matrix.get_values());
     work.factorized_matrix = &matrix;
     work.factorized_once   = true;
   }
@@ -467,6 +484,9 @@ namespace GPUAssembly
                             "side has " +
                             std::to_string(b.size()) + " entries, the matrix " +
                             std::to_string(statistics.n_rows) + " rows.");
+    if (&x == &b)
+      internal::throw_error("DeviceDirectSolver::solve(): the solution and "
+                            "the right-hand side must be different vectors.");
     if (x.size() != b.size())
       x.reinit(b.size(), true);
     Implementation    &work   = *implementation;
@@ -510,7 +530,8 @@ namespace GPUAssembly
         internal::throw_singular_matrix(
           additional_data.matrix_type,
           std::string("the ") + what +
-            " of the solve is not finite (infinite or NaN entries)");
+            " of the solve is not finite (infinite or NaN entries, or "
+            "entries too large to square)");
     };
     check_finite(work.reduction.l2_norm(x), "solution");
     if (!check_residual)
@@ -518,8 +539,17 @@ namespace GPUAssembly
 
     double residual = relative(work.residual_norm(x, b, stream));
     check_finite(residual, "residual");
+    // Refinement ends at the tolerance, or where the residual reaches the
+    // rounding of the double SpMV that computes it (8 eps ||A||_F ||x||),
+    // below which no correction can take it.
+    const auto refined = [&](const double relative_residual) {
+      const double rounding = 8 * std::numeric_limits<double>::epsilon() *
+                              work.frobenius_norm * work.reduction.l2_norm(x);
+      return relative_residual <= additional_data.refinement_tolerance ||
+             relative_residual * (b_norm > 0 ? b_norm : 1.) <= rounding;
+    };
     if (single)
-      while (residual > additional_data.refinement_tolerance)
+      while (!refined(residual))
         {
           if (statistics.refinement_steps ==
               additional_data.max_refinement_steps)
@@ -549,11 +579,18 @@ namespace GPUAssembly
       internal::throw_singular_matrix(
         additional_data.matrix_type,
         "the solution leaves a relative residual ||b - A x|| / ||b|| = " +
-          std::to_string(residual) + " above " +
-          std::to_string(additional_data.singular_residual) +
-          " (AdditionalData::singular_residual); cuDSS perturbed " +
-          std::to_string(statistics.n_perturbed_pivots) +
-          " pivots of the factorization");
+          scientific(residual) + " above " +
+          scientific(additional_data.singular_residual) +
+          " (AdditionalData::singular_residual), more than rounding in " +
+          (sizeof(Number) == 8 && !single ? "double" :
+           sizeof(Number) == 8            ? "float factors refined in double" :
+                                            "float") +
+          " leaves unless the matrix is also far too ill-conditioned for it" +
+          (additional_data.matrix_type == DirectSolverMatrixType::spd ?
+             std::string() :
+             "; cuDSS perturbed " +
+               std::to_string(statistics.n_perturbed_pivots) +
+               " pivots of the factorization"));
   }
 
 #else

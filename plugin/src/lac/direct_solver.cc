@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 #include <iterator>
+#include <sstream>
 
 namespace GPUAssembly
 {
@@ -40,6 +41,20 @@ namespace GPUAssembly
 
   namespace internal
   {
+    namespace
+    {
+      // A parameter's value as the messages print it (1e-14, not 0.000000).
+      std::string
+      value_string(const double value)
+      {
+        std::ostringstream out;
+        out << value;
+        return out.str();
+      }
+    } // namespace
+
+
+
     template <typename Number>
     void
     check_direct_solver_data(
@@ -62,25 +77,25 @@ namespace GPUAssembly
       AssertThrow(data.refinement_tolerance > 0 &&
                     data.refinement_tolerance < 1,
                   dealii::ExcMessage(prefix + "refinement_tolerance = " +
-                                     std::to_string(data.refinement_tolerance) +
+                                     value_string(data.refinement_tolerance) +
                                      " must lie in (0, 1)."));
       AssertThrow(std::isfinite(data.singular_residual) &&
                     data.singular_residual >= 0,
                   dealii::ExcMessage(prefix + "singular_residual = " +
-                                     std::to_string(data.singular_residual) +
+                                     value_string(data.singular_residual) +
                                      " must be 0 (no check) or positive."));
       AssertThrow(data.memory_margin >= 0 && data.memory_margin < 1,
                   dealii::ExcMessage(prefix + "memory_margin = " +
-                                     std::to_string(data.memory_margin) +
+                                     value_string(data.memory_margin) +
                                      " must lie in [0, 1)."));
       AssertThrow(!data.single_precision_factorization ||
                     data.singular_residual == 0 ||
                     data.singular_residual >= data.refinement_tolerance,
                   dealii::ExcMessage(
                     prefix + "singular_residual = " +
-                    std::to_string(data.singular_residual) +
+                    value_string(data.singular_residual) +
                     " is below refinement_tolerance = " +
-                    std::to_string(data.refinement_tolerance) +
+                    value_string(data.refinement_tolerance) +
                     ": a refined solution would be taken for singular."));
     }
 

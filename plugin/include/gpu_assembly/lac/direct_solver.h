@@ -79,10 +79,11 @@ namespace GPUAssembly
    *
    * Precision: in double, the factorization is in double unless
    * AdditionalData::single_precision_factorization asks for a float copy of
-   * the matrix to be factorized, which takes half the memory and time; the
+   * the matrix to be factorized, whose factors take half the memory; the
    * solution is then improved by iterative refinement in double (the
    * residual with the double matrix, the correction with the float
-   * factors) until ||b - A x|| <= refinement_tolerance ||b||. In float,
+   * factors) until ||b - A x|| <= refinement_tolerance ||b|| or the
+   * residual reaches the rounding of double arithmetic. In float,
    * everything is float.
    *
    * Statistics for benchmarks (no timings: benchmarks time the phases
@@ -124,23 +125,28 @@ namespace GPUAssembly
 
       /**
        * Refinement stops once ||b - A x|| <= refinement_tolerance ||b||
-       * (default 1e-12). A solve that does not reach it within
-       * max_refinement_steps throws ExcDirectSolverRefinement, which says
-       * so: the matrix is then too ill-conditioned for float factors.
-       * Used only with single_precision_factorization; must lie in (0, 1).
+       * (default 1e-12), or once ||b - A x|| <= 8 eps ||A||_F ||x|| (eps
+       * the double rounding unit), where the residual has reached the
+       * rounding of its own computation and no step can reduce it further.
+       * A solve that reaches neither within max_refinement_steps throws
+       * ExcDirectSolverRefinement, which says so: the matrix is then too
+       * ill-conditioned for float factors. Used only with
+       * single_precision_factorization; must lie in (0, 1).
        */
       double refinement_tolerance = 1e-12;
 
       /**
        * Largest relative residual ||b - A x|| / ||b|| of a solve that is
-       * accepted; above it the matrix is taken for singular
-       * (ExcSingularMatrix). Default 1e-6 in double and 1e-2 in float:
-       * far above what a direct solver leaves on a regular finite element
-       * matrix (round-off times the condition number) and far below what a
-       * perturbed zero pivot leaves. 0 turns the check off, and with it the
-       * SpMV that it costs each solve.
+       * accepted; above it the matrix is taken for singular, or too
+       * ill-conditioned for the precision of the solve (ExcSingularMatrix).
+       * A direct solve leaves about the rounding unit times the condition
+       * number; a perturbed zero pivot leaves the part of b that the matrix
+       * cannot reach, of the order of ||b||. Default 1e-4 in double (up to
+       * condition numbers of about 1e11) and 1e-1 in float (about 1e5;
+       * beyond, a float solution has lost its digits anyway). 0 turns the
+       * check off, and with it the SpMV that it costs each solve.
        */
-      double singular_residual = sizeof(Number) == 8 ? 1e-6 : 1e-2;
+      double singular_residual = sizeof(Number) == 8 ? 1e-4 : 1e-1;
 
       /**
        * Fraction of the free device memory that the factorization may not
@@ -149,6 +155,15 @@ namespace GPUAssembly
        * room for what the program allocates later. In [0, 1).
        */
       double memory_margin = 0.1;
+
+      /**
+       * Bitwise the same factors and solutions from run to run for the same
+       * matrix and right-hand side (default true): cuDSS's deterministic
+       * mode (CUDSS_CONFIG_DETERMINISTIC_MODE), at a small cost in the
+       * factorization. false lets cuDSS choose kernels whose sums may be
+       * ordered differently each run.
+       */
+      bool deterministic = true;
 
       /**
        * The CUDA stream of every phase (a cudaStream_t; default nullptr,
@@ -226,8 +241,9 @@ namespace GPUAssembly
     factorize(const DeviceCSRMatrix<Number> &matrix);
 
     /**
-     * x = A^-1 b with the last factorization; @p x is resized if needed
-     * (an allocation only where its size differs). Throws ExcSingularMatrix
+     * x = A^-1 b with the last factorization; @p x, another vector than
+     * @p b, is resized if needed (an allocation only where its size
+     * differs). Throws ExcSingularMatrix
      * for a solution that is not finite or whose residual exceeds
      * AdditionalData::singular_residual.
      */
