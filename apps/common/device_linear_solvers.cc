@@ -3,19 +3,13 @@
 // benchmark: one entry per solver, each a class over the plugin's solver
 // that splits its work into the phases of DeviceLinearSolver.
 
-// The CG's scalar steps (preconditioned_cg.h) call isfinite() unqualified,
-// as device code does; <math.h> declares it in the global namespace.
-// clang-format off
-#include <math.h>
-// clang-format on
-
 #include "device_linear_solvers.h"
 
 #include <deal.II/base/exceptions.h>
 
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
-#include <gpu_assembly/lac/device_solver.h>
+#include <gpu_assembly/lac/device_preconditioned_cg.h>
 #include <gpu_assembly/lac/direct_solver.h>
 #include <gpu_assembly/lac/direct_solver_exceptions.h>
 
@@ -25,7 +19,6 @@
 #include <sstream>
 #include <type_traits>
 
-#include "inverse_diagonal.h"
 
 namespace AppSolvers
 {
@@ -41,31 +34,33 @@ namespace AppSolvers
 
 
 
-    // CG with the inverse diagonal of A as preconditioner, the whole solve
-    // one CUDA graph (DeviceJacobiCG).
-    template <typename Number>
-    class JacobiCG : public DeviceLinearSolver<Number>
+    // DevicePreconditionedCG with one of its preconditioners. Its solve()
+    // sets the preconditioner up for the matrix's current values (the
+    // inverse diagonal; Chebyshev's eigenvalue estimate; the node blocks'
+    // inverses), so factorize() only takes the matrix and the set-up is
+    // part of the solve.
+    template <typename Number, CGPreconditioner preconditioner>
+    class PreconditionedCG : public DeviceLinearSolver<Number>
     {
     public:
-      explicit JacobiCG(const SolverSettings &settings)
+      explicit PreconditionedCG(const SolverSettings &settings)
         : settings(settings)
       {}
 
       void
-      analyze(const MeshArrays &, const DeviceCSRMatrix<Number> &A) override
+      analyze(const MeshArrays              &arrays,
+              const DeviceCSRMatrix<Number> &A) override
       {
-        inverse_diagonal.reinit(A.m(), true);
+        typename DevicePreconditionedCG<Number>::AdditionalData data;
+        data.preconditioner = preconditioner;
+        cg.reinit(arrays, A, data);
+        synchronize_device();
         matrix = nullptr;
       }
 
       void
       factorize(const DeviceCSRMatrix<Number> &A) override
       {
-        AssertThrow(inverse_diagonal.size() == A.m(),
-                    dealii::ExcMessage("cg-jacobi: factorize() needs the "
-                                       "analysis of a matrix of its size."));
-        compute_inverse_diagonal(A, inverse_diagonal);
-        synchronize_device();
         matrix = &A;
       }
 
@@ -73,13 +68,13 @@ namespace AppSolvers
       solve(DeviceVector<Number> &x, const DeviceVector<Number> &b) override
       {
         AssertThrow(matrix != nullptr,
-                    dealii::ExcMessage(
-                      "cg-jacobi: solve() needs a factorized matrix."));
-        typename DeviceJacobiCG<Number>::Control control;
+                    dealii::ExcMessage(name() +
+                                       ": solve() needs a factorized matrix."));
+        CGControl control;
         control.relative_tolerance = settings.relative_tolerance;
         control.max_iterations     = settings.max_iterations;
-        const CGResult result =
-          cg.solve(*matrix, inverse_diagonal, x, b, control);
+        const CGResult result      = cg.solve(*matrix, x, b, control);
+        synchronize_device();
         SolveResult solve_result;
         solve_result.iterations = result.iterations;
         solve_result.relative_residual =
@@ -88,7 +83,7 @@ namespace AppSolvers
             0;
         AssertThrow(result.converged,
                     dealii::ExcMessage(
-                      "cg-jacobi did not converge: relative residual " +
+                      name() + " did not converge: relative residual " +
                       std::to_string(solve_result.relative_residual) +
                       " after " + std::to_string(result.iterations) +
                       " iterations (tolerance " +
@@ -103,7 +98,16 @@ namespace AppSolvers
       std::string
       name() const override
       {
-        return "cg-jacobi";
+        switch (preconditioner)
+          {
+            case CGPreconditioner::jacobi:
+              return "cg-jacobi";
+            case CGPreconditioner::chebyshev:
+              return "cg-chebyshev";
+            case CGPreconditioner::point_block_jacobi:
+              return "cg-block-jacobi";
+          }
+        return "cg";
       }
 
       bool
@@ -115,16 +119,43 @@ namespace AppSolvers
       std::size_t
       device_memory() const override
       {
-        // The inverse diagonal and CG's four work vectors r, z, p, q.
-        return 5 * inverse_diagonal.size() * sizeof(Number);
+        // Not reported by the solver; the benchmark measures it.
+        return 0;
+      }
+
+      std::string
+      details() const override
+      {
+        std::ostringstream out;
+        out << "preconditioner set up in each solve";
+        if (preconditioner == CGPreconditioner::chebyshev)
+          {
+            const ChebyshevParameters &parameters =
+              cg.get_additional_data().chebyshev;
+            const auto &schedule =
+              cg.get_solver().get_chebyshev().get_schedule();
+            out << "; Chebyshev degree " << parameters.degree
+                << ", smoothing range " << parameters.smoothing_range
+                << ", eigenvalues of D^-1 A estimated in ["
+                << schedule.min_eigenvalue << ", " << schedule.max_eigenvalue
+                << "] (max x 1.2) by " << schedule.cg_iterations << " CG steps";
+          }
+        return out.str();
       }
 
     private:
       const SolverSettings           settings;
-      DeviceJacobiCG<Number>         cg;
-      DeviceVector<Number>           inverse_diagonal;
+      DevicePreconditionedCG<Number> cg;
       const DeviceCSRMatrix<Number> *matrix = nullptr;
     };
+
+    template <typename Number>
+    using JacobiCG = PreconditionedCG<Number, CGPreconditioner::jacobi>;
+    template <typename Number>
+    using ChebyshevCG = PreconditionedCG<Number, CGPreconditioner::chebyshev>;
+    template <typename Number>
+    using BlockJacobiCG =
+      PreconditionedCG<Number, CGPreconditioner::point_block_jacobi>;
 
 
 
@@ -269,6 +300,14 @@ namespace AppSolvers
        &no_cuda_device,
        &create<JacobiCG, double>,
        &create<JacobiCG, float>},
+      {"cg-chebyshev",
+       &no_cuda_device,
+       &create<ChebyshevCG, double>,
+       &create<ChebyshevCG, float>},
+      {"cg-block-jacobi",
+       &no_cuda_device,
+       &create<BlockJacobiCG, double>,
+       &create<BlockJacobiCG, float>},
     };
 
     const Entry &

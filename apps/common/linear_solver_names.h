@@ -23,9 +23,11 @@ namespace AppSolvers
   };
 
   /**
-   * The device solvers, best first: "auto" takes the first that can run
-   * (and a direct one only where its factorization fits). A new solver is
-   * one row here and its class in device_linear_solvers.cc.
+   * The device solvers, best first for elasticity: "auto" takes the first
+   * that can run (and a direct one only where its factorization fits).
+   * Chebyshev before point-block Jacobi, which on regular meshes is about
+   * Jacobi (the node blocks of elasticity are then nearly diagonal). A new
+   * solver is one row here and its class in device_linear_solvers.cc.
    */
   inline const std::vector<SolverDescription> &
   device_solvers()
@@ -36,6 +38,16 @@ namespace AppSolvers
        "the sparse direct solver on cuDSS (Cholesky): analysis once per "
        "mesh, a factorization per assembled matrix; refused after the "
        "analysis where the factorization would not fit the device memory"},
+      {"cg-chebyshev",
+       false,
+       "conjugate gradients with a Chebyshev-accelerated Jacobi "
+       "preconditioner (deal.II's PreconditionChebyshev: degree 5, "
+       "smoothing range 20, eigenvalues estimated by 8 CG steps)"},
+      {"cg-block-jacobi",
+       false,
+       "conjugate gradients with the inverses of the nodes' dim x dim "
+       "blocks as preconditioner (point-block Jacobi), for vector fields "
+       "such as displacements"},
       {"cg-jacobi",
        false,
        "conjugate gradients with the inverse diagonal as preconditioner, "
