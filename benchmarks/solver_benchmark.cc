@@ -24,7 +24,8 @@
 //   factor     factorize(): the numerical factorization, or the
 //              preconditioner's set-up (AMG: PreconditionAMG::initialize();
 //              UMFPACK: SparseDirectUMFPACK::initialize(), symbolic and
-//              numerical)
+//              numerical); 0 for the device CGs, which set their
+//              preconditioner up in each solve
 //   solve      the solve of the first right-hand side
 //   first      time to solution: assembly + analysis + factor + solve
 //   re-solve   a Newton step's time: re-assembly with Young's modulus
