@@ -440,6 +440,18 @@ namespace
         solution.copy_to_host(values);
         row.second_solution = Vector<double>(values.begin(), values.end());
         row.details         = solver->details();
+        if (row.iterative && row.iterations > 0)
+          {
+            // What bounds a CG: its SpMVs stream the matrix (values and
+            // column indices) from device memory.
+            std::ostringstream cost;
+            cost << (row.details.empty() ? "" : "; ") << std::setprecision(3)
+                 << 1e3 * row.solve / row.iterations
+                 << " ms per iteration, the matrix "
+                 << matrix.memory_consumption() / 1048576.
+                 << " MiB read once per SpMV";
+            row.details += cost.str();
+          }
         row.device_mib =
           std::max<double>(free_before - least_free, solver->device_memory()) /
           1048576.;
