@@ -50,12 +50,12 @@
 //                         N-cell beam); default 9,14,20: about 0.30, 1.1
 //                         and 3.2 M DoFs. "none" for none
 //   --solvers a,b,...     the device solvers (default: all of the table)
-//   --umfpack-max-dofs N  UMFPACK runs up to N DoFs (default 100000, so
-//                         that the default cases, all larger, run in
-//                         minutes: UMFPACK's fill-in and time grow much
-//                         faster than the DoFs on 3D meshes, at 0.3 M
-//                         far beyond the other rows together); a larger case
-//                         prints the row with the reason it did not run
+//   --umfpack-max-dofs N  UMFPACK runs up to N DoFs (default 100000, below
+//                         the default cases: UMFPACK's fill-in and time
+//                         grow much faster than the DoFs on 3D meshes, so
+//                         that it would take longer than all other rows
+//                         together); a larger case prints the row with the
+//                         reason it did not run
 //   --tolerance T         CG's relative residual (default 1e-10), device
 //                         and AMG alike
 //   --max-error E         largest relative error accepted (default 1e-5)
