@@ -488,6 +488,8 @@ namespace AssemblyDemo
           << AppUtilities::significant(solver->device_memory() / 1048576., 3)
           << " MiB; max |u| = " << displacement.linfty_norm() << " m"
           << std::endl;
+    if (const std::string details = solver->details(); !details.empty())
+      pcout << "Solver: " << details << std::endl;
   }
 
 

@@ -353,7 +353,7 @@ namespace AppSolvers
               const DeviceCSRMatrix<Number> &A) override
       {
         chosen.reset();
-        std::string refusals;
+        refusals.clear();
         for (const SolverDescription &description : device_solvers())
           if (const Entry &entry = find(description.name);
               entry.unavailable().empty())
@@ -368,8 +368,14 @@ namespace AppSolvers
                 {
                   if (!description.direct)
                     throw;
-                  refusals +=
-                    std::string(" ") + entry.name + ": " + error.what();
+                  // The message alone, on one line.
+                  std::ostringstream message;
+                  error.print_info(message);
+                  std::istringstream words(message.str());
+                  refusals += std::string(refusals.empty() ? "" : "; ") +
+                              entry.name + " refused:";
+                  for (std::string word; words >> word;)
+                    refusals += " " + word;
                   continue;
                 }
               chosen = std::move(solver);
@@ -381,7 +387,7 @@ namespace AppSolvers
                       "can run here" +
                       (refusals.empty() ?
                          std::string(" (") + no_cuda_device() + ")." :
-                         ":" + refusals)));
+                         ": " + refusals)));
       }
 
       void
@@ -419,12 +425,17 @@ namespace AppSolvers
       std::string
       details() const override
       {
-        return chosen ? chosen->details() : "";
+        const std::string chosen_details = chosen ? chosen->details() : "";
+        return refusals.empty()       ? chosen_details :
+               chosen_details.empty() ? refusals :
+                                        refusals + "; " + chosen_details;
       }
 
     private:
       const SolverSettings                        settings;
       std::unique_ptr<DeviceLinearSolver<Number>> chosen;
+      // Why solvers before the chosen one were passed over.
+      std::string refusals;
     };
   } // namespace
 
