@@ -12,6 +12,7 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/grid/mesh_input.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -39,6 +41,22 @@ namespace Wave2D
     // nodes of the built-in plate, rounded up. The check before building
     // the plate multiplies it.
     constexpr double bytes_per_node = 4000;
+
+    /// FNV-1a: @p hash updated with @p size bytes at @p data.
+    std::uint64_t
+    fnv1a(std::uint64_t hash, const void *data, const std::size_t size)
+    {
+      const unsigned char *bytes = static_cast<const unsigned char *>(data);
+      for (std::size_t i = 0; i < size; ++i)
+        hash = (hash ^ bytes[i]) * 1099511628211ull;
+      return hash;
+    }
+
+    constexpr std::uint64_t fnv1a_basis = 1469598103934665603ull;
+
+    /// The first and last 8 bytes of a checkpoint: a file that ends
+    /// without them was cut short.
+    constexpr char checkpoint_magic[9] = "WAVE2DC2";
   } // namespace
 
   Simulation::Simulation(const Parameters &parameters)
@@ -287,6 +305,27 @@ namespace Wave2D
                            " s of this mesh: the run would blow up. Use a "
                            "smaller time step, or 0 for an automatic one."));
     {
+      // Damping c slows a node's update by 1 + c dt / 2: far beyond 1 the
+      // layer holds the mesh's edge still and reflects the waves it should
+      // absorb (and its value overflows the float field of the snapshots).
+      const double damping = parameters.absorbing.max_damping;
+      AssertThrow(
+        parameters.absorbing.sides.empty() ||
+          (std::isfinite(damping) && damping * time_step <= 1e3),
+        ExcMessage(
+          "'Absorbing layers/Maximum damping' = " +
+          AppUtilities::significant(damping) + " 1/s times the time step " +
+          AppUtilities::significant(time_step) + " s is " +
+          AppUtilities::significant(damping * time_step) +
+          ", more than 1000: the layer would hold the mesh's edge "
+          "still and reflect the waves instead of absorbing them. "
+          "About 2 pi f times 2 to 4 works (" +
+          AppUtilities::significant(2 * numbers::PI *
+                                    parameters.source.frequency * 3) +
+          " 1/s for 'Source/Frequency' = " +
+          AppUtilities::significant(parameters.source.frequency) + " Hz)."));
+    }
+    {
       // Step numbers are unsigned int in the stepper and its loop (which
       // adds up to 1000 steps to one): counts beyond half their range are
       // refused rather than wrapped.
@@ -424,11 +463,9 @@ namespace Wave2D
   {
     // FNV-1a over what fixes the discrete model: a restart from a
     // checkpoint of another model is refused.
-    std::uint64_t hash = 1469598103934665603ull;
+    std::uint64_t hash = fnv1a_basis;
     const auto    mix  = [&hash](const void *data, const std::size_t size) {
-      const unsigned char *bytes = static_cast<const unsigned char *>(data);
-      for (std::size_t i = 0; i < size; ++i)
-        hash = (hash ^ bytes[i]) * 1099511628211ull;
+      hash = fnv1a(hash, data, size);
     };
     mix(mesh.coordinates.data(), mesh.coordinates.size() * sizeof(double));
     mix(mesh.cells.data(), mesh.cells.size() * sizeof(unsigned int));
@@ -462,34 +499,42 @@ namespace Wave2D
                                const unsigned int         precision) const
   {
     const std::string name = parameters.output.directory + "/checkpoint.bin";
+    // The layout: magic, model fingerprint, precision, step, the three
+    // sizes, u_{n-1}, u_n, the receiver records, the snapshot list, then a
+    // checksum of all that and the magic again, so that a damaged or cut
+    // file is refused instead of continued.
+    std::string data;
+    const auto  put = [&data](const void *bytes, const std::size_t size) {
+      data.append(static_cast<const char *>(bytes), size);
+    };
+    const std::uint64_t hash     = fingerprint();
+    const std::uint64_t sizes[3] = {u_previous.size(),
+                                    history.size(),
+                                    snapshots.size()};
+    put(checkpoint_magic, 8);
+    put(&hash, 8);
+    put(&precision, sizeof(precision));
+    put(&step, sizeof(step));
+    put(sizes, sizeof(sizes));
+    put(u_previous.data(), u_previous.size() * sizeof(double));
+    put(u_current.data(), u_current.size() * sizeof(double));
+    put(history.data(), history.size() * sizeof(double));
+    for (const auto &[t, file] : snapshots)
+      {
+        const std::uint64_t length = file.size();
+        put(&t, sizeof(double));
+        put(&length, sizeof(length));
+        put(file.data(), length);
+      }
+    const std::uint64_t checksum = fnv1a(fnv1a_basis, data.data(), data.size());
+    put(&checksum, sizeof(checksum));
+    put(checkpoint_magic, 8);
     // Through a partial file and a rename: an interruption while writing
     // leaves the previous checkpoint intact.
     AppUtilities::write_file(
       name,
       [&](std::ostream &out) {
-        const auto put = [&out](const void *data, const std::size_t size) {
-          out.write(static_cast<const char *>(data), size);
-        };
-        const char          magic[8] = {'W', 'A', 'V', 'E', '2', 'D', 'C', '1'};
-        const std::uint64_t hash     = fingerprint();
-        const std::uint64_t sizes[3] = {u_previous.size(),
-                                        history.size(),
-                                        snapshots.size()};
-        put(magic, 8);
-        put(&hash, 8);
-        put(&precision, sizeof(precision));
-        put(&step, sizeof(step));
-        put(sizes, sizeof(sizes));
-        put(u_previous.data(), u_previous.size() * sizeof(double));
-        put(u_current.data(), u_current.size() * sizeof(double));
-        put(history.data(), history.size() * sizeof(double));
-        for (const auto &[t, file] : snapshots)
-          {
-            const std::uint64_t length = file.size();
-            put(&t, sizeof(double));
-            put(&length, sizeof(length));
-            put(file.data(), length);
-          }
+        out << data;
       },
       true);
   }
@@ -507,36 +552,77 @@ namespace Wave2D
     std::ifstream     in(name, std::ios::binary);
     AssertThrow(in,
                 ExcMessage("Checkpoint/Restart is set, but " + name +
-                           " cannot be opened."));
-    const auto get = [&in, &name](void *data, const std::size_t size) {
-      in.read(static_cast<char *>(data), size);
-      AssertThrow(in, ExcMessage(name + " is truncated or damaged."));
+                           " cannot be opened: " + std::strerror(errno) + "."));
+    const std::string data((std::istreambuf_iterator<char>(in)),
+                           std::istreambuf_iterator<char>());
+    AssertThrow(!in.bad(),
+                ExcMessage("Checkpoint/Restart is set, but " + name +
+                           " cannot be read: " + std::strerror(errno) + "."));
+    const auto refuse = [&name](const std::string &what) {
+      return ExcMessage(name + " cannot be continued: " + what + ".");
     };
-    char          magic[8];
+    AssertThrow(data.size() >= 8 &&
+                  (data.compare(0, 8, checkpoint_magic) == 0 ||
+                   data.compare(0, 8, "WAVE2DC1") == 0),
+                refuse("it is not a wave2d checkpoint"));
+    AssertThrow(data.compare(0, 8, "WAVE2DC1") != 0,
+                refuse("it was written by an older wave2d, whose checkpoints "
+                       "carry no checksum; run again from the start"));
+    const std::size_t trailer = sizeof(std::uint64_t) + 8;
+    AssertThrow(data.size() >= 8 + trailer &&
+                  data.compare(data.size() - 8, 8, checkpoint_magic) == 0,
+                refuse("it is cut short (" + std::to_string(data.size()) +
+                       " bytes, without the end marker)"));
+    const std::size_t body = data.size() - trailer;
+    std::uint64_t     checksum;
+    std::memcpy(&checksum, data.data() + body, sizeof(checksum));
+    AssertThrow(checksum == fnv1a(fnv1a_basis, data.data(), body),
+                refuse("its checksum does not match its contents (the file "
+                       "is damaged)"));
+
+    // The contents, every read checked against the size.
+    std::size_t position = 8;
+    const auto  get      = [&](void *bytes, const std::size_t size) {
+      AssertThrow(size <= body - position,
+                  refuse("its sizes do not fit its length"));
+      std::memcpy(bytes, data.data() + position, size);
+      position += size;
+    };
     std::uint64_t hash, sizes[3];
     unsigned int  file_precision;
-    get(magic, 8);
-    AssertThrow(std::memcmp(magic, "WAVE2DC1", 8) == 0,
-                ExcMessage(name + " is not a wave2d checkpoint."));
     get(&hash, 8);
     AssertThrow(hash == fingerprint(),
-                ExcMessage(name + " was written for another model (mesh, "
-                                  "materials, time step, sources or "
-                                  "receivers differ): it cannot be "
-                                  "continued."));
+                refuse("it was written for another model (mesh, materials, "
+                       "time step, sources or receivers differ)"));
     get(&file_precision, sizeof(file_precision));
     AssertThrow(file_precision == precision,
-                ExcMessage(name + " was written in another precision."));
+                refuse("it was written in " +
+                       std::string(file_precision == 4 ? "float" : "double") +
+                       " precision, but 'Solver/Precision' is " +
+                       parameters.solver.precision));
     get(&step, sizeof(step));
+    AssertThrow(step <= n_steps,
+                refuse("its step " + std::to_string(step) +
+                       " lies beyond the run's " + std::to_string(n_steps) +
+                       " steps"));
     get(sizes, sizeof(sizes));
-    AssertThrow(sizes[0] == 2 * std::size_t(mesh.n_nodes),
-                ExcMessage(name + " does not match the mesh."));
+    const std::size_t per_record = 2 * receiver_nodes.size();
+    AssertThrow(sizes[0] == 2 * std::size_t(mesh.n_nodes) &&
+                  sizes[1] % per_record == 0 &&
+                  sizes[1] / per_record ==
+                    step / parameters.receivers.record_interval,
+                refuse("its state or receiver records do not match the "
+                       "mesh, the receivers and the step"));
     u_previous.resize(sizes[0]);
     u_current.resize(sizes[0]);
     history.resize(sizes[1]);
     get(u_previous.data(), sizes[0] * sizeof(double));
     get(u_current.data(), sizes[0] * sizeof(double));
     get(history.data(), sizes[1] * sizeof(double));
+    for (const auto *values : {&u_previous, &u_current, &history})
+      AssertThrow(AppUtilities::first_non_finite(*values) == values->size(),
+                  refuse("it holds a state or record that is not a finite "
+                         "number"));
     snapshots.clear();
     for (std::uint64_t i = 0; i < sizes[2]; ++i)
       {
@@ -544,10 +630,14 @@ namespace Wave2D
         std::uint64_t length;
         get(&t, sizeof(t));
         get(&length, sizeof(length));
-        std::string file(length, ' ');
-        get(file.data(), length);
-        snapshots.emplace_back(t, file);
+        AssertThrow(length <= body - position,
+                    refuse("its sizes do not fit its length"));
+        snapshots.emplace_back(t, data.substr(position, length));
+        position += length;
       }
+    AssertThrow(position == body,
+                refuse("it holds " + std::to_string(body - position) +
+                       " bytes more than its sizes say"));
   }
 
 
@@ -678,6 +768,54 @@ namespace Wave2D
 
 
 
+  void
+  Simulation::stop_on_non_finite(const unsigned int         step,
+                                 const std::string         &what,
+                                 const FiniteState         &last_finite,
+                                 const std::vector<double> &history,
+                                 const std::size_t          n_finite_records,
+                                 const unsigned int         precision)
+  {
+    // What is left: the last finite state as a snapshot, unless it is one
+    // already, and the receiver traces up to the first non-finite record.
+    if (!last_finite.written)
+      write_snapshot(last_finite.step, last_finite.u_current);
+    write_traces(
+      std::vector<double>(history.begin(), history.begin() + n_finite_records));
+    const unsigned int traced_step = n_finite_records /
+                                     (2 * receiver_nodes.size()) *
+                                     parameters.receivers.record_interval;
+    char snapshot[32];
+    std::snprintf(snapshot,
+                  sizeof(snapshot),
+                  "snapshot-%06u.vtu",
+                  last_finite.step);
+    const double largest =
+      std::max(AppUtilities::largest_magnitude(last_finite.u_current),
+               AppUtilities::largest_magnitude(last_finite.u_previous));
+    AssertThrow(
+      false,
+      ExcMessage(
+        "The simulation stopped at step " + std::to_string(step) + " (t = " +
+        AppUtilities::significant(step * time_step) + " s): " + what +
+        ", not a finite number. The last finite state, of step " +
+        std::to_string(last_finite.step) + ", is in " +
+        parameters.output.directory + "/" + snapshot +
+        ", the receiver traces up to step " + std::to_string(traced_step) +
+        " in traces.csv. Its largest displacement is " +
+        AppUtilities::significant(largest) + " m. Likely cause: " +
+        (precision == sizeof(float) ?
+           "displacements beyond the range of float (about 3.4e38; "
+           "'Solver/Precision' = float)" :
+           "displacements beyond the range of double") +
+        ", from 'Source/Amplitude' = " +
+        AppUtilities::significant(parameters.source.amplitude) +
+        " or from growth the time step does not bound (check the materials "
+        "and 'Time/Time step')."));
+  }
+
+
+
   template <typename Number>
   void
   Simulation::time_loop()
@@ -721,6 +859,56 @@ namespace Wave2D
         write_snapshot(0, u_current);
       }
 
+    // Non-finite numbers never reach a file: the receiver records (on the
+    // host after every advance) are checked after every advance, the state
+    // wherever it is copied to the host (snapshots, checkpoints, the end).
+    // The last state that passed is kept, to be written if a later one
+    // fails.
+    FiniteState last_finite{stepper->step(),
+                            u_previous,
+                            u_current,
+                            !parameters.checkpoint.restart};
+    std::size_t checked_records = stepper->receiver_history().size();
+    const auto  check_records   = [&]() {
+      const std::vector<double> &history    = stepper->receiver_history();
+      const std::size_t          per_record = 2 * receiver_nodes.size();
+      for (std::size_t i = checked_records; i < history.size(); ++i)
+        if (!std::isfinite(history[i]))
+          {
+            const std::size_t  record = i / per_record;
+            const unsigned int k      = (i % per_record) / 2;
+            stop_on_non_finite(
+              stepper->step(),
+              "receiver " + std::to_string(k) + " recorded " +
+                (i % 2 == 0 ? "u_x = " : "u_y = ") +
+                AppUtilities::significant(history[i]) + " at step " +
+                std::to_string((record + 1) *
+                               parameters.receivers.record_interval),
+              last_finite,
+              history,
+              record * per_record,
+              precision);
+          }
+      checked_records = history.size();
+    };
+    const auto check_state = [&]() {
+      for (const auto *state : {&u_current, &u_previous})
+        if (const std::size_t i = AppUtilities::first_non_finite(*state);
+            i < state->size())
+          stop_on_non_finite(
+            stepper->step(),
+            "the displacement of node " + std::to_string(i / 2) + " at (" +
+              AppUtilities::significant(mesh.coordinates[i / 2 * 2]) + ", " +
+              AppUtilities::significant(mesh.coordinates[i / 2 * 2 + 1]) +
+              ") is " + (i % 2 == 0 ? "u_x = " : "u_y = ") +
+              AppUtilities::significant((*state)[i]) +
+              (state == &u_previous ? " at the step before" : ""),
+            last_finite,
+            stepper->receiver_history(),
+            checked_records,
+            precision);
+    };
+
     const Parameters::Output     &output        = parameters.output;
     const Parameters::Checkpoint &checkpoint    = parameters.checkpoint;
     const auto                    next_multiple = [](const unsigned int step,
@@ -746,6 +934,7 @@ namespace Wave2D
           TimerOutput::Scope scope(timer, "Time stepping");
           stepper->advance(next - step);
         }
+        check_records();
         const unsigned int now = stepper->step();
         stopped = checkpoint.stop_after > 0 && now >= checkpoint.stop_after &&
                   now < n_steps;
@@ -754,7 +943,11 @@ namespace Wave2D
         const bool save = stopped || (checkpoint.interval > 0 &&
                                       now % checkpoint.interval == 0);
         if (snapshot || save)
-          stepper->get_state(u_previous, u_current);
+          {
+            stepper->get_state(u_previous, u_current);
+            check_state();
+            last_finite = {now, u_previous, u_current, snapshot};
+          }
         if (snapshot)
           write_snapshot(now, u_current);
         if (save)
@@ -794,6 +987,7 @@ namespace Wave2D
         return;
       }
     stepper->get_state(u_previous, u_current);
+    check_state();
     if (snapshots.empty() ||
         snapshots.back().first < stepper->step() * time_step * (1 - 1e-12))
       write_snapshot(stepper->step(), u_current);
