@@ -702,6 +702,11 @@ namespace GPUAssembly
             std::vector<long> values;
             for (; j < lines.size() && values.size() < std::size_t(n); ++j)
               {
+                // The next keyword ends the array.
+                const auto first = lines[j].find_first_not_of(" \t");
+                if (first != std::string::npos &&
+                    std::isalpha(static_cast<unsigned char>(lines[j][first])))
+                  break;
                 std::istringstream numbers(lines[j]);
                 for (std::string token; numbers >> token;)
                   {
