@@ -26,6 +26,7 @@
 #include <sstream>
 
 #include "../common/app_utilities.h"
+#include "checkpoint.h"
 #include "png_image.h"
 
 namespace Wave2D
@@ -41,22 +42,6 @@ namespace Wave2D
     // nodes of the built-in plate, rounded up. The check before building
     // the plate multiplies it.
     constexpr double bytes_per_node = 4000;
-
-    /// FNV-1a: @p hash updated with @p size bytes at @p data.
-    std::uint64_t
-    fnv1a(std::uint64_t hash, const void *data, const std::size_t size)
-    {
-      const unsigned char *bytes = static_cast<const unsigned char *>(data);
-      for (std::size_t i = 0; i < size; ++i)
-        hash = (hash ^ bytes[i]) * 1099511628211ull;
-      return hash;
-    }
-
-    constexpr std::uint64_t fnv1a_basis = 1469598103934665603ull;
-
-    /// The first and last 8 bytes of a checkpoint: a file that ends
-    /// without them was cut short.
-    constexpr char checkpoint_magic[9] = "WAVE2DC2";
   } // namespace
 
   Simulation::Simulation(const Parameters &parameters)
@@ -498,41 +483,19 @@ namespace Wave2D
                                const std::vector<double> &history,
                                const unsigned int         precision) const
   {
-    const std::string name = parameters.output.directory + "/checkpoint.bin";
-    // The layout: magic, model fingerprint, precision, step, the three
-    // sizes, u_{n-1}, u_n, the receiver records, the snapshot list, then a
-    // checksum of all that and the magic again, so that a damaged or cut
-    // file is refused instead of continued.
-    std::string data;
-    const auto  put = [&data](const void *bytes, const std::size_t size) {
-      data.append(static_cast<const char *>(bytes), size);
-    };
-    const std::uint64_t hash     = fingerprint();
-    const std::uint64_t sizes[3] = {u_previous.size(),
-                                    history.size(),
-                                    snapshots.size()};
-    put(checkpoint_magic, 8);
-    put(&hash, 8);
-    put(&precision, sizeof(precision));
-    put(&step, sizeof(step));
-    put(sizes, sizeof(sizes));
-    put(u_previous.data(), u_previous.size() * sizeof(double));
-    put(u_current.data(), u_current.size() * sizeof(double));
-    put(history.data(), history.size() * sizeof(double));
-    for (const auto &[t, file] : snapshots)
-      {
-        const std::uint64_t length = file.size();
-        put(&t, sizeof(double));
-        put(&length, sizeof(length));
-        put(file.data(), length);
-      }
-    const std::uint64_t checksum = fnv1a(fnv1a_basis, data.data(), data.size());
-    put(&checksum, sizeof(checksum));
-    put(checkpoint_magic, 8);
+    Checkpoint checkpoint;
+    checkpoint.fingerprint = fingerprint();
+    checkpoint.precision   = precision;
+    checkpoint.step        = step;
+    checkpoint.u_previous  = u_previous;
+    checkpoint.u_current   = u_current;
+    checkpoint.history     = history;
+    checkpoint.snapshots   = snapshots;
+    const std::string data = serialize_checkpoint(checkpoint);
     // Through a partial file and a rename: an interruption while writing
     // leaves the previous checkpoint intact.
     AppUtilities::write_file(
-      name,
+      parameters.output.directory + "/checkpoint.bin",
       [&](std::ostream &out) {
         out << data;
       },
@@ -549,7 +512,8 @@ namespace Wave2D
                               const unsigned int   precision)
   {
     const std::string name = parameters.output.directory + "/checkpoint.bin";
-    std::ifstream     in(name, std::ios::binary);
+    errno                  = 0;
+    std::ifstream in(name, std::ios::binary);
     AssertThrow(in,
                 ExcMessage("Checkpoint/Restart is set, but " + name +
                            " cannot be opened: " + std::strerror(errno) + "."));
@@ -558,86 +522,36 @@ namespace Wave2D
     AssertThrow(!in.bad(),
                 ExcMessage("Checkpoint/Restart is set, but " + name +
                            " cannot be read: " + std::strerror(errno) + "."));
+    Checkpoint c = parse_checkpoint(data, name);
+
+    // Whether it belongs to this model and run.
     const auto refuse = [&name](const std::string &what) {
       return ExcMessage(name + " cannot be continued: " + what + ".");
     };
-    AssertThrow(data.size() >= 8 &&
-                  (data.compare(0, 8, checkpoint_magic) == 0 ||
-                   data.compare(0, 8, "WAVE2DC1") == 0),
-                refuse("it is not a wave2d checkpoint"));
-    AssertThrow(data.compare(0, 8, "WAVE2DC1") != 0,
-                refuse("it was written by an older wave2d, whose checkpoints "
-                       "carry no checksum; run again from the start"));
-    const std::size_t trailer = sizeof(std::uint64_t) + 8;
-    AssertThrow(data.size() >= 8 + trailer &&
-                  data.compare(data.size() - 8, 8, checkpoint_magic) == 0,
-                refuse("it is cut short (" + std::to_string(data.size()) +
-                       " bytes, without the end marker)"));
-    const std::size_t body = data.size() - trailer;
-    std::uint64_t     checksum;
-    std::memcpy(&checksum, data.data() + body, sizeof(checksum));
-    AssertThrow(checksum == fnv1a(fnv1a_basis, data.data(), body),
-                refuse("its checksum does not match its contents (the file "
-                       "is damaged)"));
-
-    // The contents, every read checked against the size.
-    std::size_t position = 8;
-    const auto  get      = [&](void *bytes, const std::size_t size) {
-      AssertThrow(size <= body - position,
-                  refuse("its sizes do not fit its length"));
-      std::memcpy(bytes, data.data() + position, size);
-      position += size;
-    };
-    std::uint64_t hash, sizes[3];
-    unsigned int  file_precision;
-    get(&hash, 8);
-    AssertThrow(hash == fingerprint(),
+    AssertThrow(c.fingerprint == fingerprint(),
                 refuse("it was written for another model (mesh, materials, "
                        "time step, sources or receivers differ)"));
-    get(&file_precision, sizeof(file_precision));
-    AssertThrow(file_precision == precision,
+    AssertThrow(c.precision == precision,
                 refuse("it was written in " +
-                       std::string(file_precision == 4 ? "float" : "double") +
+                       std::string(c.precision == 4 ? "float" : "double") +
                        " precision, but 'Solver/Precision' is " +
                        parameters.solver.precision));
-    get(&step, sizeof(step));
-    AssertThrow(step <= n_steps,
-                refuse("its step " + std::to_string(step) +
+    AssertThrow(c.step <= n_steps,
+                refuse("its step " + std::to_string(c.step) +
                        " lies beyond the run's " + std::to_string(n_steps) +
                        " steps"));
-    get(sizes, sizeof(sizes));
     const std::size_t per_record = 2 * receiver_nodes.size();
-    AssertThrow(sizes[0] == 2 * std::size_t(mesh.n_nodes) &&
-                  sizes[1] % per_record == 0 &&
-                  sizes[1] / per_record ==
-                    step / parameters.receivers.record_interval,
+    AssertThrow(c.u_previous.size() == 2 * std::size_t(mesh.n_nodes) &&
+                  c.history.size() % per_record == 0 &&
+                  c.history.size() / per_record ==
+                    c.step / parameters.receivers.record_interval,
                 refuse("its state or receiver records do not match the "
                        "mesh, the receivers and the step"));
-    u_previous.resize(sizes[0]);
-    u_current.resize(sizes[0]);
-    history.resize(sizes[1]);
-    get(u_previous.data(), sizes[0] * sizeof(double));
-    get(u_current.data(), sizes[0] * sizeof(double));
-    get(history.data(), sizes[1] * sizeof(double));
-    for (const auto *values : {&u_previous, &u_current, &history})
-      AssertThrow(AppUtilities::first_non_finite(*values) == values->size(),
-                  refuse("it holds a state or record that is not a finite "
-                         "number"));
-    snapshots.clear();
-    for (std::uint64_t i = 0; i < sizes[2]; ++i)
-      {
-        double        t;
-        std::uint64_t length;
-        get(&t, sizeof(t));
-        get(&length, sizeof(length));
-        AssertThrow(length <= body - position,
-                    refuse("its sizes do not fit its length"));
-        snapshots.emplace_back(t, data.substr(position, length));
-        position += length;
-      }
-    AssertThrow(position == body,
-                refuse("it holds " + std::to_string(body - position) +
-                       " bytes more than its sizes say"));
+    step       = c.step;
+    u_previous = std::move(c.u_previous);
+    u_current  = std::move(c.u_current);
+    history    = std::move(c.history);
+    snapshots  = std::move(c.snapshots);
   }
 
 

@@ -10,7 +10,9 @@
 // turn memory errors and undefined behaviour into one), a hang (an alarm),
 // another exception type (std::bad_alloc, std::out_of_range: no message
 // for the user), or a silent partial read (a truncated mesh file that reads
-// with fewer cells or vertices than the whole one).
+// with fewer cells or vertices than the whole one). Each seed is also cut
+// after every one of its lines: such a file must be refused or read whole
+// (but for Abaqus files without blocks, which declare nothing to tell).
 //
 //   input_fuzz SOURCE_DIR WORK_DIR [MUTATIONS_PER_SEED]
 
@@ -303,8 +305,8 @@ namespace
   {
     std::string file;
     std::string extension;
-    // 2: read_mesh<2>; 3: read_mesh<3>; 0: read_abaqus (2D); -3: read_dat
-    // on a stream.
+    // 2: read_mesh<2>; 3: read_mesh<3>; 0: read_abaqus (2D); 4:
+    // read_abaqus (3D); -3: read_dat on a stream.
     std::vector<int> readers;
   };
 
@@ -345,6 +347,9 @@ main(int argc, char **argv)
     {source + "/tests/data/wave2d_two_layers.msh", "msh", {2, 3}},
     {source + "/tests/fuzz/seeds/cube_tetrahedra.msh", "msh", {3, 2}},
     {source + "/tests/data/mixed_hex_tet.vtk", "vtk", {3}},
+    {source + "/tests/data/Sphere_63_v42.vtk", "vtk", {3}},
+    {source + "/tests/data/Sphere_63_v51.vtk", "vtk", {3}},
+    {source + "/tests/data/Sphere_63_c3d4.inp", "inp", {3, 4}},
     {source + "/tests/fuzz/seeds/square_quadrilaterals.vtk", "vtk", {2, 3}}};
 
   std::mt19937_64 random(20240611);
@@ -373,6 +378,8 @@ main(int argc, char **argv)
               [&](Triangulation<3> &t) {
                 if (reader == 3)
                   GPUAssembly::read_mesh(file, t);
+                else if (reader == 4)
+                  GPUAssembly::read_abaqus(file, t);
                 else
                   {
                     std::ifstream in(file, std::ios::binary);
@@ -392,6 +399,46 @@ main(int argc, char **argv)
           alarm(10);
           read(name, whole_cells, whole_vertices);
           alarm(0);
+
+          // Abaqus files declare no counts: cut between two lines, one
+          // without blocks (*Part ... *End Part) is a smaller valid file.
+          // Every other file cut after any of its lines is refused or read
+          // whole.
+          const bool counts_nothing =
+            seed.extension == "inp" &&
+            original.find("*End") == std::string::npos;
+          for (std::size_t end = original.find('\n');
+               !counts_nothing && end != std::string::npos &&
+               end + 1 < original.size();
+               end = original.find('\n', end + 1))
+            {
+              const std::string input = original.substr(0, end + 1);
+              write_file(name, input);
+              current_content = input;
+              current_input = seed.file + " (reader " + std::to_string(reader) +
+                              ", cut after byte " + std::to_string(end + 1) +
+                              ", kept as " + name + ".failed)";
+              ++counts.inputs;
+              unsigned int n_cells = 0, n_vertices = 0;
+              alarm(10);
+              bool ok = read(name, n_cells, n_vertices);
+              alarm(0);
+              if (ok && n_cells > 0 &&
+                  (n_cells != whole_cells || n_vertices != whole_vertices))
+                {
+                  std::cerr << "FAIL: " << current_input
+                            << ": cut after a whole line, it read as "
+                            << n_cells << " cells and " << n_vertices
+                            << " vertices instead of " << whole_cells << " and "
+                            << whole_vertices << " without an error"
+                            << std::endl;
+                  ++counts.failures;
+                  ok = false;
+                }
+              if (!ok)
+                write_file(name + ".failed.cut." + std::to_string(end + 1),
+                           input);
+            }
 
           for (unsigned int i = 0; i < n_per_seed; ++i)
             {
@@ -413,7 +460,7 @@ main(int argc, char **argv)
               const bool cut_within_line =
                 !input.empty() && input.back() != '\n' && input.back() != '\r';
               if (ok && kind == Mutation::truncate && n_cells > 0 &&
-                  (seed.extension != "inp" || cut_within_line) &&
+                  (!counts_nothing || cut_within_line) &&
                   (n_cells < whole_cells || n_vertices < whole_vertices))
                 {
                   std::cerr
