@@ -76,6 +76,16 @@ namespace Hyperelastic
   void
   ExplicitSolid::make_grid()
   {
+    // TLED's one-point elements need a conforming mesh: hanging nodes of a
+    // local refinement would not be held to their neighbours.
+    AssertThrow(parameters.geometry.local_refinement_steps == 0,
+                ExcMessage(
+                  "'Geometry/Local refinement steps' = " +
+                  std::to_string(parameters.geometry.local_refinement_steps) +
+                  " is not used by 'Time/Time integration' = "
+                  "explicit, whose elements need a mesh without "
+                  "hanging nodes. Set it to 0, or use the implicit "
+                  "integrator."));
     if (const std::string dropped =
           make_mesh(parameters.geometry, triangulation);
         !dropped.empty())
@@ -164,6 +174,7 @@ namespace Hyperelastic
                            "contains no node of the mesh."));
 
     // Fixed nodes last: they win over rollers and displacements.
+    std::vector<bool> fixed(n, false);
     for (const unsigned int id : b.fixed_boundary_ids)
       check_id(id, "Boundary conditions/Fixed boundary ids");
     for (const auto &cell : triangulation.active_cell_iterators())
@@ -175,6 +186,7 @@ namespace Hyperelastic
           for (const unsigned int v : face->vertex_indices())
             {
               const unsigned int k        = face->vertex_index(v);
+              fixed[k]                    = true;
               bc.prescribed_components[k] = 7;
               for (unsigned int d = 0; d < dim; ++d)
                 bc.prescribed_values[3 * k + d] = 0;
@@ -182,6 +194,7 @@ namespace Hyperelastic
     for (unsigned int v = 0; v < n; ++v)
       if (b.fixed_region.contains(vertex(v), tolerance))
         {
+          fixed[v]                    = true;
           bc.prescribed_components[v] = 7;
           for (unsigned int d = 0; d < dim; ++d)
             bc.prescribed_values[3 * v + d] = 0;
@@ -197,6 +210,25 @@ namespace Hyperelastic
     AssertThrow(b.load_region.empty || !has_load || !loaded.empty(),
                 ExcMessage("The 'Load region' box contains no node of the "
                            "mesh, so the load would be lost."));
+    // What the implicit integrator refuses is refused here too: everything
+    // held (a .dat mesh's faces all have boundary id 0), or the load on
+    // held nodes only.
+    {
+      FixedDoFCounts counts;
+      count_boundary_faces(triangulation, b, counts);
+      counts.n_dofs         = 3 * std::size_t(n);
+      counts.n_constrained  = 3 * std::count(fixed.begin(), fixed.end(), true);
+      counts.n_loaded_nodes = loaded.size();
+      for (const unsigned int v : loaded)
+        {
+          bool free = false;
+          for (unsigned int d = 0; d < dim; ++d)
+            free = free || (b.load[d] != 0 &&
+                            (bc.prescribed_components[v] & (1u << d)) == 0);
+          counts.n_free_loaded_nodes += free;
+        }
+      check_fixed_dofs(parameters, counts, has_load, ConditionalOStream(out));
+    }
     for (const unsigned int v : loaded)
       for (unsigned int d = 0; d < dim; ++d)
         bc.external_forces[3 * v + d] += b.load[d] / loaded.size();

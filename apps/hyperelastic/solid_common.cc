@@ -673,7 +673,8 @@ namespace Hyperelastic
 
     // Without inertia, the fixed nodes must hold the rigid motions: they
     // must not all lie on one line.
-    if (parameters.time.mode != "dynamic")
+    if (parameters.time.mode != "dynamic" &&
+        !parameters.explicit_dynamics.is_explicit())
       {
         const std::vector<Point<3>> &fixed = counts.fixed_nodes;
         double                       area  = 0;
