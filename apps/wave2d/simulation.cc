@@ -390,8 +390,27 @@ namespace Wave2D
     AssertThrow(!parameters.receivers.points.empty(),
                 ExcMessage("Receivers/Points: at least one receiver is "
                            "needed."));
-    for (const auto &point : parameters.receivers.points)
-      receiver_nodes.push_back(mesh.nearest_node(point[0], point[1]));
+    for (unsigned int k = 0; k < parameters.receivers.points.size(); ++k)
+      {
+        // A receiver records the node nearest to it; one outside the model
+        // (or in a hole) would record somewhere else without saying so.
+        const auto        &point = parameters.receivers.points[k];
+        const unsigned int node  = mesh.nearest_node(point[0], point[1]);
+        AssertThrow(
+          inside_mesh(point[0], point[1]),
+          ExcMessage(
+            "Receivers/Points: receiver " + std::to_string(k) + " at (" +
+            AppUtilities::significant(point[0]) + ", " +
+            AppUtilities::significant(point[1]) +
+            ") lies outside the model; the nearest node is at (" +
+            AppUtilities::significant(mesh.coordinates[2 * node]) + ", " +
+            AppUtilities::significant(mesh.coordinates[2 * node + 1]) + "), " +
+            AppUtilities::significant(
+              std::hypot(point[0] - mesh.coordinates[2 * node],
+                         point[1] - mesh.coordinates[2 * node + 1])) +
+            " m away. Give points inside the mesh."));
+        receiver_nodes.push_back(node);
+      }
 
     std::vector<unsigned int> offsets, neighbours;
     make_node_graph(system, offsets, neighbours);
@@ -439,6 +458,39 @@ namespace Wave2D
                 "Host path: " + std::to_string(MultithreadInfo::n_threads()) +
                   " threads.")
           << std::endl;
+  }
+
+
+
+  bool
+  Simulation::inside_mesh(const double x, const double y) const
+  {
+    // Cells split into triangles as the images draw them (a fan from the
+    // first node); a point on an edge, to rounding, is inside.
+    const unsigned int nv = mesh.nodes_per_cell;
+    const auto        &c  = mesh.coordinates;
+    for (unsigned int cell = 0; cell < mesh.n_cells(); ++cell)
+      for (unsigned int t = 0; t + 2 < nv; ++t)
+        {
+          const unsigned int a = mesh.cells[cell * nv],
+                             b = mesh.cells[cell * nv + t + 1],
+                             d = mesh.cells[cell * nv + t + 2];
+          const double det =
+            (c[2 * b] - c[2 * a]) * (c[2 * d + 1] - c[2 * a + 1]) -
+            (c[2 * d] - c[2 * a]) * (c[2 * b + 1] - c[2 * a + 1]);
+          if (det == 0)
+            continue;
+          const double l1 = ((x - c[2 * a]) * (c[2 * d + 1] - c[2 * a + 1]) -
+                             (c[2 * d] - c[2 * a]) * (y - c[2 * a + 1])) /
+                            det,
+                       l2 = ((c[2 * b] - c[2 * a]) * (y - c[2 * a + 1]) -
+                             (x - c[2 * a]) * (c[2 * b + 1] - c[2 * a + 1])) /
+                            det;
+          constexpr double tolerance = 1e-9;
+          if (l1 >= -tolerance && l2 >= -tolerance && 1 - l1 - l2 >= -tolerance)
+            return true;
+        }
+    return false;
   }
 
 

@@ -66,6 +66,10 @@ namespace Wave2D
     std::uint64_t
     fingerprint() const;
 
+    /// Whether the point (@p x, @p y) lies in a cell of the mesh.
+    bool
+    inside_mesh(const double x, const double y) const;
+
     /// A state that passed the finiteness check, and whether it is
     /// written as a snapshot.
     struct FiniteState
