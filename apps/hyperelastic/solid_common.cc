@@ -150,6 +150,22 @@ namespace Hyperelastic
 
 
   void
+  check_refinement_memory(const double       n_cells,
+                          const unsigned int step,
+                          const unsigned int steps)
+  {
+    AppUtilities::check_memory_estimate(
+      n_cells * bytes_per_hexahedron,
+      "Refinement step " + std::to_string(step + 1) +
+        " of 'Geometry/Local refinement steps' = " + std::to_string(steps) +
+        " (at least " + AppUtilities::significant(n_cells, 3) + " hexahedra)",
+      "Choose fewer 'Geometry/Local refinement steps', smaller 'Fixed "
+      "region' and 'Load region' boxes, or a coarser mesh.");
+  }
+
+
+
+  void
   check_load_function(const Parameters         &parameters,
                       Function<1>              &load_function_ref,
                       const bool                has_loaded_nodes,

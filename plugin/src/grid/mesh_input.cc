@@ -737,13 +737,14 @@ namespace GPUAssembly
             refuse(cells_line,
                    "OFFSETS must run from 0 to the CONNECTIVITY's length " +
                      std::to_string(n_connectivity) + ".");
+          for (long c = 0; c + 1 < n_offsets; ++c)
+            if (offsets[c + 1] < offsets[c])
+              refuse(cells_line,
+                     "OFFSETS decrease at cell " + std::to_string(c) + ".");
           out << "CELLS " << n_offsets - 1 << ' '
               << n_offsets - 1 + n_connectivity << '\n';
           for (long c = 0; c + 1 < n_offsets; ++c)
             {
-              if (offsets[c + 1] < offsets[c])
-                refuse(cells_line,
-                       "OFFSETS decrease at cell " + std::to_string(c) + ".");
               out << offsets[c + 1] - offsets[c];
               for (long k = offsets[c]; k < offsets[c + 1]; ++k)
                 out << ' ' << connectivity[k];
