@@ -534,9 +534,9 @@ namespace Hyperelastic
     // check is what the run leaves written, with the trace up to it.
     unsigned int        checked_step = 0;
     std::vector<double> checked_prev, checked_curr;
-    double              checked_J       = 1;
-    bool                checked_written = false;
-    const auto          report          = [&](const bool write) {
+    double              checked_J = 1;
+    std::string         checked_vtu; // where it is written, if it is
+    const auto          report = [&](const bool write) {
       std::vector<double> u_prev, u_curr;
       stepper->get_state(u_prev, u_curr);
       const StateCheck check = check_state(u_prev, u_curr);
@@ -553,10 +553,10 @@ namespace Hyperelastic
             written =
               "The last finite state, of step " + std::to_string(checked_step) +
               " (smallest J " + scientific(checked_J) + "), is " +
-              (checked_written ?
-                                   "the last output written" :
-                                   "written to " +
-                   write_output(checked_step, checked_prev, checked_curr)) +
+              "written to " +
+              (checked_vtu.empty() ?
+                          write_output(checked_step, checked_prev, checked_curr) :
+                          checked_vtu) +
               ".";
           write_trace();
           AssertThrow(false,
@@ -567,17 +567,16 @@ namespace Hyperelastic
                         written + " The trace up to step " +
                         std::to_string(checked_step) + " is in " + o.directory +
                         "/trace.csv. Likely cause: elements inverted by too "
-                                          "large a load or displacement or too fast a ramp "
-                                          "('Explicit dynamics/Ramp time'); a smaller time "
-                                          "step or more damping may help."));
+                                 "large a load or displacement or too fast a ramp "
+                                 "('Explicit dynamics/Ramp time'); a smaller time "
+                                 "step or more damping may help."));
         }
-      checked_step    = step();
-      checked_prev    = std::move(u_prev);
-      checked_curr    = std::move(u_curr);
-      checked_J       = check.minimum_J;
-      checked_written = write;
-      if (write)
-        write_output(step(), checked_prev, checked_curr);
+      checked_step = step();
+      checked_prev = std::move(u_prev);
+      checked_curr = std::move(u_curr);
+      checked_J    = check.minimum_J;
+      checked_vtu = write ? write_output(step(), checked_prev, checked_curr) :
+                                     std::string();
       trace_points.push_back(trace_point());
       if (write)
         {
