@@ -172,6 +172,13 @@ namespace Hyperelastic
     AssertThrow(displaced.empty || !displaced_nodes.empty(),
                 ExcMessage("The 'Explicit dynamics/Displaced region' box "
                            "contains no node of the mesh."));
+    AssertThrow(!displaced.empty ||
+                  (e.displacement[0] == 0 && e.displacement[1] == 0 &&
+                   e.displacement[2] == 0),
+                ExcMessage("'Explicit dynamics/Displacement' is not zero, but "
+                           "the 'Displaced region' is empty, so nothing would "
+                           "be displaced. Give the box of the displaced "
+                           "nodes, or set 'Displacement' to 0, 0, 0."));
 
     // Fixed nodes last: they win over rollers and displacements.
     std::vector<bool> fixed(n, false);
@@ -206,10 +213,7 @@ namespace Hyperelastic
     for (unsigned int v = 0; v < n; ++v)
       if (b.load_region.contains(vertex(v), tolerance))
         loaded.push_back(v);
-    const bool has_load = b.load[0] != 0 || b.load[1] != 0 || b.load[2] != 0;
-    AssertThrow(b.load_region.empty || !has_load || !loaded.empty(),
-                ExcMessage("The 'Load region' box contains no node of the "
-                           "mesh, so the load would be lost."));
+    const bool has_load = check_load_region(b, loaded.size());
     // What the implicit integrator refuses is refused here too: everything
     // held (a .dat mesh's faces all have boundary id 0), or the load on
     // held nodes only.

@@ -548,6 +548,14 @@ namespace Hyperelastic
   {
     const auto &load     = boundary.load;
     const bool  has_load = load[0] != 0 || load[1] != 0 || load[2] != 0;
+    AssertThrow(!boundary.load_region.empty || !has_load,
+                ExcMessage("'Boundary conditions/Load' = " +
+                           format_scientific(load[0], 4) + ", " +
+                           format_scientific(load[1], 4) + ", " +
+                           format_scientific(load[2], 4) +
+                           " is not zero, but the 'Load region' is empty, so "
+                           "the load would act on nothing. Give the box of "
+                           "the loaded nodes, or set 'Load' to 0, 0, 0."));
     AssertThrow(boundary.load_region.empty || !has_load || n_loaded_nodes > 0,
                 ExcMessage("The 'Load region' box contains no node of the "
                            "mesh, so the load would be lost. Check the "
