@@ -16,6 +16,8 @@
 #   every_file_safe.sh APP PARAMETER_FILE WORK_DIRECTORY OUTPUT_DIRECTORY
 set -uo pipefail
 app=$1 prm=$2 work=$3 out=$4
+# A read-only folder of an earlier run that failed must go too.
+[[ -e $work ]] && chmod -R u+w "$work"
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
 
