@@ -27,9 +27,9 @@ namespace GPUAssembly
     /**
      * For each vertex of the triangulation, the node's number as the file
      * writes it (1-based for .dat, the node label for Abaqus). Empty where
-     * the reader does not give it (deal.II's GridIn for .msh, .inp in 3D
-     * and .vtk, which drops unused nodes itself and keeps the order of the
-     * others).
+     * the reader does not give it (deal.II's GridIn, which read_mesh() uses
+     * for .msh, .vtk and .inp files other than tetrahedra: it drops unused
+     * nodes itself and keeps the order of the others).
      */
     std::vector<long> file_node_of_vertex;
 
