@@ -414,6 +414,34 @@ namespace AssemblyDemo
         adapter.copy_to_sparse_matrix(values, system_matrix);
         system_rhs = Vector<double>(rhs.begin(), rhs.end());
       }
+    // A material or load beyond the range of double makes every later
+    // number meaningless: CG would call an infinite right-hand side solved.
+    // On the device path the load is checked (n_dofs numbers); a matrix
+    // that is not finite fails the device solver's own checks.
+    if (solve_on_gpu)
+      device_rhs.copy_to_host(rhs);
+    const std::size_t bad_value = AppUtilities::first_non_finite(values),
+                      bad_load  = AppUtilities::first_non_finite(rhs);
+    AssertThrow(bad_value == values.size(),
+                ExcMessage("The assembled stiffness matrix holds " +
+                           AppUtilities::significant(values[bad_value]) +
+                           ", not a finite number: check 'Material/Young's "
+                           "modulus' = " +
+                           AppUtilities::significant(parameters.youngs_modulus) +
+                           " and 'Material/Poisson's ratio' = " +
+                           AppUtilities::significant(parameters.poisson_ratio) +
+                           "."));
+    AssertThrow(bad_load == rhs.size(),
+                ExcMessage(
+                  "The assembled load holds " +
+                  AppUtilities::significant(rhs[bad_load]) + " at unknown " +
+                  std::to_string(bad_load) +
+                  ", not a finite number: the body force "
+                  "'Material/Density' x 'Material/Gravity' = " +
+                  AppUtilities::significant(parameters.density) + " x " +
+                  AppUtilities::significant(parameters.gravity) + " = " +
+                  AppUtilities::significant(-kernel.body_force[2]) +
+                  " N/m^3 is beyond the range of double numbers."));
   }
 
 
@@ -497,12 +525,16 @@ namespace AssemblyDemo
   void
   Demo::output_results() const
   {
-    std::error_code error;
-    std::filesystem::create_directories(parameters.output_directory, error);
-    AssertThrow(!error,
-                ExcMessage("'Output directory' = '" +
-                           parameters.output_directory +
-                           "' cannot be created: " + error.message() + "."));
+    for (unsigned int i = 0; i < displacement.size(); ++i)
+      AssertThrow(std::isfinite(displacement[i]),
+                  ExcMessage("The solution is not finite at unknown " +
+                             std::to_string(i) + " (" +
+                             AppUtilities::significant(displacement[i]) +
+                             "): nothing is written. The solver did not "
+                             "converge to a meaningful result; check the "
+                             "material and the mesh."));
+    AppUtilities::create_output_directory(parameters.output_directory,
+                                          "Output directory");
     DataOut<dim> data_out;
     data_out.attach_dof_handler(dof_handler);
     const std::vector<DataComponentInterpretation::DataComponentInterpretation>
