@@ -6,6 +6,9 @@
 ##   - CUDSS_DIR or CUDSS_ROOT (CMake or environment variables): a prefix
 ##     with include/cudss.h and lib/ (or lib64/) libcudss, or the folder
 ##     lib/cmake/cudss below it;
+##   - the PyPI wheel nvidia-cudss-cu13 (or -cu12) where
+##     scripts/install-dependencies.sh unpacks it (/usr/local/lib/nvidia-cudss,
+##     ~/.local/lib/nvidia-cudss);
 ##   - the PyPI wheel nvidia-cudss-cu13 (or -cu12) of the python3 on PATH,
 ##     whose folder python3 names (pip install nvidia-cudss-cu13);
 ##   - the system's default places.
@@ -25,6 +28,16 @@ foreach(_variable CUDSS_DIR CUDSS_ROOT)
   if(DEFINED ENV{${_variable}} AND NOT "$ENV{${_variable}}" STREQUAL "")
     list(APPEND _cudss_hints "$ENV{${_variable}}")
   endif()
+endforeach()
+
+# Where scripts/install-dependencies.sh unpacks the wheel (a folder every
+# user can read: root's own Python environment is not).
+foreach(_prefix /usr/local/lib/nvidia-cudss "$ENV{HOME}/.local/lib/nvidia-cudss")
+  foreach(_flavour cu13 cu12)
+    if(EXISTS "${_prefix}/nvidia/${_flavour}/include/cudss.h")
+      list(APPEND _cudss_hints "${_prefix}/nvidia/${_flavour}")
+    endif()
+  endforeach()
 endforeach()
 
 # The wheel's folder, where python3 has the wheel installed: the cu13 wheels

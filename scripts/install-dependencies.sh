@@ -59,31 +59,34 @@ if ! command -v nvcc >/dev/null && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
   exit 1
 fi
 
-# cuDSS: the wheel's include/cudss.h is what CMake's FindCUDSS.cmake looks
-# for through python3 (the namespace package nvidia.cu13 or nvidia.cu12).
+# cuDSS, from NVIDIA's PyPI wheel, unpacked with pip into a folder of its own
+# that every user can read (/usr/local/lib/nvidia-cudss as root, else
+# ~/.local/lib/nvidia-cudss): a library in root's own Python environment
+# could not be loaded by programs run as another user. FindCUDSS.cmake looks
+# there first. Without the wheel's dependencies: the CUDA toolkit has them.
 cudss=absent
 if [[ -n ${CUDSS_DIR:-} ]]; then
   cudss="CUDSS_DIR=$CUDSS_DIR"
-elif command -v python3 >/dev/null; then
+else
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   cuda_major=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
-  [[ ${cuda_major:-13} -ge 13 ]] && wheel=nvidia-cudss-cu13 module=nvidia.cu13 ||
-    wheel=nvidia-cudss-cu12 module=nvidia.cu12
-  has_cudss() {
-    python3 -c "import importlib, os, sys; m = importlib.import_module('$module'); sys.exit(not any(os.path.isfile(os.path.join(p, 'include', 'cudss.h')) for p in m.__path__))" 2>/dev/null
-  }
-  if has_cudss; then
-    cudss="$wheel (python3)"
-  elif python3 -m pip --version >/dev/null 2>&1; then
-    echo "Installing cuDSS for the device direct solver: pip install $wheel"
-    if python3 -m pip install -q "$wheel" || python3 -m pip install -q --user "$wheel"; then
-      has_cudss && cudss="$wheel (python3)"
+  [[ ${cuda_major:-13} -ge 13 ]] && wheel=nvidia-cudss-cu13 flavour=cu13 ||
+    wheel=nvidia-cudss-cu12 flavour=cu12
+  [[ $(id -u) -eq 0 ]] && prefix=/usr/local/lib/nvidia-cudss || prefix=$HOME/.local/lib/nvidia-cudss
+  if [[ -f $prefix/nvidia/$flavour/include/cudss.h ]]; then
+    cudss="$wheel in $prefix"
+  elif command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+    echo "Installing cuDSS for the device direct solver: pip install --target $prefix $wheel"
+    if python3 -m pip install -q --no-deps --upgrade --target "$prefix" "$wheel" &&
+      [[ -f $prefix/nvidia/$flavour/include/cudss.h ]]; then
+      chmod -R a+rX "$prefix"
+      cudss="$wheel in $prefix"
     fi
   fi
 fi
 if [[ $cudss == absent ]]; then
   echo "warning: cuDSS is not installed and could not be (python3 with pip is needed" \
-    "for pip install nvidia-cudss-cu13; or set CUDSS_DIR to a cuDSS installation):" \
+    "for pip install --target $prefix $wheel; or set CUDSS_DIR to a cuDSS installation):" \
     "the build leaves the device direct solver out." >&2
 fi
 echo "Dependencies present: deal.II, CMake, g++, nvcc; cuDSS: $cudss."
