@@ -71,7 +71,7 @@ namespace Hyperelastic
       bool
       runs_whole_steps() const override
       {
-        return step_graph_supported;
+        return step_graph_supported && solver == LinearSolver::cg_jacobi;
       }
 
       bool
@@ -87,6 +87,18 @@ namespace Hyperelastic
 
       std::size_t
       memory_consumption() const override;
+
+      LinearSolver
+      linear_solver() const override
+      {
+        return solver;
+      }
+
+      std::string
+      linear_solver_note() const override
+      {
+        return solver_note;
+      }
 
       std::string
       description() const override;
@@ -128,8 +140,11 @@ namespace Hyperelastic
                        const NewtonControl &control,
                        const StepGraphKey  &key);
 
-      const BackendData                        &data;
-      const unsigned int                        n_dofs;
+      const BackendData &data;
+      const unsigned int n_dofs;
+      /// BackendData's solver, or cg_jacobi where it fell back to it.
+      LinearSolver                              solver;
+      std::string                               solver_note;
       GPUAssembly::DeviceAssembler<dim, Number> assembler;
       GPUAssembly::DeviceCSRMatrix<Number>      matrix;
       GPUAssembly::DeviceJacobiCG<Number>       cg;
@@ -164,6 +179,7 @@ namespace Hyperelastic
     DeviceBackend<Number>::DeviceBackend(const BackendData &data)
       : data(data)
       , n_dofs(data.arrays->n_dofs)
+      , solver(data.linear_solver.solver)
       , u(n_dofs)
       , u_old(n_dofs)
       , p_old(n_dofs)
@@ -194,6 +210,26 @@ namespace Hyperelastic
       if (data.nodal_data_are_positions)
         reference_positions.copy_from_host(
           convert<Number>(data.arrays->nodal_coordinates));
+      switch (solver)
+        {
+          case LinearSolver::cg_jacobi:
+            break;
+          case LinearSolver::direct:
+            if (!data.direct_may_fall_back)
+              throw_message("'Solver/Linear solver' = direct: this build of "
+                            "the plugin has no direct solver on the GPU (it "
+                            "needs cuDSS). Choose cg-jacobi, or "
+                            "'Execution/Device' = host for UMFPACK.");
+            solver      = LinearSolver::cg_jacobi;
+            solver_note = "this build of the plugin has no direct solver on "
+                          "the GPU (it needs cuDSS): Jacobi-CG";
+            break;
+          default:
+            throw_message(
+              "'Solver/Linear solver' = " + parameter_value(solver) +
+              " is not offered on the GPU. Choose cg-jacobi or "
+              "direct.");
+        }
     }
 
 
@@ -559,8 +595,8 @@ namespace Hyperelastic
     std::string
     DeviceBackend<Number>::description() const
     {
-      return "GPU: " + device_method_description(data) +
-             " assembly, Jacobi-CG and updates on the device in " +
+      return "GPU: " + device_method_description(data) + " assembly, " +
+             short_name(solver) + " and updates on the device in " +
              (sizeof(Number) == 8 ? "double" : "single") + " precision";
     }
   } // namespace

@@ -2,6 +2,9 @@
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/parallel.h>
 
+#include <deal.II/lac/sparse_direct.h>
+#include <deal.II/lac/sparse_matrix.h>
+#include <deal.II/lac/sparsity_pattern.h>
 #include <deal.II/lac/vector.h>
 
 #include <gpu_assembly/engine/host_assembler.h>
@@ -68,6 +71,12 @@ namespace Hyperelastic
       void
       finish_step(const StepLoads &loads) override;
 
+      LinearSolver
+      linear_solver() const override
+      {
+        return data.linear_solver.solver;
+      }
+
       std::size_t
       memory_consumption() const override;
 
@@ -77,6 +86,15 @@ namespace Hyperelastic
     private:
       void
       vmult(Vector<double> &dst, const Vector<double> &src) const;
+
+      /// Jacobi-CG into delta, the iteration of DeviceJacobiCG.
+      LinearSolveResult
+      solve_jacobi_cg(const double       relative_tolerance,
+                      const unsigned int max_iterations);
+
+      /// UMFPACK into delta, on the tangent copied into direct_matrix.
+      LinearSolveResult
+      solve_direct();
 
       const BackendData                            &data;
       const GPUAssembly::MeshArrays                &arrays;
@@ -89,6 +107,13 @@ namespace Hyperelastic
       std::vector<double>                nodal_data;
       Vector<double> u, u_old, p_old, residual, delta, inverse_diagonal;
       Vector<double> cg_r, cg_z, cg_p, cg_q;
+      /// Direct solver: deal.II's matrix of the adapter's pattern (deal.II
+      /// stores a row's diagonal entry first), and for each of its entries
+      /// in storage order the position of the same entry in values.
+      SparsityPattern      direct_pattern;
+      SparseMatrix<double> direct_matrix;
+      std::vector<int>     direct_positions;
+      SparseDirectUMFPACK  umfpack;
     };
 
 
@@ -110,7 +135,51 @@ namespace Hyperelastic
       , cg_z(n_dofs)
       , cg_p(n_dofs)
       , cg_q(n_dofs)
-    {}
+    {
+      switch (data.linear_solver.solver)
+        {
+          case LinearSolver::cg_jacobi:
+            break;
+          case LinearSolver::direct:
+            {
+              std::vector<unsigned int> row_lengths(n_dofs);
+              for (unsigned int row = 0; row < n_dofs; ++row)
+                row_lengths[row] =
+                  arrays.row_offsets[row + 1] - arrays.row_offsets[row];
+              direct_pattern.reinit(n_dofs, n_dofs, row_lengths);
+              for (unsigned int row = 0; row < n_dofs; ++row)
+                for (int k = arrays.row_offsets[row];
+                     k < arrays.row_offsets[row + 1];
+                     ++k)
+                  direct_pattern.add(row, arrays.column_indices[k]);
+              direct_pattern.compress();
+              direct_matrix.reinit(direct_pattern);
+              direct_positions.reserve(arrays.column_indices.size());
+              for (unsigned int row = 0; row < n_dofs; ++row)
+                {
+                  const auto begin =
+                    arrays.column_indices.begin() + arrays.row_offsets[row];
+                  const auto end =
+                    arrays.column_indices.begin() + arrays.row_offsets[row + 1];
+                  for (auto entry = direct_pattern.begin(row);
+                       entry != direct_pattern.end(row);
+                       ++entry)
+                    direct_positions.push_back(
+                      std::lower_bound(begin, end, int(entry->column())) -
+                      arrays.column_indices.begin());
+                }
+              break;
+            }
+          default:
+            AssertThrow(false,
+                        ExcMessage(
+                          "'Solver/Linear solver' = " +
+                          parameter_value(data.linear_solver.solver) +
+                          " is not offered on the host ('Execution/Device' "
+                          "= host, or auto without a GPU). Choose cg-jacobi "
+                          "or direct (UMFPACK) there, or run on a GPU."));
+        }
+    }
 
 
 
@@ -221,6 +290,58 @@ namespace Hyperelastic
     HostBackend::solve_and_update(const double       relative_tolerance,
                                   const unsigned int max_iterations)
     {
+      const LinearSolveResult result =
+        data.linear_solver.solver == LinearSolver::direct ?
+          solve_direct() :
+          solve_jacobi_cg(relative_tolerance, max_iterations);
+      if (arrays.n_constraint_lines() > 0)
+        GPUAssembly::distribute_constraints(constraint_lines,
+                                            delta.data(),
+                                            delta.size());
+      u += delta;
+      return result;
+    }
+
+
+
+    LinearSolveResult
+    HostBackend::solve_direct()
+    {
+      LinearSolveResult result;
+      result.iterations       = 1;
+      result.initial_residual = residual.l2_norm();
+      unsigned int entry      = 0;
+      for (unsigned int row = 0; row < n_dofs; ++row)
+        for (auto it = direct_matrix.begin(row); it != direct_matrix.end(row);
+             ++it, ++entry)
+          it->value() = values[direct_positions[entry]];
+      try
+        {
+          umfpack.initialize(direct_matrix);
+          umfpack.vmult(delta, residual);
+        }
+      catch (const SparseDirectUMFPACK::ExcUMFPACKError &)
+        {
+          // A singular tangent: reported as a breakdown of the solve.
+          delta                 = 0.;
+          result.final_residual = std::numeric_limits<double>::quiet_NaN();
+          return result;
+        }
+      // The residual the update leaves, which Newton's next residual does
+      // not show where the tangent is ill-conditioned.
+      vmult(cg_q, delta);
+      cg_q -= residual;
+      result.final_residual = cg_q.l2_norm();
+      result.converged      = std::isfinite(result.final_residual);
+      return result;
+    }
+
+
+
+    LinearSolveResult
+    HostBackend::solve_jacobi_cg(const double       relative_tolerance,
+                                 const unsigned int max_iterations)
+    {
       // The iteration of DeviceJacobiCG, step by step, with x_0 = 0.
       LinearSolveResult result;
       delta = 0.;
@@ -255,11 +376,6 @@ namespace Hyperelastic
           cg_p.sadd(rz_new / rz, 1., cg_z);
           rz = rz_new;
         }
-      if (arrays.n_constraint_lines() > 0)
-        GPUAssembly::distribute_constraints(constraint_lines,
-                                            delta.data(),
-                                            delta.size());
-      u += delta;
       return result;
     }
 
@@ -283,7 +399,10 @@ namespace Hyperelastic
     {
       return (values.size() + assembled.size() + nodal_data.size() +
               13 * std::size_t(n_dofs)) *
-             sizeof(double);
+               sizeof(double) +
+             direct_pattern.memory_consumption() +
+             direct_matrix.memory_consumption() +
+             direct_positions.size() * sizeof(int);
     }
 
 
@@ -291,7 +410,11 @@ namespace Hyperelastic
     std::string
     HostBackend::description() const
     {
-      return "host: coloured HostAssembler, Jacobi-CG and updates on " +
+      const std::string solver =
+        data.linear_solver.solver == LinearSolver::direct ?
+          "UMFPACK" :
+          short_name(data.linear_solver.solver);
+      return "host: coloured HostAssembler, " + solver + " and updates on " +
              std::to_string(MultithreadInfo::n_threads()) +
              " threads in double precision";
     }

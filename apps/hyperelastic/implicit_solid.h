@@ -53,9 +53,12 @@ namespace Hyperelastic
    */
   struct RunStatistics
   {
-    unsigned int             n_steps               = 0;
-    unsigned int             n_newton_iterations   = 0;
-    unsigned int             n_cg_iterations       = 0;
+    unsigned int n_steps             = 0;
+    unsigned int n_newton_iterations = 0;
+    /// The linear solver's iterations: CG's, one per direct solve.
+    unsigned int n_cg_iterations = 0;
+    /// The linear solver that ran them.
+    LinearSolver             linear_solver         = LinearSolver::cg_jacobi;
     unsigned int             max_newton_iterations = 0;
     double                   stepping_wall_time    = 0;
     double                   last_newton_residual  = 0;
@@ -182,6 +185,10 @@ namespace Hyperelastic
     /// Where the steps run (one line).
     std::string
     backend_description() const;
+
+    /// The linear solver of the Newton iterations, 'auto' resolved.
+    LinearSolver
+    linear_solver() const;
 
     /// Per-stage wall times so far.
     TimerOutput &

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,102 @@ namespace GPUAssembly
 
 namespace Hyperelastic
 {
+  /**
+   * The linear solver of a Newton iteration ('Solver/Linear solver', 'auto'
+   * resolved at set-up).
+   */
+  enum class LinearSolver
+  {
+    /// A sparse direct solver: cuDSS on the device, UMFPACK on the host,
+    /// Trilinos' direct solver on several ranks.
+    direct,
+    /// CG preconditioned with the inverse diagonal.
+    cg_jacobi,
+    /// CG preconditioned with a Chebyshev polynomial in the Jacobi-scaled
+    /// matrix (deal.II's PreconditionChebyshev).
+    cg_chebyshev,
+    /// CG preconditioned with the inverses of the 3 x 3 blocks of each
+    /// node's DoFs.
+    cg_block_jacobi
+  };
+
+  /// The solver's value of 'Solver/Linear solver'.
+  inline std::string
+  parameter_value(const LinearSolver solver)
+  {
+    switch (solver)
+      {
+        case LinearSolver::direct:
+          return "direct";
+        case LinearSolver::cg_jacobi:
+          return "cg-jacobi";
+        case LinearSolver::cg_chebyshev:
+          return "cg-chebyshev";
+        case LinearSolver::cg_block_jacobi:
+          return "cg-block-jacobi";
+      }
+    return "";
+  }
+
+  /// The solver of a value of 'Solver/Linear solver' other than auto.
+  inline LinearSolver
+  parse_linear_solver(const std::string &value)
+  {
+    for (const LinearSolver solver : {LinearSolver::direct,
+                                      LinearSolver::cg_jacobi,
+                                      LinearSolver::cg_chebyshev,
+                                      LinearSolver::cg_block_jacobi})
+      if (parameter_value(solver) == value)
+        return solver;
+    throw std::invalid_argument("'Solver/Linear solver' = '" + value +
+                                "' names no linear solver.");
+  }
+
+  /**
+   * Throws dealii's ExcMessage(@p message): for the device backend, which
+   * nvcc compiles without deal.II's headers.
+   */
+  [[noreturn]] void
+  throw_message(const std::string &message);
+
+  /// The solver's short name in the log: "Jacobi-CG" and so on.
+  inline std::string
+  short_name(const LinearSolver solver)
+  {
+    switch (solver)
+      {
+        case LinearSolver::direct:
+          return "direct solver";
+        case LinearSolver::cg_jacobi:
+          return "Jacobi-CG";
+        case LinearSolver::cg_chebyshev:
+          return "Chebyshev-Jacobi-CG";
+        case LinearSolver::cg_block_jacobi:
+          return "block-Jacobi-CG";
+      }
+    return "";
+  }
+
+  /// The name of the timer section (and stage) of the linear solves.
+  inline std::string
+  solve_stage_name(const LinearSolver solver)
+  {
+    return "Solve (" + short_name(solver) + ")";
+  }
+
+  /// The linear solver and its preconditioner's parameters.
+  struct LinearSolverData
+  {
+    LinearSolver solver = LinearSolver::cg_jacobi;
+    /// cg_chebyshev: degree of the polynomial and the ratio of the
+    /// largest eigenvalue to the smallest one it damps (deal.II's
+    /// PreconditionChebyshev::AdditionalData).
+    unsigned int chebyshev_degree          = 4;
+    double       chebyshev_smoothing_range = 20;
+  };
+
+
+
   /**
    * What a backend needs, constant over a run. Per-DoF vectors hold the
    * locally owned DoFs in increasing order: all DoFs on one process.
@@ -68,6 +165,14 @@ namespace Hyperelastic
     bool symmetric_element_data = true;
     /// Run each time step as one CUDA graph launch (device backend).
     bool step_graph = true;
+    /// The solver of each Newton iteration's linear system. A backend
+    /// that cannot run it refuses it when constructed, with a message that
+    /// names the entry and what to choose instead.
+    LinearSolverData linear_solver;
+    /// With LinearSolver::direct on the device: where the factorization
+    /// would not fit in device memory, or the plugin has no direct solver,
+    /// run cg_jacobi instead of refusing ('Solver/Linear solver' = auto).
+    bool direct_may_fall_back = false;
     /// Several ranks: assemble on the rank's GPU (chosen before by
     /// select_device_by_node_rank()).
     bool use_device = false;
@@ -142,6 +247,10 @@ namespace Hyperelastic
 
 
 
+  /**
+   * How a linear solve went. A direct solve counts one iteration; its
+   * residuals are those of the right-hand side and of the computed update.
+   */
   struct LinearSolveResult
   {
     unsigned int iterations       = 0;
@@ -173,13 +282,16 @@ namespace Hyperelastic
     not_finite,
     /// Too many iterations, or the residual grew past the divergence limit.
     diverged,
-    /// CG's residual is not finite (the tangent is not positive definite).
+    /// The linear solve's residual is not finite: CG broke down (the
+    /// tangent is not positive definite), or the direct solver found the
+    /// tangent singular.
     cg_breakdown
   };
 
   /**
    * A time step's Newton loop: the residual norm before each iteration and
-   * after the last, and the CG iterations taken.
+   * after the last, and the linear solver's iterations (CG's; one per
+   * direct solve).
    */
   struct StepReport
   {
@@ -236,9 +348,14 @@ namespace Hyperelastic
     virtual double
     assemble_residual(const StepLoads &loads) = 0;
 
-    /// Solve tangent * delta = r by Jacobi-CG (x_0 = 0, stopped at
-    /// relative_tolerance * |r|), distribute the constraints to delta and
-    /// set u += delta.
+    /**
+     * Solve tangent * delta = r with BackendData::linear_solver,
+     * distribute the constraints to delta and set u += delta. The CGs
+     * start from x_0 = 0 and stop at relative_tolerance * |r| or after
+     * @p max_iterations; the direct solver ignores both. A solve that
+     * breaks down (CG's p.Ap not finite, a singular tangent in the direct
+     * solver) returns a final residual that is not finite.
+     */
     virtual LinearSolveResult
     solve_and_update(const double       relative_tolerance,
                      const unsigned int max_iterations) = 0;
@@ -309,6 +426,20 @@ namespace Hyperelastic
     exchange_seconds() const
     {
       return 0;
+    }
+
+    /// The solver solve_and_update() runs: BackendData::linear_solver's,
+    /// or cg_jacobi where the device backend was allowed to fall back to it.
+    virtual LinearSolver
+    linear_solver() const = 0;
+
+    /// What the backend found when it set its linear solver up (the
+    /// factorization's memory estimate, the reason for a fall-back);
+    /// empty where there is nothing to say.
+    virtual std::string
+    linear_solver_note() const
+    {
+      return "";
     }
 
     /// A line saying where the work runs.

@@ -79,6 +79,12 @@ namespace Hyperelastic
       void
       finish_step(const StepLoads &loads) override;
 
+      LinearSolver
+      linear_solver() const override
+      {
+        return LinearSolver::cg_jacobi;
+      }
+
       std::string
       description() const override;
 
@@ -461,6 +467,22 @@ namespace Hyperelastic
     AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
                 ExcMessage("make_resident_backend() needs the adapter and the "
                            "constraints."));
+    const LinearSolver solver = data.linear_solver.solver;
+    AssertThrow(solver != LinearSolver::direct,
+                ExcMessage("'Solver/Linear solver' = direct is not offered by "
+                           "the resident backend on MPI ranks "
+                           "('Execution/Distributed linear algebra' = "
+                           "resident, or auto on GPUs): the plugin's direct "
+                           "solver factorizes on one GPU. Choose cg-jacobi, "
+                           "or 'Execution/Distributed linear algebra' = "
+                           "trilinos for Trilinos' direct solver on the "
+                           "host, or run on one process."));
+    AssertThrow(solver == LinearSolver::cg_jacobi,
+                ExcMessage(
+                  "'Solver/Linear solver' = " + parameter_value(solver) +
+                  " is not offered by the resident backend on MPI "
+                  "ranks. Choose cg-jacobi, or 'Execution/"
+                  "Distributed linear algebra' = trilinos."));
     return std::make_unique<ResidentBackend>(data);
   }
 } // namespace Hyperelastic

@@ -535,6 +535,27 @@ namespace Hyperelastic
     backend_data.symmetric_element_data   = e.symmetric_element_data;
     backend_data.step_graph               = e.step_graph;
 
+    // 'Solver/Linear solver': an explicit choice goes to the backend, which
+    // refuses one it cannot run; auto is resolved here and the reason
+    // printed with the solver that runs.
+    const Parameters::Solver &s             = parameters.solver;
+    LinearSolverData         &linear_solver = backend_data.linear_solver;
+    linear_solver.chebyshev_degree          = s.chebyshev_degree;
+    linear_solver.chebyshev_smoothing_range = s.chebyshev_smoothing_range;
+    const bool  automatic                   = s.linear_solver == "auto";
+    std::string reason                      = "as 'Solver/Linear solver' asks";
+    if (!automatic)
+      linear_solver.solver = parse_linear_solver(s.linear_solver);
+    const auto print_linear_solver = [&]() {
+      stats.linear_solver = backend->linear_solver();
+      if (automatic && stats.linear_solver != linear_solver.solver)
+        reason = "auto: " + backend->linear_solver_note();
+      else if (!backend->linear_solver_note().empty())
+        reason += "; " + backend->linear_solver_note();
+      pcout << "Linear solver: " << parameter_value(stats.linear_solver) << " ("
+            << reason << ")" << std::endl;
+    };
+
     if (!distributed)
       {
         const GPUAssembly::MeshArrays &a = adapter.get_arrays();
@@ -550,7 +571,24 @@ namespace Hyperelastic
                                          "diagonal entry in a row."));
             backend_data.diagonal_index[row] = it - a.column_indices.begin();
           }
-        if (!use_gpu(e, pcout.get_stream(), "every stage runs on the host"))
+        const bool gpu =
+          use_gpu(e, pcout.get_stream(), "every stage runs on the host");
+        if (automatic && dynamic)
+          reason =
+            "auto: dynamic runs keep Jacobi-CG, whose iterations the "
+            "mass term keeps few" +
+            std::string(gpu ? " and whose steps run as device graphs" : "");
+        else if (automatic && !gpu)
+          reason = "auto: the host path keeps Jacobi-CG, the GPU path's "
+                   "reference; the direct solver (UMFPACK) on request";
+        else if (automatic)
+          {
+            linear_solver.solver              = LinearSolver::direct;
+            backend_data.direct_may_fall_back = true;
+            reason = "auto: quasi-static on one GPU, where a static tangent "
+                     "takes CG many iterations";
+          }
+        if (!gpu)
           backend = make_host_backend(backend_data);
         else if (e.precision == "float")
           backend = make_device_backend<float>(backend_data);
@@ -559,6 +597,7 @@ namespace Hyperelastic
         pcout << "Execution: " << backend->description() << "; "
               << backend->memory_consumption() / (1024 * 1024) << " MiB"
               << std::endl;
+        print_linear_solver();
         return;
       }
 
@@ -587,9 +626,12 @@ namespace Hyperelastic
     const bool resident =
       e.distributed_linear_algebra == "resident" ||
       (e.distributed_linear_algebra == "auto" && backend_data.use_device);
+    if (automatic)
+      reason = "auto: Jacobi-CG on MPI ranks";
     backend = resident ? make_resident_backend(backend_data) :
                          make_trilinos_backend(backend_data);
     pcout << "Execution: " << backend->description() << std::endl;
+    print_linear_solver();
   }
 
 
@@ -677,6 +719,14 @@ namespace Hyperelastic
   ImplicitSolid::backend_description() const
   {
     return backend->description();
+  }
+
+
+
+  LinearSolver
+  ImplicitSolid::linear_solver() const
+  {
+    return backend->linear_solver();
   }
 
 
