@@ -476,7 +476,9 @@ namespace Hyperelastic
                            "solver factorizes on one GPU. Choose cg-jacobi, "
                            "or 'Execution/Distributed linear algebra' = "
                            "trilinos for Trilinos' direct solver on the "
-                           "host, or run on one process."));
+                           "host, or the one-process path (no mpirun, "
+                           "'Execution/Distributed solver on one process' "
+                           "= false)."));
     AssertThrow(solver == LinearSolver::cg_jacobi,
                 ExcMessage(
                   "'Solver/Linear solver' = " + parameter_value(solver) +
