@@ -232,6 +232,13 @@ namespace Hyperelastic
     check_constraints(const bool has_load) const;
     void
     setup_backend();
+    /**
+     * The linear solver's set-up at the initial state and the first step's
+     * loads (the device direct solver's analysis), and the log line that
+     * names the solver and why.
+     */
+    void
+    setup_linear_solver();
     void
     set_initial_state();
     /// Time per step of each stage of the Newton loop and of the
@@ -329,7 +336,10 @@ namespace Hyperelastic
     std::vector<unsigned int> loaded_nodes;
     unsigned int              n_loaded_nodes = 0;
 
-    BackendData                        backend_data;
+    BackendData backend_data;
+    /// Why the linear solver runs ('Solver/Linear solver', or auto's
+    /// reason), for the log.
+    std::string                        linear_solver_reason;
     std::unique_ptr<IntegratorBackend> backend;
     std::unique_ptr<Function<1>>       load_function;
 

@@ -334,6 +334,20 @@ namespace Hyperelastic
     virtual void
     get_iterate(std::vector<double> &u) const = 0;
 
+    /**
+     * Set the linear solver up once, before the first step, whose @p loads
+     * are given: the device direct solver assembles the tangent at the
+     * state and analyses it (reordering and symbolic factorization, for
+     * every later Newton iteration and step, and its memory estimate). A
+     * backend whose BackendData::direct_may_fall_back allows it may turn
+     * to cg_jacobi here (linear_solver() and linear_solver_note() tell).
+     */
+    virtual void
+    setup_linear_solver(const StepLoads &loads)
+    {
+      (void)loads;
+    }
+
     /// First Newton iterate: u = u_k + dt p_k / m (dynamic) or u = u_k.
     virtual void
     predict(const StepLoads &loads) = 0;

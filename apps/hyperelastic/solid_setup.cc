@@ -542,19 +542,11 @@ namespace Hyperelastic
     LinearSolverData         &linear_solver = backend_data.linear_solver;
     linear_solver.chebyshev_degree          = s.chebyshev_degree;
     linear_solver.chebyshev_smoothing_range = s.chebyshev_smoothing_range;
-    const bool  automatic                   = s.linear_solver == "auto";
-    std::string reason                      = "as 'Solver/Linear solver' asks";
+    const bool   automatic                  = s.linear_solver == "auto";
+    std::string &reason                     = linear_solver_reason;
+    reason                                  = "as 'Solver/Linear solver' asks";
     if (!automatic)
       linear_solver.solver = parse_linear_solver(s.linear_solver);
-    const auto print_linear_solver = [&]() {
-      stats.linear_solver = backend->linear_solver();
-      if (automatic && stats.linear_solver != linear_solver.solver)
-        reason = "auto: " + backend->linear_solver_note();
-      else if (!backend->linear_solver_note().empty())
-        reason += "; " + backend->linear_solver_note();
-      pcout << "Linear solver: " << parameter_value(stats.linear_solver) << " ("
-            << reason << ")" << std::endl;
-    };
 
     if (!distributed)
       {
@@ -597,7 +589,6 @@ namespace Hyperelastic
         pcout << "Execution: " << backend->description() << "; "
               << backend->memory_consumption() / (1024 * 1024) << " MiB"
               << std::endl;
-        print_linear_solver();
         return;
       }
 
@@ -631,7 +622,35 @@ namespace Hyperelastic
     backend = resident ? make_resident_backend(backend_data) :
                          make_trilinos_backend(backend_data);
     pcout << "Execution: " << backend->description() << std::endl;
-    print_linear_solver();
+  }
+
+
+
+  void
+  ImplicitSolid::setup_linear_solver()
+  {
+    const LinearSolver requested = backend_data.linear_solver.solver;
+    {
+      // The sections of runs with Jacobi-CG stay those they always were.
+      std::unique_ptr<TimerOutput::Scope> scope;
+      if (requested != LinearSolver::cg_jacobi)
+        scope =
+          std::make_unique<TimerOutput::Scope>(timer, "Set-up (linear solver)");
+      const double t_new =
+        std::min(time + parameters.time.time_step, parameters.time.end_time);
+      backend->setup_linear_solver(
+        loads_at(parameters, *load_function, time, t_new));
+    }
+    stats.linear_solver      = backend->linear_solver();
+    const std::string note   = backend->linear_solver_note();
+    std::string      &reason = linear_solver_reason;
+    if (parameters.solver.linear_solver == "auto" &&
+        stats.linear_solver != requested)
+      reason = "auto: " + note;
+    else if (!note.empty())
+      reason += "; " + note;
+    pcout << "Linear solver: " << parameter_value(stats.linear_solver) << " ("
+          << reason << ")" << std::endl;
   }
 
 
@@ -708,9 +727,13 @@ namespace Hyperelastic
       steps.next("backend");
       setup_backend();
     }
-    steps.next("initial state");
-    TimerOutput::Scope scope(timer, "Transfers");
-    set_initial_state();
+    {
+      steps.next("initial state");
+      TimerOutput::Scope scope(timer, "Transfers");
+      set_initial_state();
+    }
+    steps.next("linear solver");
+    setup_linear_solver();
   }
 
 
