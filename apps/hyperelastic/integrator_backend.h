@@ -124,7 +124,7 @@ namespace Hyperelastic
     /// cg_chebyshev: degree of the polynomial and the ratio of the
     /// largest eigenvalue to the smallest one it damps (deal.II's
     /// PreconditionChebyshev::AdditionalData).
-    unsigned int chebyshev_degree          = 4;
+    unsigned int chebyshev_degree          = 5;
     double       chebyshev_smoothing_range = 20;
   };
 

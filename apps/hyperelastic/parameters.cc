@@ -371,12 +371,17 @@ namespace Hyperelastic
       "(one process, a plugin built with cuDSS), UMFPACK on the host, "
       "Trilinos' direct solver (Amesos) with 'Execution/Distributed linear "
       "algebra' = trilinos; the resident backend on several ranks has "
-      "none. cg-jacobi: CG with the inverse diagonal as preconditioner, on "
-      "every backend; on the GPU a whole step runs as one CUDA graph. "
+      "none. The direct solver runs the Newton loop from the host. "
+      "cg-jacobi: CG with the inverse diagonal as preconditioner, on every "
+      "backend; on the GPU a whole step runs as one CUDA graph. "
       "cg-chebyshev: CG with a Chebyshev polynomial of the Jacobi-scaled "
       "tangent as preconditioner (the entries below). cg-block-jacobi: CG "
       "with the inverted 3 x 3 block of each node's DoFs as "
-      "preconditioner. auto: direct for quasi-static runs on one GPU where "
+      "preconditioner. On the host both use deal.II's classes "
+      "(PreconditionChebyshev, RelaxationBlockJacobi; with Trilinos, "
+      "Trilinos' PreconditionBlockJacobi). The step lines and the summary "
+      "count CG's iterations, and one per direct solve. auto: direct for "
+      "quasi-static runs on one GPU where "
       "the plugin has cuDSS and the factorization fits in device memory "
       "(a static tangent makes CG take many iterations), else cg-jacobi "
       "(dynamic runs: the mass term keeps CG's iterations few, and its "
@@ -393,11 +398,12 @@ namespace Hyperelastic
                       Patterns::Integer(1),
                       "Per Newton iteration, for the CGs.");
     prm.declare_entry("Chebyshev degree",
-                      "4",
+                      "5",
                       Patterns::Integer(1, 100),
-                      "cg-chebyshev: degree of the Chebyshev polynomial, "
-                      "the number of matrix-vector products per "
-                      "application of the preconditioner.");
+                      "cg-chebyshev: degree of the Chebyshev polynomial: a "
+                      "higher one takes fewer CG iterations and more "
+                      "matrix-vector products per iteration (1: a scaled "
+                      "Jacobi step).");
     prm.declare_entry("Chebyshev smoothing range",
                       "20",
                       Patterns::Double(1.),

@@ -27,6 +27,7 @@
 #include <memory>
 #include <vector>
 
+#include "dealii_cg.h"
 #include "host_state.h"
 #include "integrator_backend.h"
 #include "step_updates.h"
@@ -460,27 +461,13 @@ namespace Hyperelastic
                               const VectorType         &b,
                               VectorType               &x)
     {
-      LinearSolveResult result;
-      result.initial_residual = residual_norm;
-      SolverControl        control(max_iterations,
-                            relative_tolerance * residual_norm,
-                            false,
-                            false);
-      SolverCG<VectorType> cg(control);
-      x = 0.;
-      // As the serial Jacobi-CG, an iteration that ran out of steps still
-      // updates u: Newton's next residual judges it. A CG that broke down
-      // (a non-finite residual) is reported through final_residual.
-      try
-        {
-          cg.solve(matrix, x, b, cg_preconditioner);
-        }
-      catch (const SolverControl::NoConvergence &)
-        {}
-      result.iterations     = control.last_step();
-      result.final_residual = control.last_value();
-      result.converged      = control.last_check() == SolverControl::success;
-      return result;
+      return solve_with_dealii_cg(matrix,
+                                  x,
+                                  b,
+                                  residual_norm,
+                                  cg_preconditioner,
+                                  relative_tolerance,
+                                  max_iterations);
     }
 
 
