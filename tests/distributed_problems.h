@@ -30,6 +30,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <string>
 
 namespace Testing
 {
@@ -57,6 +58,35 @@ namespace Testing
     passed = Utilities::MPI::min(passed ? 1 : 0, MPI_COMM_WORLD) == 1;
     return passed ? 0 : 1;
   }
+
+  /**
+   * Prints @p line on rank 0, followed, where a rank has @p failures, by
+   * "; FAILED:" and each such rank's; returns whether no rank has any.
+   * Collective.
+   */
+  inline bool
+  report_on_rank_0(const std::string &line, const std::string &failures)
+  {
+    const MPI_Comm comm = MPI_COMM_WORLD;
+    const bool     passed =
+      Utilities::MPI::min(failures.empty() ? 1 : 0, comm) == 1;
+    const auto all_failures = Utilities::MPI::gather(comm, failures, 0);
+    if (Utilities::MPI::this_mpi_process(comm) == 0)
+      {
+        std::cout << line;
+        if (!passed)
+          {
+            std::cout << "; FAILED:";
+            for (unsigned int rank = 0; rank < all_failures.size(); ++rank)
+              if (!all_failures[rank].empty())
+                std::cout << " rank " << rank << ":" << all_failures[rank];
+          }
+        std::cout << std::endl;
+      }
+    return passed;
+  }
+
+
 
   enum class TriaKind
   {

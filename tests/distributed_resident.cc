@@ -222,31 +222,17 @@ namespace
                       "with a message naming use_device;";
       }
 
-    const std::string failed = failures.str();
-    const bool passed = Utilities::MPI::min(failed.empty() ? 1 : 0, comm) == 1;
-    const auto all_failures = Utilities::MPI::gather(comm, failed, 0);
-    if (Utilities::MPI::this_mpi_process(comm) == 0)
-      {
-        std::cout << dim << "D "
-                  << (kind == TriaKind::p4est ? "p4est" : "fullydistributed")
-                  << " " << to_string(form) << " Q" << degree
-                  << (hanging_nodes ? ", hanging nodes" : ", uniform") << ", "
-                  << problem.dof_handler.n_dofs() << " DoFs: assembly "
-                  << matrix_error << " (matrix), " << rhs_error
-                  << " (rhs); vmult " << vmult_error << "; CG "
-                  << result.iterations << " iterations (deal.II "
-                  << control.last_step() << "), solution " << solution_error
-                  << ", residual " << true_residual;
-        if (!passed)
-          {
-            std::cout << "; FAILED:";
-            for (unsigned int rank = 0; rank < all_failures.size(); ++rank)
-              if (!all_failures[rank].empty())
-                std::cout << " rank " << rank << ":" << all_failures[rank];
-          }
-        std::cout << std::endl;
-      }
-    return passed;
+    std::ostringstream line;
+    line << dim << "D "
+         << (kind == TriaKind::p4est ? "p4est" : "fullydistributed") << " "
+         << to_string(form) << " Q" << degree
+         << (hanging_nodes ? ", hanging nodes" : ", uniform") << ", "
+         << problem.dof_handler.n_dofs() << " DoFs: assembly " << matrix_error
+         << " (matrix), " << rhs_error << " (rhs); vmult " << vmult_error
+         << "; CG " << result.iterations << " iterations (deal.II "
+         << control.last_step() << "), solution " << solution_error
+         << ", residual " << true_residual;
+    return report_on_rank_0(line.str(), failures.str());
   }
 } // namespace
 

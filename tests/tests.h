@@ -121,7 +121,8 @@ namespace Testing
       return n_failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
     }
 
-  private:
+    /// @p text with every run of white space one blank: messages compared
+    /// whatever their line breaks.
     static std::string
     collapse_whitespace(const std::string &text)
     {
@@ -142,6 +143,7 @@ namespace Testing
       return result;
     }
 
+  private:
     unsigned int n_checks   = 0;
     unsigned int n_failures = 0;
   };

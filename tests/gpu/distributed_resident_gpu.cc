@@ -13,7 +13,12 @@
 // - update_ghost_values() gives exactly the host mode's entries;
 // - vmult() equals the host mode's to 1e-14;
 // - DistributedJacobiCG's solution equals the host mode's to 1e-8 relative
-//   (residual tolerance 1e-10), its iteration count within one.
+//   (residual tolerance 1e-10), its iteration count within one;
+// - DistributedPreconditionedCG with chebyshev and point_block_jacobi: the
+//   solution equals the host mode's to 1e-8 relative, the iteration count
+//   within one, Chebyshev's eigenvalue estimate to 1e-10 and the block
+//   inverses to 1e-13 (the same bodies, their sums in another order), and
+//   a second device solve repeats the first bit for bit.
 // Exits with 77 (skipped) where a rank finds no CUDA device.
 
 #include <deal.II/base/mpi.h>
@@ -24,6 +29,7 @@
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
 #include <gpu_assembly/distributed/distributed_jacobi_cg.h>
+#include <gpu_assembly/distributed/distributed_preconditioned_cg.h>
 
 #include <iostream>
 #include <sstream>
@@ -38,10 +44,20 @@ namespace
 
   constexpr double cg_tolerance = 1e-10;
 
+  // A solve of DistributedPreconditionedCG.
+  struct PreconditionedResult
+  {
+    std::vector<double> solution, block_inverses;
+    CGResult            cg;
+    double              max_eigenvalue = 0;
+    bool                repeats        = false;
+  };
+
   struct HostResult
   {
     std::vector<double>                 values, rhs, ghosted, y, solution;
     DistributedJacobiCG<double>::Result cg;
+    PreconditionedResult                chebyshev, block_jacobi;
   };
 
   // Assembly, halo, vmult and CG of one storage mode; the vectors'
@@ -101,6 +117,70 @@ namespace
     solution.copy_to_host(out.solution);
     // Ghost entries of the solution are not part of the result.
     out.solution.resize(A.m());
+
+    CGControl control;
+    control.relative_tolerance = cg_tolerance;
+    control.max_iterations     = 5000;
+    for (const CGPreconditioner preconditioner :
+         {CGPreconditioner::chebyshev, CGPreconditioner::point_block_jacobi})
+      {
+        PreconditionedResult &result =
+          preconditioner == CGPreconditioner::chebyshev ? out.chebyshev :
+                                                          out.block_jacobi;
+        DistributedPreconditionedCG<double>::AdditionalData parameters;
+        parameters.preconditioner = preconditioner;
+        DistributedPreconditionedCG<double> preconditioned;
+        preconditioned.reinit(problem.adapter, A, parameters);
+        DistributedDeviceVector<double> x, again;
+        result.cg                 = preconditioned.solve(A, x, b, control);
+        const CGResult      rerun = preconditioned.solve(A, again, b, control);
+        std::vector<double> repeated;
+        x.copy_to_host(result.solution);
+        again.copy_to_host(repeated);
+        result.solution.resize(A.m());
+        repeated.resize(A.m());
+        result.repeats =
+          bitwise_equal(result.solution, repeated, MPI_COMM_WORLD) &&
+          rerun.iterations == result.cg.iterations;
+        const auto &solver = preconditioned.get_solver();
+        result.max_eigenvalue =
+          solver.get_chebyshev().get_schedule().max_eigenvalue;
+        if (preconditioner == CGPreconditioner::point_block_jacobi)
+          solver.get_point_block_jacobi().copy_inverses_to_host(
+            result.block_inverses);
+      }
+  }
+
+  // The failures of a device PreconditionedResult against the host mode's.
+  std::string
+  preconditioned_failures(const std::string          &name,
+                          const PreconditionedResult &device,
+                          const PreconditionedResult &host)
+  {
+    const MPI_Comm     comm = MPI_COMM_WORLD;
+    std::ostringstream failures;
+    const double       solution_error =
+      relative_difference(device.solution, host.solution, comm);
+    if (!device.cg.converged ||
+        std::abs(int(device.cg.iterations) - int(host.cg.iterations)) > 1 ||
+        !(solution_error < 1e-8))
+      failures << " the device CG with " << name << " (" << device.cg.iterations
+               << " iterations) does not match the "
+               << "host mode's (" << host.cg.iterations << ") to 1e-8 ("
+               << solution_error << ");";
+    if (!device.repeats)
+      failures << " a second device solve with " << name
+               << " gives another solution;";
+    if (!(std::abs(device.max_eigenvalue - host.max_eigenvalue) <=
+          1e-10 * std::abs(host.max_eigenvalue)))
+      failures << " the device eigenvalue estimate differs from the host "
+                  "mode's;";
+    if (!(relative_difference(device.block_inverses,
+                              host.block_inverses,
+                              comm) <= 1e-13))
+      failures << " the device block inverses differ from the host mode's "
+                  "by more than 1e-13;";
+    return failures.str();
   }
 
 
@@ -174,6 +254,12 @@ namespace
             failures << " the device CG (" << device.cg.iterations
                      << " iterations) does not match the host CG ("
                      << host.cg.iterations << ") to 1e-8;";
+          failures << preconditioned_failures("chebyshev",
+                                              device.chebyshev,
+                                              host.chebyshev)
+                   << preconditioned_failures("point_block_jacobi",
+                                              device.block_jacobi,
+                                              host.block_jacobi);
           if (path != expected)
             failures << " the halo path is " << to_string(path) << ", expected "
                      << to_string(expected) << ";";
@@ -189,7 +275,11 @@ namespace
                       << (repeats ? ", repeats bitwise" : "") << "; vmult "
                       << vmult_error << "; CG " << device.cg.iterations
                       << " iterations (host " << host.cg.iterations
-                      << "), solution " << solution_error
+                      << "), solution " << solution_error << "; Chebyshev-CG "
+                      << device.chebyshev.cg.iterations << " (host "
+                      << host.chebyshev.cg.iterations << "), block-Jacobi-CG "
+                      << device.block_jacobi.cg.iterations << " (host "
+                      << host.block_jacobi.cg.iterations << ")"
                       << (ok ? "" : "; FAILED:" + failures.str()) << std::endl;
         }
     return Utilities::MPI::min(passed ? 1 : 0, comm) == 1;

@@ -6,7 +6,9 @@
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/distributed/resident_array.h>
 #include <gpu_assembly/distributed/resident_operations.h>
+#include <gpu_assembly/lac/chebyshev.h>
 #include <gpu_assembly/lac/index_loops.cuh>
+#include <gpu_assembly/lac/point_block_jacobi.h>
 #include <gpu_assembly/lac/preconditioned_cg.h>
 
 #include <cuda_runtime.h>
@@ -66,35 +68,19 @@ namespace GPUAssembly
 
 
 
-namespace
-{
-  // Template arguments with a comma do not pass through the macros.
-  template <typename Number>
-  using JacobiStart =
-    GPUAssembly::CGStartStep<Number, GPUAssembly::PointJacobi<Number>>;
-  template <typename Number>
-  using JacobiUpdate =
-    GPUAssembly::CGUpdateStep<Number, GPUAssembly::PointJacobi<Number>>;
-} // namespace
-
-#define GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(Number)             \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                          \
-    GPUAssembly::ResidentOperations::Gather<Number>)                \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                          \
-    GPUAssembly::ResidentOperations::ScatterAdd<Number>)            \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                          \
-    GPUAssembly::ResidentOperations::AddGrouped<Number>)            \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                          \
-    GPUAssembly::ResidentOperations::InverseDiagonal<Number>)       \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                          \
-    GPUAssembly::CGDirectionStep<Number>)                           \
-  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_ROW(                            \
-    GPUAssembly::ResidentOperations::RowProducts<Number>)           \
-  GPU_ASSEMBLY_INSTANTIATE_SUM_OVER_INDICES(                        \
-    1,                                                              \
-    GPUAssembly::ResidentOperations::Dot<Number>)                   \
-  GPU_ASSEMBLY_INSTANTIATE_SUM_OVER_INDICES(2, JacobiStart<Number>) \
-  GPU_ASSEMBLY_INSTANTIATE_SUM_OVER_INDICES(2, JacobiUpdate<Number>)
+// The loops of the CG and its preconditioners, which the resident classes
+// run too, are instantiated with the rest of lac (cuda/lac/cg_loops.cu).
+#define GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(Number)       \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
+    GPUAssembly::ResidentOperations::Gather<Number>)          \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
+    GPUAssembly::ResidentOperations::ScatterAdd<Number>)      \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
+    GPUAssembly::ResidentOperations::AddGrouped<Number>)      \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
+    GPUAssembly::ResidentOperations::InverseDiagonal<Number>) \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_ROW(                      \
+    GPUAssembly::ResidentOperations::RowProducts<Number>)
 
 GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(float)
 GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(double)

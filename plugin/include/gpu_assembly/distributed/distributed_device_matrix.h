@@ -129,6 +129,21 @@ namespace GPUAssembly
       return values.data();
     }
 
+    /// The row offsets and the columns (as get_row_offsets() and
+    /// get_column_indices()) where stores_on_device() says, for loops over
+    /// the rows.
+    const int *
+    row_offsets_data() const
+    {
+      return row_offsets.data();
+    }
+
+    const int *
+    column_indices_data() const
+    {
+      return columns.data();
+    }
+
     /// The values copied to the host, in the order of the CSR arrays.
     void
     copy_values_to_host(std::vector<Number> &host_values) const;

@@ -4,15 +4,16 @@
 
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
+#include <gpu_assembly/lac/point_block_jacobi.h>
 #include <gpu_assembly/lac/preconditioned_cg.h>
 
 namespace GPUAssembly
 {
   /**
-   * The operations PreconditionedCG needs of the resident distributed
-   * classes with a point preconditioner (PointJacobi): each a loop over the
-   * owned entries where the vectors store them, the sums reduced over the
-   * ranks. The plugin instantiates their device loops for PointJacobi.
+   * The operations PreconditionedCG, ChebyshevJacobi and PointBlockJacobi
+   * need of the resident distributed classes: loops over the owned entries
+   * where the vectors store them, the sums reduced over the ranks. The
+   * plugin instantiates the device loops of the bodies its solvers use.
    */
   template <typename Number>
   void
@@ -26,58 +27,49 @@ namespace GPUAssembly
       v.reinit(A.get_partitioner(), A.get_additional_data());
   }
 
-  template <typename Number, typename PointPreconditioner>
+  template <typename Number, typename Body>
   void
-  cg_start(const PointPreconditioner             &preconditioner,
-           const DistributedDeviceVector<Number> &b,
-           DistributedDeviceVector<Number>       &x,
-           DistributedDeviceVector<Number>       &r,
-           DistributedDeviceVector<Number>       &z,
-           DistributedDeviceVector<Number>       &p,
-           double (&sums)[2])
+  cg_for_each(const DistributedDeviceVector<Number> &v, const Body &body)
   {
-    r.sum_over_owned(CGStartStep<Number, PointPreconditioner>{b.data(),
-                                                              preconditioner,
-                                                              x.data(),
-                                                              r.data(),
-                                                              z.data(),
-                                                              p.data()},
-                     sums);
+    for_each_index(v.stores_on_device(), v.locally_owned_size(), body);
   }
 
-  template <typename Number, typename PointPreconditioner>
+  template <typename Number, unsigned int n_sums, typename Body>
   void
-  cg_update(const double                           alpha,
-            const PointPreconditioner             &preconditioner,
-            const DistributedDeviceVector<Number> &p,
-            const DistributedDeviceVector<Number> &q,
-            DistributedDeviceVector<Number>       &x,
-            DistributedDeviceVector<Number>       &r,
-            DistributedDeviceVector<Number>       &z,
-            double (&sums)[2])
+  cg_sum(const DistributedDeviceVector<Number> &v,
+         const Body                            &body,
+         double (&sums)[n_sums])
   {
-    r.sum_over_owned(
-      CGUpdateStep<Number, PointPreconditioner>{static_cast<Number>(alpha),
-                                                p.data(),
-                                                q.data(),
-                                                preconditioner,
-                                                x.data(),
-                                                r.data(),
-                                                z.data()},
-      sums);
+    v.sum_over_owned(body, sums);
   }
 
   template <typename Number>
   void
-  cg_direction(const double                           beta,
-               const DistributedDeviceVector<Number> &z,
-               DistributedDeviceVector<Number>       &p)
+  cg_inverse_diagonal(const DistributedDeviceMatrix<Number> &A,
+                      DistributedDeviceVector<Number>       &inverse_diagonal)
   {
-    for_each_index(p.stores_on_device(),
-                   p.get_partitioner()->locally_owned_size(),
-                   CGDirectionStep<Number>{static_cast<Number>(beta),
-                                           z.data(),
-                                           p.data()});
+    A.compute_inverse_diagonal(inverse_diagonal);
+  }
+
+  template <typename Number>
+  CSRArrays<Number>
+  cg_csr(const DistributedDeviceMatrix<Number> &A)
+  {
+    return {A.row_offsets_data(),
+            A.column_indices_data(),
+            A.values_data(),
+            A.m(),
+            A.stores_on_device()};
+  }
+
+  template <typename Number>
+  void
+  cg_global_range(const DistributedDeviceVector<Number> &v,
+                  unsigned long long                    &first,
+                  unsigned long long                    &n)
+  {
+    first = v.get_partitioner()->local_range().first;
+    n     = v.get_partitioner()->size();
   }
 
 

@@ -134,17 +134,7 @@ namespace GPUAssembly
 
     /// sums[0] += x[i] y[i] in double (sum_over_indices()).
     template <typename Number>
-    struct Dot
-    {
-      const Number *x;
-      const Number *y;
-
-      GPU_ASSEMBLY_HOST_DEVICE void
-      operator()(const std::size_t i, double (&sums)[1]) const
-      {
-        sums[0] += double(x[i]) * double(y[i]);
-      }
-    };
+    using Dot = DotProduct<Number>;
   } // namespace ResidentOperations
 } // namespace GPUAssembly
 

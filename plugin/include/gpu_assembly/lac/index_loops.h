@@ -94,6 +94,22 @@ namespace GPUAssembly
 
 
 
+  /// sums[0] += x[i] y[i] in double (sum_over_indices()).
+  template <typename Number>
+  struct DotProduct
+  {
+    const Number *x;
+    const Number *y;
+
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const std::size_t i, double (&sums)[1]) const
+    {
+      sums[0] += double(x[i]) * double(y[i]);
+    }
+  };
+
+
+
   /// body(i) for 0 <= i < n; no two indices may write one entry.
   template <typename Body>
   void

@@ -3,15 +3,24 @@
 #define gpu_assembly_lac_preconditioned_cg_h
 
 #include <gpu_assembly/base/config.h>
+#include <gpu_assembly/base/cuda_check.h>
 
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// isfinite(), fabs() and sqrt() unqualified, as device code calls them.
+#include <math.h>
 
 /**
  * @file
  * Preconditioned conjugate gradients, written once for every matrix,
  * vector and preconditioner type: the vector recurrences as per-index
- * bodies (CGStartStep, CGUpdateStep, CGDirectionStep), the scalar
+ * bodies (CGStartStep, CGUpdateStep, CGDirectionStep for a point
+ * preconditioner; CGResidualStartStep, CGResidualUpdateStep,
+ * CGFirstDirectionStep around a vector operator's z = P r), the scalar
  * recurrence and the stopping test as functions on an array of doubles
  * (namespace CGScalars), both GPU_ASSEMBLY_HOST_DEVICE, and the iteration
  * that strings them together on the host (PreconditionedCG). A solver
@@ -39,6 +48,16 @@ namespace GPUAssembly
     double       relative_tolerance = 1e-6;
     double       absolute_tolerance = 0;
     unsigned int max_iterations     = 1000;
+
+    /// Throws where a tolerance is negative or not finite.
+    void
+    check() const
+    {
+      if (!(relative_tolerance >= 0 && std::isfinite(relative_tolerance) &&
+            absolute_tolerance >= 0 && std::isfinite(absolute_tolerance)))
+        internal::throw_error(
+          "CGControl: the tolerances must be finite and not negative.");
+    }
   };
 
   /// How a CG solve went. Does not throw where it did not converge.
@@ -67,6 +86,32 @@ namespace GPUAssembly
     operator()(const std::size_t i, const Number r_i) const
     {
       return inverse_diagonal[i] * r_i;
+    }
+  };
+
+
+
+  /**
+   * inverse_diagonal[i] = 1 / A_ii for row i of a CSR matrix (columns
+   * sorted or not), 0 where the diagonal is 0 or absent, as the point
+   * Jacobi preconditioner takes it (for_each_index()).
+   */
+  template <typename Number>
+  struct CSRInverseDiagonal
+  {
+    const int    *row_offsets;
+    const int    *columns;
+    const Number *values;
+    Number       *inverse_diagonal;
+
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const std::size_t i) const
+    {
+      Number d = 0;
+      for (int k = row_offsets[i]; k < row_offsets[i + 1]; ++k)
+        if (columns[k] == static_cast<int>(i))
+          d = values[k];
+      inverse_diagonal[i] = d != Number(0) ? Number(1) / d : Number(0);
     }
   };
 
@@ -135,6 +180,66 @@ namespace GPUAssembly
     operator()(const std::size_t i) const
     {
       p[i] = z[i] + beta * p[i];
+    }
+  };
+
+
+
+  /**
+   * CG start at index i with x_0 = 0 for a vector preconditioner, whose
+   * z = P r is an operation of its own after this loop: r = b, x = 0;
+   * adds r.r to sums[0].
+   */
+  template <typename Number>
+  struct CGResidualStartStep
+  {
+    const Number *b;
+    Number       *x, *r;
+
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const std::size_t i, double (&sums)[1]) const
+    {
+      const Number ri = b[i];
+      x[i]            = 0;
+      r[i]            = ri;
+      sums[0] += double(ri) * double(ri);
+    }
+  };
+
+  /**
+   * x += alpha p, r -= alpha q at index i for a vector preconditioner;
+   * adds r.r of the new r to sums[0]. @p alpha rounded to Number.
+   */
+  template <typename Number>
+  struct CGResidualUpdateStep
+  {
+    Number        alpha;
+    const Number *p, *q;
+    Number       *x, *r;
+
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const std::size_t i, double (&sums)[1]) const
+    {
+      x[i] += alpha * p[i];
+      const Number ri = r[i] - alpha * q[i];
+      r[i]            = ri;
+      sums[0] += double(ri) * double(ri);
+    }
+  };
+
+  /// p = z at index i after the start's z = P r; adds r.z to sums[0].
+  template <typename Number>
+  struct CGFirstDirectionStep
+  {
+    const Number *r, *z;
+    Number       *p;
+
+    GPU_ASSEMBLY_HOST_DEVICE void
+    operator()(const std::size_t i, double (&sums)[1]) const
+    {
+      const Number zi = z[i];
+      p[i]            = zi;
+      sums[0] += double(r[i]) * double(zi);
     }
   };
 
@@ -273,21 +378,66 @@ namespace GPUAssembly
 
 
 
+  /// The CG coefficients of a solve, for eigenvalue estimates (Lanczos).
+  struct CGCoefficients
+  {
+    /// The step length of every iteration.
+    std::vector<double> alpha;
+    /// The direction coefficient computed after every iteration but the
+    /// last.
+    std::vector<double> beta;
+  };
+
+
+
+  namespace internal
+  {
+    /// Whether P is a vector operator for V (P.vmult(z, r)), not a point
+    /// preconditioner.
+    template <typename P, typename V, typename = void>
+    struct IsVectorPreconditioner : std::false_type
+    {};
+
+    template <typename P, typename V>
+    struct IsVectorPreconditioner<
+      P,
+      V,
+      std::void_t<
+        decltype(std::declval<const P &>().vmult(std::declval<V &>(),
+                                                 std::declval<const V &>()))>>
+      : std::true_type
+    {};
+
+    /// The entry type of a vector type with data().
+    template <typename V>
+    using CGNumber = std::remove_const_t<
+      std::remove_pointer_t<decltype(std::declval<V &>().data())>>;
+  } // namespace internal
+
+
+
   /**
    * Preconditioned CG with the iteration on the host, generic over the
    * matrix, vector and preconditioner types. With x, b, r, z, p, q of
-   * type @p VectorType, A of type @p MatrixType and P of type
-   * @p PreconditionerType, it needs (found by argument-dependent lookup):
+   * type @p VectorType and A of type @p MatrixType, it needs (found by
+   * argument-dependent lookup):
    *
    * - A.vmult(q, p) and p.dot(q) (a global sum, in double);
    * - cg_reinit(A, v): give v the layout of A's rows unless it has it;
-   * - cg_start(P, b, x, r, z, p, sums): the loop of CGStartStep, sums the
-   *   global r.z and r.r;
-   * - cg_update(alpha, P, p, q, x, r, z, sums): the loop of CGUpdateStep;
-   * - cg_direction(beta, z, p): the loop of CGDirectionStep.
+   * - cg_for_each(v, body): body(i) for v's owned indices, where v stores
+   *   its entries (host or device);
+   * - cg_sum(v, body, sums): body(i, sums) for them, @p sums the global
+   *   sums (sum_over_indices() and a reduction over the processes).
    *
-   * DistributedJacobiCG is this CG on the resident distributed matrix and
-   * vectors with PointJacobi. Work vectors are kept for the next solve.
+   * The preconditioner is either a point preconditioner (as PointJacobi:
+   * z_i = P(i, r_i), fused into the loops of CGStartStep and CGUpdateStep,
+   * which also give r.z) or a vector operator (P.vmult(z, r), as
+   * ChebyshevJacobi; its z follows the update loop, and r.z is a sum of its
+   * own). The loops and the scalar recurrence (CGScalars) are the same
+   * otherwise; DeviceJacobiCG runs the point case's loops in one CUDA
+   * graph.
+   *
+   * Work vectors are kept for the next solve.
    */
   template <typename MatrixType,
             typename VectorType,
@@ -295,20 +445,30 @@ namespace GPUAssembly
   class PreconditionedCG
   {
   public:
-    /// Solve A x = b from x = 0.
+    using Number = internal::CGNumber<VectorType>;
+
+    /// Whether the preconditioner is a vector operator.
+    static constexpr bool vector_preconditioner =
+      internal::IsVectorPreconditioner<PreconditionerType, VectorType>::value;
+
+    /**
+     * Solve A x = b from x = 0. With @p coefficients, the step lengths and
+     * direction coefficients of the iterations are appended there.
+     */
     CGResult
     solve(const MatrixType         &A,
           VectorType               &x,
           const VectorType         &b,
           const PreconditionerType &preconditioner,
-          const CGControl          &control)
+          const CGControl          &control,
+          CGCoefficients           *coefficients = nullptr)
     {
       for (VectorType *v : {&x, &r, &z, &p, &q})
         cg_reinit(A, *v);
       double state[CGScalars::size];
-      double sums[2];
-      cg_start(preconditioner, b, x, r, z, p, sums);
-      bool go_on = CGScalars::start(state, sums[0], sums[1], control);
+      double r_z = 0, r_r = 0;
+      start(preconditioner, b, x, r_z, r_r);
+      bool go_on = CGScalars::start(state, r_z, r_r, control);
       while (go_on)
         {
           A.vmult(q, p);
@@ -318,21 +478,103 @@ namespace GPUAssembly
               CGScalars::set_breakdown(state);
               break;
             }
-          cg_update(alpha, preconditioner, p, q, x, r, z, sums);
-          const double beta = CGScalars::direction_coefficient(state, sums[0]);
-          go_on             = CGScalars::end_iteration(state,
-                                           sums[0],
-                                           sums[1],
-                                           control.max_iterations);
+          if (coefficients != nullptr)
+            coefficients->alpha.push_back(alpha);
+          update(alpha, preconditioner, x, r_z, r_r);
+          const double beta = CGScalars::direction_coefficient(state, r_z);
+          go_on =
+            CGScalars::end_iteration(state, r_z, r_r, control.max_iterations);
           if (!go_on)
             break;
+          if (coefficients != nullptr)
+            coefficients->beta.push_back(beta);
           CGScalars::next_iteration(state);
-          cg_direction(beta, z, p);
+          cg_for_each(p,
+                      CGDirectionStep<Number>{static_cast<Number>(beta),
+                                              z.data(),
+                                              p.data()});
         }
       return CGScalars::result(state);
     }
 
   private:
+    // r = b, x = 0, z = P r, p = z; the sums r.z and r.r.
+    void
+    start(const PreconditionerType &preconditioner,
+          const VectorType         &b,
+          VectorType               &x,
+          double                   &r_z,
+          double                   &r_r)
+    {
+      if constexpr (vector_preconditioner)
+        {
+          double sums[1];
+          cg_sum(r,
+                 CGResidualStartStep<Number>{b.data(), x.data(), r.data()},
+                 sums);
+          r_r = sums[0];
+          preconditioner.vmult(z, r);
+          cg_sum(r,
+                 CGFirstDirectionStep<Number>{r.data(), z.data(), p.data()},
+                 sums);
+          r_z = sums[0];
+        }
+      else
+        {
+          double sums[2];
+          cg_sum(r,
+                 CGStartStep<Number, PreconditionerType>{b.data(),
+                                                         preconditioner,
+                                                         x.data(),
+                                                         r.data(),
+                                                         z.data(),
+                                                         p.data()},
+                 sums);
+          r_z = sums[0];
+          r_r = sums[1];
+        }
+    }
+
+    // x += alpha p, r -= alpha q, z = P r; the sums r.z and r.r.
+    void
+    update(const double              alpha,
+           const PreconditionerType &preconditioner,
+           VectorType               &x,
+           double                   &r_z,
+           double                   &r_r)
+    {
+      if constexpr (vector_preconditioner)
+        {
+          double sums[1];
+          cg_sum(r,
+                 CGResidualUpdateStep<Number>{static_cast<Number>(alpha),
+                                              p.data(),
+                                              q.data(),
+                                              x.data(),
+                                              r.data()},
+                 sums);
+          r_r = sums[0];
+          preconditioner.vmult(z, r);
+          r_z = r.dot(z);
+        }
+      else
+        {
+          double sums[2];
+          cg_sum(r,
+                 CGUpdateStep<Number, PreconditionerType>{static_cast<Number>(
+                                                            alpha),
+                                                          p.data(),
+                                                          q.data(),
+                                                          preconditioner,
+                                                          x.data(),
+                                                          r.data(),
+                                                          z.data()},
+                 sums);
+          r_z = sums[0];
+          r_r = sums[1];
+        }
+    }
+
     VectorType r, z, p, q;
   };
 } // namespace GPUAssembly
