@@ -15,6 +15,7 @@
 #include <gpu_assembly/kernels/neo_hookean.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -91,6 +92,27 @@ namespace Hyperelastic
    */
   [[noreturn]] void
   throw_message(const std::string &message);
+
+  /// How a phase of the device direct solver ended.
+  enum class DirectSolverOutcome
+  {
+    success,
+    /// GPUAssembly::ExcSingularMatrix: the tangent is singular.
+    singular,
+    /// GPUAssembly::ExcDirectSolverMemory: the factorization would not
+    /// fit in device memory.
+    out_of_memory
+  };
+
+  /**
+   * Runs @p phase (calls of GPUAssembly::DeviceDirectSolver) and returns
+   * how it ended, @p message set to the exception's text where it threw
+   * one of the two outcomes above; any other exception passes. For the
+   * device backend, which nvcc compiles without deal.II's headers.
+   */
+  DirectSolverOutcome
+  run_direct_solver_phase(const std::function<void()> &phase,
+                          std::string                 &message);
 
   /// The solver's short name in the log: "Jacobi-CG" and so on.
   inline std::string

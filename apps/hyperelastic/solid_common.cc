@@ -18,6 +18,7 @@
 #include <deal.II/numerics/vector_tools.h>
 
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/lac/direct_solver_exceptions.h>
 
 #include <algorithm>
 #include <chrono>
@@ -36,6 +37,35 @@ namespace Hyperelastic
   {
     AssertThrow(false, ExcMessage(message));
     __builtin_unreachable();
+  }
+
+
+
+  DirectSolverOutcome
+  run_direct_solver_phase(const std::function<void()> &phase,
+                          std::string                 &message)
+  {
+    // The exception's own text, without deal.II's frame around it.
+    const auto text_of = [](const ExceptionBase &exc) {
+      std::ostringstream text;
+      exc.print_info(text);
+      return text.str();
+    };
+    try
+      {
+        phase();
+      }
+    catch (const GPUAssembly::ExcSingularMatrix &exc)
+      {
+        message = text_of(exc);
+        return DirectSolverOutcome::singular;
+      }
+    catch (const GPUAssembly::ExcDirectSolverMemory &exc)
+      {
+        message = text_of(exc);
+        return DirectSolverOutcome::out_of_memory;
+      }
+    return DirectSolverOutcome::success;
   }
 
 
