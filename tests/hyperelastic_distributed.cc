@@ -13,10 +13,12 @@
 // mode ('Distributed linear algebra = resident': DistributedDeviceMatrix,
 // DistributedJacobiCG and the updates in host memory) must give the Trilinos
 // backend's states on all ranks and on rank 0 alone. On the quasi-static
-// bar, the Trilinos backend's other linear solvers (Trilinos' direct solver,
-// deal.II's Chebyshev-Jacobi and Trilinos' node-block Jacobi around CG) must
-// give the serial Jacobi-CG's states as well. Run under mpirun (ctest runs
-// 3 ranks and 1).
+// bar, the other linear solvers must give the serial Jacobi-CG's states as
+// well: the Trilinos backend's (Trilinos' direct solver, deal.II's
+// Chebyshev-Jacobi and Trilinos' node-block Jacobi around CG) and the
+// resident backend's (the plugin's DistributedPreconditionedCG with
+// Chebyshev-Jacobi and point-block Jacobi). Run under mpirun (ctest runs 3
+// ranks and 1).
 
 #include <deal.II/base/mpi.h>
 
@@ -26,6 +28,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hyperelastic_test_utilities.h"
@@ -171,9 +174,9 @@ namespace
   }
 
   /// Runs @p prm: on all ranks with the Trilinos and the resident backend,
-  /// on rank 0 alone with both and serially, and on all ranks with the
-  /// Trilinos backend and each of @p other_solvers ('Solver/Linear solver'
-  /// values); compares the states.
+  /// on rank 0 alone with both and serially, and on all ranks with each of
+  /// @p other_solvers ('Solver/Linear solver' values) on the Trilinos
+  /// backend and, but direct, on the resident one; compares the states.
   bool
   run_case(const std::string              &name,
            const std::string              &prm,
@@ -185,11 +188,16 @@ namespace
     const Diagnostics world = run_distributed(prm, MPI_COMM_WORLD);
     const Diagnostics world_resident =
       run_distributed(prm, MPI_COMM_WORLD, "resident");
-    std::vector<Diagnostics> world_other;
+    std::vector<std::pair<std::string, Diagnostics>> world_other;
     for (const std::string &solver : other_solvers)
-      world_other.push_back(run_distributed(
-        prm + "subsection Solver\n  set Linear solver = " + solver + "\nend\n",
-        MPI_COMM_WORLD));
+      for (const std::string algebra : {"trilinos", "resident"})
+        if (solver != "direct" || algebra == "trilinos")
+          world_other.emplace_back(
+            algebra + " backend with " + solver,
+            run_distributed(prm + "subsection Solver\n  set Linear solver = " +
+                              solver + "\nend\n",
+                            MPI_COMM_WORLD,
+                            algebra));
 
     MPI_Comm self;
     MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &self);
@@ -212,11 +220,11 @@ namespace
                         world,
                         world_resident) &&
              ok;
-        for (unsigned int i = 0; i < other_solvers.size(); ++i)
-          ok = same_state(name + ", Trilinos backend with " + other_solvers[i] +
-                            " on " + ranks + " against serial Jacobi-CG",
+        for (const auto &[what, other] : world_other)
+          ok = same_state(name + ", " + what + " on " + ranks +
+                            " against serial Jacobi-CG",
                           serial,
-                          world_other[i]) &&
+                          other) &&
                ok;
         // On several ranks, rank 0 alone as well: the partition must not
         // change the result.

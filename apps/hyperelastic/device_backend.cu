@@ -12,6 +12,7 @@
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 #include <gpu_assembly/lac/device_constraints.h>
+#include <gpu_assembly/lac/device_preconditioned_cg.h>
 #include <gpu_assembly/lac/device_solver.h>
 #include <gpu_assembly/lac/direct_solver.h>
 
@@ -162,6 +163,10 @@ namespace Hyperelastic
       /// LinearSolver::direct: LDL^T, the tangent being symmetric but
       /// indefinite where the body buckles or under compression.
       std::unique_ptr<GPUAssembly::DeviceDirectSolver<Number>> direct;
+      /// cg_chebyshev, cg_block_jacobi: the plugin's preconditioned CG
+      /// (its iteration driven from the host).
+      std::unique_ptr<GPUAssembly::DevicePreconditionedCG<Number>>
+        preconditioned_cg;
       /// The norm of the last assembled residual (the solve's r_0).
       double                                   residual_norm = 0;
       GPUAssembly::DeviceReduction<Number>     reduction;
@@ -252,11 +257,14 @@ namespace Hyperelastic
             solver      = LinearSolver::cg_jacobi;
             solver_note = "the plugin was built without cuDSS, so Jacobi-CG";
             break;
-          default:
-            throw_message(
-              "'Solver/Linear solver' = " + parameter_value(solver) +
-              " is not offered on the GPU. Choose cg-jacobi or "
-              "direct.");
+          case LinearSolver::cg_chebyshev:
+          case LinearSolver::cg_block_jacobi:
+            preconditioned_cg =
+              std::make_unique<GPUAssembly::DevicePreconditionedCG<Number>>();
+            preconditioned_cg->reinit(*data.arrays,
+                                      matrix,
+                                      cg_solver_parameters(data.linear_solver));
+            break;
         }
     }
 
@@ -496,15 +504,13 @@ namespace Hyperelastic
         }
       else
         {
-          typename GPUAssembly::DeviceJacobiCG<Number>::Control control;
+          GPUAssembly::CGControl control;
           control.relative_tolerance = relative_tolerance;
           control.max_iterations     = max_iterations;
-          const auto cg_result =
-            cg.solve(matrix, inverse_diagonal, delta, residual, control);
-          result = {cg_result.iterations,
-                    cg_result.initial_residual,
-                    cg_result.final_residual,
-                    cg_result.converged};
+          result                     = to_linear_solve_result(
+            preconditioned_cg ?
+              preconditioned_cg->solve(matrix, delta, residual, control) :
+              cg.solve(matrix, inverse_diagonal, delta, residual, control));
         }
       if (constraints)
         constraints->distribute(delta);

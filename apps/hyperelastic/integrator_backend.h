@@ -13,6 +13,7 @@
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
+#include <gpu_assembly/lac/cg_solver.h>
 
 #include <cstddef>
 #include <functional>
@@ -280,6 +281,33 @@ namespace Hyperelastic
     double       final_residual   = 0;
     bool         converged        = false;
   };
+
+
+
+  /// The plugin's preconditioned CG's parameters for cg_chebyshev and
+  /// cg_block_jacobi.
+  inline GPUAssembly::CGSolverParameters
+  cg_solver_parameters(const LinearSolverData &data)
+  {
+    GPUAssembly::CGSolverParameters parameters;
+    parameters.preconditioner =
+      data.solver == LinearSolver::cg_block_jacobi ?
+        GPUAssembly::CGPreconditioner::point_block_jacobi :
+        GPUAssembly::CGPreconditioner::chebyshev;
+    parameters.chebyshev.degree          = data.chebyshev_degree;
+    parameters.chebyshev.smoothing_range = data.chebyshev_smoothing_range;
+    return parameters;
+  }
+
+  /// A CG's result as the Newton loop reads it.
+  inline LinearSolveResult
+  to_linear_solve_result(const GPUAssembly::CGResult &result)
+  {
+    return {result.iterations,
+            result.initial_residual,
+            result.final_residual,
+            result.converged};
+  }
 
 
 
