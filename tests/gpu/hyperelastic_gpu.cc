@@ -12,7 +12,9 @@
 // solver (cuDSS) equal the host path's with UMFPACK and with Jacobi-CG to
 // the Newton and CG tolerances, take no more Newton iterations than
 // Jacobi-CG, and auto picks the direct solver for quasi-static runs and
-// Jacobi-CG (with its step graphs) for dynamic ones.
+// Jacobi-CG (with its step graphs) for dynamic ones; the device's
+// Jacobi-, Chebyshev-Jacobi- and point-block-Jacobi-CG reach the direct
+// solvers' equilibrium and the host's same-named solver's.
 
 #include <gpu_assembly/base/device.h>
 
@@ -352,13 +354,27 @@ main()
                    gpu_auto->state() == gpu_direct->state(),
                  "quasi-static: auto picks the device direct solver, says "
                  "why, and gives direct's state bitwise");
-    const auto gpu_cg = run_with("gpu", "cg-jacobi", text);
-    checks.check(gpu_cg->linear_solver() ==
-                     Hyperelastic::LinearSolver::cg_jacobi &&
-                   max_relative_difference(gpu_cg->state().first, u_reference) <
-                     1e-8,
-                 "quasi-static: the device Jacobi-CG reaches the direct "
-                 "solvers' equilibrium");
+    for (const std::string solver :
+         {"cg-jacobi", "cg-chebyshev", "cg-block-jacobi"})
+      {
+        const auto   gpu_cg = run_with("gpu", solver, text);
+        const auto   host   = run_with("host", solver, text);
+        const double difference =
+          max_relative_difference(gpu_cg->state().first, u_reference);
+        const double host_difference =
+          max_relative_difference(gpu_cg->state().first, host->state().first);
+        checks.check(Hyperelastic::parameter_value(gpu_cg->linear_solver()) ==
+                         solver &&
+                       difference < 1e-8 && host_difference < 1e-8 &&
+                       gpu_cg->statistics().n_cg_iterations >
+                         gpu_cg->statistics().n_newton_iterations,
+                     "quasi-static: the device " + solver +
+                       " reaches the direct solvers' equilibrium (" +
+                       scientific(difference) + ") and the host's " + solver +
+                       " one (" + scientific(host_difference) + "), " +
+                       std::to_string(gpu_cg->statistics().n_cg_iterations) +
+                       " CG iterations");
+      }
   }
 
   {
