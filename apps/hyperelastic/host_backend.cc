@@ -298,6 +298,17 @@ namespace Hyperelastic
     HostBackend::solve_and_update(const double       relative_tolerance,
                                   const unsigned int max_iterations)
     {
+      // deal.II's CG with one of its preconditioners, on a copy of the
+      // tangent.
+      const auto solve_cg = [&](const auto &preconditioner) {
+        return solve_with_dealii_cg(dealii_matrix,
+                                    delta,
+                                    residual,
+                                    residual.l2_norm(),
+                                    preconditioner,
+                                    relative_tolerance,
+                                    max_iterations);
+      };
       LinearSolveResult result;
       switch (data.linear_solver.solver)
         {
@@ -320,28 +331,14 @@ namespace Hyperelastic
                 std::make_shared<DiagonalMatrix<Vector<double>>>(
                   inverse_diagonal);
               chebyshev.initialize(dealii_matrix, chebyshev_data);
-              result = solve_with_dealii_cg(dealii_matrix,
-                                            delta,
-                                            residual,
-                                            residual.l2_norm(),
-                                            chebyshev,
-                                            relative_tolerance,
-                                            max_iterations);
+              result = solve_cg(chebyshev);
               break;
             }
           case LinearSolver::cg_block_jacobi:
-            {
-              copy_to_dealii_matrix();
-              block_jacobi.initialize(dealii_matrix, block_data);
-              result = solve_with_dealii_cg(dealii_matrix,
-                                            delta,
-                                            residual,
-                                            residual.l2_norm(),
-                                            block_jacobi,
-                                            relative_tolerance,
-                                            max_iterations);
-              break;
-            }
+            copy_to_dealii_matrix();
+            block_jacobi.initialize(dealii_matrix, block_data);
+            result = solve_cg(block_jacobi);
+            break;
         }
       if (arrays.n_constraint_lines() > 0)
         GPUAssembly::distribute_constraints(constraint_lines,
