@@ -234,8 +234,8 @@ namespace Hyperelastic
     setup_backend();
     /**
      * The linear solver's set-up at the initial state and the first step's
-     * loads (the device direct solver's analysis), and the log line that
-     * names the solver and why.
+     * loads (the device direct solver's analysis), and the log lines that
+     * name the backend and the solver, and why.
      */
     void
     setup_linear_solver();

@@ -586,9 +586,6 @@ namespace Hyperelastic
           backend = make_device_backend<float>(backend_data);
         else
           backend = make_device_backend<double>(backend_data);
-        pcout << "Execution: " << backend->description() << "; "
-              << backend->memory_consumption() / (1024 * 1024) << " MiB"
-              << std::endl;
         return;
       }
 
@@ -621,7 +618,6 @@ namespace Hyperelastic
       reason = "auto: Jacobi-CG on MPI ranks";
     backend = resident ? make_resident_backend(backend_data) :
                          make_trilinos_backend(backend_data);
-    pcout << "Execution: " << backend->description() << std::endl;
   }
 
 
@@ -641,6 +637,12 @@ namespace Hyperelastic
       backend->setup_linear_solver(
         loads_at(parameters, *load_function, time, t_new));
     }
+    // After the linear solver's set-up: it may have fallen back, and its
+    // memory counts.
+    pcout << "Execution: " << backend->description();
+    if (!distributed)
+      pcout << "; " << backend->memory_consumption() / (1024 * 1024) << " MiB";
+    pcout << std::endl;
     stats.linear_solver      = backend->linear_solver();
     const std::string note   = backend->linear_solver_note();
     std::string      &reason = linear_solver_reason;
