@@ -84,6 +84,8 @@
 #include <memory>
 #include <numeric>
 
+#include "dealii_elasticity.h"
+
 using namespace dealii;
 using namespace GPUAssembly;
 
@@ -115,7 +117,8 @@ namespace
   };
 
   // deal.II's own assembly, the way a deal.II program does it (step-8's
-  // bilinear form, step-9's WorkStream).
+  // bilinear form, step-9's WorkStream), with the body force (1, 0, 0) of
+  // the plugin's kernel.
   double
   dealii_assembly(const DoFHandler<dim>           &dof_handler,
                   const Mapping<dim>              &mapping,
@@ -124,76 +127,18 @@ namespace
                   SparseMatrix<double>            &matrix,
                   Vector<double>                  &rhs)
   {
-    struct Scratch
-    {
-      FEValues<dim> fe_values;
-      Scratch(const Mapping<dim>       &mapping,
-              const FiniteElement<dim> &fe,
-              const Quadrature<dim>    &quadrature)
-        : fe_values(mapping,
-                    fe,
-                    quadrature,
-                    update_values | update_gradients | update_JxW_values)
-      {}
-      Scratch(const Scratch &other)
-        : fe_values(other.fe_values.get_mapping(),
-                    other.fe_values.get_fe(),
-                    other.fe_values.get_quadrature(),
-                    other.fe_values.get_update_flags())
-      {}
-    };
-    struct Copy
-    {
-      FullMatrix<double>                   cell_matrix;
-      Vector<double>                       cell_rhs;
-      std::vector<types::global_dof_index> dofs;
-    };
-    const FiniteElement<dim> &fe    = dof_handler.get_fe();
-    const unsigned int        n     = fe.n_dofs_per_cell();
-    const auto                start = std::chrono::steady_clock::now();
-    matrix                          = 0;
-    rhs                             = 0;
-    WorkStream::run(
-      dof_handler.begin_active(),
-      dof_handler.end(),
-      [&](const auto &cell, Scratch &scratch, Copy &copy) {
-        FEValues<dim> &fe_values = scratch.fe_values;
-        fe_values.reinit(cell);
-        copy.cell_matrix = 0;
-        copy.cell_rhs    = 0;
-        for (const unsigned int q : fe_values.quadrature_point_indices())
-          for (unsigned int i = 0; i < n; ++i)
-            {
-              const unsigned int   ci = fe.system_to_component_index(i).first;
-              const Tensor<1, dim> gi =
-                fe_values.shape_grad_component(i, q, ci);
-              // The body force (1, 0, 0) of the plugin's kernel.
-              copy.cell_rhs(i) += (ci == 0 ? 1. : 0.) *
-                                  fe_values.shape_value_component(i, q, ci) *
-                                  fe_values.JxW(q);
-              for (unsigned int j = 0; j < n; ++j)
-                {
-                  const unsigned int cj = fe.system_to_component_index(j).first;
-                  const Tensor<1, dim> gj =
-                    fe_values.shape_grad_component(j, q, cj);
-                  copy.cell_matrix(i, j) +=
-                    (gi[ci] * gj[cj] * lambda + gi[cj] * gj[ci] * mu +
-                     (ci == cj ? gi * gj * mu : 0.)) *
-                    fe_values.JxW(q);
-                }
-            }
-        copy.dofs.resize(n);
-        cell->get_dof_indices(copy.dofs);
-      },
-      [&](const Copy &copy) {
-        constraints.distribute_local_to_global(copy.cell_matrix,
-                                               copy.cell_rhs,
-                                               copy.dofs,
-                                               matrix,
-                                               rhs);
-      },
-      Scratch(mapping, fe, quadrature),
-      Copy{FullMatrix<double>(n, n), Vector<double>(n), {}});
+    Tensor<1, dim> body_force;
+    body_force[0]    = 1;
+    const auto start = std::chrono::steady_clock::now();
+    Benchmarking::assemble_elasticity(mapping,
+                                      dof_handler,
+                                      quadrature,
+                                      constraints,
+                                      lambda,
+                                      mu,
+                                      body_force,
+                                      matrix,
+                                      rhs);
     return seconds_since(start);
   }
 

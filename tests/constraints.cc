@@ -20,8 +20,6 @@
 #include <gpu_assembly/engine/shared_nz/plan.h>
 #include <gpu_assembly/lac/device_constraints.h>
 
-#include <random>
-
 #include "constraint_problems.h"
 #include "dealii_reference.h"
 #include "global_nz_host.h"
@@ -211,17 +209,12 @@ namespace
     Testing::TestProblem<dim> problem;
     Testing::setup_constrained_problem(problem, c, 2, 1);
     const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
-    std::mt19937                 generator(7);
-    std::uniform_real_distribution<double> random(-1., 1.);
-    Vector<double> reference(problem.dof_handler.n_dofs());
-    for (auto &x : reference)
-      x = random(generator);
-    std::vector<double> ours(reference.begin(), reference.end());
+    std::vector<double>          ours =
+      Testing::random_values(problem.dof_handler.n_dofs(), 7);
+    Vector<double> reference(ours.begin(), ours.end());
     problem.constraints.distribute(reference);
     distribute_constraints(ConstraintLines(adapter.get_arrays()), ours);
-    double difference = 0;
-    for (unsigned int i = 0; i < ours.size(); ++i)
-      difference = std::max(difference, std::abs(ours[i] - reference[i]));
+    const double difference = Testing::max_difference(ours, reference);
     checks.check(difference <= 1e-14 * reference.linfty_norm(),
                  problem.name() + ", " + Testing::to_string(c) +
                    ": distribute_constraints() equals "

@@ -60,6 +60,7 @@
 
 #include "dealii_reference.h"
 #include "distributed_problems.h"
+#include "resident_problems.h"
 #include <sched.h>
 
 namespace
@@ -167,50 +168,31 @@ namespace
   bool
   run_case(const Case &c)
   {
-    const auto tria = make_triangulation<dim>(c.tria_kind, c.hanging_nodes);
-    const unsigned int  n_components = c.form == Form::laplace ? 1 : dim;
-    const FESystem<dim> fe(FE_Q<dim>(c.degree), n_components);
-    DoFHandler<dim>     dof_handler(*tria);
-    dof_handler.distribute_dofs(fe);
-    const MappingQ<dim> mapping(1);
-    const QGauss<dim>   quadrature(c.degree + 1);
-
-    const IndexSet            owned = dof_handler.locally_owned_dofs();
-    AffineConstraints<double> constraints;
-    // Inhomogeneous Dirichlet values on one side.
-    make_constraints(mapping, dof_handler, constraints);
+    const DistributedProblem<dim> problem(c.tria_kind,
+                                          c.form,
+                                          c.degree,
+                                          c.hanging_nodes,
+                                          c.keep_constrained_dofs);
+    const auto                   &adapter = problem.adapter;
+    const IndexSet                owned   = adapter.locally_owned_dofs();
 
     DynamicSparsityPattern         reference_dsp;
     TrilinosWrappers::SparseMatrix reference_matrix;
     TrilinosWrappers::MPI::Vector  reference_rhs;
-    assemble_with_dealii(mapping,
-                         dof_handler,
-                         quadrature,
-                         constraints,
+    assemble_with_dealii(problem.mapping,
+                         problem.dof_handler,
+                         problem.quadrature,
+                         problem.constraints,
                          c.form,
                          c.keep_constrained_dofs,
                          reference_dsp,
                          reference_matrix,
                          reference_rhs);
 
-    typename GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData data;
-    data.keep_constrained_dofs = c.keep_constrained_dofs;
-    const GPUAssembly::DoFHandlerAdapter<dim> adapter(mapping,
-                                                      dof_handler,
-                                                      quadrature,
-                                                      constraints,
-                                                      data);
-    DynamicSparsityPattern                    dsp;
-    adapter.make_sparsity_pattern(dsp);
-    TrilinosWrappers::SparseMatrix matrix;
-    matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
-    TrilinosWrappers::MPI::Vector rhs(owned, MPI_COMM_WORLD);
-
-    GPUAssembly::DistributedAssembler<dim, double> assembler;
-    assembler.reinit(adapter, matrix, rhs);
-    with_kernel<dim, double>(c.form, n_components, [&](const auto &kernel) {
-      assembler.assemble(kernel, matrix, rhs);
-    });
+    TrilinosTarget<dim>                   target(problem);
+    const DynamicSparsityPattern         &dsp    = target.dsp;
+    const TrilinosWrappers::SparseMatrix &matrix = target.matrix;
+    const TrilinosWrappers::MPI::Vector  &rhs    = target.rhs;
 
     const unsigned int n_elements =
       Utilities::MPI::sum(adapter.get_arrays().n_elements, MPI_COMM_WORLD);
@@ -224,7 +206,7 @@ namespace
     const bool   pattern_ok = pattern_holds(reference_dsp, dsp, owned);
     // What one rank sends another receives; one rank sends nothing, several
     // always share an interface on these meshes.
-    const ExchangePlan &plan = assembler.get_exchange_plan();
+    const ExchangePlan &plan = target.assembler.get_exchange_plan();
     const std::size_t   bytes_sent =
       Utilities::MPI::sum(plan.n_bytes_sent(), MPI_COMM_WORLD);
     const std::size_t bytes_received =
@@ -236,9 +218,7 @@ namespace
 
     // A second assembly reuses the plan and must reproduce the values.
     const TrilinosWrappers::MPI::Vector first_rhs = rhs;
-    with_kernel<dim, double>(c.form, n_components, [&](const auto &kernel) {
-      assembler.assemble(kernel, matrix, rhs);
-    });
+    target.assemble(problem);
     TrilinosWrappers::MPI::Vector repeat_difference = rhs;
     repeat_difference -= first_rhs;
     // Every collective value is computed on every rank before any rank
@@ -250,11 +230,11 @@ namespace
 
     const bool passed = matrix_error < tolerance && rhs_error < tolerance &&
                         pattern_ok && bytes_ok &&
-                        n_elements == tria->n_global_active_cells() &&
+                        n_elements == problem.tria->n_global_active_cells() &&
                         same_again && (!c.hanging_nodes || n_hanging > 0);
     if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
       {
-        std::cout << describe(dim, c) << ": " << dof_handler.n_dofs()
+        std::cout << describe(dim, c) << ": " << problem.dof_handler.n_dofs()
                   << " DoFs, " << n_elements << " cells, " << n_hanging
                   << " local lines with entries; relative difference to "
                      "deal.II "
@@ -268,7 +248,7 @@ namespace
             if (!pattern_ok)
               std::cout << " the plugin's sparsity pattern lacks entries of "
                            "step-40's;";
-            if (n_elements != tria->n_global_active_cells())
+            if (n_elements != problem.tria->n_global_active_cells())
               std::cout << " the ranks' arrays do not hold every cell once;";
             if (!bytes_ok)
               std::cout << " the ranks' exchange bytes sent (" << bytes_sent

@@ -60,16 +60,7 @@ namespace
     std::ostringstream            failures;
 
     // The Trilinos target.
-    DynamicSparsityPattern dsp;
-    adapter.make_sparsity_pattern(dsp);
-    TrilinosWrappers::SparseMatrix trilinos_matrix;
-    trilinos_matrix.reinit(owned, owned, dsp, comm);
-    TrilinosWrappers::MPI::Vector     trilinos_rhs(owned, comm);
-    DistributedAssembler<dim, double> trilinos_assembler;
-    trilinos_assembler.reinit(adapter, trilinos_matrix, trilinos_rhs);
-    problem.with_kernel([&](const auto &kernel) {
-      trilinos_assembler.assemble(kernel, trilinos_matrix, trilinos_rhs);
-    });
+    const TrilinosTarget<dim> trilinos(problem);
 
     // The resident target, host mode.
     DistributedDeviceMatrix<double> A;
@@ -83,14 +74,14 @@ namespace
     });
 
     TrilinosWrappers::SparseMatrix resident_matrix;
-    resident_matrix.reinit(owned, owned, dsp, comm);
+    resident_matrix.reinit(owned, owned, trilinos.dsp, comm);
     A.copy_to(resident_matrix);
     const double matrix_error =
-      matrix_difference(trilinos_matrix, resident_matrix);
+      matrix_difference(trilinos.matrix, resident_matrix);
     TrilinosWrappers::MPI::Vector resident_rhs(owned, comm);
     b.copy_locally_owned_to(resident_rhs);
-    resident_rhs -= trilinos_rhs;
-    const double rhs_error = resident_rhs.l2_norm() / trilinos_rhs.l2_norm();
+    resident_rhs -= trilinos.rhs;
+    const double rhs_error = resident_rhs.l2_norm() / trilinos.rhs.l2_norm();
     if (!(matrix_error < assembly_tolerance && rhs_error < assembly_tolerance))
       failures << " the resident assembly differs from the Trilinos target's "
                   "by more than 1e-13;";
@@ -143,7 +134,7 @@ namespace
     TrilinosWrappers::MPI::Vector trilinos_x(owned, comm),
       trilinos_y(owned, comm);
     x.copy_locally_owned_to(trilinos_x);
-    trilinos_matrix.vmult(trilinos_y, trilinos_x);
+    trilinos.matrix.vmult(trilinos_y, trilinos_x);
     DistributedDeviceVector<double> y;
     y.reinit(x);
     x.zero_out_ghost_values();
@@ -164,11 +155,11 @@ namespace
 
     // Jacobi-CG against deal.II's SolverCG with Trilinos' Jacobi.
     TrilinosWrappers::MPI::Vector reference_solution(owned, comm);
-    SolverControl control(5000, cg_tolerance * trilinos_rhs.l2_norm());
+    SolverControl control(5000, cg_tolerance * trilinos.rhs.l2_norm());
     SolverCG<TrilinosWrappers::MPI::Vector> solver(control);
     TrilinosWrappers::PreconditionJacobi    jacobi;
-    jacobi.initialize(trilinos_matrix);
-    solver.solve(trilinos_matrix, reference_solution, trilinos_rhs, jacobi);
+    jacobi.initialize(trilinos.matrix);
+    solver.solve(trilinos.matrix, reference_solution, trilinos.rhs, jacobi);
 
     DistributedJacobiCG<double>     cg;
     DistributedDeviceVector<double> solution;
@@ -176,9 +167,9 @@ namespace
     TrilinosWrappers::MPI::Vector resident_solution(owned, comm);
     solution.copy_locally_owned_to(resident_solution);
     TrilinosWrappers::MPI::Vector residual(owned, comm);
-    trilinos_matrix.vmult(residual, resident_solution);
-    residual -= trilinos_rhs;
-    const double true_residual = residual.l2_norm() / trilinos_rhs.l2_norm();
+    trilinos.matrix.vmult(residual, resident_solution);
+    residual -= trilinos.rhs;
+    const double true_residual = residual.l2_norm() / trilinos.rhs.l2_norm();
     TrilinosWrappers::MPI::Vector difference = resident_solution;
     difference -= reference_solution;
     const double solution_error =
@@ -197,8 +188,8 @@ namespace
     // a factor 10 leaves room for it.
     if (!(true_residual < 10 * cg_tolerance))
       failures << " the solution's residual exceeds the tolerance;";
-    if (std::abs(result.initial_residual - trilinos_rhs.l2_norm()) >
-        1e-12 * trilinos_rhs.l2_norm())
+    if (std::abs(result.initial_residual - trilinos.rhs.l2_norm()) >
+        1e-12 * trilinos.rhs.l2_norm())
       failures << " the initial residual is not ||b||;";
 
     // Storage must match use_device.

@@ -4,18 +4,35 @@
 // malformed .dat or Abaqus input raises ExcMeshFile naming the problem and
 // its line, and leaves the triangulation as it was; Gmsh, VTK and Abaqus
 // files go through deal.II's GridIn and round-trip meshes written by
-// GridOut; read_abaqus turns element sets into material ids.
+// GridOut; read_abaqus turns element sets into material ids. The reference
+// sphere written as VTK 4.2 (ParaView's layout), VTK 5.1 (meshio's OFFSETS
+// and CONNECTIVITY) and Abaqus C3D4 (Abaqus/CAE's parts and assembly) reads
+// as the same mesh as its .dat file and assembles the same Laplace matrix;
+// each of them cut after any of its lines is refused or read whole.
 //
 // Reads the meshes of tests/data from the folder given as its argument, and
 // writes its own files into the working directory (a folder of the build,
 // which ctest gives it), so that the sources may be read-only; the files it
 // writes are removed again.
 
+#include <deal.II/base/quadrature_lib.h>
+
+#include <deal.II/dofs/dof_handler.h>
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_simplex_p.h>
+#include <deal.II/fe/mapping_fe.h>
+
 #include <deal.II/grid/grid_generator.h>
 #include <deal.II/grid/grid_out.h>
 #include <deal.II/grid/grid_tools.h>
 #include <deal.II/grid/reference_cell.h>
 #include <deal.II/grid/tria.h>
+
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
+#include <deal.II/lac/sparse_matrix.h>
+
+#include <deal.II/numerics/matrix_creator.h>
 
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/grid/mesh_input.h>
@@ -812,6 +829,194 @@ test_abaqus_element_sets(Testing::Checks &checks)
 }
 
 
+// The Laplace matrix of linear simplices on @p tria, as a map from the
+// coordinates of the vertex pair to the entry: meshes whose vertices are
+// numbered differently compare through it.
+std::map<std::pair<std::array<double, 3>, std::array<double, 3>>, double>
+laplace_by_vertex(const Triangulation<3> &tria)
+{
+  const FE_SimplexP<3> fe(1);
+  const MappingFE<3>   mapping(fe);
+  DoFHandler<3>        dof_handler(tria);
+  dof_handler.distribute_dofs(fe);
+  DynamicSparsityPattern dsp(dof_handler.n_dofs());
+  DoFTools::make_sparsity_pattern(dof_handler, dsp);
+  SparsityPattern pattern;
+  pattern.copy_from(dsp);
+  SparseMatrix<double> matrix(pattern);
+  MatrixCreator::create_laplace_matrix(mapping,
+                                       dof_handler,
+                                       QGaussSimplex<3>(2),
+                                       matrix);
+  std::vector<std::array<double, 3>> where(dof_handler.n_dofs());
+  for (const auto &cell : dof_handler.active_cell_iterators())
+    for (const unsigned int v : cell->vertex_indices())
+      for (unsigned int d = 0; d < 3; ++d)
+        where[cell->vertex_dof_index(v, 0)][d] = cell->vertex(v)[d];
+  std::map<std::pair<std::array<double, 3>, std::array<double, 3>>, double>
+    result;
+  for (const auto &entry : matrix)
+    result[{where[entry.row()], where[entry.column()]}] = entry.value();
+  return result;
+}
+
+
+
+void
+test_other_formats(Testing::Checks &checks)
+{
+  Triangulation<3> reference;
+  read_mesh(data_file("Sphere_63.dat"), reference);
+  const auto reference_matrix = laplace_by_vertex(reference);
+  double     largest          = 0;
+  for (const auto &entry : reference_matrix)
+    largest = std::max(largest, std::abs(entry.second));
+
+  for (const std::string name :
+       {"Sphere_63_v42.vtk", "Sphere_63_v51.vtk", "Sphere_63_c3d4.inp"})
+    {
+      Triangulation<3> tria;
+      read_mesh(data_file(name), tria);
+      checks.check(tria.n_active_cells() == reference.n_active_cells() &&
+                     tria.n_vertices() == reference.n_vertices(),
+                   name + ": " + std::to_string(tria.n_active_cells()) +
+                     " cells and " + std::to_string(tria.n_vertices()) +
+                     " vertices, as Sphere_63.dat");
+      // Cell by cell the same vertices, by position, in the same order.
+      bool same_cells = tria.n_active_cells() == reference.n_active_cells();
+      for (auto a = tria.begin_active(), b = reference.begin_active();
+           same_cells && a != tria.end();
+           ++a, ++b)
+        for (const unsigned int v : a->vertex_indices())
+          same_cells &= a->vertex(v) == b->vertex(v);
+      checks.check(same_cells,
+                   name + ": every cell has the vertices of Sphere_63.dat's "
+                          "cell, in its order");
+      const auto matrix = laplace_by_vertex(tria);
+      double     difference =
+        matrix.size() == reference_matrix.size() ? 0. : largest;
+      for (const auto &[pair, value] : matrix)
+        {
+          const auto it = reference_matrix.find(pair);
+          difference    = std::max(difference,
+                                it == reference_matrix.end() ?
+                                     largest :
+                                     std::abs(value - it->second));
+        }
+      std::ostringstream what;
+      what << name << ": the Laplace matrix equals Sphere_63.dat's to "
+           << difference << " <= 1e-14 of its largest entry " << largest;
+      checks.check(difference <= 1e-14 * largest, what.str());
+
+      // Cut after each of its lines: refused, or (after the last line that
+      // the mesh needs) read whole, never read as a smaller mesh.
+      std::ifstream            in(data_file(name));
+      std::vector<std::string> lines;
+      for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+      std::string       text;
+      unsigned int      n_smaller = 0, n_refused = 0;
+      const std::string cut = "cut_" + name;
+      for (std::size_t i = 0; i + 1 < lines.size(); ++i)
+        {
+          text += lines[i] + "\n";
+          write_file(cut, text);
+          Triangulation<3> part;
+          try
+            {
+              read_mesh(cut, part);
+              if (part.n_active_cells() != reference.n_active_cells() ||
+                  part.n_vertices() != reference.n_vertices())
+                ++n_smaller;
+            }
+          catch (const ExcMeshFile &)
+            {
+              ++n_refused;
+            }
+        }
+      std::remove(cut.c_str());
+      checks.check(n_smaller == 0 && n_refused > 0,
+                   name + ": cut after each of its " +
+                     std::to_string(lines.size() - 1) + " first lines, " +
+                     std::to_string(n_refused) + " cuts refused and " +
+                     std::to_string(n_smaller) +
+                     " read as a smaller mesh (must be 0)");
+    }
+
+  // Abaqus element sets become material ids in 3D too.
+  {
+    Triangulation<3> tria;
+    const auto       sets = read_abaqus(data_file("Sphere_63_c3d4.inp"), tria);
+    bool             materials =
+      sets.size() == 2 && sets.at("Core") == 1 && sets.at("Shell") == 2;
+    for (const auto &cell : tria.active_cell_iterators())
+      materials &=
+        cell->material_id() == (cell->active_cell_index() < 60 ? 1 : 2);
+    checks.check(materials,
+                 "Sphere_63_c3d4.inp: the sets Core and Shell are materials "
+                 "1 (elements 1 to 60) and 2");
+  }
+
+  // Files that cannot be read are refused in one line.
+  const std::string header =
+    "DATA\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS 4 double\n"
+    "0 0 0\n1 0 0\n0 1 0\n0 0 1\n";
+  const struct
+  {
+    std::string name, content, expected, what;
+  } refused[] = {
+    {"version.vtk",
+     "# vtk DataFile Version 6.0\n" + header,
+     "VTK file version '6.0' is not supported; save it as legacy VTK 2.0 to "
+     "5.1.",
+     "a VTK version that does not exist yet"},
+    {"binary.vtk",
+     "# vtk DataFile Version 4.2\nt\nBINARY\nDATASET UNSTRUCTURED_GRID\n",
+     "only ASCII legacy VTK files are read; save it as ASCII, not binary.",
+     "a binary VTK file"},
+    {"offsets.vtk",
+     "# vtk DataFile Version 5.1\nt\nASCII\nDATASET UNSTRUCTURED_GRID\n"
+     "POINTS 4 double\n0 0 0\n1 0 0\n0 1 0\n0 0 1\nCELLS 2 4\n"
+     "OFFSETS vtktypeint64\n0 4\nCONNECTIVITY vtktypeint64\n0 1 2\n"
+     "CELL_TYPES 1\n10\n",
+     "CONNECTIVITY holds 3 numbers, but CELLS declares 4",
+     "a VTK 5.1 file whose CONNECTIVITY is short"},
+    {"hexahedra.inp",
+     "*Node\n1, 0, 0, 0\n*Element, type=C3D4\n1, 1, 1, 1, 1\n*Element, "
+     "type=C3D8\n2, 1, 1, 1, 1, 1, 1, 1, 1\n",
+     "element type 'C3D8' is not a linear tetrahedron (C3D4)",
+     "Abaqus tetrahedra mixed with hexahedra"},
+    {"part.inp",
+     "*Part, name=P\n*Node\n1, 0, 0, 0\n2, 1, 0, 0\n3, 0, 1, 0\n4, 0, 0, "
+     "1\n*Element, type=C3D4\n1, 1, 2, 3, 4\n",
+     "line 1: the file ends inside this *Part block, without its *End Part: "
+     "it is truncated",
+     "an Abaqus/CAE part without *End Part"},
+    {"elset.inp",
+     "*Node\n1, 0, 0, 0\n2, 1, 0, 0\n3, 0, 1, 0\n4, 0, 0, 1\n*Element, "
+     "type=C3D4\n1, 1, 2, 3, 4\n*Elset, elset=A, generate\n1, 2\n",
+     "the element set 'A' holds element 2, which is not defined",
+     "an element set naming an element the file does not hold"},
+    {"flat.inp",
+     "*Node\n1, 0, 0, 0\n2, 1, 0, 0\n3, 0, 1, 0\n4, 1, 1, 0\n*Element, "
+     "type=C3D4\n1, 1, 2, 3, 4\n",
+     "element 1 is flat",
+     "a flat tetrahedron"}};
+  for (const auto &input : refused)
+    {
+      write_file(input.name, input.content);
+      Triangulation<3> tria;
+      checks.check_throws<ExcMeshFile>(
+        [&]() {
+          read_mesh(input.name, tria);
+        },
+        input.expected,
+        "read_mesh: " + input.what + ": \"" + input.expected + "\"");
+      std::remove(input.name.c_str());
+    }
+}
+
+
 
 int
 main(int argc, char **argv)
@@ -827,5 +1032,6 @@ main(int argc, char **argv)
   test_round_trip<3>("vtk", checks);
   test_abaqus(checks);
   test_abaqus_element_sets(checks);
+  test_other_formats(checks);
   return checks.exit_code();
 }

@@ -3,8 +3,9 @@
 #define gpu_assembly_tests_resident_problems_h
 
 // A distributed discretization (distributed_problems.h's meshes, hanging
-// node and Dirichlet constraints) and the checks shared by the tests of the
-// resident distributed classes on the host and on the device.
+// node and Dirichlet constraints), its Trilinos target, and the checks
+// shared by the tests of the distributed classes on the host and on the
+// device.
 
 #include <deal.II/base/function_lib.h>
 #include <deal.II/base/quadrature_lib.h>
@@ -15,11 +16,15 @@
 #include <deal.II/fe/fe_system.h>
 #include <deal.II/fe/mapping_q.h>
 
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
 #include <deal.II/lac/la_parallel_vector.h>
+#include <deal.II/lac/trilinos_sparse_matrix.h>
+#include <deal.II/lac/trilinos_vector.h>
 
 #include <deal.II/numerics/vector_tools.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/distributed/distributed_assembler.h>
 
 #include <cmath>
 #include <cstring>
@@ -39,7 +44,8 @@ namespace Testing
     DistributedProblem(const TriaKind     kind,
                        const Form         form,
                        const unsigned int degree,
-                       const bool         hanging_nodes)
+                       const bool         hanging_nodes,
+                       const bool         keep_constrained_dofs = true)
       : form(form)
       , n_components(form == Form::laplace ? 1 : dim)
       , tria(make_triangulation<dim>(kind, hanging_nodes))
@@ -50,7 +56,9 @@ namespace Testing
     {
       dof_handler.distribute_dofs(fe);
       make_constraints(mapping, dof_handler, constraints);
-      adapter.reinit(mapping, dof_handler, quadrature, constraints);
+      typename GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData data;
+      data.keep_constrained_dofs = keep_constrained_dofs;
+      adapter.reinit(mapping, dof_handler, quadrature, constraints, data);
     }
 
     template <class Function>
@@ -69,6 +77,39 @@ namespace Testing
     QGauss<dim>                                                  quadrature;
     AffineConstraints<double>                                    constraints;
     GPUAssembly::DoFHandlerAdapter<dim>                          adapter;
+  };
+
+
+
+  // The Trilinos target of a problem, assembled on the host: the matrix and
+  // right-hand side on the adapter's sparsity pattern, the reference the
+  // other targets and the device path are compared with.
+  template <int dim>
+  struct TrilinosTarget
+  {
+    explicit TrilinosTarget(const DistributedProblem<dim> &problem)
+    {
+      const IndexSet &owned = problem.adapter.locally_owned_dofs();
+      problem.adapter.make_sparsity_pattern(dsp);
+      matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
+      rhs.reinit(owned, MPI_COMM_WORLD);
+      assembler.reinit(problem.adapter, matrix, rhs);
+      assemble(problem);
+    }
+
+    // Assemble again, with the plan of the first assembly.
+    void
+    assemble(const DistributedProblem<dim> &problem)
+    {
+      problem.with_kernel([&](const auto &kernel) {
+        assembler.assemble(kernel, matrix, rhs);
+      });
+    }
+
+    DynamicSparsityPattern                         dsp;
+    TrilinosWrappers::SparseMatrix                 matrix;
+    TrilinosWrappers::MPI::Vector                  rhs;
+    GPUAssembly::DistributedAssembler<dim, double> assembler;
   };
 
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -62,6 +63,30 @@ namespace Testing
         size       = std::max(size, std::abs(b[i]));
       }
     return size > 0 ? difference / size : difference;
+  }
+
+  /// max |a_i - b_i| over the entries of @p a.
+  template <class VectorA, class VectorB>
+  double
+  max_difference(const VectorA &a, const VectorB &b)
+  {
+    double difference = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      difference = std::max(difference, std::abs(double(a[i]) - double(b[i])));
+    return difference;
+  }
+
+  /// @p n values drawn uniformly from [-1, 1): the same on every run for
+  /// the same @p seed.
+  inline std::vector<double>
+  random_values(const std::size_t n, const unsigned int seed)
+  {
+    std::mt19937                           generator(seed);
+    std::uniform_real_distribution<double> random(-1., 1.);
+    std::vector<double>                    values(n);
+    for (double &value : values)
+      value = random(generator);
+    return values;
   }
 
   class Checks

@@ -93,13 +93,9 @@ namespace
   double
   max_eigenvalue(const Model<double> &model)
   {
-    const std::size_t                      n = 3 * std::size_t(model.n_nodes);
-    std::vector<double>                    v(n);
-    std::mt19937                           random(3);
-    std::uniform_real_distribution<double> r(-1., 1.);
-    for (auto &x : v)
-      x = r(random);
-    double lambda = 0;
+    const std::size_t   n      = 3 * std::size_t(model.n_nodes);
+    std::vector<double> v      = Testing::random_values(n, 3);
+    double              lambda = 0;
     for (unsigned int it = 0; it < 400; ++it)
       {
         double norm = 0;

@@ -330,22 +330,16 @@ main()
                         model.sources,
                         model.receivers,
                         n_steps);
-    HostStepper<double> whole, first, second;
+    HostStepper<double> whole;
     whole.reinit(plan, 3);
     whole.advance(n_steps);
-    first.reinit(plan, 3);
-    first.advance(250);
-    std::vector<double> u_prev, u_curr;
-    first.get_state(u_prev, u_curr);
-    second.reinit(plan, 3);
-    second.set_state(first.step(), u_prev, u_curr);
-    second.set_receiver_history(first.receiver_history());
-    second.advance(n_steps - 250);
-    checks.check(second.receiver_history() == whole.receiver_history() &&
-                   whole.receiver_history().size() ==
-                     2 * model.receivers.size() * (n_steps / 3),
-                 "a run stopped after 250 steps and restarted from its "
-                 "state records the same traces bitwise");
+    checks.check(
+      Testing::restarted_traces<HostStepper>(plan, 3, 250, n_steps) ==
+          whole.receiver_history() &&
+        whole.receiver_history().size() ==
+          2 * model.receivers.size() * (n_steps / 3),
+      "a run stopped after 250 steps and restarted from its "
+      "state records the same traces bitwise");
   }
   return checks.exit_code();
 }

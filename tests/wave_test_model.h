@@ -99,6 +99,29 @@ namespace Testing
                                               model.neighbours,
                                               limits);
   }
+
+  /// The receiver traces of a run of @p n_steps steps of @p plan (a record
+  /// every @p interval steps) stopped after @p n_first steps and continued
+  /// by a second stepper from the first's state and traces, as a restart
+  /// from a checkpoint continues.
+  template <template <typename> class Stepper, typename Number>
+  std::vector<double>
+  restarted_traces(const GPUAssembly::Wave::Plan<Number> &plan,
+                   const unsigned int                     interval,
+                   const unsigned int                     n_first,
+                   const unsigned int                     n_steps)
+  {
+    Stepper<Number> first, second;
+    first.reinit(plan, interval);
+    first.advance(n_first);
+    std::vector<double> u_prev, u_curr;
+    first.get_state(u_prev, u_curr);
+    second.reinit(plan, interval);
+    second.set_state(first.step(), u_prev, u_curr);
+    second.set_receiver_history(first.receiver_history());
+    second.advance(n_steps - n_first);
+    return second.receiver_history();
+  }
 } // namespace Testing
 
 #endif

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // assembly_demo: a linear-elastic cantilever under its own weight, assembled
 // through the plugin's flat arrays and written as VTU. It is the smallest
-// complete use of the plugin: deal.II objects in, adapter, assembly, solve,
-// results back in a deal.II vector, DataOut.
+// complete use of the plugin: deal.II objects in, adapter, assembly and
+// solve on the GPU ('Linear solver'), results back in a deal.II vector,
+// DataOut, and the time of each stage.
 //
 // Usage: assembly_demo [parameter_file.prm]
 //        assembly_demo --print-parameters   (a documented default file)
@@ -40,12 +41,16 @@
 #include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/grid/mesh_input.h>
 #include <gpu_assembly/kernels/element_kernels.h>
+#include <gpu_assembly/lac/device_csr_matrix.h>
+#include <gpu_assembly/lac/device_vector.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "../common/app_utilities.h"
+#include "../common/device_linear_solvers.h"
+#include "beam.h"
 #include "parameters.h"
 
 namespace AssemblyDemo
@@ -83,12 +88,22 @@ namespace AssemblyDemo
     void
     solve();
     void
+    solve_on_device();
+    void
     output_results() const;
 
     static constexpr int dim = 3;
 
-    const Parameters                    parameters;
-    ConditionalOStream                  pcout;
+    /// 'Linear solver' resolved (auto becomes host-cg where no device
+    /// solver can run); refuses a device solver that cannot run here.
+    static std::string
+    resolve_linear_solver(const std::string &name);
+
+    const Parameters   parameters;
+    ConditionalOStream pcout;
+    // Before the timer, so that a refusal prints no empty timing table.
+    const std::string                   linear_solver;
+    const bool                          solve_on_gpu;
     TimerOutput                         timer;
     Triangulation<dim>                  tria;
     std::unique_ptr<FiniteElement<dim>> fe;
@@ -98,17 +113,45 @@ namespace AssemblyDemo
     AffineConstraints<double>           constraints;
 
     GPUAssembly::DoFHandlerAdapter<dim> adapter;
-    SparsityPattern                     sparsity_pattern;
-    SparseMatrix<double>                system_matrix;
-    Vector<double>                      system_rhs;
-    Vector<double>                      displacement;
+    // 'Assembly method' resolved (auto: GlobalNZ on a GPU, else host),
+    // and the device assembler with its plan, built in the set-up.
+    std::string                               assembly_method;
+    GPUAssembly::DeviceAssembler<dim, double> device_assembler;
+    // The system where the solver runs: on the device, or in deal.II's
+    // matrix and vector for the host CG.
+    GPUAssembly::DeviceCSRMatrix<double> device_matrix;
+    GPUAssembly::DeviceVector<double>    device_rhs;
+    SparsityPattern                      sparsity_pattern;
+    SparseMatrix<double>                 system_matrix;
+    Vector<double>                       system_rhs;
+    Vector<double>                       displacement;
   };
+
+
+
+  std::string
+  Demo::resolve_linear_solver(const std::string &name)
+  {
+    if (name == "host-cg")
+      return name;
+    const std::string why_not = AppSolvers::unavailable_reason(name);
+    if (name == "auto")
+      return why_not.empty() ? name : "host-cg";
+    AssertThrow(why_not.empty(),
+                ExcMessage("'Linear solver' = " + name +
+                           " runs on the GPU, but " + why_not +
+                           ". Choose 'Linear solver' = host-cg or auto on a "
+                           "machine without a GPU."));
+    return name;
+  }
 
 
 
   Demo::Demo(const Parameters &parameters)
     : parameters(parameters)
     , pcout(std::cout)
+    , linear_solver(resolve_linear_solver(parameters.linear_solver))
+    , solve_on_gpu(linear_solver != "host-cg")
     , timer(pcout, TimerOutput::summary, TimerOutput::wall_times)
   {}
 
@@ -122,6 +165,8 @@ namespace AssemblyDemo
       {
         const unsigned int n       = parameters.subdivisions;
         const double       n_along = std::ceil(n * parameters.length);
+        // make_beam() takes ceil(n L) cells along; n_along checks first that
+        // they can be counted.
         {
           // Cells, then DoFs (about 1 per cell in 3D for degree 1 and 8 for
           // degree 2, times 3 components), and the memory of their
@@ -145,27 +190,10 @@ namespace AssemblyDemo
                                AppUtilities::significant(parameters.length) +
                                " gives " + AppUtilities::significant(n_along) +
                                " cells along the beam; too many to count."));
-        const std::vector<unsigned int> repetitions =
-          {static_cast<unsigned int>(n_along), n, n};
-        // colorize: the face x = 0 gets boundary id 0, the others 1..5.
-        if (parameters.cell_type == "hexahedra")
-          GridGenerator::subdivided_hyper_rectangle(
-            tria,
-            repetitions,
-            Point<dim>(),
-            Point<dim>(parameters.length, 1, 1),
-            true);
-        else
-          {
-            Triangulation<dim> hexes;
-            GridGenerator::subdivided_hyper_rectangle(
-              hexes,
-              repetitions,
-              Point<dim>(),
-              Point<dim>(parameters.length, 1, 1),
-              true);
-            GridGenerator::convert_hypercube_to_simplex_mesh(hexes, tria);
-          }
+        make_beam(tria,
+                  parameters.length,
+                  n,
+                  parameters.cell_type == "hexahedra");
       }
     else
       {
@@ -286,37 +314,36 @@ namespace AssemblyDemo
   void
   Demo::setup_system()
   {
-    TimerOutput::Scope scope(timer, "Set-up (adapter arrays)");
-    if (tria.all_reference_cells_are_simplex())
-      {
-        fe =
-          std::make_unique<FESystem<dim>>(FE_SimplexP<dim>(parameters.degree),
-                                          dim);
-        mapping = std::make_unique<MappingFE<dim>>(FE_SimplexP<dim>(1));
-        quadrature =
-          std::make_unique<QGaussSimplex<dim>>(parameters.degree + 1);
-      }
-    else
-      {
-        fe = std::make_unique<FESystem<dim>>(FE_Q<dim>(parameters.degree), dim);
-        mapping    = std::make_unique<MappingQ<dim>>(1);
-        quadrature = std::make_unique<QGauss<dim>>(parameters.degree + 1);
-      }
+    TimerOutput::Scope scope(timer, "Set-up (adapter arrays, plan)");
+    Discretization     discretization(tria.all_reference_cells_are_simplex(),
+                                  parameters.degree);
+    fe         = std::move(discretization.fe);
+    mapping    = std::move(discretization.mapping);
+    quadrature = std::move(discretization.quadrature);
     dof_handler.reinit(tria);
     dof_handler.distribute_dofs(*fe);
     DoFRenumbering::Cuthill_McKee(dof_handler);
 
     constraints.clear();
-    VectorTools::interpolate_boundary_values(*mapping,
-                                             dof_handler,
-                                             0,
-                                             Functions::ZeroFunction<dim>(dim),
-                                             constraints);
-    constraints.close();
+    make_clamp_constraints(*mapping, dof_handler, constraints);
 
     adapter.reinit(*mapping, dof_handler, *quadrature, constraints);
-    adapter.make_sparsity_pattern(sparsity_pattern);
-    system_matrix.reinit(sparsity_pattern);
+    assembly_method = parameters.assembly_method;
+    if (assembly_method == "auto")
+      assembly_method = GPUAssembly::n_cuda_devices() > 0 ? "GlobalNZ" : "host";
+    if (assembly_method != "host")
+      {
+        // The plan is built once; a time-dependent or nonlinear program
+        // keeps the assembler and calls assemble() each step.
+        typename GPUAssembly::DeviceAssembler<dim, double>::AdditionalData data;
+        data.method = GPUAssembly::parse_assembly_method(assembly_method);
+        device_assembler.reinit(adapter.get_arrays(), data);
+      }
+    if (!solve_on_gpu)
+      {
+        adapter.make_sparsity_pattern(sparsity_pattern);
+        system_matrix.reinit(sparsity_pattern);
+      }
     const GPUAssembly::MeshArrays &arrays = adapter.get_arrays();
     pcout << "Unknowns: " << arrays.n_dofs << " (" << fe->get_name() << "), "
           << arrays.n_nonzeros() << " nonzeros, " << constraints.n_constraints()
@@ -330,45 +357,91 @@ namespace AssemblyDemo
   Demo::assemble_system()
   {
     TimerOutput::Scope scope(timer, "Assembly");
-    const double E = parameters.youngs_modulus, nu = parameters.poisson_ratio;
-    GPUAssembly::LinearElasticityKernel<dim, double> kernel;
-    kernel.lambda        = E * nu / ((1 + nu) * (1 - 2 * nu));
-    kernel.mu            = E / (2 * (1 + nu));
-    kernel.body_force[2] = -parameters.density * parameters.gravity;
+    const GPUAssembly::LinearElasticityKernel<dim, double> kernel =
+      make_elasticity_kernel(parameters.youngs_modulus,
+                             parameters.poisson_ratio,
+                             parameters.density,
+                             parameters.gravity);
 
     const GPUAssembly::MeshArrays &arrays = adapter.get_arrays();
-    std::string                    method = parameters.assembly_method;
-    if (method == "auto")
-      method = GPUAssembly::n_cuda_devices() > 0 ? "GlobalNZ" : "host";
-
+    if (solve_on_gpu)
+      {
+        device_matrix.reinit(arrays);
+        device_rhs.reinit(arrays.n_dofs);
+      }
     std::vector<double> values, rhs;
-    if (method == "host")
+    if (assembly_method == "host")
       {
         const GPUAssembly::HostAssembler<dim, double> assembler(arrays);
         assembler.assemble(kernel, values, rhs);
         pcout << "Assembled on the host path (" << assembler.n_colors()
               << " element colours, " << MultithreadInfo::n_threads()
               << " threads)." << std::endl;
+        if (solve_on_gpu)
+          {
+            device_matrix.get_values().copy_from_host(values);
+            device_rhs.copy_from_host(rhs);
+          }
       }
     else
       {
-        // The plan is built once here; a time-dependent or nonlinear
-        // program would keep the assembler and call assemble() each step.
-        typename GPUAssembly::DeviceAssembler<dim, double>::AdditionalData data;
-        data.method = GPUAssembly::parse_assembly_method(method);
-        GPUAssembly::DeviceAssembler<dim, double> assembler;
-        assembler.reinit(arrays, data);
-        GPUAssembly::DeviceCSRMatrix<double> matrix;
-        matrix.reinit(arrays);
-        GPUAssembly::DeviceVector<double>       device_rhs(arrays.n_dofs);
+        // For the host CG the system lives on the device only here.
+        GPUAssembly::DeviceCSRMatrix<double> host_solver_matrix;
+        GPUAssembly::DeviceVector<double>    host_solver_rhs;
+        if (!solve_on_gpu)
+          {
+            host_solver_matrix.reinit(arrays);
+            host_solver_rhs.reinit(arrays.n_dofs);
+          }
+        GPUAssembly::DeviceCSRMatrix<double> &matrix =
+          solve_on_gpu ? device_matrix : host_solver_matrix;
+        GPUAssembly::DeviceVector<double> &device_system_rhs =
+          solve_on_gpu ? device_rhs : host_solver_rhs;
         const GPUAssembly::DeviceVector<double> nodal(arrays.nodal_coordinates);
-        assembler.assemble(kernel, nodal, matrix, device_rhs);
-        matrix.get_values().copy_to_host(values);
-        device_rhs.copy_to_host(rhs);
-        pcout << "Assembled on the GPU with " << method << '.' << std::endl;
+        device_assembler.assemble(kernel, nodal, matrix, device_system_rhs);
+        pcout << "Assembled on the GPU with " << assembly_method << '.'
+              << std::endl;
+        if (!solve_on_gpu)
+          {
+            matrix.get_values().copy_to_host(values);
+            device_system_rhs.copy_to_host(rhs);
+          }
       }
-    adapter.copy_to_sparse_matrix(values, system_matrix);
-    system_rhs = Vector<double>(rhs.begin(), rhs.end());
+    if (solve_on_gpu)
+      GPUAssembly::synchronize_device();
+    else
+      {
+        adapter.copy_to_sparse_matrix(values, system_matrix);
+        system_rhs = Vector<double>(rhs.begin(), rhs.end());
+      }
+    // A material or load beyond the range of double makes every later
+    // number meaningless: CG would call an infinite right-hand side solved.
+    // On the device path the load is checked (n_dofs numbers); a matrix
+    // that is not finite fails the device solver's own checks.
+    if (solve_on_gpu)
+      device_rhs.copy_to_host(rhs);
+    const std::size_t bad_value = AppUtilities::first_non_finite(values),
+                      bad_load  = AppUtilities::first_non_finite(rhs);
+    AssertThrow(bad_value == values.size(),
+                ExcMessage("The assembled stiffness matrix holds " +
+                           AppUtilities::significant(values[bad_value]) +
+                           ", not a finite number: check 'Material/Young's "
+                           "modulus' = " +
+                           AppUtilities::significant(parameters.youngs_modulus) +
+                           " and 'Material/Poisson's ratio' = " +
+                           AppUtilities::significant(parameters.poisson_ratio) +
+                           "."));
+    AssertThrow(bad_load == rhs.size(),
+                ExcMessage(
+                  "The assembled load holds " +
+                  AppUtilities::significant(rhs[bad_load]) + " at unknown " +
+                  std::to_string(bad_load) +
+                  ", not a finite number: the body force "
+                  "'Material/Density' x 'Material/Gravity' = " +
+                  AppUtilities::significant(parameters.density) + " x " +
+                  AppUtilities::significant(parameters.gravity) + " = " +
+                  AppUtilities::significant(-kernel.body_force[2]) +
+                  " N/m^3 is beyond the range of double numbers."));
   }
 
 
@@ -376,7 +449,9 @@ namespace AssemblyDemo
   void
   Demo::solve()
   {
-    TimerOutput::Scope scope(timer, "Solve (CG + SSOR)");
+    if (solve_on_gpu)
+      return solve_on_device();
+    TimerOutput::Scope scope(timer, "Solve (host CG + SSOR)");
     displacement.reinit(dof_handler.n_dofs());
     SolverControl                          control(10 * dof_handler.n_dofs(),
                           1e-10 * system_rhs.l2_norm());
@@ -385,7 +460,7 @@ namespace AssemblyDemo
     preconditioner.initialize(system_matrix, 1.2);
     cg.solve(system_matrix, displacement, system_rhs, preconditioner);
     constraints.distribute(displacement);
-    pcout << "CG converged in " << control.last_step()
+    pcout << "Host CG (SSOR) converged in " << control.last_step()
           << " iterations; max |u| = " << displacement.linfty_norm() << " m"
           << std::endl;
   }
@@ -393,14 +468,73 @@ namespace AssemblyDemo
 
 
   void
+  Demo::solve_on_device()
+  {
+    // The phases apart, as a Newton loop would call them: analyze() once
+    // per mesh, factorize() per assembled matrix, solve() per right-hand
+    // side. Each returns when the device is done, so the timer is right.
+    AppSolvers::SolverSettings settings;
+    settings.relative_tolerance = 1e-10;
+    settings.max_iterations     = 10 * dof_handler.n_dofs();
+    std::unique_ptr<AppSolvers::DeviceLinearSolver<double>> solver =
+      AppSolvers::create_device_solver<double>(linear_solver, settings);
+    {
+      TimerOutput::Scope scope(timer, "Solver analysis / work space");
+      solver->analyze(adapter.get_arrays(), device_matrix);
+    }
+    // A direct solver factorizes here; the CGs set their preconditioner
+    // up for the matrix's values inside each solve.
+    const bool direct = solver->is_direct();
+    if (direct)
+      {
+        TimerOutput::Scope scope(timer, "Solver factorization");
+        solver->factorize(device_matrix);
+      }
+    GPUAssembly::DeviceVector<double> solution(dof_handler.n_dofs());
+    AppSolvers::SolveResult           result;
+    {
+      TimerOutput::Scope scope(timer,
+                               direct ? "Solve on the GPU" :
+                                        "Solve on the GPU (preconditioner "
+                                        "set-up included)");
+      if (!direct)
+        solver->factorize(device_matrix);
+      result = solver->solve(solution, device_rhs);
+    }
+    std::vector<double> values;
+    solution.copy_to_host(values);
+    displacement = Vector<double>(values.begin(), values.end());
+    constraints.distribute(displacement);
+    pcout << "Solved on the GPU with " << solver->name()
+          << (linear_solver == "auto" ? " (auto)" : "");
+    if (direct)
+      pcout << ", a direct solve";
+    else
+      pcout << " in " << result.iterations << " iterations (relative "
+            << "residual " << result.relative_residual << ')';
+    pcout << "; device memory of the solver "
+          << AppUtilities::significant(solver->device_memory() / 1048576., 3)
+          << " MiB; max |u| = " << displacement.linfty_norm() << " m"
+          << std::endl;
+    if (const std::string details = solver->details(); !details.empty())
+      pcout << "Solver: " << details << std::endl;
+  }
+
+
+
+  void
   Demo::output_results() const
   {
-    std::error_code error;
-    std::filesystem::create_directories(parameters.output_directory, error);
-    AssertThrow(!error,
-                ExcMessage("'Output directory' = '" +
-                           parameters.output_directory +
-                           "' cannot be created: " + error.message() + "."));
+    for (unsigned int i = 0; i < displacement.size(); ++i)
+      AssertThrow(std::isfinite(displacement[i]),
+                  ExcMessage("The solution is not finite at unknown " +
+                             std::to_string(i) + " (" +
+                             AppUtilities::significant(displacement[i]) +
+                             "): nothing is written. The solver did not "
+                             "converge to a meaningful result; check the "
+                             "material and the mesh."));
+    AppUtilities::create_output_directory(parameters.output_directory,
+                                          "Output directory");
     DataOut<dim> data_out;
     data_out.attach_dof_handler(dof_handler);
     const std::vector<DataComponentInterpretation::DataComponentInterpretation>

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "../common/linear_solver_names.h"
+
 namespace AssemblyDemo
 {
   using namespace dealii;
@@ -29,6 +31,31 @@ namespace AssemblyDemo
     double       gravity;
     std::string  output_directory;
     std::string  assembly_method;
+    std::string  linear_solver;
+
+    /// The values of 'Linear solver': auto, the device solvers, host-cg.
+    static std::string
+    linear_solver_names()
+    {
+      std::string names = "auto";
+      for (const std::string &name : AppSolvers::device_solver_names())
+        names += "|" + name;
+      return names + "|host-cg";
+    }
+
+    static std::string
+    linear_solver_documentation()
+    {
+      std::string text =
+        "How the system is solved. auto: " + AppSolvers::describe("auto") +
+        "; the host CG where no device solver can run (no GPU).";
+      for (const std::string &name : AppSolvers::device_solver_names())
+        text += " " + name + ": " + AppSolvers::describe(name) + ".";
+      return text +
+             " host-cg: conjugate gradients with SSOR on one host core, the "
+             "matrix copied back from the GPU. The device solvers need a "
+             "GPU; the solution comes back for the output.";
+    }
 
     static void
     declare_parameters(ParameterHandler &prm)
@@ -95,6 +122,10 @@ namespace AssemblyDemo
                                             "LocalElem-colored"),
                         "Where the matrix is assembled. auto: GlobalNZ on "
                         "the GPU if there is one, else the host path.");
+      prm.declare_entry("Linear solver",
+                        "auto",
+                        Patterns::Selection(linear_solver_names()),
+                        linear_solver_documentation());
       prm.declare_entry("Output directory",
                         "output",
                         Patterns::DirectoryName(),
@@ -123,6 +154,7 @@ namespace AssemblyDemo
       prm.leave_subsection();
       output_directory = prm.get("Output directory");
       assembly_method  = prm.get("Assembly method");
+      linear_solver    = prm.get("Linear solver");
       AssertThrow(poisson_ratio < 0.5,
                   ExcMessage("Poisson's ratio must be below 0.5."));
       AssertThrow(length > 0 && youngs_modulus > 0,

@@ -3,16 +3,20 @@
 #define apps_common_app_utilities_h
 
 // What the three apps share so that a run either does what was asked or
-// says why not: output files that appear whole or not at all, the refusal
-// of more than one MPI process, the main() of a one-process app, numbers
-// printed with significant digits, and a memory estimate checked before a
-// large set-up starts.
+// says why not: output files that appear whole or not at all, an output
+// directory created or refused with the system's reason, the search for
+// numbers that must not reach a file, the refusal of more than one MPI
+// process, the main() of a one-process app, numbers printed with
+// significant digits, and a memory estimate checked before a large set-up
+// starts.
 
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/parameter_handler.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +25,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -86,6 +91,53 @@ namespace AppUtilities
     std::filesystem::rename(partial, path, error);
     if (error)
       throw failed(error.value(), "renaming " + partial);
+  }
+
+
+
+  /**
+   * Create the output directory @p path (and its parents) unless it exists;
+   * on failure throw a message naming the parameter @p entry, the path and
+   * the system's reason.
+   */
+  inline void
+  create_output_directory(const std::string &path, const std::string &entry)
+  {
+    std::error_code error;
+    std::filesystem::create_directories(path, error);
+    AssertThrow(!error,
+                dealii::ExcMessage("'" + entry + "' = '" + path +
+                                   "' cannot be created: " + error.message() +
+                                   "."));
+  }
+
+
+
+  /**
+   * The index of the first entry of @p values that is not a finite number
+   * (NaN or infinite), or values.size() where all are finite. A state that
+   * holds one is not written: it would make every later step and every
+   * file derived from it meaningless.
+   */
+  inline std::size_t
+  first_non_finite(const std::vector<double> &values)
+  {
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (!std::isfinite(values[i]))
+        return i;
+    return values.size();
+  }
+
+
+
+  /// The largest magnitude of the entries of @p values (0 if empty).
+  inline double
+  largest_magnitude(const std::vector<double> &values)
+  {
+    double largest = 0;
+    for (const double v : values)
+      largest = std::max(largest, std::abs(v));
+    return largest;
   }
 
 

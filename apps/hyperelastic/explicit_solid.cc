@@ -25,12 +25,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
+#include "../common/app_utilities.h"
 #include "bar_mesh.h"
 #include "png_image.h"
 #include "solid_common.h"
@@ -76,6 +76,16 @@ namespace Hyperelastic
   void
   ExplicitSolid::make_grid()
   {
+    // TLED's one-point elements need a conforming mesh: hanging nodes of a
+    // local refinement would not be held to their neighbours.
+    AssertThrow(parameters.geometry.local_refinement_steps == 0,
+                ExcMessage(
+                  "'Geometry/Local refinement steps' = " +
+                  std::to_string(parameters.geometry.local_refinement_steps) +
+                  " is not used by 'Time/Time integration' = "
+                  "explicit, whose elements need a mesh without "
+                  "hanging nodes. Set it to 0, or use the implicit "
+                  "integrator."));
     if (const std::string dropped =
           make_mesh(parameters.geometry, triangulation);
         !dropped.empty())
@@ -162,8 +172,16 @@ namespace Hyperelastic
     AssertThrow(displaced.empty || !displaced_nodes.empty(),
                 ExcMessage("The 'Explicit dynamics/Displaced region' box "
                            "contains no node of the mesh."));
+    AssertThrow(!displaced.empty ||
+                  (e.displacement[0] == 0 && e.displacement[1] == 0 &&
+                   e.displacement[2] == 0),
+                ExcMessage("'Explicit dynamics/Displacement' is not zero, but "
+                           "the 'Displaced region' is empty, so nothing would "
+                           "be displaced. Give the box of the displaced "
+                           "nodes, or set 'Displacement' to 0, 0, 0."));
 
     // Fixed nodes last: they win over rollers and displacements.
+    std::vector<bool> fixed(n, false);
     for (const unsigned int id : b.fixed_boundary_ids)
       check_id(id, "Boundary conditions/Fixed boundary ids");
     for (const auto &cell : triangulation.active_cell_iterators())
@@ -175,6 +193,7 @@ namespace Hyperelastic
           for (const unsigned int v : face->vertex_indices())
             {
               const unsigned int k        = face->vertex_index(v);
+              fixed[k]                    = true;
               bc.prescribed_components[k] = 7;
               for (unsigned int d = 0; d < dim; ++d)
                 bc.prescribed_values[3 * k + d] = 0;
@@ -182,6 +201,7 @@ namespace Hyperelastic
     for (unsigned int v = 0; v < n; ++v)
       if (b.fixed_region.contains(vertex(v), tolerance))
         {
+          fixed[v]                    = true;
           bc.prescribed_components[v] = 7;
           for (unsigned int d = 0; d < dim; ++d)
             bc.prescribed_values[3 * v + d] = 0;
@@ -193,10 +213,26 @@ namespace Hyperelastic
     for (unsigned int v = 0; v < n; ++v)
       if (b.load_region.contains(vertex(v), tolerance))
         loaded.push_back(v);
-    const bool has_load = b.load[0] != 0 || b.load[1] != 0 || b.load[2] != 0;
-    AssertThrow(b.load_region.empty || !has_load || !loaded.empty(),
-                ExcMessage("The 'Load region' box contains no node of the "
-                           "mesh, so the load would be lost."));
+    const bool has_load = check_load_region(b, loaded.size());
+    // What the implicit integrator refuses is refused here too: everything
+    // held (a .dat mesh's faces all have boundary id 0), or the load on
+    // held nodes only.
+    {
+      FixedDoFCounts counts;
+      count_boundary_faces(triangulation, b, counts);
+      counts.n_dofs         = 3 * std::size_t(n);
+      counts.n_constrained  = 3 * std::count(fixed.begin(), fixed.end(), true);
+      counts.n_loaded_nodes = loaded.size();
+      for (const unsigned int v : loaded)
+        {
+          bool free = false;
+          for (unsigned int d = 0; d < dim; ++d)
+            free = free || (b.load[d] != 0 &&
+                            (bc.prescribed_components[v] & (1u << d)) == 0);
+          counts.n_free_loaded_nodes += free;
+        }
+      check_fixed_dofs(parameters, counts, has_load, ConditionalOStream(out));
+    }
     for (const unsigned int v : loaded)
       for (unsigned int d = 0; d < dim; ++d)
         bc.external_forces[3 * v + d] += b.load[d] / loaded.size();
@@ -329,12 +365,13 @@ namespace Hyperelastic
 
 
 
-  void
-  ExplicitSolid::write_output(const std::vector<double> &u_prev,
+  std::string
+  ExplicitSolid::write_output(const unsigned int         step_number,
+                              const std::vector<double> &u_prev,
                               const std::vector<double> &u_curr)
   {
     const auto &o = parameters.output;
-    std::filesystem::create_directories(o.directory);
+    AppUtilities::create_output_directory(o.directory, "Output/Directory");
     const Discretization discretization =
       make_discretization(triangulation.all_reference_cells_are_simplex());
     DoFHandler<dim> dof_handler(triangulation);
@@ -353,15 +390,21 @@ namespace Hyperelastic
     add_displacement_and_velocity(data_out, dof_handler, u, v);
     data_out.build_patches(*discretization.mapping);
     std::ostringstream name;
-    name << o.base_name << '-' << std::setw(6) << std::setfill('0') << step()
-         << ".vtu";
+    name << o.base_name << '-' << std::setw(6) << std::setfill('0')
+         << step_number << ".vtu";
     const std::string path = o.directory + "/" + name.str();
-    std::ofstream     file(path);
-    AssertThrow(file, ExcMessage("Cannot write the output file " + path));
-    data_out.write_vtu(file);
-    pvd_records.emplace_back(step() * dt, name.str());
-    std::ofstream pvd(o.directory + "/" + o.base_name + ".pvd");
-    DataOutBase::write_pvd_record(pvd, pvd_records);
+    AppUtilities::write_file(path, [&](std::ostream &file) {
+      data_out.write_vtu(file);
+    });
+    // The series names only files that were written whole.
+    auto records = pvd_records;
+    records.emplace_back(step_number * dt, name.str());
+    AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
+                             [&](std::ostream &file) {
+                               DataOutBase::write_pvd_record(file, records);
+                             });
+    pvd_records = records;
+    return path;
   }
 
 
@@ -370,26 +413,25 @@ namespace Hyperelastic
   ExplicitSolid::write_trace() const
   {
     const auto &o = parameters.output;
-    std::filesystem::create_directories(o.directory);
-    {
-      const std::string path = o.directory + "/trace.csv";
-      std::ofstream     csv(path);
-      AssertThrow(csv, ExcMessage("Cannot write the trace file " + path));
-      csv << "# step, time (s), force on the "
-          << (displaced_nodes.empty() ? "load region (applied)" :
-                                        "displaced region (reaction)")
-          << " fx, fy, fz (N), displacement of node " << centre_node << " at ("
-          << model_double.coordinates[3 * centre_node] << ", "
-          << model_double.coordinates[3 * centre_node + 1] << ", "
-          << model_double.coordinates[3 * centre_node + 2]
-          << ") ux, uy, uz (m)\n";
-      csv << std::setprecision(10);
-      for (const auto &p : trace_points)
-        csv << p.step << ", " << p.time << ", " << p.force[0] << ", "
-            << p.force[1] << ", " << p.force[2] << ", "
-            << p.centre_displacement[0] << ", " << p.centre_displacement[1]
-            << ", " << p.centre_displacement[2] << '\n';
-    }
+    AppUtilities::create_output_directory(o.directory, "Output/Directory");
+    AppUtilities::write_file(
+      o.directory + "/trace.csv",
+      [&](std::ostream &csv) {
+        csv << "# step, time (s), force on the "
+            << (displaced_nodes.empty() ? "load region (applied)" :
+                                          "displaced region (reaction)")
+            << " fx, fy, fz (N), displacement of node " << centre_node
+            << " at (" << model_double.coordinates[3 * centre_node] << ", "
+            << model_double.coordinates[3 * centre_node + 1] << ", "
+            << model_double.coordinates[3 * centre_node + 2]
+            << ") ux, uy, uz (m)\n";
+        csv << std::setprecision(10);
+        for (const auto &p : trace_points)
+          csv << p.step << ", " << p.time << ", " << p.force[0] << ", "
+              << p.force[1] << ", " << p.force[2] << ", "
+              << p.centre_displacement[0] << ", " << p.centre_displacement[1]
+              << ", " << p.centre_displacement[2] << '\n';
+      });
 
     // Two panels against time: the three force components, and the three
     // components of the centre's displacement.
@@ -442,6 +484,37 @@ namespace Hyperelastic
 
 
 
+  ExplicitSolid::StateCheck
+  ExplicitSolid::check_state(const std::vector<double> &u_prev,
+                             const std::vector<double> &u_curr) const
+  {
+    StateCheck check;
+    for (const auto *state : {&u_curr, &u_prev})
+      if (const std::size_t i = AppUtilities::first_non_finite(*state);
+          i < state->size())
+        {
+          const unsigned int node = i / dim;
+          check.finite            = false;
+          check.problem =
+            "the displacement of node " + std::to_string(node) + " at (" +
+            scientific(model_double.coordinates[3 * node]) + ", " +
+            scientific(model_double.coordinates[3 * node + 1]) + ", " +
+            scientific(model_double.coordinates[3 * node + 2]) +
+            ") is not finite (u_" + "xyz"[i % dim] + " = " +
+            std::to_string((*state)[i]) +
+            (state == &u_prev ? " at the step before" : "") + ")";
+          return check;
+        }
+    std::tie(check.minimum_J, check.element) =
+      TLED::minimum_jacobian(model_double, u_curr);
+    if (!(check.minimum_J > 0))
+      check.problem = "element " + std::to_string(check.element) +
+                      " is inverted (J = " + scientific(check.minimum_J) + ")";
+    return check;
+  }
+
+
+
   void
   ExplicitSolid::run()
   {
@@ -459,21 +532,55 @@ namespace Hyperelastic
     out << "Steps: " << n_total << " to t = " << scientific(n_total * dt, 6)
         << std::endl;
 
-    const auto report = [&](const bool write) {
+    // The state is checked at every trace point and output (from the host
+    // copy the trace needs anyway): a state that is not finite, or that has
+    // an inverted element, stops the run, and the last state that passed the
+    // check is what the run leaves written, with the trace up to it.
+    unsigned int        checked_step = 0;
+    std::vector<double> checked_prev, checked_curr;
+    double              checked_J = 1;
+    std::string         checked_vtu; // where it is written, if it is
+    const auto          report = [&](const bool write) {
       std::vector<double> u_prev, u_curr;
       stepper->get_state(u_prev, u_curr);
-      const auto [J, element] = TLED::minimum_jacobian(model_double, u_curr);
-      if (write || !(J > 0))
-        write_output(u_prev, u_curr);
-      AssertThrow(J > 0,
-                  ExcMessage("The simulation stopped at step " +
-                             std::to_string(step()) +
-                             " (t = " + scientific(step() * dt) +
-                             "): element " + std::to_string(element) +
-                             " is inverted or its state is not finite (J = " +
-                             scientific(J) +
-                             "). The last state is written. A smaller time "
-                             "step, more damping or a slower ramp may help."));
+      const StateCheck check = check_state(u_prev, u_curr);
+      if (!check.problem.empty())
+        {
+          // An inverted element in a finite state: that state is worth
+          // looking at. A state that is not finite is not written; the last
+          // checked one is, unless it already was.
+          std::string written;
+          if (check.finite)
+            written = "This state is written to " +
+                      write_output(step(), u_prev, u_curr) + ".";
+          else
+            written =
+              "The last finite state, of step " + std::to_string(checked_step) +
+              " (smallest J " + scientific(checked_J) + "), is " +
+              "written to " +
+              (checked_vtu.empty() ?
+                          write_output(checked_step, checked_prev, checked_curr) :
+                          checked_vtu) +
+              ".";
+          write_trace();
+          AssertThrow(false,
+                      ExcMessage(
+                        "The simulation stopped at step " +
+                        std::to_string(step()) + " (t = " +
+                        scientific(step() * dt) + "): " + check.problem + ". " +
+                        written + " The trace up to step " +
+                        std::to_string(checked_step) + " is in " + o.directory +
+                        "/trace.csv. Likely cause: elements inverted by too "
+                                 "large a load or displacement or too fast a ramp "
+                                 "('Explicit dynamics/Ramp time'); a smaller time "
+                                 "step or more damping may help."));
+        }
+      checked_step = step();
+      checked_prev = std::move(u_prev);
+      checked_curr = std::move(u_curr);
+      checked_J    = check.minimum_J;
+      checked_vtu = write ? write_output(step(), checked_prev, checked_curr) :
+                                     std::string();
       trace_points.push_back(trace_point());
       if (write)
         {
@@ -484,8 +591,8 @@ namespace Hyperelastic
               << "), centre u (" << scientific(p.centre_displacement[0]) << ", "
               << scientific(p.centre_displacement[1]) << ", "
               << scientific(p.centre_displacement[2]) << "), min J "
-              << std::fixed << std::setprecision(5) << J << std::defaultfloat
-              << std::endl;
+              << std::fixed << std::setprecision(5) << check.minimum_J
+              << std::defaultfloat << std::endl;
         }
     };
     report(o.output_interval > 0);

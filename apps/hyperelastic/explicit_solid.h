@@ -119,9 +119,25 @@ namespace Hyperelastic
     make_grid();
     void
     make_boundary_conditions();
-    void
-    write_output(const std::vector<double> &u_prev,
+    /// Write the state of step @p step_number (VTU and the .pvd series);
+    /// returns the VTU's path.
+    std::string
+    write_output(const unsigned int         step_number,
+                 const std::vector<double> &u_prev,
                  const std::vector<double> &u_curr);
+
+    /// What is wrong with a state, if anything: an entry that is not
+    /// finite (the first node named), or an inverted element.
+    struct StateCheck
+    {
+      std::string  problem;
+      bool         finite    = true;
+      double       minimum_J = 1;
+      unsigned int element   = 0;
+    };
+    StateCheck
+    check_state(const std::vector<double> &u_prev,
+                const std::vector<double> &u_curr) const;
     void
     write_trace() const;
 

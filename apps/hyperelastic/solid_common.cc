@@ -189,6 +189,22 @@ namespace Hyperelastic
 
 
   void
+  check_refinement_memory(const double       n_cells,
+                          const unsigned int step,
+                          const unsigned int steps)
+  {
+    AppUtilities::check_memory_estimate(
+      n_cells * bytes_per_hexahedron,
+      "Refinement step " + std::to_string(step + 1) +
+        " of 'Geometry/Local refinement steps' = " + std::to_string(steps) +
+        " (at least " + AppUtilities::significant(n_cells, 3) + " hexahedra)",
+      "Choose fewer 'Geometry/Local refinement steps', smaller 'Fixed "
+      "region' and 'Load region' boxes, or a coarser mesh.");
+  }
+
+
+
+  void
   check_load_function(const Parameters         &parameters,
                       Function<1>              &load_function_ref,
                       const bool                has_loaded_nodes,
@@ -600,6 +616,14 @@ namespace Hyperelastic
   {
     const auto &load     = boundary.load;
     const bool  has_load = load[0] != 0 || load[1] != 0 || load[2] != 0;
+    AssertThrow(!boundary.load_region.empty || !has_load,
+                ExcMessage("'Boundary conditions/Load' = " +
+                           format_scientific(load[0], 4) + ", " +
+                           format_scientific(load[1], 4) + ", " +
+                           format_scientific(load[2], 4) +
+                           " is not zero, but the 'Load region' is empty, so "
+                           "the load would act on nothing. Give the box of "
+                           "the loaded nodes, or set 'Load' to 0, 0, 0."));
     AssertThrow(boundary.load_region.empty || !has_load || n_loaded_nodes > 0,
                 ExcMessage("The 'Load region' box contains no node of the "
                            "mesh, so the load would be lost. Check the "
@@ -741,7 +765,8 @@ namespace Hyperelastic
 
     // Without inertia, the fixed nodes must hold the rigid motions: they
     // must not all lie on one line.
-    if (parameters.time.mode != "dynamic")
+    if (parameters.time.mode != "dynamic" &&
+        !parameters.explicit_dynamics.is_explicit())
       {
         const std::vector<Point<3>> &fixed = counts.fixed_nodes;
         double                       area  = 0;

@@ -105,6 +105,14 @@ namespace Hyperelastic
   void
   check_bar_memory(const Parameters::Geometry &geometry);
 
+  /// Refuses, before deal.II refines, the local refinement step @p step
+  /// (from 0) of 'Geometry/Local refinement steps' when the @p n_cells
+  /// hexahedra it makes would not fit into the machine's memory.
+  void
+  check_refinement_memory(const double       n_cells,
+                          const unsigned int step,
+                          const unsigned int steps);
+
   /// Refuses a load time function that is not finite, or that the steps
   /// never see (non-zero only between two evaluation times).
   void

@@ -205,11 +205,18 @@ namespace Hyperelastic
               cell->set_refine_flag();
               ++n_flagged;
             }
-        AssertThrow(global_sum(n_flagged) > 0,
+        const double n_refined = global_sum(n_flagged);
+        AssertThrow(n_refined > 0,
                     ExcMessage("'Local refinement steps' is " +
                                std::to_string(steps) +
                                ", but no cell touches the fixed faces, the "
                                "'Fixed region' or the 'Load region'."));
+        // Each refined hexahedron becomes eight: refused before deal.II
+        // allocates them, not by std::bad_alloc.
+        check_refinement_memory(triangulation->n_global_active_cells() +
+                                  7 * n_refined,
+                                step,
+                                steps);
         triangulation->execute_coarsening_and_refinement();
       }
   }

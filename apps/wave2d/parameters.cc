@@ -135,7 +135,9 @@ namespace Wave2D
                       "3e7",
                       Patterns::Double(0.),
                       "Damping coefficient at the outer edge (about 2 pi f "
-                      "times 2 to 4 works). Units: 1/s.");
+                      "times 2 to 4 works; more than 1000 over the time "
+                      "step is refused: such a layer reflects). Units: "
+                      "1/s.");
     prm.leave_subsection();
   }
 

@@ -291,7 +291,17 @@ namespace Wave2D
     const int    left = layout.left, right = layout.right, width = layout.width;
     const double t0 = times.empty() ? 0 : times.front(),
                  t1 = times.empty() ? 1 : times.back();
-    double peak     = 0;
+    // A value that is not finite would become a pixel index: the callers
+    // stop a run before one reaches a plot.
+    AssertThrow(AppUtilities::first_non_finite(times) == times.size(),
+                dealii::ExcMessage("A plot's time axis holds a value that "
+                                   "is not finite."));
+    for (const Curve &curve : curves)
+      AssertThrow(AppUtilities::first_non_finite(*curve.values) ==
+                    curve.values->size(),
+                  dealii::ExcMessage("The curve '" + label +
+                                     "' holds a value that is not finite."));
+    double peak = 0;
     for (const Curve &curve : curves)
       for (std::size_t i = 0; i < times.size(); ++i)
         peak = std::max(peak, std::abs((*curve.values)[i]));
@@ -385,7 +395,13 @@ namespace Wave2D
     for (unsigned int i = 0; i < mesh.n_nodes; ++i)
       {
         magnitude[i] = std::hypot(u[2 * i], u[2 * i + 1]);
-        peak         = std::max(peak, magnitude[i]);
+        // Not finite, it would become a colour index: the callers stop a
+        // run before such a field reaches an image.
+        AssertThrow(std::isfinite(magnitude[i]),
+                    dealii::ExcMessage("The field drawn into " + filename +
+                                       " is not finite at node " +
+                                       std::to_string(i) + "."));
+        peak = std::max(peak, magnitude[i]);
       }
     const double top = scale > 0 ? scale : (peak > 0 ? peak : 1);
     const auto   X   = [&](const unsigned int n) {

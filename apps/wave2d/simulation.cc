@@ -12,6 +12,7 @@
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/grid/mesh_input.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,11 +20,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <sstream>
 
 #include "../common/app_utilities.h"
+#include "checkpoint.h"
 #include "png_image.h"
 
 namespace Wave2D
@@ -287,6 +290,27 @@ namespace Wave2D
                            " s of this mesh: the run would blow up. Use a "
                            "smaller time step, or 0 for an automatic one."));
     {
+      // Damping c slows a node's update by 1 + c dt / 2: far beyond 1 the
+      // layer holds the mesh's edge still and reflects the waves it should
+      // absorb (and its value overflows the float field of the snapshots).
+      const double damping = parameters.absorbing.max_damping;
+      AssertThrow(
+        parameters.absorbing.sides.empty() ||
+          (std::isfinite(damping) && damping * time_step <= 1e3),
+        ExcMessage(
+          "'Absorbing layers/Maximum damping' = " +
+          AppUtilities::significant(damping) + " 1/s times the time step " +
+          AppUtilities::significant(time_step) + " s is " +
+          AppUtilities::significant(damping * time_step) +
+          ", more than 1000: the layer would hold the mesh's edge "
+          "still and reflect the waves instead of absorbing them. "
+          "About 2 pi f times 2 to 4 works (" +
+          AppUtilities::significant(2 * numbers::PI *
+                                    parameters.source.frequency * 3) +
+          " 1/s for 'Source/Frequency' = " +
+          AppUtilities::significant(parameters.source.frequency) + " Hz)."));
+    }
+    {
       // Step numbers are unsigned int in the stepper and its loop (which
       // adds up to 1000 steps to one): counts beyond half their range are
       // refused rather than wrapped.
@@ -366,8 +390,27 @@ namespace Wave2D
     AssertThrow(!parameters.receivers.points.empty(),
                 ExcMessage("Receivers/Points: at least one receiver is "
                            "needed."));
-    for (const auto &point : parameters.receivers.points)
-      receiver_nodes.push_back(mesh.nearest_node(point[0], point[1]));
+    for (unsigned int k = 0; k < parameters.receivers.points.size(); ++k)
+      {
+        // A receiver records the node nearest to it; one outside the model
+        // (or in a hole) would record somewhere else without saying so.
+        const auto        &point = parameters.receivers.points[k];
+        const unsigned int node  = mesh.nearest_node(point[0], point[1]);
+        AssertThrow(
+          inside_mesh(point[0], point[1]),
+          ExcMessage(
+            "Receivers/Points: receiver " + std::to_string(k) + " at (" +
+            AppUtilities::significant(point[0]) + ", " +
+            AppUtilities::significant(point[1]) +
+            ") lies outside the model; the nearest node is at (" +
+            AppUtilities::significant(mesh.coordinates[2 * node]) + ", " +
+            AppUtilities::significant(mesh.coordinates[2 * node + 1]) + "), " +
+            AppUtilities::significant(
+              std::hypot(point[0] - mesh.coordinates[2 * node],
+                         point[1] - mesh.coordinates[2 * node + 1])) +
+            " m away. Give points inside the mesh."));
+        receiver_nodes.push_back(node);
+      }
 
     std::vector<unsigned int> offsets, neighbours;
     make_node_graph(system, offsets, neighbours);
@@ -419,16 +462,47 @@ namespace Wave2D
 
 
 
+  bool
+  Simulation::inside_mesh(const double x, const double y) const
+  {
+    // Cells split into triangles as the images draw them (a fan from the
+    // first node); a point on an edge, to rounding, is inside.
+    const unsigned int nv = mesh.nodes_per_cell;
+    const auto        &c  = mesh.coordinates;
+    for (unsigned int cell = 0; cell < mesh.n_cells(); ++cell)
+      for (unsigned int t = 0; t + 2 < nv; ++t)
+        {
+          const unsigned int a = mesh.cells[cell * nv],
+                             b = mesh.cells[cell * nv + t + 1],
+                             d = mesh.cells[cell * nv + t + 2];
+          const double det =
+            (c[2 * b] - c[2 * a]) * (c[2 * d + 1] - c[2 * a + 1]) -
+            (c[2 * d] - c[2 * a]) * (c[2 * b + 1] - c[2 * a + 1]);
+          if (det == 0)
+            continue;
+          const double l1 = ((x - c[2 * a]) * (c[2 * d + 1] - c[2 * a + 1]) -
+                             (c[2 * d] - c[2 * a]) * (y - c[2 * a + 1])) /
+                            det,
+                       l2 = ((c[2 * b] - c[2 * a]) * (y - c[2 * a + 1]) -
+                             (x - c[2 * a]) * (c[2 * b + 1] - c[2 * a + 1])) /
+                            det;
+          constexpr double tolerance = 1e-9;
+          if (l1 >= -tolerance && l2 >= -tolerance && 1 - l1 - l2 >= -tolerance)
+            return true;
+        }
+    return false;
+  }
+
+
+
   std::uint64_t
   Simulation::fingerprint() const
   {
     // FNV-1a over what fixes the discrete model: a restart from a
     // checkpoint of another model is refused.
-    std::uint64_t hash = 1469598103934665603ull;
+    std::uint64_t hash = fnv1a_basis;
     const auto    mix  = [&hash](const void *data, const std::size_t size) {
-      const unsigned char *bytes = static_cast<const unsigned char *>(data);
-      for (std::size_t i = 0; i < size; ++i)
-        hash = (hash ^ bytes[i]) * 1099511628211ull;
+      hash = fnv1a(hash, data, size);
     };
     mix(mesh.coordinates.data(), mesh.coordinates.size() * sizeof(double));
     mix(mesh.cells.data(), mesh.cells.size() * sizeof(unsigned int));
@@ -461,35 +535,21 @@ namespace Wave2D
                                const std::vector<double> &history,
                                const unsigned int         precision) const
   {
-    const std::string name = parameters.output.directory + "/checkpoint.bin";
+    Checkpoint checkpoint;
+    checkpoint.fingerprint = fingerprint();
+    checkpoint.precision   = precision;
+    checkpoint.step        = step;
+    checkpoint.u_previous  = u_previous;
+    checkpoint.u_current   = u_current;
+    checkpoint.history     = history;
+    checkpoint.snapshots   = snapshots;
+    const std::string data = serialize_checkpoint(checkpoint);
     // Through a partial file and a rename: an interruption while writing
     // leaves the previous checkpoint intact.
     AppUtilities::write_file(
-      name,
+      parameters.output.directory + "/checkpoint.bin",
       [&](std::ostream &out) {
-        const auto put = [&out](const void *data, const std::size_t size) {
-          out.write(static_cast<const char *>(data), size);
-        };
-        const char          magic[8] = {'W', 'A', 'V', 'E', '2', 'D', 'C', '1'};
-        const std::uint64_t hash     = fingerprint();
-        const std::uint64_t sizes[3] = {u_previous.size(),
-                                        history.size(),
-                                        snapshots.size()};
-        put(magic, 8);
-        put(&hash, 8);
-        put(&precision, sizeof(precision));
-        put(&step, sizeof(step));
-        put(sizes, sizeof(sizes));
-        put(u_previous.data(), u_previous.size() * sizeof(double));
-        put(u_current.data(), u_current.size() * sizeof(double));
-        put(history.data(), history.size() * sizeof(double));
-        for (const auto &[t, file] : snapshots)
-          {
-            const std::uint64_t length = file.size();
-            put(&t, sizeof(double));
-            put(&length, sizeof(length));
-            put(file.data(), length);
-          }
+        out << data;
       },
       true);
   }
@@ -504,50 +564,46 @@ namespace Wave2D
                               const unsigned int   precision)
   {
     const std::string name = parameters.output.directory + "/checkpoint.bin";
-    std::ifstream     in(name, std::ios::binary);
+    errno                  = 0;
+    std::ifstream in(name, std::ios::binary);
     AssertThrow(in,
                 ExcMessage("Checkpoint/Restart is set, but " + name +
-                           " cannot be opened."));
-    const auto get = [&in, &name](void *data, const std::size_t size) {
-      in.read(static_cast<char *>(data), size);
-      AssertThrow(in, ExcMessage(name + " is truncated or damaged."));
+                           " cannot be opened: " + std::strerror(errno) + "."));
+    const std::string data((std::istreambuf_iterator<char>(in)),
+                           std::istreambuf_iterator<char>());
+    AssertThrow(!in.bad(),
+                ExcMessage("Checkpoint/Restart is set, but " + name +
+                           " cannot be read: " + std::strerror(errno) + "."));
+    Checkpoint c = parse_checkpoint(data, name);
+
+    // Whether it belongs to this model and run.
+    const auto refuse = [&name](const std::string &what) {
+      return ExcMessage(name + " cannot be continued: " + what + ".");
     };
-    char          magic[8];
-    std::uint64_t hash, sizes[3];
-    unsigned int  file_precision;
-    get(magic, 8);
-    AssertThrow(std::memcmp(magic, "WAVE2DC1", 8) == 0,
-                ExcMessage(name + " is not a wave2d checkpoint."));
-    get(&hash, 8);
-    AssertThrow(hash == fingerprint(),
-                ExcMessage(name + " was written for another model (mesh, "
-                                  "materials, time step, sources or "
-                                  "receivers differ): it cannot be "
-                                  "continued."));
-    get(&file_precision, sizeof(file_precision));
-    AssertThrow(file_precision == precision,
-                ExcMessage(name + " was written in another precision."));
-    get(&step, sizeof(step));
-    get(sizes, sizeof(sizes));
-    AssertThrow(sizes[0] == 2 * std::size_t(mesh.n_nodes),
-                ExcMessage(name + " does not match the mesh."));
-    u_previous.resize(sizes[0]);
-    u_current.resize(sizes[0]);
-    history.resize(sizes[1]);
-    get(u_previous.data(), sizes[0] * sizeof(double));
-    get(u_current.data(), sizes[0] * sizeof(double));
-    get(history.data(), sizes[1] * sizeof(double));
-    snapshots.clear();
-    for (std::uint64_t i = 0; i < sizes[2]; ++i)
-      {
-        double        t;
-        std::uint64_t length;
-        get(&t, sizeof(t));
-        get(&length, sizeof(length));
-        std::string file(length, ' ');
-        get(file.data(), length);
-        snapshots.emplace_back(t, file);
-      }
+    AssertThrow(c.fingerprint == fingerprint(),
+                refuse("it was written for another model (mesh, materials, "
+                       "time step, sources or receivers differ)"));
+    AssertThrow(c.precision == precision,
+                refuse("it was written in " +
+                       std::string(c.precision == 4 ? "float" : "double") +
+                       " precision, but 'Solver/Precision' is " +
+                       parameters.solver.precision));
+    AssertThrow(c.step <= n_steps,
+                refuse("its step " + std::to_string(c.step) +
+                       " lies beyond the run's " + std::to_string(n_steps) +
+                       " steps"));
+    const std::size_t per_record = 2 * receiver_nodes.size();
+    AssertThrow(c.u_previous.size() == 2 * std::size_t(mesh.n_nodes) &&
+                  c.history.size() % per_record == 0 &&
+                  c.history.size() / per_record ==
+                    c.step / parameters.receivers.record_interval,
+                refuse("its state or receiver records do not match the "
+                       "mesh, the receivers and the step"));
+    step       = c.step;
+    u_previous = std::move(c.u_previous);
+    u_current  = std::move(c.u_current);
+    history    = std::move(c.history);
+    snapshots  = std::move(c.snapshots);
   }
 
 
@@ -678,6 +734,54 @@ namespace Wave2D
 
 
 
+  void
+  Simulation::stop_on_non_finite(const unsigned int         step,
+                                 const std::string         &what,
+                                 const FiniteState         &last_finite,
+                                 const std::vector<double> &history,
+                                 const std::size_t          n_finite_records,
+                                 const unsigned int         precision)
+  {
+    // What is left: the last finite state as a snapshot, unless it is one
+    // already, and the receiver traces up to the first non-finite record.
+    if (!last_finite.written)
+      write_snapshot(last_finite.step, last_finite.u_current);
+    write_traces(
+      std::vector<double>(history.begin(), history.begin() + n_finite_records));
+    const unsigned int traced_step = n_finite_records /
+                                     (2 * receiver_nodes.size()) *
+                                     parameters.receivers.record_interval;
+    char snapshot[32];
+    std::snprintf(snapshot,
+                  sizeof(snapshot),
+                  "snapshot-%06u.vtu",
+                  last_finite.step);
+    const double largest =
+      std::max(AppUtilities::largest_magnitude(last_finite.u_current),
+               AppUtilities::largest_magnitude(last_finite.u_previous));
+    AssertThrow(
+      false,
+      ExcMessage(
+        "The simulation stopped at step " + std::to_string(step) + " (t = " +
+        AppUtilities::significant(step * time_step) + " s): " + what +
+        ", not a finite number. The last finite state, of step " +
+        std::to_string(last_finite.step) + ", is in " +
+        parameters.output.directory + "/" + snapshot +
+        ", the receiver traces up to step " + std::to_string(traced_step) +
+        " in traces.csv. Its largest displacement is " +
+        AppUtilities::significant(largest) + " m. Likely cause: " +
+        (precision == sizeof(float) ?
+           "displacements beyond the range of float (about 3.4e38; "
+           "'Solver/Precision' = float)" :
+           "displacements beyond the range of double") +
+        ", from 'Source/Amplitude' = " +
+        AppUtilities::significant(parameters.source.amplitude) +
+        " or from growth the time step does not bound (check the materials "
+        "and 'Time/Time step')."));
+  }
+
+
+
   template <typename Number>
   void
   Simulation::time_loop()
@@ -721,6 +825,56 @@ namespace Wave2D
         write_snapshot(0, u_current);
       }
 
+    // Non-finite numbers never reach a file: the receiver records (on the
+    // host after every advance) are checked after every advance, the state
+    // wherever it is copied to the host (snapshots, checkpoints, the end).
+    // The last state that passed is kept, to be written if a later one
+    // fails.
+    FiniteState last_finite{stepper->step(),
+                            u_previous,
+                            u_current,
+                            !parameters.checkpoint.restart};
+    std::size_t checked_records = stepper->receiver_history().size();
+    const auto  check_records   = [&]() {
+      const std::vector<double> &history    = stepper->receiver_history();
+      const std::size_t          per_record = 2 * receiver_nodes.size();
+      for (std::size_t i = checked_records; i < history.size(); ++i)
+        if (!std::isfinite(history[i]))
+          {
+            const std::size_t  record = i / per_record;
+            const unsigned int k      = (i % per_record) / 2;
+            stop_on_non_finite(
+              stepper->step(),
+              "receiver " + std::to_string(k) + " recorded " +
+                (i % 2 == 0 ? "u_x = " : "u_y = ") +
+                AppUtilities::significant(history[i]) + " at step " +
+                std::to_string((record + 1) *
+                               parameters.receivers.record_interval),
+              last_finite,
+              history,
+              record * per_record,
+              precision);
+          }
+      checked_records = history.size();
+    };
+    const auto check_state = [&]() {
+      for (const auto *state : {&u_current, &u_previous})
+        if (const std::size_t i = AppUtilities::first_non_finite(*state);
+            i < state->size())
+          stop_on_non_finite(
+            stepper->step(),
+            "the displacement of node " + std::to_string(i / 2) + " at (" +
+              AppUtilities::significant(mesh.coordinates[i / 2 * 2]) + ", " +
+              AppUtilities::significant(mesh.coordinates[i / 2 * 2 + 1]) +
+              ") is " + (i % 2 == 0 ? "u_x = " : "u_y = ") +
+              AppUtilities::significant((*state)[i]) +
+              (state == &u_previous ? " at the step before" : ""),
+            last_finite,
+            stepper->receiver_history(),
+            checked_records,
+            precision);
+    };
+
     const Parameters::Output     &output        = parameters.output;
     const Parameters::Checkpoint &checkpoint    = parameters.checkpoint;
     const auto                    next_multiple = [](const unsigned int step,
@@ -746,6 +900,7 @@ namespace Wave2D
           TimerOutput::Scope scope(timer, "Time stepping");
           stepper->advance(next - step);
         }
+        check_records();
         const unsigned int now = stepper->step();
         stopped = checkpoint.stop_after > 0 && now >= checkpoint.stop_after &&
                   now < n_steps;
@@ -754,7 +909,11 @@ namespace Wave2D
         const bool save = stopped || (checkpoint.interval > 0 &&
                                       now % checkpoint.interval == 0);
         if (snapshot || save)
-          stepper->get_state(u_previous, u_current);
+          {
+            stepper->get_state(u_previous, u_current);
+            check_state();
+            last_finite = {now, u_previous, u_current, snapshot};
+          }
         if (snapshot)
           write_snapshot(now, u_current);
         if (save)
@@ -794,6 +953,7 @@ namespace Wave2D
         return;
       }
     stepper->get_state(u_previous, u_current);
+    check_state();
     if (snapshots.empty() ||
         snapshots.back().first < stepper->step() * time_step * (1 - 1e-12))
       write_snapshot(stepper->step(), u_current);

@@ -66,6 +66,31 @@ namespace Wave2D
     std::uint64_t
     fingerprint() const;
 
+    /// Whether the point (@p x, @p y) lies in a cell of the mesh.
+    bool
+    inside_mesh(const double x, const double y) const;
+
+    /// A state that passed the finiteness check, and whether it is
+    /// written as a snapshot.
+    struct FiniteState
+    {
+      unsigned int        step;
+      std::vector<double> u_previous, u_current;
+      bool                written;
+    };
+
+    /// Stop the run at @p step, where @p what is not finite: write the
+    /// last finite state and the first @p n_finite_records values of the
+    /// receiver @p history, then throw a message naming the step, @p what
+    /// and the likely cause.
+    [[noreturn]] void
+    stop_on_non_finite(const unsigned int         step,
+                       const std::string         &what,
+                       const FiniteState         &last_finite,
+                       const std::vector<double> &history,
+                       const std::size_t          n_finite_records,
+                       const unsigned int         precision);
+
     const Parameters           parameters;
     dealii::ConditionalOStream pcout;
     dealii::TimerOutput        timer;

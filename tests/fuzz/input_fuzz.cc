@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // A bounded, deterministic fuzz test of every mesh reader (.dat, .inp, .msh,
-// .vtk; GPUAssembly::read_mesh in 2D and 3D, read_dat, read_abaqus) and of
-// the three apps' parameter files. Each seed (the test meshes, the apps'
-// default parameter files) is mutated many times: truncated, tokens
-// deleted, swapped or replaced by huge, negative or non-finite numbers,
-// lines deleted or repeated, binary noise inserted. Every mutated input must
-// end in an exception of deal.II's kind (a message for the user), or in a
-// valid mesh or parameter set, never in a crash (the sanitizers of the build
-// turn memory errors and undefined behaviour into one), a hang (an alarm),
-// another exception type (std::bad_alloc, std::out_of_range: no message
+// .vtk; GPUAssembly::read_mesh in 2D and 3D, read_dat, read_abaqus), of
+// the three apps' parameter files and of wave2d's checkpoint reader. Each seed
+// (the test meshes, the apps' default parameter files) is mutated many times:
+// truncated, tokens deleted, swapped or replaced by huge, negative or
+// non-finite numbers, lines deleted or repeated, binary noise inserted. Every
+// mutated input must end in an exception of deal.II's kind (a message for the
+// user), or in a valid mesh or parameter set, never in a crash (the sanitizers
+// of the build turn memory errors and undefined behaviour into one), a hang (an
+// alarm), another exception type (std::bad_alloc, std::out_of_range: no message
 // for the user), or a silent partial read (a truncated mesh file that reads
-// with fewer cells or vertices than the whole one).
+// with fewer cells or vertices than the whole one). Each seed is also cut
+// after every one of its lines: such a file must be refused or read whole
+// (but for Abaqus files without blocks, which declare nothing to tell).
 //
 //   input_fuzz SOURCE_DIR WORK_DIR [MUTATIONS_PER_SEED]
 
@@ -34,6 +36,7 @@
 
 #include "../../apps/assembly_demo/parameters.h"
 #include "../../apps/hyperelastic/parameters.h"
+#include "../../apps/wave2d/checkpoint.h"
 #include "../../apps/wave2d/parameters.h"
 #include <fcntl.h>
 #include <unistd.h>
@@ -303,8 +306,8 @@ namespace
   {
     std::string file;
     std::string extension;
-    // 2: read_mesh<2>; 3: read_mesh<3>; 0: read_abaqus (2D); -3: read_dat
-    // on a stream.
+    // 2: read_mesh<2>; 3: read_mesh<3>; 0: read_abaqus (2D); 4:
+    // read_abaqus (3D); -3: read_dat on a stream.
     std::vector<int> readers;
   };
 
@@ -345,6 +348,9 @@ main(int argc, char **argv)
     {source + "/tests/data/wave2d_two_layers.msh", "msh", {2, 3}},
     {source + "/tests/fuzz/seeds/cube_tetrahedra.msh", "msh", {3, 2}},
     {source + "/tests/data/mixed_hex_tet.vtk", "vtk", {3}},
+    {source + "/tests/data/Sphere_63_v42.vtk", "vtk", {3}},
+    {source + "/tests/data/Sphere_63_v51.vtk", "vtk", {3}},
+    {source + "/tests/data/Sphere_63_c3d4.inp", "inp", {3, 4}},
     {source + "/tests/fuzz/seeds/square_quadrilaterals.vtk", "vtk", {2, 3}}};
 
   std::mt19937_64 random(20240611);
@@ -373,6 +379,8 @@ main(int argc, char **argv)
               [&](Triangulation<3> &t) {
                 if (reader == 3)
                   GPUAssembly::read_mesh(file, t);
+                else if (reader == 4)
+                  GPUAssembly::read_abaqus(file, t);
                 else
                   {
                     std::ifstream in(file, std::ios::binary);
@@ -392,6 +400,46 @@ main(int argc, char **argv)
           alarm(10);
           read(name, whole_cells, whole_vertices);
           alarm(0);
+
+          // Abaqus files declare no counts: cut between two lines, one
+          // without blocks (*Part ... *End Part) is a smaller valid file.
+          // Every other file cut after any of its lines is refused or read
+          // whole.
+          const bool counts_nothing =
+            seed.extension == "inp" &&
+            original.find("*End") == std::string::npos;
+          for (std::size_t end = original.find('\n');
+               !counts_nothing && end != std::string::npos &&
+               end + 1 < original.size();
+               end = original.find('\n', end + 1))
+            {
+              const std::string input = original.substr(0, end + 1);
+              write_file(name, input);
+              current_content = input;
+              current_input = seed.file + " (reader " + std::to_string(reader) +
+                              ", cut after byte " + std::to_string(end + 1) +
+                              ", kept as " + name + ".failed)";
+              ++counts.inputs;
+              unsigned int n_cells = 0, n_vertices = 0;
+              alarm(10);
+              bool ok = read(name, n_cells, n_vertices);
+              alarm(0);
+              if (ok && n_cells > 0 &&
+                  (n_cells != whole_cells || n_vertices != whole_vertices))
+                {
+                  std::cerr << "FAIL: " << current_input
+                            << ": cut after a whole line, it read as "
+                            << n_cells << " cells and " << n_vertices
+                            << " vertices instead of " << whole_cells << " and "
+                            << whole_vertices << " without an error"
+                            << std::endl;
+                  ++counts.failures;
+                  ok = false;
+                }
+              if (!ok)
+                write_file(name + ".failed.cut." + std::to_string(end + 1),
+                           input);
+            }
 
           for (unsigned int i = 0; i < n_per_seed; ++i)
             {
@@ -413,7 +461,7 @@ main(int argc, char **argv)
               const bool cut_within_line =
                 !input.empty() && input.back() != '\n' && input.back() != '\r';
               if (ok && kind == Mutation::truncate && n_cells > 0 &&
-                  (seed.extension != "inp" || cut_within_line) &&
+                  (!counts_nothing || cut_within_line) &&
                   (n_cells < whole_cells || n_vertices < whole_vertices))
                 {
                   std::cerr
@@ -472,6 +520,67 @@ main(int argc, char **argv)
                        input);
         }
     }
+
+  // wave2d's checkpoint reader: a small checkpoint with every byte changed
+  // in turn, cut at every length, and mutated at random. Only the file
+  // itself may be read; every other input must be refused with a message.
+  {
+    Wave2D::Checkpoint checkpoint;
+    checkpoint.fingerprint = 42;
+    checkpoint.precision   = 8;
+    checkpoint.step        = 6;
+    for (unsigned int i = 0; i < 10; ++i)
+      {
+        checkpoint.u_previous.push_back(0.1 * i);
+        checkpoint.u_current.push_back(-0.2 * i);
+      }
+    checkpoint.history         = {1, 2, 3, 4, 5, 6};
+    checkpoint.snapshots       = {{0., "snapshot-000000.vtu"},
+                                  {1e-6, "snapshot-000005.vtu"}};
+    const std::string original = Wave2D::serialize_checkpoint(checkpoint);
+    const auto check = [&](const std::string &input, const std::string &what) {
+      current_input   = "checkpoint.bin, " + what;
+      current_content = input;
+      ++counts.inputs;
+      alarm(10);
+      const bool ok = run_counted(
+        [&]() {
+          const Wave2D::Checkpoint read =
+            Wave2D::parse_checkpoint(input, "checkpoint.bin");
+          if (input == original && read.u_current == checkpoint.u_current &&
+              read.history == checkpoint.history &&
+              read.snapshots == checkpoint.snapshots)
+            return true;
+          std::cerr << "FAIL: " << current_input
+                    << ": read without error, but it is not the checkpoint "
+                       "written"
+                    << std::endl;
+          ++counts.failures;
+          return false;
+        },
+        counts);
+      alarm(0);
+      if (!ok)
+        write_file(work + "/checkpoint.bin.failed", input);
+    };
+    check(original, "unchanged");
+    for (std::size_t i = 0; i < original.size(); ++i)
+      {
+        std::string input = original;
+        input[i]          = char(input[i] + 1);
+        check(input, "byte " + std::to_string(i) + " changed");
+      }
+    for (std::size_t length = 0; length < original.size(); ++length)
+      check(original.substr(0, length),
+            "cut to " + std::to_string(length) + " bytes");
+    for (unsigned int i = 0; i < n_per_seed; ++i)
+      {
+        Mutation          kind;
+        const std::string input = mutate(original, random, kind);
+        if (input != original)
+          check(input, "mutation " + std::to_string(i));
+      }
+  }
 
   std::cout << counts.inputs << " mutated inputs: " << counts.valid
             << " read as valid, " << counts.refused

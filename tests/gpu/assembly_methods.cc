@@ -468,5 +468,12 @@ main(int argc, char **argv)
     "Not enough device memory",
     "a device vector larger than the device raises ExcDeviceMemory with the "
     "bytes requested and free");
+  checks.check_throws<ExcDeviceMemory>(
+    [] {
+      measure_copy_bandwidth(std::size_t(1) << 50, 1);
+    },
+    "Not enough device memory",
+    "measure_copy_bandwidth() of buffers larger than the device raises "
+    "ExcDeviceMemory with the bytes requested and free");
   return checks.exit_code();
 }

@@ -12,8 +12,6 @@
 #include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/lac/device_constraints.h>
 
-#include <random>
-
 #include "../constraint_problems.h"
 #include "../dealii_reference.h"
 #include "../tests.h"
@@ -206,11 +204,7 @@ namespace
                                        1);
     const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
     const MeshArrays            &arrays  = adapter.get_arrays();
-    std::mt19937                 generator(11);
-    std::uniform_real_distribution<double> random(-1., 1.);
-    std::vector<double>                    x(arrays.n_dofs);
-    for (double &value : x)
-      value = random(generator);
+    const std::vector<double>    x = Testing::random_values(arrays.n_dofs, 11);
 
     DeviceConstraints<double> constraints(arrays);
     DeviceVector<double>      device_x(x);
@@ -219,13 +213,9 @@ namespace
     distribute_constraints(ConstraintLines(arrays), distributed);
     Vector<double> reference(x.begin(), x.end());
     problem.constraints.distribute(reference);
-    const std::vector<double> ours    = device_x.to_host();
-    double                    to_host = 0, to_dealii = 0;
-    for (unsigned int i = 0; i < ours.size(); ++i)
-      {
-        to_host   = std::max(to_host, std::abs(ours[i] - distributed[i]));
-        to_dealii = std::max(to_dealii, std::abs(ours[i] - reference[i]));
-      }
+    const std::vector<double> ours = device_x.to_host();
+    const double to_host           = Testing::max_difference(ours, distributed);
+    const double to_dealii         = Testing::max_difference(ours, reference);
     checks.check(to_host <= 1e-15 && to_dealii <= 1e-14,
                  problem.name() + ", " +
                    std::to_string(constraints.n_constraints()) +

@@ -31,6 +31,7 @@
 #include "dealii_reference.h"
 #include "distributed_problems.h"
 #include "gpu/gpu_tests.h"
+#include "resident_problems.h"
 
 namespace
 {
@@ -42,37 +43,14 @@ namespace
   bool
   run_case(const Form form, const unsigned int degree)
   {
-    const auto          tria = make_triangulation<dim>(TriaKind::p4est, true);
-    const unsigned int  n_components = form == Form::laplace ? 1 : dim;
-    const FESystem<dim> fe(FE_Q<dim>(degree), n_components);
-    DoFHandler<dim>     dof_handler(*tria);
-    dof_handler.distribute_dofs(fe);
-    const MappingQ<dim> mapping(1);
-    const QGauss<dim>   quadrature(degree + 1);
-
-    const IndexSet            owned = dof_handler.locally_owned_dofs();
-    AffineConstraints<double> constraints;
-    // Inhomogeneous Dirichlet values on one side.
-    make_constraints(mapping, dof_handler, constraints);
-
-    typename GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData adapter_data;
-    adapter_data.keep_constrained_dofs = false;
-    const GPUAssembly::DoFHandlerAdapter<dim> adapter(mapping,
-                                                      dof_handler,
-                                                      quadrature,
-                                                      constraints,
-                                                      adapter_data);
-    DynamicSparsityPattern                    dsp;
-    adapter.make_sparsity_pattern(dsp);
-
-    TrilinosWrappers::SparseMatrix host_matrix;
-    host_matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
-    TrilinosWrappers::MPI::Vector host_rhs(owned, MPI_COMM_WORLD);
-    GPUAssembly::DistributedAssembler<dim, double> host_assembler;
-    host_assembler.reinit(adapter, host_matrix, host_rhs);
-    with_kernel<dim, double>(form, n_components, [&](const auto &kernel) {
-      host_assembler.assemble(kernel, host_matrix, host_rhs);
-    });
+    // The host path, the reference of every method.
+    const DistributedProblem<dim> problem(TriaKind::p4est,
+                                          form,
+                                          degree,
+                                          true,
+                                          false);
+    const IndexSet               &owned = problem.adapter.locally_owned_dofs();
+    const TrilinosTarget<dim>     host(problem);
 
     bool passed = true;
     for (const GPUAssembly::AssemblyMethod method :
@@ -82,7 +60,7 @@ namespace
           GPUAssembly::AssemblyMethod::local_elem_colored})
       {
         TrilinosWrappers::SparseMatrix matrix;
-        matrix.reinit(owned, owned, dsp, MPI_COMM_WORLD);
+        matrix.reinit(owned, owned, host.dsp, MPI_COMM_WORLD);
         TrilinosWrappers::MPI::Vector rhs(owned, MPI_COMM_WORLD);
         typename GPUAssembly::DistributedAssembler<dim, double>::AdditionalData
           data;
@@ -90,22 +68,22 @@ namespace
         data.device.method  = method;
         data.n_nodal_fields = 0;
         GPUAssembly::DistributedAssembler<dim, double> assembler;
-        assembler.reinit(adapter, matrix, rhs, data);
+        assembler.reinit(problem.adapter, matrix, rhs, data);
         // Twice: the second assembly reuses the plan and the device data.
         for (unsigned int repetition = 0; repetition < 2; ++repetition)
-          with_kernel<dim, double>(form, n_components, [&](const auto &kernel) {
+          problem.with_kernel([&](const auto &kernel) {
             assembler.assemble(kernel, matrix, rhs);
           });
-        const double matrix_error = matrix_difference(host_matrix, matrix);
+        const double matrix_error = matrix_difference(host.matrix, matrix);
         TrilinosWrappers::MPI::Vector difference = rhs;
-        difference -= host_rhs;
-        const double rhs_error = difference.l2_norm() / host_rhs.l2_norm();
+        difference -= host.rhs;
+        const double rhs_error = difference.l2_norm() / host.rhs.l2_norm();
         const bool   ok = matrix_error < tolerance && rhs_error < tolerance;
         passed          = passed && ok;
         if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
           std::cout << dim << "D " << to_string(form) << " Q" << degree
-                    << ", hanging nodes, " << dof_handler.n_dofs() << " DoFs, "
-                    << GPUAssembly::to_string(method)
+                    << ", hanging nodes, " << problem.dof_handler.n_dofs()
+                    << " DoFs, " << GPUAssembly::to_string(method)
                     << ": relative difference to the host path " << matrix_error
                     << " (matrix), " << rhs_error << " (rhs)"
                     << (ok ? "" :

@@ -96,18 +96,11 @@ namespace
 
     if (type == PartitionerType::aligned && block_size == 512)
       {
-        DeviceStepper<Number> first, second;
-        first.reinit(plan, 2);
-        first.advance(777);
-        std::vector<double> u_prev, u_curr;
-        first.get_state(u_prev, u_curr);
-        second.reinit(plan, 2);
-        second.set_state(first.step(), u_prev, u_curr);
-        second.set_receiver_history(first.receiver_history());
-        second.advance(n_steps - 777);
-        checks.check(second.receiver_history() == device.receiver_history(),
-                     name + "GPU run restarted after 777 steps records "
-                            "bitwise the same traces");
+        checks.check(
+          Testing::restarted_traces<DeviceStepper>(plan, 2, 777, n_steps) ==
+            device.receiver_history(),
+          name + "GPU run restarted after 777 steps records "
+                 "bitwise the same traces");
       }
   }
 

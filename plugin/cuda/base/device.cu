@@ -2,12 +2,14 @@
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/base/cuda_handles.h>
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/base/device_memory.h>
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <sstream>
 
 namespace GPUAssembly
@@ -84,37 +86,21 @@ namespace GPUAssembly
   measure_copy_bandwidth(const std::size_t  bytes,
                          const unsigned int n_repetitions)
   {
-    // Raw allocations: the base module sits below the device containers.
-    struct DeviceBytes
-    {
-      explicit DeviceBytes(const std::size_t n)
-      {
-        GPU_ASSEMBLY_CHECK_CUDA(cudaMalloc(&pointer, n));
-      }
-      ~DeviceBytes()
-      {
-        (void)cudaFree(pointer);
-      }
-      DeviceBytes(const DeviceBytes &) = delete;
-      DeviceBytes &
-      operator=(const DeviceBytes &) = delete;
-      void *
-      data() const
-      {
-        return pointer;
-      }
-      void *pointer = nullptr;
-    };
-    const DeviceBytes source(bytes), target(bytes);
-    GPU_ASSEMBLY_CHECK_CUDA(cudaMemset(source.data(), 1, bytes));
+    using DeviceBytes =
+      std::unique_ptr<void, decltype(&internal::free_device_memory)>;
+    const DeviceBytes source(internal::allocate_device_memory(bytes),
+                             &internal::free_device_memory);
+    const DeviceBytes target(internal::allocate_device_memory(bytes),
+                             &internal::free_device_memory);
+    GPU_ASSEMBLY_CHECK_CUDA(cudaMemset(source.get(), 1, bytes));
 
     const CudaEvent start, stop;
     float           best_ms = std::numeric_limits<float>::max();
     for (unsigned int i = 0; i < n_repetitions + 1; ++i)
       {
         GPU_ASSEMBLY_CHECK_CUDA(cudaEventRecord(start.get()));
-        GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(target.data(),
-                                           source.data(),
+        GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(target.get(),
+                                           source.get(),
                                            bytes,
                                            cudaMemcpyDeviceToDevice));
         GPU_ASSEMBLY_CHECK_CUDA(cudaEventRecord(stop.get()));
@@ -151,6 +137,41 @@ namespace GPUAssembly
 
   namespace internal
   {
+    void *
+    allocate_device_memory(const std::size_t bytes)
+    {
+      if (bytes == 0)
+        return nullptr;
+      void             *pointer = nullptr;
+      const cudaError_t status  = cudaMalloc(&pointer, bytes);
+      if (status == cudaErrorMemoryAllocation)
+        {
+          // Clear the error, so that the next unrelated check does not
+          // report it again.
+          (void)cudaGetLastError();
+          std::size_t free  = 0;
+          std::size_t total = 0;
+          (void)cudaMemGetInfo(&free, &total);
+          throw_device_memory_error(bytes,
+                                    free,
+                                    total,
+                                    cuda_error_string(status));
+        }
+      GPU_ASSEMBLY_CHECK_CUDA(status);
+      return pointer;
+    }
+
+
+
+    void
+    free_device_memory(void *const pointer) noexcept
+    {
+      if (pointer != nullptr)
+        GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaFree(pointer));
+    }
+
+
+
     std::string
     cuda_error_string(const int status)
     {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/lac/device_constraints.h>
 
 #include <cuda_runtime.h>
@@ -89,16 +90,18 @@ namespace GPUAssembly
                             std::to_string(n_dofs) + " DoFs.");
     if (n_lines == 0)
       return;
-    distribute_kernel<Number>
-      <<<(n_lines + block_size - 1) / block_size, block_size, 0, stream>>>(
-        n_lines,
-        dofs.data(),
-        entry_offsets.data(),
-        entry_dofs.data(),
-        weights.data(),
-        inhomogeneities.data(),
-        x.data());
-    GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+    internal::launch_kernel_over("distribute_kernel",
+                                 distribute_kernel<Number>,
+                                 n_lines,
+                                 block_size,
+                                 stream,
+                                 n_lines,
+                                 dofs.data(),
+                                 entry_offsets.data(),
+                                 entry_dofs.data(),
+                                 weights.data(),
+                                 inhomogeneities.data(),
+                                 x.data());
   }
 
 
@@ -115,12 +118,14 @@ namespace GPUAssembly
                             std::to_string(n_dofs) + " DoFs.");
     if (n_lines == 0)
       return;
-    set_zero_kernel<Number>
-      <<<(n_lines + block_size - 1) / block_size, block_size, 0, stream>>>(
-        n_lines,
-        dofs.data(),
-        x.data());
-    GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+    internal::launch_kernel_over("set_zero_kernel",
+                                 set_zero_kernel<Number>,
+                                 n_lines,
+                                 block_size,
+                                 stream,
+                                 n_lines,
+                                 dofs.data(),
+                                 x.data());
   }
 
 

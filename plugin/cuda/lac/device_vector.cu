@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/device_memory.h>
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <cuda_runtime.h>
@@ -65,8 +66,7 @@ namespace GPUAssembly
   void
   DeviceVector<T>::release() noexcept
   {
-    if (pointer != nullptr)
-      GPU_ASSEMBLY_CHECK_CUDA_NOTHROW(cudaFree(pointer));
+    internal::free_device_memory(pointer);
     pointer    = nullptr;
     n_elements = 0;
   }
@@ -81,26 +81,9 @@ namespace GPUAssembly
     if (size != n_elements)
       {
         release();
-        if (size > 0)
-          {
-            const cudaError_t status =
-              cudaMalloc(reinterpret_cast<void **>(&pointer), size * sizeof(T));
-            if (status == cudaErrorMemoryAllocation)
-              {
-                (void)cudaGetLastError();
-                pointer           = nullptr;
-                std::size_t free  = 0;
-                std::size_t total = 0;
-                (void)cudaMemGetInfo(&free, &total);
-                internal::throw_device_memory_error(size * sizeof(T),
-                                                    free,
-                                                    total,
-                                                    internal::cuda_error_string(
-                                                      status));
-              }
-            GPU_ASSEMBLY_CHECK_CUDA(status);
-            n_elements = size;
-          }
+        pointer =
+          static_cast<T *>(internal::allocate_device_memory(size * sizeof(T)));
+        n_elements = size;
       }
     if (!omit_zeroing_entries)
       set_zero();

@@ -9,6 +9,7 @@
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/base/cuda_handles.h>
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/lac/device_vector.h>
 #include <gpu_assembly/tled/tled_element.h>
 #include <gpu_assembly/tled/tled_stepper.h>
@@ -224,43 +225,47 @@ namespace GPUAssembly
     DeviceStepper<Number>::Implementation::launch_step(
       const unsigned int step_offset)
     {
-      cudaStream_t   s = stream.get();
-      const unsigned e_blocks =
-        (n_elements + element_block - 1) / element_block;
-      const unsigned n_blocks  = (n_nodes + node_block - 1) / node_block;
-      const bool     is_atomic = nodal_sum == NodalSum::atomic;
-      const Number  *u_c       = u[states.current].data();
-#define GPU_ASSEMBLY_TLED_ELEMENTS(NPE, ATOMIC)              \
-  element_kernel<NPE, Number, ATOMIC>                        \
-    <<<e_blocks, element_block, 0, s>>>(connectivity.data(), \
-                                        gradients.data(),    \
-                                        volumes.data(),      \
-                                        hourglass.data(),    \
-                                        u_c,                 \
-                                        forces.data(),       \
-                                        n_elements,          \
-                                        element_stride,      \
-                                        node_stride,         \
-                                        mu,                  \
-                                        lambda)
+      cudaStream_t  s         = stream.get();
+      const bool    is_atomic = nodal_sum == NodalSum::atomic;
+      const Number *u_c       = u[states.current].data();
+      const auto    elements  = [&](const auto kernel) {
+        GPUAssembly::internal::launch_kernel_over("TLED element_kernel",
+                                                  kernel,
+                                                  n_elements,
+                                                  element_block,
+                                                  s,
+                                                  connectivity.data(),
+                                                  gradients.data(),
+                                                  volumes.data(),
+                                                  hourglass.data(),
+                                                  u_c,
+                                                  forces.data(),
+                                                  n_elements,
+                                                  element_stride,
+                                                  node_stride,
+                                                  mu,
+                                                  lambda);
+      };
       if (npe == 8)
         {
           if (is_atomic)
-            GPU_ASSEMBLY_TLED_ELEMENTS(8, true);
+            elements(element_kernel<8, Number, true>);
           else
-            GPU_ASSEMBLY_TLED_ELEMENTS(8, false);
+            elements(element_kernel<8, Number, false>);
         }
       else
         {
           if (is_atomic)
-            GPU_ASSEMBLY_TLED_ELEMENTS(4, true);
+            elements(element_kernel<4, Number, true>);
           else
-            GPU_ASSEMBLY_TLED_ELEMENTS(4, false);
+            elements(element_kernel<4, Number, false>);
         }
-#undef GPU_ASSEMBLY_TLED_ELEMENTS
-      const auto node =
-        is_atomic ? node_kernel<Number, true> : node_kernel<Number, false>;
-      node<<<n_blocks, node_block, 0, s>>>(
+      GPUAssembly::internal::launch_kernel_over(
+        "TLED node_kernel",
+        is_atomic ? node_kernel<Number, true> : node_kernel<Number, false>,
+        n_nodes,
+        node_block,
+        s,
         node_offsets.data(),
         node_entries.data(),
         forces.data(),
@@ -412,7 +417,13 @@ namespace GPUAssembly
                                        cudaStreamCaptureModeThreadLocal));
               for (unsigned int k = 0; k < batch; ++k)
                 d.launch_step(k);
-              advance_counter_kernel<<<1, 1, 0, d.stream.get()>>>(
+              GPUAssembly::internal::launch_kernel(
+                "TLED advance_counter_kernel",
+                advance_counter_kernel,
+                1,
+                1,
+                0,
+                d.stream.get(),
                 reinterpret_cast<unsigned int *>(d.step_counter.data()),
                 batch);
               cudaGraph_t graph = nullptr;
@@ -432,10 +443,15 @@ namespace GPUAssembly
       for (unsigned int k = 0; done + k < n_steps; ++k)
         d.launch_step(k);
       if (done < n_steps)
-        advance_counter_kernel<<<1, 1, 0, d.stream.get()>>>(
-          reinterpret_cast<unsigned int *>(d.step_counter.data()),
-          n_steps - done);
-      GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+        GPUAssembly::internal::launch_kernel("TLED advance_counter_kernel",
+                                             advance_counter_kernel,
+                                             1,
+                                             1,
+                                             0,
+                                             d.stream.get(),
+                                             reinterpret_cast<unsigned int *>(
+                                               d.step_counter.data()),
+                                             n_steps - done);
       GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(d.stream.get()));
       this->current_step += n_steps;
     }

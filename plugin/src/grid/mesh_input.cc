@@ -6,6 +6,7 @@
 #include <gpu_assembly/grid/mesh_input.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +14,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+
+#include "abaqus_input.h"
 
 namespace GPUAssembly
 {
@@ -622,6 +625,162 @@ namespace GPUAssembly
 
 
 
+    // A legacy VTK file in the form deal.II 9.4's GridIn reads: the header
+    // of version 3.0, the cells as CELLS records "n v0 v1 ...". Versions 2.0
+    // to 4.2 hold their cells so already; 5.1 writes them as two arrays,
+    // OFFSETS (n_cells + 1 entries) and CONNECTIVITY, which are turned into
+    // records. The METADATA blocks of 4.x and 5.x (information keys, up to
+    // an empty line) are dropped. Binary files and other data sets are
+    // refused with one line.
+    std::string
+    legacy_vtk_for_grid_in(std::istream &input, const std::string &filename)
+    {
+      std::vector<std::string> lines;
+      for (std::string line; std::getline(input, line);)
+        {
+          if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+          lines.push_back(line);
+        }
+      input.clear();
+      input.seekg(0);
+      const auto refuse = [&](const unsigned int line,
+                              const std::string &what) {
+        AssertThrow(false, ExcMeshFile(filename, line, what));
+      };
+      const std::string prefix = "# vtk DataFile Version ";
+      if (lines.empty() || lines[0].rfind(prefix, 0) != 0)
+        refuse(1,
+               "a legacy VTK file starts with '# vtk DataFile Version x.y'.");
+      const std::string version = lines[0].substr(prefix.size());
+      const double      number  = std::atof(version.c_str());
+      if (!(number >= 2 && number < 6))
+        refuse(1,
+               "VTK file version '" + version +
+                 "' is not supported; save it as legacy VTK 2.0 to 5.1.");
+      if (lines.size() < 4 || lines[2] != "ASCII")
+        refuse(3,
+               "only ASCII legacy VTK files are read; save it as ASCII, "
+               "not binary.");
+      if (lines[3] != "DATASET UNSTRUCTURED_GRID")
+        refuse(4,
+               "only unstructured grids (DATASET UNSTRUCTURED_GRID) are "
+               "read, found '" +
+                 lines[3] + "'.");
+
+      std::ostringstream out;
+      out << "# vtk DataFile Version 3.0\n";
+      for (std::size_t i = 1; i < lines.size(); ++i)
+        {
+          std::istringstream words(lines[i]);
+          std::string        keyword;
+          words >> keyword;
+          if (keyword == "METADATA")
+            {
+              while (i + 1 < lines.size() &&
+                     lines[i + 1].find_first_not_of(" \t") != std::string::npos)
+                ++i;
+              continue;
+            }
+          if (keyword != "CELLS" || i + 1 >= lines.size() ||
+              lines[i + 1].rfind("OFFSETS", 0) != 0)
+            {
+              out << lines[i] << '\n';
+              continue;
+            }
+          // VTK 5.1: CELLS n_offsets n_connectivity, then the two arrays.
+          long n_offsets = -1, n_connectivity = -1;
+          words >> n_offsets >> n_connectivity;
+          const unsigned int cells_line = i + 1;
+          if (!words || n_offsets < 1 || n_connectivity < 0)
+            refuse(cells_line,
+                   "expected 'CELLS n_offsets n_connectivity', found '" +
+                     lines[i] + "'.");
+          // The numbers after a keyword line, up to the next keyword.
+          std::size_t j     = i + 2;
+          const auto  array = [&](const std::string &name, const long n) {
+            std::vector<long> values;
+            for (; j < lines.size() && values.size() < std::size_t(n); ++j)
+              {
+                // The next keyword ends the array.
+                const auto first = lines[j].find_first_not_of(" \t");
+                if (first != std::string::npos &&
+                    std::isalpha(static_cast<unsigned char>(lines[j][first])))
+                  break;
+                std::istringstream numbers(lines[j]);
+                for (std::string token; numbers >> token;)
+                  {
+                    char *end        = nullptr;
+                    errno            = 0;
+                    const long value = std::strtol(token.c_str(), &end, 10);
+                    if (*end != '\0' || errno == ERANGE)
+                      refuse(j + 1,
+                             name + ": expected an integer, found '" + token +
+                               "'.");
+                    values.push_back(value);
+                  }
+              }
+            if (values.size() != std::size_t(n))
+              refuse(j,
+                     name + " holds " + std::to_string(values.size()) +
+                       " numbers, but CELLS declares " + std::to_string(n) +
+                       ": the file is damaged or truncated.");
+            return values;
+          };
+          const std::vector<long> offsets = array("OFFSETS", n_offsets);
+          if (j >= lines.size() || lines[j].rfind("CONNECTIVITY", 0) != 0)
+            refuse(j + 1, "expected CONNECTIVITY after the OFFSETS array.");
+          ++j;
+          const std::vector<long> connectivity =
+            array("CONNECTIVITY", n_connectivity);
+          if (offsets[0] != 0 || offsets.back() != n_connectivity)
+            refuse(cells_line,
+                   "OFFSETS must run from 0 to the CONNECTIVITY's length " +
+                     std::to_string(n_connectivity) + ".");
+          for (long c = 0; c + 1 < n_offsets; ++c)
+            if (offsets[c + 1] < offsets[c])
+              refuse(cells_line,
+                     "OFFSETS decrease at cell " + std::to_string(c) + ".");
+          out << "CELLS " << n_offsets - 1 << ' '
+              << n_offsets - 1 + n_connectivity << '\n';
+          for (long c = 0; c + 1 < n_offsets; ++c)
+            {
+              out << offsets[c + 1] - offsets[c];
+              for (long k = offsets[c]; k < offsets[c + 1]; ++k)
+                out << ' ' << connectivity[k];
+              out << '\n';
+            }
+          i = j - 1;
+        }
+      return out.str();
+    }
+
+
+
+    // Whether the Abaqus file @p input holds tetrahedra (an *Element line of
+    // type C3D4...), which deal.II 9.4's GridIn does not read.
+    bool
+    abaqus_has_tetrahedra(std::istream &input)
+    {
+      bool found = false;
+      for (std::string line; !found && std::getline(input, line);)
+        {
+          for (char &c : line)
+            c = std::toupper(static_cast<unsigned char>(c));
+          std::string compact;
+          for (const char c : line)
+            if (c != ' ' && c != '\t')
+              compact += c;
+          found = compact.rfind("*ELEMENT,", 0) == 0 &&
+                  compact.find("TYPE=C3D4") != std::string::npos;
+        }
+      input.clear();
+      input.seekg(0);
+      return found;
+    }
+
+
+
     // An Abaqus file declares no counts: a file cut within its last data
     // line (no line break after it) would read a number cut short.
     void
@@ -759,16 +918,36 @@ namespace GPUAssembly
                             "unknown extension '." + extension +
                               "'; supported are .msh (Gmsh), .inp "
                               "(Abaqus), .vtk (VTK) and .dat."));
-    check_declared_counts(input, extension, filename);
     if (extension == "inp")
-      check_last_line_complete(input, filename);
+      {
+        check_last_line_complete(input, filename);
+        internal::check_abaqus_structure(input, filename);
+        if constexpr (dim == 3)
+          if (abaqus_has_tetrahedra(input))
+            {
+              Triangulation<3> new_tria;
+              MeshFileSummary  summary;
+              read_abaqus(input, new_tria, filename, &summary);
+              tria.clear();
+              tria.copy_triangulation(new_tria);
+              return summary;
+            }
+      }
+    // deal.II's GridIn reads legacy VTK 3.0 only: other versions are read
+    // from a converted copy.
+    std::istringstream converted;
+    std::istream      &in =
+      extension == "vtk" ? static_cast<std::istream &>(converted) : input;
+    if (extension == "vtk")
+      converted.str(legacy_vtk_for_grid_in(input, filename));
+    check_declared_counts(in, extension, filename);
 
     // Read into a scratch triangulation so that a failure leaves the
     // caller's triangulation as it was.
     Triangulation<dim> new_tria;
     try
       {
-        read_with_grid_in(input, extension, filename, new_tria);
+        read_with_grid_in(in, extension, filename, new_tria);
       }
     catch (const ExcMeshFile &)
       {
@@ -782,10 +961,10 @@ namespace GPUAssembly
         unsigned int  n_other_cells = 0;
         try
           {
-            input.clear();
-            input.seekg(0);
+            in.clear();
+            in.seekg(0);
             Triangulation<other> other_tria;
-            read_with_grid_in(input, extension, filename, other_tria);
+            read_with_grid_in(in, extension, filename, other_tria);
             n_other_cells = other_tria.n_active_cells();
           }
         catch (...)
@@ -807,7 +986,7 @@ namespace GPUAssembly
     AssertThrow(new_tria.n_active_cells() > 0,
                 ExcMeshFile(filename, 0, "the mesh has no cells."));
     MeshFileSummary summary;
-    summary.n_file_nodes = declared_nodes(input, extension);
+    summary.n_file_nodes = declared_nodes(in, extension);
     if (summary.n_file_nodes > new_tria.n_vertices())
       summary.n_unused_nodes = summary.n_file_nodes - new_tria.n_vertices();
     else

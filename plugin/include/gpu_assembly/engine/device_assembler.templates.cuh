@@ -80,42 +80,26 @@ namespace GPUAssembly
       inhomogeneities.data(),
       additional_data.options.use_inhomogeneities_for_rhs};
 
+    const internal::AssemblyLaunch<Number> call{nodal_data.data(),
+                                                matrix.get_values().data(),
+                                                matrix.get_values().size(),
+                                                rhs.data(),
+                                                rhs.size(),
+                                                stream};
     switch (additional_data.method)
       {
         case AssemblyMethod::global_nz:
-          global_nz.template launch<dim>(kernel,
-                                         data,
-                                         nodal_data.data(),
-                                         matrix.get_values().data(),
-                                         rhs.data(),
-                                         stream);
+          global_nz.template launch<dim>(kernel, data, call);
           break;
         case AssemblyMethod::shared_nz:
-          shared_nz.template launch<dim>(kernel,
-                                         data,
-                                         nodal_data.data(),
-                                         matrix.get_values().data(),
-                                         rhs.data(),
-                                         stream);
+          shared_nz.template launch<dim>(kernel, data, call);
           break;
         case AssemblyMethod::local_elem_atomic:
         case AssemblyMethod::local_elem_colored:
-          local_elem.template launch<dim>(kernel,
-                                          data,
-                                          nodal_data.data(),
-                                          matrix.get_values().data(),
-                                          matrix.get_values().size(),
-                                          rhs.data(),
-                                          rhs.size(),
-                                          stream);
+          local_elem.template launch<dim>(kernel, data, call);
           break;
       }
-    constraint_stage.template launch<dim>(kernel,
-                                          data,
-                                          nodal_data.data(),
-                                          matrix.get_values().data(),
-                                          rhs.data(),
-                                          stream);
+    constraint_stage.template launch<dim>(kernel, data, call);
   }
 } // namespace GPUAssembly
 

@@ -11,6 +11,7 @@
 // only: include from .cu files.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/element/dirichlet_condensation.h>
 #include <gpu_assembly/element/element_views.h>
 #include <gpu_assembly/kernels/hex8_elasticity.h>
@@ -727,26 +728,24 @@ namespace GPUAssembly
         symmetric && form != Hex8EntryForm::shape_map_rows ?
           Hex8EntryOrder<symmetric>::n_entries :
           0);
-      GPU_ASSEMBLY_CHECK_CUDA(
-        cudaFuncSetAttribute(function,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(bytes)));
-      function<<<arguments.n_slots / G,
-                 hex8_threads_per_block(form, G),
-                 bytes,
-                 stream>>>(kernel,
-                           order,
-                           arguments.block_element,
-                           arguments.cluster_node_offsets,
-                           arguments.cluster_nodes,
-                           arguments.block_connectivity,
-                           arguments.block_supplemental,
-                           arguments.n_supplemental,
-                           arguments.B,
-                           arguments.entry_group,
-                           arguments.nodal_data,
-                           arguments.element_data);
-      GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+      launch_kernel("hex8_element_kernel",
+                    function,
+                    arguments.n_slots / G,
+                    hex8_threads_per_block(form, G),
+                    bytes,
+                    stream,
+                    kernel,
+                    order,
+                    arguments.block_element,
+                    arguments.cluster_node_offsets,
+                    arguments.cluster_nodes,
+                    arguments.block_connectivity,
+                    arguments.block_supplemental,
+                    arguments.n_supplemental,
+                    arguments.B,
+                    arguments.entry_group,
+                    arguments.nodal_data,
+                    arguments.element_data);
     }
 
     template <typename Number, bool symmetric, Hex8EntryForm form>
@@ -932,23 +931,25 @@ namespace GPUAssembly
                                          stream);
     if (arguments.any_constrained_element)
       {
-        const unsigned int n_slots  = arguments.n_slots;
-        const auto         condense = arguments.symmetric ?
-                                        internal::hex8_condense_kernel<Number, true> :
-                                        internal::hex8_condense_kernel<Number, false>;
-        condense<<<(n_slots + 127) / 128, 128, 0, stream>>>(
-          n_slots,
-          arguments.B,
-          arguments.n_matrix_entries,
-          arguments.n_entries,
-          arguments.entry_group,
-          arguments.block_has_constraints,
-          arguments.block_location,
-          data.dof_is_constrained,
-          data.inhomogeneities,
-          data.use_inhomogeneities_for_rhs,
-          arguments.element_data);
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+        const auto condense = arguments.symmetric ?
+                                internal::hex8_condense_kernel<Number, true> :
+                                internal::hex8_condense_kernel<Number, false>;
+        internal::launch_kernel_over("hex8_condense_kernel",
+                                     condense,
+                                     arguments.n_slots,
+                                     128,
+                                     stream,
+                                     arguments.n_slots,
+                                     arguments.B,
+                                     arguments.n_matrix_entries,
+                                     arguments.n_entries,
+                                     arguments.entry_group,
+                                     arguments.block_has_constraints,
+                                     arguments.block_location,
+                                     data.dof_is_constrained,
+                                     data.inhomogeneities,
+                                     data.use_inhomogeneities_for_rhs,
+                                     arguments.element_data);
       }
   }
 } // namespace GPUAssembly

@@ -4,12 +4,11 @@
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/element/element_stage.h>
+#include <gpu_assembly/engine/assembly_launch.h>
 #include <gpu_assembly/engine/constraints/plan.h>
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <cstddef>
-
-struct CUstream_st;
 
 namespace GPUAssembly
 {
@@ -36,18 +35,15 @@ namespace GPUAssembly
       }
 
       /**
-       * Enqueue on @p stream the element kernel of the plan's elements and
-       * the weighted sums into @p values and @p rhs. Runs after the
-       * method's own kernels on the same stream.
+       * Enqueue on the stream of @p call the element kernel of the plan's
+       * elements and the weighted sums into its values and right-hand
+       * side. Runs after the method's own kernels on the same stream.
        */
       template <int dim, class Kernel>
       void
       launch(const Kernel                   &kernel,
              const ElementStageData<Number> &data,
-             const Number                   *nodal_data,
-             Number                         *values,
-             Number                         *rhs,
-             CUstream_st                    *stream) const;
+             const AssemblyLaunch<Number>   &call) const;
 
       const ConstraintPlan &
       get_plan() const

@@ -7,6 +7,7 @@
 // device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/constraints/device_data.h>
 
@@ -87,44 +88,43 @@ namespace GPUAssembly
     template <typename Number>
     template <int dim, class Kernel>
     void
-    ConstraintDeviceData<Number>::launch(const Kernel                   &kernel,
-                                         const ElementStageData<Number> &data,
-                                         const Number *nodal_data,
-                                         Number       *values,
-                                         Number       *rhs,
-                                         CUstream_st  *stream) const
+    ConstraintDeviceData<Number>::launch(
+      const Kernel                   &kernel,
+      const ElementStageData<Number> &data,
+      const AssemblyLaunch<Number>   &call) const
     {
       if (plan.empty())
         return;
       constexpr unsigned int block      = 128;
       const unsigned int     n_elements = plan.elements.size();
-      if (n_elements > 0)
-        {
-          constraint_element_kernel<dim, Number, Kernel>
-            <<<(n_elements + block - 1) / block, block, 0, stream>>>(
-              kernel,
-              data,
-              n_elements,
-              connectivity.data(),
-              supplemental.data(),
-              nodal_data,
-              element_data.data());
-          GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-        }
+      launch_kernel_over("constraint_element_kernel",
+                         constraint_element_kernel<dim, Number, Kernel>,
+                         n_elements,
+                         block,
+                         call.stream,
+                         kernel,
+                         data,
+                         n_elements,
+                         connectivity.data(),
+                         supplemental.data(),
+                         call.nodal_data,
+                         element_data.data());
       const unsigned int n_targets = plan.targets.size();
-      constraint_sum_kernel<Number>
-        <<<(n_targets + block - 1) / block, block, 0, stream>>>(
-          n_targets,
-          plan.n_matrix_targets,
-          targets.data(),
-          overwrite.data(),
-          source_offsets.data(),
-          sources.data(),
-          weights.data(),
-          element_data.data(),
-          values,
-          rhs);
-      GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+      launch_kernel_over("constraint_sum_kernel",
+                         constraint_sum_kernel<Number>,
+                         n_targets,
+                         block,
+                         call.stream,
+                         n_targets,
+                         plan.n_matrix_targets,
+                         targets.data(),
+                         overwrite.data(),
+                         source_offsets.data(),
+                         sources.data(),
+                         weights.data(),
+                         element_data.data(),
+                         call.values,
+                         call.rhs);
     }
   } // namespace internal
 } // namespace GPUAssembly

@@ -4,13 +4,11 @@
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/element/element_stage.h>
+#include <gpu_assembly/engine/assembly_launch.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <cstddef>
-
-// cudaStream_t without the CUDA headers, for host code.
-struct CUstream_st;
 
 namespace GPUAssembly
 {
@@ -36,8 +34,8 @@ namespace GPUAssembly
              const std::size_t               shared_memory_limit);
 
       /**
-       * Enqueue the element and the reduction kernel on @p stream:
-       * assemble into @p values (the matrix's value array) and @p rhs. A
+       * Enqueue the element and the reduction kernel on the stream of
+       * @p call: assemble into its values and right-hand side. A
        * kernel with an element stage of its own (ElementStageTraits) that
        * asks for it computes the element data instead of the element
        * kernel.
@@ -46,10 +44,7 @@ namespace GPUAssembly
       void
       launch(const Kernel                   &kernel,
              const ElementStageData<Number> &data,
-             const Number                   *nodal_data,
-             Number                         *values,
-             Number                         *rhs,
-             CUstream_st                    *stream) const;
+             const AssemblyLaunch<Number>   &call) const;
 
       const GlobalNZPlan &
       get_plan() const

@@ -6,6 +6,7 @@
 // for .cu files: device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/element_specialization.cuh>
 #include <gpu_assembly/engine/element_stage_traits.h>
@@ -220,10 +221,7 @@ namespace GPUAssembly
     void
     GlobalNZDeviceData<Number>::launch(const Kernel                   &kernel,
                                        const ElementStageData<Number> &data,
-                                       const Number *nodal_data,
-                                       Number       *values,
-                                       Number       *rhs,
-                                       CUstream_st  *stream) const
+                                       const AssemblyLaunch<Number> &call) const
     {
       const std::size_t nodal_bytes =
         static_cast<std::size_t>(plan.max_cluster_nodes) * data.n_fields *
@@ -255,7 +253,7 @@ namespace GPUAssembly
                 static_cast<std::size_t>(plan.n_element_blocks) *
                   plan.parameters.elements_per_block,
                 plan.entry_group,
-                nodal_data,
+                call.nodal_data,
                 element_data.data(),
                 plan.parameters.symmetric,
                 plan.n_matrix_entries,
@@ -263,7 +261,10 @@ namespace GPUAssembly
                 any_constrained_element,
                 block_has_constraints.data(),
                 block_location.data()};
-              Traits::launch_global_nz_stage(kernel, data, arguments, stream);
+              Traits::launch_global_nz_stage(kernel,
+                                             data,
+                                             arguments,
+                                             call.stream);
             }
         }
       else
@@ -275,57 +276,50 @@ namespace GPUAssembly
               plan.parameters.symmetric ?
                                      global_nz_element_kernel<dim, Number, Kernel, true, s> :
                                      global_nz_element_kernel<dim, Number, Kernel, false, s>;
-            GPU_ASSEMBLY_CHECK_CUDA(
-              cudaFuncSetAttribute(element_kernel,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(nodal_bytes)));
-            element_kernel<<<plan.n_element_blocks,
-                             plan.parameters.elements_per_block,
-                             nodal_bytes,
-                             stream>>>(kernel,
-                                       data,
-                                       block_element.data(),
-                                       cluster_node_offsets.data(),
-                                       cluster_nodes.data(),
-                                       block_connectivity.data(),
-                                       block_supplemental.data(),
-                                       block_location.data(),
-                                       block_has_constraints.data(),
-                                       plan.n_supplemental,
-                                       plan.n_matrix_entries,
-                                       plan.n_entries,
-                                       plan.entry_group,
-                                       nodal_data,
-                                       element_data.data());
-            GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+            launch_kernel("global_nz_element_kernel",
+                          element_kernel,
+                          plan.n_element_blocks,
+                          plan.parameters.elements_per_block,
+                          nodal_bytes,
+                          call.stream,
+                          kernel,
+                          data,
+                          block_element.data(),
+                          cluster_node_offsets.data(),
+                          cluster_nodes.data(),
+                          block_connectivity.data(),
+                          block_supplemental.data(),
+                          block_location.data(),
+                          block_has_constraints.data(),
+                          plan.n_supplemental,
+                          plan.n_matrix_entries,
+                          plan.n_entries,
+                          plan.entry_group,
+                          call.nodal_data,
+                          element_data.data());
           });
 
       const std::size_t target_bytes =
         static_cast<std::size_t>(plan.parameters.targets_per_block) *
         sizeof(Number);
-      const auto reduction_kernel = global_nz_reduction_kernel<Number>;
-      GPU_ASSEMBLY_CHECK_CUDA(
-        cudaFuncSetAttribute(reduction_kernel,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(target_bytes)));
-      reduction_kernel<<<plan.n_reduction_blocks(),
-                         plan.parameters.reduction_threads,
-                         target_bytes,
-                         stream>>>(plan.reduction_block_order.empty() ?
-                                     nullptr :
-                                     reduction_block_order.data(),
-                                   reduction_target_begin.data(),
-                                   reduction_slice_offsets.data(),
-                                   reduction_array.data(),
-                                   element_data.data(),
-                                   static_cast<int>(plan.n_value_targets),
-                                   plan.parameters.symmetric ?
-                                     upper_position.data() :
-                                     nullptr,
-                                   mirror_position.data(),
-                                   values,
-                                   rhs);
-      GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+      launch_kernel("global_nz_reduction_kernel",
+                    global_nz_reduction_kernel<Number>,
+                    plan.n_reduction_blocks(),
+                    plan.parameters.reduction_threads,
+                    target_bytes,
+                    call.stream,
+                    plan.reduction_block_order.empty() ?
+                      nullptr :
+                      reduction_block_order.data(),
+                    reduction_target_begin.data(),
+                    reduction_slice_offsets.data(),
+                    reduction_array.data(),
+                    element_data.data(),
+                    static_cast<int>(plan.n_value_targets),
+                    plan.parameters.symmetric ? upper_position.data() : nullptr,
+                    mirror_position.data(),
+                    call.values,
+                    call.rhs);
     }
   } // namespace internal
 } // namespace GPUAssembly

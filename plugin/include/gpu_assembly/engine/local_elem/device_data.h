@@ -4,14 +4,12 @@
 
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/element/element_stage.h>
+#include <gpu_assembly/engine/assembly_launch.h>
 #include <gpu_assembly/engine/local_elem/plan.h>
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <cstddef>
 #include <vector>
-
-// cudaStream_t without the CUDA headers, for host code.
-struct CUstream_st;
 
 namespace GPUAssembly
 {
@@ -37,19 +35,15 @@ namespace GPUAssembly
              const LocalElemPlan::Parameters &parameters);
 
       /**
-       * Zero @p values and @p rhs and enqueue the element kernels on
-       * @p stream: one with atomics, or one launch per colour.
+       * Zero the values and the right-hand side of @p call and enqueue the
+       * element kernels on its stream: one with atomics, or one launch per
+       * colour.
        */
       template <int dim, class Kernel>
       void
       launch(const Kernel                   &kernel,
              const ElementStageData<Number> &data,
-             const Number                   *nodal_data,
-             Number                         *values,
-             std::size_t                     n_values,
-             Number                         *rhs,
-             std::size_t                     n_rhs,
-             CUstream_st                    *stream) const;
+             const AssemblyLaunch<Number>   &call) const;
 
       const LocalElemPlan &
       get_plan() const

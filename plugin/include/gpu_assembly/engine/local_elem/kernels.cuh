@@ -6,6 +6,7 @@
 // for .cu files: device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/element_specialization.cuh>
 #include <gpu_assembly/engine/local_elem/device_data.h>
@@ -105,42 +106,40 @@ namespace GPUAssembly
     template <typename Number>
     template <int dim, class Kernel>
     void
-    LocalElemDeviceData<Number>::launch(const Kernel                   &kernel,
-                                        const ElementStageData<Number> &data,
-                                        const Number     *nodal_data,
-                                        Number           *values,
-                                        const std::size_t n_values,
-                                        Number           *rhs,
-                                        const std::size_t n_rhs,
-                                        CUstream_st      *stream) const
+    LocalElemDeviceData<Number>::launch(
+      const Kernel                   &kernel,
+      const ElementStageData<Number> &data,
+      const AssemblyLaunch<Number>   &call) const
     {
       // LocalElem methods add into the matrix, which must start from zero.
+      GPU_ASSEMBLY_CHECK_CUDA(cudaMemsetAsync(call.values,
+                                              0,
+                                              call.n_values * sizeof(Number),
+                                              call.stream));
       GPU_ASSEMBLY_CHECK_CUDA(
-        cudaMemsetAsync(values, 0, n_values * sizeof(Number), stream));
-      GPU_ASSEMBLY_CHECK_CUDA(
-        cudaMemsetAsync(rhs, 0, n_rhs * sizeof(Number), stream));
-      const unsigned int block  = parameters.block_size;
-      const auto         launch = [&](const unsigned int first,
+        cudaMemsetAsync(call.rhs, 0, call.n_rhs * sizeof(Number), call.stream));
+      const auto launch = [&](const unsigned int first,
                               const unsigned int count,
                               const auto         kernel_function) {
-        if (count == 0)
-          return;
-        kernel_function<<<(count + block - 1) / block, block, 0, stream>>>(
-          kernel,
-          data,
-          first,
-          count,
-          n_elements,
-          connectivity.data(),
-          supplemental.data(),
-          location.data(),
-          nonzero_map.data(),
-          has_constraints.data(),
-          nodal_data,
-          element_data.data(),
-          values,
-          rhs);
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+        launch_kernel_over("local_elem_kernel",
+                           kernel_function,
+                           count,
+                           parameters.block_size,
+                           call.stream,
+                           kernel,
+                           data,
+                           first,
+                           count,
+                           n_elements,
+                           connectivity.data(),
+                           supplemental.data(),
+                           location.data(),
+                           nonzero_map.data(),
+                           has_constraints.data(),
+                           call.nodal_data,
+                           element_data.data(),
+                           call.values,
+                           call.rhs);
       };
       with_element_specialization<dim, Kernel>(
         data,

@@ -5,14 +5,12 @@
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/element/element_stage.h>
+#include <gpu_assembly/engine/assembly_launch.h>
 #include <gpu_assembly/engine/shared_nz/plan.h>
 #include <gpu_assembly/lac/device_vector.h>
 
 #include <cstddef>
 #include <cstdint>
-
-// cudaStream_t without the CUDA headers, for host code.
-struct CUstream_st;
 
 namespace GPUAssembly
 {
@@ -38,17 +36,14 @@ namespace GPUAssembly
              const DeviceInfo               &device);
 
       /**
-       * Enqueue the block kernel on @p stream: assemble straight into
-       * @p values (the matrix's value array) and @p rhs.
+       * Enqueue the block kernel on the stream of @p call: assemble
+       * straight into its values and right-hand side.
        */
       template <int dim, class Kernel>
       void
       launch(const Kernel                   &kernel,
              const ElementStageData<Number> &data,
-             const Number                   *nodal_data,
-             Number                         *values,
-             Number                         *rhs,
-             CUstream_st                    *stream) const;
+             const AssemblyLaunch<Number>   &call) const;
 
       const SharedNZPlan &
       get_plan() const

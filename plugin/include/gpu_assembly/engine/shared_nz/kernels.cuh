@@ -6,6 +6,7 @@
 // for .cu files: device_assembler.templates.cuh includes it.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/element/element_stage.h>
 #include <gpu_assembly/engine/element_specialization.cuh>
 #include <gpu_assembly/engine/shared_nz/device_data.h>
@@ -435,10 +436,7 @@ namespace GPUAssembly
     void
     SharedNZDeviceData<Number>::launch(const Kernel                   &kernel,
                                        const ElementStageData<Number> &data,
-                                       const Number *nodal_data,
-                                       Number       *values,
-                                       Number       *rhs,
-                                       CUstream_st  *stream) const
+                                       const AssemblyLaunch<Number> &call) const
     {
       const SharedNZArguments<Number> arguments{halo_offsets.data(),
                                                 halo_nodes.data(),
@@ -466,20 +464,18 @@ namespace GPUAssembly
             has_node_pairs && plan.parameters.node_pairs ?
                                    shared_nz_kernel<dim, Number, Kernel, s, has_node_pairs> :
                                    shared_nz_kernel<dim, Number, Kernel, s, false>;
-          GPU_ASSEMBLY_CHECK_CUDA(
-            cudaFuncSetAttribute(block_kernel,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(plan.max_shared_bytes)));
-          block_kernel<<<plan.n_blocks,
-                         plan.parameters.threads_per_block,
-                         plan.max_shared_bytes,
-                         stream>>>(kernel,
-                                   data,
-                                   arguments,
-                                   nodal_data,
-                                   values,
-                                   rhs);
-          GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+          launch_kernel("shared_nz_kernel",
+                        block_kernel,
+                        plan.n_blocks,
+                        plan.parameters.threads_per_block,
+                        plan.max_shared_bytes,
+                        call.stream,
+                        kernel,
+                        data,
+                        arguments,
+                        call.nodal_data,
+                        call.values,
+                        call.rhs);
         });
     }
   } // namespace internal
