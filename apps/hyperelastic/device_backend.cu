@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The device backend of the hyperelastic time integrator: assembly through
-// the plugin's DeviceAssembler, the linear solves through DeviceJacobiCG or
+// the plugin's DeviceAssembler, the linear solves through DeviceJacobiCG,
+// DevicePreconditionedCG (Chebyshev-Jacobi, point-block Jacobi) or
 // DeviceDirectSolver (cuDSS), and the Newton and time updates as
 // element-wise kernels (device_kernels.cuh). With Jacobi-CG a whole time
 // step, Newton loop included, is one CUDA graph launch (run_step(),
 // step_graph.cuh). The staged operations of IntegratorBackend remain for
-// the host-driven loop: the direct solver's phases, drivers without
-// conditional graph nodes.
+// the host-driven loop: the other solvers, whose iterations and phases the
+// host drives, and drivers without conditional graph nodes.
 
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/engine/device_assembler.h>
