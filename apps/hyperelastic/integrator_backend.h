@@ -518,14 +518,19 @@ namespace Hyperelastic
    * double precision: the plugin's coloured, multithreaded HostAssembler
    * with the same element kernel as the GPU, a threaded CSR product and the
    * same Jacobi-CG iteration. It is the reference for the GPU path and the
-   * chapter's CPU configuration (NR_CPU, AssemblyCPU_Opt, DCG_CPU).
+   * chapter's CPU configuration (NR_CPU, AssemblyCPU_Opt, DCG_CPU). The
+   * other linear solvers run on a copy of the tangent in a deal.II
+   * SparseMatrix: UMFPACK (direct), deal.II's SolverCG with
+   * PreconditionChebyshev or RelaxationBlockJacobi on the node blocks.
    */
   std::unique_ptr<IntegratorBackend>
   make_host_backend(const BackendData &data);
 
   /**
    * One process: the backend that runs every stage on the device in
-   * @p Number precision (double or float). Defined in device_backend.cu.
+   * @p Number precision (double or float): DeviceJacobiCG (whole steps as
+   * graphs), DevicePreconditionedCG or DeviceDirectSolver (cuDSS, LDL^T)
+   * for the linear solves. Defined in device_backend.cu.
    */
   template <typename Number>
   std::unique_ptr<IntegratorBackend>
@@ -535,7 +540,9 @@ namespace Hyperelastic
    * Several ranks, on Trilinos: DistributedAssembler (host, or the rank's
    * GPU where data.use_device) assembles into a TrilinosWrappers::
    * SparseMatrix and MPI::Vector, deal.II's SolverCG with TrilinosWrappers::
-   * PreconditionJacobi solves, the updates run on the owned entries.
+   * PreconditionJacobi (or PreconditionBlockJacobi, or deal.II's
+   * PreconditionChebyshev), or TrilinosWrappers::SolverDirect, solves, the
+   * updates run on the owned entries.
    */
   std::unique_ptr<IntegratorBackend>
   make_trilinos_backend(const BackendData &data);
@@ -544,7 +551,8 @@ namespace Hyperelastic
    * Several ranks, resident: DistributedAssembler (the rank's GPU where
    * data.use_device, else the host) assembles into a GPUAssembly::
    * DistributedDeviceMatrix and DistributedDeviceVector with the same
-   * storage, DistributedJacobiCG solves, and the state, the predictor, the
+   * storage, DistributedJacobiCG (or DistributedPreconditionedCG) solves,
+   * and the state, the predictor, the
    * residual, the Newton and time updates and the constraints'
    * distribution stay there too (step_updates.h). On the device path
    * only scalars (norms, CG's results) come to the host each Newton
