@@ -100,14 +100,22 @@ namespace Testing
   // hanging nodes.
   template <int dim>
   void
-  make_coarse_mesh(Triangulation<dim> &tria)
+  make_coarse_mesh(Triangulation<dim> &tria, const double shear = 0)
   {
     GridGenerator::subdivided_hyper_cube(tria, 2);
     GridTools::transform(
-      [](const Point<dim> &p) {
+      [shear](const Point<dim> &p) {
         Point<dim> q = p;
         q[0] += 0.1 * std::sin(p[1] + 0.3) * p[0];
         q[1] += 0.07 * p[0] * p[0];
+        // Sheared, the fields of a node couple: on a mesh symmetric about
+        // its nodes the node blocks of elasticity are nearly diagonal.
+        if (shear == 0)
+          return q;
+        const Point<dim> r = q;
+        q[0] += shear * r[1];
+        if (dim == 3)
+          q[1] += 0.5 * shear * r[2];
         return q;
       },
       tria);
@@ -115,9 +123,11 @@ namespace Testing
 
   template <int dim>
   void
-  refine(Triangulation<dim> &tria, const bool hanging_nodes)
+  refine(Triangulation<dim> &tria,
+         const bool          hanging_nodes,
+         const unsigned int  extra_refinements = 0)
   {
-    tria.refine_global(dim == 2 ? 2 : 1);
+    tria.refine_global((dim == 2 ? 2 : 1) + extra_refinements);
     if (!hanging_nodes)
       return;
     for (const auto &cell : tria.active_cell_iterators())
@@ -136,21 +146,24 @@ namespace Testing
 
   template <int dim>
   std::unique_ptr<parallel::DistributedTriangulationBase<dim>>
-  make_triangulation(const TriaKind kind, const bool hanging_nodes)
+  make_triangulation(const TriaKind     kind,
+                     const bool         hanging_nodes,
+                     const double       shear             = 0,
+                     const unsigned int extra_refinements = 0)
   {
     if (kind == TriaKind::p4est)
       {
         auto tria = std::make_unique<parallel::distributed::Triangulation<dim>>(
           MPI_COMM_WORLD);
-        make_coarse_mesh(*tria);
-        refine(*tria, hanging_nodes);
+        make_coarse_mesh(*tria, shear);
+        refine(*tria, hanging_nodes, extra_refinements);
         return tria;
       }
     // A serial mesh, partitioned with METIS, described and distributed.
     Triangulation<dim> serial(
       Triangulation<dim>::limit_level_difference_at_vertices);
-    make_coarse_mesh(serial);
-    refine(serial, hanging_nodes);
+    make_coarse_mesh(serial, shear);
+    refine(serial, hanging_nodes, extra_refinements);
     GridTools::partition_triangulation(Utilities::MPI::n_mpi_processes(
                                          MPI_COMM_WORLD),
                                        serial);

@@ -67,54 +67,6 @@ namespace
   constexpr double cg_tolerance         = 1e-13;
   constexpr double solution_tolerance   = 1e-10;
 
-  // The elasticity or Laplace problem of resident_problems.h on a sheared
-  // mesh refined @p extra_refinements more times: big enough for iteration
-  // counts to tell the preconditioners apart.
-  template <int dim>
-  struct Problem
-  {
-    Problem(const Form form, const unsigned int extra_refinements)
-      : form(form)
-      , n_components(form == Form::laplace ? 1 : dim)
-      , tria(MPI_COMM_WORLD)
-      , fe(FE_Q<dim>(1), n_components)
-      , dof_handler(tria)
-      , mapping(1)
-      , quadrature(2)
-    {
-      make_coarse_mesh(tria);
-      // Sheared: the fields of a node couple (on a mesh symmetric about
-      // its nodes the node blocks of elasticity are nearly diagonal, and
-      // point-block Jacobi is point Jacobi).
-      GridTools::transform(
-        [](const Point<dim> &p) {
-          Point<dim> q = p;
-          q[0] += 0.8 * p[1];
-          if (dim == 3)
-            q[1] += 0.5 * p[dim - 1];
-          return q;
-        },
-        tria);
-      tria.refine_global(extra_refinements);
-      refine(tria, true);
-      dof_handler.distribute_dofs(fe);
-      make_constraints(mapping, dof_handler, constraints);
-      adapter.reinit(mapping, dof_handler, quadrature, constraints);
-    }
-
-    const Form                                form;
-    const unsigned int                        n_components;
-    parallel::distributed::Triangulation<dim> tria;
-    FESystem<dim>                             fe;
-    DoFHandler<dim>                           dof_handler;
-    MappingQ<dim>                             mapping;
-    QGauss<dim>                               quadrature;
-    AffineConstraints<double>                 constraints;
-    GPUAssembly::DoFHandlerAdapter<dim>       adapter;
-  };
-
-
-
   std::vector<double>
   owned_values(const DistributedDeviceVector<double> &v)
   {
@@ -237,7 +189,7 @@ namespace
   template <int dim>
   void
   check_blocks(
-    const Problem<dim>                                      &problem,
+    const DistributedProblem<dim>                           &problem,
     const TrilinosWrappers::SparseMatrix                    &trilinos_matrix,
     const DistributedDeviceMatrix<double>                   &A,
     const PointBlockJacobi<DistributedDeviceMatrix<double>,
@@ -460,11 +412,19 @@ namespace
   bool
   run_case(const Form form, const unsigned int extra_refinements)
   {
-    const Problem<dim> problem(form, extra_refinements);
-    const auto        &adapter = problem.adapter;
-    const IndexSet     owned   = adapter.locally_owned_dofs();
-    const MPI_Comm     comm    = MPI_COMM_WORLD;
-    std::ostringstream failures, report;
+    // Sheared and refined further: big enough for iteration counts to tell
+    // the preconditioners apart, with node blocks that are not diagonal.
+    const DistributedProblem<dim> problem(TriaKind::p4est,
+                                          form,
+                                          1,
+                                          true,
+                                          true,
+                                          0.8,
+                                          extra_refinements);
+    const auto                   &adapter = problem.adapter;
+    const IndexSet                owned   = adapter.locally_owned_dofs();
+    const MPI_Comm                comm    = MPI_COMM_WORLD;
+    std::ostringstream            failures, report;
 
     DynamicSparsityPattern dsp;
     adapter.make_sparsity_pattern(dsp);

@@ -41,14 +41,21 @@ namespace Testing
   template <int dim>
   struct DistributedProblem
   {
+    /// The mesh of make_triangulation(), @p shear and
+    /// @p extra_refinements passed on.
     DistributedProblem(const TriaKind     kind,
                        const Form         form,
                        const unsigned int degree,
                        const bool         hanging_nodes,
-                       const bool         keep_constrained_dofs = true)
+                       const bool         keep_constrained_dofs = true,
+                       const double       shear                 = 0,
+                       const unsigned int extra_refinements     = 0)
       : form(form)
       , n_components(form == Form::laplace ? 1 : dim)
-      , tria(make_triangulation<dim>(kind, hanging_nodes))
+      , tria(make_triangulation<dim>(kind,
+                                     hanging_nodes,
+                                     shear,
+                                     extra_refinements))
       , fe(FE_Q<dim>(degree), n_components)
       , dof_handler(*tria)
       , mapping(1)

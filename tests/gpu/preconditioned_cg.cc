@@ -6,8 +6,8 @@
 // - the host version: the same CGSolver on the resident distributed classes
 //   in host mode on one process, the same loop bodies with the sums and
 //   the SpMV in another order, so to a tolerance: solution 1e-9 (float
-//   1e-3), iterations within 2, Chebyshev's eigenvalue estimate 1e-10
-//   (float 1e-4), block inverses 1e-13 (float 1e-6);
+//   1e-3), iterations within 2 (float 5 %), Chebyshev's eigenvalue estimate
+//   1e-10 (float 1e-4), block inverses 1e-13 (float 1e-6);
 // - deal.II's SparseDirectUMFPACK solution of the same matrix: 1e-8 for a
 //   residual tolerance of 1e-12 (float 1e-2 for 1e-5);
 // and a second solve repeats the first bit for bit; jacobi equals
@@ -182,9 +182,12 @@ namespace
                        ": the device solve converges to UMFPACK's "
                        "solution (" +
                        Testing::scientific(direct) + ")");
+        // Float iterates part sooner when sums are added in another order.
+        const int iteration_slack =
+          is_double ? 2 : std::max(2, int(host_result.iterations) / 20);
         checks.check(difference <= (is_double ? 1e-9 : 1e-3) &&
                        std::abs(int(result.iterations) -
-                                int(host_result.iterations)) <= 2,
+                                int(host_result.iterations)) <= iteration_slack,
                      what + ": equals the host version (" +
                        Testing::scientific(difference) + ", " +
                        std::to_string(result.iterations) + " against " +

@@ -15,19 +15,7 @@ namespace GPUAssembly
                                      const double       relative_tolerance,
                                      const unsigned int max_iterations)
   {
-    const auto &partitioner = A.get_partitioner();
-    AssertThrow(partitioner,
-                dealii::ExcMessage(
-                  "DistributedJacobiCG::solve(): the matrix is empty; "
-                  "reinit() it first."));
-    AssertThrow(b.get_partitioner() &&
-                  (b.get_partitioner() == partitioner ||
-                   b.get_partitioner()->is_compatible(*partitioner)) &&
-                  b.stores_on_device() == A.stores_on_device(),
-                dealii::ExcMessage(
-                  "DistributedJacobiCG::solve(): the right-hand side does "
-                  "not have the matrix's layout (reinit() it with "
-                  "A.get_partitioner()) or storage (host or device)."));
+    internal::check_cg_system(A, b, "DistributedJacobiCG");
     AssertThrow(relative_tolerance >= 0 && std::isfinite(relative_tolerance),
                 dealii::ExcMessage(
                   "DistributedJacobiCG::solve(): the relative tolerance must "

@@ -7,6 +7,8 @@
 #include <gpu_assembly/lac/point_block_jacobi.h>
 #include <gpu_assembly/lac/preconditioned_cg.h>
 
+#include <string>
+
 namespace GPUAssembly
 {
   /**
@@ -71,6 +73,36 @@ namespace GPUAssembly
     first = v.get_partitioner()->local_range().first;
     n     = v.get_partitioner()->size();
   }
+
+
+
+  namespace internal
+  {
+    /**
+     * Throws unless @p A has been reinit()ed and @p b has its layout and
+     * storage; @p solver names the caller in the message.
+     */
+    template <typename Number>
+    void
+    check_cg_system(const DistributedDeviceMatrix<Number> &A,
+                    const DistributedDeviceVector<Number> &b,
+                    const std::string                     &solver)
+    {
+      const auto &partitioner = A.get_partitioner();
+      AssertThrow(partitioner,
+                  dealii::ExcMessage(solver + "::solve(): the matrix is empty; "
+                                              "reinit() it first."));
+      AssertThrow(b.get_partitioner() &&
+                    (b.get_partitioner() == partitioner ||
+                     b.get_partitioner()->is_compatible(*partitioner)) &&
+                    b.stores_on_device() == A.stores_on_device(),
+                  dealii::ExcMessage(
+                    solver +
+                    "::solve(): the right-hand side does not have the "
+                    "matrix's layout (reinit() it with A.get_partitioner()) "
+                    "or storage (host or device)."));
+    }
+  } // namespace internal
 
 
 
