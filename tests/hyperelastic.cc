@@ -2,7 +2,8 @@
 // The hyperelastic app's solver on the host path: conservation of linear
 // momentum and the energy behaviour of the midpoint rule on a free body,
 // the QR-compressed supplemental data, path independence of quasi-static
-// load stepping, and the stop with a message when an element inverts.
+// load stepping, the linear solvers of the host path reaching the same
+// equilibrium, and the stop with a message when an element inverts.
 
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/lac/device_constraints.h>
@@ -188,6 +189,69 @@ main()
   }
 
   {
+    // The linear solvers of the host path (UMFPACK, Jacobi-CG, deal.II's
+    // Chebyshev and node-block Jacobi around CG) reach the same equilibrium
+    // of the hanging-node mesh: Newton's tolerance 1e-12 on |r| and CG's
+    // 1e-13 leave the states apart by far less than 1e-8 relative, which
+    // any wrong update (a constraint line not distributed, a
+    // preconditioner that is not symmetric) exceeds. The direct solver's
+    // exact Newton steps take no more iterations than inexact CG ones; it
+    // counts one linear iteration per solve, and the log names the solver
+    // and why.
+    const std::string refined =
+      statics + prm_subsection("Time", {"Time step = 0.5"}) +
+      prm_subsection("Geometry", {"Local refinement steps = 1"});
+    const auto run_with = [&](const std::string &solver, std::string &text) {
+      std::ostringstream log;
+      auto               solid = run_hyperelastic(
+        refined + prm_subsection("Solver", {"Linear solver = " + solver}),
+        2,
+        log);
+      text = log.str();
+      return solid;
+    };
+    std::string direct_log, log;
+    const auto  direct   = run_with("direct", direct_log);
+    const auto &d        = direct->statistics();
+    const auto  u_direct = direct->state().first;
+    checks.check(
+      direct->linear_solver() == Hyperelastic::LinearSolver::direct &&
+        d.n_cg_iterations == d.n_newton_iterations &&
+        direct_log.find("Linear solver: direct (as 'Solver/Linear solver' "
+                        "asks)") != std::string::npos &&
+        direct->backend_description().find("UMFPACK") != std::string::npos,
+      "direct on the host: UMFPACK named in the log, one linear iteration "
+      "per Newton iteration (" +
+        std::to_string(d.n_cg_iterations) + " for " +
+        std::to_string(d.n_newton_iterations) + ")");
+    for (const std::string solver :
+         {"cg-jacobi", "cg-chebyshev", "cg-block-jacobi", "auto"})
+      {
+        const auto   cg = run_with(solver, log);
+        const auto  &c  = cg->statistics();
+        const double difference =
+          max_relative_difference(cg->state().first, u_direct);
+        checks.check(difference < 1e-8 &&
+                       d.n_newton_iterations <= c.n_newton_iterations &&
+                       c.n_cg_iterations > c.n_newton_iterations,
+                     "quasi-static, hanging nodes: " + solver +
+                       " and direct reach the same equilibrium (relative "
+                       "difference " +
+                       scientific(difference) + "), Newton iterations " +
+                       std::to_string(c.n_newton_iterations) +
+                       " against direct's " +
+                       std::to_string(d.n_newton_iterations) + ", CG " +
+                       std::to_string(c.n_cg_iterations));
+        if (solver == "auto")
+          checks.check(cg->linear_solver() ==
+                           Hyperelastic::LinearSolver::cg_jacobi &&
+                         log.find("Linear solver: cg-jacobi (auto: the host "
+                                  "path keeps Jacobi-CG") != std::string::npos,
+                       "auto on the host: Jacobi-CG, and the log says why");
+      }
+  }
+
+  {
     // Hexahedra refined near the clamp and the load (hanging nodes): the
     // equilibrium satisfies every hanging-node line, and it is the coarse
     // mesh's to discretization accuracy.
@@ -295,6 +359,13 @@ main()
       },
       "boundary id 17",
       "a fixed boundary id the mesh lacks is refused");
+    checks.check_throws<dealii::ExceptionBase>(
+      [&]() {
+        hyperelastic_parameters(
+          "subsection Solver\n  set Linear solver = cholesky\nend\n");
+      },
+      "cholesky",
+      "a linear solver the app does not know is refused");
     if (GPUAssembly::n_cuda_devices() == 0)
       checks.check_throws<dealii::ExceptionBase>(
         [&]() {

@@ -12,8 +12,13 @@
 // tolerance tied to the CG tolerance. The resident backend in host storage
 // mode ('Distributed linear algebra = resident': DistributedDeviceMatrix,
 // DistributedJacobiCG and the updates in host memory) must give the Trilinos
-// backend's states on all ranks and on rank 0 alone. Run under mpirun (ctest
-// runs 3 ranks and 1).
+// backend's states on all ranks and on rank 0 alone. On the quasi-static
+// bar, the other linear solvers must give the serial Jacobi-CG's states as
+// well: the Trilinos backend's (Trilinos' direct solver, deal.II's
+// Chebyshev-Jacobi and Trilinos' node-block Jacobi around CG) and the
+// resident backend's (the plugin's DistributedPreconditionedCG with
+// Chebyshev-Jacobi and point-block Jacobi). Run under mpirun (ctest runs 3
+// ranks and 1).
 
 #include <deal.II/base/mpi.h>
 
@@ -23,6 +28,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hyperelastic_test_utilities.h"
 
@@ -166,8 +173,14 @@ namespace
     return ok;
   }
 
+  /// Runs @p prm: on all ranks with the Trilinos and the resident backend,
+  /// on rank 0 alone with both and serially, and on all ranks with each of
+  /// @p other_solvers ('Solver/Linear solver' values) on the Trilinos
+  /// backend and, but direct, on the resident one; compares the states.
   bool
-  run_case(const std::string &name, const std::string &prm)
+  run_case(const std::string              &name,
+           const std::string              &prm,
+           const std::vector<std::string> &other_solvers = {})
   {
     const unsigned int rank = Utilities::MPI::this_mpi_process(MPI_COMM_WORLD);
     const unsigned int n_ranks =
@@ -175,6 +188,16 @@ namespace
     const Diagnostics world = run_distributed(prm, MPI_COMM_WORLD);
     const Diagnostics world_resident =
       run_distributed(prm, MPI_COMM_WORLD, "resident");
+    std::vector<std::pair<std::string, Diagnostics>> world_other;
+    for (const std::string &solver : other_solvers)
+      for (const std::string algebra : {"trilinos", "resident"})
+        if (solver != "direct" || algebra == "trilinos")
+          world_other.emplace_back(
+            algebra + " backend with " + solver,
+            run_distributed(prm + "subsection Solver\n  set Linear solver = " +
+                              solver + "\nend\n",
+                            MPI_COMM_WORLD,
+                            algebra));
 
     MPI_Comm self;
     MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &self);
@@ -197,6 +220,12 @@ namespace
                         world,
                         world_resident) &&
              ok;
+        for (const auto &[what, other] : world_other)
+          ok = same_state(name + ", " + what + " on " + ranks +
+                            " against serial Jacobi-CG",
+                          serial,
+                          other) &&
+               ok;
         // On several ranks, rank 0 alone as well: the partition must not
         // change the result.
         if (n_ranks > 1)
@@ -255,7 +284,8 @@ main(int argc, char *argv[])
                     "  set Body force = 0, 0, -0.5\nend\n"
                     "subsection Time\n  set Mode = quasi-static\n"
                     "  set Time step = 0.1\n  set End time = 1\nend\n" +
-                      solver_entries()) &&
+                      solver_entries(),
+                    {"direct", "cg-chebyshev", "cg-block-jacobi"}) &&
            ok;
       ok = run_case("tetrahedra",
                     bar + "  set Cell type = tetrahedra\nend\n" +

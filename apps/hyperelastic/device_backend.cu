@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The device backend of the hyperelastic time integrator: assembly through
-// the plugin's DeviceAssembler, Jacobi-CG through DeviceJacobiCG, and the
-// Newton and time updates as element-wise kernels (device_kernels.cuh). A
-// whole time step, Newton loop included, is one CUDA graph launch
-// (run_step(), step_graph.cuh). The staged operations of IntegratorBackend
-// remain for the host-driven loop (and drivers without conditional graph
-// nodes).
+// the plugin's DeviceAssembler, the linear solves through DeviceJacobiCG,
+// DevicePreconditionedCG (Chebyshev-Jacobi, point-block Jacobi) or
+// DeviceDirectSolver (cuDSS), and the Newton and time updates as
+// element-wise kernels (device_kernels.cuh). With Jacobi-CG a whole time
+// step, Newton loop included, is one CUDA graph launch (run_step(),
+// step_graph.cuh). The staged operations of IntegratorBackend remain for
+// the host-driven loop: the other solvers, whose iterations and phases the
+// host drives, and drivers without conditional graph nodes.
 
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
 #include <gpu_assembly/lac/device_constraints.h>
+#include <gpu_assembly/lac/device_preconditioned_cg.h>
 #include <gpu_assembly/lac/device_solver.h>
+#include <gpu_assembly/lac/direct_solver.h>
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
+#include <sstream>
 
 #include "device_kernels.cuh"
 #include "integrator_backend.h"
@@ -68,10 +74,13 @@ namespace Hyperelastic
       void
       finish_step(const StepLoads &loads) override;
 
+      void
+      setup_linear_solver(const StepLoads &loads) override;
+
       bool
       runs_whole_steps() const override
       {
-        return step_graph_supported;
+        return step_graph_supported && solver == LinearSolver::cg_jacobi;
       }
 
       bool
@@ -87,6 +96,18 @@ namespace Hyperelastic
 
       std::size_t
       memory_consumption() const override;
+
+      LinearSolver
+      linear_solver() const override
+      {
+        return solver;
+      }
+
+      std::string
+      linear_solver_note() const override
+      {
+        return solver_note;
+      }
 
       std::string
       description() const override;
@@ -122,28 +143,44 @@ namespace Hyperelastic
       unsigned int
       enqueue_assembly(const StepLoads &loads, cudaStream_t stream);
 
+      /// The direct solve of solve_and_update() into delta.
+      LinearSolveResult
+      solve_direct();
+
       /// Capture run_step()'s graph; false if the driver cannot.
       bool
       build_step_graph(const StepLoads     &loads,
                        const NewtonControl &control,
                        const StepGraphKey  &key);
 
-      const BackendData                        &data;
-      const unsigned int                        n_dofs;
+      const BackendData &data;
+      const unsigned int n_dofs;
+      /// BackendData's solver, or cg_jacobi where it fell back to it.
+      LinearSolver                              solver;
+      std::string                               solver_note;
       GPUAssembly::DeviceAssembler<dim, Number> assembler;
       GPUAssembly::DeviceCSRMatrix<Number>      matrix;
       GPUAssembly::DeviceJacobiCG<Number>       cg;
-      GPUAssembly::DeviceReduction<Number>      reduction;
-      GPUAssembly::DeviceVector<Number>         u, u_old, p_old;
-      GPUAssembly::DeviceVector<Number>         nodal_data;
-      GPUAssembly::DeviceVector<Number>         assembled, residual;
-      GPUAssembly::DeviceVector<Number>         delta, inverse_diagonal;
-      GPUAssembly::DeviceVector<Number>         mass, load_pattern;
-      GPUAssembly::DeviceVector<Number>         reference_positions;
-      GPUAssembly::DeviceVector<int>            node_dofs;
-      GPUAssembly::DeviceVector<int>            diagonal_index;
-      GPUAssembly::DeviceVector<unsigned char>  constrained;
-      GPUAssembly::DeviceVector<Number>         load_factor;
+      /// LinearSolver::direct: LDL^T, the tangent being symmetric but
+      /// indefinite where the body buckles or under compression.
+      std::unique_ptr<GPUAssembly::DeviceDirectSolver<Number>> direct;
+      /// cg_chebyshev, cg_block_jacobi: the plugin's preconditioned CG
+      /// (its iteration driven from the host).
+      std::unique_ptr<GPUAssembly::DevicePreconditionedCG<Number>>
+        preconditioned_cg;
+      /// The norm of the last assembled residual (the solve's r_0).
+      double                                   residual_norm = 0;
+      GPUAssembly::DeviceReduction<Number>     reduction;
+      GPUAssembly::DeviceVector<Number>        u, u_old, p_old;
+      GPUAssembly::DeviceVector<Number>        nodal_data;
+      GPUAssembly::DeviceVector<Number>        assembled, residual;
+      GPUAssembly::DeviceVector<Number>        delta, inverse_diagonal;
+      GPUAssembly::DeviceVector<Number>        mass, load_pattern;
+      GPUAssembly::DeviceVector<Number>        reference_positions;
+      GPUAssembly::DeviceVector<int>           node_dofs;
+      GPUAssembly::DeviceVector<int>           diagonal_index;
+      GPUAssembly::DeviceVector<unsigned char> constrained;
+      GPUAssembly::DeviceVector<Number>        load_factor;
       /// Hanging-node (and other) constraint lines with entries: a Newton
       /// update is distributed to their DoFs after each solve, which leaves
       /// them at zero. Unset without such lines.
@@ -164,6 +201,7 @@ namespace Hyperelastic
     DeviceBackend<Number>::DeviceBackend(const BackendData &data)
       : data(data)
       , n_dofs(data.arrays->n_dofs)
+      , solver(data.linear_solver.solver)
       , u(n_dofs)
       , u_old(n_dofs)
       , p_old(n_dofs)
@@ -194,6 +232,41 @@ namespace Hyperelastic
       if (data.nodal_data_are_positions)
         reference_positions.copy_from_host(
           convert<Number>(data.arrays->nodal_coordinates));
+      switch (solver)
+        {
+          case LinearSolver::cg_jacobi:
+            break;
+          case LinearSolver::direct:
+            if (GPUAssembly::DeviceDirectSolver<Number>::available())
+              {
+                typename GPUAssembly::DeviceDirectSolver<Number>::AdditionalData
+                  direct_data;
+                direct_data.matrix_type =
+                  GPUAssembly::DirectSolverMatrixType::symmetric_indefinite;
+                direct =
+                  std::make_unique<GPUAssembly::DeviceDirectSolver<Number>>(
+                    direct_data);
+                break;
+              }
+            if (!data.direct_may_fall_back)
+              throw_message("'Solver/Linear solver' = direct: the plugin was "
+                            "built without cuDSS, so it has no direct solver "
+                            "on the GPU (install the nvidia-cudss-cu13 wheel "
+                            "and configure again, or set CUDSS_DIR). Choose "
+                            "cg-jacobi, or 'Execution/Device' = host for "
+                            "UMFPACK.");
+            solver      = LinearSolver::cg_jacobi;
+            solver_note = "the plugin was built without cuDSS, so Jacobi-CG";
+            break;
+          case LinearSolver::cg_chebyshev:
+          case LinearSolver::cg_block_jacobi:
+            preconditioned_cg =
+              std::make_unique<GPUAssembly::DevicePreconditionedCG<Number>>();
+            preconditioned_cg->reinit(*data.arrays,
+                                      matrix,
+                                      cg_solver_parameters(data.linear_solver));
+            break;
+        }
     }
 
 
@@ -339,7 +412,79 @@ namespace Hyperelastic
       reduction.finish(blocks, 1, slot, slot);
       double rr = 0;
       reduction.read_slots(slot, 1, &rr);
-      return std::sqrt(rr);
+      return residual_norm = std::sqrt(rr);
+    }
+
+
+
+    template <typename Number>
+    void
+    DeviceBackend<Number>::setup_linear_solver(const StepLoads &loads)
+    {
+      if (solver != LinearSolver::direct)
+        return;
+      // The analysis reads the values (LDL^T's matching): a tangent at the
+      // initial state, the first Newton iteration's in a quasi-static run.
+      assemble_residual(loads);
+      std::string               message;
+      const DirectSolverOutcome outcome = run_direct_solver_phase(
+        [&]() {
+          direct->analyze(matrix);
+        },
+        message);
+      if (outcome == DirectSolverOutcome::success)
+        {
+          const auto        &statistics = direct->get_statistics();
+          std::ostringstream note;
+          note << "cuDSS LDL^T analysed once for all steps; its "
+                  "factorization needs about "
+               << statistics.peak_device_memory / (1024 * 1024)
+               << " MiB of the "
+               << statistics.free_device_memory / (1024 * 1024)
+               << " MiB free on the device";
+          solver_note = note.str();
+          return;
+        }
+      if (outcome == DirectSolverOutcome::singular)
+        throw_message("'Solver/Linear solver' = direct: the tangent at the "
+                      "initial state is singular. " +
+                      message);
+      if (!data.direct_may_fall_back)
+        throw_message("'Solver/Linear solver' = direct: " + message +
+                      " Choose cg-jacobi or cg-chebyshev instead.");
+      direct.reset();
+      solver      = LinearSolver::cg_jacobi;
+      solver_note = "the direct solver's factorization would not fit in "
+                    "device memory, so Jacobi-CG (" +
+                    message + ")";
+    }
+
+
+
+    template <typename Number>
+    LinearSolveResult
+    DeviceBackend<Number>::solve_direct()
+    {
+      LinearSolveResult result;
+      result.iterations       = 1;
+      result.initial_residual = residual_norm;
+      std::string               message;
+      const DirectSolverOutcome outcome = run_direct_solver_phase(
+        [&]() {
+          // A new factorization of the analysed pattern, no allocation.
+          direct->factorize(matrix);
+          direct->solve(delta, residual);
+        },
+        message);
+      if (outcome != DirectSolverOutcome::success)
+        {
+          result.final_residual = std::numeric_limits<double>::quiet_NaN();
+          return result;
+        }
+      const double relative = direct->get_statistics().relative_residual;
+      result.final_residual = relative >= 0 ? relative * residual_norm : 0.;
+      result.converged      = true;
+      return result;
     }
 
 
@@ -349,11 +494,25 @@ namespace Hyperelastic
     DeviceBackend<Number>::solve_and_update(const double relative_tolerance,
                                             const unsigned int max_iterations)
     {
-      typename GPUAssembly::DeviceJacobiCG<Number>::Control control;
-      control.relative_tolerance = relative_tolerance;
-      control.max_iterations     = max_iterations;
-      const auto result =
-        cg.solve(matrix, inverse_diagonal, delta, residual, control);
+      LinearSolveResult result;
+      if (solver == LinearSolver::direct)
+        {
+          result = solve_direct();
+          // A singular tangent stops the step: u stays the iterate that
+          // gave it.
+          if (!std::isfinite(result.final_residual))
+            return result;
+        }
+      else
+        {
+          GPUAssembly::CGControl control;
+          control.relative_tolerance = relative_tolerance;
+          control.max_iterations     = max_iterations;
+          result                     = to_linear_solve_result(
+            preconditioned_cg ?
+              preconditioned_cg->solve(matrix, delta, residual, control) :
+              cg.solve(matrix, inverse_diagonal, delta, residual, control));
+        }
       if (constraints)
         constraints->distribute(delta);
       newton_update_kernel<Number>
@@ -364,10 +523,7 @@ namespace Hyperelastic
                                            nullptr,
                                            nullptr);
       check_launch();
-      return {result.iterations,
-              result.initial_residual,
-              result.final_residual,
-              result.converged};
+      return result;
     }
 
 
@@ -548,6 +704,9 @@ namespace Hyperelastic
         bytes += v->memory_consumption();
       // CG work vectors r, z, p, q.
       bytes += 4 * n_dofs * sizeof(Number);
+      if (direct)
+        bytes += direct->get_statistics().permanent_device_memory +
+                 direct->get_statistics().work_memory;
       return bytes + node_dofs.memory_consumption() +
              diagonal_index.memory_consumption() +
              constrained.memory_consumption();
@@ -559,8 +718,10 @@ namespace Hyperelastic
     std::string
     DeviceBackend<Number>::description() const
     {
-      return "GPU: " + device_method_description(data) +
-             " assembly, Jacobi-CG and updates on the device in " +
+      return "GPU: " + device_method_description(data) + " assembly, " +
+             (solver == LinearSolver::direct ? std::string("cuDSS LDL^T") :
+                                               short_name(solver)) +
+             " and updates on the device in " +
              (sizeof(Number) == 8 ? "double" : "single") + " precision";
     }
   } // namespace

@@ -2,6 +2,12 @@
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/parallel.h>
 
+#include <deal.II/lac/diagonal_matrix.h>
+#include <deal.II/lac/precondition.h>
+#include <deal.II/lac/relaxation_block.h>
+#include <deal.II/lac/sparse_direct.h>
+#include <deal.II/lac/sparse_matrix.h>
+#include <deal.II/lac/sparsity_pattern.h>
 #include <deal.II/lac/vector.h>
 
 #include <gpu_assembly/engine/host_assembler.h>
@@ -12,6 +18,7 @@
 #include <cmath>
 #include <limits>
 
+#include "dealii_cg.h"
 #include "host_state.h"
 #include "integrator_backend.h"
 #include "step_updates.h"
@@ -68,6 +75,12 @@ namespace Hyperelastic
       void
       finish_step(const StepLoads &loads) override;
 
+      LinearSolver
+      linear_solver() const override
+      {
+        return data.linear_solver.solver;
+      }
+
       std::size_t
       memory_consumption() const override;
 
@@ -77,6 +90,19 @@ namespace Hyperelastic
     private:
       void
       vmult(Vector<double> &dst, const Vector<double> &src) const;
+
+      /// Jacobi-CG into delta, the iteration of DeviceJacobiCG.
+      LinearSolveResult
+      solve_jacobi_cg(const double       relative_tolerance,
+                      const unsigned int max_iterations);
+
+      /// UMFPACK into delta, on the tangent copied into dealii_matrix.
+      LinearSolveResult
+      solve_direct();
+
+      /// The tangent's values into dealii_matrix.
+      void
+      copy_to_dealii_matrix();
 
       const BackendData                            &data;
       const GPUAssembly::MeshArrays                &arrays;
@@ -89,6 +115,20 @@ namespace Hyperelastic
       std::vector<double>                nodal_data;
       Vector<double> u, u_old, p_old, residual, delta, inverse_diagonal;
       Vector<double> cg_r, cg_z, cg_p, cg_q;
+      /// All but Jacobi-CG: deal.II's matrix of the adapter's pattern
+      /// (deal.II stores a row's diagonal entry first), and for each of its
+      /// entries in storage order the position of the same entry in values.
+      SparsityPattern      dealii_pattern;
+      SparseMatrix<double> dealii_matrix;
+      std::vector<int>     dealii_positions;
+      SparseDirectUMFPACK  umfpack;
+      /// cg_chebyshev: deal.II's Chebyshev around the inverse diagonal.
+      PreconditionChebyshev<SparseMatrix<double>, Vector<double>> chebyshev;
+      /// cg_block_jacobi: deal.II's block Jacobi on the DoFs of each node
+      /// (the Cuthill-McKee numbering does not keep them together).
+      RelaxationBlockJacobi<SparseMatrix<double>> block_jacobi;
+      /// Its blocks, which it reads through a pointer.
+      RelaxationBlockJacobi<SparseMatrix<double>>::AdditionalData block_data;
     };
 
 
@@ -110,7 +150,44 @@ namespace Hyperelastic
       , cg_z(n_dofs)
       , cg_p(n_dofs)
       , cg_q(n_dofs)
-    {}
+    {
+      if (data.linear_solver.solver == LinearSolver::cg_jacobi)
+        return;
+      std::vector<unsigned int> row_lengths(n_dofs);
+      for (unsigned int row = 0; row < n_dofs; ++row)
+        row_lengths[row] =
+          arrays.row_offsets[row + 1] - arrays.row_offsets[row];
+      dealii_pattern.reinit(n_dofs, n_dofs, row_lengths);
+      for (unsigned int row = 0; row < n_dofs; ++row)
+        for (int k = arrays.row_offsets[row]; k < arrays.row_offsets[row + 1];
+             ++k)
+          dealii_pattern.add(row, arrays.column_indices[k]);
+      dealii_pattern.compress();
+      dealii_matrix.reinit(dealii_pattern);
+      dealii_positions.reserve(arrays.column_indices.size());
+      for (unsigned int row = 0; row < n_dofs; ++row)
+        {
+          const auto begin =
+            arrays.column_indices.begin() + arrays.row_offsets[row];
+          const auto end =
+            arrays.column_indices.begin() + arrays.row_offsets[row + 1];
+          for (auto entry = dealii_pattern.begin(row);
+               entry != dealii_pattern.end(row);
+               ++entry)
+            dealii_positions.push_back(
+              std::lower_bound(begin, end, int(entry->column())) -
+              arrays.column_indices.begin());
+        }
+      if (data.linear_solver.solver == LinearSolver::cg_block_jacobi)
+        {
+          SparsityPattern &blocks = block_data.block_list;
+          blocks.reinit(arrays.n_nodes, n_dofs, dim);
+          for (unsigned int node = 0; node < arrays.n_nodes; ++node)
+            for (unsigned int c = 0; c < dim; ++c)
+              blocks.add(node, arrays.node_dofs[node * dim + c]);
+          blocks.compress();
+        }
+    }
 
 
 
@@ -221,6 +298,104 @@ namespace Hyperelastic
     HostBackend::solve_and_update(const double       relative_tolerance,
                                   const unsigned int max_iterations)
     {
+      // deal.II's CG with one of its preconditioners, on a copy of the
+      // tangent.
+      const auto solve_cg = [&](const auto &preconditioner) {
+        return solve_with_dealii_cg(dealii_matrix,
+                                    delta,
+                                    residual,
+                                    residual.l2_norm(),
+                                    preconditioner,
+                                    relative_tolerance,
+                                    max_iterations);
+      };
+      LinearSolveResult result;
+      switch (data.linear_solver.solver)
+        {
+          case LinearSolver::cg_jacobi:
+            result = solve_jacobi_cg(relative_tolerance, max_iterations);
+            break;
+          case LinearSolver::direct:
+            result = solve_direct();
+            break;
+          case LinearSolver::cg_chebyshev:
+            {
+              copy_to_dealii_matrix();
+              using Chebyshev =
+                PreconditionChebyshev<SparseMatrix<double>, Vector<double>>;
+              Chebyshev::AdditionalData chebyshev_data;
+              chebyshev_data.degree = data.linear_solver.chebyshev_degree;
+              chebyshev_data.smoothing_range =
+                data.linear_solver.chebyshev_smoothing_range;
+              chebyshev_data.preconditioner =
+                std::make_shared<DiagonalMatrix<Vector<double>>>(
+                  inverse_diagonal);
+              chebyshev.initialize(dealii_matrix, chebyshev_data);
+              result = solve_cg(chebyshev);
+              break;
+            }
+          case LinearSolver::cg_block_jacobi:
+            copy_to_dealii_matrix();
+            block_jacobi.initialize(dealii_matrix, block_data);
+            result = solve_cg(block_jacobi);
+            break;
+        }
+      if (arrays.n_constraint_lines() > 0)
+        GPUAssembly::distribute_constraints(constraint_lines,
+                                            delta.data(),
+                                            delta.size());
+      u += delta;
+      return result;
+    }
+
+
+
+    void
+    HostBackend::copy_to_dealii_matrix()
+    {
+      unsigned int entry = 0;
+      for (unsigned int row = 0; row < n_dofs; ++row)
+        for (auto it = dealii_matrix.begin(row); it != dealii_matrix.end(row);
+             ++it, ++entry)
+          it->value() = values[dealii_positions[entry]];
+    }
+
+
+
+    LinearSolveResult
+    HostBackend::solve_direct()
+    {
+      LinearSolveResult result;
+      result.iterations       = 1;
+      result.initial_residual = residual.l2_norm();
+      copy_to_dealii_matrix();
+      try
+        {
+          umfpack.initialize(dealii_matrix);
+          umfpack.vmult(delta, residual);
+        }
+      catch (const SparseDirectUMFPACK::ExcUMFPACKError &)
+        {
+          // A singular tangent: reported as a breakdown of the solve.
+          delta                 = 0.;
+          result.final_residual = std::numeric_limits<double>::quiet_NaN();
+          return result;
+        }
+      // The residual the update leaves, which Newton's next residual does
+      // not show where the tangent is ill-conditioned.
+      vmult(cg_q, delta);
+      cg_q -= residual;
+      result.final_residual = cg_q.l2_norm();
+      result.converged      = std::isfinite(result.final_residual);
+      return result;
+    }
+
+
+
+    LinearSolveResult
+    HostBackend::solve_jacobi_cg(const double       relative_tolerance,
+                                 const unsigned int max_iterations)
+    {
       // The iteration of DeviceJacobiCG, step by step, with x_0 = 0.
       LinearSolveResult result;
       delta = 0.;
@@ -255,11 +430,6 @@ namespace Hyperelastic
           cg_p.sadd(rz_new / rz, 1., cg_z);
           rz = rz_new;
         }
-      if (arrays.n_constraint_lines() > 0)
-        GPUAssembly::distribute_constraints(constraint_lines,
-                                            delta.data(),
-                                            delta.size());
-      u += delta;
       return result;
     }
 
@@ -283,7 +453,10 @@ namespace Hyperelastic
     {
       return (values.size() + assembled.size() + nodal_data.size() +
               13 * std::size_t(n_dofs)) *
-             sizeof(double);
+               sizeof(double) +
+             dealii_pattern.memory_consumption() +
+             dealii_matrix.memory_consumption() +
+             dealii_positions.size() * sizeof(int);
     }
 
 
@@ -291,7 +464,12 @@ namespace Hyperelastic
     std::string
     HostBackend::description() const
     {
-      return "host: coloured HostAssembler, Jacobi-CG and updates on " +
+      std::string solver = short_name(data.linear_solver.solver);
+      if (data.linear_solver.solver == LinearSolver::direct)
+        solver = "UMFPACK";
+      else if (data.linear_solver.solver != LinearSolver::cg_jacobi)
+        solver = "deal.II's " + solver;
+      return "host: coloured HostAssembler, " + solver + " and updates on " +
              std::to_string(MultithreadInfo::n_threads()) +
              " threads in double precision";
     }

@@ -53,9 +53,12 @@ namespace Hyperelastic
    */
   struct RunStatistics
   {
-    unsigned int             n_steps               = 0;
-    unsigned int             n_newton_iterations   = 0;
-    unsigned int             n_cg_iterations       = 0;
+    unsigned int n_steps             = 0;
+    unsigned int n_newton_iterations = 0;
+    /// The linear solver's iterations: CG's, one per direct solve.
+    unsigned int n_cg_iterations = 0;
+    /// The linear solver that ran them.
+    LinearSolver             linear_solver         = LinearSolver::cg_jacobi;
     unsigned int             max_newton_iterations = 0;
     double                   stepping_wall_time    = 0;
     double                   last_newton_residual  = 0;
@@ -183,6 +186,10 @@ namespace Hyperelastic
     std::string
     backend_description() const;
 
+    /// The linear solver of the Newton iterations, 'auto' resolved.
+    LinearSolver
+    linear_solver() const;
+
     /// Per-stage wall times so far.
     TimerOutput &
     timer_output()
@@ -225,6 +232,13 @@ namespace Hyperelastic
     check_constraints(const bool has_load) const;
     void
     setup_backend();
+    /**
+     * The linear solver's set-up at the initial state and the first step's
+     * loads (the device direct solver's analysis), and the log lines that
+     * name the backend and the solver, and why.
+     */
+    void
+    setup_linear_solver();
     void
     set_initial_state();
     /// Time per step of each stage of the Newton loop and of the
@@ -322,7 +336,10 @@ namespace Hyperelastic
     std::vector<unsigned int> loaded_nodes;
     unsigned int              n_loaded_nodes = 0;
 
-    BackendData                        backend_data;
+    BackendData backend_data;
+    /// Why the linear solver runs ('Solver/Linear solver', or auto's
+    /// reason), for the log.
+    std::string                        linear_solver_reason;
     std::unique_ptr<IntegratorBackend> backend;
     std::unique_ptr<Function<1>>       load_function;
 

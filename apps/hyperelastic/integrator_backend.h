@@ -13,9 +13,12 @@
 #include <gpu_assembly/adapter/mesh_arrays.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/kernels/neo_hookean.h>
+#include <gpu_assembly/lac/cg_solver.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,123 @@ namespace GPUAssembly
 
 namespace Hyperelastic
 {
+  /**
+   * The linear solver of a Newton iteration ('Solver/Linear solver', 'auto'
+   * resolved at set-up).
+   */
+  enum class LinearSolver
+  {
+    /// A sparse direct solver: cuDSS on the device, UMFPACK on the host,
+    /// Trilinos' direct solver on several ranks.
+    direct,
+    /// CG preconditioned with the inverse diagonal.
+    cg_jacobi,
+    /// CG preconditioned with a Chebyshev polynomial in the Jacobi-scaled
+    /// matrix (deal.II's PreconditionChebyshev).
+    cg_chebyshev,
+    /// CG preconditioned with the inverses of the 3 x 3 blocks of each
+    /// node's DoFs.
+    cg_block_jacobi
+  };
+
+  /// The solver's value of 'Solver/Linear solver'.
+  inline std::string
+  parameter_value(const LinearSolver solver)
+  {
+    switch (solver)
+      {
+        case LinearSolver::direct:
+          return "direct";
+        case LinearSolver::cg_jacobi:
+          return "cg-jacobi";
+        case LinearSolver::cg_chebyshev:
+          return "cg-chebyshev";
+        case LinearSolver::cg_block_jacobi:
+          return "cg-block-jacobi";
+      }
+    return "";
+  }
+
+  /// The solver of a value of 'Solver/Linear solver' other than auto.
+  inline LinearSolver
+  parse_linear_solver(const std::string &value)
+  {
+    for (const LinearSolver solver : {LinearSolver::direct,
+                                      LinearSolver::cg_jacobi,
+                                      LinearSolver::cg_chebyshev,
+                                      LinearSolver::cg_block_jacobi})
+      if (parameter_value(solver) == value)
+        return solver;
+    throw std::invalid_argument("'Solver/Linear solver' = '" + value +
+                                "' names no linear solver.");
+  }
+
+  /**
+   * Throws dealii's ExcMessage(@p message): for the device backend, which
+   * nvcc compiles without deal.II's headers.
+   */
+  [[noreturn]] void
+  throw_message(const std::string &message);
+
+  /// How a phase of the device direct solver ended.
+  enum class DirectSolverOutcome
+  {
+    success,
+    /// GPUAssembly::ExcSingularMatrix: the tangent is singular.
+    singular,
+    /// GPUAssembly::ExcDirectSolverMemory: the factorization would not
+    /// fit in device memory.
+    out_of_memory
+  };
+
+  /**
+   * Runs @p phase (calls of GPUAssembly::DeviceDirectSolver) and returns
+   * how it ended, @p message set to the exception's text where it threw
+   * one of the two outcomes above; any other exception passes. For the
+   * device backend, which nvcc compiles without deal.II's headers.
+   */
+  DirectSolverOutcome
+  run_direct_solver_phase(const std::function<void()> &phase,
+                          std::string                 &message);
+
+  /// The solver's short name in the log: "Jacobi-CG" and so on.
+  inline std::string
+  short_name(const LinearSolver solver)
+  {
+    switch (solver)
+      {
+        case LinearSolver::direct:
+          return "direct solver";
+        case LinearSolver::cg_jacobi:
+          return "Jacobi-CG";
+        case LinearSolver::cg_chebyshev:
+          return "Chebyshev-Jacobi-CG";
+        case LinearSolver::cg_block_jacobi:
+          return "block-Jacobi-CG";
+      }
+    return "";
+  }
+
+  /// The name of the timer section (and stage) of the linear solves.
+  inline std::string
+  solve_stage_name(const LinearSolver solver)
+  {
+    return "Solve (" + short_name(solver) + ")";
+  }
+
+  /// The linear solver and its preconditioner's parameters.
+  struct LinearSolverData
+  {
+    LinearSolver solver = LinearSolver::cg_jacobi;
+    /// cg_chebyshev: degree of the polynomial and the ratio of the
+    /// largest eigenvalue to the smallest one it damps (deal.II's
+    /// PreconditionChebyshev::AdditionalData).
+    unsigned int chebyshev_degree          = 5;
+    double       chebyshev_smoothing_range = 20;
+  };
+
+
+
   /**
    * What a backend needs, constant over a run. Per-DoF vectors hold the
    * locally owned DoFs in increasing order: all DoFs on one process.
@@ -68,6 +188,14 @@ namespace Hyperelastic
     bool symmetric_element_data = true;
     /// Run each time step as one CUDA graph launch (device backend).
     bool step_graph = true;
+    /// The solver of each Newton iteration's linear system. A backend
+    /// that cannot run it refuses it when constructed, with a message that
+    /// names the entry and what to choose instead.
+    LinearSolverData linear_solver;
+    /// With LinearSolver::direct on the device: where the factorization
+    /// would not fit in device memory, or the plugin has no direct solver,
+    /// run cg_jacobi instead of refusing ('Solver/Linear solver' = auto).
+    bool direct_may_fall_back = false;
     /// Several ranks: assemble on the rank's GPU (chosen before by
     /// select_device_by_node_rank()).
     bool use_device = false;
@@ -142,6 +270,10 @@ namespace Hyperelastic
 
 
 
+  /**
+   * How a linear solve went. A direct solve counts one iteration; its
+   * residuals are those of the right-hand side and of the computed update.
+   */
   struct LinearSolveResult
   {
     unsigned int iterations       = 0;
@@ -149,6 +281,33 @@ namespace Hyperelastic
     double       final_residual   = 0;
     bool         converged        = false;
   };
+
+
+
+  /// The plugin's preconditioned CG's parameters for cg_chebyshev and
+  /// cg_block_jacobi.
+  inline GPUAssembly::CGSolverParameters
+  cg_solver_parameters(const LinearSolverData &data)
+  {
+    GPUAssembly::CGSolverParameters parameters;
+    parameters.preconditioner =
+      data.solver == LinearSolver::cg_block_jacobi ?
+        GPUAssembly::CGPreconditioner::point_block_jacobi :
+        GPUAssembly::CGPreconditioner::chebyshev;
+    parameters.chebyshev.degree          = data.chebyshev_degree;
+    parameters.chebyshev.smoothing_range = data.chebyshev_smoothing_range;
+    return parameters;
+  }
+
+  /// A CG's result as the Newton loop reads it.
+  inline LinearSolveResult
+  to_linear_solve_result(const GPUAssembly::CGResult &result)
+  {
+    return {result.iterations,
+            result.initial_residual,
+            result.final_residual,
+            result.converged};
+  }
 
 
 
@@ -173,13 +332,16 @@ namespace Hyperelastic
     not_finite,
     /// Too many iterations, or the residual grew past the divergence limit.
     diverged,
-    /// CG's residual is not finite (the tangent is not positive definite).
+    /// The linear solve's residual is not finite: CG broke down (the
+    /// tangent is not positive definite), or the direct solver found the
+    /// tangent singular.
     cg_breakdown
   };
 
   /**
    * A time step's Newton loop: the residual norm before each iteration and
-   * after the last, and the CG iterations taken.
+   * after the last, and the linear solver's iterations (CG's; one per
+   * direct solve).
    */
   struct StepReport
   {
@@ -222,6 +384,20 @@ namespace Hyperelastic
     virtual void
     get_iterate(std::vector<double> &u) const = 0;
 
+    /**
+     * Set the linear solver up once, before the first step, whose @p loads
+     * are given: the device direct solver assembles the tangent at the
+     * state and analyses it (reordering and symbolic factorization, for
+     * every later Newton iteration and step, and its memory estimate). A
+     * backend whose BackendData::direct_may_fall_back allows it may turn
+     * to cg_jacobi here (linear_solver() and linear_solver_note() tell).
+     */
+    virtual void
+    setup_linear_solver(const StepLoads &loads)
+    {
+      (void)loads;
+    }
+
     /// First Newton iterate: u = u_k + dt p_k / m (dynamic) or u = u_k.
     virtual void
     predict(const StepLoads &loads) = 0;
@@ -236,9 +412,14 @@ namespace Hyperelastic
     virtual double
     assemble_residual(const StepLoads &loads) = 0;
 
-    /// Solve tangent * delta = r by Jacobi-CG (x_0 = 0, stopped at
-    /// relative_tolerance * |r|), distribute the constraints to delta and
-    /// set u += delta.
+    /**
+     * Solve tangent * delta = r with BackendData::linear_solver,
+     * distribute the constraints to delta and set u += delta. The CGs
+     * start from x_0 = 0 and stop at relative_tolerance * |r| or after
+     * @p max_iterations; the direct solver ignores both. A solve that
+     * breaks down (CG's p.Ap not finite, a singular tangent in the direct
+     * solver) returns a final residual that is not finite.
+     */
     virtual LinearSolveResult
     solve_and_update(const double       relative_tolerance,
                      const unsigned int max_iterations) = 0;
@@ -311,6 +492,20 @@ namespace Hyperelastic
       return 0;
     }
 
+    /// The solver solve_and_update() runs: BackendData::linear_solver's,
+    /// or cg_jacobi where the device backend was allowed to fall back to it.
+    virtual LinearSolver
+    linear_solver() const = 0;
+
+    /// What the backend found when it set its linear solver up (the
+    /// factorization's memory estimate, the reason for a fall-back);
+    /// empty where there is nothing to say.
+    virtual std::string
+    linear_solver_note() const
+    {
+      return "";
+    }
+
     /// A line saying where the work runs.
     virtual std::string
     description() const = 0;
@@ -323,14 +518,19 @@ namespace Hyperelastic
    * double precision: the plugin's coloured, multithreaded HostAssembler
    * with the same element kernel as the GPU, a threaded CSR product and the
    * same Jacobi-CG iteration. It is the reference for the GPU path and the
-   * chapter's CPU configuration (NR_CPU, AssemblyCPU_Opt, DCG_CPU).
+   * chapter's CPU configuration (NR_CPU, AssemblyCPU_Opt, DCG_CPU). The
+   * other linear solvers run on a copy of the tangent in a deal.II
+   * SparseMatrix: UMFPACK (direct), deal.II's SolverCG with
+   * PreconditionChebyshev or RelaxationBlockJacobi on the node blocks.
    */
   std::unique_ptr<IntegratorBackend>
   make_host_backend(const BackendData &data);
 
   /**
    * One process: the backend that runs every stage on the device in
-   * @p Number precision (double or float). Defined in device_backend.cu.
+   * @p Number precision (double or float): DeviceJacobiCG (whole steps as
+   * graphs), DevicePreconditionedCG or DeviceDirectSolver (cuDSS, LDL^T)
+   * for the linear solves. Defined in device_backend.cu.
    */
   template <typename Number>
   std::unique_ptr<IntegratorBackend>
@@ -340,7 +540,9 @@ namespace Hyperelastic
    * Several ranks, on Trilinos: DistributedAssembler (host, or the rank's
    * GPU where data.use_device) assembles into a TrilinosWrappers::
    * SparseMatrix and MPI::Vector, deal.II's SolverCG with TrilinosWrappers::
-   * PreconditionJacobi solves, the updates run on the owned entries.
+   * PreconditionJacobi (or PreconditionBlockJacobi, or deal.II's
+   * PreconditionChebyshev), or TrilinosWrappers::SolverDirect, solves, the
+   * updates run on the owned entries.
    */
   std::unique_ptr<IntegratorBackend>
   make_trilinos_backend(const BackendData &data);
@@ -349,7 +551,8 @@ namespace Hyperelastic
    * Several ranks, resident: DistributedAssembler (the rank's GPU where
    * data.use_device, else the host) assembles into a GPUAssembly::
    * DistributedDeviceMatrix and DistributedDeviceVector with the same
-   * storage, DistributedJacobiCG solves, and the state, the predictor, the
+   * storage, DistributedJacobiCG (or DistributedPreconditionedCG) solves,
+   * and the state, the predictor, the
    * residual, the Newton and time updates and the constraints'
    * distribution stay there too (step_updates.h). On the device path
    * only scalars (norms, CG's results) come to the host each Newton

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // hyperelastic: real-time nonlinear elastodynamics of a compressible
 // neo-Hookean solid (GPU Gems chapter, Sec. 16.4), every stage on the GPU:
-// GlobalNZ or SharedNZ assembly of the tangent and residual, Jacobi-CG,
-// Newton and midpoint-rule time updates. The host path runs the same steps
-// on the CPU cores.
+// GlobalNZ or SharedNZ assembly of the tangent and residual, the linear
+// solve ('Solver/Linear solver': Jacobi-CG, the cuDSS direct solver or a
+// Chebyshev- or block-Jacobi-preconditioned CG), Newton and midpoint-rule
+// time updates. The host path runs the same steps on the CPU cores.
 //
 // Usage: hyperelastic [parameter_file.prm]
 //        hyperelastic --print-parameters   (a documented default file)

@@ -361,15 +361,56 @@ namespace Hyperelastic
                       Patterns::Double(1.),
                       "The run stops as diverged when a Newton residual "
                       "exceeds this multiple of the step's first one.");
+    prm.declare_entry(
+      "Linear solver",
+      "auto",
+      Patterns::Selection("auto|direct|cg-jacobi|cg-chebyshev|cg-block-jacobi"),
+      "The solver of each Newton iteration's linear system. direct: a "
+      "sparse direct factorization (LDL^T), analysed once for the sparsity "
+      "pattern and refactorized every Newton iteration: cuDSS on the GPU "
+      "(one process, a plugin built with cuDSS), UMFPACK on the host, "
+      "Trilinos' direct solver (Amesos) with 'Execution/Distributed linear "
+      "algebra' = trilinos; the resident backend on several ranks has "
+      "none. The direct solver runs the Newton loop from the host. "
+      "cg-jacobi: CG with the inverse diagonal as preconditioner, on every "
+      "backend; on the GPU a whole step runs as one CUDA graph. "
+      "cg-chebyshev: CG with a Chebyshev polynomial of the Jacobi-scaled "
+      "tangent as preconditioner (the entries below). cg-block-jacobi: CG "
+      "with the inverted 3 x 3 block of each node's DoFs as "
+      "preconditioner. On the host both use deal.II's classes "
+      "(PreconditionChebyshev, RelaxationBlockJacobi; with Trilinos, "
+      "Trilinos' PreconditionBlockJacobi). The step lines and the summary "
+      "count CG's iterations, and one per direct solve. auto: direct for "
+      "quasi-static runs on one GPU where "
+      "the plugin has cuDSS and the factorization fits in device memory "
+      "(a static tangent makes CG take many iterations), else cg-jacobi "
+      "(dynamic runs: the mass term keeps CG's iterations few, and its "
+      "steps run as device graphs). The log says which solver runs and "
+      "why.");
     prm.declare_entry("CG relative tolerance",
                       "1e-6",
                       Patterns::Double(0., 1.),
-                      "Jacobi-preconditioned CG stops at ||r|| <= this * "
-                      "||r_0|| (the chapter's 1e-6; real time: 1e-4).");
+                      "The CGs stop at ||r|| <= this * ||r_0|| (the "
+                      "chapter's 1e-6; real time: 1e-4). Not used by the "
+                      "direct solver.");
     prm.declare_entry("Maximum CG iterations",
                       "10000",
                       Patterns::Integer(1),
-                      "Per Newton iteration.");
+                      "Per Newton iteration, for the CGs.");
+    prm.declare_entry("Chebyshev degree",
+                      "5",
+                      Patterns::Integer(1, 100),
+                      "cg-chebyshev: degree of the Chebyshev polynomial: a "
+                      "higher one takes fewer CG iterations and more "
+                      "matrix-vector products per iteration (1: a scaled "
+                      "Jacobi step).");
+    prm.declare_entry("Chebyshev smoothing range",
+                      "20",
+                      Patterns::Double(1.),
+                      "cg-chebyshev: the polynomial damps the eigenvalues "
+                      "of the Jacobi-scaled tangent in [lambda_max / this, "
+                      "lambda_max], lambda_max estimated by a few CG "
+                      "iterations at every Newton iteration.");
     prm.leave_subsection();
   }
 
@@ -379,11 +420,14 @@ namespace Hyperelastic
   Parameters::Solver::parse_parameters(ParameterHandler &prm)
   {
     prm.enter_subsection("Solver");
-    newton_tolerance      = prm.get_double("Newton tolerance");
-    max_newton_iterations = prm.get_integer("Maximum Newton iterations");
-    divergence_limit      = prm.get_double("Divergence limit");
-    cg_tolerance          = prm.get_double("CG relative tolerance");
-    max_cg_iterations     = prm.get_integer("Maximum CG iterations");
+    newton_tolerance          = prm.get_double("Newton tolerance");
+    max_newton_iterations     = prm.get_integer("Maximum Newton iterations");
+    divergence_limit          = prm.get_double("Divergence limit");
+    cg_tolerance              = prm.get_double("CG relative tolerance");
+    max_cg_iterations         = prm.get_integer("Maximum CG iterations");
+    linear_solver             = prm.get("Linear solver");
+    chebyshev_degree          = prm.get_integer("Chebyshev degree");
+    chebyshev_smoothing_range = prm.get_double("Chebyshev smoothing range");
     AssertThrow(newton_tolerance > 0 && cg_tolerance > 0,
                 ExcMessage("The Newton and CG tolerances must be positive."));
     prm.leave_subsection();

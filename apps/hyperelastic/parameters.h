@@ -108,6 +108,11 @@ namespace Hyperelastic
       double       divergence_limit;
       double       cg_tolerance;
       unsigned int max_cg_iterations;
+      /// auto, direct, cg-jacobi, cg-chebyshev or cg-block-jacobi; set-up
+      /// resolves auto for the backend (ImplicitSolid::linear_solver()).
+      std::string  linear_solver;
+      unsigned int chebyshev_degree;
+      double       chebyshev_smoothing_range;
 
       static void
       declare_parameters(ParameterHandler &prm);

@@ -14,6 +14,7 @@
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
 #include <gpu_assembly/distributed/distributed_jacobi_cg.h>
+#include <gpu_assembly/distributed/distributed_preconditioned_cg.h>
 #include <gpu_assembly/distributed/resident_array.h>
 #include <gpu_assembly/distributed/resident_operations.h>
 #include <gpu_assembly/engine/device_assembler.h>
@@ -79,6 +80,12 @@ namespace Hyperelastic
       void
       finish_step(const StepLoads &loads) override;
 
+      LinearSolver
+      linear_solver() const override
+      {
+        return data.linear_solver.solver;
+      }
+
       std::string
       description() const override;
 
@@ -110,6 +117,9 @@ namespace Hyperelastic
       GPUAssembly::DistributedDeviceMatrix<double>   matrix;
       GPUAssembly::DistributedAssembler<dim, double> assembler;
       GPUAssembly::DistributedJacobiCG<double>       cg;
+      /// cg_chebyshev, cg_block_jacobi: the plugin's preconditioned CG on
+      /// the resident matrix.
+      GPUAssembly::DistributedPreconditionedCG<double> preconditioned_cg;
       // Matrix layout.
       ResidentVector u, u_old, p_old, mass, load, assembled, residual, delta;
       // Local-DoF layout.
@@ -177,6 +187,10 @@ namespace Hyperelastic
       assembler_data.n_nodal_fields = dim;
       set_device_method(data, assembler_data.device);
       assembler.reinit(adapter, matrix, assembled, assembler_data);
+      if (data.linear_solver.solver != LinearSolver::cg_jacobi)
+        preconditioned_cg.reinit(adapter,
+                                 matrix,
+                                 cg_solver_parameters(data.linear_solver));
 
       // The adapter numbers its local DoFs in increasing global order; the
       // local layout puts the owned ones first: map once.
@@ -385,13 +399,27 @@ namespace Hyperelastic
       // As the serial Jacobi-CG, an iteration that ran out of steps still
       // updates u: Newton's next residual judges it. A CG that broke down
       // (a non-finite residual) is reported through final_residual.
-      const auto cg_result =
-        cg.solve(matrix, delta, residual, relative_tolerance, max_iterations);
       LinearSolveResult result;
+      if (data.linear_solver.solver == LinearSolver::cg_jacobi)
+        {
+          const auto cg_result  = cg.solve(matrix,
+                                          delta,
+                                          residual,
+                                          relative_tolerance,
+                                          max_iterations);
+          result.iterations     = cg_result.iterations;
+          result.final_residual = cg_result.final_residual;
+          result.converged      = cg_result.converged;
+        }
+      else
+        {
+          GPUAssembly::CGControl control;
+          control.relative_tolerance = relative_tolerance;
+          control.max_iterations     = max_iterations;
+          result                     = to_linear_solve_result(
+            preconditioned_cg.solve(matrix, delta, residual, control));
+        }
       result.initial_residual = residual_norm;
-      result.iterations       = cg_result.iterations;
-      result.final_residual   = cg_result.final_residual;
-      result.converged        = cg_result.converged;
 
       // AffineConstraints::distribute() on the update: its owned
       // constrained entries from their lines, which may read other ranks'
@@ -440,16 +468,20 @@ namespace Hyperelastic
         Utilities::MPI::n_mpi_processes(communicator);
       const std::string ranks =
         std::to_string(n_ranks) + " MPI rank" + (n_ranks > 1 ? "s" : "");
+      const std::string solver =
+        data.linear_solver.solver == LinearSolver::cg_jacobi ?
+          "DistributedJacobiCG" :
+          "DistributedPreconditionedCG (" +
+            short_name(data.linear_solver.solver) + ")";
       if (on_device)
         return "GPU per rank, resident: DistributedAssembler with " +
                device_method_description(data) +
-               " into DistributedDeviceMatrix, DistributedJacobiCG and "
-               "updates on the device, halo " +
+               " into DistributedDeviceMatrix, " + solver +
+               " and updates on the device, halo " +
                GPUAssembly::to_string(mid.get_halo_path()) + ", " + ranks;
       return "host, resident: DistributedAssembler with HostAssembler into "
-             "DistributedDeviceMatrix (host storage), DistributedJacobiCG "
-             "and updates in host memory, " +
-             ranks;
+             "DistributedDeviceMatrix (host storage), " +
+             solver + " and updates in host memory, " + ranks;
     }
   } // namespace
 
@@ -461,6 +493,18 @@ namespace Hyperelastic
     AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
                 ExcMessage("make_resident_backend() needs the adapter and the "
                            "constraints."));
+    AssertThrow(data.linear_solver.solver != LinearSolver::direct,
+                ExcMessage("'Solver/Linear solver' = direct is not offered by "
+                           "the resident backend on MPI ranks "
+                           "('Execution/Distributed linear algebra' = "
+                           "resident, or auto on GPUs): the plugin's direct "
+                           "solver factorizes on one GPU. Choose cg-jacobi, "
+                           "cg-chebyshev or cg-block-jacobi, or "
+                           "'Execution/Distributed linear algebra' = "
+                           "trilinos for Trilinos' direct solver on the "
+                           "host, or the one-process path (no mpirun, "
+                           "'Execution/Distributed solver on one process' "
+                           "= false)."));
     return std::make_unique<ResidentBackend>(data);
   }
 } // namespace Hyperelastic

@@ -18,6 +18,7 @@
 #include <deal.II/numerics/vector_tools.h>
 
 #include <gpu_assembly/base/device.h>
+#include <gpu_assembly/lac/direct_solver_exceptions.h>
 
 #include <algorithm>
 #include <chrono>
@@ -31,6 +32,44 @@
 
 namespace Hyperelastic
 {
+  void
+  throw_message(const std::string &message)
+  {
+    AssertThrow(false, ExcMessage(message));
+    __builtin_unreachable();
+  }
+
+
+
+  DirectSolverOutcome
+  run_direct_solver_phase(const std::function<void()> &phase,
+                          std::string                 &message)
+  {
+    // The exception's own text, without deal.II's frame around it.
+    const auto text_of = [](const ExceptionBase &exc) {
+      std::ostringstream text;
+      exc.print_info(text);
+      return text.str();
+    };
+    try
+      {
+        phase();
+      }
+    catch (const GPUAssembly::ExcSingularMatrix &exc)
+      {
+        message = text_of(exc);
+        return DirectSolverOutcome::singular;
+      }
+    catch (const GPUAssembly::ExcDirectSolverMemory &exc)
+      {
+        message = text_of(exc);
+        return DirectSolverOutcome::out_of_memory;
+      }
+    return DirectSolverOutcome::success;
+  }
+
+
+
   namespace
   {
     // Peak memory per cell of a run on the built-in bar (triangulation,
@@ -301,6 +340,7 @@ namespace Hyperelastic
   step_failure_message(
     const StepReport                                      &report,
     const Parameters                                      &parameters,
+    const LinearSolver                                     solver,
     const unsigned int                                     step_number,
     const double                                           t_new,
     const std::function<std::pair<double, std::string>()> &worst_element)
@@ -338,6 +378,19 @@ namespace Hyperelastic
         case StepStatus::cg_breakdown:
           {
             const auto &m = parameters.material;
+            if (solver == LinearSolver::direct)
+              return "The direct solver found the tangent singular in step " +
+                     std::to_string(step_number + 1) +
+                     " (t = " + AppUtilities::significant(t_new) +
+                     " s): the body is unstable at this load (buckling, "
+                     "an element close to inversion; a smaller 'Time/Time "
+                     "step' or load helps) or free to move (quasi-static: "
+                     "'Boundary conditions/Fixed boundary ids' or 'Fixed "
+                     "region' must hold it), or the material makes K "
+                     "overflow or vanish: check 'Material/Shear modulus' = " +
+                     AppUtilities::significant(m.mu) +
+                     " and 'Material/Lame lambda' = " +
+                     AppUtilities::significant(m.lambda) + ".";
             return "CG broke down in step " + std::to_string(step_number + 1) +
                    " (t = " + AppUtilities::significant(t_new) +
                    " s): the tangent m/dt + dt/4 K is not positive definite "
@@ -471,8 +524,21 @@ namespace Hyperelastic
           << stepping_wall_time << " s without output: " << std::setprecision(1)
           << n_steps / std::max(stepping_wall_time, 1e-300)
           << " steps/s; Newton iterations " << stats.n_newton_iterations
-          << " (at most " << stats.max_newton_iterations << " per step), CG "
-          << "iterations " << stats.n_cg_iterations << "." << std::endl;
+          << " (at most " << stats.max_newton_iterations << " per step), ";
+    switch (stats.linear_solver)
+      {
+        case LinearSolver::direct:
+          pcout << "direct solves " << stats.n_cg_iterations
+                << " (one per Newton iteration)";
+          break;
+        case LinearSolver::cg_jacobi:
+          pcout << "CG iterations " << stats.n_cg_iterations;
+          break;
+        default:
+          pcout << short_name(stats.linear_solver) << " iterations "
+                << stats.n_cg_iterations;
+      }
+    pcout << "." << std::endl;
   }
 
 
@@ -532,8 +598,10 @@ namespace Hyperelastic
       {
         pcout << "Step " << std::setw(5) << step_number
               << "  t = " << std::setw(9) << std::fixed << std::setprecision(4)
-              << time << "  Newton " << n_newton << "  CG " << std::setw(4)
-              << n_cg << "  |r|:";
+              << time << "  Newton " << n_newton
+              << (stats.linear_solver == LinearSolver::direct ? "  direct " :
+                                                                "  CG ")
+              << std::setw(4) << n_cg << "  |r|:";
         for (const double r : residuals)
           pcout << ' ' << format_scientific(r);
         pcout << std::endl;

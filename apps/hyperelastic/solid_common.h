@@ -165,7 +165,7 @@ namespace Hyperelastic
                  const std::function<void()> &output);
 
   /// "N steps in T s without output: S steps/s; Newton ..., CG ..." from
-  /// @p stats.
+  /// @p stats, the linear solver's iterations named after it.
   void
   print_stepping_summary(const ConditionalOStream &pcout,
                          const RunStatistics      &stats);
@@ -178,7 +178,8 @@ namespace Hyperelastic
   /**
    * Counts the converged step @p report in @p stats and, every 'Output/Screen
    * interval' steps, prints "Step N  t = ...  Newton ...  CG ...  |r|: ..."
-   * (@p step_number and @p time: those after the step).
+   * ("direct" in place of "CG" with the direct solver, which counts one
+   * per solve; @p step_number and @p time: those after the step).
    */
   void
   record_step(RunStatistics            &stats,
@@ -278,12 +279,14 @@ namespace Hyperelastic
   /**
    * The reason a step's Newton loop failed (report.status not converged),
    * as the text of ExcSimulationStopped. @p worst_element gives the
-   * smallest J and where it is, at the configuration the kernel saw.
+   * smallest J and where it is, at the configuration the kernel saw;
+   * @p solver is the linear solver that ran.
    */
   std::string
   step_failure_message(
     const StepReport                                      &report,
     const Parameters                                      &parameters,
+    const LinearSolver                                     solver,
     const unsigned int                                     step_number,
     const double                                           t_new,
     const std::function<std::pair<double, std::string>()> &worst_element);
@@ -360,7 +363,8 @@ namespace Hyperelastic
           }
         LinearSolveResult cg;
         {
-          TimerOutput::Scope scope(timer, "Solve (Jacobi-CG)");
+          TimerOutput::Scope scope(timer,
+                                   solve_stage_name(backend.linear_solver()));
           cg = backend.solve_and_update(solver.cg_tolerance,
                                         solver.max_cg_iterations);
         }

@@ -542,6 +542,19 @@ namespace Hyperelastic
     backend_data.symmetric_element_data   = e.symmetric_element_data;
     backend_data.step_graph               = e.step_graph;
 
+    // 'Solver/Linear solver': an explicit choice goes to the backend, which
+    // refuses one it cannot run; auto is resolved here and the reason
+    // printed with the solver that runs.
+    const Parameters::Solver &s             = parameters.solver;
+    LinearSolverData         &linear_solver = backend_data.linear_solver;
+    linear_solver.chebyshev_degree          = s.chebyshev_degree;
+    linear_solver.chebyshev_smoothing_range = s.chebyshev_smoothing_range;
+    const bool   automatic                  = s.linear_solver == "auto";
+    std::string &reason                     = linear_solver_reason;
+    reason                                  = "as 'Solver/Linear solver' asks";
+    if (!automatic)
+      linear_solver.solver = parse_linear_solver(s.linear_solver);
+
     if (!distributed)
       {
         const GPUAssembly::MeshArrays &a = adapter.get_arrays();
@@ -557,15 +570,29 @@ namespace Hyperelastic
                                          "diagonal entry in a row."));
             backend_data.diagonal_index[row] = it - a.column_indices.begin();
           }
-        if (!use_gpu(e, pcout.get_stream(), "every stage runs on the host"))
+        const bool gpu =
+          use_gpu(e, pcout.get_stream(), "every stage runs on the host");
+        if (automatic && dynamic)
+          reason =
+            "auto: dynamic runs keep Jacobi-CG, whose iterations the "
+            "mass term keeps few" +
+            std::string(gpu ? " and whose steps run as device graphs" : "");
+        else if (automatic && !gpu)
+          reason = "auto: the host path keeps Jacobi-CG, the GPU path's "
+                   "reference; the direct solver (UMFPACK) on request";
+        else if (automatic)
+          {
+            linear_solver.solver              = LinearSolver::direct;
+            backend_data.direct_may_fall_back = true;
+            reason = "auto: quasi-static on one GPU, where a static tangent "
+                     "takes CG many iterations";
+          }
+        if (!gpu)
           backend = make_host_backend(backend_data);
         else if (e.precision == "float")
           backend = make_device_backend<float>(backend_data);
         else
           backend = make_device_backend<double>(backend_data);
-        pcout << "Execution: " << backend->description() << "; "
-              << backend->memory_consumption() / (1024 * 1024) << " MiB"
-              << std::endl;
         return;
       }
 
@@ -594,9 +621,45 @@ namespace Hyperelastic
     const bool resident =
       e.distributed_linear_algebra == "resident" ||
       (e.distributed_linear_algebra == "auto" && backend_data.use_device);
+    if (automatic)
+      reason = "auto: Jacobi-CG on MPI ranks";
     backend = resident ? make_resident_backend(backend_data) :
                          make_trilinos_backend(backend_data);
-    pcout << "Execution: " << backend->description() << std::endl;
+  }
+
+
+
+  void
+  ImplicitSolid::setup_linear_solver()
+  {
+    const LinearSolver requested = backend_data.linear_solver.solver;
+    {
+      // The sections of runs with Jacobi-CG stay those they always were.
+      std::unique_ptr<TimerOutput::Scope> scope;
+      if (requested != LinearSolver::cg_jacobi)
+        scope =
+          std::make_unique<TimerOutput::Scope>(timer, "Set-up (linear solver)");
+      const double t_new =
+        std::min(time + parameters.time.time_step, parameters.time.end_time);
+      backend->setup_linear_solver(
+        loads_at(parameters, *load_function, time, t_new));
+    }
+    // After the linear solver's set-up: it may have fallen back, and its
+    // memory counts.
+    pcout << "Execution: " << backend->description();
+    if (!distributed)
+      pcout << "; " << backend->memory_consumption() / (1024 * 1024) << " MiB";
+    pcout << std::endl;
+    stats.linear_solver      = backend->linear_solver();
+    const std::string note   = backend->linear_solver_note();
+    std::string      &reason = linear_solver_reason;
+    if (parameters.solver.linear_solver == "auto" &&
+        stats.linear_solver != requested)
+      reason = "auto: " + note;
+    else if (!note.empty())
+      reason += "; " + note;
+    pcout << "Linear solver: " << parameter_value(stats.linear_solver) << " ("
+          << reason << ")" << std::endl;
   }
 
 
@@ -673,9 +736,13 @@ namespace Hyperelastic
       steps.next("backend");
       setup_backend();
     }
-    steps.next("initial state");
-    TimerOutput::Scope scope(timer, "Transfers");
-    set_initial_state();
+    {
+      steps.next("initial state");
+      TimerOutput::Scope scope(timer, "Transfers");
+      set_initial_state();
+    }
+    steps.next("linear solver");
+    setup_linear_solver();
   }
 
 
@@ -684,6 +751,14 @@ namespace Hyperelastic
   ImplicitSolid::backend_description() const
   {
     return backend->description();
+  }
+
+
+
+  LinearSolver
+  ImplicitSolid::linear_solver() const
+  {
+    return backend->linear_solver();
   }
 
 

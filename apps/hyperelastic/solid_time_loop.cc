@@ -44,21 +44,27 @@ namespace Hyperelastic
       report = run_newton_loop(*backend, loads, solver, timer);
 
     if (report.status != StepStatus::converged)
-      stop(step_failure_message(report, parameters, step_number, t_new, [&]() {
-        std::vector<double> u;
-        {
-          TimerOutput::Scope scope(timer, "Transfers");
-          backend->get_iterate(u);
-        }
-        // The kernel saw the midpoint configuration.
-        if (dynamic)
-          {
-            const auto [u_old, p_old] = state();
-            for (unsigned int i = 0; i < u.size(); ++i)
-              u[i] = 0.5 * (u[i] + u_old[i]);
-          }
-        return find_worst_element(u);
-      }));
+      stop(
+        step_failure_message(report,
+                             parameters,
+                             backend->linear_solver(),
+                             step_number,
+                             t_new,
+                             [&]() {
+                               std::vector<double> u;
+                               {
+                                 TimerOutput::Scope scope(timer, "Transfers");
+                                 backend->get_iterate(u);
+                               }
+                               // The kernel saw the midpoint configuration.
+                               if (dynamic)
+                                 {
+                                   const auto [u_old, p_old] = state();
+                                   for (unsigned int i = 0; i < u.size(); ++i)
+                                     u[i] = 0.5 * (u[i] + u_old[i]);
+                                 }
+                               return find_worst_element(u);
+                             }));
 
     time = t_new;
     ++step_number;
@@ -136,7 +142,7 @@ namespace Hyperelastic
     };
     const double per_step = 1e3 / std::max<double>(stats.n_steps, 1);
     const double assembly = stage("Assembly");
-    const double solve    = stage("Solve (Jacobi-CG)");
+    const double solve    = stage(solve_stage_name(backend->linear_solver()));
     const double update   = stage("Update");
     const double exchange =
       Utilities::MPI::max(backend->exchange_seconds(), communicator);
@@ -162,8 +168,8 @@ namespace Hyperelastic
     pcout << "Stages of the steps run as device graphs, by the device's "
              "clock:\n";
     for (const auto &[name, seconds] :
-         {std::pair<const char *, double>{"Assembly", device.assembly},
-          {"Solve (Jacobi-CG)", device.solve},
+         {std::pair<std::string, double>{"Assembly", device.assembly},
+          {solve_stage_name(backend->linear_solver()), device.solve},
           {"Update", device.update}})
       pcout << "  " << std::left << std::setw(20) << name << std::right
             << std::fixed << std::setprecision(4) << std::setw(10) << seconds
@@ -187,7 +193,7 @@ namespace Hyperelastic
         const double step = stages[step_graph_section];
         stages.erase(step_graph_section);
         stages["Assembly"] += device.assembly;
-        stages["Solve (Jacobi-CG)"] += device.solve;
+        stages[solve_stage_name(backend->linear_solver())] += device.solve;
         stages["Update"] += device.update;
         stages["Transfers"] +=
           std::max(0., step - device.assembly - device.solve - device.update);

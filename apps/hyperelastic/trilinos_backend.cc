@@ -4,10 +4,14 @@
 #include <deal.II/base/mpi.h>
 
 #include <deal.II/lac/affine_constraints.h>
+#include <deal.II/lac/diagonal_matrix.h>
 #include <deal.II/lac/dynamic_sparsity_pattern.h>
+#include <deal.II/lac/la_parallel_vector.h>
+#include <deal.II/lac/precondition.h>
 #include <deal.II/lac/solver_cg.h>
 #include <deal.II/lac/solver_control.h>
 #include <deal.II/lac/trilinos_precondition.h>
+#include <deal.II/lac/trilinos_solver.h>
 #include <deal.II/lac/trilinos_sparse_matrix.h>
 #include <deal.II/lac/trilinos_vector.h>
 
@@ -20,8 +24,10 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
+#include "dealii_cg.h"
 #include "host_state.h"
 #include "integrator_backend.h"
 #include "step_updates.h"
@@ -34,6 +40,12 @@ namespace Hyperelastic
     using namespace dealii;
     constexpr int dim       = 3;
     using DistributedVector = TrilinosWrappers::MPI::Vector;
+    // deal.II's Chebyshev runs on its own vectors (its set-up has a serial
+    // branch that Trilinos' vectors do not compile with).
+    using ChebyshevVector = LinearAlgebra::distributed::Vector<double>;
+    using Chebyshev = PreconditionChebyshev<TrilinosWrappers::SparseMatrix,
+                                            ChebyshevVector,
+                                            DiagonalMatrix<ChebyshevVector>>;
 
     class TrilinosBackend : public IntegratorBackend
     {
@@ -63,6 +75,12 @@ namespace Hyperelastic
       void
       finish_step(const StepLoads &loads) override;
 
+      LinearSolver
+      linear_solver() const override
+      {
+        return data.linear_solver.solver;
+      }
+
       std::string
       description() const override;
 
@@ -73,14 +91,47 @@ namespace Hyperelastic
       }
 
     private:
-      const BackendData                             &data;
-      const GPUAssembly::DoFHandlerAdapter<3>       &adapter;
-      const AffineConstraints<double>               &constraints;
-      const MPI_Comm                                 communicator;
-      const unsigned int                             n_local;
-      TrilinosWrappers::SparseMatrix                 matrix;
-      TrilinosWrappers::PreconditionJacobi           preconditioner;
-      GPUAssembly::DistributedAssembler<dim, double> assembler;
+      /// Whether the DoFs of every owned node are consecutive and start at
+      /// a multiple of 3 from the first owned DoF: then Ifpack's linear
+      /// blocks of 3 rows are the node blocks.
+      bool
+      node_blocks_are_linear() const;
+
+      /// The preconditioner of the chosen CG for the assembled tangent.
+      void
+      initialize_preconditioner();
+
+      /// CG with @p preconditioner: @p x from the right-hand side @p b
+      /// (the residual).
+      template <typename PreconditionerType, typename VectorType>
+      LinearSolveResult
+      solve_cg(const PreconditionerType &preconditioner,
+               const double              relative_tolerance,
+               const unsigned int        max_iterations,
+               const VectorType         &b,
+               VectorType               &x);
+
+      /// Trilinos' direct solver into delta.
+      LinearSolveResult
+      solve_direct();
+
+      const BackendData                        &data;
+      const GPUAssembly::DoFHandlerAdapter<3>  &adapter;
+      const AffineConstraints<double>          &constraints;
+      const MPI_Comm                            communicator;
+      const unsigned int                        n_local;
+      TrilinosWrappers::SparseMatrix            matrix;
+      TrilinosWrappers::PreconditionJacobi      preconditioner;
+      TrilinosWrappers::PreconditionBlockJacobi block_preconditioner;
+      /// deal.II's Chebyshev around the inverse diagonal (as the plugin's
+      /// device CG), its eigenvalue estimate redone for every tangent.
+      Chebyshev                                        chebyshev;
+      std::shared_ptr<DiagonalMatrix<ChebyshevVector>> inverse_diagonal;
+      /// CG's right-hand side and solution in the Chebyshev's vectors.
+      ChebyshevVector chebyshev_rhs, chebyshev_solution;
+      SolverControl   direct_control;
+      std::unique_ptr<TrilinosWrappers::SolverDirect> direct;
+      GPUAssembly::DistributedAssembler<dim, double>  assembler;
       DistributedVector u, u_old, p_old, assembled, residual, delta, work;
       /// Locally relevant entries of the nodal data's DoF vector.
       DistributedVector   ghosted;
@@ -103,7 +154,16 @@ namespace Hyperelastic
       , communicator(adapter.get_communicator())
       , n_local(adapter.locally_owned_dofs().n_elements())
     {
-      const IndexSet        &owned = adapter.locally_owned_dofs();
+      const IndexSet &owned = adapter.locally_owned_dofs();
+      if (data.linear_solver.solver == LinearSolver::cg_block_jacobi)
+        AssertThrow(Utilities::MPI::min(node_blocks_are_linear() ? 1 : 0,
+                                        communicator) == 1,
+                    ExcMessage(
+                      "'Solver/Linear solver' = cg-block-jacobi with "
+                      "'Execution/Distributed linear algebra' = trilinos "
+                      "needs the DoFs of each node numbered one after "
+                      "another, which this mesh's numbering does not give. "
+                      "Choose cg-jacobi or cg-chebyshev."));
       DynamicSparsityPattern dsp;
       adapter.make_sparsity_pattern(dsp);
       matrix.reinit(owned, owned, dsp, communicator);
@@ -147,6 +207,35 @@ namespace Hyperelastic
                                        "entry in a row."));
           diagonal[k] = values + (entry - columns);
         }
+      if (data.linear_solver.solver == LinearSolver::direct)
+        direct = std::make_unique<TrilinosWrappers::SolverDirect>(
+          direct_control,
+          TrilinosWrappers::SolverDirect::AdditionalData());
+    }
+
+
+
+    bool
+    TrilinosBackend::node_blocks_are_linear() const
+    {
+      const IndexSet                &owned  = adapter.locally_owned_dofs();
+      const GPUAssembly::MeshArrays &arrays = adapter.get_arrays();
+      const auto &local_to_global           = adapter.get_local_to_global();
+      if (owned.n_elements() % dim != 0)
+        return false;
+      for (unsigned int node = 0; node < arrays.n_nodes; ++node)
+        {
+          const types::global_dof_index first =
+            local_to_global[arrays.node_dofs[node * dim]];
+          if (!owned.is_element(first))
+            continue;
+          if (owned.index_within_set(first) % dim != 0)
+            return false;
+          for (unsigned int c = 1; c < dim; ++c)
+            if (local_to_global[arrays.node_dofs[node * dim + c]] != first + c)
+              return false;
+        }
+      return true;
     }
 
 
@@ -239,8 +328,52 @@ namespace Hyperelastic
       if (dynamic)
         for (unsigned int k = 0; k < n_local; ++k)
           *diagonal[k] += data.lumped_mass[k] / loads.dt;
-      preconditioner.initialize(matrix);
+      initialize_preconditioner();
       return residual_norm = residual.l2_norm();
+    }
+
+
+
+    void
+    TrilinosBackend::initialize_preconditioner()
+    {
+      switch (data.linear_solver.solver)
+        {
+          case LinearSolver::cg_jacobi:
+            preconditioner.initialize(matrix);
+            break;
+          case LinearSolver::cg_block_jacobi:
+            block_preconditioner.initialize(
+              matrix,
+              TrilinosWrappers::PreconditionBlockJacobi::AdditionalData(dim));
+            break;
+          case LinearSolver::cg_chebyshev:
+            {
+              if (inverse_diagonal == nullptr)
+                {
+                  inverse_diagonal =
+                    std::make_shared<DiagonalMatrix<ChebyshevVector>>();
+                  inverse_diagonal->get_vector()
+                    .reinit(adapter.locally_owned_dofs(), communicator);
+                  chebyshev_rhs.reinit(inverse_diagonal->get_vector());
+                  chebyshev_solution.reinit(inverse_diagonal->get_vector());
+                }
+              ChebyshevVector &inverse = inverse_diagonal->get_vector();
+              for (unsigned int k = 0; k < n_local; ++k)
+                inverse.local_element(k) = 1. / *diagonal[k];
+              Chebyshev::AdditionalData chebyshev_data;
+              chebyshev_data.degree = data.linear_solver.chebyshev_degree;
+              chebyshev_data.smoothing_range =
+                data.linear_solver.chebyshev_smoothing_range;
+              chebyshev_data.preconditioner = inverse_diagonal;
+              chebyshev.initialize(matrix, chebyshev_data);
+              break;
+            }
+          case LinearSolver::direct:
+            // Amesos factorizes from scratch (symbolic and numeric) for
+            // every tangent: it keeps no analysis of the pattern.
+            break;
+        }
     }
 
 
@@ -250,25 +383,37 @@ namespace Hyperelastic
                                       const unsigned int max_iterations)
     {
       LinearSolveResult result;
-      result.initial_residual = residual_norm;
-      SolverControl               control(max_iterations,
-                            relative_tolerance * residual_norm,
-                            false,
-                            false);
-      SolverCG<DistributedVector> cg(control);
-      delta = 0.;
-      // As the serial Jacobi-CG, an iteration that ran out of steps still
-      // updates u: Newton's next residual judges it. A CG that broke down
-      // (a non-finite residual) is reported through final_residual.
-      try
+      switch (data.linear_solver.solver)
         {
-          cg.solve(matrix, delta, residual, preconditioner);
+          case LinearSolver::cg_jacobi:
+            result = solve_cg(preconditioner,
+                              relative_tolerance,
+                              max_iterations,
+                              residual,
+                              delta);
+            break;
+          case LinearSolver::cg_block_jacobi:
+            result = solve_cg(block_preconditioner,
+                              relative_tolerance,
+                              max_iterations,
+                              residual,
+                              delta);
+            break;
+          case LinearSolver::cg_chebyshev:
+            std::copy(residual.begin(), residual.end(), chebyshev_rhs.begin());
+            result = solve_cg(chebyshev,
+                              relative_tolerance,
+                              max_iterations,
+                              chebyshev_rhs,
+                              chebyshev_solution);
+            std::copy(chebyshev_solution.begin(),
+                      chebyshev_solution.end(),
+                      delta.begin());
+            break;
+          case LinearSolver::direct:
+            result = solve_direct();
+            break;
         }
-      catch (const SolverControl::NoConvergence &)
-        {}
-      result.iterations     = control.last_step();
-      result.final_residual = control.last_value();
-      result.converged      = control.last_check() == SolverControl::success;
       // distribute() imports the lines' ghost entries: counted as exchange.
       const auto start = std::chrono::steady_clock::now();
       constraints.distribute(delta);
@@ -277,6 +422,52 @@ namespace Hyperelastic
           .count();
       u += delta;
       return result;
+    }
+
+
+
+    LinearSolveResult
+    TrilinosBackend::solve_direct()
+    {
+      LinearSolveResult result;
+      result.iterations       = 1;
+      result.initial_residual = residual_norm;
+      try
+        {
+          direct->initialize(matrix);
+          direct->solve(delta, residual);
+        }
+      catch (const TrilinosWrappers::SolverDirect::ExcTrilinosError &)
+        {
+          // A singular tangent: reported as a breakdown of the solve.
+          delta                 = 0.;
+          result.final_residual = std::numeric_limits<double>::quiet_NaN();
+          return result;
+        }
+      matrix.vmult(work, delta);
+      work -= residual;
+      result.final_residual = work.l2_norm();
+      result.converged      = std::isfinite(result.final_residual);
+      return result;
+    }
+
+
+
+    template <typename PreconditionerType, typename VectorType>
+    LinearSolveResult
+    TrilinosBackend::solve_cg(const PreconditionerType &cg_preconditioner,
+                              const double              relative_tolerance,
+                              const unsigned int        max_iterations,
+                              const VectorType         &b,
+                              VectorType               &x)
+    {
+      return solve_with_dealii_cg(matrix,
+                                  x,
+                                  b,
+                                  residual_norm,
+                                  cg_preconditioner,
+                                  relative_tolerance,
+                                  max_iterations);
     }
 
 
@@ -301,9 +492,25 @@ namespace Hyperelastic
     {
       const unsigned int n_ranks =
         Utilities::MPI::n_mpi_processes(communicator);
+      std::string solver;
+      switch (data.linear_solver.solver)
+        {
+          case LinearSolver::cg_jacobi:
+            solver = "deal.II SolverCG with PreconditionJacobi";
+            break;
+          case LinearSolver::cg_block_jacobi:
+            solver = "deal.II SolverCG with PreconditionBlockJacobi (node "
+                     "blocks)";
+            break;
+          case LinearSolver::cg_chebyshev:
+            solver = "deal.II SolverCG with PreconditionChebyshev (Jacobi)";
+            break;
+          case LinearSolver::direct:
+            solver = "Trilinos SolverDirect (Amesos_Klu)";
+            break;
+        }
       const std::string solve =
-        "; Trilinos matrix, deal.II SolverCG with PreconditionJacobi and "
-        "updates on the host, " +
+        "; Trilinos matrix, " + solver + " and updates on the host, " +
         std::to_string(n_ranks) + " MPI rank" + (n_ranks > 1 ? "s" : "");
       if (data.use_device)
         return "GPU per rank: DistributedAssembler with " +

@@ -21,6 +21,8 @@ output=$("$app" short.prm) || { echo "$output"; fail "the app failed on the defa
 echo "$output"
 grep -q -E "No CUDA device found|Execution: GPU" <<<"$output" \
   || fail "the log must name the execution path"
+grep -q -F "Linear solver: cg-jacobi (auto: dynamic runs keep Jacobi-CG" <<<"$output" \
+  || fail "the log must name the linear solver auto chose for a dynamic run, and why"
 grep -q -E "^Step +5 +t = +1.0000 +Newton [0-9]+ +CG +[0-9]+ +\|r\|:" <<<"$output" \
   || fail "step 5 must report t, Newton and CG iterations and residuals"
 grep -q "5 steps in" <<<"$output" || fail "the summary must give the steps run"
@@ -71,6 +73,9 @@ awk -v K="$kinetic" -v S="$strain" -v u="$u_z" 'BEGIN {
 # alone is 4 %).
 beam_deflection() {
   cat > beam.prm <<PRM
+subsection Solver
+  set Linear solver = ${2:-auto}
+end
 subsection Geometry
   set Cell type    = hexahedra
   set Subdivisions = $1
@@ -96,12 +101,24 @@ end
 PRM
   local log
   log=$("$app" beam.prm) || { echo "$log FAIL: the beam run failed" >&2; exit 1; }
+  [[ -z ${2:-} ]] || grep -q "^Linear solver: $2 " <<<"$log" \
+    || { echo "$log FAIL: the log must name the linear solver $2" >&2; exit 1; }
   read -r _ _ _ _ w <<<"$(output_numbers beam/solid-00001.vtu "$log")"
   [[ -n $w ]] || { echo "FAIL: no load region displacement in the beam run's output" >&2; exit 1; }
   echo "$w"
 }
 w_coarse=$(beam_deflection "16, 4, 4")
 w_fine=$(beam_deflection "32, 8, 8")
+# The direct solver and Jacobi-CG (named: auto picks the direct solver on a
+# GPU) give the coarse mesh's deflection to the 5 printed digits: CG's
+# tolerance 1e-8 moves it far less than one unit of the last (<= 1e-4
+# relative, 2e-4 where the two round to neighbours).
+w_cg=$(beam_deflection "16, 4, 4" cg-jacobi)
+w_direct=$(beam_deflection "16, 4, 4" direct)
+awk -v cg="$w_cg" -v direct="$w_direct" 'BEGIN {
+  difference = (direct - cg) / cg; if (difference < 0) difference = -difference;
+  printf "tip deflection with the direct solver %.5g, with Jacobi-CG %.5g: relative difference %.2e\n", direct, cg, difference;
+  if (!(cg < 0 && difference <= 2e-4)) { print "FAIL: the direct solver and Jacobi-CG must give the same deflection"; exit 1 } }'
 awk -v coarse="$w_coarse" -v fine="$w_fine" 'BEGIN {
   mu = 5; lambda = 2; P = 1e-3; L = 4; A = 1; I = 1 / 12.;
   E = mu * (3 * lambda + 2 * mu) / (lambda + mu);

@@ -7,7 +7,9 @@
 // tetrahedral bar, displacement and momentum at every node must agree to a
 // tolerance tied to the CG tolerance, for GlobalNZ (symmetric element data)
 // and SharedNZ, with the resident backend (the GPU's default: matrix,
-// vectors, CG and updates on the device) and with the Trilinos backend.
+// vectors, CG and updates on the device) and with the Trilinos backend; the
+// resident backend's Chebyshev-Jacobi and point-block-Jacobi CGs on the
+// device against the host's Jacobi-CG as well.
 // Run under mpirun (ctest runs 2 ranks); exits with 77 (skipped) where a
 // rank has no CUDA device.
 
@@ -50,11 +52,13 @@ namespace
     return Testing::by_position(solid.gather_nodal_state(0));
   }
 
+  /// @p linear_solver: 'Solver/Linear solver' of the device run.
   bool
   run_case(const std::string &name,
            const std::string &geometry,
            const std::string &method,
-           const std::string &algebra)
+           const std::string &algebra,
+           const std::string &linear_solver = "cg-jacobi")
   {
     const std::string solver = Testing::comparison_solver();
     std::string       host_text, device_text;
@@ -68,6 +72,7 @@ namespace
             "subsection Execution\n  set Device = gpu\n"
             "  set Assembly method = " +
             method + "\n  set Distributed linear algebra = " + algebra +
+            "\nend\nsubsection Solver\n  set Linear solver = " + linear_solver +
             "\nend\n",
           device_text);
     if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) != 0)
@@ -101,7 +106,7 @@ namespace
     const bool ok =
       u_max > 1e-4 && du <= tolerance * u_max && dp <= tolerance * p_max;
     std::cout << (ok ? "  ok   " : "  FAIL ") << name << " (" << method << ", "
-              << algebra << "): max |u| = " << u_max
+              << algebra << ", " << linear_solver << "): max |u| = " << u_max
               << ", displacement differs by " << du << ", momentum by " << dp
               << " (max |p| = " << p_max << "); allowed " << tolerance
               << " relative, max |u| > 1e-4" << std::endl;
@@ -141,6 +146,14 @@ main(int argc, char *argv[])
                  ok;
             ok = run_case("tetrahedra", tetrahedra, method, algebra) && ok;
           }
+      for (const std::string linear_solver :
+           {"cg-chebyshev", "cg-block-jacobi"})
+        ok = run_case("hexahedra with hanging nodes",
+                      hexahedra,
+                      "GlobalNZ",
+                      "resident",
+                      linear_solver) &&
+             ok;
       ok = Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
       if (root)
         std::cout << (ok ? "PASSED" : "FAILED") << std::endl;

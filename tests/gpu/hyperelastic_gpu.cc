@@ -7,7 +7,14 @@
 // with the same kernels, takes the same iterations, and stops on the same
 // failures with the same messages, leaving the last good state; single
 // precision differs from the double-precision host run by float rounding:
-// no less than float's unit roundoff, no more than Table 16.1's bound.
+// no less than float's unit roundoff, no more than Table 16.1's bound. The
+// linear solvers: quasi-static and dynamic runs with the device direct
+// solver (cuDSS) equal the host path's with UMFPACK and with Jacobi-CG to
+// the Newton and CG tolerances, take no more Newton iterations than
+// Jacobi-CG, and auto picks the direct solver for quasi-static runs and
+// Jacobi-CG (with its step graphs) for dynamic ones; the device's
+// Jacobi-, Chebyshev-Jacobi- and point-block-Jacobi-CG reach the direct
+// solvers' equilibrium and the host's same-named solver's.
 
 #include <gpu_assembly/base/device.h>
 
@@ -197,12 +204,14 @@ main()
   {
     // Quasi-static load stepping: the body force ramps, so the step graph's
     // kernel changes every step and those steps run the host-driven loop;
-    // the result is the same as with the loop throughout.
+    // the result is the same as with the loop throughout. Jacobi-CG, whose
+    // steps run as graphs (auto would pick the direct solver).
     const std::string quasi_static =
       make_scenario("tetrahedra", "1e-9", "1e-8", "  set Device = gpu\n") +
       "subsection Time\n  set Mode = quasi-static\n  set End time = 1\n"
       "  set Time step = 0.25\nend\n"
-      "subsection Material\n  set Body force = 0, 0, -0.01\nend\n";
+      "subsection Material\n  set Body force = 0, 0, -0.01\nend\n"
+      "subsection Solver\n  set Linear solver = cg-jacobi\nend\n";
     const auto graph = run_hyperelastic(quasi_static, 6, log);
     const auto loop  = run_hyperelastic(
       quasi_static + "subsection Execution\n  set Step graph = false\nend\n",
@@ -285,6 +294,123 @@ main()
                             "initial one");
       }
     }
+
+  {
+    // The linear solvers on quasi-static load steps (a body force and a
+    // tip load ramped over four steps, hexahedra with hanging nodes so
+    // that every update is distributed): the device's direct solver
+    // against the host's UMFPACK and Jacobi-CG. Newton 1e-10 (absolute)
+    // and CG 1e-12 (relative) leave the equilibria apart by far less than
+    // 1e-8 relative.
+    const std::string quasi_static =
+      make_scenario("hexahedra", "1e-10", "1e-12", "") +
+      "subsection Time\n  set Mode = quasi-static\n  set End time = 1\n"
+      "  set Time step = 0.25\nend\n"
+      "subsection Material\n  set Body force = 0, 0, -0.01\nend\n"
+      "subsection Geometry\n  set Local refinement steps = 1\nend\n";
+    const auto run_with = [&](const std::string &device,
+                              const std::string &solver,
+                              std::string       &text) {
+      std::ostringstream solver_log;
+      auto               solid =
+        run_hyperelastic(quasi_static +
+                           "subsection Execution\n  set Device = " + device +
+                           "\nend\nsubsection Solver\n  set Linear solver = " +
+                           solver + "\nend\n",
+                         4,
+                         solver_log);
+      text = solver_log.str();
+      return solid;
+    };
+    std::string  text;
+    const auto   host_direct = run_with("host", "direct", text);
+    const auto   host_cg     = run_with("host", "cg-jacobi", text);
+    const auto   gpu_direct  = run_with("gpu", "direct", text);
+    const auto   u_reference = host_direct->state().first;
+    const double difference_direct =
+      max_relative_difference(gpu_direct->state().first, u_reference);
+    const double difference_cg =
+      max_relative_difference(gpu_direct->state().first,
+                              host_cg->state().first);
+    const auto &d = gpu_direct->statistics();
+    checks.check(gpu_direct->linear_solver() ==
+                     Hyperelastic::LinearSolver::direct &&
+                   difference_direct < 1e-8 && difference_cg < 1e-8 &&
+                   d.n_cg_iterations == d.n_newton_iterations &&
+                   d.n_newton_iterations <=
+                     host_cg->statistics().n_newton_iterations &&
+                   gpu_direct->arrays().n_constraint_lines() > 0,
+                 "quasi-static, hanging nodes: the device direct solver "
+                 "against UMFPACK " +
+                   scientific(difference_direct) + ", against host Jacobi-CG " +
+                   scientific(difference_cg) + " (relative); Newton " +
+                   std::to_string(d.n_newton_iterations) + " against CG's " +
+                   std::to_string(host_cg->statistics().n_newton_iterations));
+    const auto gpu_auto = run_with("gpu", "auto", text);
+    checks.check(gpu_auto->linear_solver() ==
+                     Hyperelastic::LinearSolver::direct &&
+                   text.find("Linear solver: direct (auto: quasi-static on "
+                             "one GPU") != std::string::npos &&
+                   gpu_auto->state() == gpu_direct->state(),
+                 "quasi-static: auto picks the device direct solver, says "
+                 "why, and gives direct's state bitwise");
+    for (const std::string solver :
+         {"cg-jacobi", "cg-chebyshev", "cg-block-jacobi"})
+      {
+        const auto   gpu_cg = run_with("gpu", solver, text);
+        const auto   host   = run_with("host", solver, text);
+        const double difference =
+          max_relative_difference(gpu_cg->state().first, u_reference);
+        const double host_difference =
+          max_relative_difference(gpu_cg->state().first, host->state().first);
+        checks.check(Hyperelastic::parameter_value(gpu_cg->linear_solver()) ==
+                         solver &&
+                       difference < 1e-8 && host_difference < 1e-8 &&
+                       gpu_cg->statistics().n_cg_iterations >
+                         gpu_cg->statistics().n_newton_iterations,
+                     "quasi-static: the device " + solver +
+                       " reaches the direct solvers' equilibrium (" +
+                       scientific(difference) + ") and the host's " + solver +
+                       " one (" + scientific(host_difference) + "), " +
+                       std::to_string(gpu_cg->statistics().n_cg_iterations) +
+                       " CG iterations");
+      }
+  }
+
+  {
+    // Dynamic steps: the direct solver asked for runs the host-driven
+    // Newton loop and equals the host's UMFPACK run; auto keeps Jacobi-CG
+    // and its step graphs.
+    const std::string dynamic =
+      make_scenario("tetrahedra", "1e-11", "1e-13", "");
+    const auto run_with = [&](const std::string &device,
+                              const std::string &solver) {
+      return run_hyperelastic(dynamic +
+                                "subsection Execution\n  set Device = " +
+                                device +
+                                "\nend\nsubsection Solver\n  set Linear "
+                                "solver = " +
+                                solver + "\nend\n",
+                              n_steps,
+                              log);
+    };
+    const auto   host     = run_with("host", "direct");
+    const auto   gpu      = run_with("gpu", "direct");
+    const auto   gpu_auto = run_with("gpu", "auto");
+    const double difference =
+      max_relative_difference(gpu->state().first, host->state().first);
+    checks.check(difference < 1e-8 &&
+                   gpu->linear_solver() == Hyperelastic::LinearSolver::direct,
+                 "dynamic: the device direct solver against UMFPACK after " +
+                   std::to_string(n_steps) + " steps, displacements " +
+                   scientific(difference) + " (relative)");
+    checks.check(gpu_auto->linear_solver() ==
+                     Hyperelastic::LinearSolver::cg_jacobi &&
+                   gpu_auto->stage_times().count("Solve (Jacobi-CG)") == 1 &&
+                   gpu->stage_times().count("Solve (direct solver)") == 1,
+                 "dynamic: auto keeps Jacobi-CG; the solve stage is named "
+                 "after the solver");
+  }
 
   {
     // Single precision with tolerances it can reach, against the double
