@@ -56,7 +56,7 @@
 //                         that it would take longer than all other rows
 //                         together); a larger case prints the row with the
 //                         reason it did not run
-//   --tolerance T         CG's relative residual (default 1e-10), device
+//   --tolerance T         CG's relative residual (default 1e-8), device
 //                         and AMG alike
 //   --max-error E         largest relative error accepted (default 1e-5)
 //   --threads N           rank 0's threads for its deal.II assembly and the
@@ -145,7 +145,7 @@ namespace
     std::vector<unsigned int> tetrahedra = {9, 14, 20};
     std::vector<std::string>  solvers    = AppSolvers::device_solver_names();
     double                    umfpack_max_dofs = 100000;
-    double                    tolerance        = 1e-10;
+    double                    tolerance        = 1e-8;
     double                    max_error        = 1e-5;
     unsigned int threads = std::max(1u, std::thread::hardware_concurrency());
     bool         amg     = true;
@@ -708,13 +708,27 @@ namespace
         result[to_serial[i]] = all[i];
     };
 
-    row.iterations = solve_once(1, row.assembly, row.factor, row.solve);
-    gather(row.first_solution);
-    solve_once(coefficient_factor,
-               row.re_assembly,
-               row.re_factor,
-               row.re_solve);
-    gather(row.second_solution);
+    // AztecOO stops with an error where it finds that it cannot reach the
+    // tolerance ("loss of precision"); every rank gets the same status, so
+    // the row records it and the other rows still run.
+    try
+      {
+        row.iterations = solve_once(1, row.assembly, row.factor, row.solve);
+        gather(row.first_solution);
+        solve_once(coefficient_factor,
+                   row.re_assembly,
+                   row.re_factor,
+                   row.re_solve);
+        gather(row.second_solution);
+      }
+    catch (const ExceptionBase &error)
+      {
+        std::ostringstream message;
+        error.print_info(message);
+        std::istringstream words(message.str());
+        for (std::string word; words >> word;)
+          row.not_run += (row.not_run.empty() ? "" : " ") + word;
+      }
     return row;
   }
 

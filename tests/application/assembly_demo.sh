@@ -45,7 +45,7 @@ grep -q -E "Assembled on the (host path|GPU with GlobalNZ)" <<<"$output" \
 case $solver in
   "" | auto) pattern="Solved on the GPU with [a-z-]+ \(auto\)|Host CG \(SSOR\) converged" ;;
   host-cg) pattern="Host CG \(SSOR\) converged" ;;
-  *) pattern="Solved on the GPU with $solver[ ;]" ;;
+  *) pattern="Solved on the GPU with $solver[ ;,]" ;;
 esac
 grep -q -E "$pattern" <<<"$output" || fail "the log must say how it solved ($pattern)"
 # The time of each stage, in the timer's table.
