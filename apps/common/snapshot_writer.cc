@@ -183,18 +183,20 @@ namespace AppUtilities
     : input_sizes(input_sizes)
     , zlib_level(AppUtilities::zlib_level(flags.compression_level))
   {
-    // Entry i of the concatenated inputs is probed as two numbers below
-    // 2^12 + 1, which float holds exactly whatever the size of the mesh;
-    // 0 marks the padding of 2d vector fields.
-    constexpr std::uint64_t split     = 4096;
+    // Entry i of the concatenated inputs is probed as i % 2^24 + 1, which
+    // float holds exactly, and on meshes with more entries also as
+    // i / 2^24 + 1 (a second probe); 0 marks the padding of 2d vector
+    // fields.
+    constexpr std::uint64_t split     = std::uint64_t(1) << 24;
     std::uint64_t           n_entries = 0;
     for (const std::size_t size : input_sizes)
       n_entries += size;
-    AssertThrow(n_entries < split * split,
+    const bool two_parts = n_entries >= split;
+    AssertThrow(n_entries < split * 256,
                 dealii::ExcMessage("SnapshotWriter: the snapshot has " +
                                    std::to_string(n_entries) +
                                    " values, more than it can index."));
-    // A third probe of -0 everywhere tells the values DataOut copies (cell
+    // A last probe of -0 everywhere tells the values DataOut copies (cell
     // data keep the sign of a zero) from those it sums from +0 (nodal
     // values: shape functions times values).
     enum class Probe
@@ -225,7 +227,8 @@ namespace AppUtilities
       data_out.write_vtu(out);
       return out.str();
     };
-    const std::string low = probe(Probe::low), high = probe(Probe::high),
+    const std::string low  = probe(Probe::low),
+                      high = two_parts ? probe(Probe::high) : low,
                       zero = probe(Probe::negative_zero);
 
     // The header, with the date line split where its date starts.
@@ -304,7 +307,9 @@ namespace AppUtilities
         array.sources.resize(values.size());
         for (std::size_t k = 0; k < values.size(); ++k)
           {
-            const float lo = values[k], hi = values_high[k];
+            const float lo = values[k], hi = two_parts ? values_high[k] :
+                                             lo == 0   ? 0.f :
+                                                         1.f;
             if (lo == 0 && hi == 0)
               {
                 array.sources[k] = {no_input, 0, false};
