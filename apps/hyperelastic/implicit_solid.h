@@ -34,6 +34,7 @@
 
 #include "integrator_backend.h"
 #include "parameters.h"
+#include "snapshot_writer.h"
 
 namespace Hyperelastic
 {
@@ -237,6 +238,10 @@ namespace Hyperelastic
     /// Writes the state @p u, @p p (owned entries). Collective.
     void
     write_output(const std::vector<double> &u, const std::vector<double> &p);
+    /// Waits for the output files written on the snapshot writer's thread
+    /// and throws the error of one that failed.
+    void
+    finish_output();
     /// "  output FILE: max |u| = ..." for the state @p u, @p p. Collective.
     void
     summarize_state(const std::vector<double> &u,
@@ -331,6 +336,8 @@ namespace Hyperelastic
     bool                                        dynamic     = true;
     RunStatistics                               stats;
     std::vector<std::pair<double, std::string>> pvd_records;
+    /// The VTU series on one process, made at the first output.
+    std::unique_ptr<AppUtilities::SnapshotWriter<dim>> snapshot_writer;
   };
 } // namespace Hyperelastic
 

@@ -301,6 +301,16 @@ namespace Hyperelastic
 
 
   void
+  ImplicitSolid::finish_output()
+  {
+    TimerOutput::Scope scope(timer, "Output");
+    if (snapshot_writer)
+      snapshot_writer->flush();
+  }
+
+
+
+  void
   ImplicitSolid::write_output(const std::vector<double> &u_owned,
                               const std::vector<double> &p_owned)
   {
@@ -356,67 +366,61 @@ namespace Hyperelastic
                                subdomain[index] = cell->subdomain_id();
                            });
 
-    // DataOut keeps references to the vectors until build_patches(). A
-    // Trilinos vector needs MPI, which a program on one process need not
-    // have initialized.
-    Vector<double>                                 u_serial, v_serial;
-    std::unique_ptr<TrilinosWrappers::MPI::Vector> u_ghosted, v_ghosted;
-    DataOut<dim>                                   data_out;
-    if (distributed)
-      {
-        u_ghosted = std::make_unique<TrilinosWrappers::MPI::Vector>();
-        v_ghosted = std::make_unique<TrilinosWrappers::MPI::Vector>();
-        make_ghosted(u_owned,
-                     owned_dofs,
-                     relevant_dofs,
-                     communicator,
-                     *u_ghosted);
-        make_ghosted(v_owned,
-                     owned_dofs,
-                     relevant_dofs,
-                     communicator,
-                     *v_ghosted);
-        add_displacement_and_velocity(data_out,
-                                      dof_handler,
-                                      *u_ghosted,
-                                      *v_ghosted);
-      }
-    else
-      {
-        u_serial = Vector<double>(u_owned.begin(), u_owned.end());
-        v_serial = Vector<double>(v_owned.begin(), v_owned.end());
-        add_displacement_and_velocity(data_out,
-                                      dof_handler,
-                                      u_serial,
-                                      v_serial);
-      }
-    add_J_and_von_mises(data_out, J_cells, von_mises);
-    if (distributed)
-      data_out.add_data_vector(subdomain,
-                               "subdomain",
-                               DataOut<dim>::type_cell_data);
-    data_out.build_patches(*mapping);
-
     if (!distributed)
       {
+        // The mesh is fixed: its geometry is written once, each output
+        // converts and compresses the point data on the writer's thread.
+        if (!snapshot_writer)
+          snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<dim>>(
+            std::vector<std::size_t>{u_owned.size(),
+                                     v_owned.size(),
+                                     n_cells,
+                                     n_cells},
+            [this](DataOut<dim>                      &data_out,
+                   const std::vector<Vector<double>> &in) {
+              add_displacement_and_velocity(data_out,
+                                            dof_handler,
+                                            in[0],
+                                            in[1]);
+              add_J_and_von_mises(data_out, in[2], in[3]);
+              data_out.build_patches(*mapping);
+            },
+            DataOutBase::VtkFlags());
         std::ostringstream name;
         name << o.base_name << '-' << std::setw(5) << std::setfill('0')
              << step_number << ".vtu";
-        const std::string path = o.directory + "/" + name.str();
-        AppUtilities::write_file(path, [&](std::ostream &out) {
-          data_out.write_vtu(out);
-        });
-        stats.output_files.push_back(path);
-
-        auto records = pvd_records;
+        const std::string path    = o.directory + "/" + name.str();
+        auto              records = pvd_records;
         records.emplace_back(time, name.str());
-        AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
-                                 [&](std::ostream &out) {
-                                   DataOutBase::write_pvd_record(out, records);
-                                 });
+        // The series names only files that were written whole: the record
+        // follows its file on the writer's thread.
+        snapshot_writer->write(
+          path,
+          {u_owned,
+           std::move(v_owned),
+           std::vector<double>(J_cells.begin(), J_cells.end()),
+           std::vector<double>(von_mises.begin(), von_mises.end())},
+          [pvd = o.directory + "/" + o.base_name + ".pvd", records]() {
+            AppUtilities::write_file(pvd, [&](std::ostream &out) {
+              DataOutBase::write_pvd_record(out, records);
+            });
+          });
+        stats.output_files.push_back(path);
         pvd_records = records;
         return;
       }
+
+    // DataOut keeps references to the vectors until build_patches().
+    TrilinosWrappers::MPI::Vector u_ghosted, v_ghosted;
+    make_ghosted(u_owned, owned_dofs, relevant_dofs, communicator, u_ghosted);
+    make_ghosted(v_owned, owned_dofs, relevant_dofs, communicator, v_ghosted);
+    DataOut<dim> data_out;
+    add_displacement_and_velocity(data_out, dof_handler, u_ghosted, v_ghosted);
+    add_J_and_von_mises(data_out, J_cells, von_mises);
+    data_out.add_data_vector(subdomain,
+                             "subdomain",
+                             DataOut<dim>::type_cell_data);
+    data_out.build_patches(*mapping);
 
     // One piece per rank and, from rank 0, the .pvtu record naming them
     // and the .pvd series: deal.II's write_vtu_with_pvtu_record() layout,
