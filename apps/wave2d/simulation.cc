@@ -660,6 +660,19 @@ namespace Wave2D
     auto records = snapshots;
     if (records.empty() || records.back().second != std::string(base) + ".vtu")
       records.emplace_back(step * time_step, std::string(base) + ".vtu");
+    // The image of |u|, if asked for, is drawn there as well.
+    std::string image, title;
+    if (parameters.output.snapshot_images)
+      {
+        char text[96];
+        std::snprintf(text,
+                      sizeof(text),
+                      "t = %.4g s (step %u)",
+                      step * time_step,
+                      step);
+        image = directory + base + ".png";
+        title = text;
+      }
     // The series names only files that were written whole: the record
     // follows its file on the writer's thread.
     snapshot_writer->write(
@@ -667,24 +680,21 @@ namespace Wave2D
       {std::vector<double>(displacement.begin(), displacement.end()),
        std::move(material),
        std::move(damping)},
-      [directory, records]() {
+      [this,
+       directory,
+       records,
+       image,
+       title,
+       u = image.empty() ? std::vector<double>() : u]() {
         AppUtilities::write_file(directory + "snapshots.pvd",
                                  [&](std::ostream &out) {
                                    DataOutBase::write_pvd_record(out, records);
                                  });
+        // The mesh outlives the writer, a member declared after it.
+        if (!image.empty())
+          render_field(image, mesh, u, 0, title);
       });
     snapshots = records;
-
-    if (parameters.output.snapshot_images)
-      {
-        char title[96];
-        std::snprintf(title,
-                      sizeof(title),
-                      "t = %.4g s (step %u)",
-                      step * time_step,
-                      step);
-        render_field(directory + base + ".png", mesh, u, 0, title);
-      }
   }
 
 

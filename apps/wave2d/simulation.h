@@ -45,8 +45,9 @@ namespace Wave2D
     void
     time_loop();
 
-    /// Queue the snapshot of @p u at @p step; the VTU and the .pvd record
-    /// naming it are written on the snapshot writer's thread.
+    /// Queue the snapshot of @p u at @p step; the VTU, the .pvd record
+    /// naming it and the image are written on the snapshot writer's
+    /// thread.
     void
     write_snapshot(const unsigned int step, const std::vector<double> &u);
 
