@@ -222,7 +222,13 @@ namespace AppUtilities
         }
       dealii::DataOut<dim> data_out;
       configure(data_out, inputs);
-      data_out.set_flags(flags);
+      // Only the first probe's text is kept; the others are read back,
+      // which zlib's level 0 makes cheaper to write.
+      dealii::DataOutBase::VtkFlags probe_flags = flags;
+      if (kind != Probe::low)
+        probe_flags.compression_level =
+          dealii::DataOutBase::VtkFlags::no_compression;
+      data_out.set_flags(probe_flags);
       std::ostringstream out;
       data_out.write_vtu(out);
       return out.str();
@@ -231,18 +237,23 @@ namespace AppUtilities
                       high = two_parts ? probe(Probe::high) : low,
                       zero = probe(Probe::negative_zero);
 
+    // Where the point data of a probe start: after the <PointData line.
+    const auto point_data = [](const std::string &text) {
+      const std::size_t start = text.find("<PointData");
+      AssertThrow(start != std::string::npos,
+                  dealii::ExcMessage("SnapshotWriter: DataOut wrote no point "
+                                     "data for the snapshot's inputs."));
+      const std::size_t end = text.find('\n', start);
+      AssertThrow(end != std::string::npos,
+                  dealii::ExcMessage("SnapshotWriter: the VTU that DataOut "
+                                     "wrote ends after <PointData."));
+      return end + 1;
+    };
+
     // The header, with the date line split where its date starts.
-    const std::size_t point_data = low.find("<PointData");
-    AssertThrow(point_data != std::string::npos,
-                dealii::ExcMessage("SnapshotWriter: DataOut wrote no point "
-                                   "data for the snapshot's inputs."));
-    std::size_t position = low.find('\n', point_data);
-    AssertThrow(position != std::string::npos,
-                dealii::ExcMessage("SnapshotWriter: the VTU that DataOut "
-                                   "wrote ends after <PointData."));
-    ++position;
-    const std::string header = low.substr(0, position);
-    const std::size_t date   = header.find(date_line);
+    std::size_t       position = point_data(low);
+    const std::string header   = low.substr(0, position);
+    const std::size_t date     = header.find(date_line);
     const std::size_t date_stop =
       date == std::string::npos ? std::string::npos : header.find('\n', date);
     header_has_date = date_stop != std::string::npos &&
@@ -256,8 +267,9 @@ namespace AppUtilities
       header_before_date = header;
 
     // The arrays: an opening line, the data, a closing line each, in the
-    // same place in both probes.
-    std::size_t position_high = position, position_zero = position;
+    // same order in every probe.
+    std::size_t position_high = point_data(high),
+                position_zero = point_data(zero);
     while (true)
       {
         const std::size_t start   = position;
