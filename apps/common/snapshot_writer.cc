@@ -183,6 +183,38 @@ namespace AppUtilities
     : input_sizes(input_sizes)
     , zlib_level(AppUtilities::zlib_level(flags.compression_level))
   {
+    worker =
+      std::thread([this, configure = Configure(configure), flags]() mutable {
+        std::exception_ptr failure;
+        try
+          {
+            prepare(configure, flags);
+          }
+        catch (...)
+          {
+            failure = std::current_exception();
+          }
+        // What the configuration holds (a DoFHandler, say) is not needed any
+        // more.
+        configure = nullptr;
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          prepared      = true;
+          prepare_error = failure;
+          error         = failure;
+        }
+        changed.notify_all();
+        run();
+      });
+  }
+
+
+
+  template <int dim>
+  void
+  SnapshotWriter<dim>::prepare(const Configure                     &configure,
+                               const dealii::DataOutBase::VtkFlags &flags)
+  {
     // Entry i of the concatenated inputs is probed as i % 2^24 + 1, which
     // float holds exactly, and on meshes with more entries also as
     // i / 2^24 + 1 (a second probe); 0 marks the padding of 2d vector
@@ -346,10 +378,6 @@ namespace AppUtilities
           }
         arrays.push_back(std::move(array));
       }
-
-    worker = std::thread([this]() {
-      run();
-    });
   }
 
 
@@ -384,6 +412,14 @@ namespace AppUtilities
   std::string
   SnapshotWriter<dim>::vtu(const std::vector<std::vector<double>> &inputs) const
   {
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      changed.wait(lock, [&]() {
+        return prepared;
+      });
+      if (prepare_error)
+        std::rethrow_exception(prepare_error);
+    }
     std::string text = header_before_date;
     if (header_has_date)
       text += " on " + dealii::Utilities::System::get_time() + " at " +
@@ -426,9 +462,9 @@ namespace AppUtilities
 
   template <int dim>
   void
-  SnapshotWriter<dim>::write(const std::string               &path,
-                             std::vector<std::vector<double>> inputs,
-                             std::function<void()>            after)
+  SnapshotWriter<dim>::check_sizes(
+    const std::string                      &path,
+    const std::vector<std::vector<double>> &inputs) const
   {
     AssertThrow(inputs.size() == input_sizes.size(),
                 dealii::ExcMessage("SnapshotWriter: " + path + " was given " +
@@ -442,12 +478,26 @@ namespace AppUtilities
                     path + " has " + std::to_string(inputs[i].size()) +
                     " entries, the series " + std::to_string(input_sizes[i]) +
                     "."));
+  }
+
+
+
+  template <int dim>
+  void
+  SnapshotWriter<dim>::write(const std::string               &path,
+                             std::vector<std::vector<double>> inputs,
+                             std::function<void()>            after,
+                             Complete                         complete)
+  {
+    if (!complete)
+      check_sizes(path, inputs);
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&]() {
       return error || queue.size() + busy < 2;
     });
     throw_pending_error();
-    queue.push_back({path, std::move(inputs), std::move(after)});
+    queue.push_back(
+      {path, std::move(inputs), std::move(after), std::move(complete)});
     lock.unlock();
     changed.notify_all();
   }
@@ -460,7 +510,7 @@ namespace AppUtilities
   {
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&]() {
-      return queue.empty() && !busy;
+      return prepared && queue.empty() && !busy;
     });
     throw_pending_error();
   }
@@ -493,6 +543,11 @@ namespace AppUtilities
         std::exception_ptr failure;
         try
           {
+            if (job.complete)
+              {
+                job.complete(job.inputs);
+                check_sizes(job.path, job.inputs);
+              }
             const std::string text = vtu(job.inputs);
             write_file(job.path, [&](std::ostream &out) {
               out.write(text.data(), text.size());

@@ -34,14 +34,17 @@ namespace AppUtilities
    * The caller describes a snapshot as a list of input vectors (DoF vectors,
    * cell vectors) and a function @p configure that hands them to a DataOut
    * the way the program always did (attach_dof_handler, add_data_vector,
-   * build_patches with its mapping and subdivisions). At construction the
-   * writer runs @p configure on vectors that hold each entry's own index, so
-   * that the value DataOut writes at every point names the input entry it
-   * came from. This requires values that DataOut takes from one entry each:
-   * nodal values of Lagrange elements at their support points and cell data.
-   * Anything else (interpolation between support points) is refused at
-   * construction with the name of the array, as is a format the writer does
-   * not reproduce (it re-encodes the probe and compares it with DataOut's).
+   * build_patches with its mapping and subdivisions). The writer's thread
+   * starts by running @p configure on vectors that hold each entry's own
+   * index, so that the value DataOut writes at every point names the input
+   * entry it came from; what @p configure reads (the DoFHandler, the
+   * mapping) must therefore stay unchanged and alive until the first
+   * write() or flush() returns. This requires values that DataOut takes
+   * from one entry each: nodal values of Lagrange elements at their support
+   * points and cell data. Anything else (interpolation between support
+   * points) is refused with the name of the array, as is a format the
+   * writer does not reproduce (it re-encodes the probe and compares it with
+   * DataOut's): the first write() or flush() throws the reason.
    *
    * write() queues a snapshot and returns; at most two wait (the one being
    * written and one more), so a caller that produces snapshots faster than
@@ -77,17 +80,25 @@ namespace AppUtilities
     SnapshotWriter &
     operator=(const SnapshotWriter &) = delete;
 
+    /// Fills inputs derived from others (e.g. cell fields from the state)
+    /// on the writer thread.
+    using Complete = std::function<void(std::vector<std::vector<double>> &)>;
+
     /**
      * Queue the snapshot @p inputs for the file @p path; @p after runs on
      * the writer thread once the file is complete under its name (e.g. to
-     * write a .pvd record that names only complete files). Waits while two
-     * snapshots are queued. Throws the error of an earlier snapshot, if one
-     * failed, and the sizes of @p inputs if they do not match.
+     * write a .pvd record that names only complete files). @p complete, if
+     * given, runs on the writer thread first and may fill inputs given
+     * empty; it must only read what does not change during the run. Waits
+     * while two snapshots are queued. Throws the error of an earlier
+     * snapshot, if one failed, and the sizes of @p inputs if they do not
+     * match (after @p complete, on the writer thread, if given).
      */
     void
     write(const std::string               &path,
           std::vector<std::vector<double>> inputs,
-          std::function<void()>            after = {});
+          std::function<void()>            after    = {},
+          Complete                         complete = {});
 
     /// Wait until every queued snapshot is written; throw the first error.
     void
@@ -122,13 +133,24 @@ namespace AppUtilities
       std::string                      path;
       std::vector<std::vector<double>> inputs;
       std::function<void()>            after;
+      Complete                         complete;
     };
+
+    /// The probes: reads what DataOut writes for @p configure.
+    void
+    prepare(const Configure                     &configure,
+            const dealii::DataOutBase::VtkFlags &flags);
 
     void
     run();
 
     void
     throw_pending_error();
+
+    /// Throws unless @p inputs have the sizes of the series.
+    void
+    check_sizes(const std::string                      &path,
+                const std::vector<std::vector<double>> &inputs) const;
 
     std::vector<std::size_t> input_sizes;
     int                      zlib_level;
@@ -142,14 +164,17 @@ namespace AppUtilities
     std::string        trailer;
     std::vector<Array> arrays;
 
-    std::mutex              mutex;
-    std::condition_variable changed;
-    std::deque<Job>         queue;
-    bool                    busy     = false;
-    bool                    stopping = false;
-    std::exception_ptr      error;
-    bool                    error_thrown = false;
-    std::thread             worker;
+    mutable std::mutex              mutex;
+    mutable std::condition_variable changed;
+    // The probes are done; if they failed, why.
+    bool               prepared = false;
+    std::exception_ptr prepare_error;
+    std::deque<Job>    queue;
+    bool               busy     = false;
+    bool               stopping = false;
+    std::exception_ptr error;
+    bool               error_thrown = false;
+    std::thread        worker;
   };
 } // namespace AppUtilities
 

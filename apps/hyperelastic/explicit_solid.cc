@@ -376,10 +376,22 @@ namespace Hyperelastic
       {
         // The mesh is fixed: the geometry is written once, each output
         // converts and compresses the point data on the writer's thread.
-        const Discretization discretization =
-          make_discretization(triangulation.all_reference_cells_are_simplex());
-        DoFHandler<dim> dof_handler(triangulation);
-        dof_handler.distribute_dofs(*discretization.fe);
+        // That thread reads the element and the DoFHandler when it starts;
+        // the DoFHandler goes before the element it uses.
+        struct OutputDoFs
+        {
+          explicit OutputDoFs(const Triangulation<dim> &triangulation)
+            : discretization(make_discretization(
+                triangulation.all_reference_cells_are_simplex()))
+            , dof_handler(triangulation)
+          {
+            dof_handler.distribute_dofs(*discretization.fe);
+          }
+          Discretization  discretization;
+          DoFHandler<dim> dof_handler;
+        };
+        const auto output = std::make_shared<OutputDoFs>(triangulation);
+        const DoFHandler<dim> &dof_handler = output->dof_handler;
         // Entries that no vertex sets stay zero.
         output_state_entry.assign(dof_handler.n_dofs(),
                                   numbers::invalid_unsigned_int);
@@ -390,9 +402,13 @@ namespace Hyperelastic
                 3 * cell->vertex_index(k) + d;
         snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<dim>>(
           std::vector<std::size_t>(2, dof_handler.n_dofs()),
-          [&](DataOut<dim> &data_out, const std::vector<Vector<double>> &in) {
-            add_displacement_and_velocity(data_out, dof_handler, in[0], in[1]);
-            data_out.build_patches(*discretization.mapping);
+          [output](DataOut<dim>                      &data_out,
+                   const std::vector<Vector<double>> &in) {
+            add_displacement_and_velocity(data_out,
+                                          output->dof_handler,
+                                          in[0],
+                                          in[1]);
+            data_out.build_patches(*output->discretization.mapping);
           },
           DataOutBase::VtkFlags());
       }
