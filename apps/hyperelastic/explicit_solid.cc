@@ -372,39 +372,81 @@ namespace Hyperelastic
   {
     const auto &o = parameters.output;
     AppUtilities::create_output_directory(o.directory, "Output/Directory");
-    const Discretization discretization =
-      make_discretization(triangulation.all_reference_cells_are_simplex());
-    DoFHandler<dim> dof_handler(triangulation);
-    dof_handler.distribute_dofs(*discretization.fe);
-    Vector<double> u(dof_handler.n_dofs()), v(dof_handler.n_dofs());
-    for (const auto &cell : dof_handler.active_cell_iterators())
-      for (const unsigned int k : cell->vertex_indices())
-        for (unsigned int d = 0; d < dim; ++d)
+    if (!snapshot_writer)
+      {
+        // The mesh is fixed: the geometry is written once, each output
+        // converts and compresses the point data on the writer's thread.
+        // That thread reads the element and the DoFHandler when it starts;
+        // the DoFHandler goes before the element it uses.
+        struct OutputDoFs
+        {
+          explicit OutputDoFs(const Triangulation<dim> &triangulation)
+            : discretization(make_discretization(
+                triangulation.all_reference_cells_are_simplex()))
+            , dof_handler(triangulation)
           {
-            const auto         dof = cell->vertex_dof_index(k, d);
-            const unsigned int i   = 3 * cell->vertex_index(k) + d;
-            u[dof]                 = u_curr[i];
-            v[dof]                 = (u_curr[i] - u_prev[i]) / dt;
+            dof_handler.distribute_dofs(*discretization.fe);
           }
-    DataOut<dim> data_out;
-    add_displacement_and_velocity(data_out, dof_handler, u, v);
-    data_out.build_patches(*discretization.mapping);
+          Discretization  discretization;
+          DoFHandler<dim> dof_handler;
+        };
+        const auto output = std::make_shared<OutputDoFs>(triangulation);
+        const DoFHandler<dim> &dof_handler = output->dof_handler;
+        // Entries that no vertex sets stay zero.
+        output_state_entry.assign(dof_handler.n_dofs(),
+                                  numbers::invalid_unsigned_int);
+        for (const auto &cell : dof_handler.active_cell_iterators())
+          for (const unsigned int k : cell->vertex_indices())
+            for (unsigned int d = 0; d < dim; ++d)
+              output_state_entry[cell->vertex_dof_index(k, d)] =
+                3 * cell->vertex_index(k) + d;
+        snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<dim>>(
+          std::vector<std::size_t>(2, dof_handler.n_dofs()),
+          [output](DataOut<dim>                      &data_out,
+                   const std::vector<Vector<double>> &in) {
+            add_displacement_and_velocity(data_out,
+                                          output->dof_handler,
+                                          in[0],
+                                          in[1]);
+            data_out.build_patches(*output->discretization.mapping);
+          },
+          DataOutBase::VtkFlags());
+      }
+    std::vector<double> u(output_state_entry.size()), v(u.size());
+    for (unsigned int dof = 0; dof < u.size(); ++dof)
+      if (const unsigned int i = output_state_entry[dof];
+          i != numbers::invalid_unsigned_int)
+        {
+          u[dof] = u_curr[i];
+          v[dof] = (u_curr[i] - u_prev[i]) / dt;
+        }
     std::ostringstream name;
     name << o.base_name << '-' << std::setw(6) << std::setfill('0')
          << step_number << ".vtu";
     const std::string path = o.directory + "/" + name.str();
-    AppUtilities::write_file(path, [&](std::ostream &file) {
-      data_out.write_vtu(file);
-    });
-    // The series names only files that were written whole.
+    // The series names only files that were written whole: the record
+    // follows its file on the writer's thread.
     auto records = pvd_records;
     records.emplace_back(step_number * dt, name.str());
-    AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
-                             [&](std::ostream &file) {
-                               DataOutBase::write_pvd_record(file, records);
-                             });
+    snapshot_writer->write(
+      path,
+      {std::move(u), std::move(v)},
+      [pvd = o.directory + "/" + o.base_name + ".pvd", records]() {
+        AppUtilities::write_file(pvd, [&](std::ostream &file) {
+          DataOutBase::write_pvd_record(file, records);
+        });
+      });
     pvd_records = records;
     return path;
+  }
+
+
+
+  void
+  ExplicitSolid::finish_output()
+  {
+    if (snapshot_writer)
+      snapshot_writer->flush();
   }
 
 
@@ -563,6 +605,7 @@ namespace Hyperelastic
                           checked_vtu) +
               ".";
           write_trace();
+          finish_output();
           AssertThrow(false,
                       ExcMessage(
                         "The simulation stopped at step " +
@@ -619,6 +662,7 @@ namespace Hyperelastic
       }
     stepping_seconds = stepping_time;
     write_trace();
+    finish_output();
     out << "\n"
         << n_total << " steps in " << std::fixed << std::setprecision(3)
         << stepping_time

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "parameters.h"
+#include "snapshot_writer.h"
 
 namespace Hyperelastic
 {
@@ -119,12 +120,16 @@ namespace Hyperelastic
     make_grid();
     void
     make_boundary_conditions();
-    /// Write the state of step @p step_number (VTU and the .pvd series);
-    /// returns the VTU's path.
+    /// Queue the state of step @p step_number for output (the VTU and the
+    /// .pvd series, written on the snapshot writer's thread); returns the
+    /// VTU's path.
     std::string
     write_output(const unsigned int         step_number,
                  const std::vector<double> &u_prev,
                  const std::vector<double> &u_curr);
+    /// Wait for the queued output; throw the error of a file that failed.
+    void
+    finish_output();
 
     /// What is wrong with a state, if anything: an entry that is not
     /// finite (the first node named), or an inverted element.
@@ -159,6 +164,10 @@ namespace Hyperelastic
     std::vector<TracePoint>                     trace_points;
     std::vector<std::pair<double, std::string>> pvd_records;
     double                                      stepping_seconds = 0;
+    /// The VTU series, made at the first output, and for every DoF of its
+    /// displacement field the entry 3 * vertex + component of the state.
+    std::unique_ptr<AppUtilities::SnapshotWriter<dim>> snapshot_writer;
+    std::vector<unsigned int>                          output_state_entry;
   };
 } // namespace Hyperelastic
 

@@ -34,6 +34,7 @@
 
 #include "integrator_backend.h"
 #include "parameters.h"
+#include "snapshot_writer.h"
 
 namespace Hyperelastic
 {
@@ -251,6 +252,18 @@ namespace Hyperelastic
     /// Writes the state @p u, @p p (owned entries). Collective.
     void
     write_output(const std::vector<double> &u, const std::vector<double> &p);
+    /// Cell-wise J and von Mises stress, averaged over the quadrature
+    /// points, of the displacement @p u (owned entries): one value per
+    /// active cell, set on the rank's cells. Reads only the fixed mesh and
+    /// @p u, so the snapshot writer's thread may call it.
+    void
+    cell_fields(const std::vector<double> &u,
+                std::vector<double>       &J,
+                std::vector<double>       &von_mises) const;
+    /// Waits for the output files written on the snapshot writer's thread
+    /// and throws the error of one that failed.
+    void
+    finish_output();
     /// "  output FILE: max |u| = ..." for the state @p u, @p p. Collective.
     void
     summarize_state(const std::vector<double> &u,
@@ -348,6 +361,8 @@ namespace Hyperelastic
     bool                                        dynamic     = true;
     RunStatistics                               stats;
     std::vector<std::pair<double, std::string>> pvd_records;
+    /// The VTU series on one process, made at the first output.
+    std::unique_ptr<AppUtilities::SnapshotWriter<dim>> snapshot_writer;
   };
 } // namespace Hyperelastic
 

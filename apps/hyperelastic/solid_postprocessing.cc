@@ -301,6 +301,51 @@ namespace Hyperelastic
 
 
   void
+  ImplicitSolid::cell_fields(const std::vector<double> &u_owned,
+                             std::vector<double>       &J,
+                             std::vector<double>       &von_mises) const
+  {
+    const unsigned int n_cells = triangulation->n_active_cells();
+    J.assign(n_cells, 0.);
+    von_mises.assign(n_cells, 0.);
+    const double mu     = parameters.material.mu;
+    const double lambda = parameters.material.lambda;
+    for_each_cell_gradient(u_owned,
+                           update_gradients | update_JxW_values,
+                           [&](const auto                        &cell,
+                               const FEValues<dim>               &fe_values,
+                               const std::vector<Tensor<2, dim>> &grad_u) {
+                             double volume = 0, J_sum = 0, mises_sum = 0;
+                             for (unsigned int q = 0; q < grad_u.size(); ++q)
+                               {
+                                 const Tensor<2, dim> F =
+                                   unit_symmetric_tensor<dim>() + grad_u[q];
+                                 const double JxW = fe_values.JxW(q);
+                                 volume += JxW;
+                                 J_sum += determinant(F) * JxW;
+                                 mises_sum +=
+                                   von_mises_stress(F, mu, lambda) * JxW;
+                               }
+                             const unsigned int index =
+                               cell->active_cell_index();
+                             J[index]         = J_sum / volume;
+                             von_mises[index] = mises_sum / volume;
+                           });
+  }
+
+
+
+  void
+  ImplicitSolid::finish_output()
+  {
+    TimerOutput::Scope scope(timer, "Output");
+    if (snapshot_writer)
+      snapshot_writer->flush();
+  }
+
+
+
+  void
   ImplicitSolid::write_output(const std::vector<double> &u_owned,
                               const std::vector<double> &p_owned)
   {
@@ -325,98 +370,74 @@ namespace Hyperelastic
     for (unsigned int i = 0; i < v_owned.size(); ++i)
       v_owned[i] = p_owned[i] / backend_data.lumped_mass[i];
 
-    // Cell-wise J and von Mises stress (averaged over quadrature points)
-    // and, on a communicator, the owning rank, on the rank's cells.
     const unsigned int n_cells = triangulation->n_active_cells();
-    Vector<double>     J_cells(n_cells), von_mises(n_cells);
-    Vector<float>      subdomain(distributed ? n_cells : 0);
-    const double       mu     = parameters.material.mu;
-    const double       lambda = parameters.material.lambda;
-    for_each_cell_gradient(u_owned,
-                           update_gradients | update_JxW_values,
-                           [&](const auto                        &cell,
-                               const FEValues<dim>               &fe_values,
-                               const std::vector<Tensor<2, dim>> &grad_u) {
-                             double volume = 0, J_sum = 0, mises_sum = 0;
-                             for (unsigned int q = 0; q < grad_u.size(); ++q)
-                               {
-                                 const Tensor<2, dim> F =
-                                   unit_symmetric_tensor<dim>() + grad_u[q];
-                                 const double JxW = fe_values.JxW(q);
-                                 volume += JxW;
-                                 J_sum += determinant(F) * JxW;
-                                 mises_sum +=
-                                   von_mises_stress(F, mu, lambda) * JxW;
-                               }
-                             const unsigned int index =
-                               cell->active_cell_index();
-                             J_cells[index]   = J_sum / volume;
-                             von_mises[index] = mises_sum / volume;
-                             if (distributed)
-                               subdomain[index] = cell->subdomain_id();
-                           });
-
-    // DataOut keeps references to the vectors until build_patches(). A
-    // Trilinos vector needs MPI, which a program on one process need not
-    // have initialized.
-    Vector<double>                                 u_serial, v_serial;
-    std::unique_ptr<TrilinosWrappers::MPI::Vector> u_ghosted, v_ghosted;
-    DataOut<dim>                                   data_out;
-    if (distributed)
-      {
-        u_ghosted = std::make_unique<TrilinosWrappers::MPI::Vector>();
-        v_ghosted = std::make_unique<TrilinosWrappers::MPI::Vector>();
-        make_ghosted(u_owned,
-                     owned_dofs,
-                     relevant_dofs,
-                     communicator,
-                     *u_ghosted);
-        make_ghosted(v_owned,
-                     owned_dofs,
-                     relevant_dofs,
-                     communicator,
-                     *v_ghosted);
-        add_displacement_and_velocity(data_out,
-                                      dof_handler,
-                                      *u_ghosted,
-                                      *v_ghosted);
-      }
-    else
-      {
-        u_serial = Vector<double>(u_owned.begin(), u_owned.end());
-        v_serial = Vector<double>(v_owned.begin(), v_owned.end());
-        add_displacement_and_velocity(data_out,
-                                      dof_handler,
-                                      u_serial,
-                                      v_serial);
-      }
-    add_J_and_von_mises(data_out, J_cells, von_mises);
-    if (distributed)
-      data_out.add_data_vector(subdomain,
-                               "subdomain",
-                               DataOut<dim>::type_cell_data);
-    data_out.build_patches(*mapping);
-
     if (!distributed)
       {
+        // The mesh is fixed: its geometry is written once, each output
+        // converts and compresses the point data on the writer's thread.
+        if (!snapshot_writer)
+          snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<dim>>(
+            std::vector<std::size_t>{u_owned.size(),
+                                     v_owned.size(),
+                                     n_cells,
+                                     n_cells},
+            [this](DataOut<dim>                      &data_out,
+                   const std::vector<Vector<double>> &in) {
+              add_displacement_and_velocity(data_out,
+                                            dof_handler,
+                                            in[0],
+                                            in[1]);
+              add_J_and_von_mises(data_out, in[2], in[3]);
+              data_out.build_patches(*mapping);
+            },
+            DataOutBase::VtkFlags());
         std::ostringstream name;
         name << o.base_name << '-' << std::setw(5) << std::setfill('0')
              << step_number << ".vtu";
-        const std::string path = o.directory + "/" + name.str();
-        AppUtilities::write_file(path, [&](std::ostream &out) {
-          data_out.write_vtu(out);
-        });
-        stats.output_files.push_back(path);
-
-        auto records = pvd_records;
+        const std::string path    = o.directory + "/" + name.str();
+        auto              records = pvd_records;
         records.emplace_back(time, name.str());
-        AppUtilities::write_file(o.directory + "/" + o.base_name + ".pvd",
-                                 [&](std::ostream &out) {
-                                   DataOutBase::write_pvd_record(out, records);
-                                 });
+        // The series names only files that were written whole: the record
+        // follows its file on the writer's thread.
+        // J and von Mises stress are computed there too, from the fixed
+        // mesh and the state.
+        snapshot_writer->write(
+          path,
+          {u_owned, std::move(v_owned), {}, {}},
+          [pvd = o.directory + "/" + o.base_name + ".pvd", records]() {
+            AppUtilities::write_file(pvd, [&](std::ostream &out) {
+              DataOutBase::write_pvd_record(out, records);
+            });
+          },
+          [this](std::vector<std::vector<double>> &in) {
+            cell_fields(in[0], in[2], in[3]);
+          });
+        stats.output_files.push_back(path);
         pvd_records = records;
         return;
       }
+
+    std::vector<double> J, von_mises;
+    cell_fields(u_owned, J, von_mises);
+    const Vector<double> J_cells(J.begin(), J.end()),
+      von_mises_cells(von_mises.begin(), von_mises.end());
+    // The owning rank, on the rank's cells.
+    Vector<float> subdomain(n_cells);
+    for (const auto &cell : triangulation->active_cell_iterators())
+      if (cell->is_locally_owned())
+        subdomain[cell->active_cell_index()] = cell->subdomain_id();
+
+    // DataOut keeps references to the vectors until build_patches().
+    TrilinosWrappers::MPI::Vector u_ghosted, v_ghosted;
+    make_ghosted(u_owned, owned_dofs, relevant_dofs, communicator, u_ghosted);
+    make_ghosted(v_owned, owned_dofs, relevant_dofs, communicator, v_ghosted);
+    DataOut<dim> data_out;
+    add_displacement_and_velocity(data_out, dof_handler, u_ghosted, v_ghosted);
+    add_J_and_von_mises(data_out, J_cells, von_mises_cells);
+    data_out.add_data_vector(subdomain,
+                             "subdomain",
+                             DataOut<dim>::type_cell_data);
+    data_out.build_patches(*mapping);
 
     // One piece per rank and, from rank 0, the .pvtu record naming them
     // and the .pvd series: deal.II's write_vtu_with_pvtu_record() layout,

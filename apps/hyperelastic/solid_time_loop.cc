@@ -78,6 +78,7 @@ namespace Hyperelastic
   {
     const auto [u, p] = transfer_state();
     write_output(u, p);
+    finish_output();
     stop_simulation(pcout,
                     step_number,
                     time,
@@ -118,6 +119,7 @@ namespace Hyperelastic
         do_step();
       },
       output);
+    finish_output();
     print_stepping_summary(pcout, stats);
     if (distributed)
       print_stage_split();

@@ -535,6 +535,8 @@ namespace Wave2D
                                const std::vector<double> &history,
                                const unsigned int         precision) const
   {
+    // The checkpoint's series names only snapshots that are complete.
+    finish_snapshots();
     Checkpoint checkpoint;
     checkpoint.fingerprint = fingerprint();
     checkpoint.precision   = precision;
@@ -619,53 +621,89 @@ namespace Wave2D
 
     Vector<double> displacement;
     discretization.nodal_to_dof_vector(u, displacement);
-    Vector<float> material(tria.n_active_cells()),
-      damping(tria.n_active_cells());
+    const unsigned int  n_cells = tria.n_active_cells();
+    std::vector<double> material(n_cells), damping(n_cells);
     for (const auto &cell : tria.active_cell_iterators())
       {
         material[cell->active_cell_index()] = cell->material_id();
+        // The field is float in the file: the value DataOut writes.
         damping[cell->active_cell_index()] =
-          mesh.cell_extra_damping[cell->active_cell_index()];
+          float(mesh.cell_extra_damping[cell->active_cell_index()]);
       }
-    DataOut<2> data_out;
-    data_out.attach_dof_handler(discretization.get_dof_handler());
-    data_out.add_data_vector(
-      displacement,
-      std::vector<std::string>(2, "displacement"),
-      DataOut<2>::type_dof_data,
-      std::vector<DataComponentInterpretation::DataComponentInterpretation>(
-        2,
-        DataComponentInterpretation::component_is_part_of_vector));
-    data_out.add_data_vector(material, "material_id");
-    data_out.add_data_vector(damping, "absorbing_damping");
-    data_out.build_patches(discretization.get_mapping());
-    // Snapshots of large models are written often: favour speed over size.
-    DataOutBase::VtkFlags flags;
-    flags.compression_level = DataOutBase::VtkFlags::best_speed;
-    data_out.set_flags(flags);
-    AppUtilities::write_file(directory + base + ".vtu", [&](std::ostream &out) {
-      data_out.write_vtu(out);
-    });
+    if (!snapshot_writer)
+      {
+        const auto configure = [this](DataOut<2> &data_out,
+                                      const std::vector<Vector<double>> &in) {
+          data_out.attach_dof_handler(discretization.get_dof_handler());
+          data_out.add_data_vector(
+            in[0],
+            std::vector<std::string>(2, "displacement"),
+            DataOut<2>::type_dof_data,
+            std::vector<
+              DataComponentInterpretation::DataComponentInterpretation>(
+              2,
+              DataComponentInterpretation::component_is_part_of_vector));
+          data_out.add_data_vector(in[1], "material_id");
+          data_out.add_data_vector(in[2], "absorbing_damping");
+          data_out.build_patches(discretization.get_mapping());
+        };
+        // Snapshots of large models are written often: favour speed over
+        // size.
+        DataOutBase::VtkFlags flags;
+        flags.compression_level = DataOutBase::VtkFlags::best_speed;
+        snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<2>>(
+          std::vector<std::size_t>{displacement.size(), n_cells, n_cells},
+          configure,
+          flags);
+      }
 
     auto records = snapshots;
     if (records.empty() || records.back().second != std::string(base) + ".vtu")
       records.emplace_back(step * time_step, std::string(base) + ".vtu");
-    AppUtilities::write_file(directory + "snapshots.pvd",
-                             [&](std::ostream &out) {
-                               DataOutBase::write_pvd_record(out, records);
-                             });
-    snapshots = records;
-
+    // The image of |u|, if asked for, is drawn there as well.
+    std::string image, title;
     if (parameters.output.snapshot_images)
       {
-        char title[96];
-        std::snprintf(title,
-                      sizeof(title),
+        char text[96];
+        std::snprintf(text,
+                      sizeof(text),
                       "t = %.4g s (step %u)",
                       step * time_step,
                       step);
-        render_field(directory + base + ".png", mesh, u, 0, title);
+        image = directory + base + ".png";
+        title = text;
       }
+    // The series names only files that were written whole: the record
+    // follows its file on the writer's thread.
+    snapshot_writer->write(
+      directory + base + ".vtu",
+      {std::vector<double>(displacement.begin(), displacement.end()),
+       std::move(material),
+       std::move(damping)},
+      [this,
+       directory,
+       records,
+       image,
+       title,
+       u = image.empty() ? std::vector<double>() : u]() {
+        AppUtilities::write_file(directory + "snapshots.pvd",
+                                 [&](std::ostream &out) {
+                                   DataOutBase::write_pvd_record(out, records);
+                                 });
+        // The mesh outlives the writer, a member declared after it.
+        if (!image.empty())
+          render_field(image, mesh, u, 0, title);
+      });
+    snapshots = records;
+  }
+
+
+
+  void
+  Simulation::finish_snapshots() const
+  {
+    if (snapshot_writer)
+      snapshot_writer->flush();
   }
 
 
@@ -746,6 +784,7 @@ namespace Wave2D
     // already, and the receiver traces up to the first non-finite record.
     if (!last_finite.written)
       write_snapshot(last_finite.step, last_finite.u_current);
+    finish_snapshots();
     write_traces(
       std::vector<double>(history.begin(), history.begin() + n_finite_records));
     const unsigned int traced_step = n_finite_records /
@@ -968,6 +1007,10 @@ namespace Wave2D
     {
       TimerOutput::Scope scope(timer, "Output (traces)");
       write_traces(stepper->receiver_history());
+    }
+    {
+      TimerOutput::Scope scope(timer, "Output (snapshots)");
+      finish_snapshots();
     }
     pcout << "Wrote " << parameters.output.directory
           << "/traces.csv, traces.png, checkpoint.bin, snapshots.pvd and "

@@ -11,11 +11,13 @@
 #include <gpu_assembly/wave/wave_stepper.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "parameters.h"
+#include "snapshot_writer.h"
 
 namespace Wave2D
 {
@@ -43,8 +45,15 @@ namespace Wave2D
     void
     time_loop();
 
+    /// Queue the snapshot of @p u at @p step; the VTU, the .pvd record
+    /// naming it and the image are written on the snapshot writer's
+    /// thread.
     void
     write_snapshot(const unsigned int step, const std::vector<double> &u);
+
+    /// Wait for the queued snapshots; throw the error of one that failed.
+    void
+    finish_snapshots() const;
 
     void
     write_traces(const std::vector<double> &history) const;
@@ -109,6 +118,8 @@ namespace Wave2D
     unsigned int                                      n_steps          = 0;
     bool                                              use_gpu          = false;
     std::vector<std::pair<double, std::string>>       snapshots;
+    // Made at the first snapshot, when the mesh is final.
+    std::unique_ptr<AppUtilities::SnapshotWriter<2>> snapshot_writer;
   };
 } // namespace Wave2D
 

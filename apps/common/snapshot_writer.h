@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef apps_common_snapshot_writer_h
+#define apps_common_snapshot_writer_h
+
+#include <deal.II/base/data_out_base.h>
+
+#include <deal.II/lac/vector.h>
+
+#include <deal.II/numerics/data_out.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace AppUtilities
+{
+  /**
+   * Writes a series of VTU files on a mesh that does not change, off the
+   * caller's critical path, each file byte for byte the one deal.II's
+   * DataOut::write_vtu() writes for the same data (the date line of the
+   * header holds the time of writing, as DataOut's does).
+   *
+   * The geometry and the connectivity (points, cells, offsets, types,
+   * compressed and encoded) depend on the mesh only: they are written by
+   * DataOut once, at construction. A snapshot then only converts its point
+   * data to float, compresses and encodes them, on a thread of its own.
+   *
+   * The caller describes a snapshot as a list of input vectors (DoF vectors,
+   * cell vectors) and a function @p configure that hands them to a DataOut
+   * the way the program always did (attach_dof_handler, add_data_vector,
+   * build_patches with its mapping and subdivisions). The writer's thread
+   * starts by running @p configure on vectors that hold each entry's own
+   * index, so that the value DataOut writes at every point names the input
+   * entry it came from; what @p configure reads (the DoFHandler, the
+   * mapping) must therefore stay unchanged and alive until the first
+   * write() or flush() returns. This requires values that DataOut takes
+   * from one entry each: nodal values of Lagrange elements at their support
+   * points and cell data. Anything else (interpolation between support
+   * points) is refused with the name of the array, as is a format the
+   * writer does not reproduce (it re-encodes the probe and compares it with
+   * DataOut's): the first write() or flush() throws the reason.
+   *
+   * write() queues a snapshot and returns; at most two wait (the one being
+   * written and one more), so a caller that produces snapshots faster than
+   * the disk takes them waits only when both places are taken. Each file is
+   * written through AppUtilities::write_file: "<path>.partial", then renamed.
+   * An error on the writer thread (a full disk, a missing directory) stops
+   * the writing of later snapshots and is thrown, with the file's name and
+   * the reason, by the next write() or by flush().
+   */
+  template <int dim>
+  class SnapshotWriter
+  {
+  public:
+    /// Adds the @p inputs to the DataOut and builds its patches.
+    using Configure =
+      std::function<void(dealii::DataOut<dim> &,
+                         const std::vector<dealii::Vector<double>> &inputs)>;
+
+    /**
+     * Prepare the series: @p input_sizes are the sizes of the vectors each
+     * snapshot gives (in the order @p configure expects them), @p flags the
+     * VTU flags (compression level) the files are written with.
+     */
+    SnapshotWriter(const std::vector<std::size_t>      &input_sizes,
+                   const Configure                     &configure,
+                   const dealii::DataOutBase::VtkFlags &flags);
+
+    /// Writes what is queued, then ends the thread. An error that was not
+    /// thrown yet is printed on std::cerr: call flush() to have it thrown.
+    ~SnapshotWriter();
+
+    SnapshotWriter(const SnapshotWriter &) = delete;
+    SnapshotWriter &
+    operator=(const SnapshotWriter &) = delete;
+
+    /// Fills inputs derived from others (e.g. cell fields from the state)
+    /// on the writer thread.
+    using Complete = std::function<void(std::vector<std::vector<double>> &)>;
+
+    /**
+     * Queue the snapshot @p inputs for the file @p path; @p after runs on
+     * the writer thread once the file is complete under its name (e.g. to
+     * write a .pvd record that names only complete files). @p complete, if
+     * given, runs on the writer thread first and may fill inputs given
+     * empty; it must only read what does not change during the run. Waits
+     * while two snapshots are queued. Throws the error of an earlier
+     * snapshot, if one failed, and the sizes of @p inputs if they do not
+     * match (after @p complete, on the writer thread, if given).
+     */
+    void
+    write(const std::string               &path,
+          std::vector<std::vector<double>> inputs,
+          std::function<void()>            after    = {},
+          Complete                         complete = {});
+
+    /// Wait until every queued snapshot is written; throw the first error.
+    void
+    flush();
+
+    /// The VTU text of @p inputs (what write() puts in a file).
+    std::string
+    vtu(const std::vector<std::vector<double>> &inputs) const;
+
+  private:
+    struct Source
+    {
+      // The input vector, or no_input for the zeros that pad a 2d vector
+      // field to three components.
+      std::uint32_t input;
+      std::uint32_t index;
+      // DataOut sums shape functions times values from +0, which turns a
+      // value of -0 into +0; the addition of +0 reproduces it.
+      bool from_sum;
+    };
+    static constexpr std::uint32_t no_input = ~std::uint32_t(0);
+
+    struct Array
+    {
+      std::string         opening; // the DataArray line, with its newline
+      std::string         closing; // "</DataArray>" line, with its newline
+      std::vector<Source> sources; // one per value
+    };
+
+    struct Job
+    {
+      std::string                      path;
+      std::vector<std::vector<double>> inputs;
+      std::function<void()>            after;
+      Complete                         complete;
+    };
+
+    /// The probes: reads what DataOut writes for @p configure.
+    void
+    prepare(const Configure                     &configure,
+            const dealii::DataOutBase::VtkFlags &flags);
+
+    void
+    run();
+
+    void
+    throw_pending_error();
+
+    /// Throws unless @p inputs have the sizes of the series.
+    void
+    check_sizes(const std::string                      &path,
+                const std::vector<std::vector<double>> &inputs) const;
+
+    std::vector<std::size_t> input_sizes;
+    int                      zlib_level;
+    // The file up to the end of the date line's text before the date, the
+    // rest of the header up to the point data, and what follows the point
+    // data. The date is written where header_before_date ends, when the
+    // header has one.
+    std::string        header_before_date;
+    bool               header_has_date;
+    std::string        header_after_date;
+    std::string        trailer;
+    std::vector<Array> arrays;
+
+    mutable std::mutex              mutex;
+    mutable std::condition_variable changed;
+    // The probes are done; if they failed, why.
+    bool               prepared = false;
+    std::exception_ptr prepare_error;
+    std::deque<Job>    queue;
+    bool               busy     = false;
+    bool               stopping = false;
+    std::exception_ptr error;
+    bool               error_thrown = false;
+    std::thread        worker;
+  };
+} // namespace AppUtilities
+
+#endif
