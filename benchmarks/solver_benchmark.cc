@@ -490,7 +490,8 @@ namespace
     if (n_dofs > options.umfpack_max_dofs)
       {
         std::ostringstream why;
-        why << "not run: " << n_dofs << " DoFs > --umfpack-max-dofs "
+        why << static_cast<types::global_dof_index>(n_dofs)
+            << " DoFs > --umfpack-max-dofs "
             << options.umfpack_max_dofs;
         row.not_run = why.str();
         return row;
