@@ -781,6 +781,38 @@ namespace GPUAssembly
 
 
 
+    // Whether the Abaqus file @p input holds an element: an *Element line
+    // followed by a data line. deal.II's GridIn asserts (in a debug build:
+    // aborts) on a file without one instead of throwing.
+    bool
+    abaqus_has_elements(std::istream &input)
+    {
+      bool found = false, in_elements = false;
+      for (std::string line; !found && std::getline(input, line);)
+        {
+          const std::size_t first = line.find_first_not_of(" \t\r");
+          if (first == std::string::npos || line.compare(first, 2, "**") == 0)
+            continue;
+          if (line[first] == '*')
+            {
+              std::string keyword = line.substr(first);
+              for (char &c : keyword)
+                c = std::toupper(static_cast<unsigned char>(c));
+              in_elements =
+                keyword.rfind("*ELEMENT", 0) == 0 &&
+                (keyword.size() == 8 || keyword[8] == ',' ||
+                 keyword[8] == ' ' || keyword[8] == '\t' || keyword[8] == '\r');
+            }
+          else
+            found = in_elements;
+        }
+      input.clear();
+      input.seekg(0);
+      return found;
+    }
+
+
+
     // An Abaqus file declares no counts: a file cut within its last data
     // line (no line break after it) would read a number cut short.
     void
@@ -922,6 +954,12 @@ namespace GPUAssembly
       {
         check_last_line_complete(input, filename);
         internal::check_abaqus_structure(input, filename);
+        AssertThrow(abaqus_has_elements(input),
+                    ExcMeshFile(filename,
+                                0,
+                                "the file holds no elements (no *Element "
+                                "block with element lines): there is no "
+                                "mesh to read."));
         if constexpr (dim == 3)
           if (abaqus_has_tetrahedra(input))
             {
