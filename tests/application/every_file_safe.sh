@@ -106,6 +106,12 @@ if [[ $(id -u) -eq 0 ]]; then
   command -v setpriv > /dev/null || fail "setpriv is needed to run as another user"
   chmod -R a+rX read-only
   chmod 755 . read-only "read-only/$out"
+  # A library the other user cannot read (one in root's own Python
+  # environment, say) would fail the run for the wrong reason.
+  unreadable=$(setpriv --reuid=65534 --regid=65534 --clear-groups ldd "$app" 2>&1 |
+    grep -E "not found|cannot open|Permission denied" || true)
+  [[ -z $unreadable ]] || fail "as user nobody, $app cannot load its libraries: $unreadable
+(install them where every user can read them; scripts/install-dependencies.sh puts cuDSS into /usr/local/lib/nvidia-cudss)"
   (cd read-only && setpriv --reuid=65534 --regid=65534 --clear-groups \
     "$app" "$prm" > log 2>&1)
 else
