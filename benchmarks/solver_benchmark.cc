@@ -491,8 +491,7 @@ namespace
       {
         std::ostringstream why;
         why << static_cast<types::global_dof_index>(n_dofs)
-            << " DoFs > --umfpack-max-dofs "
-            << options.umfpack_max_dofs;
+            << " DoFs > --umfpack-max-dofs " << options.umfpack_max_dofs;
         row.not_run = why.str();
         return row;
       }

@@ -414,17 +414,12 @@ namespace
   {
     // Sheared and refined further: big enough for iteration counts to tell
     // the preconditioners apart, with node blocks that are not diagonal.
-    const DistributedProblem<dim> problem(TriaKind::p4est,
-                                          form,
-                                          1,
-                                          true,
-                                          true,
-                                          0.8,
-                                          extra_refinements);
-    const auto                   &adapter = problem.adapter;
-    const IndexSet                owned   = adapter.locally_owned_dofs();
-    const MPI_Comm                comm    = MPI_COMM_WORLD;
-    std::ostringstream            failures, report;
+    const DistributedProblem<dim>
+      problem(TriaKind::p4est, form, 1, true, true, 0.8, extra_refinements);
+    const auto        &adapter = problem.adapter;
+    const IndexSet     owned   = adapter.locally_owned_dofs();
+    const MPI_Comm     comm    = MPI_COMM_WORLD;
+    std::ostringstream failures, report;
 
     DynamicSparsityPattern dsp;
     adapter.make_sparsity_pattern(dsp);

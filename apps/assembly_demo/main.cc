@@ -423,14 +423,14 @@ namespace AssemblyDemo
     const std::size_t bad_value = AppUtilities::first_non_finite(values),
                       bad_load  = AppUtilities::first_non_finite(rhs);
     AssertThrow(bad_value == values.size(),
-                ExcMessage("The assembled stiffness matrix holds " +
-                           AppUtilities::significant(values[bad_value]) +
-                           ", not a finite number: check 'Material/Young's "
-                           "modulus' = " +
-                           AppUtilities::significant(parameters.youngs_modulus) +
-                           " and 'Material/Poisson's ratio' = " +
-                           AppUtilities::significant(parameters.poisson_ratio) +
-                           "."));
+                ExcMessage(
+                  "The assembled stiffness matrix holds " +
+                  AppUtilities::significant(values[bad_value]) +
+                  ", not a finite number: check 'Material/Young's "
+                  "modulus' = " +
+                  AppUtilities::significant(parameters.youngs_modulus) +
+                  " and 'Material/Poisson's ratio' = " +
+                  AppUtilities::significant(parameters.poisson_ratio) + "."));
     AssertThrow(bad_load == rhs.size(),
                 ExcMessage(
                   "The assembled load holds " +
