@@ -757,54 +757,42 @@ namespace GPUAssembly
 
 
 
-    // Whether the Abaqus file @p input holds tetrahedra (an *Element line of
-    // type C3D4...), which deal.II 9.4's GridIn does not read.
-    bool
-    abaqus_has_tetrahedra(std::istream &input)
+    // What the *Element blocks of an Abaqus file hold, found in one pass.
+    struct AbaqusElements
     {
-      bool found = false;
-      for (std::string line; !found && std::getline(input, line);)
-        {
-          for (char &c : line)
-            c = std::toupper(static_cast<unsigned char>(c));
-          std::string compact;
-          for (const char c : line)
-            if (c != ' ' && c != '\t')
-              compact += c;
-          found = compact.rfind("*ELEMENT,", 0) == 0 &&
-                  compact.find("TYPE=C3D4") != std::string::npos;
-        }
-      input.clear();
-      input.seekg(0);
-      return found;
-    }
+      // An *Element line followed by a data line. deal.II's GridIn asserts
+      // (in a debug build: aborts) on a file without one instead of
+      // throwing.
+      bool any = false;
+      // An *Element line of type C3D4, which deal.II 9.4's GridIn does not
+      // read.
+      bool tetrahedra = false;
+    };
 
-
-
-    // Whether the Abaqus file @p input holds an element: an *Element line
-    // followed by a data line. deal.II's GridIn asserts (in a debug build:
-    // aborts) on a file without one instead of throwing.
-    bool
-    abaqus_has_elements(std::istream &input)
+    AbaqusElements
+    scan_abaqus_elements(std::istream &input)
     {
-      bool found = false, in_elements = false;
-      for (std::string line; !found && std::getline(input, line);)
+      AbaqusElements found;
+      bool           in_elements = false;
+      for (std::string line; std::getline(input, line);)
         {
           const std::size_t first = line.find_first_not_of(" \t\r");
           if (first == std::string::npos || line.compare(first, 2, "**") == 0)
             continue;
-          if (line[first] == '*')
+          if (line[first] != '*')
             {
-              std::string keyword = line.substr(first);
-              for (char &c : keyword)
-                c = std::toupper(static_cast<unsigned char>(c));
-              in_elements =
-                keyword.rfind("*ELEMENT", 0) == 0 &&
-                (keyword.size() == 8 || keyword[8] == ',' ||
-                 keyword[8] == ' ' || keyword[8] == '\t' || keyword[8] == '\r');
+              found.any = found.any || in_elements;
+              continue;
             }
-          else
-            found = in_elements;
+          std::string compact;
+          for (const char c : line.substr(first))
+            if (c != ' ' && c != '\t' && c != '\r')
+              compact += std::toupper(static_cast<unsigned char>(c));
+          in_elements = compact.rfind("*ELEMENT", 0) == 0 &&
+                        (compact.size() == 8 || compact[8] == ',');
+          found.tetrahedra = found.tetrahedra ||
+                             (compact.rfind("*ELEMENT,", 0) == 0 &&
+                              compact.find("TYPE=C3D4") != std::string::npos);
         }
       input.clear();
       input.seekg(0);
@@ -954,14 +942,15 @@ namespace GPUAssembly
       {
         check_last_line_complete(input, filename);
         internal::check_abaqus_structure(input, filename);
-        AssertThrow(abaqus_has_elements(input),
+        const AbaqusElements elements = scan_abaqus_elements(input);
+        AssertThrow(elements.any,
                     ExcMeshFile(filename,
                                 0,
                                 "the file holds no elements (no *Element "
                                 "block with element lines): there is no "
                                 "mesh to read."));
         if constexpr (dim == 3)
-          if (abaqus_has_tetrahedra(input))
+          if (elements.tetrahedra)
             {
               Triangulation<3> new_tria;
               MeshFileSummary  summary;
