@@ -32,9 +32,8 @@
 //        m >= 2), so that p4est's replicated coarse mesh stays small.
 //        With --tetrahedra, n^3 subcubes each split into tetrahedra
 //        (FESystem(FE_SimplexP(1), 3), QGaussSimplex(1)) on a
-//        parallel::fullydistributed::Triangulation: rank 0 builds the
-//        serial mesh and cuts it along the Morton curve of the subcubes,
-//        every rank receives its part.
+//        parallel::fullydistributed::Triangulation, cut along the Morton
+//        curve of the subcubes; every rank builds its own part.
 //        Options: --repetitions N   plugin re-assemblies timed (default 10)
 //                 --dealii-repetitions N   deal.II assemblies timed
 //                                  (default 3)
@@ -132,6 +131,8 @@
 
 #include <Epetra_CrsMatrix.h>
 
+#include "subcube_tetrahedra.h"
+
 using namespace dealii;
 using namespace GPUAssembly;
 
@@ -217,63 +218,17 @@ namespace
 
 
 
-  // The unit cube of n^3 subcubes split into tetrahedra. Only rank 0 holds
-  // the serial mesh (one group of all ranks), so that memory and time of
-  // the serial mesh are spent once. The cells are partitioned along the
-  // Morton (Z-order) curve of the subcube they lie in, cut into equal
-  // pieces: compact parts, as p4est's space-filling curve gives the
-  // hexahedra, in O(N log N) (GridTools::partition_triangulation_zorder()
-  // orders the cell graph hierarchically, which takes minutes at millions
-  // of cells).
+  // The unit cube of n^3 subcubes split into tetrahedra, cut along the
+  // Morton (Z-order) curve of the subcubes into equal pieces: compact parts,
+  // as p4est's space-filling curve gives the hexahedra. Each rank builds
+  // its own part (subcube_tetrahedra.h), so no rank holds the serial mesh,
+  // whose construction would take minutes at millions of cells.
   void
   make_simplex_mesh(parallel::fullydistributed::Triangulation<dim> &tria,
                     const unsigned int                              n)
   {
-    const auto morton = [](const std::array<std::uint32_t, dim> &index) {
-      std::uint64_t code = 0;
-      for (unsigned int bit = 0; bit < 21; ++bit)
-        for (unsigned int d = 0; d < dim; ++d)
-          code |= static_cast<std::uint64_t>((index[d] >> bit) & 1u)
-                  << (dim * bit + d);
-      return code;
-    };
-    const auto description = TriangulationDescription::Utilities::
-      create_description_from_triangulation_in_groups<dim, dim>(
-        [n](Triangulation<dim> &serial) {
-          GridGenerator::subdivided_hyper_rectangle_with_simplices(
-            serial,
-            {n, n, n},
-            Point<dim>(),
-            Point<dim>(1, 1, 1));
-        },
-        [n, &morton](Triangulation<dim> &serial,
-                     const MPI_Comm      communicator,
-                     const unsigned int /*group_size*/) {
-          const unsigned int n_parts =
-            Utilities::MPI::n_mpi_processes(communicator);
-          std::vector<std::pair<std::uint64_t, unsigned int>> keys;
-          keys.reserve(serial.n_active_cells());
-          for (const auto &cell : serial.active_cell_iterators())
-            {
-              const Point<dim>               center = cell->center();
-              std::array<std::uint32_t, dim> index;
-              for (unsigned int d = 0; d < dim; ++d)
-                index[d] = std::min<std::uint32_t>(n - 1,
-                                                   static_cast<std::uint32_t>(
-                                                     center[d] * n));
-              keys.emplace_back(morton(index), cell->active_cell_index());
-            }
-          std::sort(keys.begin(), keys.end());
-          std::vector<types::subdomain_id> part(keys.size());
-          for (std::size_t i = 0; i < keys.size(); ++i)
-            part[keys[i].second] =
-              static_cast<types::subdomain_id>(i * n_parts / keys.size());
-          for (const auto &cell : serial.active_cell_iterators())
-            cell->set_subdomain_id(part[cell->active_cell_index()]);
-        },
-        world,
-        Utilities::MPI::n_mpi_processes(world));
-    tria.create_triangulation(description);
+    tria.create_triangulation(
+      Benchmarks::subcube_tetrahedra_description(n, world));
   }
 
 
