@@ -454,8 +454,9 @@ namespace GPUAssembly
                                          const unsigned int steps_per_graph,
                                          const unsigned int nodes_per_block)
     {
-      if (nodes_per_block == 0 || nodes_per_block % 32 != 0 ||
-          nodes_per_block > max_nodes_per_block)
+      if (nodal_sum == NodalSum::fused &&
+          (nodes_per_block == 0 || nodes_per_block % 32 != 0 ||
+           nodes_per_block > max_nodes_per_block))
         GPUAssembly::internal::throw_error(
           "TLED::DeviceStepper: nodes_per_block = " +
           std::to_string(nodes_per_block) +

@@ -197,7 +197,7 @@ namespace GPUAssembly
       /// the three state buffers in place, so one graph serves every batch).
       /// @p nodes_per_block: the node blocks of NodalSum::fused, also the
       /// threads per block (a multiple of 32, at most 256; others are
-      /// refused).
+      /// refused with the fused sum, unused with the others).
       explicit DeviceStepper(
         const NodalSum     nodal_sum       = default_nodal_sum,
         const unsigned int steps_per_graph = 300,
