@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace GPUAssembly
 {
@@ -28,8 +29,9 @@ namespace GPUAssembly
     {
       constexpr unsigned int element_block = 128;
       constexpr unsigned int node_block    = 256;
-      // The largest node block of the fused sum: 256 threads of a hexahedron
-      // in double keep 48 KiB of element forces in shared memory.
+      // The largest node block of the fused sum (threads per block): the
+      // element arithmetic of a hexahedron in double needs about 250
+      // registers a thread.
       constexpr unsigned int max_nodes_per_block = 256;
 
       /// The structure-of-arrays element data of the model on the device.
@@ -230,14 +232,13 @@ namespace GPUAssembly
 
       /**
        * The fused nodal sum: thread block k owns the nodes of node block k
-       * (NodeBlocks), a thread per node. The block's elements are computed
-       * in chunks of blockDim.x, a thread per element, their forces stored
-       * in shared memory (component i of local node a of the chunk's
-       * element q at (3 a + i) blockDim.x + q: consecutive threads,
-       * consecutive words); after each chunk every node adds the entries
-       * that fall into it, in the order of its list, so that the sum is
-       * plan's. Then the node's update. No element force reaches global
-       * memory.
+       * (NodeBlocks), a thread per node. Its threads compute the block's
+       * elements (stored in the Morton order of NodeBlocks, so that the
+       * loads of a warp are close together), in turns of blockDim.x, into
+       * shared memory by slot (component i of local node a of slot q at
+       * (3 a + i) max_elements + q); then each node adds its entries in the
+       * order of its list, plan's order, and applies the update. No element
+       * force reaches global memory.
        */
       template <int npe, typename Number>
       __global__ void
@@ -245,56 +246,54 @@ namespace GPUAssembly
         fused_kernel(const int *__restrict__ block_nodes,
                      const int *__restrict__ element_offsets,
                      const int *__restrict__ elements,
+                     const int *__restrict__ slots,
                      const int *__restrict__ entry_offsets,
                      const int *__restrict__ entries,
+                     const int                 max_elements,
                      const ElementData<Number> element_data,
                      const NodeData<Number>    node_data)
       {
         extern __shared__ __align__(16) unsigned char shared_bytes[];
         Number   *shared_forces = reinterpret_cast<Number *>(shared_bytes);
         const int B = blockDim.x, t = threadIdx.x, k = blockIdx.x;
-        const int node   = __ldg(block_nodes + k * B + t);
-        const int e0     = __ldg(element_offsets + k),
-                  e1     = __ldg(element_offsets + k + 1);
+        const int e0 = __ldg(element_offsets + k),
+                  e1 = __ldg(element_offsets + k + 1);
+        for (int q = e0 + t; q < e1; q += B)
+          {
+            int       nodes[npe];
+            Number    fe[npe][3];
+            const int slot = __ldg(slots + q);
+            compute_element<npe>(element_data,
+                                 node_data.u_curr,
+                                 __ldg(elements + q),
+                                 nodes,
+                                 fe);
+#pragma unroll
+            for (int a = 0; a < npe; ++a)
+#pragma unroll
+              for (int i = 0; i < 3; ++i)
+                shared_forces[(3 * a + i) * max_elements + slot] = fe[a][i];
+          }
+        __syncthreads();
+        const int node = __ldg(block_nodes + k * B + t);
+        if (node < 0)
+          return;
         const int r0     = __ldg(entry_offsets + k);
         const int n_rows = (__ldg(entry_offsets + k + 1) - r0) / B;
-        int       j      = 0;
-        int       entry  = n_rows > 0 ? __ldg(entries + r0 + t) : -1;
         // -0 + x = x for every x: the sum starts with the first entry as
         // plan's does.
         Number f[3] = {Number(-0.), Number(-0.), Number(-0.)};
-        for (int first = e0; first < e1; first += B)
+        for (int j = 0; j < n_rows; ++j)
           {
-            if (first + t < e1)
-              {
-                int    nodes[npe];
-                Number fe[npe][3];
-                compute_element<npe>(element_data,
-                                     node_data.u_curr,
-                                     __ldg(elements + first + t),
-                                     nodes,
-                                     fe);
+            const int entry = __ldg(entries + r0 + j * B + t);
+            if (entry < 0)
+              break;
+            const int q = entry >> 3, a = entry & 7;
 #pragma unroll
-                for (int a = 0; a < npe; ++a)
-#pragma unroll
-                  for (int i = 0; i < 3; ++i)
-                    shared_forces[(3 * a + i) * B + t] = fe[a][i];
-              }
-            __syncthreads();
-            const int chunk_begin = first - e0, chunk_end = chunk_begin + B;
-            while (entry >= 0 && (entry >> 3) < chunk_end)
-              {
-                const int q = (entry >> 3) - chunk_begin, a = entry & 7;
-#pragma unroll
-                for (int i = 0; i < 3; ++i)
-                  f[i] = f[i] + shared_forces[(3 * a + i) * B + q];
-                ++j;
-                entry = j < n_rows ? __ldg(entries + r0 + j * B + t) : -1;
-              }
-            __syncthreads();
+            for (int i = 0; i < 3; ++i)
+              f[i] = f[i] + shared_forces[(3 * a + i) * max_elements + q];
           }
-        if (node >= 0)
-          update_node(node_data, node, f);
+        update_node(node_data, node, f);
       }
 
 
@@ -316,6 +315,7 @@ namespace GPUAssembly
       unsigned int steps_per_graph = 300;
       unsigned int nodes_per_block = default_nodes_per_block;
       unsigned int n_blocks        = 0;
+      unsigned int max_elements    = 0;
 
       ElementType element_type = ElementType::hexahedron;
       int         npe = 8, n_nodes = 0, n_elements = 0, element_stride = 0,
@@ -329,7 +329,7 @@ namespace GPUAssembly
       DeviceVector<std::uint8_t> flags;
       // The node blocks of the fused sum (internal::NodeBlocks).
       DeviceVector<int> block_nodes, block_element_offsets, block_elements,
-        block_entry_offsets, block_entries;
+        block_slots, block_entry_offsets, block_entries;
       DeviceVector<int>    step_counter; // the step n, as unsigned
       DeviceVector<Number> u[3];
       GPUAssembly::internal::StateBuffers states;
@@ -382,7 +382,7 @@ namespace GPUAssembly
         {
           const auto fused = [&](const auto kernel) {
             const std::size_t shared_bytes =
-              std::size_t(3) * npe * nodes_per_block * sizeof(Number);
+              std::size_t(3) * npe * max_elements * sizeof(Number);
             GPUAssembly::internal::launch_kernel("TLED fused_kernel",
                                                  kernel,
                                                  n_blocks,
@@ -392,8 +392,10 @@ namespace GPUAssembly
                                                  block_nodes.data(),
                                                  block_element_offsets.data(),
                                                  block_elements.data(),
+                                                 block_slots.data(),
                                                  block_entry_offsets.data(),
                                                  block_entries.data(),
+                                                 int(max_elements),
                                                  element_data,
                                                  node_data);
           };
@@ -508,27 +510,59 @@ namespace GPUAssembly
       d.lambda         = model.lambda;
       d.dt             = integration.time_step;
       d.ramp_time      = bc.ramp_time;
-      d.connectivity.copy_from_host(model.connectivity);
+      internal::NodeBlocks blocks;
+      if (d.nodal_sum == NodalSum::fused)
+        {
+          blocks = internal::make_node_blocks(model, d.nodes_per_block);
+          const std::size_t shared_bytes =
+            std::size_t(3) * d.npe * blocks.max_elements * sizeof(Number);
+          int device = 0;
+          GPU_ASSEMBLY_CHECK_CUDA(cudaGetDevice(&device));
+          const std::size_t limit =
+            get_device_info(device).shared_memory_per_block_optin;
+          if (shared_bytes > limit)
+            GPUAssembly::internal::throw_error(
+              "TLED::DeviceStepper: a node block of " +
+              std::to_string(d.nodes_per_block) + " nodes touches " +
+              std::to_string(blocks.max_elements) +
+              " elements, whose forces need " + std::to_string(shared_bytes) +
+              " bytes of shared memory, more than the device's " +
+              std::to_string(limit) + ". Use fewer nodes per block.");
+        }
+      // The fused sum reads the element arrays in the blocks' order.
+      const auto element_array = [&](const auto &array, const int n_rows) {
+        if (d.nodal_sum != NodalSum::fused || array.empty())
+          return array;
+        std::decay_t<decltype(array)> permuted(array.size());
+        const std::size_t             stride = model.element_stride;
+        for (int r = 0; r < n_rows; ++r)
+          for (unsigned int p = 0; p < model.n_elements; ++p)
+            permuted[r * stride + p] =
+              array[r * stride + blocks.element_permutation[p]];
+        return permuted;
+      };
+      d.connectivity.copy_from_host(element_array(model.connectivity, d.npe));
       d.node_offsets.copy_from_host(model.node_offsets);
       d.node_entries.copy_from_host(model.node_entries);
-      d.gradients.copy_from_host(model.shape_gradients);
-      d.volumes.copy_from_host(model.volumes);
+      d.gradients.copy_from_host(
+        element_array(model.shape_gradients, 3 * d.npe));
+      d.volumes.copy_from_host(element_array(model.volumes, 1));
       if (model.hourglass.empty())
         d.hourglass.reinit(1);
       else
-        d.hourglass.copy_from_host(model.hourglass);
+        d.hourglass.copy_from_host(element_array(model.hourglass, 13));
       d.coefficient.copy_from_host(coefficient);
       d.flags.copy_from_host(flags);
       d.prescribed.copy_from_host(prescribed);
       d.external.copy_from_host(external);
       if (d.nodal_sum == NodalSum::fused)
         {
-          const internal::NodeBlocks blocks =
-            internal::make_node_blocks(model, d.nodes_per_block);
-          d.n_blocks = blocks.n_blocks;
+          d.n_blocks     = blocks.n_blocks;
+          d.max_elements = blocks.max_elements;
           d.block_nodes.copy_from_host(blocks.nodes);
           d.block_element_offsets.copy_from_host(blocks.element_offsets);
           d.block_elements.copy_from_host(blocks.elements);
+          d.block_slots.copy_from_host(blocks.slots);
           d.block_entry_offsets.copy_from_host(blocks.entry_offsets);
           // A mesh of one node per block has no entry row beyond the first.
           if (blocks.entries.empty())
@@ -659,6 +693,7 @@ namespace GPUAssembly
         d.flags.memory_consumption() + d.block_nodes.memory_consumption() +
         d.block_element_offsets.memory_consumption() +
         d.block_elements.memory_consumption() +
+        d.block_slots.memory_consumption() +
         d.block_entry_offsets.memory_consumption() +
         d.block_entries.memory_consumption();
       for (const auto &v : d.u)

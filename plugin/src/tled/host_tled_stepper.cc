@@ -119,7 +119,7 @@ namespace GPUAssembly
         const std::size_t  s = model.element_stride;
 
         // Morton order: 21 bits per coordinate over the bounding box,
-        // interleaved; ties (coincident nodes) by node number.
+        // interleaved; ties (coincident points) by number.
         double lo[3], hi[3];
         for (unsigned int d = 0; d < 3; ++d)
           lo[d] = hi[d] = model.coordinates[d];
@@ -129,24 +129,40 @@ namespace GPUAssembly
               lo[d] = std::min(lo[d], model.coordinates[3 * v + d]);
               hi[d] = std::max(hi[d], model.coordinates[3 * v + d]);
             }
-        std::vector<std::pair<std::uint64_t, int>> order(n);
-        for (unsigned int v = 0; v < n; ++v)
-          {
-            std::uint64_t code = 0;
-            for (unsigned int d = 0; d < 3; ++d)
-              {
-                const double  extent = hi[d] - lo[d];
-                std::uint64_t q =
-                  extent > 0 ?
-                    std::uint64_t((model.coordinates[3 * v + d] - lo[d]) /
-                                  extent * 2097151.) :
-                    0;
-                for (unsigned int bit = 0; bit < 21; ++bit)
-                  code |= ((q >> bit) & 1u) << (3 * bit + d);
-              }
-            order[v] = {code, int(v)};
-          }
-        std::sort(order.begin(), order.end());
+        const auto morton_order = [&](const unsigned int size,
+                                      const auto        &point) {
+          std::vector<std::pair<std::uint64_t, int>> order(size);
+          for (unsigned int v = 0; v < size; ++v)
+            {
+              std::uint64_t code = 0;
+              for (unsigned int d = 0; d < 3; ++d)
+                {
+                  const double  extent = hi[d] - lo[d];
+                  std::uint64_t q =
+                    extent > 0 ?
+                      std::uint64_t((point(v, d) - lo[d]) / extent * 2097151.) :
+                      0;
+                  for (unsigned int bit = 0; bit < 21; ++bit)
+                    code |= ((q >> bit) & 1u) << (3 * bit + d);
+                }
+              order[v] = {code, int(v)};
+            }
+          std::sort(order.begin(), order.end());
+          return order;
+        };
+        const auto order =
+          morton_order(n, [&](const unsigned int v, const unsigned int d) {
+            return model.coordinates[3 * v + d];
+          });
+        const unsigned int npe           = model.nodes_per_element;
+        const auto         element_order = morton_order(
+          model.n_elements,
+          [&](const unsigned int e, const unsigned int d) {
+            double sum = 0;
+            for (unsigned int a = 0; a < npe; ++a)
+              sum += model.coordinates[3 * model.connectivity[a * s + e] + d];
+            return sum / npe;
+          });
 
         NodeBlocks blocks;
         blocks.nodes_per_block = B;
@@ -154,9 +170,17 @@ namespace GPUAssembly
         blocks.nodes.assign(std::size_t(blocks.n_blocks) * B, -1);
         for (unsigned int v = 0; v < n; ++v)
           blocks.nodes[v] = order[v].second;
+        blocks.element_permutation.resize(model.n_elements);
+        std::vector<int> position(model.n_elements);
+        for (unsigned int p = 0; p < model.n_elements; ++p)
+          {
+            blocks.element_permutation[p]     = element_order[p].second;
+            position[element_order[p].second] = int(p);
+          }
         blocks.element_offsets.assign(1, 0);
         blocks.entry_offsets.assign(1, 0);
-        std::vector<int> list;
+        std::vector<int>                 list;
+        std::vector<std::pair<int, int>> by_position;
         for (unsigned int k = 0; k < blocks.n_blocks; ++k)
           {
             list.clear();
@@ -175,10 +199,19 @@ namespace GPUAssembly
               }
             std::sort(list.begin(), list.end());
             list.erase(std::unique(list.begin(), list.end()), list.end());
-            blocks.elements.insert(blocks.elements.end(),
-                                   list.begin(),
-                                   list.end());
+            // Slots by element number, storage by position.
+            by_position.clear();
+            for (unsigned int slot = 0; slot < list.size(); ++slot)
+              by_position.emplace_back(position[list[slot]], int(slot));
+            std::sort(by_position.begin(), by_position.end());
+            for (const auto &[p, slot] : by_position)
+              {
+                blocks.elements.push_back(p);
+                blocks.slots.push_back(slot);
+              }
             blocks.element_offsets.push_back(blocks.elements.size());
+            blocks.max_elements =
+              std::max<unsigned int>(blocks.max_elements, list.size());
 
             const std::size_t first = blocks.entries.size();
             blocks.entries.resize(first + std::size_t(valence) * B, -1);
@@ -192,11 +225,11 @@ namespace GPUAssembly
                 for (int j = j0; j < j1; ++j)
                   {
                     const int p = model.node_entries[j];
-                    const int position =
+                    const int slot =
                       std::lower_bound(list.begin(), list.end(), int(p % s)) -
                       list.begin();
                     blocks.entries[first + std::size_t(j - j0) * B + t] =
-                      8 * position + int(p / (3 * s));
+                      8 * slot + int(p / (3 * s));
                   }
               }
             blocks.entry_offsets.push_back(blocks.entries.size());
@@ -368,16 +401,18 @@ namespace GPUAssembly
                 const int e0 = blocks.element_offsets[k],
                           e1 = blocks.element_offsets[k + 1];
                 fe.resize(std::size_t(e1 - e0) * 3 * npe);
-                for (int q = 0; q < e1 - e0; ++q)
+                for (int q = e0; q < e1; ++q)
                   {
                     Number f[npe][3];
-                    internal::element_force<npe>(model,
-                                                 displacement,
-                                                 blocks.elements[e0 + q],
-                                                 f);
+                    internal::element_force<npe>(
+                      model,
+                      displacement,
+                      blocks.element_permutation[blocks.elements[q]],
+                      f);
                     std::copy(&f[0][0],
                               &f[0][0] + 3 * npe,
-                              fe.data() + std::size_t(3 * npe) * q);
+                              fe.data() +
+                                std::size_t(3 * npe) * blocks.slots[q]);
                   }
                 const int rows =
                   (blocks.entry_offsets[k + 1] - blocks.entry_offsets[k]) / B;

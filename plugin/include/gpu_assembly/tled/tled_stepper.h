@@ -50,24 +50,34 @@ namespace GPUAssembly
        * (Z-order) curve through their reference coordinates so that a
        * block is a compact brick of the mesh, are cut into blocks of
        * nodes_per_block; each block lists the elements that touch one of
-       * its nodes, ascending, and for each of its nodes its entries of
-       * Model::node_entries, in their order, as positions in that list.
+       * its nodes and, for each of its nodes, its entries of
+       * Model::node_entries, in their order, as slots of those elements.
+       * The device stores the elements in Morton order of their centroids
+       * (element_permutation), so that a block's elements lie close
+       * together in memory; slots count a block's elements by ascending
+       * element number, the order of the plan.
        */
       struct NodeBlocks
       {
         unsigned int nodes_per_block = 0, n_blocks = 0;
+        /// The most elements of one block.
+        unsigned int max_elements = 0;
         /// Node t of block k at k nodes_per_block + t; -1 pads the last
         /// block.
         std::vector<int> nodes;
+        /// Position p of the device's element arrays holds element
+        /// element_permutation[p].
+        std::vector<int> element_permutation;
         /// Block k's elements at element_offsets[k] ..
-        /// element_offsets[k + 1] - 1 of elements, ascending.
-        std::vector<int> element_offsets, elements;
+        /// element_offsets[k + 1] - 1 of elements, as ascending positions
+        /// of the device's order, and their slots (0 for the block's
+        /// smallest element number, 1 for the next, ...).
+        std::vector<int> element_offsets, elements, slots;
         /**
          * Entry j of node t of block k at entry_offsets[k] + j
          * nodes_per_block + t (a row per j, for coalesced loads): 8 times
-         * the position of the element in the block's list (counted from
-         * the block's first) plus the local node, or -1 after the node's
-         * last entry. entry_offsets[k + 1] - entry_offsets[k] is
+         * the slot of the element plus the local node, or -1 after the
+         * node's last entry. entry_offsets[k + 1] - entry_offsets[k] is
          * nodes_per_block times the block's largest valence.
          */
         std::vector<int> entry_offsets, entries;
