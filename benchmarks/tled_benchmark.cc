@@ -36,6 +36,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../tests/tled_test_meshes.h"
@@ -347,34 +348,25 @@ main(int argc, char *argv[])
                 }
               return row;
             };
+            const auto time_device = [&](const auto        &m,
+                                         const std::string &precision) {
+              DeviceStepper<std::decay_t<decltype(m.mu)>>
+                stepper(sum, steps_per_graph, block);
+              print(fused_row(time_stepper(stepper,
+                                           m,
+                                           bc,
+                                           integration,
+                                           n_steps,
+                                           steps_per_graph,
+                                           "GPU, " + precision + ", " + what),
+                              m),
+                    bandwidth,
+                    host_ms);
+            };
             if (use_double)
-              {
-                DeviceStepper<double> d(sum, steps_per_graph, block);
-                print(fused_row(time_stepper(d,
-                                             model,
-                                             bc,
-                                             integration,
-                                             n_steps,
-                                             steps_per_graph,
-                                             "GPU, double, " + what),
-                                model),
-                      bandwidth,
-                      host_ms);
-              }
+              time_device(model, "double");
             if (use_float)
-              {
-                DeviceStepper<float> f(sum, steps_per_graph, block);
-                print(fused_row(time_stepper(f,
-                                             model_f,
-                                             bc,
-                                             integration,
-                                             n_steps,
-                                             steps_per_graph,
-                                             "GPU, float, " + what),
-                                model_f),
-                      bandwidth,
-                      host_ms);
-              }
+              time_device(model_f, "float");
           }
     }
   std::cout

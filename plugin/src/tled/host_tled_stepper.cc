@@ -181,22 +181,26 @@ namespace GPUAssembly
         blocks.entry_offsets.assign(1, 0);
         std::vector<int>                 list;
         std::vector<std::pair<int, int>> by_position;
+        // f(t, j0, j1) for each node t of block k, j0 .. j1 - 1 its plan
+        // entries.
+        const auto for_nodes = [&](const unsigned int k, const auto &f) {
+          for (unsigned int t = 0; t < B; ++t)
+            {
+              const int node = blocks.nodes[k * B + t];
+              if (node >= 0)
+                f(t, model.node_offsets[node], model.node_offsets[node + 1]);
+            }
+        };
         for (unsigned int k = 0; k < blocks.n_blocks; ++k)
           {
             list.clear();
             int valence = 0;
-            for (unsigned int t = 0; t < B; ++t)
-              {
-                const int node = blocks.nodes[k * B + t];
-                if (node < 0)
-                  continue;
-                const int j0 = model.node_offsets[node],
-                          j1 = model.node_offsets[node + 1];
-                valence      = std::max(valence, j1 - j0);
-                // Entry p = 3 a s + e with e < s.
-                for (int j = j0; j < j1; ++j)
-                  list.push_back(int(model.node_entries[j] % s));
-              }
+            for_nodes(k, [&](unsigned int, const int j0, const int j1) {
+              valence = std::max(valence, j1 - j0);
+              // Entry p = 3 a s + e with e < s.
+              for (int j = j0; j < j1; ++j)
+                list.push_back(int(model.node_entries[j] % s));
+            });
             std::sort(list.begin(), list.end());
             list.erase(std::unique(list.begin(), list.end()), list.end());
             // Slots by element number, storage by position.
@@ -215,23 +219,17 @@ namespace GPUAssembly
 
             const std::size_t first = blocks.entries.size();
             blocks.entries.resize(first + std::size_t(valence) * B, -1);
-            for (unsigned int t = 0; t < B; ++t)
-              {
-                const int node = blocks.nodes[k * B + t];
-                if (node < 0)
-                  continue;
-                const int j0 = model.node_offsets[node],
-                          j1 = model.node_offsets[node + 1];
-                for (int j = j0; j < j1; ++j)
-                  {
-                    const int p = model.node_entries[j];
-                    const int slot =
-                      std::lower_bound(list.begin(), list.end(), int(p % s)) -
-                      list.begin();
-                    blocks.entries[first + std::size_t(j - j0) * B + t] =
-                      8 * slot + int(p / (3 * s));
-                  }
-              }
+            for_nodes(k, [&](const unsigned int t, const int j0, const int j1) {
+              for (int j = j0; j < j1; ++j)
+                {
+                  const int p = model.node_entries[j];
+                  const int slot =
+                    std::lower_bound(list.begin(), list.end(), int(p % s)) -
+                    list.begin();
+                  blocks.entries[first + std::size_t(j - j0) * B + t] =
+                    8 * slot + int(p / (3 * s));
+                }
+            });
             blocks.entry_offsets.push_back(blocks.entries.size());
           }
         AssertThrow(blocks.elements.size() < (std::size_t(1) << 28) &&
