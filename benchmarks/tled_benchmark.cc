@@ -181,7 +181,17 @@ main(int argc, char *argv[])
         {
           blocks.clear();
           for (const std::string &item : split(next()))
-            blocks.push_back(std::stoul(item));
+            {
+              blocks.push_back(std::stoul(item));
+              if (blocks.back() == 0 || blocks.back() % 32 != 0 ||
+                  blocks.back() > 256)
+                {
+                  std::cerr << "--nodes-per-block: " << item
+                            << " is not a multiple of 32 from 32 to 256"
+                            << std::endl;
+                  return 1;
+                }
+            }
         }
       else if (arg == "--nodal-sum")
         {
