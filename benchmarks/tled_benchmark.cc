@@ -2,14 +2,24 @@
 // tled_benchmark: Total Lagrangian Explicit Dynamics of the truth cube
 // (E = 3000 Pa, nu = 0.49, bottom on rollers, top pressed down 10 %,
 // one-point hexahedra with hourglass control) at 45^3 = 91,125 hexahedra
-// and at 100^3 = 1 M hexahedra. For each size, precision and nodal sum it
-// prints ms per step, element updates per second, the byte floor of a step
-// (TLED::Model::bytes_per_step) and the fraction of the device's measured
-// copy bandwidth that the step reaches, next to the host stepper on all
-// cores (timed over fewer steps) and the atomic nodal sum, in the same run.
+// and at 100^3 = 1 M hexahedra. For each size, precision and nodal sum
+// (plan, atomic, and fused for each block size) it prints ms per step,
+// steps and element updates per second, the bytes the path moves per step
+// and their fraction of the device's measured copy bandwidth, the fraction
+// of the byte floor (TLED::Model::minimum_bytes_per_step(): element data
+// once, displacements and nodal state) that the step reaches, and the
+// recomputation factor of the fused sum, next to the host stepper on all
+// cores (timed over fewer steps), in the same run.
 //
 // Usage: tled_benchmark [--steps N] [--host-steps N] [--sizes n1,n2,...]
 //                       [--steps-per-graph N] [--no-host] [--drift]
+//                       [--nodal-sum plan,atomic,fused]
+//                       [--nodes-per-block b1,b2,...] [--precision
+//                       double,float]
+//   --nodal-sum: the sums to time (all three by default);
+//   --nodes-per-block: the node blocks of the fused sum, a row each
+//   (multiples of 32 up to 256; default 128);
+//   --precision: the precisions to time (both by default);
 //   --drift: instead, run the 45^3 cube (or the first size) N steps in
 //   float and in double on the GPU and print how far float drifts from
 //   double (displacements, centre node, reaction force on the top face).
@@ -26,6 +36,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../tests/tled_test_meshes.h"
@@ -42,30 +53,53 @@ namespace
   struct Row
   {
     std::string  what;
-    unsigned int steps      = 0;
-    double       seconds    = 0;
-    std::size_t  bytes      = 0;
-    unsigned int n_elements = 0;
+    unsigned int steps       = 0;
+    double       seconds     = 0;
+    std::size_t  bytes       = 0;
+    std::size_t  floor_bytes = 0;
+    double       recompute   = 1;
+    unsigned int n_elements  = 0;
   };
+
+  void
+  print_header()
+  {
+    std::cout << std::left << std::setw(38) << "path" << std::right
+              << std::setw(8) << "steps" << std::setw(11) << "ms/step"
+              << std::setw(12) << "steps/s" << std::setw(12) << "elem/s"
+              << std::setw(10) << "MiB/step" << std::setw(12) << "of copy BW"
+              << std::setw(12) << "of floor" << std::setw(10) << "recomp."
+              << std::setw(11) << "vs host" << std::endl;
+  }
 
   void
   print(const Row &row, const double bandwidth, const double host_ms)
   {
     const double ms = 1e3 * row.seconds / row.steps;
-    std::cout << std::left << std::setw(34) << row.what << std::right
+    std::cout << std::left << std::setw(38) << row.what << std::right
               << std::setw(8) << row.steps << std::fixed << std::setprecision(3)
               << std::setw(11) << ms << std::setw(12) << std::setprecision(0)
               << 1e3 / ms << std::scientific << std::setprecision(3)
               << std::setw(12) << row.n_elements / (ms * 1e-3) << std::fixed
-              << std::setprecision(1) << std::setw(10) << row.bytes / 1048576.
-              << std::setw(10);
+              << std::setprecision(1) << std::setw(10) << row.bytes / 1048576.;
     if (bandwidth > 0)
-      std::cout << 100. * row.bytes / (ms * 1e-3) / bandwidth << " %";
+      std::cout << std::setw(10) << 100. * row.bytes / (ms * 1e-3) / bandwidth
+                << " %" << std::setw(10)
+                << 100. * row.floor_bytes / (ms * 1e-3) / bandwidth << " %";
     else
-      std::cout << "-";
+      std::cout << std::setw(12) << "-" << std::setw(12) << "-";
+    std::cout << std::setw(10) << std::setprecision(2) << row.recompute;
     if (host_ms > 0)
       std::cout << std::setw(10) << std::setprecision(1) << host_ms / ms << "x";
     std::cout << std::endl;
+  }
+
+  std::string
+  name(const NodalSum sum)
+  {
+    return sum == NodalSum::plan   ? "plan" :
+           sum == NodalSum::atomic ? "atomic" :
+                                     "fused";
   }
 
   template <typename Number>
@@ -81,11 +115,12 @@ namespace
     stepper.reinit(model, bc, integration);
     stepper.advance(warm_up);
     Row row;
-    row.what       = what;
-    row.steps      = n_steps;
-    row.seconds    = seconds_to_advance(stepper, n_steps);
-    row.bytes      = model.bytes_per_step();
-    row.n_elements = model.n_elements;
+    row.what        = what;
+    row.steps       = n_steps;
+    row.seconds     = seconds_to_advance(stepper, n_steps);
+    row.bytes       = model.bytes_per_step();
+    row.floor_bytes = model.minimum_bytes_per_step();
+    row.n_elements  = model.n_elements;
     return row;
   }
 
@@ -105,8 +140,20 @@ int
 main(int argc, char *argv[])
 {
   unsigned int n_steps = 50000, host_steps = 200, steps_per_graph = 300;
-  std::vector<unsigned int> sizes   = {45, 100};
-  bool                      no_host = false, drift = false;
+  std::vector<unsigned int> sizes  = {45, 100};
+  std::vector<NodalSum>     sums   = {NodalSum::plan,
+                                      NodalSum::atomic,
+                                      NodalSum::fused};
+  std::vector<unsigned int> blocks = {default_nodes_per_block};
+  bool no_host = false, drift = false, use_double = true, use_float = true;
+  const auto split = [](const std::string &text) {
+    std::vector<std::string> items;
+    std::stringstream        list(text);
+    std::string              item;
+    while (std::getline(list, item, ','))
+      items.push_back(item);
+    return items;
+  };
   for (int i = 1; i < argc; ++i)
     {
       const std::string arg  = argv[i];
@@ -127,10 +174,54 @@ main(int argc, char *argv[])
       else if (arg == "--sizes")
         {
           sizes.clear();
-          std::stringstream list(next());
-          std::string       item;
-          while (std::getline(list, item, ','))
+          for (const std::string &item : split(next()))
             sizes.push_back(std::stoul(item));
+        }
+      else if (arg == "--nodes-per-block")
+        {
+          blocks.clear();
+          for (const std::string &item : split(next()))
+            {
+              blocks.push_back(std::stoul(item));
+              if (blocks.back() == 0 || blocks.back() % 32 != 0 ||
+                  blocks.back() > 256)
+                {
+                  std::cerr << "--nodes-per-block: " << item
+                            << " is not a multiple of 32 from 32 to 256"
+                            << std::endl;
+                  return 1;
+                }
+            }
+        }
+      else if (arg == "--nodal-sum")
+        {
+          sums.clear();
+          for (const std::string &item : split(next()))
+            {
+              if (item != "plan" && item != "atomic" && item != "fused")
+                {
+                  std::cerr << "--nodal-sum: unknown sum '" << item
+                            << "' (plan, atomic or fused)" << std::endl;
+                  return 1;
+                }
+              sums.push_back(item == "plan"   ? NodalSum::plan :
+                             item == "atomic" ? NodalSum::atomic :
+                                                NodalSum::fused);
+            }
+        }
+      else if (arg == "--precision")
+        {
+          use_double = use_float = false;
+          for (const std::string &item : split(next()))
+            {
+              if (item != "double" && item != "float")
+                {
+                  std::cerr << "--precision: unknown precision '" << item
+                            << "' (double or float)" << std::endl;
+                  return 1;
+                }
+              (item == "double" ? use_double : use_float) = true;
+            }
         }
       else if (arg == "--no-host")
         no_host = true;
@@ -140,7 +231,10 @@ main(int argc, char *argv[])
         {
           std::cerr << "Usage: " << argv[0]
                     << " [--steps N] [--host-steps N] [--sizes n1,n2,...] "
-                       "[--steps-per-graph N] [--no-host] [--drift]"
+                       "[--steps-per-graph N] [--no-host] [--drift] "
+                       "[--nodal-sum plan,atomic,fused] "
+                       "[--nodes-per-block b1,b2,...] "
+                       "[--precision double,float]"
                     << std::endl;
           return 1;
         }
@@ -228,12 +322,8 @@ main(int argc, char *argv[])
       std::cout << "\n"
                 << n << "^3 truth cube: " << model.n_elements << " hexahedra, "
                 << model.n_nodes << " nodes, dt " << std::scientific
-                << std::setprecision(3) << integration.time_step << " s\n"
-                << std::left << std::setw(34) << "path" << std::right
-                << std::setw(8) << "steps" << std::setw(11) << "ms/step"
-                << std::setw(12) << "steps/s" << std::setw(12) << "elem/s"
-                << std::setw(10) << "MiB/step" << std::setw(12) << "of copy BW"
-                << std::setw(11) << "vs host" << std::endl;
+                << std::setprecision(3) << integration.time_step << " s\n";
+      print_header();
       double host_ms = 0;
       if (!no_host)
         {
@@ -248,35 +338,56 @@ main(int argc, char *argv[])
           host_ms                 = 1e3 * row.seconds / row.steps;
           print(row, 0, 0);
         }
-      for (const NodalSum sum : {NodalSum::plan, NodalSum::atomic})
-        {
-          const std::string sum_name =
-            sum == NodalSum::plan ? "plan" : "atomic";
-          DeviceStepper<double> d(sum, steps_per_graph);
-          print(time_stepper(d,
-                             model,
-                             bc,
-                             integration,
-                             n_steps,
-                             steps_per_graph,
-                             "GPU, double, " + sum_name),
-                bandwidth,
-                host_ms);
-          DeviceStepper<float> f(sum, steps_per_graph);
-          print(time_stepper(f,
-                             model_f,
-                             bc,
-                             integration,
-                             n_steps,
-                             steps_per_graph,
-                             "GPU, float, " + sum_name),
-                bandwidth,
-                host_ms);
-        }
+      for (const NodalSum sum : sums)
+        for (const unsigned int block : blocks)
+          {
+            if (sum != NodalSum::fused && block != blocks.front())
+              continue;
+            const std::string what =
+              name(sum) + (sum == NodalSum::fused ?
+                             ", " + std::to_string(block) + " nodes/block" :
+                             std::string());
+            // The fused sum's own traffic and recomputation.
+            const auto fused_row = [&](Row row, const auto &m) {
+              if (sum == NodalSum::fused)
+                {
+                  const internal::NodeBlocks b =
+                    internal::make_node_blocks(m, block);
+                  row.bytes     = b.bytes_per_step;
+                  row.recompute = b.recomputation_factor;
+                }
+              return row;
+            };
+            const auto time_device = [&](const auto        &m,
+                                         const std::string &precision) {
+              DeviceStepper<std::decay_t<decltype(m.mu)>>
+                stepper(sum, steps_per_graph, block);
+              print(fused_row(time_stepper(stepper,
+                                           m,
+                                           bc,
+                                           integration,
+                                           n_steps,
+                                           steps_per_graph,
+                                           "GPU, " + precision + ", " + what),
+                              m),
+                    bandwidth,
+                    host_ms);
+            };
+            if (use_double)
+              time_device(model, "double");
+            if (use_float)
+              time_device(model_f, "float");
+          }
     }
-  std::cout << "\nMiB/step: the byte floor of a step (plan layout); of copy "
-               "BW: floor / time over the measured copy bandwidth; vs host: "
-               "host ms/step over GPU ms/step."
-            << std::endl;
+  std::cout
+    << "\nMiB/step: the bytes the path moves at least per step (plan and "
+       "atomic: the plan layout, element forces written and read back; "
+       "fused: the floor, the element data of recomputed elements and the "
+       "block lists); of copy BW: those bytes / time over the measured copy "
+       "bandwidth; of floor: the byte floor (element data once, "
+       "displacements and nodal state) / time over the copy bandwidth; "
+       "recomp.: elements computed per element; vs host: host ms/step over "
+       "GPU ms/step."
+    << std::endl;
   return 0;
 }

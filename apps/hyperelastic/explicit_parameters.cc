@@ -93,10 +93,13 @@ namespace Hyperelastic
                       "GPU: steps per CUDA graph launch.");
     prm.declare_entry("Nodal sum",
                       "plan",
-                      Patterns::Selection("plan|atomic"),
+                      Patterns::Selection("plan|atomic|fused"),
                       "GPU: plan sums each node's element forces in a fixed "
                       "order (bitwise reproducible, equal to the host); "
-                      "atomic adds them with atomicAdd (last bits vary).");
+                      "atomic adds them with atomicAdd (last bits vary); "
+                      "fused computes each block of nodes' elements in "
+                      "shared memory and sums them in plan's order (one "
+                      "kernel, bitwise equal to plan).");
     prm.leave_subsection();
   }
 

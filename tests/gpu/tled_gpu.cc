@@ -6,8 +6,11 @@
 // order are the same), with graphs of 300 steps and of 7 (graphs for each
 // position of the three state buffers) and with direct launches alike; in
 // float too, and the float states stay within 1e-3 of the double ones
-// (printed). The atomic nodal sum agrees with the plan to 1e-9. Exits with
-// 77 (skipped) without a CUDA device.
+// (printed). The fused nodal sum gives the same states, bitwise, as the
+// plan and as the host's fused stepper (the same additions in the same
+// order), for node blocks of 32 to 256 nodes, and two runs are bitwise
+// equal. The atomic nodal sum agrees with the plan to 1e-9. Exits with 77
+// (skipped) without a CUDA device.
 
 #include <deal.II/grid/grid_generator.h>
 
@@ -67,21 +70,74 @@ namespace
                  name + ": the cube was compressed (max |u| = " +
                    Testing::scientific(moved) + ")");
 
-    for (const unsigned int graph : {300u, 7u})
-      for (const unsigned int chunk : {n_steps, 250u})
+    for (const NodalSum sum : {NodalSum::plan, NodalSum::fused})
+      for (const unsigned int graph : {300u, 7u})
+        for (const unsigned int chunk : {n_steps, 250u})
+          {
+            DeviceStepper<double> device(sum, graph);
+            run(device, model, bc, integration, n_steps, chunk, prev, curr);
+            checks.check(
+              prev == host_prev && curr == host_curr,
+              name + ", double, " +
+                (sum == NodalSum::plan ? "plan, " : "fused, ") +
+                std::to_string(graph) + " steps per graph, advance() by " +
+                std::to_string(chunk) +
+                ": GPU states bitwise equal to the host's after " +
+                std::to_string(n_steps) + " steps (max difference " +
+                Testing::scientific(
+                  Testing::max_relative_difference(curr, host_curr)) +
+                ")");
+          }
+
+    // The fused sum adds each node's element forces in the plan's order:
+    // bitwise equal to the host's fused stepper (itself equal to the plan),
+    // for every block size, and from run to run.
+    {
+      std::vector<double> fused_prev, fused_curr;
+      HostStepper<double> host_fused(NodalSum::fused);
+      run(host_fused,
+          model,
+          bc,
+          integration,
+          n_steps,
+          n_steps,
+          fused_prev,
+          fused_curr);
+      checks.check(fused_prev == host_prev && fused_curr == host_curr,
+                   name + ", double: the host's fused stepper bitwise equal "
+                          "to its plan stepper");
+      for (const unsigned int block : {32u, 64u, 128u, 256u})
         {
-          DeviceStepper<double> device(NodalSum::plan, graph);
-          run(device, model, bc, integration, n_steps, chunk, prev, curr);
-          checks.check(prev == host_prev && curr == host_curr,
-                       name + ", double, " + std::to_string(graph) +
-                         " steps per graph, advance() by " +
-                         std::to_string(chunk) +
-                         ": GPU states bitwise equal to the host's after " +
-                         std::to_string(n_steps) + " steps (max difference " +
+          std::vector<double>   again_prev, again_curr;
+          DeviceStepper<double> first(NodalSum::fused, 300, block),
+            second(NodalSum::fused, 300, block);
+          run(first, model, bc, integration, n_steps, n_steps, prev, curr);
+          run(second,
+              model,
+              bc,
+              integration,
+              n_steps,
+              n_steps,
+              again_prev,
+              again_curr);
+          checks.check(prev == fused_prev && curr == fused_curr,
+                       name + ", double, fused, " + std::to_string(block) +
+                         " nodes per block: GPU states bitwise equal to the "
+                         "host's fused stepper (max difference " +
                          Testing::scientific(
-                           Testing::max_relative_difference(curr, host_curr)) +
+                           Testing::max_relative_difference(curr, fused_curr)) +
                          ")");
+          checks.check(again_prev == prev && again_curr == curr,
+                       name + ", double, fused, " + std::to_string(block) +
+                         " nodes per block: two runs bitwise equal");
         }
+      checks.check_throws<dealii::ExceptionBase>(
+        []() {
+          DeviceStepper<double> bad(NodalSum::fused, 300, 100);
+        },
+        "multiple of 32",
+        name + ": 100 nodes per block is refused");
+    }
 
     {
       DeviceStepper<double> device(NodalSum::atomic, 300);
@@ -106,15 +162,19 @@ namespace
           n_steps,
           host_f_prev,
           host_f_curr);
-      DeviceStepper<float> device(NodalSum::plan, 300);
-      run(device, model_f, bc, integration, n_steps, n_steps, prev, curr);
-      checks.check(curr == host_f_curr && prev == host_f_prev,
-                   name +
-                     ", float: GPU states bitwise equal to the host's "
-                     "float stepper (max difference " +
-                     Testing::scientific(
-                       Testing::max_relative_difference(curr, host_f_curr)) +
-                     ")");
+      for (const NodalSum sum : {NodalSum::fused, NodalSum::plan})
+        {
+          DeviceStepper<float> device(sum, 300);
+          run(device, model_f, bc, integration, n_steps, n_steps, prev, curr);
+          checks.check(
+            curr == host_f_curr && prev == host_f_prev,
+            name + ", float, " + (sum == NodalSum::plan ? "plan" : "fused") +
+              ": GPU states bitwise equal to the host's "
+              "float stepper (max difference " +
+              Testing::scientific(
+                Testing::max_relative_difference(curr, host_f_curr)) +
+              ")");
+        }
       const double drift = Testing::max_relative_difference(curr, host_curr);
       std::cout << "      " << name
                 << ": float against double after 1000 steps: max |u_float - "

@@ -18,6 +18,8 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
 namespace GPUAssembly
 {
@@ -27,6 +29,67 @@ namespace GPUAssembly
     {
       constexpr unsigned int element_block = 128;
       constexpr unsigned int node_block    = 256;
+      // The largest node block of the fused sum (threads per block): the
+      // element arithmetic of a hexahedron in double needs about 250
+      // registers a thread.
+      constexpr unsigned int max_nodes_per_block = 256;
+
+      /// The structure-of-arrays element data of the model on the device.
+      template <typename Number>
+      struct ElementData
+      {
+        const int *__restrict__ connectivity;
+        const Number *__restrict__ gradients;
+        const Number *__restrict__ volumes;
+        const Number *__restrict__ hourglass;
+        int    element_stride;
+        int    node_stride;
+        Number mu;
+        Number lambda;
+      };
+
+      /// Forces @p f of element @p e at displacements @p u, and its nodes.
+      template <int npe, typename Number>
+      __device__ __forceinline__ void
+      compute_element(const ElementData<Number> &d,
+                      const Number *__restrict__ u,
+                      const int e,
+                      int (&nodes)[npe],
+                      Number (&f)[npe][3])
+      {
+        const int s = d.element_stride;
+        Number    ue[npe][3], b[npe][3], c[4][3], k = 0;
+#pragma unroll
+        for (int a = 0; a < npe; ++a)
+          nodes[a] = __ldg(d.connectivity + a * s + e);
+#pragma unroll
+        for (int a = 0; a < npe; ++a)
+#pragma unroll
+          for (int i = 0; i < 3; ++i)
+            {
+              ue[a][i] = __ldg(u + i * d.node_stride + nodes[a]);
+              b[a][i]  = __ldg(d.gradients + (3 * a + i) * s + e);
+            }
+#pragma unroll
+        for (int alpha = 0; alpha < 4; ++alpha)
+#pragma unroll
+          for (int K = 0; K < 3; ++K)
+            c[alpha][K] = npe == 8 ?
+                            __ldg(d.hourglass + (3 * alpha + K) * s + e) :
+                            Number(0);
+        if (npe == 8)
+          k = __ldg(d.hourglass + 12 * s + e);
+        element_forces<npe>(ue,
+                            b,
+                            __ldg(d.volumes + e),
+                            c,
+                            k,
+                            d.mu,
+                            d.lambda,
+                            f);
+      }
+
+
 
       /**
        * Forces of element e from the structure-of-arrays model; with @p
@@ -36,53 +99,84 @@ namespace GPUAssembly
       template <int npe, typename Number, bool atomic>
       __global__ void
       __launch_bounds__(element_block)
-        element_kernel(const int *__restrict__ connectivity,
-                       const Number *__restrict__ gradients,
-                       const Number *__restrict__ volumes,
-                       const Number *__restrict__ hourglass,
+        element_kernel(const ElementData<Number> d,
                        const Number *__restrict__ u,
                        Number *__restrict__ forces,
-                       const int    n_elements,
-                       const int    element_stride,
-                       const int    node_stride,
-                       const Number mu,
-                       const Number lambda)
+                       const int n_elements)
       {
         const int e = blockIdx.x * blockDim.x + threadIdx.x;
         if (e >= n_elements)
           return;
         int    nodes[npe];
-        Number ue[npe][3], b[npe][3], c[4][3], k = 0, f[npe][3];
-#pragma unroll
-        for (int a = 0; a < npe; ++a)
-          nodes[a] = __ldg(connectivity + a * element_stride + e);
-#pragma unroll
-        for (int a = 0; a < npe; ++a)
-#pragma unroll
-          for (int i = 0; i < 3; ++i)
-            {
-              ue[a][i] = __ldg(u + i * node_stride + nodes[a]);
-              b[a][i]  = __ldg(gradients + (3 * a + i) * element_stride + e);
-            }
-#pragma unroll
-        for (int alpha = 0; alpha < 4; ++alpha)
-#pragma unroll
-          for (int K = 0; K < 3; ++K)
-            c[alpha][K] =
-              npe == 8 ?
-                __ldg(hourglass + (3 * alpha + K) * element_stride + e) :
-                Number(0);
-        if (npe == 8)
-          k = __ldg(hourglass + 12 * element_stride + e);
-        element_forces<npe>(ue, b, __ldg(volumes + e), c, k, mu, lambda, f);
+        Number f[npe][3];
+        compute_element<npe>(d, u, e, nodes, f);
 #pragma unroll
         for (int a = 0; a < npe; ++a)
 #pragma unroll
           for (int i = 0; i < 3; ++i)
             if (atomic)
-              atomicAdd(forces + i * node_stride + nodes[a], f[a][i]);
+              atomicAdd(forces + i * d.node_stride + nodes[a], f[a][i]);
             else
-              forces[(3 * a + i) * element_stride + e] = f[a][i];
+              forces[(3 * a + i) * d.element_stride + e] = f[a][i];
+      }
+
+
+
+      /// The per-node data of the update and the step's ramp inputs.
+      template <typename Number>
+      struct NodeData
+      {
+        const Number *__restrict__ u_prev;
+        const Number *__restrict__ u_curr;
+        Number *__restrict__ u_next;
+        const Number *__restrict__ coefficient;
+        const std::uint8_t *__restrict__ flags;
+        const Number *__restrict__ prescribed;
+        const Number *__restrict__ external;
+        Number              b;
+        Number              c;
+        int                 node_stride;
+        const unsigned int *step_counter;
+        unsigned int        step_offset;
+        double              dt;
+        double              ramp_time;
+      };
+
+      /**
+       * Node n's central-difference update from its internal force f and
+       * the boundary conditions. The step number is read from the device
+       * (*step_counter + step_offset), so that a captured graph serves
+       * every batch.
+       */
+      template <typename Number>
+      __device__ __forceinline__ void
+      update_node(const NodeData<Number> &d, const int n, const Number (&f)[3])
+      {
+        const unsigned int step = *d.step_counter + d.step_offset;
+        const std::uint8_t flag = __ldg(d.flags + n);
+        const Number       a    = __ldg(d.coefficient + n);
+        Number             r_n = 0, r_next = 0;
+        if (flag & 8)
+          r_n = Number(smooth_ramp(double(step) * d.dt, d.ramp_time));
+        if (flag & 7)
+          r_next = Number(smooth_ramp(double(step + 1) * d.dt, d.ramp_time));
+#pragma unroll
+        for (int i = 0; i < 3; ++i)
+          {
+            const int k = i * d.node_stride + n;
+            if (flag & (1u << i))
+              d.u_next[k] = r_next * __ldg(d.prescribed + k);
+            else
+              d.u_next[k] =
+                central_difference(a,
+                                   d.b,
+                                   d.c,
+                                   (flag & 8) ? r_n * __ldg(d.external + k) :
+                                                Number(0),
+                                   f[i],
+                                   d.u_curr[k],
+                                   d.u_prev[k]);
+          }
       }
 
 
@@ -90,9 +184,7 @@ namespace GPUAssembly
       /**
        * Node n's sum of its element forces (in the plan's order, or the
        * atomically summed nodal forces, which it then zeroes for the next
-       * step), the central-difference update and the boundary conditions.
-       * The step number is read from the device (*step_counter +
-       * step_offset), so that a captured graph serves every batch.
+       * step), then its update.
        */
       template <typename Number, bool atomic>
       __global__ void
@@ -100,22 +192,9 @@ namespace GPUAssembly
         node_kernel(const int *__restrict__ node_offsets,
                     const int *__restrict__ node_entries,
                     Number *__restrict__ forces,
-                    const Number *__restrict__ u_prev,
-                    const Number *__restrict__ u_curr,
-                    Number *__restrict__ u_next,
-                    const Number *__restrict__ coefficient,
-                    const std::uint8_t *__restrict__ flags,
-                    const Number *__restrict__ prescribed,
-                    const Number *__restrict__ external,
-                    const Number        b,
-                    const Number        c,
-                    const int           n_nodes,
-                    const int           node_stride,
-                    const int           element_stride,
-                    const unsigned int *step_counter,
-                    const unsigned int  step_offset,
-                    const double        dt,
-                    const double        ramp_time)
+                    const NodeData<Number> d,
+                    const int              n_nodes,
+                    const int              element_stride)
       {
         const int n = blockIdx.x * blockDim.x + threadIdx.x;
         if (n >= n_nodes)
@@ -126,8 +205,8 @@ namespace GPUAssembly
 #pragma unroll
             for (int i = 0; i < 3; ++i)
               {
-                f[i]                        = forces[i * node_stride + n];
-                forces[i * node_stride + n] = Number(0);
+                f[i]                          = forces[i * d.node_stride + n];
+                forces[i * d.node_stride + n] = Number(0);
               }
           }
         else
@@ -146,31 +225,75 @@ namespace GPUAssembly
                   f[i] = f[i] + forces[p + i * element_stride];
               }
           }
-        const unsigned int step = *step_counter + step_offset;
-        const std::uint8_t flag = __ldg(flags + n);
-        const Number       a    = __ldg(coefficient + n);
-        Number             r_n = 0, r_next = 0;
-        if (flag & 8)
-          r_n = Number(smooth_ramp(double(step) * dt, ramp_time));
-        if (flag & 7)
-          r_next = Number(smooth_ramp(double(step + 1) * dt, ramp_time));
-#pragma unroll
-        for (int i = 0; i < 3; ++i)
+        update_node(d, n, f);
+      }
+
+
+
+      /**
+       * The fused nodal sum: thread block k owns the nodes of node block k
+       * (NodeBlocks), a thread per node. Its threads compute the block's
+       * elements (stored in the Morton order of NodeBlocks, so that the
+       * loads of a warp are close together), in turns of blockDim.x, into
+       * shared memory by slot (component i of local node a of slot q at
+       * (3 a + i) max_elements + q); then each node adds its entries in the
+       * order of its list, plan's order, and applies the update. No element
+       * force reaches global memory.
+       */
+      template <int npe, typename Number>
+      __global__ void
+      __launch_bounds__(max_nodes_per_block)
+        fused_kernel(const int *__restrict__ block_nodes,
+                     const int *__restrict__ element_offsets,
+                     const int *__restrict__ elements,
+                     const int *__restrict__ slots,
+                     const int *__restrict__ entry_offsets,
+                     const int *__restrict__ entries,
+                     const int                 max_elements,
+                     const ElementData<Number> element_data,
+                     const NodeData<Number>    node_data)
+      {
+        extern __shared__ __align__(16) unsigned char shared_bytes[];
+        Number   *shared_forces = reinterpret_cast<Number *>(shared_bytes);
+        const int B = blockDim.x, t = threadIdx.x, k = blockIdx.x;
+        const int e0 = __ldg(element_offsets + k),
+                  e1 = __ldg(element_offsets + k + 1);
+        for (int q = e0 + t; q < e1; q += B)
           {
-            const int k = i * node_stride + n;
-            if (flag & (1u << i))
-              u_next[k] = r_next * __ldg(prescribed + k);
-            else
-              u_next[k] =
-                central_difference(a,
-                                   b,
-                                   c,
-                                   (flag & 8) ? r_n * __ldg(external + k) :
-                                                Number(0),
-                                   f[i],
-                                   u_curr[k],
-                                   u_prev[k]);
+            int       nodes[npe];
+            Number    fe[npe][3];
+            const int slot = __ldg(slots + q);
+            compute_element<npe>(element_data,
+                                 node_data.u_curr,
+                                 __ldg(elements + q),
+                                 nodes,
+                                 fe);
+#pragma unroll
+            for (int a = 0; a < npe; ++a)
+#pragma unroll
+              for (int i = 0; i < 3; ++i)
+                shared_forces[(3 * a + i) * max_elements + slot] = fe[a][i];
           }
+        __syncthreads();
+        const int node = __ldg(block_nodes + k * B + t);
+        if (node < 0)
+          return;
+        const int r0     = __ldg(entry_offsets + k);
+        const int n_rows = (__ldg(entry_offsets + k + 1) - r0) / B;
+        // -0 + x = x for every x: the sum starts with the first entry as
+        // plan's does.
+        Number f[3] = {Number(-0.), Number(-0.), Number(-0.)};
+        for (int j = 0; j < n_rows; ++j)
+          {
+            const int entry = __ldg(entries + r0 + j * B + t);
+            if (entry < 0)
+              break;
+            const int q = entry >> 3, a = entry & 7;
+#pragma unroll
+            for (int i = 0; i < 3; ++i)
+              f[i] = f[i] + shared_forces[(3 * a + i) * max_elements + q];
+          }
+        update_node(node_data, node, f);
       }
 
 
@@ -190,6 +313,9 @@ namespace GPUAssembly
     {
       NodalSum     nodal_sum       = NodalSum::plan;
       unsigned int steps_per_graph = 300;
+      unsigned int nodes_per_block = default_nodes_per_block;
+      unsigned int n_blocks        = 0;
+      unsigned int max_elements    = 0;
 
       ElementType element_type = ElementType::hexahedron;
       int         npe = 8, n_nodes = 0, n_elements = 0, element_stride = 0,
@@ -201,8 +327,11 @@ namespace GPUAssembly
       DeviceVector<Number> gradients, volumes, hourglass, coefficient,
         prescribed, external, forces;
       DeviceVector<std::uint8_t> flags;
-      DeviceVector<int>          step_counter; // the step n, as unsigned
-      DeviceVector<Number>       u[3];
+      // The node blocks of the fused sum (internal::NodeBlocks).
+      DeviceVector<int> block_nodes, block_element_offsets, block_elements,
+        block_slots, block_entry_offsets, block_entries;
+      DeviceVector<int>    step_counter; // the step n, as unsigned
+      DeviceVector<Number> u[3];
       GPUAssembly::internal::StateBuffers states;
 
       CudaStream                   stream;
@@ -225,26 +354,70 @@ namespace GPUAssembly
     DeviceStepper<Number>::Implementation::launch_step(
       const unsigned int step_offset)
     {
-      cudaStream_t  s         = stream.get();
-      const bool    is_atomic = nodal_sum == NodalSum::atomic;
-      const Number *u_c       = u[states.current].data();
-      const auto    elements  = [&](const auto kernel) {
+      cudaStream_t              s = stream.get();
+      const ElementData<Number> element_data{connectivity.data(),
+                                             gradients.data(),
+                                             volumes.data(),
+                                             hourglass.data(),
+                                             element_stride,
+                                             node_stride,
+                                             mu,
+                                             lambda};
+      const NodeData<Number>    node_data{u[states.previous].data(),
+                                       u[states.current].data(),
+                                       u[states.next].data(),
+                                       coefficient.data(),
+                                       flags.data(),
+                                       prescribed.data(),
+                                       external.data(),
+                                       b,
+                                       c,
+                                       node_stride,
+                                       reinterpret_cast<const unsigned int *>(
+                                         step_counter.data()),
+                                       step_offset,
+                                       dt,
+                                       ramp_time};
+      if (nodal_sum == NodalSum::fused)
+        {
+          const auto fused = [&](const auto kernel) {
+            const std::size_t shared_bytes =
+              std::size_t(3) * npe * max_elements * sizeof(Number);
+            GPUAssembly::internal::launch_kernel("TLED fused_kernel",
+                                                 kernel,
+                                                 n_blocks,
+                                                 nodes_per_block,
+                                                 shared_bytes,
+                                                 s,
+                                                 block_nodes.data(),
+                                                 block_element_offsets.data(),
+                                                 block_elements.data(),
+                                                 block_slots.data(),
+                                                 block_entry_offsets.data(),
+                                                 block_entries.data(),
+                                                 int(max_elements),
+                                                 element_data,
+                                                 node_data);
+          };
+          if (npe == 8)
+            fused(fused_kernel<8, Number>);
+          else
+            fused(fused_kernel<4, Number>);
+          states.rotate();
+          return;
+        }
+
+      const bool is_atomic = nodal_sum == NodalSum::atomic;
+      const auto elements  = [&](const auto kernel) {
         GPUAssembly::internal::launch_kernel_over("TLED element_kernel",
                                                   kernel,
                                                   n_elements,
                                                   element_block,
                                                   s,
-                                                  connectivity.data(),
-                                                  gradients.data(),
-                                                  volumes.data(),
-                                                  hourglass.data(),
-                                                  u_c,
+                                                  element_data,
+                                                  u[states.current].data(),
                                                   forces.data(),
-                                                  n_elements,
-                                                  element_stride,
-                                                  node_stride,
-                                                  mu,
-                                                  lambda);
+                                                  n_elements);
       };
       if (npe == 8)
         {
@@ -260,31 +433,19 @@ namespace GPUAssembly
           else
             elements(element_kernel<4, Number, false>);
         }
-      GPUAssembly::internal::launch_kernel_over(
-        "TLED node_kernel",
-        is_atomic ? node_kernel<Number, true> : node_kernel<Number, false>,
-        n_nodes,
-        node_block,
-        s,
-        node_offsets.data(),
-        node_entries.data(),
-        forces.data(),
-        u[states.previous].data(),
-        u_c,
-        u[states.next].data(),
-        coefficient.data(),
-        flags.data(),
-        prescribed.data(),
-        external.data(),
-        b,
-        c,
-        n_nodes,
-        node_stride,
-        element_stride,
-        reinterpret_cast<const unsigned int *>(step_counter.data()),
-        step_offset,
-        dt,
-        ramp_time);
+      GPUAssembly::internal::launch_kernel_over("TLED node_kernel",
+                                                is_atomic ?
+                                                  node_kernel<Number, true> :
+                                                  node_kernel<Number, false>,
+                                                n_nodes,
+                                                node_block,
+                                                s,
+                                                node_offsets.data(),
+                                                node_entries.data(),
+                                                forces.data(),
+                                                node_data,
+                                                n_nodes,
+                                                element_stride);
       states.rotate();
     }
 
@@ -292,8 +453,17 @@ namespace GPUAssembly
 
     template <typename Number>
     DeviceStepper<Number>::DeviceStepper(const NodalSum     nodal_sum,
-                                         const unsigned int steps_per_graph)
+                                         const unsigned int steps_per_graph,
+                                         const unsigned int nodes_per_block)
     {
+      if (nodal_sum == NodalSum::fused &&
+          (nodes_per_block == 0 || nodes_per_block % 32 != 0 ||
+           nodes_per_block > max_nodes_per_block))
+        GPUAssembly::internal::throw_error(
+          "TLED::DeviceStepper: nodes_per_block = " +
+          std::to_string(nodes_per_block) +
+          " is not a multiple of 32 from 32 to " +
+          std::to_string(max_nodes_per_block) + ".");
       if (n_cuda_devices() == 0)
         GPUAssembly::internal::throw_error(
           "TLED::DeviceStepper needs a CUDA device, and none was found. "
@@ -302,6 +472,7 @@ namespace GPUAssembly
       implementation->nodal_sum = nodal_sum;
       implementation->steps_per_graph =
         steps_per_graph > 0 ? steps_per_graph : 1;
+      implementation->nodes_per_block = nodes_per_block;
     }
 
 
@@ -339,22 +510,71 @@ namespace GPUAssembly
       d.lambda         = model.lambda;
       d.dt             = integration.time_step;
       d.ramp_time      = bc.ramp_time;
-      d.connectivity.copy_from_host(model.connectivity);
+      internal::NodeBlocks blocks;
+      if (d.nodal_sum == NodalSum::fused)
+        {
+          blocks = internal::make_node_blocks(model, d.nodes_per_block);
+          const std::size_t shared_bytes =
+            std::size_t(3) * d.npe * blocks.max_elements * sizeof(Number);
+          int device = 0;
+          GPU_ASSEMBLY_CHECK_CUDA(cudaGetDevice(&device));
+          const std::size_t limit =
+            get_device_info(device).shared_memory_per_block_optin;
+          if (shared_bytes > limit)
+            GPUAssembly::internal::throw_error(
+              "TLED::DeviceStepper: a node block of " +
+              std::to_string(d.nodes_per_block) + " nodes touches " +
+              std::to_string(blocks.max_elements) +
+              " elements, whose forces need " + std::to_string(shared_bytes) +
+              " bytes of shared memory, more than the device's " +
+              std::to_string(limit) + ". Use fewer nodes per block.");
+        }
+      // The fused sum reads the element arrays in the blocks' order.
+      const auto element_array = [&](const auto &array, const int n_rows) {
+        if (d.nodal_sum != NodalSum::fused || array.empty())
+          return array;
+        std::decay_t<decltype(array)> permuted(array.size());
+        const std::size_t             stride = model.element_stride;
+        for (int r = 0; r < n_rows; ++r)
+          for (unsigned int p = 0; p < model.n_elements; ++p)
+            permuted[r * stride + p] =
+              array[r * stride + blocks.element_permutation[p]];
+        return permuted;
+      };
+      d.connectivity.copy_from_host(element_array(model.connectivity, d.npe));
       d.node_offsets.copy_from_host(model.node_offsets);
       d.node_entries.copy_from_host(model.node_entries);
-      d.gradients.copy_from_host(model.shape_gradients);
-      d.volumes.copy_from_host(model.volumes);
+      d.gradients.copy_from_host(
+        element_array(model.shape_gradients, 3 * d.npe));
+      d.volumes.copy_from_host(element_array(model.volumes, 1));
       if (model.hourglass.empty())
         d.hourglass.reinit(1);
       else
-        d.hourglass.copy_from_host(model.hourglass);
+        d.hourglass.copy_from_host(element_array(model.hourglass, 13));
       d.coefficient.copy_from_host(coefficient);
       d.flags.copy_from_host(flags);
       d.prescribed.copy_from_host(prescribed);
       d.external.copy_from_host(external);
-      d.forces.reinit(d.nodal_sum == NodalSum::atomic ?
-                        3 * std::size_t(d.node_stride) :
-                        3 * std::size_t(d.npe) * d.element_stride);
+      if (d.nodal_sum == NodalSum::fused)
+        {
+          d.n_blocks     = blocks.n_blocks;
+          d.max_elements = blocks.max_elements;
+          d.block_nodes.copy_from_host(blocks.nodes);
+          d.block_element_offsets.copy_from_host(blocks.element_offsets);
+          d.block_elements.copy_from_host(blocks.elements);
+          d.block_slots.copy_from_host(blocks.slots);
+          d.block_entry_offsets.copy_from_host(blocks.entry_offsets);
+          // A mesh of one node per block has no entry row beyond the first.
+          if (blocks.entries.empty())
+            d.block_entries.reinit(1);
+          else
+            d.block_entries.copy_from_host(blocks.entries);
+          d.forces.reinit(1);
+        }
+      else
+        d.forces.reinit(d.nodal_sum == NodalSum::atomic ?
+                          3 * std::size_t(d.node_stride) :
+                          3 * std::size_t(d.npe) * d.element_stride);
       d.step_counter.reinit(1);
       for (auto &v : d.u)
         v.reinit(3 * std::size_t(d.node_stride));
@@ -470,7 +690,12 @@ namespace GPUAssembly
         d.volumes.memory_consumption() + d.hourglass.memory_consumption() +
         d.coefficient.memory_consumption() + d.prescribed.memory_consumption() +
         d.external.memory_consumption() + d.forces.memory_consumption() +
-        d.flags.memory_consumption();
+        d.flags.memory_consumption() + d.block_nodes.memory_consumption() +
+        d.block_element_offsets.memory_consumption() +
+        d.block_elements.memory_consumption() +
+        d.block_slots.memory_consumption() +
+        d.block_entry_offsets.memory_consumption() +
+        d.block_entries.memory_consumption();
       for (const auto &v : d.u)
         bytes += v.memory_consumption();
       return bytes;

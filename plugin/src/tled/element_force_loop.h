@@ -19,10 +19,50 @@ namespace GPUAssembly
     namespace internal
     {
       /**
-       * element_forces() of the elements @p begin to @p end into the
+       * element_forces() of element @p e into @p f, with the displacement
+       * component i of node n read as @p displacement(n, i).
+       */
+      template <int npe, typename Number, typename Displacement>
+      void
+      element_force(const Model<Number> &model,
+                    const Displacement  &displacement,
+                    const unsigned int   e,
+                    Number (&f)[npe][3])
+      {
+        const std::size_t s = model.element_stride;
+        Number            ue[npe][3], b[npe][3], c[4][3] = {}, k = 0;
+        for (int a = 0; a < npe; ++a)
+          {
+            const int n = model.connectivity[a * s + e];
+            for (int i = 0; i < 3; ++i)
+              {
+                ue[a][i] = displacement(n, i);
+                b[a][i]  = model.shape_gradients[(3 * a + i) * s + e];
+              }
+          }
+        if constexpr (npe == 8)
+          {
+            for (int alpha = 0; alpha < 4; ++alpha)
+              for (int K = 0; K < 3; ++K)
+                c[alpha][K] = model.hourglass[(3 * alpha + K) * s + e];
+            k = model.hourglass[12 * s + e];
+          }
+        element_forces<npe>(ue,
+                            b,
+                            model.volumes[e],
+                            c,
+                            k,
+                            model.mu,
+                            model.lambda,
+                            f);
+      }
+
+
+
+      /**
+       * element_force() of the elements @p begin to @p end into the
        * element-force array @p element_force (force component i of local
-       * node a of element e at (3 a + i) element_stride + e), with the
-       * displacement component i of node n read as @p displacement(n, i).
+       * node a of element e at (3 a + i) element_stride + e).
        */
       template <int npe, typename Number, typename Displacement>
       void
@@ -35,31 +75,8 @@ namespace GPUAssembly
         const std::size_t s = model.element_stride;
         for (unsigned int e = begin; e < end; ++e)
           {
-            Number ue[npe][3], b[npe][3], c[4][3] = {}, k = 0, f[npe][3];
-            for (int a = 0; a < npe; ++a)
-              {
-                const int n = model.connectivity[a * s + e];
-                for (int i = 0; i < 3; ++i)
-                  {
-                    ue[a][i] = displacement(n, i);
-                    b[a][i]  = model.shape_gradients[(3 * a + i) * s + e];
-                  }
-              }
-            if constexpr (npe == 8)
-              {
-                for (int alpha = 0; alpha < 4; ++alpha)
-                  for (int K = 0; K < 3; ++K)
-                    c[alpha][K] = model.hourglass[(3 * alpha + K) * s + e];
-                k = model.hourglass[12 * s + e];
-              }
-            element_forces<npe>(ue,
-                                b,
-                                model.volumes[e],
-                                c,
-                                k,
-                                model.mu,
-                                model.lambda,
-                                f);
+            Number f[npe][3];
+            internal::element_force<npe>(model, displacement, e, f);
             for (int a = 0; a < npe; ++a)
               for (int i = 0; i < 3; ++i)
                 element_force[(3 * a + i) * s + e] = f[a][i];

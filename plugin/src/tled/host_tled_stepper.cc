@@ -11,6 +11,12 @@
 #include <gpu_assembly/tled/tled_element.h>
 #include <gpu_assembly/tled/tled_stepper.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
 #include "element_force_loop.h"
 
 namespace GPUAssembly
@@ -99,6 +105,177 @@ namespace GPUAssembly
 
 
 
+    namespace internal
+    {
+      template <typename Number>
+      NodeBlocks
+      make_node_blocks(const Model<Number> &model,
+                       const unsigned int   nodes_per_block)
+      {
+        AssertThrow(nodes_per_block > 0,
+                    dealii::ExcMessage(
+                      "A node block needs at least one node."));
+        const unsigned int n = model.n_nodes, B = nodes_per_block;
+        const std::size_t  s = model.element_stride;
+
+        // Morton order: 21 bits per coordinate over the bounding box,
+        // interleaved; ties (coincident points) by number.
+        double lo[3], hi[3];
+        for (unsigned int d = 0; d < 3; ++d)
+          lo[d] = hi[d] = model.coordinates[d];
+        for (unsigned int v = 0; v < n; ++v)
+          for (unsigned int d = 0; d < 3; ++d)
+            {
+              lo[d] = std::min(lo[d], model.coordinates[3 * v + d]);
+              hi[d] = std::max(hi[d], model.coordinates[3 * v + d]);
+            }
+        const auto morton_order = [&](const unsigned int size,
+                                      const auto        &point) {
+          std::vector<std::pair<std::uint64_t, int>> order(size);
+          for (unsigned int v = 0; v < size; ++v)
+            {
+              std::uint64_t code = 0;
+              for (unsigned int d = 0; d < 3; ++d)
+                {
+                  const double  extent = hi[d] - lo[d];
+                  std::uint64_t q =
+                    extent > 0 ?
+                      std::uint64_t((point(v, d) - lo[d]) / extent * 2097151.) :
+                      0;
+                  for (unsigned int bit = 0; bit < 21; ++bit)
+                    code |= ((q >> bit) & 1u) << (3 * bit + d);
+                }
+              order[v] = {code, int(v)};
+            }
+          std::sort(order.begin(), order.end());
+          return order;
+        };
+        const auto order =
+          morton_order(n, [&](const unsigned int v, const unsigned int d) {
+            return model.coordinates[3 * v + d];
+          });
+        const unsigned int npe           = model.nodes_per_element;
+        const auto         element_order = morton_order(
+          model.n_elements,
+          [&](const unsigned int e, const unsigned int d) {
+            double sum = 0;
+            for (unsigned int a = 0; a < npe; ++a)
+              sum += model.coordinates[3 * model.connectivity[a * s + e] + d];
+            return sum / npe;
+          });
+
+        NodeBlocks blocks;
+        blocks.nodes_per_block = B;
+        blocks.n_blocks        = (n + B - 1) / B;
+        blocks.nodes.assign(std::size_t(blocks.n_blocks) * B, -1);
+        for (unsigned int v = 0; v < n; ++v)
+          blocks.nodes[v] = order[v].second;
+        blocks.element_permutation.resize(model.n_elements);
+        std::vector<int> position(model.n_elements);
+        for (unsigned int p = 0; p < model.n_elements; ++p)
+          {
+            blocks.element_permutation[p]     = element_order[p].second;
+            position[element_order[p].second] = int(p);
+          }
+        blocks.element_offsets.assign(1, 0);
+        blocks.entry_offsets.assign(1, 0);
+        std::vector<int>                 list;
+        std::vector<std::pair<int, int>> by_position;
+        // f(t, j0, j1) for each node t of block k, j0 .. j1 - 1 its plan
+        // entries.
+        const auto for_nodes = [&](const unsigned int k, const auto &f) {
+          for (unsigned int t = 0; t < B; ++t)
+            {
+              const int node = blocks.nodes[k * B + t];
+              if (node >= 0)
+                f(t, model.node_offsets[node], model.node_offsets[node + 1]);
+            }
+        };
+        for (unsigned int k = 0; k < blocks.n_blocks; ++k)
+          {
+            list.clear();
+            int valence = 0;
+            for_nodes(k, [&](unsigned int, const int j0, const int j1) {
+              valence = std::max(valence, j1 - j0);
+              // Entry p = 3 a s + e with e < s.
+              for (int j = j0; j < j1; ++j)
+                list.push_back(int(model.node_entries[j] % s));
+            });
+            std::sort(list.begin(), list.end());
+            list.erase(std::unique(list.begin(), list.end()), list.end());
+            // Slots by element number, storage by position.
+            by_position.clear();
+            for (unsigned int slot = 0; slot < list.size(); ++slot)
+              by_position.emplace_back(position[list[slot]], int(slot));
+            std::sort(by_position.begin(), by_position.end());
+            for (const auto &[p, slot] : by_position)
+              {
+                blocks.elements.push_back(p);
+                blocks.slots.push_back(slot);
+              }
+            blocks.element_offsets.push_back(blocks.elements.size());
+            blocks.max_elements =
+              std::max<unsigned int>(blocks.max_elements, list.size());
+
+            const std::size_t first = blocks.entries.size();
+            blocks.entries.resize(first + std::size_t(valence) * B, -1);
+            for_nodes(k, [&](const unsigned int t, const int j0, const int j1) {
+              for (int j = j0; j < j1; ++j)
+                {
+                  const int p = model.node_entries[j];
+                  const int slot =
+                    std::lower_bound(list.begin(), list.end(), int(p % s)) -
+                    list.begin();
+                  blocks.entries[first + std::size_t(j - j0) * B + t] =
+                    8 * slot + int(p / (3 * s));
+                }
+            });
+            blocks.entry_offsets.push_back(blocks.entries.size());
+          }
+        AssertThrow(blocks.elements.size() < (std::size_t(1) << 28) &&
+                      blocks.entries.size() <
+                        std::size_t(std::numeric_limits<int>::max()),
+                    dealii::ExcMessage(
+                      "The node blocks of this mesh exceed the 32-bit "
+                      "indices of the fused nodal sum."));
+
+        blocks.recomputation_factor =
+          double(blocks.elements.size()) / model.n_elements;
+        blocks.bytes_per_step =
+          model.minimum_bytes_per_step() +
+          (blocks.elements.size() - model.n_elements) *
+            model.bytes_per_element() +
+          4 * (blocks.nodes.size() + blocks.element_offsets.size() +
+               blocks.elements.size() + blocks.entry_offsets.size() +
+               blocks.entries.size());
+        return blocks;
+      }
+
+      template NodeBlocks
+      make_node_blocks(const Model<double> &, const unsigned int);
+      template NodeBlocks
+      make_node_blocks(const Model<float> &, const unsigned int);
+    } // namespace internal
+
+
+
+    template <typename Number>
+    HostStepper<Number>::HostStepper(const NodalSum     nodal_sum,
+                                     const unsigned int nodes_per_block)
+      : nodal_sum(nodal_sum)
+      , nodes_per_block(nodes_per_block)
+    {
+      AssertThrow(nodal_sum != NodalSum::atomic,
+                  dealii::ExcMessage(
+                    "TLED::HostStepper: the atomic nodal sum exists on the "
+                    "device only; use NodalSum::plan or NodalSum::fused."));
+      AssertThrow(nodes_per_block > 0,
+                  dealii::ExcMessage(
+                    "TLED::HostStepper: nodes_per_block must be positive."));
+    }
+
+
+
     template <typename Number>
     void
     HostStepper<Number>::reinit(const Model<Number>      &new_model,
@@ -117,9 +294,18 @@ namespace GPUAssembly
                                  c);
       dt        = integration.time_step;
       ramp_time = bc.ramp_time;
-      element_force.assign(3 * std::size_t(model.nodes_per_element) *
-                             model.element_stride,
-                           Number(0));
+      if (nodal_sum == NodalSum::fused)
+        {
+          blocks = internal::make_node_blocks(model, nodes_per_block);
+          element_force.clear();
+        }
+      else
+        {
+          blocks = {};
+          element_force.assign(3 * std::size_t(model.nodes_per_element) *
+                                 model.element_stride,
+                               Number(0));
+        }
       for (auto &v : u)
         v.assign(3 * std::size_t(model.node_stride), Number(0));
       states             = {};
@@ -167,77 +353,148 @@ namespace GPUAssembly
     void
     HostStepper<Number>::do_step()
     {
-      const Number *u_prev = u[states.previous].data();
-      const Number *u_curr = u[states.current].data();
-      Number       *u_next = u[states.next].data();
-      Number       *fe     = element_force.data();
-      dealii::parallel::apply_to_subranges(
-        0u,
-        model.n_elements,
-        [&](const unsigned int begin, const unsigned int end) {
-          const auto displacement = [&](const int n, const int i) {
-            return u_curr[i * std::size_t(model.node_stride) + n];
-          };
-          if (model.nodes_per_element == 8)
-            internal::element_force_loop<8>(model,
-                                            displacement,
-                                            fe,
-                                            begin,
-                                            end);
-          else
-            internal::element_force_loop<4>(model,
-                                            displacement,
-                                            fe,
-                                            begin,
-                                            end);
-        },
-        512);
+      const Number *u_prev       = u[states.previous].data();
+      const Number *u_curr       = u[states.current].data();
+      Number       *u_next       = u[states.next].data();
+      const auto    displacement = [&](const int n, const int i) {
+        return u_curr[i * std::size_t(model.node_stride) + n];
+      };
 
       const unsigned int n   = this->current_step;
       const Number       r_n = Number(smooth_ramp(double(n) * dt, ramp_time));
       const Number r_next = Number(smooth_ramp(double(n + 1) * dt, ramp_time));
       const std::size_t s = model.element_stride, ns = model.node_stride;
-      dealii::parallel::apply_to_subranges(
-        0u,
-        model.n_nodes,
-        [&](const unsigned int begin, const unsigned int end) {
-          for (unsigned int node = begin; node < end; ++node)
-            {
-              const int j0 = model.node_offsets[node],
-                        j1 = model.node_offsets[node + 1];
-              Number f[3];
+      const auto update = [&](const unsigned int node, const Number(&f)[3]) {
+        const std::uint8_t flag = flags[node];
+        const Number       a    = update_coefficient[node];
+        for (int i = 0; i < 3; ++i)
+          {
+            const std::size_t k = i * ns + node;
+            if (flag & (1u << i))
+              u_next[k] = r_next * prescribed[k];
+            else
+              u_next[k] =
+                central_difference(a,
+                                   b,
+                                   c,
+                                   (flag & 8) ? r_n * external[k] : Number(0),
+                                   f[i],
+                                   u_curr[k],
+                                   u_prev[k]);
+          }
+      };
+
+      if (nodal_sum == NodalSum::fused)
+        {
+          // Each block's elements into a buffer of its own, then its nodes'
+          // sums in plan's order: what a thread block does on the device.
+          const auto fused = [&](const auto         npe_constant,
+                                 const unsigned int begin,
+                                 const unsigned int end) {
+            constexpr int       npe = decltype(npe_constant)::value;
+            const unsigned int  B   = blocks.nodes_per_block;
+            std::vector<Number> fe;
+            for (unsigned int k = begin; k < end; ++k)
               {
-                const int p = model.node_entries[j0];
-                for (int i = 0; i < 3; ++i)
-                  f[i] = fe[p + i * s];
+                const int e0 = blocks.element_offsets[k],
+                          e1 = blocks.element_offsets[k + 1];
+                fe.resize(std::size_t(e1 - e0) * 3 * npe);
+                for (int q = e0; q < e1; ++q)
+                  {
+                    Number f[npe][3];
+                    internal::element_force<npe>(
+                      model,
+                      displacement,
+                      blocks.element_permutation[blocks.elements[q]],
+                      f);
+                    std::copy(&f[0][0],
+                              &f[0][0] + 3 * npe,
+                              fe.data() +
+                                std::size_t(3 * npe) * blocks.slots[q]);
+                  }
+                const int rows =
+                  (blocks.entry_offsets[k + 1] - blocks.entry_offsets[k]) / B;
+                for (unsigned int t = 0; t < B; ++t)
+                  {
+                    const int node = blocks.nodes[k * B + t];
+                    if (node < 0)
+                      continue;
+                    // -0 + x = x for every x: the sum starts with the first
+                    // entry as plan's does.
+                    Number f[3] = {Number(-0.), Number(-0.), Number(-0.)};
+                    for (int j = 0; j < rows; ++j)
+                      {
+                        const int entry =
+                          blocks.entries[blocks.entry_offsets[k] +
+                                         std::size_t(j) * B + t];
+                        if (entry < 0)
+                          break;
+                        const Number *g =
+                          fe.data() + 3 * (npe * (entry >> 3) + (entry & 7));
+                        for (int i = 0; i < 3; ++i)
+                          f[i] = f[i] + g[i];
+                      }
+                    update(node, f);
+                  }
               }
-              for (int j = j0 + 1; j < j1; ++j)
+          };
+          dealii::parallel::apply_to_subranges(
+            0u,
+            blocks.n_blocks,
+            [&](const unsigned int begin, const unsigned int end) {
+              if (model.nodes_per_element == 8)
+                fused(std::integral_constant<int, 8>(), begin, end);
+              else
+                fused(std::integral_constant<int, 4>(), begin, end);
+            },
+            4);
+        }
+      else
+        {
+          Number *fe = element_force.data();
+          dealii::parallel::apply_to_subranges(
+            0u,
+            model.n_elements,
+            [&](const unsigned int begin, const unsigned int end) {
+              if (model.nodes_per_element == 8)
+                internal::element_force_loop<8>(model,
+                                                displacement,
+                                                fe,
+                                                begin,
+                                                end);
+              else
+                internal::element_force_loop<4>(model,
+                                                displacement,
+                                                fe,
+                                                begin,
+                                                end);
+            },
+            512);
+          dealii::parallel::apply_to_subranges(
+            0u,
+            model.n_nodes,
+            [&](const unsigned int begin, const unsigned int end) {
+              for (unsigned int node = begin; node < end; ++node)
                 {
-                  const int p = model.node_entries[j];
-                  for (int i = 0; i < 3; ++i)
-                    f[i] = f[i] + fe[p + i * s];
+                  const int j0 = model.node_offsets[node],
+                            j1 = model.node_offsets[node + 1];
+                  Number f[3];
+                  {
+                    const int p = model.node_entries[j0];
+                    for (int i = 0; i < 3; ++i)
+                      f[i] = fe[p + i * s];
+                  }
+                  for (int j = j0 + 1; j < j1; ++j)
+                    {
+                      const int p = model.node_entries[j];
+                      for (int i = 0; i < 3; ++i)
+                        f[i] = f[i] + fe[p + i * s];
+                    }
+                  update(node, f);
                 }
-              const std::uint8_t flag = flags[node];
-              const Number       a    = update_coefficient[node];
-              for (int i = 0; i < 3; ++i)
-                {
-                  const std::size_t k = i * ns + node;
-                  if (flag & (1u << i))
-                    u_next[k] = r_next * prescribed[k];
-                  else
-                    u_next[k] =
-                      central_difference(a,
-                                         b,
-                                         c,
-                                         (flag & 8) ? r_n * external[k] :
-                                                      Number(0),
-                                         f[i],
-                                         u_curr[k],
-                                         u_prev[k]);
-                }
-            }
-        },
-        1024);
+            },
+            1024);
+        }
       states.rotate();
       ++this->current_step;
     }
@@ -249,7 +506,7 @@ namespace GPUAssembly
     make_stepper(const bool use_device)
     {
       if (use_device && n_cuda_devices() > 0)
-        return std::make_unique<DeviceStepper<Number>>();
+        return std::make_unique<DeviceStepper<Number>>(default_nodal_sum);
       return std::make_unique<HostStepper<Number>>();
     }
 

@@ -333,15 +333,36 @@ namespace GPUAssembly
     Model<Number>::bytes_per_step() const
     {
       const std::size_t s = sizeof(Number), e = n_elements, n = n_nodes;
-      const std::size_t element_arrays =
-        e * (nodes_per_element * 4 + 3 * nodes_per_element * s + s +
-             (element_type == ElementType::hexahedron ? 13 * s : 0));
       const std::size_t element_forces = 2 * e * 3 * nodes_per_element * s;
       const std::size_t lists          = 4 * (n + 1 + node_entries.size());
-      // u_n read by the elements and by the update, u_{n-1} read, u_{n+1}
-      // written, the update coefficient and the flags.
-      const std::size_t nodal = n * (4 * 3 * s + s + 1);
-      return element_arrays + element_forces + lists + nodal;
+      // Beyond the floor: u_n read a second time (by the elements and by
+      // the update).
+      return minimum_bytes_per_step() + element_forces + lists + n * 3 * s;
+    }
+
+
+
+    template <typename Number>
+    std::size_t
+    Model<Number>::minimum_bytes_per_step() const
+    {
+      const std::size_t s = sizeof(Number), n = n_nodes;
+      const std::size_t element_arrays = n_elements * bytes_per_element();
+      // u_n and u_{n-1} read, u_{n+1} written, the update coefficient and
+      // the flags.
+      const std::size_t nodal = n * (3 * 3 * s + s + 1);
+      return element_arrays + nodal;
+    }
+
+
+
+    template <typename Number>
+    std::size_t
+    Model<Number>::bytes_per_element() const
+    {
+      const std::size_t s = sizeof(Number);
+      return nodes_per_element * 4 + 3 * nodes_per_element * s + s +
+             (element_type == ElementType::hexahedron ? 13 * s : 0);
     }
 
 

@@ -148,6 +148,19 @@ namespace GPUAssembly
        */
       std::size_t
       bytes_per_step() const;
+
+      /**
+       * The byte floor of a step whatever the nodal sum: only what must be
+       * read and written, each once: the element arrays, and per node the
+       * displacements u_n and u_{n-1} read and u_{n+1} written, the
+       * update's coefficient and flags.
+       */
+      std::size_t
+      minimum_bytes_per_step() const;
+
+      /// Bytes of the element arrays of one element.
+      std::size_t
+      bytes_per_element() const;
     };
 
     /**

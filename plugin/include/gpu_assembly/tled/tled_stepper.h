@@ -24,8 +24,81 @@ namespace GPUAssembly
       /// usual GPU form, kept as the measured peer): the order of the
       /// additions, and so the last bits, vary from run to run. Device
       /// only.
-      atomic
+      atomic,
+      /// No element force leaves the block that computes it: the nodes are
+      /// cut into blocks of nearby nodes (internal::NodeBlocks); a block
+      /// computes every element that touches one of its nodes (into shared
+      /// memory on the device) and sums, for each of its nodes, the entries
+      /// in the order of plan, so the results are bitwise equal to plan's.
+      /// Elements on the border of two blocks are computed by both (the
+      /// recomputation factor, NodeBlocks::recomputation_factor).
+      fused
     };
+
+    /// The nodal sum of DeviceStepper, and of make_stepper()'s device
+    /// stepper, unless one is named.
+    constexpr NodalSum default_nodal_sum = NodalSum::plan;
+
+    /// Nodes per block of NodalSum::fused unless told otherwise (on the
+    /// device also the threads of a block: a multiple of 32, at most 256).
+    constexpr unsigned int default_nodes_per_block = 128;
+
+    namespace internal
+    {
+      /**
+       * The blocks of NodalSum::fused. The nodes, ordered along a Morton
+       * (Z-order) curve through their reference coordinates so that a
+       * block is a compact brick of the mesh, are cut into blocks of
+       * nodes_per_block; each block lists the elements that touch one of
+       * its nodes and, for each of its nodes, its entries of
+       * Model::node_entries, in their order, as slots of those elements.
+       * The device stores the elements in Morton order of their centroids
+       * (element_permutation), so that a block's elements lie close
+       * together in memory; slots count a block's elements by ascending
+       * element number, the order of the plan.
+       */
+      struct NodeBlocks
+      {
+        unsigned int nodes_per_block = 0, n_blocks = 0;
+        /// The most elements of one block.
+        unsigned int max_elements = 0;
+        /// Node t of block k at k nodes_per_block + t; -1 pads the last
+        /// block.
+        std::vector<int> nodes;
+        /// Position p of the device's element arrays holds element
+        /// element_permutation[p].
+        std::vector<int> element_permutation;
+        /// Block k's elements at element_offsets[k] ..
+        /// element_offsets[k + 1] - 1 of elements, as ascending positions
+        /// of the device's order, and their slots (0 for the block's
+        /// smallest element number, 1 for the next, ...).
+        std::vector<int> element_offsets, elements, slots;
+        /**
+         * Entry j of node t of block k at entry_offsets[k] + j
+         * nodes_per_block + t (a row per j, for coalesced loads): 8 times
+         * the slot of the element plus the local node, or -1 after the
+         * node's last entry. entry_offsets[k + 1] - entry_offsets[k] is
+         * nodes_per_block times the block's largest valence.
+         */
+        std::vector<int> entry_offsets, entries;
+
+        /// Elements computed per step over the number of elements.
+        double recomputation_factor = 0;
+        /// Bytes one step of the fused sum moves at least: the byte floor
+        /// (Model::minimum_bytes_per_step()), the element data of the
+        /// elements computed twice or more read again, and these lists.
+        std::size_t bytes_per_step = 0;
+      };
+
+      /**
+       * The node blocks of @p model; @p nodes_per_block at least 1.
+       */
+      template <typename Number>
+      NodeBlocks
+      make_node_blocks(const Model<Number> &model,
+                       const unsigned int   nodes_per_block);
+
+    } // namespace internal
 
     /**
      * The TLED step n -> n + 1 (time t_n = n dt):
@@ -63,6 +136,14 @@ namespace GPUAssembly
     class HostStepper : public Stepper<Number>
     {
     public:
+      /// @p nodal_sum: plan (the default: each element computed once) or
+      /// fused (the blocks of the device's fused sum, on host threads;
+      /// bitwise equal to plan). The atomic sum exists on the device only
+      /// and is refused.
+      explicit HostStepper(
+        const NodalSum     nodal_sum       = NodalSum::plan,
+        const unsigned int nodes_per_block = default_nodes_per_block);
+
       void
       reinit(const Model<Number>      &model,
              const BoundaryConditions &boundary_conditions,
@@ -84,8 +165,11 @@ namespace GPUAssembly
       void
       do_step();
 
+      NodalSum                            nodal_sum;
+      unsigned int                        nodes_per_block;
       Model<Number>                       model;
       std::vector<Number>                 element_force;
+      internal::NodeBlocks                blocks;
       std::vector<Number>                 u[3];
       std::vector<Number>                 update_coefficient;
       std::vector<std::uint8_t>           flags;
@@ -109,9 +193,11 @@ namespace GPUAssembly
      * stores), then a thread per node sums its entries in the plan's order
      * and applies the update and the boundary conditions. With
      * NodalSum::atomic the element kernel adds to nodal forces with
-     * atomicAdd instead. A batch of steps is one CUDA graph launch (graphs
-     * are built on the first advance() of that size and kept). Throws if no
-     * CUDA device exists.
+     * atomicAdd instead; with NodalSum::fused one kernel does both, a
+     * thread block per node block (elements in shared memory, no element
+     * force in global memory). A batch of steps is one CUDA graph launch
+     * (graphs are built on the first advance() of that size and kept). Throws
+     * if no CUDA device exists.
      */
     template <typename Number>
     class DeviceStepper : public Stepper<Number>
@@ -119,8 +205,13 @@ namespace GPUAssembly
     public:
       /// @p steps_per_graph steps per graph launch (a multiple of 3 keeps
       /// the three state buffers in place, so one graph serves every batch).
-      explicit DeviceStepper(const NodalSum     nodal_sum = NodalSum::plan,
-                             const unsigned int steps_per_graph = 300);
+      /// @p nodes_per_block: the node blocks of NodalSum::fused, also the
+      /// threads per block (a multiple of 32, at most 256; others are
+      /// refused with the fused sum, unused with the others).
+      explicit DeviceStepper(
+        const NodalSum     nodal_sum       = default_nodal_sum,
+        const unsigned int steps_per_graph = 300,
+        const unsigned int nodes_per_block = default_nodes_per_block);
       ~DeviceStepper() override;
 
       void
