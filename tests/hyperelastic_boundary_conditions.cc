@@ -74,6 +74,7 @@ namespace
            prm_subsection("Boundary conditions",
                           {free_boundary,
                            no_load,
+                           "Load = 0, 0, 0",
                            "Rollers = 0: x; 2: y; 4: z",
                            "Prescribed displacements = 1: x = 0.5*t"}) +
            quasi_static + tight_solver;
@@ -203,6 +204,7 @@ main()
         "Boundary conditions",
         {free_boundary,
          no_load,
+         "Load = 0, 0, 0",
          "Prescribed displacement regions = 2, 0, 0, 2, 1, 1: x = 0.5*t",
          "Roller regions = 0, 0, 0, 0, 1, 1: x; 0, 0, 0, 2, 0, 1: y; "
          "0, 0, 0, 2, 1, 0: z"}) +
@@ -324,8 +326,9 @@ main()
               prm_subsection("Geometry",
                              {"Bar size = 2, 1, 1", "Subdivisions = 2, 1, 1"}) +
               prm_subsection("Execution", {"Device = host"}) + quasi_static +
-              prm_subsection("Boundary conditions",
-                             {free_boundary, no_load, entry})),
+              prm_subsection(
+                "Boundary conditions",
+                {free_boundary, no_load, "Load = 0, 0, 0", entry})),
             log);
           solid.setup();
         },

@@ -291,7 +291,7 @@ main(int argc, char *argv[])
       // held components and the prescribed values on every rank.
       const std::string extension =
         "subsection Boundary conditions\n  set Fixed boundary ids =\n"
-        "  set Load region =\n  set Rollers = 0: x; 2: y; 4: z\n";
+        "  set Load region =\n  set Load = 0, 0, 0\n  set Rollers = 0: x; 2: y; 4: z\n";
       ok = run_case("quasi-static uniaxial extension on rollers",
                     "subsection Geometry\n  set Bar size = 2, 1, 1\n"
                     "  set Subdivisions = 4, 2, 2\n"
@@ -306,7 +306,7 @@ main(int argc, char *argv[])
                     "region and roller regions",
                     bar + "  set Cell type = tetrahedra\nend\n" +
                       "subsection Boundary conditions\n"
-                      "  set Load region =\n"
+                      "  set Load region =\n  set Load = 0, 0, 0\n"
                       "  set Roller regions = 0, 0, 0, 4, 1, 0: z\n"
                       "  set Prescribed displacement regions = 3.9, 0, 0, "
                       "4, 1, 1: y = 0.05*sin(pi*t)\nend\n" +

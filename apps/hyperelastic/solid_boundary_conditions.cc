@@ -230,7 +230,12 @@ namespace Hyperelastic
                 gram[6 * i + j] += g[i] * g[j];
           }
     if (distributed)
-      gram = Utilities::MPI::sum(gram, communicator);
+      {
+        const std::vector<double> local = gram;
+        Utilities::MPI::sum(make_array_view(local),
+                            communicator,
+                            make_array_view(gram));
+      }
     LAPACKFullMatrix<double> matrix(6);
     for (unsigned int i = 0; i < 6; ++i)
       for (unsigned int j = 0; j < 6; ++j)
@@ -390,7 +395,7 @@ namespace Hyperelastic
     if (!force_trace || trace_rows.empty())
       return;
     // Written by the first rank: every rank holds the same rows.
-    if (Utilities::MPI::this_mpi_process(communicator) != 0)
+    if (distributed && Utilities::MPI::this_mpi_process(communicator) != 0)
       return;
     const std::string &directory = parameters.output.directory;
     std::string        header    = "step, time (s)";

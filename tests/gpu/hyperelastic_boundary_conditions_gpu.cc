@@ -26,6 +26,7 @@ namespace
     prm_subsection("Boundary conditions",
                    {"Fixed boundary ids = ",
                     "Load region = ",
+                    "Load = 0, 0, 0",
                     "Rollers = 0: x; 2: y; 4: z",
                     "Prescribed displacements = 1: x = 0.5*t"}) +
     prm_subsection("Time",
@@ -38,6 +39,7 @@ namespace
                     "Cell type = tetrahedra"}) +
     prm_subsection("Boundary conditions",
                    {"Load region = ",
+                    "Load = 0, 0, 0",
                     "Roller regions = 0, 0, 0, 4, 1, 0: z",
                     "Prescribed displacement regions = 3.9, 0, 0, 4, 1, 1: "
                     "y = 0.05*sin(pi*t)"}) +
