@@ -183,8 +183,10 @@ namespace Hyperelastic
                                  item + "' without an expression after '='."));
           try
             {
+              // muparser parses at the first evaluation.
               FunctionParser<1> f(1);
               f.initialize("s,t", p.expression, {{"pi", numbers::PI}}, true);
+              f.value(Point<1>());
             }
           catch (...)
             {
