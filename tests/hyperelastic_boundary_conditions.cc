@@ -11,11 +11,13 @@
 
 #include <deal.II/base/exceptions.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "explicit_solid.h"
 #include "hyperelastic_test_utilities.h"
 #include "tests.h"
 
@@ -366,6 +368,48 @@ main()
               "2, 0, 0, 2, 1, 1: x = 2*t",
             "selects no node",
             "a second drive of the same DoFs");
+  }
+
+  {
+    // The explicit integrator reads the same roller entries: 'Rollers' on
+    // the normal components equals its 'Roller boundary ids', bit for bit;
+    // a prescribed displacement, whose function of time TLED does not
+    // follow, is refused with its own entries named.
+    const std::string tled =
+      prm_subsection("Geometry",
+                     {"Bar size = 2, 1, 1",
+                      "Subdivisions = 4, 2, 2",
+                      "Cell type = hexahedra"}) +
+      prm_subsection("Execution", {"Device = host"}) +
+      prm_subsection("Time", {"Time integration = explicit"});
+    const auto displacement = [&](const std::string &boundary) {
+      std::ostringstream          log;
+      Hyperelastic::ExplicitSolid solid(
+        hyperelastic_parameters(tled +
+                                "subsection Boundary conditions\n"
+                                "  set Load region = 1.9, 0, 0, 2, 1, 1\n"
+                                "  set Load = 0, 0.02, 0.05\n" +
+                                boundary + "end\n"),
+        log);
+      solid.setup();
+      solid.advance(200);
+      const std::vector<double> u = solid.displacement();
+      AssertThrow(*std::max_element(u.begin(), u.end()) > 1e-6,
+                  dealii::ExcMessage("the explicit bar does not move"));
+      return u;
+    };
+    checks.check(displacement("  set Rollers = 2: y; 4: z\n") ==
+                   displacement("end\nsubsection Explicit dynamics\n"
+                                "  set Roller boundary ids = 2, 4\n"),
+                 "explicit: 'Rollers' = '2: y; 4: z' moves the bar as "
+                 "'Roller boundary ids' = '2, 4' does");
+    checks.check_throws<dealii::ExceptionBase>(
+      [&]() {
+        displacement("  set Prescribed displacements = 1: x = 0.1*t\n");
+      },
+      "'Explicit dynamics/Displaced region'",
+      "explicit: a prescribed displacement is refused, naming the "
+      "explicit integrator's own entries");
   }
 
   return checks.exit_code();

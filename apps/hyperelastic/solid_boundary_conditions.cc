@@ -414,6 +414,11 @@ namespace Hyperelastic
           {name.substr(0, 24) + " (N)", {first, first + 1, first + 2}});
       }
     write_trace_files(directory, "trace", header, trace_rows, figure);
+    pcout << "Force trace: " << directory << "/trace.csv, trace.png";
+    if (curve_region != numbers::invalid_unsigned_int)
+      pcout << "; force/displacement curve: " << directory
+            << "/force_displacement.csv, force_displacement.png";
+    pcout << std::endl;
 
     if (curve_region == numbers::invalid_unsigned_int)
       return;
