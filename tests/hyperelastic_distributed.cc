@@ -287,6 +287,31 @@ main(int argc, char *argv[])
                       solver_entries(),
                     {"direct", "cg-chebyshev", "cg-block-jacobi"}) &&
            ok;
+      // Rollers on the symmetry planes and a prescribed displacement: the
+      // held components and the prescribed values on every rank.
+      const std::string extension =
+        "subsection Boundary conditions\n  set Fixed boundary ids =\n"
+        "  set Load region =\n  set Load = 0, 0, 0\n  set Rollers = 0: x; 2: y; 4: z\n";
+      ok = run_case("quasi-static uniaxial extension on rollers",
+                    "subsection Geometry\n  set Bar size = 2, 1, 1\n"
+                    "  set Subdivisions = 4, 2, 2\n"
+                    "  set Cell type = hexahedra\nend\n" +
+                      extension +
+                      "  set Prescribed displacements = 1: x = 0.5*t\nend\n"
+                      "subsection Time\n  set Mode = quasi-static\n"
+                      "  set Time step = 0.1\n  set End time = 1\nend\n" +
+                      solver_entries()) &&
+           ok;
+      ok = run_case("dynamic tetrahedra with a prescribed displacement "
+                    "region and roller regions",
+                    bar + "  set Cell type = tetrahedra\nend\n" +
+                      "subsection Boundary conditions\n"
+                      "  set Load region =\n  set Load = 0, 0, 0\n"
+                      "  set Roller regions = 0, 0, 0, 4, 1, 0: z\n"
+                      "  set Prescribed displacement regions = 3.9, 0, 0, "
+                      "4, 1, 1: y = 0.05*sin(pi*t)\nend\n" +
+                      solver_entries()) &&
+           ok;
       ok = run_case("tetrahedra",
                     bar + "  set Cell type = tetrahedra\nend\n" +
                       solver_entries()) &&

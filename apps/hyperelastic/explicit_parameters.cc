@@ -61,14 +61,20 @@ namespace Hyperelastic
                       Patterns::List(Patterns::Integer(0, 255)),
                       "Boundary ids whose nodes cannot move along the face "
                       "normal but slide freely in the face (the normal must "
-                      "be a coordinate axis). Empty: none.");
+                      "be a coordinate axis): the same as 'Boundary "
+                      "conditions/Rollers' = 'id: normal component', which "
+                      "the explicit integrator reads as well (with 'Roller "
+                      "regions'). Empty: none.");
     prm.declare_entry("Displaced region",
                       "",
                       Patterns::Anything(),
                       "Box x0, y0, z0, x1, y1, z1: its nodes are moved by "
                       "'Displacement' (ramped) in the 'Displaced "
                       "components'; their reaction is the traced force. "
-                      "Empty: none.");
+                      "The explicit integrator's prescribed displacement: "
+                      "it refuses 'Boundary conditions/Prescribed "
+                      "displacements', whose functions of time it does not "
+                      "follow. Empty: none.");
     prm.declare_entry("Displacement",
                       "0, 0, 0",
                       Patterns::List(Patterns::Double(), 3, 3),

@@ -32,7 +32,6 @@
 
 #include "../common/app_utilities.h"
 #include "bar_mesh.h"
-#include "png_image.h"
 #include "solid_common.h"
 
 namespace Hyperelastic
@@ -154,6 +153,52 @@ namespace Hyperelastic
             for (const unsigned int v : face->vertex_indices())
               bc.prescribed_components[face->vertex_index(v)] |= 1u << normal;
           }
+
+    // 'Boundary conditions/Rollers' and 'Roller regions': the same
+    // prescribed components, at zero, on any components.
+    for (const RollerCondition &roller : b.rollers)
+      {
+        unsigned int mask = 0;
+        for (unsigned int d = 0; d < dim; ++d)
+          mask |= roller.components[d] ? 1u << d : 0u;
+        unsigned int n_selected = 0;
+        if (roller.where.by_box)
+          {
+            for (unsigned int v = 0; v < n; ++v)
+              if (roller.where.box.contains(vertex(v), tolerance))
+                {
+                  bc.prescribed_components[v] |= mask;
+                  ++n_selected;
+                }
+          }
+        else
+          {
+            check_id(roller.where.boundary_id, "Boundary conditions/Rollers");
+            for (const auto &cell : triangulation.active_cell_iterators())
+              for (const auto &face : cell->face_iterators())
+                if (face->at_boundary() &&
+                    face->boundary_id() == roller.where.boundary_id)
+                  for (const unsigned int v : face->vertex_indices())
+                    {
+                      bc.prescribed_components[face->vertex_index(v)] |= mask;
+                      ++n_selected;
+                    }
+          }
+        AssertThrow(n_selected > 0,
+                    ExcMessage("The " + roller.entry + " item '" +
+                               roller.where.text +
+                               ": ...' selects no node of the mesh."));
+      }
+    // TLED drives displacements along its smooth ramp, not along a
+    // function of time.
+    AssertThrow(b.prescribed.empty(),
+                ExcMessage(
+                  "'Boundary conditions/Prescribed displacements' and "
+                  "'Prescribed displacement regions' are for 'Time/Time "
+                  "integration' = implicit. The explicit integrator moves "
+                  "the nodes of 'Explicit dynamics/Displaced region' by "
+                  "'Displacement' in the 'Displaced components' along the "
+                  "smooth ramp of 'Ramp time': set those instead."));
 
     const Box displaced =
       Box::parse(e.displaced_region, "Explicit dynamics/Displaced region");
@@ -455,74 +500,35 @@ namespace Hyperelastic
   void
   ExplicitSolid::write_trace() const
   {
-    const auto &o = parameters.output;
-    AppUtilities::create_output_directory(o.directory, "Output/Directory");
-    AppUtilities::write_file(
-      o.directory + "/trace.csv",
-      [&](std::ostream &csv) {
-        csv << "# step, time (s), force on the "
-            << (displaced_nodes.empty() ? "load region (applied)" :
-                                          "displaced region (reaction)")
-            << " fx, fy, fz (N), displacement of node " << centre_node
-            << " at (" << model_double.coordinates[3 * centre_node] << ", "
-            << model_double.coordinates[3 * centre_node + 1] << ", "
-            << model_double.coordinates[3 * centre_node + 2]
-            << ") ux, uy, uz (m)\n";
-        csv << std::setprecision(10);
-        for (const auto &p : trace_points)
-          csv << p.step << ", " << p.time << ", " << p.force[0] << ", "
-              << p.force[1] << ", " << p.force[2] << ", "
-              << p.centre_displacement[0] << ", " << p.centre_displacement[1]
-              << ", " << p.centre_displacement[2] << '\n';
-      });
-
+    std::ostringstream header;
+    header << "step, time (s), force on the "
+           << (displaced_nodes.empty() ? "load region (applied)" :
+                                         "displaced region (reaction)")
+           << " fx, fy, fz (N), displacement of node " << centre_node << " at ("
+           << model_double.coordinates[3 * centre_node] << ", "
+           << model_double.coordinates[3 * centre_node + 1] << ", "
+           << model_double.coordinates[3 * centre_node + 2]
+           << ") ux, uy, uz (m)";
+    std::vector<std::vector<double>> rows;
+    for (const auto &p : trace_points)
+      rows.push_back({p.step,
+                      p.time,
+                      p.force[0],
+                      p.force[1],
+                      p.force[2],
+                      p.centre_displacement[0],
+                      p.centre_displacement[1],
+                      p.centre_displacement[2]});
     // Two panels against time: the three force components, and the three
     // components of the centre's displacement.
-    using Wave2D::Image;
-    const Wave2D::PanelLayout layout{200,
-                                     40,
-                                     50,
-                                     260,
-                                     1200,
-                                     40,
-                                     [](const double value) {
-                                       return scientific(value, 2);
-                                     },
-                                     80};
-    Image image(layout.width, layout.top + 2 * layout.panel_height + 40);
-    const Image::Color black     = {{0, 0, 0}};
-    const Image::Color colors[3] = {{{20, 80, 200}},
-                                    {{30, 150, 40}},
-                                    {{210, 40, 30}}};
-    image.text(layout.left,
-               12,
-               "TLED trace against time (s), components",
-               black);
-    image.text(layout.left + 525, 12, "x", colors[0]);
-    image.text(layout.left + 560, 12, "y", colors[1]);
-    image.text(layout.left + 595, 12, "z", colors[2]);
-    std::vector<double>              times;
-    std::vector<std::vector<double>> values(6);
-    for (const auto &p : trace_points)
-      {
-        times.push_back(p.time);
-        for (int d = 0; d < 3; ++d)
-          {
-            values[d].push_back(p.force[d]);
-            values[3 + d].push_back(p.centre_displacement[d]);
-          }
-      }
-    for (int k = 0; k < 2; ++k)
-      Wave2D::plot_panel(image,
-                         layout,
-                         k,
-                         times,
-                         {{&values[3 * k], colors[0]},
-                          {&values[3 * k + 1], colors[1]},
-                          {&values[3 * k + 2], colors[2]}},
-                         k == 0 ? "force (N)" : "centre u (m)",
-                         true);
-    image.write_png(o.directory + "/trace.png");
+    TraceFigure figure;
+    figure.title  = "TLED trace against time (s), components";
+    figure.panels = {{"force (N)", {2, 3, 4}}, {"centre u (m)", {5, 6, 7}}};
+    write_trace_files(parameters.output.directory,
+                      "trace",
+                      header.str(),
+                      rows,
+                      figure);
   }
 
 

@@ -35,6 +35,7 @@
 #include "integrator_backend.h"
 #include "parameters.h"
 #include "snapshot_writer.h"
+#include "solid_common.h"
 
 namespace Hyperelastic
 {
@@ -169,6 +170,36 @@ namespace Hyperelastic
     Tensor<1, dim>
     load_region_displacement() const;
 
+    /**
+     * The force on one region of the boundary conditions: for a prescribed
+     * displacement, a roller or the fixed boundary the reaction (the
+     * internal minus the external force, summed over the DoFs it holds:
+     * the force its support exerts on the body; in dynamic mode without
+     * the inertia of those DoFs), for the load region the applied nodal
+     * force; and the mean displacement of the region's nodes.
+     */
+    struct RegionForce
+    {
+      /// "Prescribed displacements '1: x = 0.1*t'", "Rollers '0: x'",
+      /// "Fixed boundary", "Load region".
+      std::string    name;
+      Tensor<1, dim> force;
+      Tensor<1, dim> mean_displacement;
+    };
+
+    /// The forces of every region at the last completed step (the
+    /// prescribed displacements', the rollers', the fixed boundary's where
+    /// it holds DoFs, the load region's where it has a load). Collective.
+    std::vector<RegionForce>
+    region_forces() const;
+
+    /// Load steps cut in half so far (quasi-static mode).
+    unsigned int
+    n_step_cuts() const
+    {
+      return step_cuts;
+    }
+
     const RunStatistics &
     statistics() const
     {
@@ -287,6 +318,51 @@ namespace Hyperelastic
     find_worst_element(const std::vector<double> &u) const;
     [[noreturn]] void
     stop(const std::string &reason);
+    /**
+     * One attempt at the step from the current time to @p t_new, from the
+     * last completed step's state: the prescribed displacements set, the
+     * Newton loop run (in one graph launch where the backend can).
+     */
+    StepReport
+    attempt_step(const double t_new, const StepLoads &loads);
+    /// The regions of the prescribed displacements and rollers: refuses
+    /// one that holds no DoF, makes the time functions, the trace's
+    /// regions and its first row. Collective.
+    void
+    setup_component_conditions();
+    /**
+     * Sets the prescribed components of the state @p u, @p p (owned
+     * entries) for the step from the current time to @p t_new: quasi-
+     * static, u at t_new (the predictor u = u_k takes it); dynamic, p such
+     * that the predictor u_k + dt p / m reaches the value at t_new.
+     */
+    void
+    set_prescribed_values(const double         t_new,
+                          std::vector<double> &u,
+                          std::vector<double> &p) const;
+    /// The value of the prescribed displacement @p k at @p t; refuses one
+    /// that is not finite, naming its entry.
+    double
+    prescribed_value(const unsigned int k, const double t) const;
+    /**
+     * Quasi-static with rollers or prescribed displacements: refuses held
+     * DoFs that leave a rigid motion free (the tangent would be singular).
+     * A rigid motion a + w x X moves a held DoF (node X, component c) by
+     * its component c; the held DoFs stop every one where the Gram matrix
+     * of these linear functionals of (a, w) is regular. Collective.
+     */
+    void
+    check_rigid_motions() const;
+    /// region_forces() at the displacement @p u (owned entries).
+    std::vector<RegionForce>
+    region_forces(const std::vector<double> &u) const;
+    /// Adds a row to the force trace at the state @p u. Collective.
+    void
+    record_trace(const std::vector<double> &u);
+    /// trace.csv, trace.png and the force/displacement curve, where the
+    /// trace is on.
+    void
+    write_trace() const;
     /// state(), timed as a transfer.
     std::pair<std::vector<double>, std::vector<double>>
     transfer_state();
@@ -355,6 +431,39 @@ namespace Hyperelastic
     std::string                        linear_solver_reason;
     std::unique_ptr<IntegratorBackend> backend;
     std::unique_ptr<Function<1>>       load_function;
+
+    /// The DoFs the prescribed displacements and the rollers hold.
+    ComponentConstraintDoFs component_dofs;
+    /// The time function of each prescribed displacement, and the
+    /// positions of its DoFs among the owned entries.
+    std::vector<std::unique_ptr<Function<1>>> prescribed_functions;
+    std::vector<std::vector<std::size_t>>     prescribed_owned;
+    /// A region of region_forces(): the DoFs whose reaction it sums
+    /// (locally relevant; none for the load region) and its owned nodes.
+    struct ForceRegion
+    {
+      std::string                          name;
+      std::vector<types::global_dof_index> dofs;
+      std::vector<unsigned int>            nodes;
+      unsigned int                         n_nodes = 0;
+      bool                                 is_load = false;
+    };
+    std::vector<ForceRegion> force_regions;
+    /// Whether the force trace is recorded, and its rows: step, time,
+    /// then per region force and mean displacement.
+    bool                             force_trace = false;
+    std::vector<std::vector<double>> trace_rows;
+    /// The region and the component of the force/displacement curve
+    /// (numbers::invalid_unsigned_int: none); the load region's curve
+    /// projects on the load's direction.
+    unsigned int curve_region    = numbers::invalid_unsigned_int;
+    unsigned int curve_component = 0;
+    /// The loads of the last completed step (the reactions subtract them).
+    StepLoads last_loads;
+    /// Quasi-static: the current load step, cut below 'Time step' after a
+    /// step that did not converge.
+    double       step_size = 0;
+    unsigned int step_cuts = 0;
 
     double                                      time        = 0;
     unsigned int                                step_number = 0;

@@ -2,6 +2,7 @@
 #include "parameters.h"
 
 #include <deal.II/base/exceptions.h>
+#include <deal.II/base/function_parser.h>
 #include <deal.II/base/utilities.h>
 
 #include <cmath>
@@ -39,6 +40,165 @@ namespace Hyperelastic
             }
         }
       return values;
+    }
+
+
+
+    /// The items of a list entry "item; item; ...", each trimmed; empty
+    /// items are refused.
+    std::vector<std::string>
+    split_items(const std::string &text, const std::string &entry)
+    {
+      std::vector<std::string> items;
+      if (Utilities::trim(text).empty())
+        return items;
+      for (const std::string &item : Utilities::split_string_list(text, ';'))
+        {
+          AssertThrow(!item.empty(),
+                      ExcMessage("The entry '" + entry + "' = '" + text +
+                                 "' has an empty item between two ';'."));
+          items.push_back(item);
+        }
+      return items;
+    }
+
+    /// "WHERE: REST" split at the first ':'.
+    std::pair<std::string, std::string>
+    split_at_colon(const std::string &item,
+                   const std::string &entry,
+                   const std::string &form)
+    {
+      const auto colon = item.find(':');
+      AssertThrow(colon != std::string::npos,
+                  ExcMessage("The entry '" + entry + "' has the item '" + item +
+                             "', which is not of the form '" + form + "'."));
+      return {Utilities::trim(item.substr(0, colon)),
+              Utilities::trim(item.substr(colon + 1))};
+    }
+
+    BoundarySelection
+    parse_selection(const std::string &text,
+                    const bool         by_box,
+                    const std::string &entry)
+    {
+      BoundarySelection where;
+      where.by_box = by_box;
+      where.text   = text;
+      if (by_box)
+        {
+          AssertThrow(!text.empty(),
+                      ExcMessage("The entry '" + entry +
+                                 "' has an item without its box "
+                                 "x0, y0, z0, x1, y1, z1 before the ':'."));
+          where.box = Box::parse(text, entry);
+          return where;
+        }
+      int id = -1;
+      try
+        {
+          id = Utilities::string_to_int(text);
+        }
+      catch (...)
+        {}
+      AssertThrow(id >= 0 && id <= 255 &&
+                    std::to_string(id) == Utilities::trim(text),
+                  ExcMessage("The entry '" + entry + "' has '" + text +
+                             "' before a ':', which is not a boundary id "
+                             "(an integer from 0 to 255)."));
+      where.boundary_id = id;
+      return where;
+    }
+
+    unsigned int
+    parse_component(const std::string &text, const std::string &entry)
+    {
+      const std::string c = Utilities::trim(text);
+      for (unsigned int d = 0; d < 3; ++d)
+        if (c == std::string(1, char('x' + d)))
+          return d;
+      AssertThrow(false,
+                  ExcMessage("The entry '" + entry + "' has the component '" +
+                             c + "'; a component is x, y or z."));
+      return 0;
+    }
+
+    std::vector<RollerCondition>
+    parse_rollers(const std::string &text,
+                  const bool         by_box,
+                  const std::string &entry)
+    {
+      std::vector<RollerCondition> rollers;
+      for (const std::string &item : split_items(text, entry))
+        {
+          const auto [where, components] =
+            split_at_colon(item,
+                           entry,
+                           by_box ? "x0, y0, z0, x1, y1, z1: components" :
+                                    "boundary id: components");
+          RollerCondition roller;
+          roller.entry = entry;
+          roller.where = parse_selection(where, by_box, entry);
+          AssertThrow(!components.empty(),
+                      ExcMessage("The entry '" + entry + "' has the item '" +
+                                 item + "' without components after ':'."));
+          for (const std::string &c :
+               Utilities::split_string_list(components, ','))
+            {
+              const unsigned int d = parse_component(c, entry);
+              AssertThrow(!roller.components[d],
+                          ExcMessage("The entry '" + entry +
+                                     "' names the component " + c +
+                                     " twice in the item '" + item + "'."));
+              roller.components[d] = true;
+            }
+          rollers.push_back(roller);
+        }
+      return rollers;
+    }
+
+    std::vector<PrescribedDisplacement>
+    parse_prescribed(const std::string &text,
+                     const bool         by_box,
+                     const std::string &entry)
+    {
+      std::vector<PrescribedDisplacement> prescribed;
+      for (const std::string &item : split_items(text, entry))
+        {
+          const std::string form =
+            by_box ? "x0, y0, z0, x1, y1, z1: component = f(t)" :
+                     "boundary id: component = f(t)";
+          const auto [where, assignment] = split_at_colon(item, entry, form);
+          const auto equals              = assignment.find('=');
+          AssertThrow(equals != std::string::npos,
+                      ExcMessage("The entry '" + entry + "' has the item '" +
+                                 item + "', which is not of the form '" + form +
+                                 "'."));
+          PrescribedDisplacement p;
+          p.entry      = entry;
+          p.where      = parse_selection(where, by_box, entry);
+          p.component  = parse_component(assignment.substr(0, equals), entry);
+          p.expression = Utilities::trim(assignment.substr(equals + 1));
+          AssertThrow(!p.expression.empty(),
+                      ExcMessage("The entry '" + entry + "' has the item '" +
+                                 item + "' without an expression after '='."));
+          try
+            {
+              // muparser parses at the first evaluation.
+              FunctionParser<1> f(1);
+              f.initialize("s,t", p.expression, {{"pi", numbers::PI}}, true);
+              f.value(Point<1>());
+            }
+          catch (...)
+            {
+              AssertThrow(false,
+                          ExcMessage("The entry '" + entry + "' has '" +
+                                     p.expression +
+                                     "', which is not a valid expression of "
+                                     "t."));
+            }
+          prescribed.push_back(p);
+        }
+      return prescribed;
     }
   } // namespace
 
@@ -221,13 +381,48 @@ namespace Hyperelastic
                       "0, 0, -0.05",
                       Patterns::List(Patterns::Double(), 3, 3),
                       "Total force on the load region at amplitude 1, "
-                      "shared equally by its nodes. Units: N.");
+                      "applied as nodal forces shared equally by its nodes "
+                      "(not a traction: on a face, edge and corner nodes "
+                      "get the same share as inner ones). Units: N.");
     prm.declare_entry("Load time function",
                       "t < 4 ? 1 : 0",
                       Patterns::Anything(),
                       "Amplitude of the load as a function of time t "
                       "(muparser syntax, e.g. 'sin(2*pi*t)' or "
                       "'t < 4 ? 1 : 0').");
+    prm.declare_entry(
+      "Rollers",
+      "",
+      Patterns::Anything(),
+      "Displacement components held at zero on boundary ids, the others "
+      "free (a symmetry plane, a sliding support): items 'id: components' "
+      "separated by ';', for example '0: x; 2: y, z'. Empty: none. Their "
+      "reaction forces go to the force trace.");
+    prm.declare_entry(
+      "Roller regions",
+      "",
+      Patterns::Anything(),
+      "The same for the nodes inside boxes: items 'x0, y0, z0, x1, y1, z1: "
+      "components' separated by ';', for example '0, 0, 0, 4, 1, 0: z'. A "
+      "box that selects no node is refused.");
+    prm.declare_entry(
+      "Prescribed displacements",
+      "",
+      Patterns::Anything(),
+      "Displacement components set by functions of time t on boundary ids: "
+      "items 'id: component = f(t)' separated by ';', one component each, "
+      "for example '1: x = 0.1*t; 1: y = 0' (muparser syntax). In quasi-"
+      "static mode each load step sets the value at its end; in dynamic "
+      "mode the nodes move from one step's value to the next within the "
+      "step. The reaction force goes to the force trace, against the "
+      "prescribed value.");
+    prm.declare_entry(
+      "Prescribed displacement regions",
+      "",
+      Patterns::Anything(),
+      "The same for the nodes inside boxes: items 'x0, y0, z0, x1, y1, z1: "
+      "component = f(t)' separated by ';'. A box that selects no node is "
+      "refused.");
     prm.leave_subsection();
   }
 
@@ -245,6 +440,18 @@ namespace Hyperelastic
     load_region        = Box::parse(prm.get("Load region"), "Load region");
     load               = parse_doubles(prm.get("Load"), 3, "Load");
     load_time_function = prm.get("Load time function");
+    rollers            = parse_rollers(prm.get("Rollers"), false, "Rollers");
+    for (const RollerCondition &roller :
+         parse_rollers(prm.get("Roller regions"), true, "Roller regions"))
+      rollers.push_back(roller);
+    prescribed = parse_prescribed(prm.get("Prescribed displacements"),
+                                  false,
+                                  "Prescribed displacements");
+    for (const PrescribedDisplacement &p :
+         parse_prescribed(prm.get("Prescribed displacement regions"),
+                          true,
+                          "Prescribed displacement regions"))
+      prescribed.push_back(p);
     prm.leave_subsection();
   }
 
@@ -411,6 +618,18 @@ namespace Hyperelastic
                       "of the Jacobi-scaled tangent in [lambda_max / this, "
                       "lambda_max], lambda_max estimated by a few CG "
                       "iterations at every Newton iteration.");
+    prm.declare_entry("Maximum step cuts",
+                      "5",
+                      Patterns::Integer(0, 30),
+                      "Quasi-static mode: a load step whose Newton iteration "
+                      "does not converge (too many iterations, divergence, "
+                      "an inverted element, a failed linear solve) is cut "
+                      "in half and retried from the last converged state, "
+                      "at most this many times in a row; the step after a "
+                      "converged one doubles again, up to 'Time/Time "
+                      "step'. When the cuts are used up the run stops "
+                      "with the last converged state written. 0: no "
+                      "cuts. Dynamic runs stop at the first failure.");
     prm.leave_subsection();
   }
 
@@ -428,6 +647,7 @@ namespace Hyperelastic
     linear_solver             = prm.get("Linear solver");
     chebyshev_degree          = prm.get_integer("Chebyshev degree");
     chebyshev_smoothing_range = prm.get_double("Chebyshev smoothing range");
+    max_step_cuts             = prm.get_integer("Maximum step cuts");
     AssertThrow(newton_tolerance > 0 && cg_tolerance > 0,
                 ExcMessage("The Newton and CG tolerances must be positive."));
     prm.leave_subsection();
@@ -548,6 +768,19 @@ namespace Hyperelastic
                       Patterns::Integer(0),
                       "Print a line every this many steps; 0: only the "
                       "summary.");
+    prm.declare_entry(
+      "Force trace",
+      "auto",
+      Patterns::Selection("auto|true|false"),
+      "Implicit integrator: after every step, the reaction force (the "
+      "internal minus the external force summed over the held DoFs) on "
+      "each region of 'Prescribed displacements', 'Rollers' and the "
+      "fixed boundary, with the region's mean displacement, and the "
+      "applied force on the 'Load region'; written to trace.csv and "
+      "trace.png, and the driven region's force against its displacement "
+      "to force_displacement.csv and force_displacement.png (the first "
+      "prescribed displacement's region, else the load region). auto: on "
+      "with rollers or prescribed displacements.");
     prm.leave_subsection();
   }
 
@@ -561,6 +794,7 @@ namespace Hyperelastic
     base_name       = prm.get("Base name");
     output_interval = prm.get_integer("Output interval");
     screen_interval = prm.get_integer("Screen interval");
+    force_trace     = prm.get("Force trace");
     prm.leave_subsection();
   }
 

@@ -5,6 +5,7 @@
 #include <deal.II/base/parameter_handler.h>
 #include <deal.II/base/point.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,40 @@ namespace Hyperelastic
     contains(const Point<3> &p, const double tolerance) const;
     static Box
     parse(const std::string &text, const std::string &entry);
+  };
+
+
+
+  /**
+   * Where a boundary condition acts: the boundary faces of one boundary id,
+   * or the nodes inside a box.
+   */
+  struct BoundarySelection
+  {
+    bool         by_box      = false;
+    unsigned int boundary_id = 0;
+    Box          box;
+    /// As written in the entry, for messages ("3" or "0, 0, 0, 1, 1, 0").
+    std::string text;
+  };
+
+  /// Components of the displacement held at zero on a selection.
+  struct RollerCondition
+  {
+    BoundarySelection   where;
+    std::array<bool, 3> components = {{false, false, false}};
+    /// The parameter entry it comes from, for messages.
+    std::string entry;
+  };
+
+  /// One component of the displacement set by a function of time.
+  struct PrescribedDisplacement
+  {
+    BoundarySelection where;
+    unsigned int      component = 0;
+    /// muparser expression of t.
+    std::string expression;
+    std::string entry;
   };
 
 
@@ -70,6 +105,17 @@ namespace Hyperelastic
       Box                       load_region;
       std::vector<double>       load;
       std::string               load_time_function;
+      /// 'Rollers' and 'Roller regions', in this order.
+      std::vector<RollerCondition> rollers;
+      /// 'Prescribed displacements' and 'Prescribed displacement regions'.
+      std::vector<PrescribedDisplacement> prescribed;
+
+      /// Whether rollers or prescribed displacements are set.
+      bool
+      has_component_conditions() const
+      {
+        return !rollers.empty() || !prescribed.empty();
+      }
 
       static void
       declare_parameters(ParameterHandler &prm);
@@ -113,6 +159,9 @@ namespace Hyperelastic
       std::string  linear_solver;
       unsigned int chebyshev_degree;
       double       chebyshev_smoothing_range;
+      /// Quasi-static: halvings of a step that does not converge before
+      /// the run stops.
+      unsigned int max_step_cuts;
 
       static void
       declare_parameters(ParameterHandler &prm);
@@ -145,6 +194,10 @@ namespace Hyperelastic
       std::string  base_name;
       unsigned int output_interval;
       unsigned int screen_interval;
+      /// auto, true or false: the reactions and the force/displacement
+      /// curve in trace.csv and trace.png (auto: with rollers or
+      /// prescribed displacements).
+      std::string force_trace;
 
       static void
       declare_parameters(ParameterHandler &prm);

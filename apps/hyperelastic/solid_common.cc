@@ -29,6 +29,7 @@
 
 #include "../common/app_utilities.h"
 #include "implicit_solid.h"
+#include "png_image.h"
 
 namespace Hyperelastic
 {
@@ -655,7 +656,8 @@ namespace Hyperelastic
     const Parameters::Boundary            &boundary,
     const std::vector<types::boundary_id> &mesh_boundary_ids,
     const double                           tolerance,
-    AffineConstraints<double>             &constraints)
+    AffineConstraints<double>             &constraints,
+    ComponentConstraintDoFs               &component_dofs)
   {
     constexpr int dim = 3;
     // Hanging nodes first: a fixed DoF that is also hanging keeps its
@@ -686,6 +688,57 @@ namespace Hyperelastic
                   if (!constraints.is_constrained(dof))
                     constraints.add_line(dof);
                 }
+
+    // A component on a selection: the boundary DoFs of an id, or the
+    // vertices in a box.
+    const auto hold = [&](const BoundarySelection &where,
+                          const unsigned int       component,
+                          const std::string       &entry,
+                          HeldDoFs                &held) {
+      const auto claim = [&](const types::global_dof_index dof) {
+        if (!constraints.is_constrained(dof))
+          {
+            constraints.add_line(dof);
+            held.emplace_back(dof, component);
+          }
+      };
+      if (where.by_box)
+        {
+          for (const auto &cell : dof_handler.active_cell_iterators())
+            if (!cell->is_artificial())
+              for (const unsigned int v : cell->vertex_indices())
+                if (where.box.contains(cell->vertex(v), tolerance))
+                  claim(cell->vertex_dof_index(v, component));
+          return;
+        }
+      AssertThrow(std::find(mesh_boundary_ids.begin(),
+                            mesh_boundary_ids.end(),
+                            where.boundary_id) != mesh_boundary_ids.end(),
+                  ExcMessage("'" + entry + "' names boundary id " +
+                             std::to_string(where.boundary_id) +
+                             ", which the mesh does not have."));
+      ComponentMask mask(dim, false);
+      mask.set(component, true);
+      for (const types::global_dof_index dof : DoFTools::extract_boundary_dofs(
+             dof_handler,
+             mask,
+             {types::boundary_id(where.boundary_id)}))
+        claim(dof);
+    };
+    component_dofs.prescribed.assign(boundary.prescribed.size(), {});
+    for (unsigned int i = 0; i < boundary.prescribed.size(); ++i)
+      hold(boundary.prescribed[i].where,
+           boundary.prescribed[i].component,
+           boundary.prescribed[i].entry,
+           component_dofs.prescribed[i]);
+    component_dofs.rollers.assign(boundary.rollers.size(), {});
+    for (unsigned int i = 0; i < boundary.rollers.size(); ++i)
+      for (unsigned int c = 0; c < dim; ++c)
+        if (boundary.rollers[i].components[c])
+          hold(boundary.rollers[i].where,
+               c,
+               boundary.rollers[i].entry,
+               component_dofs.rollers[i]);
     constraints.close();
   }
 
@@ -766,7 +819,8 @@ namespace Hyperelastic
     // Without inertia, the fixed nodes must hold the rigid motions: they
     // must not all lie on one line.
     if (parameters.time.mode != "dynamic" &&
-        !parameters.explicit_dynamics.is_explicit())
+        !parameters.explicit_dynamics.is_explicit() &&
+        !counts.rigid_motions_checked)
       {
         const std::vector<Point<3>> &fixed = counts.fixed_nodes;
         double                       area  = 0;
@@ -788,6 +842,77 @@ namespace Hyperelastic
                       "not on one line." +
                       advice));
       }
+  }
+
+
+
+  void
+  write_trace_files(const std::string                      &directory,
+                    const std::string                      &base_name,
+                    const std::string                      &header,
+                    const std::vector<std::vector<double>> &rows,
+                    const TraceFigure                      &figure)
+  {
+    AppUtilities::create_output_directory(directory, "Output/Directory");
+    AppUtilities::write_file(directory + "/" + base_name + ".csv",
+                             [&](std::ostream &csv) {
+                               csv << "# " << header << '\n';
+                               csv << std::setprecision(10);
+                               for (const auto &row : rows)
+                                 {
+                                   for (unsigned int i = 0; i < row.size(); ++i)
+                                     csv << (i > 0 ? ", " : "") << row[i];
+                                   csv << '\n';
+                                 }
+                             });
+
+    using Wave2D::Image;
+    const Wave2D::PanelLayout layout{200,
+                                     40,
+                                     50,
+                                     260,
+                                     1200,
+                                     40,
+                                     [](const double value) {
+                                       return format_scientific(value, 2);
+                                     },
+                                     80};
+    const int                 n_panels = figure.panels.size();
+    Image image(layout.width, layout.top + n_panels * layout.panel_height + 40);
+    const Image::Color black     = {{0, 0, 0}};
+    const Image::Color colors[3] = {{{20, 80, 200}},
+                                    {{30, 150, 40}},
+                                    {{210, 40, 30}}};
+    image.text(layout.left, 12, figure.title, black);
+    for (int d = 0; d < 3; ++d)
+      image.text(layout.left + figure.legend_offset + 35 * d,
+                 12,
+                 std::string(1, char('x' + d)),
+                 colors[d]);
+    const auto column = [&](const unsigned int c) {
+      std::vector<double> values;
+      for (const auto &row : rows)
+        values.push_back(row[c]);
+      return values;
+    };
+    const std::vector<double> x = column(figure.x_column);
+    for (int k = 0; k < n_panels; ++k)
+      {
+        std::vector<std::vector<double>> values;
+        for (const unsigned int c : figure.panels[k].columns)
+          values.push_back(column(c));
+        std::vector<Wave2D::Curve> curves;
+        for (unsigned int i = 0; i < values.size(); ++i)
+          curves.push_back({&values[i], colors[i % 3]});
+        Wave2D::plot_panel(image,
+                           layout,
+                           k,
+                           x,
+                           curves,
+                           figure.panels[k].label,
+                           true);
+      }
+    image.write_png(directory + "/" + base_name + ".png");
   }
 
 

@@ -216,6 +216,26 @@ namespace Hyperelastic
    * @p tolerance); closes @p constraints, which the caller has cleared (and
    * given its index set).
    */
+  /// The DoFs that one roller or prescribed displacement holds, each with
+  /// its component: the locally relevant ones not held before.
+  using HeldDoFs =
+    std::vector<std::pair<types::global_dof_index, unsigned int>>;
+
+  /// What make_fixed_constraints() holds for 'Prescribed displacements' and
+  /// 'Rollers', in the order of Parameters::Boundary's lists.
+  struct ComponentConstraintDoFs
+  {
+    std::vector<HeldDoFs> prescribed;
+    std::vector<HeldDoFs> rollers;
+  };
+
+  /**
+   * ... then the components of the prescribed displacements and of the
+   * rollers, in this order (a DoF held before stays with its first
+   * holder), as homogeneous lines: the backends keep the increments of
+   * every held DoF at zero, and the prescribed values enter through the
+   * state (ImplicitSolid). Their DoFs go to @p component_dofs.
+   */
   void
   make_fixed_constraints(
     const Mapping<3>                      &mapping,
@@ -223,7 +243,8 @@ namespace Hyperelastic
     const Parameters::Boundary            &boundary,
     const std::vector<types::boundary_id> &mesh_boundary_ids,
     const double                           tolerance,
-    AffineConstraints<double>             &constraints);
+    AffineConstraints<double>             &constraints,
+    ComponentConstraintDoFs               &component_dofs);
 
   /// What check_fixed_dofs() judges, summed over all ranks.
   struct FixedDoFCounts
@@ -241,6 +262,10 @@ namespace Hyperelastic
     /// mesh's diameter.
     std::vector<Point<3>> fixed_nodes;
     double                diameter = 0;
+    /// Whether the caller checked the rigid motions on the held components
+    /// itself (rollers, prescribed displacements): fixed_nodes is then
+    /// not used.
+    bool rigid_motions_checked = false;
   };
 
   /// The boundary faces of the locally owned cells of @p tria and those of
@@ -260,6 +285,37 @@ namespace Hyperelastic
                    const FixedDoFCounts     &counts,
                    const bool                has_load,
                    const ConditionalOStream &pcout);
+
+  /// A panel of a trace figure: up to three columns of the rows, drawn in
+  /// the colours of x, y and z.
+  struct TracePanel
+  {
+    std::string               label;
+    std::vector<unsigned int> columns;
+  };
+
+  /// A trace figure: panels stacked, all against the column x_column.
+  struct TraceFigure
+  {
+    std::string title;
+    /// Where the x, y, z colour legend starts right of the title, pixels.
+    int                     legend_offset = 525;
+    unsigned int            x_column      = 1;
+    std::vector<TracePanel> panels;
+  };
+
+  /**
+   * @p directory/@p base_name.csv: the line "# @p header", then @p rows,
+   * comma-separated with 10 significant digits; and
+   * @p directory/@p base_name.png: @p figure. Both through the apps' safe
+   * writer (a file is whole or absent).
+   */
+  void
+  write_trace_files(const std::string                      &directory,
+                    const std::string                      &base_name,
+                    const std::string                      &header,
+                    const std::vector<std::vector<double>> &rows,
+                    const TraceFigure                      &figure);
 
   /// Attaches @p dof_handler to @p data_out and adds @p u and @p v as the
   /// vector fields "displacement" and "velocity".

@@ -264,7 +264,8 @@ namespace Hyperelastic
                            parameters.boundary,
                            mesh_boundary_ids,
                            tolerance,
-                           constraints);
+                           constraints,
+                           component_dofs);
 
     steps.next("adapter");
     owned_nodes.clear();
@@ -332,6 +333,8 @@ namespace Hyperelastic
     n_loaded_nodes = global_sum<unsigned int>(loaded_nodes.size());
     const bool has_load =
       check_load_region(parameters.boundary, n_loaded_nodes);
+    steps.next("rollers and prescribed displacements");
+    setup_component_conditions();
     steps.next("lumped mass and load");
     make_mass_and_load();
     steps.next("checks");
@@ -509,7 +512,12 @@ namespace Hyperelastic
       }
     counts.n_free_loaded_nodes = global_sum(n_free);
 
-    if (!dynamic)
+    if (!dynamic && parameters.boundary.has_component_conditions())
+      {
+        check_rigid_motions();
+        counts.rigid_motions_checked = true;
+      }
+    else if (!dynamic)
       {
         std::vector<double> local;
         for (const OwnedNode &node : owned_nodes)
@@ -714,6 +722,14 @@ namespace Hyperelastic
         }
     for (std::size_t i = 0; i < n_owned; ++i)
       p[i] = backend_data.lumped_mass[i] * v[i];
+    // The prescribed displacements at t = 0 (the initial displacement
+    // does not set held DoFs).
+    for (unsigned int k = 0; k < prescribed_functions.size(); ++k)
+      {
+        const double value = prescribed_value(k, 0.);
+        for (const std::size_t i : prescribed_owned[k])
+          u[i] = value;
+      }
     const auto [J_min, where] = find_worst_element(u);
     AssertThrow(J_min > 0,
                 ExcMessage("The initial displacement inverts " + where +
@@ -743,6 +759,9 @@ namespace Hyperelastic
     }
     steps.next("linear solver");
     setup_linear_solver();
+    last_loads = loads_at(parameters, *load_function, time, time);
+    if (force_trace)
+      record_trace(transfer_state().first);
   }
 
 

@@ -12,18 +12,26 @@
 #include <algorithm>
 #include <iomanip>
 
+#include "../common/app_utilities.h"
 #include "implicit_solid.h"
 #include "solid_common.h"
 
 namespace Hyperelastic
 {
-  void
-  ImplicitSolid::do_step()
+  StepReport
+  ImplicitSolid::attempt_step(const double t_new, const StepLoads &loads)
   {
-    const auto  &solver = parameters.solver;
-    const double t_new =
-      std::min(time + parameters.time.time_step, parameters.time.end_time);
-    const StepLoads loads = loads_at(parameters, *load_function, time, t_new);
+    const auto &solver = parameters.solver;
+    if (!parameters.boundary.prescribed.empty())
+      {
+        // The prescribed values enter through the state: the predictor
+        // carries them into the first iterate, the Newton updates keep
+        // them (their increments are constrained to zero).
+        auto [u, p] = transfer_state();
+        set_prescribed_values(t_new, u, p);
+        TimerOutput::Scope scope(timer, "Transfers");
+        backend->set_state(u, p);
+      }
 
     // The whole step on the device where the backend can (one graph
     // launch, the same tests in the same order), else the loop on the host.
@@ -42,33 +50,98 @@ namespace Hyperelastic
       }
     if (!ran_whole)
       report = run_newton_loop(*backend, loads, solver, timer);
+    return report;
+  }
 
-    if (report.status != StepStatus::converged)
-      stop(
-        step_failure_message(report,
-                             parameters,
-                             backend->linear_solver(),
-                             step_number,
-                             t_new,
-                             [&]() {
-                               std::vector<double> u;
-                               {
-                                 TimerOutput::Scope scope(timer, "Transfers");
-                                 backend->get_iterate(u);
-                               }
-                               // The kernel saw the midpoint configuration.
-                               if (dynamic)
+
+
+  void
+  ImplicitSolid::do_step()
+  {
+    const double end_time = parameters.time.end_time;
+    if (step_size == 0)
+      step_size = parameters.time.time_step;
+    // Quasi-static: a step that does not converge is cut in half and
+    // tried again from the last converged state (which the backend keeps
+    // on failure), 'Solver/Maximum step cuts' times in a row at most.
+    const unsigned int max_cuts = dynamic ? 0 : parameters.solver.max_step_cuts;
+    double             dt       = step_size;
+    for (unsigned int cut = 0;; ++cut)
+      {
+        const double    t_new = std::min(time + dt, end_time);
+        const StepLoads loads =
+          loads_at(parameters, *load_function, time, t_new);
+        const StepReport report = attempt_step(t_new, loads);
+        if (report.status == StepStatus::converged)
+          {
+            last_loads = loads;
+            time       = t_new;
+            ++step_number;
+            record_step(stats,
+                        report,
+                        parameters.output,
+                        step_number,
+                        time,
+                        pcout);
+            // After a cut step the load step grows back towards 'Time
+            // step'.
+            step_size = std::min(2 * dt, parameters.time.time_step);
+            if (force_trace)
+              record_trace(transfer_state().first);
+            return;
+          }
+
+        const std::string failure =
+          step_failure_message(report,
+                               parameters,
+                               backend->linear_solver(),
+                               step_number,
+                               t_new,
+                               [&]() {
+                                 std::vector<double> u;
                                  {
-                                   const auto [u_old, p_old] = state();
-                                   for (unsigned int i = 0; i < u.size(); ++i)
-                                     u[i] = 0.5 * (u[i] + u_old[i]);
+                                   TimerOutput::Scope scope(timer, "Transfers");
+                                   backend->get_iterate(u);
                                  }
-                               return find_worst_element(u);
-                             }));
-
-    time = t_new;
-    ++step_number;
-    record_step(stats, report, parameters.output, step_number, time, pcout);
+                                 // The kernel saw the midpoint configuration.
+                                 if (dynamic)
+                                   {
+                                     const auto [u_old, p_old] = state();
+                                     for (unsigned int i = 0; i < u.size(); ++i)
+                                       u[i] = 0.5 * (u[i] + u_old[i]);
+                                   }
+                                 return find_worst_element(u);
+                               });
+        if (cut == max_cuts)
+          {
+            if (!parameters.boundary.prescribed.empty() && !dynamic)
+              {
+                // The last converged state, with the prescribed values of
+                // its time.
+                auto [u, p] = transfer_state();
+                set_prescribed_values(time, u, p);
+                backend->set_state(u, p);
+              }
+            if (max_cuts > 0)
+              stop(failure + " The step was cut in half " +
+                   std::to_string(max_cuts) +
+                   " times ('Solver/Maximum step cuts'), down to " +
+                   AppUtilities::significant(dt) +
+                   " s of pseudo-time, and did not converge.");
+            stop(failure);
+          }
+        ++step_cuts;
+        dt /= 2;
+        pcout << "Step " << step_number + 1
+              << " to t = " << AppUtilities::significant(t_new)
+              << " did not converge after "
+              << std::max<std::size_t>(report.residuals.size(), 1) - 1
+              << " Newton iterations (|r| = "
+              << format_scientific(
+                   report.residuals.empty() ? 0. : report.residuals.back())
+              << "); cut in half to a step of " << AppUtilities::significant(dt)
+              << " s." << std::endl;
+      }
   }
 
 
@@ -79,6 +152,7 @@ namespace Hyperelastic
     const auto [u, p] = transfer_state();
     write_output(u, p);
     finish_output();
+    write_trace();
     stop_simulation(pcout,
                     step_number,
                     time,
@@ -120,6 +194,7 @@ namespace Hyperelastic
       },
       output);
     finish_output();
+    write_trace();
     print_stepping_summary(pcout, stats);
     if (distributed)
       print_stage_split();

@@ -9,7 +9,8 @@
 // and SharedNZ, with the resident backend (the GPU's default: matrix,
 // vectors, CG and updates on the device) and with the Trilinos backend; the
 // resident backend's Chebyshev-Jacobi and point-block-Jacobi CGs on the
-// device against the host's Jacobi-CG as well.
+// device against the host's Jacobi-CG as well; and a quasi-static uniaxial
+// extension on rollers driven by a prescribed displacement.
 // Run under mpirun (ctest runs 2 ranks); exits with 77 (skipped) where a
 // rank has no CUDA device.
 
@@ -146,6 +147,23 @@ main(int argc, char *argv[])
                  ok;
             ok = run_case("tetrahedra", tetrahedra, method, algebra) && ok;
           }
+      // Rollers and a prescribed displacement, quasi-static: the held
+      // components and the prescribed values on the device of every rank.
+      const std::string extension =
+        "subsection Geometry\n  set Bar size = 2, 1, 1\n"
+        "  set Subdivisions = 4, 2, 2\n  set Cell type = hexahedra\nend\n"
+        "subsection Boundary conditions\n  set Fixed boundary ids =\n"
+        "  set Load region =\n  set Load = 0, 0, 0\n"
+        "  set Rollers = 0: x; 2: y; 4: z\n"
+        "  set Prescribed displacements = 1: x = 0.5*t\nend\n"
+        "subsection Time\n  set Mode = quasi-static\n"
+        "  set Time step = 0.1\n  set End time = 1\nend\n";
+      for (const std::string algebra : {"auto", "trilinos"})
+        ok = run_case("uniaxial extension on rollers",
+                      extension,
+                      "GlobalNZ",
+                      algebra) &&
+             ok;
       for (const std::string linear_solver :
            {"cg-chebyshev", "cg-block-jacobi"})
         ok = run_case("hexahedra with hanging nodes",
