@@ -7,9 +7,15 @@
 // deal.II's own distributed assembly of the same system on the same ranks
 // (FEValues, AffineConstraints::distribute_local_to_global() into a
 // TrilinosWrappers::SparseMatrix on step-40's sparsity pattern,
-// compress(VectorOperation::add)), each rank single-threaded as deal.II's MPI
-// programs usually run. The plugin's matrix and right-hand side must equal
-// deal.II's to 1e-12 (relative Frobenius and l2 norms) or the program stops.
+// compress(VectorOperation::add)), twice: one loop over the cells on one
+// thread per rank, as step-40 runs ("deal.II 1T"), and WorkStream::run() on
+// the rank's MultithreadInfo::n_threads() threads (--threads N, the threads
+// the plugin's set-up and host path use), the copier adding the cell systems
+// into the Trilinos objects ("deal.II NT"). The threaded one is the peer of
+// the speed-up column: the same threads on both sides. Its matrix and
+// right-hand side must equal the one-thread assembly's to 1e-13, the
+// plugin's deal.II's to 1e-12 (relative Frobenius and l2 norms), or the
+// program stops.
 //
 // Every time is per rank: the median over the repetitions of what that rank
 // measured, with an MPI_Barrier before each repetition; the tables give the
@@ -21,10 +27,17 @@
 //   exchange  packing, posting and waiting for the MPI messages (the wait
 //             includes a neighbour's lateness: a rank whose local assembly
 //             is faster waits for the slower one's messages),
+//   exposed   of exchange, the time spent waiting for the messages
+//             (MPI_Waitall) that the work done while they travel did not
+//             hide,
 //   write     zeroing the Epetra arrays and adding owned and received values;
 // total is the wall time of DistributedAssembler::assemble(). The MPI floor
 // is the same messages (same ranks, same sizes) sent from and received into
-// contiguous buffers without packing or adding, timed the same way.
+// contiguous buffers without packing or adding, timed the same way. strong
+// and weak are scaling efficiencies against a one-rank total given on the
+// command line: T1 / (R total) with T1 of the same mesh
+// (--strong-reference-ms), T1 / total with T1 of one rank's share
+// (--weak-reference-ms); "-" without it.
 //
 // Usage: mpirun -np R distributed_assembly_benchmark [n ...] [options]
 //        n: a cube of n^3 hexahedra (default 16), built as a coarse mesh of
@@ -47,10 +60,11 @@
 //                                  LocalElem-colored
 //                 --host           the host path even where a GPU exists
 //                 --threads N      host threads per rank for the plugin's
-//                                  set-up and host path (default 1, as
+//                                  set-up and host path and deal.II's
+//                                  WorkStream assembly (default 1, as
 //                                  deal.II's MPI programs usually run;
-//                                  deal.II's assembly below is one loop over
-//                                  the cells whatever N)
+//                                  deal.II's one-thread assembly is one loop
+//                                  over the cells whatever N)
 //                 --dealii-only    deal.II's assembly alone (no plugin, no
 //                                  check), e.g. on as many ranks as cores
 //                 --force-host-staging  the resident target's messages
@@ -58,6 +72,9 @@
 //                                  reads device memory
 //                 --no-resident    the Trilinos target alone
 //                 --cg-iterations N  CG iterations timed (default 50)
+//                 --strong-reference-ms T, --weak-reference-ms T
+//                                  one rank's re-assembly total [ms] for the
+//                                  scaling efficiency columns
 //
 // The resident target (second table, same run): DistributedAssembler into a
 // DistributedDeviceMatrix and DistributedDeviceVector, which stay on the
@@ -78,6 +95,7 @@
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/quadrature_lib.h>
+#include <deal.II/base/work_stream.h>
 
 #include <deal.II/distributed/fully_distributed_tria.h>
 #include <deal.II/distributed/tria.h>
@@ -92,6 +110,7 @@
 #include <deal.II/fe/mapping_fe.h>
 #include <deal.II/fe/mapping_q.h>
 
+#include <deal.II/grid/filtered_iterator.h>
 #include <deal.II/grid/grid_generator.h>
 #include <deal.II/grid/grid_tools.h>
 
@@ -141,6 +160,9 @@ namespace
   constexpr double lambda = 2., mu = 5.;
   // The plugin's assembly must be deal.II's up to round-off.
   constexpr double tolerance = 1e-12;
+  // deal.II's threaded assembly must be its one-thread assembly up to the
+  // order of additions.
+  constexpr double threaded_tolerance = 1e-13;
 
   const MPI_Comm world = MPI_COMM_WORLD;
 
@@ -181,7 +203,27 @@ namespace
     bool                      resident           = true;
     unsigned int              cg_iterations      = 50;
     AssemblyMethod            method             = AssemblyMethod::global_nz;
+    // One rank's re-assembly total [ms] of the same mesh (strong scaling)
+    // and of a mesh of one rank's share (weak scaling); 0: not given.
+    double strong_reference_ms = 0;
+    double weak_reference_ms   = 0;
   };
+
+
+
+  // A scaling efficiency column: @p reference_ms divided by @p seconds, or
+  // "-" without a reference.
+  std::string
+  scaling_efficiency(const double reference_ms, const double seconds)
+  {
+    std::ostringstream s;
+    if (reference_ms > 0 && seconds > 0)
+      s << std::fixed << std::setprecision(0) << std::setw(8)
+        << 100. * reference_ms * 1e-3 / seconds << '%';
+    else
+      s << std::setw(9) << '-';
+    return s.str();
+  }
 
 
 
@@ -278,9 +320,46 @@ namespace
 
 
 
-  // deal.II's distributed assembly as step-40 writes it, with step-8's
-  // bilinear form; the time of this rank from zeroing to the end of
-  // compress().
+  // step-8's bilinear form and body force (1, 0, 0) on the cell fe_values
+  // was reinit()ed on, as the plugin's kernel below computes them.
+  void
+  dealii_cell_system(const FEValues<dim>    &fe_values,
+                     FullMatrix<double>     &cell_matrix,
+                     dealii::Vector<double> &cell_rhs)
+  {
+    const FiniteElement<dim> &fe = fe_values.get_fe();
+    const unsigned int        n  = fe.n_dofs_per_cell();
+    cell_matrix                  = 0;
+    cell_rhs                     = 0;
+    for (const unsigned int q : fe_values.quadrature_point_indices())
+      for (unsigned int i = 0; i < n; ++i)
+        {
+          const unsigned int   ci = fe.system_to_component_index(i).first;
+          const Tensor<1, dim> gi = fe_values.shape_grad_component(i, q, ci);
+          cell_rhs(i) += (ci == 0 ? 1. : 0.) *
+                         fe_values.shape_value_component(i, q, ci) *
+                         fe_values.JxW(q);
+          for (unsigned int j = 0; j < n; ++j)
+            {
+              const unsigned int   cj = fe.system_to_component_index(j).first;
+              const Tensor<1, dim> gj =
+                fe_values.shape_grad_component(j, q, cj);
+              cell_matrix(i, j) +=
+                (gi[ci] * gj[cj] * lambda + gi[cj] * gj[ci] * mu +
+                 (ci == cj ? gi * gj * mu : 0.)) *
+                fe_values.JxW(q);
+            }
+        }
+  }
+
+
+
+  constexpr UpdateFlags dealii_update_flags =
+    update_values | update_gradients | update_JxW_values;
+
+  // deal.II's distributed assembly as step-40 writes it: one loop over the
+  // rank's cells on one thread; the time of this rank from zeroing to the
+  // end of compress().
   double
   dealii_assembly(const Mapping<dim>              &mapping,
                   const DoFHandler<dim>           &dof_handler,
@@ -289,15 +368,11 @@ namespace
                   TrilinosWrappers::SparseMatrix  &matrix,
                   TrilinosWrappers::MPI::Vector   &rhs)
   {
-    const FiniteElement<dim>            &fe = dof_handler.get_fe();
-    const unsigned int                   n  = fe.n_dofs_per_cell();
-    FEValues<dim>                        fe_values(mapping,
-                            fe,
-                            quadrature,
-                            update_values | update_gradients |
-                              update_JxW_values);
-    FullMatrix<double>                   cell_matrix(n, n);
-    Vector<double>                       cell_rhs(n);
+    const FiniteElement<dim> &fe = dof_handler.get_fe();
+    const unsigned int        n  = fe.n_dofs_per_cell();
+    FEValues<dim>      fe_values(mapping, fe, quadrature, dealii_update_flags);
+    FullMatrix<double> cell_matrix(n, n);
+    dealii::Vector<double>               cell_rhs(n);
     std::vector<types::global_dof_index> dofs(n);
 
     const auto start = Clock::now();
@@ -307,30 +382,7 @@ namespace
       if (cell->is_locally_owned())
         {
           fe_values.reinit(cell);
-          cell_matrix = 0;
-          cell_rhs    = 0;
-          for (const unsigned int q : fe_values.quadrature_point_indices())
-            for (unsigned int i = 0; i < n; ++i)
-              {
-                const unsigned int   ci = fe.system_to_component_index(i).first;
-                const Tensor<1, dim> gi =
-                  fe_values.shape_grad_component(i, q, ci);
-                // Body force (1, 0, 0), as the kernel's below.
-                cell_rhs(i) += (ci == 0 ? 1. : 0.) *
-                               fe_values.shape_value_component(i, q, ci) *
-                               fe_values.JxW(q);
-                for (unsigned int j = 0; j < n; ++j)
-                  {
-                    const unsigned int cj =
-                      fe.system_to_component_index(j).first;
-                    const Tensor<1, dim> gj =
-                      fe_values.shape_grad_component(j, q, cj);
-                    cell_matrix(i, j) +=
-                      (gi[ci] * gj[cj] * lambda + gi[cj] * gj[ci] * mu +
-                       (ci == cj ? gi * gj * mu : 0.)) *
-                      fe_values.JxW(q);
-                  }
-              }
+          dealii_cell_system(fe_values, cell_matrix, cell_rhs);
           cell->get_dof_indices(dofs);
           constraints.distribute_local_to_global(cell_matrix,
                                                  cell_rhs,
@@ -338,6 +390,82 @@ namespace
                                                  matrix,
                                                  rhs);
         }
+    matrix.compress(VectorOperation::add);
+    rhs.compress(VectorOperation::add);
+    return seconds_since(start);
+  }
+
+
+
+  // The same assembly on the rank's MultithreadInfo::n_threads() threads, as
+  // deal.II's threaded programs write it (step-9, step-13): WorkStream::run()
+  // computes cell systems in parallel and the copier, which WorkStream runs
+  // on one thread at a time, adds them into the Trilinos objects.
+  struct DealiiScratch
+  {
+    DealiiScratch(const Mapping<dim>       &mapping,
+                  const FiniteElement<dim> &fe,
+                  const Quadrature<dim>    &quadrature)
+      : fe_values(mapping, fe, quadrature, dealii_update_flags)
+    {}
+
+    DealiiScratch(const DealiiScratch &scratch)
+      : fe_values(scratch.fe_values.get_mapping(),
+                  scratch.fe_values.get_fe(),
+                  scratch.fe_values.get_quadrature(),
+                  dealii_update_flags)
+    {}
+
+    FEValues<dim> fe_values;
+  };
+
+  struct DealiiCopy
+  {
+    explicit DealiiCopy(const unsigned int n)
+      : cell_matrix(n, n)
+      , cell_rhs(n)
+      , dofs(n)
+    {}
+
+    FullMatrix<double>                   cell_matrix;
+    dealii::Vector<double>               cell_rhs;
+    std::vector<types::global_dof_index> dofs;
+  };
+
+  double
+  dealii_threaded_assembly(const Mapping<dim>              &mapping,
+                           const DoFHandler<dim>           &dof_handler,
+                           const Quadrature<dim>           &quadrature,
+                           const AffineConstraints<double> &constraints,
+                           TrilinosWrappers::SparseMatrix  &matrix,
+                           TrilinosWrappers::MPI::Vector   &rhs)
+  {
+    using CellFilter =
+      FilteredIterator<typename DoFHandler<dim>::active_cell_iterator>;
+    const FiniteElement<dim> &fe    = dof_handler.get_fe();
+    const auto                start = Clock::now();
+    matrix                          = 0;
+    rhs                             = 0;
+    WorkStream::run(
+      CellFilter(IteratorFilters::LocallyOwnedCell(),
+                 dof_handler.begin_active()),
+      CellFilter(IteratorFilters::LocallyOwnedCell(), dof_handler.end()),
+      [](const typename DoFHandler<dim>::active_cell_iterator &cell,
+         DealiiScratch                                        &scratch,
+         DealiiCopy                                           &copy) {
+        scratch.fe_values.reinit(cell);
+        dealii_cell_system(scratch.fe_values, copy.cell_matrix, copy.cell_rhs);
+        cell->get_dof_indices(copy.dofs);
+      },
+      [&](const DealiiCopy &copy) {
+        constraints.distribute_local_to_global(copy.cell_matrix,
+                                               copy.cell_rhs,
+                                               copy.dofs,
+                                               matrix,
+                                               rhs);
+      },
+      DealiiScratch(mapping, fe, quadrature),
+      DealiiCopy(fe.n_dofs_per_cell()));
     matrix.compress(VectorOperation::add);
     rhs.compress(VectorOperation::add);
     return seconds_since(start);
@@ -501,7 +629,7 @@ namespace
   struct AssemblyTimes
   {
     double              first = 0;
-    std::vector<double> local, transfer, communication, write, total;
+    std::vector<double> local, transfer, communication, exposed, write, total;
   };
 
   template <class Matrix, class Vector>
@@ -529,6 +657,7 @@ namespace
         result.local.push_back(times.local);
         result.transfer.push_back(times.transfer);
         result.communication.push_back(times.communication);
+        result.exposed.push_back(times.exposed);
         result.write.push_back(times.write);
       }
     return result;
@@ -668,6 +797,7 @@ namespace
     const double local_max      = max_over_ranks(median(times.local));
     const double transfer_max   = max_over_ranks(median(times.transfer));
     const double write_max      = max_over_ranks(median(times.write));
+    const double exposed_max    = max_over_ranks(median(times.exposed));
     const double total_max      = max_over_ranks(median(times.total));
     const double spmv_max       = max_over_ranks(median(spmv));
     const double halo_max       = max_over_ranks(median(halo));
@@ -685,16 +815,18 @@ namespace
                   << std::right << std::setw(6) << "ranks" << std::setw(11)
                   << "cells" << std::setw(11) << "DoFs" << std::setw(9)
                   << "local" << std::setw(10) << "transfer" << std::setw(10)
-                  << "exchange" << std::setw(9) << "write" << std::setw(10)
-                  << "total" << std::setw(9) << "GNZ/s" << std::setw(12)
-                  << "MB/rank" << std::setw(10) << "of floor" << std::setw(11)
-                  << "Trilinos" << std::setw(10) << "speed-up" << '\n'
+                  << "exchange" << std::setw(9) << "exposed" << std::setw(9)
+                  << "write" << std::setw(10) << "total" << std::setw(9)
+                  << "GNZ/s" << std::setw(12) << "MB/rank" << std::setw(10)
+                  << "of floor" << std::setw(11) << "Trilinos" << std::setw(10)
+                  << "speed-up" << '\n'
                   << std::setw(6) << n_ranks << std::setw(11) << n_cells
                   << std::setw(11) << n_dofs << std::fixed
                   << std::setprecision(2) << std::setw(9) << local_max * 1e3
                   << std::setw(10) << transfer_max * 1e3 << std::setw(10)
-                  << comm_stats.max * 1e3 << std::setw(9) << write_max * 1e3
-                  << std::setw(10) << total_max * 1e3 << std::setw(9)
+                  << comm_stats.max * 1e3 << std::setw(9) << exposed_max * 1e3
+                  << std::setw(9) << write_max * 1e3 << std::setw(10)
+                  << total_max * 1e3 << std::setw(9)
                   << n_nonzeros / total_max * 1e-9 << std::setprecision(3)
                   << std::setw(12) << bytes_max * 1e-6;
         if (n_ranks > 1 && comm_stats.max > 0)
@@ -833,13 +965,52 @@ namespace
     const double dealii_seconds = median(dealii_times);
     const double dealii_max     = max_over_ranks(dealii_seconds);
     const double n_nonzeros     = dealii_matrix.n_nonzero_elements();
+
+    // deal.II's threaded peer on the rank's threads, the same pattern.
+    TrilinosWrappers::SparseMatrix threaded_matrix;
+    threaded_matrix.reinit(dealii_matrix);
+    TrilinosWrappers::MPI::Vector threaded_rhs(owned, world);
+    std::vector<double>           threaded_times;
+    for (unsigned int r = 0; r < options.dealii_repetitions; ++r)
+      {
+        const int ierr = MPI_Barrier(world);
+        AssertThrowMPI(ierr);
+        threaded_times.push_back(dealii_threaded_assembly(mapping,
+                                                          dof_handler,
+                                                          quadrature,
+                                                          constraints,
+                                                          threaded_matrix,
+                                                          threaded_rhs));
+      }
+    const double threaded_seconds = median(threaded_times);
+    const double threaded_max     = max_over_ranks(threaded_seconds);
+    {
+      // The copier adds cell systems in another order than the loop:
+      // round-off only.
+      const double matrix_error =
+        matrix_difference(dealii_matrix, threaded_matrix);
+      TrilinosWrappers::MPI::Vector difference = threaded_rhs;
+      difference -= dealii_rhs;
+      const double rhs_error = difference.l2_norm() / dealii_rhs.l2_norm();
+      AssertThrow(matrix_error <= threaded_tolerance &&
+                    rhs_error <= threaded_tolerance,
+                  ExcMessage("deal.II's threaded assembly (WorkStream) "
+                             "differs from its one-thread assembly by more "
+                             "than 1e-13 (matrix " +
+                             std::to_string(matrix_error) +
+                             ", right-hand side " + std::to_string(rhs_error) +
+                             ")."));
+    }
     if (is_root())
-      std::cout << "deal.II (one loop over the cells per rank): sparsity "
-                   "pattern and matrix "
+      std::cout << "deal.II, one loop over the cells per rank (one thread): "
+                   "sparsity pattern and matrix "
                 << dealii_setup << " s; assembly " << dealii_max * 1e3
                 << " ms (median of " << options.dealii_repetitions
-                << ", slowest rank), " << n_nonzeros << " nonzeros"
-                << std::endl;
+                << ", slowest rank), " << n_nonzeros << " nonzeros\n"
+                << "deal.II, WorkStream on " << MultithreadInfo::n_threads()
+                << " thread(s) per rank (the peer of the speed-up columns): "
+                << "assembly " << threaded_max * 1e3
+                << " ms; equals the one-thread assembly to 1e-13" << std::endl;
 
     const auto print_header = [&]() {
       std::cout << "\n"
@@ -854,10 +1025,14 @@ namespace
                 << std::right << std::setw(6) << "ranks" << std::setw(11)
                 << "cells" << std::setw(11) << "DoFs" << std::setw(9) << "local"
                 << std::setw(10) << "transfer" << std::setw(10) << "exchange"
-                << std::setw(9) << "write" << std::setw(10) << "total"
-                << std::setw(9) << "GNZ/s" << std::setw(12) << "MB/rank"
-                << std::setw(10) << "of floor" << std::setw(11) << "deal.II"
-                << std::setw(10) << "speed-up" << '\n';
+                << std::setw(9) << "exposed" << std::setw(9) << "write"
+                << std::setw(10) << "total" << std::setw(9) << "GNZ/s"
+                << std::setw(12) << "MB/rank" << std::setw(10) << "of floor"
+                << std::setw(11) << "deal.II 1T" << std::setw(11)
+                << "deal.II " + std::to_string(MultithreadInfo::n_threads()) +
+                     "T"
+                << std::setw(10) << "speed-up" << std::setw(9) << "strong"
+                << std::setw(9) << "weak" << '\n';
       std::cout << std::setw(6) << n_ranks << std::setw(11) << n_cells
                 << std::setw(11) << n_dofs;
     };
@@ -868,11 +1043,14 @@ namespace
           {
             print_header();
             // The plugin's columns stay empty.
-            for (const int width : {9, 10, 10, 9, 10, 9, 12, 10})
+            for (const int width : {9, 10, 10, 9, 9, 10, 9, 12, 10})
               std::cout << std::setw(width) << "-";
             std::cout << std::fixed << std::setprecision(1) << std::setw(11)
-                      << dealii_max * 1e3 << std::setw(10) << "-"
-                      << std::defaultfloat << std::setprecision(6) << std::endl;
+                      << dealii_max * 1e3 << std::setw(11)
+                      << threaded_max * 1e3;
+            for (const int width : {10, 9, 9})
+              std::cout << std::setw(width) << "-";
+            std::cout << std::defaultfloat << std::setprecision(6) << std::endl;
           }
         return;
       }
@@ -991,6 +1169,7 @@ namespace
     const double      local_max      = max_over_ranks(median(times.local));
     const double      transfer_max   = max_over_ranks(median(times.transfer));
     const double      write_max      = max_over_ranks(median(times.write));
+    const double      exposed_max    = max_over_ranks(median(times.exposed));
     const double      total_max      = max_over_ranks(median(times.total));
     const double      floor_max      = max_over_ranks(floor_seconds);
     const double      adapter_max    = max_over_ranks(adapter_seconds);
@@ -1017,17 +1196,21 @@ namespace
         std::cout << std::fixed << std::setprecision(2) << std::setw(9)
                   << local_max * 1e3 << std::setw(10) << transfer_max * 1e3
                   << std::setw(10) << comm_stats.max * 1e3 << std::setw(9)
-                  << write_max * 1e3 << std::setw(10) << total_max * 1e3
-                  << std::setw(9) << n_nonzeros / total_max * 1e-9
-                  << std::setprecision(3) << std::setw(12)
-                  << sent_stats.max * 1e-6;
+                  << exposed_max * 1e3 << std::setw(9) << write_max * 1e3
+                  << std::setw(10) << total_max * 1e3 << std::setw(9)
+                  << n_nonzeros / total_max * 1e-9 << std::setprecision(3)
+                  << std::setw(12) << sent_stats.max * 1e-6;
         if (max_neighbours > 0)
           std::cout << std::setprecision(0) << std::setw(9)
                     << 100. * floor_max / comm_stats.max << '%';
         else
           std::cout << std::setw(10) << "-";
         std::cout << std::setprecision(1) << std::setw(11) << dealii_max * 1e3
-                  << std::setw(9) << dealii_max / total_max << 'x'
+                  << std::setw(11) << threaded_max * 1e3 << std::setw(9)
+                  << threaded_max / total_max << 'x'
+                  << scaling_efficiency(options.strong_reference_ms,
+                                        n_ranks * total_max)
+                  << scaling_efficiency(options.weak_reference_ms, total_max)
                   << std::defaultfloat << std::setprecision(6) << std::endl;
       }
     if (options.resident)
@@ -1087,6 +1270,21 @@ main(int argc, char **argv)
             options.resident = false;
           else if (argument == "--cg-iterations")
             options.cg_iterations = count(argument);
+          else if (argument == "--strong-reference-ms" ||
+                   argument == "--weak-reference-ms")
+            {
+              AssertThrow(i + 1 < argc,
+                          ExcMessage(argument + " needs a time in ms."));
+              const double value = std::stod(argv[++i]);
+              AssertThrow(value > 0,
+                          ExcMessage(argument +
+                                     " needs a positive time in "
+                                     "ms, not " +
+                                     std::string(argv[i]) + "."));
+              (argument == "--strong-reference-ms" ?
+                 options.strong_reference_ms :
+                 options.weak_reference_ms) = value;
+            }
           else if (argument == "--method" && i + 1 < argc)
             options.method = parse_assembly_method(argv[++i]);
           else
@@ -1101,7 +1299,9 @@ main(int argc, char **argv)
                                      "--hanging-nodes, --tetrahedra, "
                                      "--method NAME, --host, --threads N, "
                                      "--dealii-only, --force-host-staging, "
-                                     "--no-resident, --cg-iterations N."));
+                                     "--no-resident, --cg-iterations N, "
+                                     "--strong-reference-ms T, "
+                                     "--weak-reference-ms T."));
               options.sizes.push_back(std::stoi(argument));
               AssertThrow(options.sizes.back() >= 2,
                           ExcMessage("a size n must be at least 2."));
