@@ -354,7 +354,7 @@ namespace
 
 
 
-  constexpr UpdateFlags dealii_update_flags =
+  const UpdateFlags dealii_update_flags =
     update_values | update_gradients | update_JxW_values;
 
   // deal.II's distributed assembly as step-40 writes it: one loop over the
