@@ -95,7 +95,6 @@
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/multithread_info.h>
 #include <deal.II/base/quadrature_lib.h>
-#include <deal.II/base/work_stream.h>
 
 #include <deal.II/distributed/fully_distributed_tria.h>
 #include <deal.II/distributed/tria.h>
@@ -110,7 +109,6 @@
 #include <deal.II/fe/mapping_fe.h>
 #include <deal.II/fe/mapping_q.h>
 
-#include <deal.II/grid/filtered_iterator.h>
 #include <deal.II/grid/grid_generator.h>
 #include <deal.II/grid/grid_tools.h>
 
@@ -149,6 +147,7 @@
 #include <string>
 #include <vector>
 
+#include "dealii_elasticity.h"
 #include <Epetra_CrsMatrix.h>
 
 using namespace dealii;
@@ -320,155 +319,36 @@ namespace
 
 
 
-  // step-8's bilinear form and body force (1, 0, 0) on the cell fe_values
-  // was reinit()ed on, as the plugin's kernel below computes them.
-  void
-  dealii_cell_system(const FEValues<dim>    &fe_values,
-                     FullMatrix<double>     &cell_matrix,
-                     dealii::Vector<double> &cell_rhs)
-  {
-    const FiniteElement<dim> &fe = fe_values.get_fe();
-    const unsigned int        n  = fe.n_dofs_per_cell();
-    cell_matrix                  = 0;
-    cell_rhs                     = 0;
-    for (const unsigned int q : fe_values.quadrature_point_indices())
-      for (unsigned int i = 0; i < n; ++i)
-        {
-          const unsigned int   ci = fe.system_to_component_index(i).first;
-          const Tensor<1, dim> gi = fe_values.shape_grad_component(i, q, ci);
-          cell_rhs(i) += (ci == 0 ? 1. : 0.) *
-                         fe_values.shape_value_component(i, q, ci) *
-                         fe_values.JxW(q);
-          for (unsigned int j = 0; j < n; ++j)
-            {
-              const unsigned int   cj = fe.system_to_component_index(j).first;
-              const Tensor<1, dim> gj =
-                fe_values.shape_grad_component(j, q, cj);
-              cell_matrix(i, j) +=
-                (gi[ci] * gj[cj] * lambda + gi[cj] * gj[ci] * mu +
-                 (ci == cj ? gi * gj * mu : 0.)) *
-                fe_values.JxW(q);
-            }
-        }
-  }
-
-
-
-  const UpdateFlags dealii_update_flags =
-    update_values | update_gradients | update_JxW_values;
-
-  // deal.II's distributed assembly as step-40 writes it: one loop over the
-  // rank's cells on one thread; the time of this rank from zeroing to the
-  // end of compress().
+  // deal.II's distributed assembly as step-40 writes it, with step-8's
+  // bilinear form and the kernel's body force (1, 0, 0), on @p n_threads
+  // threads of this rank (WorkStream; on one thread a loop over the cells);
+  // the time of this rank from zeroing to the end of compress().
   double
   dealii_assembly(const Mapping<dim>              &mapping,
                   const DoFHandler<dim>           &dof_handler,
                   const Quadrature<dim>           &quadrature,
                   const AffineConstraints<double> &constraints,
+                  const unsigned int               n_threads,
                   TrilinosWrappers::SparseMatrix  &matrix,
                   TrilinosWrappers::MPI::Vector   &rhs)
   {
-    const FiniteElement<dim> &fe = dof_handler.get_fe();
-    const unsigned int        n  = fe.n_dofs_per_cell();
-    FEValues<dim>      fe_values(mapping, fe, quadrature, dealii_update_flags);
-    FullMatrix<double> cell_matrix(n, n);
-    dealii::Vector<double>               cell_rhs(n);
-    std::vector<types::global_dof_index> dofs(n);
-
+    const unsigned int threads = MultithreadInfo::n_threads();
+    MultithreadInfo::set_thread_limit(n_threads);
+    Tensor<1, dim> body_force;
+    body_force[0]    = 1.;
     const auto start = Clock::now();
-    matrix           = 0;
-    rhs              = 0;
-    for (const auto &cell : dof_handler.active_cell_iterators())
-      if (cell->is_locally_owned())
-        {
-          fe_values.reinit(cell);
-          dealii_cell_system(fe_values, cell_matrix, cell_rhs);
-          cell->get_dof_indices(dofs);
-          constraints.distribute_local_to_global(cell_matrix,
-                                                 cell_rhs,
-                                                 dofs,
-                                                 matrix,
-                                                 rhs);
-        }
-    matrix.compress(VectorOperation::add);
-    rhs.compress(VectorOperation::add);
-    return seconds_since(start);
-  }
-
-
-
-  // The same assembly on the rank's MultithreadInfo::n_threads() threads, as
-  // deal.II's threaded programs write it (step-9, step-13): WorkStream::run()
-  // computes cell systems in parallel and the copier, which WorkStream runs
-  // on one thread at a time, adds them into the Trilinos objects.
-  struct DealiiScratch
-  {
-    DealiiScratch(const Mapping<dim>       &mapping,
-                  const FiniteElement<dim> &fe,
-                  const Quadrature<dim>    &quadrature)
-      : fe_values(mapping, fe, quadrature, dealii_update_flags)
-    {}
-
-    DealiiScratch(const DealiiScratch &scratch)
-      : fe_values(scratch.fe_values.get_mapping(),
-                  scratch.fe_values.get_fe(),
-                  scratch.fe_values.get_quadrature(),
-                  dealii_update_flags)
-    {}
-
-    FEValues<dim> fe_values;
-  };
-
-  struct DealiiCopy
-  {
-    explicit DealiiCopy(const unsigned int n)
-      : cell_matrix(n, n)
-      , cell_rhs(n)
-      , dofs(n)
-    {}
-
-    FullMatrix<double>                   cell_matrix;
-    dealii::Vector<double>               cell_rhs;
-    std::vector<types::global_dof_index> dofs;
-  };
-
-  double
-  dealii_threaded_assembly(const Mapping<dim>              &mapping,
-                           const DoFHandler<dim>           &dof_handler,
-                           const Quadrature<dim>           &quadrature,
-                           const AffineConstraints<double> &constraints,
-                           TrilinosWrappers::SparseMatrix  &matrix,
-                           TrilinosWrappers::MPI::Vector   &rhs)
-  {
-    using CellFilter =
-      FilteredIterator<typename DoFHandler<dim>::active_cell_iterator>;
-    const FiniteElement<dim> &fe    = dof_handler.get_fe();
-    const auto                start = Clock::now();
-    matrix                          = 0;
-    rhs                             = 0;
-    WorkStream::run(
-      CellFilter(IteratorFilters::LocallyOwnedCell(),
-                 dof_handler.begin_active()),
-      CellFilter(IteratorFilters::LocallyOwnedCell(), dof_handler.end()),
-      [](const typename DoFHandler<dim>::active_cell_iterator &cell,
-         DealiiScratch                                        &scratch,
-         DealiiCopy                                           &copy) {
-        scratch.fe_values.reinit(cell);
-        dealii_cell_system(scratch.fe_values, copy.cell_matrix, copy.cell_rhs);
-        cell->get_dof_indices(copy.dofs);
-      },
-      [&](const DealiiCopy &copy) {
-        constraints.distribute_local_to_global(copy.cell_matrix,
-                                               copy.cell_rhs,
-                                               copy.dofs,
-                                               matrix,
-                                               rhs);
-      },
-      DealiiScratch(mapping, fe, quadrature),
-      DealiiCopy(fe.n_dofs_per_cell()));
-    matrix.compress(VectorOperation::add);
-    rhs.compress(VectorOperation::add);
-    return seconds_since(start);
+    Benchmarking::assemble_elasticity(mapping,
+                                      dof_handler,
+                                      quadrature,
+                                      constraints,
+                                      lambda,
+                                      mu,
+                                      body_force,
+                                      matrix,
+                                      rhs);
+    const double seconds = seconds_since(start);
+    MultithreadInfo::set_thread_limit(threads);
+    return seconds;
   }
 
 
@@ -959,6 +839,7 @@ namespace
                                                dof_handler,
                                                quadrature,
                                                constraints,
+                                               1,
                                                dealii_matrix,
                                                dealii_rhs));
       }
@@ -967,6 +848,7 @@ namespace
     const double n_nonzeros     = dealii_matrix.n_nonzero_elements();
 
     // deal.II's threaded peer on the rank's threads, the same pattern.
+    const unsigned int             n_threads = MultithreadInfo::n_threads();
     TrilinosWrappers::SparseMatrix threaded_matrix;
     threaded_matrix.reinit(dealii_matrix);
     TrilinosWrappers::MPI::Vector threaded_rhs(owned, world);
@@ -975,12 +857,13 @@ namespace
       {
         const int ierr = MPI_Barrier(world);
         AssertThrowMPI(ierr);
-        threaded_times.push_back(dealii_threaded_assembly(mapping,
-                                                          dof_handler,
-                                                          quadrature,
-                                                          constraints,
-                                                          threaded_matrix,
-                                                          threaded_rhs));
+        threaded_times.push_back(dealii_assembly(mapping,
+                                                 dof_handler,
+                                                 quadrature,
+                                                 constraints,
+                                                 n_threads,
+                                                 threaded_matrix,
+                                                 threaded_rhs));
       }
     const double threaded_seconds = median(threaded_times);
     const double threaded_max     = max_over_ranks(threaded_seconds);
