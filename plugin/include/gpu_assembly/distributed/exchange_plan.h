@@ -204,7 +204,7 @@ namespace GPUAssembly
 
     /**
      * Where the time of the exchanges went, in seconds, summed over the
-     * exchange_matrix() and exchange_vector() calls since the last
+     * exchanges (whole, or started and finished) since the last
      * reset_times(): communication is packing the messages, posting them
      * and waiting for them (MPI_Waitall); write is zeroing the target and
      * adding the owned and the received entries into it. The owned entries
