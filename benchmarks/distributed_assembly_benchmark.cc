@@ -7,9 +7,15 @@
 // deal.II's own distributed assembly of the same system on the same ranks
 // (FEValues, AffineConstraints::distribute_local_to_global() into a
 // TrilinosWrappers::SparseMatrix on step-40's sparsity pattern,
-// compress(VectorOperation::add)), each rank single-threaded as deal.II's MPI
-// programs usually run. The plugin's matrix and right-hand side must equal
-// deal.II's to 1e-12 (relative Frobenius and l2 norms) or the program stops.
+// compress(VectorOperation::add)), twice: one loop over the cells on one
+// thread per rank, as step-40 runs ("deal.II 1T"), and WorkStream::run() on
+// the rank's MultithreadInfo::n_threads() threads (--threads N, the threads
+// the plugin's set-up and host path use), the copier adding the cell systems
+// into the Trilinos objects ("deal.II NT"). The threaded one is the peer of
+// the speed-up column: the same threads on both sides. Its matrix and
+// right-hand side must equal the one-thread assembly's to 1e-13, the
+// plugin's deal.II's to 1e-12 (relative Frobenius and l2 norms), or the
+// program stops.
 //
 // Every time is per rank: the median over the repetitions of what that rank
 // measured, with an MPI_Barrier before each repetition; the tables give the
@@ -21,10 +27,17 @@
 //   exchange  packing, posting and waiting for the MPI messages (the wait
 //             includes a neighbour's lateness: a rank whose local assembly
 //             is faster waits for the slower one's messages),
+//   exposed   of exchange, the time spent waiting for the messages
+//             (MPI_Waitall) that the work done while they travel did not
+//             hide,
 //   write     zeroing the Epetra arrays and adding owned and received values;
 // total is the wall time of DistributedAssembler::assemble(). The MPI floor
 // is the same messages (same ranks, same sizes) sent from and received into
-// contiguous buffers without packing or adding, timed the same way.
+// contiguous buffers without packing or adding, timed the same way. strong
+// and weak are scaling efficiencies against a one-rank total given on the
+// command line: T1 / (R total) with T1 of the same mesh
+// (--strong-reference-ms), T1 / total with T1 of one rank's share
+// (--weak-reference-ms); "-" without it.
 //
 // Usage: mpirun -np R distributed_assembly_benchmark [n ...] [options]
 //        n: a cube of n^3 hexahedra (default 16), built as a coarse mesh of
@@ -46,10 +59,11 @@
 //                                  LocalElem-colored
 //                 --host           the host path even where a GPU exists
 //                 --threads N      host threads per rank for the plugin's
-//                                  set-up and host path (default 1, as
+//                                  set-up and host path and deal.II's
+//                                  WorkStream assembly (default 1, as
 //                                  deal.II's MPI programs usually run;
-//                                  deal.II's assembly below is one loop over
-//                                  the cells whatever N)
+//                                  deal.II's one-thread assembly is one loop
+//                                  over the cells whatever N)
 //                 --dealii-only    deal.II's assembly alone (no plugin, no
 //                                  check), e.g. on as many ranks as cores
 //                 --force-host-staging  the resident target's messages
@@ -57,6 +71,9 @@
 //                                  reads device memory
 //                 --no-resident    the Trilinos target alone
 //                 --cg-iterations N  CG iterations timed (default 50)
+//                 --strong-reference-ms T, --weak-reference-ms T
+//                                  one rank's re-assembly total [ms] for the
+//                                  scaling efficiency columns
 //
 // The resident target (second table, same run): DistributedAssembler into a
 // DistributedDeviceMatrix and DistributedDeviceVector, which stay on the
@@ -129,6 +146,7 @@
 #include <string>
 #include <vector>
 
+#include "dealii_elasticity.h"
 #include <Epetra_CrsMatrix.h>
 
 #include "subcube_tetrahedra.h"
@@ -142,6 +160,9 @@ namespace
   constexpr double lambda = 2., mu = 5.;
   // The plugin's assembly must be deal.II's up to round-off.
   constexpr double tolerance = 1e-12;
+  // deal.II's threaded assembly must be its one-thread assembly up to the
+  // order of additions.
+  constexpr double threaded_tolerance = 1e-13;
 
   const MPI_Comm world = MPI_COMM_WORLD;
 
@@ -182,7 +203,27 @@ namespace
     bool                      resident           = true;
     unsigned int              cg_iterations      = 50;
     AssemblyMethod            method             = AssemblyMethod::global_nz;
+    // One rank's re-assembly total [ms] of the same mesh (strong scaling)
+    // and of a mesh of one rank's share (weak scaling); 0: not given.
+    double strong_reference_ms = 0;
+    double weak_reference_ms   = 0;
   };
+
+
+
+  // A scaling efficiency column: @p reference_ms divided by @p seconds, or
+  // "-" without a reference.
+  std::string
+  scaling_efficiency(const double reference_ms, const double seconds)
+  {
+    std::ostringstream s;
+    if (reference_ms > 0 && seconds > 0)
+      s << std::fixed << std::setprecision(0) << std::setw(8)
+        << 100. * reference_ms * 1e-3 / seconds << '%';
+    else
+      s << std::setw(9) << '-';
+    return s.str();
+  }
 
 
 
@@ -234,68 +275,35 @@ namespace
 
 
   // deal.II's distributed assembly as step-40 writes it, with step-8's
-  // bilinear form; the time of this rank from zeroing to the end of
-  // compress().
+  // bilinear form and the kernel's body force (1, 0, 0), on @p n_threads
+  // threads of this rank (WorkStream; on one thread a loop over the cells);
+  // the time of this rank from zeroing to the end of compress().
   double
   dealii_assembly(const Mapping<dim>              &mapping,
                   const DoFHandler<dim>           &dof_handler,
                   const Quadrature<dim>           &quadrature,
                   const AffineConstraints<double> &constraints,
+                  const unsigned int               n_threads,
                   TrilinosWrappers::SparseMatrix  &matrix,
                   TrilinosWrappers::MPI::Vector   &rhs)
   {
-    const FiniteElement<dim>            &fe = dof_handler.get_fe();
-    const unsigned int                   n  = fe.n_dofs_per_cell();
-    FEValues<dim>                        fe_values(mapping,
-                            fe,
-                            quadrature,
-                            update_values | update_gradients |
-                              update_JxW_values);
-    FullMatrix<double>                   cell_matrix(n, n);
-    Vector<double>                       cell_rhs(n);
-    std::vector<types::global_dof_index> dofs(n);
-
+    const unsigned int threads = MultithreadInfo::n_threads();
+    MultithreadInfo::set_thread_limit(n_threads);
+    Tensor<1, dim> body_force;
+    body_force[0]    = 1.;
     const auto start = Clock::now();
-    matrix           = 0;
-    rhs              = 0;
-    for (const auto &cell : dof_handler.active_cell_iterators())
-      if (cell->is_locally_owned())
-        {
-          fe_values.reinit(cell);
-          cell_matrix = 0;
-          cell_rhs    = 0;
-          for (const unsigned int q : fe_values.quadrature_point_indices())
-            for (unsigned int i = 0; i < n; ++i)
-              {
-                const unsigned int   ci = fe.system_to_component_index(i).first;
-                const Tensor<1, dim> gi =
-                  fe_values.shape_grad_component(i, q, ci);
-                // Body force (1, 0, 0), as the kernel's below.
-                cell_rhs(i) += (ci == 0 ? 1. : 0.) *
-                               fe_values.shape_value_component(i, q, ci) *
-                               fe_values.JxW(q);
-                for (unsigned int j = 0; j < n; ++j)
-                  {
-                    const unsigned int cj =
-                      fe.system_to_component_index(j).first;
-                    const Tensor<1, dim> gj =
-                      fe_values.shape_grad_component(j, q, cj);
-                    cell_matrix(i, j) +=
-                      (gi[ci] * gj[cj] * lambda + gi[cj] * gj[ci] * mu +
-                       (ci == cj ? gi * gj * mu : 0.)) *
-                      fe_values.JxW(q);
-                  }
-              }
-          cell->get_dof_indices(dofs);
-          constraints.distribute_local_to_global(cell_matrix,
-                                                 cell_rhs,
-                                                 dofs,
-                                                 matrix,
-                                                 rhs);
-        }
-    matrix.compress(VectorOperation::add);
-    rhs.compress(VectorOperation::add);
-    return seconds_since(start);
+    Benchmarking::assemble_elasticity(mapping,
+                                      dof_handler,
+                                      quadrature,
+                                      constraints,
+                                      lambda,
+                                      mu,
+                                      body_force,
+                                      matrix,
+                                      rhs);
+    const double seconds = seconds_since(start);
+    MultithreadInfo::set_thread_limit(threads);
+    return seconds;
   }
 
 
@@ -456,7 +464,7 @@ namespace
   struct AssemblyTimes
   {
     double              first = 0;
-    std::vector<double> local, transfer, communication, write, total;
+    std::vector<double> local, transfer, communication, exposed, write, total;
   };
 
   template <class Matrix, class Vector>
@@ -484,6 +492,7 @@ namespace
         result.local.push_back(times.local);
         result.transfer.push_back(times.transfer);
         result.communication.push_back(times.communication);
+        result.exposed.push_back(times.exposed);
         result.write.push_back(times.write);
       }
     return result;
@@ -623,6 +632,7 @@ namespace
     const double local_max      = max_over_ranks(median(times.local));
     const double transfer_max   = max_over_ranks(median(times.transfer));
     const double write_max      = max_over_ranks(median(times.write));
+    const double exposed_max    = max_over_ranks(median(times.exposed));
     const double total_max      = max_over_ranks(median(times.total));
     const double spmv_max       = max_over_ranks(median(spmv));
     const double halo_max       = max_over_ranks(median(halo));
@@ -640,16 +650,18 @@ namespace
                   << std::right << std::setw(6) << "ranks" << std::setw(11)
                   << "cells" << std::setw(11) << "DoFs" << std::setw(9)
                   << "local" << std::setw(10) << "transfer" << std::setw(10)
-                  << "exchange" << std::setw(9) << "write" << std::setw(10)
-                  << "total" << std::setw(9) << "GNZ/s" << std::setw(12)
-                  << "MB/rank" << std::setw(10) << "of floor" << std::setw(11)
-                  << "Trilinos" << std::setw(10) << "speed-up" << '\n'
+                  << "exchange" << std::setw(9) << "exposed" << std::setw(9)
+                  << "write" << std::setw(10) << "total" << std::setw(9)
+                  << "GNZ/s" << std::setw(12) << "MB/rank" << std::setw(10)
+                  << "of floor" << std::setw(11) << "Trilinos" << std::setw(10)
+                  << "speed-up" << '\n'
                   << std::setw(6) << n_ranks << std::setw(11) << n_cells
                   << std::setw(11) << n_dofs << std::fixed
                   << std::setprecision(2) << std::setw(9) << local_max * 1e3
                   << std::setw(10) << transfer_max * 1e3 << std::setw(10)
-                  << comm_stats.max * 1e3 << std::setw(9) << write_max * 1e3
-                  << std::setw(10) << total_max * 1e3 << std::setw(9)
+                  << comm_stats.max * 1e3 << std::setw(9) << exposed_max * 1e3
+                  << std::setw(9) << write_max * 1e3 << std::setw(10)
+                  << total_max * 1e3 << std::setw(9)
                   << n_nonzeros / total_max * 1e-9 << std::setprecision(3)
                   << std::setw(12) << bytes_max * 1e-6;
         if (n_ranks > 1 && comm_stats.max > 0)
@@ -782,19 +794,61 @@ namespace
                                                dof_handler,
                                                quadrature,
                                                constraints,
+                                               1,
                                                dealii_matrix,
                                                dealii_rhs));
       }
     const double dealii_seconds = median(dealii_times);
     const double dealii_max     = max_over_ranks(dealii_seconds);
     const double n_nonzeros     = dealii_matrix.n_nonzero_elements();
+
+    // deal.II's threaded peer on the rank's threads, the same pattern.
+    const unsigned int             n_threads = MultithreadInfo::n_threads();
+    TrilinosWrappers::SparseMatrix threaded_matrix;
+    threaded_matrix.reinit(dealii_matrix);
+    TrilinosWrappers::MPI::Vector threaded_rhs(owned, world);
+    std::vector<double>           threaded_times;
+    for (unsigned int r = 0; r < options.dealii_repetitions; ++r)
+      {
+        const int ierr = MPI_Barrier(world);
+        AssertThrowMPI(ierr);
+        threaded_times.push_back(dealii_assembly(mapping,
+                                                 dof_handler,
+                                                 quadrature,
+                                                 constraints,
+                                                 n_threads,
+                                                 threaded_matrix,
+                                                 threaded_rhs));
+      }
+    const double threaded_seconds = median(threaded_times);
+    const double threaded_max     = max_over_ranks(threaded_seconds);
+    {
+      // The copier adds cell systems in another order than the loop:
+      // round-off only.
+      const double matrix_error =
+        matrix_difference(dealii_matrix, threaded_matrix);
+      TrilinosWrappers::MPI::Vector difference = threaded_rhs;
+      difference -= dealii_rhs;
+      const double rhs_error = difference.l2_norm() / dealii_rhs.l2_norm();
+      AssertThrow(matrix_error <= threaded_tolerance &&
+                    rhs_error <= threaded_tolerance,
+                  ExcMessage("deal.II's threaded assembly (WorkStream) "
+                             "differs from its one-thread assembly by more "
+                             "than 1e-13 (matrix " +
+                             std::to_string(matrix_error) +
+                             ", right-hand side " + std::to_string(rhs_error) +
+                             ")."));
+    }
     if (is_root())
-      std::cout << "deal.II (one loop over the cells per rank): sparsity "
-                   "pattern and matrix "
+      std::cout << "deal.II, one loop over the cells per rank (one thread): "
+                   "sparsity pattern and matrix "
                 << dealii_setup << " s; assembly " << dealii_max * 1e3
                 << " ms (median of " << options.dealii_repetitions
-                << ", slowest rank), " << n_nonzeros << " nonzeros"
-                << std::endl;
+                << ", slowest rank), " << n_nonzeros << " nonzeros\n"
+                << "deal.II, WorkStream on " << MultithreadInfo::n_threads()
+                << " thread(s) per rank (the peer of the speed-up columns): "
+                << "assembly " << threaded_max * 1e3
+                << " ms; equals the one-thread assembly to 1e-13" << std::endl;
 
     const auto print_header = [&]() {
       std::cout << "\n"
@@ -809,10 +863,14 @@ namespace
                 << std::right << std::setw(6) << "ranks" << std::setw(11)
                 << "cells" << std::setw(11) << "DoFs" << std::setw(9) << "local"
                 << std::setw(10) << "transfer" << std::setw(10) << "exchange"
-                << std::setw(9) << "write" << std::setw(10) << "total"
-                << std::setw(9) << "GNZ/s" << std::setw(12) << "MB/rank"
-                << std::setw(10) << "of floor" << std::setw(11) << "deal.II"
-                << std::setw(10) << "speed-up" << '\n';
+                << std::setw(9) << "exposed" << std::setw(9) << "write"
+                << std::setw(10) << "total" << std::setw(9) << "GNZ/s"
+                << std::setw(12) << "MB/rank" << std::setw(10) << "of floor"
+                << std::setw(11) << "deal.II 1T" << std::setw(11)
+                << "deal.II " + std::to_string(MultithreadInfo::n_threads()) +
+                     "T"
+                << std::setw(10) << "speed-up" << std::setw(9) << "strong"
+                << std::setw(9) << "weak" << '\n';
       std::cout << std::setw(6) << n_ranks << std::setw(11) << n_cells
                 << std::setw(11) << n_dofs;
     };
@@ -823,11 +881,14 @@ namespace
           {
             print_header();
             // The plugin's columns stay empty.
-            for (const int width : {9, 10, 10, 9, 10, 9, 12, 10})
+            for (const int width : {9, 10, 10, 9, 9, 10, 9, 12, 10})
               std::cout << std::setw(width) << "-";
             std::cout << std::fixed << std::setprecision(1) << std::setw(11)
-                      << dealii_max * 1e3 << std::setw(10) << "-"
-                      << std::defaultfloat << std::setprecision(6) << std::endl;
+                      << dealii_max * 1e3 << std::setw(11)
+                      << threaded_max * 1e3;
+            for (const int width : {10, 9, 9})
+              std::cout << std::setw(width) << "-";
+            std::cout << std::defaultfloat << std::setprecision(6) << std::endl;
           }
         return;
       }
@@ -946,6 +1007,7 @@ namespace
     const double      local_max      = max_over_ranks(median(times.local));
     const double      transfer_max   = max_over_ranks(median(times.transfer));
     const double      write_max      = max_over_ranks(median(times.write));
+    const double      exposed_max    = max_over_ranks(median(times.exposed));
     const double      total_max      = max_over_ranks(median(times.total));
     const double      floor_max      = max_over_ranks(floor_seconds);
     const double      adapter_max    = max_over_ranks(adapter_seconds);
@@ -972,17 +1034,21 @@ namespace
         std::cout << std::fixed << std::setprecision(2) << std::setw(9)
                   << local_max * 1e3 << std::setw(10) << transfer_max * 1e3
                   << std::setw(10) << comm_stats.max * 1e3 << std::setw(9)
-                  << write_max * 1e3 << std::setw(10) << total_max * 1e3
-                  << std::setw(9) << n_nonzeros / total_max * 1e-9
-                  << std::setprecision(3) << std::setw(12)
-                  << sent_stats.max * 1e-6;
+                  << exposed_max * 1e3 << std::setw(9) << write_max * 1e3
+                  << std::setw(10) << total_max * 1e3 << std::setw(9)
+                  << n_nonzeros / total_max * 1e-9 << std::setprecision(3)
+                  << std::setw(12) << sent_stats.max * 1e-6;
         if (max_neighbours > 0)
           std::cout << std::setprecision(0) << std::setw(9)
                     << 100. * floor_max / comm_stats.max << '%';
         else
           std::cout << std::setw(10) << "-";
         std::cout << std::setprecision(1) << std::setw(11) << dealii_max * 1e3
-                  << std::setw(9) << dealii_max / total_max << 'x'
+                  << std::setw(11) << threaded_max * 1e3 << std::setw(9)
+                  << threaded_max / total_max << 'x'
+                  << scaling_efficiency(options.strong_reference_ms,
+                                        n_ranks * total_max)
+                  << scaling_efficiency(options.weak_reference_ms, total_max)
                   << std::defaultfloat << std::setprecision(6) << std::endl;
       }
     if (options.resident)
@@ -1042,6 +1108,21 @@ main(int argc, char **argv)
             options.resident = false;
           else if (argument == "--cg-iterations")
             options.cg_iterations = count(argument);
+          else if (argument == "--strong-reference-ms" ||
+                   argument == "--weak-reference-ms")
+            {
+              AssertThrow(i + 1 < argc,
+                          ExcMessage(argument + " needs a time in ms."));
+              const double value = std::stod(argv[++i]);
+              AssertThrow(value > 0,
+                          ExcMessage(argument +
+                                     " needs a positive time in "
+                                     "ms, not " +
+                                     std::string(argv[i]) + "."));
+              (argument == "--strong-reference-ms" ?
+                 options.strong_reference_ms :
+                 options.weak_reference_ms) = value;
+            }
           else if (argument == "--method" && i + 1 < argc)
             options.method = parse_assembly_method(argv[++i]);
           else
@@ -1056,7 +1137,9 @@ main(int argc, char **argv)
                                      "--hanging-nodes, --tetrahedra, "
                                      "--method NAME, --host, --threads N, "
                                      "--dealii-only, --force-host-staging, "
-                                     "--no-resident, --cg-iterations N."));
+                                     "--no-resident, --cg-iterations N, "
+                                     "--strong-reference-ms T, "
+                                     "--weak-reference-ms T."));
               options.sizes.push_back(std::stoi(argument));
               AssertThrow(options.sizes.back() >= 2,
                           ExcMessage("a size n must be at least 2."));

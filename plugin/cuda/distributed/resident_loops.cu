@@ -48,6 +48,16 @@ namespace GPUAssembly
         GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(0));
       }
 
+      bool
+      finished()
+      {
+        const cudaError_t status = cudaStreamQuery(0);
+        if (status == cudaErrorNotReady)
+          return false;
+        GPU_ASSEMBLY_CHECK_CUDA(status);
+        return true;
+      }
+
       void *
       allocate_pinned(const std::size_t bytes)
       {
@@ -73,6 +83,8 @@ namespace GPUAssembly
 #define GPU_ASSEMBLY_INSTANTIATE_RESIDENT_LOOPS(Number)       \
   GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
     GPUAssembly::ResidentOperations::Gather<Number>)          \
+  GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
+    GPUAssembly::ResidentOperations::ZeroAt<Number>)          \
   GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \
     GPUAssembly::ResidentOperations::ScatterAdd<Number>)      \
   GPU_ASSEMBLY_INSTANTIATE_FOR_EACH_INDEX(                    \

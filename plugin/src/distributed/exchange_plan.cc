@@ -416,59 +416,91 @@ namespace GPUAssembly
                        vector_positions,
                        vector);
 
-    send_buffer.resize(std::max(matrix.n_send(), vector.n_send()));
-    recv_buffer.resize(std::max(matrix.n_recv(), vector.n_recv()));
+    for (auto [lists, in_flight] : {std::make_pair(&matrix, &matrix_in_flight),
+                                    std::make_pair(&vector, &vector_in_flight)})
+      {
+        in_flight->send_buffer.resize(lists->n_send());
+        in_flight->recv_buffer.resize(lists->n_recv());
+        in_flight->requests.clear();
+      }
   }
 
 
 
   template <typename Number>
   void
-  ExchangePlan::exchange(const ExchangeLists &lists,
-                         const int            tag,
-                         const Number        *local_values,
-                         double              *target) const
+  ExchangePlan::start(const ExchangeLists &lists,
+                      const int            tag,
+                      const Number        *send_values,
+                      InFlight            &in_flight) const
   {
     Assert(communicator, dealii::ExcNotInitialized());
-    using Clock                    = std::chrono::steady_clock;
-    auto                     start = Clock::now();
-    const MPI_Comm           comm  = **communicator;
-    std::vector<MPI_Request> requests;
-    requests.reserve(lists.recv_ranks.size() + lists.send_ranks.size());
+    AssertThrow(in_flight.requests.empty(),
+                dealii::ExcMessage("an exchange starts before the previous "
+                                   "one of the same lists finished."));
+    using Clock            = std::chrono::steady_clock;
+    const auto     start   = Clock::now();
+    const MPI_Comm comm    = **communicator;
+    auto          &buffer  = in_flight.send_buffer;
+    auto          &request = in_flight.requests;
+    request.reserve(lists.recv_ranks.size() + lists.send_ranks.size());
     internal::post_messages(MPI_Irecv,
-                            recv_buffer.data(),
+                            in_flight.recv_buffer.data(),
                             lists.recv_ranks,
                             lists.recv_offsets,
                             tag,
                             comm,
-                            requests);
+                            request);
     for (std::size_t j = 0; j < lists.n_send(); ++j)
-      send_buffer[j] = local_values[lists.send_sources[j]];
+      buffer[j] = send_values[lists.send_sources[j]];
     internal::post_messages(MPI_Isend,
-                            send_buffer.data(),
+                            buffer.data(),
                             lists.send_ranks,
                             lists.send_offsets,
                             tag,
                             comm,
-                            requests);
-
+                            request);
     times.communication += internal::seconds_since(start);
+  }
+
+
+
+  template <typename Number>
+  void
+  ExchangePlan::finish(const ExchangeLists &lists,
+                       const Number        *local_values,
+                       double              *target,
+                       InFlight            &in_flight) const
+  {
+    using Clock = std::chrono::steady_clock;
 
     // The rank's own rows while the messages travel.
-    start = Clock::now();
+    auto start = Clock::now();
     std::fill(target, target + lists.n_targets, 0.);
     for (std::size_t i = 0; i < lists.owned_sources.size(); ++i)
       target[lists.owned_targets[i]] += local_values[lists.owned_sources[i]];
     times.write += internal::seconds_since(start);
 
     start = Clock::now();
-    internal::wait_for_all(requests);
-    times.communication += internal::seconds_since(start);
+    internal::wait_for_all(in_flight.requests);
+    in_flight.requests.clear();
+    const double wait = internal::seconds_since(start);
+    times.communication += wait;
+    times.exposed += wait;
 
     start = Clock::now();
     for (std::size_t j = 0; j < lists.n_recv(); ++j)
-      target[lists.recv_targets[j]] += recv_buffer[j];
+      target[lists.recv_targets[j]] += in_flight.recv_buffer[j];
     times.write += internal::seconds_since(start);
+  }
+
+
+
+  void
+  ExchangePlan::progress_exchanges() const
+  {
+    internal::test_all(matrix_in_flight.requests);
+    internal::test_all(vector_in_flight.requests);
   }
 
 
@@ -478,7 +510,8 @@ namespace GPUAssembly
   ExchangePlan::exchange_matrix(const Number *local_values,
                                 double       *target) const
   {
-    exchange(matrix, 1, local_values, target);
+    start_matrix_exchange(local_values);
+    finish_matrix_exchange(local_values, target);
   }
 
 
@@ -488,17 +521,60 @@ namespace GPUAssembly
   ExchangePlan::exchange_vector(const Number *local_values,
                                 double       *target) const
   {
-    exchange(vector, 2, local_values, target);
+    start_vector_exchange(local_values);
+    finish_vector_exchange(local_values, target);
   }
 
 
 
-  template void
-  ExchangePlan::exchange_matrix(const float *, double *) const;
-  template void
-  ExchangePlan::exchange_matrix(const double *, double *) const;
-  template void
-  ExchangePlan::exchange_vector(const float *, double *) const;
-  template void
-  ExchangePlan::exchange_vector(const double *, double *) const;
+  template <typename Number>
+  void
+  ExchangePlan::start_matrix_exchange(const Number *send_values) const
+  {
+    start(matrix, 1, send_values, matrix_in_flight);
+  }
+
+
+
+  template <typename Number>
+  void
+  ExchangePlan::finish_matrix_exchange(const Number *local_values,
+                                       double       *target) const
+  {
+    finish(matrix, local_values, target, matrix_in_flight);
+  }
+
+
+
+  template <typename Number>
+  void
+  ExchangePlan::start_vector_exchange(const Number *send_values) const
+  {
+    start(vector, 2, send_values, vector_in_flight);
+  }
+
+
+
+  template <typename Number>
+  void
+  ExchangePlan::finish_vector_exchange(const Number *local_values,
+                                       double       *target) const
+  {
+    finish(vector, local_values, target, vector_in_flight);
+  }
+
+
+
+#define GPU_ASSEMBLY_INSTANTIATE_EXCHANGE(Number)                              \
+  template void ExchangePlan::exchange_matrix(const Number *, double *) const; \
+  template void ExchangePlan::exchange_vector(const Number *, double *) const; \
+  template void ExchangePlan::start_matrix_exchange(const Number *) const;     \
+  template void ExchangePlan::finish_matrix_exchange(const Number *, double *) \
+    const;                                                                     \
+  template void ExchangePlan::start_vector_exchange(const Number *) const;     \
+  template void ExchangePlan::finish_vector_exchange(const Number *, double *) \
+    const;
+
+  GPU_ASSEMBLY_INSTANTIATE_EXCHANGE(float)
+  GPU_ASSEMBLY_INSTANTIATE_EXCHANGE(double)
 } // namespace GPUAssembly

@@ -76,6 +76,21 @@ namespace GPUAssembly
                      requests);
     }
 
+    /// Let MPI move the messages of @p requests without waiting for them:
+    /// an MPI library may move a large message only inside MPI calls.
+    /// Completed requests become MPI_REQUEST_NULL, which wait_for_all()
+    /// accepts.
+    inline void
+    test_all(std::vector<MPI_Request> &requests)
+    {
+      int       completed = 0;
+      const int ierr      = MPI_Testall(requests.size(),
+                                   requests.data(),
+                                   &completed,
+                                   MPI_STATUSES_IGNORE);
+      AssertThrowMPI(ierr);
+    }
+
     /// Wait for all of @p requests.
     inline void
     wait_for_all(std::vector<MPI_Request> &requests)

@@ -183,26 +183,22 @@ namespace GPUAssembly
 
     template <typename Number>
     void
-    ResidentExchange<Number>::run(const Number        *local_values,
-                                  Number              *target,
-                                  ExchangePlan::Times &times,
-                                  double              &transfer) const
+    ResidentExchange<Number>::start(const Number        *send_values,
+                                    ExchangePlan::Times &times,
+                                    double              &transfer) const
     {
       AssertThrow(communicator,
                   dealii::ExcMessage("a resident exchange runs before its "
                                      "reinit()."));
-      using Clock     = std::chrono::steady_clock;
-      const auto sync = [this]() {
-        if (on_device)
-          DeviceMemory::synchronize();
-      };
+      AssertThrow(requests.empty(),
+                  dealii::ExcMessage("a resident exchange starts before the "
+                                     "previous one finished."));
+      using Clock              = std::chrono::steady_clock;
       const bool        staged = path == HaloPath::staged_through_host;
       const MPI_Comm    comm   = **communicator;
       const std::size_t n_send = send_sources.size();
-      const std::size_t n_recv = group_entries.size();
 
-      auto                     start = Clock::now();
-      std::vector<MPI_Request> requests;
+      auto start = Clock::now();
       requests.reserve(recv_ranks.size() + send_ranks.size());
       Number *receive = staged ? pinned_recv.data() : recv_buffer.data();
       post_messages(MPI_Irecv,
@@ -214,10 +210,11 @@ namespace GPUAssembly
                     requests);
       for_each_index(on_device,
                      n_send,
-                     ResidentOperations::Gather<Number>{local_values,
+                     ResidentOperations::Gather<Number>{send_values,
                                                         send_sources.data(),
                                                         send_buffer.data()});
-      sync();
+      if (on_device)
+        DeviceMemory::synchronize();
       times.communication += seconds_since(start);
       const Number *send = send_buffer.data();
       if (staged)
@@ -238,9 +235,36 @@ namespace GPUAssembly
                     comm,
                     requests);
       times.communication += seconds_since(start);
+    }
+
+
+
+    template <typename Number>
+    void
+    ResidentExchange<Number>::progress() const
+    {
+      test_all(requests);
+    }
+
+
+
+    template <typename Number>
+    void
+    ResidentExchange<Number>::finish(const Number        *local_values,
+                                     Number              *target,
+                                     ExchangePlan::Times &times,
+                                     double              &transfer) const
+    {
+      using Clock     = std::chrono::steady_clock;
+      const auto sync = [this]() {
+        if (on_device)
+          DeviceMemory::synchronize();
+      };
+      const bool        staged = path == HaloPath::staged_through_host;
+      const std::size_t n_recv = group_entries.size();
 
       // The rank's own rows while the messages travel.
-      start = Clock::now();
+      auto start = Clock::now();
       if (on_device)
         DeviceMemory::set_zero(target, n_targets * sizeof(Number));
       else
@@ -257,7 +281,10 @@ namespace GPUAssembly
 
       start = Clock::now();
       wait_for_all(requests);
-      times.communication += seconds_since(start);
+      requests.clear();
+      const double wait = seconds_since(start);
+      times.communication += wait;
+      times.exposed += wait;
 
       if (staged)
         {

@@ -14,7 +14,9 @@
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
 #include <gpu_assembly/distributed/exchange_plan.h>
+#include <gpu_assembly/distributed/interface_split.h>
 #include <gpu_assembly/distributed/resident_exchange.h>
+#include <gpu_assembly/distributed/resident_operations.h>
 #include <gpu_assembly/engine/device_assembler.h>
 #include <gpu_assembly/engine/host_assembler.h>
 #include <gpu_assembly/lac/device_csr_matrix.h>
@@ -22,6 +24,7 @@
 
 #include <chrono>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace GPUAssembly
@@ -68,6 +71,15 @@ namespace GPUAssembly
    * assembly, one message per neighbouring rank for each of matrix and
    * right-hand side, and writes the Epetra arrays through precomputed
    * positions.
+   *
+   * The exchange travels while the rank computes: the local assembly is
+   * split (InterfaceSplit) into the elements that write rows other ranks
+   * own, assembled first, and the interior, assembled while the values of
+   * those rows are on their way; the two parts' values are added where
+   * both write (interior first), then the owned values are written and the
+   * received ones added. The result does not depend on timing. (The device
+   * path into Trilinos, which downloads the whole local matrix, assembles
+   * both parts before its exchange.)
    *
    * The overloads for a DistributedDeviceMatrix and DistributedDeviceVector
    * keep the result where it was assembled: on the device path, the owned
@@ -198,7 +210,9 @@ namespace GPUAssembly
      * transfer: on the device path, the nodal data's upload and the local
      * matrix and right-hand side's download (0 on the host path).
      * communication and write: ExchangePlan::Times of the matrix and the
-     * right-hand side's exchanges together.
+     * right-hand side's exchanges together. exposed: the part of
+     * communication the rank spent waiting for messages (MPI_Waitall) that
+     * the work done while they travel did not hide.
      */
     struct Times
     {
@@ -206,6 +220,7 @@ namespace GPUAssembly
       double transfer      = 0;
       double communication = 0;
       double write         = 0;
+      double exposed       = 0;
     };
 
     const Times &
@@ -221,7 +236,7 @@ namespace GPUAssembly
     const std::vector<Number> &
     get_local_matrix_values() const
     {
-      return local_values;
+      return interior_part.values;
     }
 
     /// The rank's local right-hand side of the last assemble() (as
@@ -229,36 +244,98 @@ namespace GPUAssembly
     const std::vector<Number> &
     get_local_rhs() const
     {
-      return local_rhs;
+      return interior_part.rhs;
+    }
+
+    /// The split of the rank's elements into interface and interior
+    /// (reinit()).
+    const InterfaceSplit &
+    get_interface_split() const
+    {
+      return split;
     }
 
   private:
-    /// The local assemblers and device arrays of reinit().
+    /**
+     * One part of the local assembly (InterfaceSplit): the interface or
+     * the interior elements, with their assembler and where it writes
+     * (host path: values and rhs; device path: device_matrix and
+     * device_rhs). A part without elements has no assembler.
+     */
+    struct LocalPart
+    {
+      /// The part's arrays where it is not the adapter's whole mesh.
+      MeshArrays                                    arrays;
+      std::unique_ptr<HostAssembler<dim, Number>>   host_assembler;
+      std::unique_ptr<DeviceAssembler<dim, Number>> device_assembler;
+      std::unique_ptr<DeviceCSRMatrix<Number>>      device_matrix;
+      DeviceVector<Number>                          device_rhs;
+      /// Host path: the part's local matrix and right-hand side. Device
+      /// path into Trilinos: the interior's hold the downloaded result.
+      std::vector<Number> values;
+      std::vector<Number> rhs;
+
+      bool
+      has_elements() const
+      {
+        return host_assembler || device_assembler;
+      }
+
+      const Number *
+      matrix_data() const
+      {
+        return device_matrix ? device_matrix->get_values().data() :
+                               values.data();
+      }
+
+      const Number *
+      rhs_data() const
+      {
+        return device_matrix ? device_rhs.data() : rhs.data();
+      }
+    };
+
+    /// The part whose values of the rows other ranks own are sent: the
+    /// interface; where it has no elements, no element writes these rows,
+    /// and the interior's zeros there are sent.
+    const LocalPart &
+    sending() const
+    {
+      return interface_part.has_elements() ? interface_part : interior_part;
+    }
+
+    /// The split, the parts' assemblers and device arrays of reinit().
     void
     setup_local(const DoFHandlerAdapter<dim> &adapter,
                 const AdditionalData         &additional_data);
 
-    /// The rank's local assembly into local_values and local_rhs (host
-    /// path) or device_matrix and device_rhs (device path), timed; with
-    /// @p download, the device path copies them to the host.
-    template <class Kernel>
+    /// @p part's assembler for @p elements of the adapter's arrays.
     void
-    assemble_locally(const Kernel              &kernel,
-                     const std::vector<Number> &nodal_data,
-                     const bool                 download);
+    setup_part(LocalPart &part, const std::vector<unsigned int> &elements);
 
-    /// The device path's local assembly from nodal data on the device
-    /// (times.local), with @p download as in assemble_locally().
-    template <class Kernel>
+    /**
+     * The local assembly of both parts from @p nodal_data (a
+     * std::vector on the host path, a DeviceVector on the device path)
+     * into interior's arrays, timed (times.local): the interface part
+     * first, then @p between (which starts the exchange of the interface
+     * values) while the interior part is yet to come, then the interior
+     * part, and the interface values added to the interior's where both
+     * write. While the device computes the interior, @p progress lets MPI
+     * move the messages.
+     */
+    template <class Kernel, class NodalData, class Between, class Progress>
     void
-    assemble_on_device(const Kernel               &kernel,
-                       const DeviceVector<Number> &nodal_data,
-                       const bool                  download);
+    assemble_parts(const Kernel    &kernel,
+                   const NodalData &nodal_data,
+                   const Between   &between,
+                   const Progress  &progress);
 
-    /// The resident exchange of the local results into @p matrix and
-    /// @p rhs, after a local assembly.
+    /// The resident exchange around assemble_parts().
+    template <class Kernel, class NodalData>
     void
-    exchange_resident(DistributedDeviceMatrix<Number> &matrix,
+    assemble_resident(const Kernel                    &kernel,
+                      const NodalData                 &nodal_data,
+                      DistributedDeviceMatrix<Number> &matrix,
                       DistributedDeviceVector<Number> &rhs);
 
     /// The checks of both resident assemble()s.
@@ -273,23 +350,70 @@ namespace GPUAssembly
       resident
     };
 
-    const DoFHandlerAdapter<dim>                 *adapter = nullptr;
-    Target                                        target  = Target::none;
-    AdditionalData                                additional_data;
-    std::unique_ptr<HostAssembler<dim, Number>>   host_assembler;
-    std::unique_ptr<DeviceAssembler<dim, Number>> device_assembler;
-    std::unique_ptr<DeviceCSRMatrix<Number>>      device_matrix;
-    DeviceVector<Number>                          device_rhs;
-    DeviceVector<Number>                          device_nodal_data;
-    ExchangePlan                                  plan;
-    internal::ResidentExchange<Number>            matrix_exchange;
-    internal::ResidentExchange<Number>            vector_exchange;
-    std::vector<Number>                           local_values;
-    std::vector<Number>                           local_rhs;
-    std::size_t                                   n_matrix_values = 0;
-    std::size_t                                   n_vector_values = 0;
-    Times                                         times;
+    const DoFHandlerAdapter<dim> *adapter = nullptr;
+    Target                        target  = Target::none;
+    AdditionalData                additional_data;
+    InterfaceSplit                split;
+    LocalPart                     interface_part;
+    /// Also the local result of both parts.
+    LocalPart                          interior_part;
+    ResidentArray<int>                 nonzeros_written;
+    ResidentArray<int>                 rows_written;
+    DeviceVector<Number>               device_nodal_data;
+    ExchangePlan                       plan;
+    internal::ResidentExchange<Number> matrix_exchange;
+    internal::ResidentExchange<Number> vector_exchange;
+    std::size_t                        n_matrix_values = 0;
+    std::size_t                        n_vector_values = 0;
+    Times                              times;
   };
+
+
+
+  template <int dim, typename Number>
+  void
+  DistributedAssembler<dim, Number>::setup_part(
+    LocalPart                       &part,
+    const std::vector<unsigned int> &elements)
+  {
+    const MeshArrays &arrays = adapter->get_arrays();
+    part                     = LocalPart();
+    // Where the part is the whole mesh, the adapter's arrays serve it.
+    const bool whole = elements.size() == arrays.n_elements;
+    if (!whole)
+      part.arrays = restrict_to_elements(arrays, elements);
+    const MeshArrays &part_arrays = whole ? arrays : part.arrays;
+    const bool        use_device  = additional_data.use_device;
+    // The interior's arrays hold the local result even without elements;
+    // zero until assembled: the exchange may read them first.
+    if (use_device && (!elements.empty() || &part == &interior_part))
+      {
+        part.device_matrix = std::make_unique<DeviceCSRMatrix<Number>>();
+        part.device_matrix->reinit(arrays);
+        part.device_matrix->get_values().set_zero();
+        part.device_rhs.reinit(arrays.n_dofs);
+      }
+    else if (!use_device)
+      {
+        part.values.assign(arrays.n_nonzeros(), Number());
+        part.rhs.assign(arrays.n_dofs, Number());
+      }
+    if (elements.empty())
+      return;
+    if (use_device)
+      {
+        typename DeviceAssembler<dim, Number>::AdditionalData device_data;
+        static_cast<DeviceMethodData &>(device_data) = additional_data.device;
+        device_data.options                          = additional_data.options;
+        device_data.n_nodal_fields = additional_data.n_nodal_fields;
+        part.device_assembler =
+          std::make_unique<DeviceAssembler<dim, Number>>();
+        part.device_assembler->reinit(part_arrays, device_data);
+      }
+    else
+      part.host_assembler =
+        std::make_unique<HostAssembler<dim, Number>>(part_arrays);
+  }
 
 
 
@@ -302,31 +426,26 @@ namespace GPUAssembly
     this->adapter            = &adapter;
     this->additional_data    = data;
     const MeshArrays &arrays = adapter.get_arrays();
-    host_assembler.reset();
-    device_assembler.reset();
-    device_matrix.reset();
+    interface_part           = LocalPart();
+    interior_part            = LocalPart();
     SetupTimes::Scope scope(data.use_device ?
                               "DistributedAssembler: device assembler" :
                               "DistributedAssembler: host assembler");
-    if (data.use_device)
-      {
-        AssertThrow(n_cuda_devices() > 0,
-                    ExcUnsupportedInput(
-                      "DistributedAssembler: use_device is set, but this "
-                      "rank finds no CUDA device; assemble on the host "
-                      "(use_device = false)."));
-        typename DeviceAssembler<dim, Number>::AdditionalData device_data;
-        static_cast<DeviceMethodData &>(device_data) = data.device;
-        device_data.options                          = data.options;
-        device_data.n_nodal_fields                   = data.n_nodal_fields;
-        device_assembler = std::make_unique<DeviceAssembler<dim, Number>>();
-        device_assembler->reinit(arrays, device_data);
-        device_matrix = std::make_unique<DeviceCSRMatrix<Number>>();
-        device_matrix->reinit(arrays);
-        device_rhs.reinit(arrays.n_dofs);
-      }
-    else
-      host_assembler = std::make_unique<HostAssembler<dim, Number>>(arrays);
+    AssertThrow(!data.use_device || n_cuda_devices() > 0,
+                ExcUnsupportedInput(
+                  "DistributedAssembler: use_device is set, but this "
+                  "rank finds no CUDA device; assemble on the host "
+                  "(use_device = false)."));
+    split.reinit(arrays,
+                 adapter.get_local_to_global(),
+                 adapter.locally_owned_dofs());
+    setup_part(interface_part, split.interface_elements);
+    setup_part(interior_part, split.interior_elements);
+    const auto to_int = [](const std::vector<index_type> &indices) {
+      return std::vector<int>(indices.begin(), indices.end());
+    };
+    nonzeros_written.reinit(data.use_device, to_int(split.nonzeros_written));
+    rows_written.reinit(data.use_device, to_int(split.rows_written));
   }
 
 
@@ -444,59 +563,83 @@ namespace GPUAssembly
 
 
   template <int dim, typename Number>
-  template <class Kernel>
+  template <class Kernel, class NodalData, class Between, class Progress>
   void
-  DistributedAssembler<dim, Number>::assemble_locally(
-    const Kernel              &kernel,
-    const std::vector<Number> &nodal_data,
-    const bool                 download)
+  DistributedAssembler<dim, Number>::assemble_parts(const Kernel    &kernel,
+                                                    const NodalData &nodal_data,
+                                                    const Between   &between,
+                                                    const Progress  &progress)
   {
-    using Clock = std::chrono::steady_clock;
-    times       = Times();
-    auto start  = Clock::now();
-    if (device_assembler)
+    using Clock              = std::chrono::steady_clock;
+    const bool on_device     = additional_data.use_device;
+    const auto assemble_part = [&](LocalPart &part) {
+      if constexpr (std::is_same_v<NodalData, std::vector<Number>>)
+        part.host_assembler->assemble(kernel,
+                                      part.values,
+                                      part.rhs,
+                                      additional_data.options,
+                                      nodal_data,
+                                      additional_data.n_nodal_fields);
+      else
+        part.device_assembler->assemble(kernel,
+                                        nodal_data,
+                                        *part.device_matrix,
+                                        part.device_rhs);
+    };
+
+    auto    start  = Clock::now();
+    Number *values = on_device ?
+                       interior_part.device_matrix->get_values().data() :
+                       interior_part.values.data();
+    Number *rhs =
+      on_device ? interior_part.device_rhs.data() : interior_part.rhs.data();
+    // An assembler need not write rows without elements of its part; the
+    // interior's rows that the interface part writes are added to below,
+    // so they start from zero.
+    for_each_index(on_device,
+                   nonzeros_written.size(),
+                   ResidentOperations::ZeroAt<Number>{nonzeros_written.data(),
+                                                      values});
+    for_each_index(on_device,
+                   rows_written.size(),
+                   ResidentOperations::ZeroAt<Number>{rows_written.data(),
+                                                      rhs});
+    if (interface_part.has_elements())
+      assemble_part(interface_part);
+    if (on_device)
+      synchronize_device();
+    times.local += internal::seconds_since(start);
+
+    between();
+
+    start = Clock::now();
+    if (interior_part.has_elements())
+      assemble_part(interior_part);
+    // interior + interface where both write, in this order whatever the
+    // order of the parts.
+    for_each_index(
+      on_device,
+      nonzeros_written.size(),
+      ResidentOperations::ScatterAdd<Number>{interface_part.matrix_data(),
+                                             nonzeros_written.data(),
+                                             nonzeros_written.data(),
+                                             values});
+    for_each_index(
+      on_device,
+      rows_written.size(),
+      ResidentOperations::ScatterAdd<Number>{interface_part.rhs_data(),
+                                             rows_written.data(),
+                                             rows_written.data(),
+                                             rhs});
+    if (on_device)
       {
-        device_nodal_data.copy_from_host(nodal_data);
+        // The messages move while the device computes, also with an MPI
+        // library that moves large messages only inside MPI calls.
+        while (!internal::DeviceMemory::finished())
+          progress();
         synchronize_device();
-        const double upload = internal::seconds_since(start);
-        assemble_on_device(kernel, device_nodal_data, download);
-        times.transfer += upload;
       }
-    else
-      {
-        host_assembler->assemble(kernel,
-                                 local_values,
-                                 local_rhs,
-                                 additional_data.options,
-                                 nodal_data,
-                                 additional_data.n_nodal_fields);
-        times.local = internal::seconds_since(start);
-      }
-  }
-
-
-
-  template <int dim, typename Number>
-  template <class Kernel>
-  void
-  DistributedAssembler<dim, Number>::assemble_on_device(
-    const Kernel               &kernel,
-    const DeviceVector<Number> &nodal_data,
-    const bool                  download)
-  {
-    using Clock = std::chrono::steady_clock;
-    times       = Times();
-    auto start  = Clock::now();
-    device_assembler->assemble(kernel, nodal_data, *device_matrix, device_rhs);
-    synchronize_device();
-    times.local = internal::seconds_since(start);
-    if (download)
-      {
-        start = Clock::now();
-        device_matrix->get_values().copy_to_host(local_values);
-        device_rhs.copy_to_host(local_rhs);
-        times.transfer += internal::seconds_since(start);
-      }
+    times.local += internal::seconds_since(start);
   }
 
 
@@ -521,13 +664,42 @@ namespace GPUAssembly
                   "the matrix or right-hand side given to assemble() does "
                   "not have the layout planned by reinit(); call reinit() "
                   "again after reinitializing them."));
-    assemble_locally(kernel, nodal_data, /*download=*/true);
+    using Clock = std::chrono::steady_clock;
+    times       = Times();
     plan.reset_times();
-    plan.exchange_matrix(local_values.data(),
-                         internal::TrilinosTarget::values(matrix));
-    plan.exchange_vector(local_rhs.data(), rhs.begin());
+    const auto nothing = []() {};
+    if (additional_data.use_device)
+      {
+        auto start = Clock::now();
+        device_nodal_data.copy_from_host(nodal_data);
+        synchronize_device();
+        times.transfer += internal::seconds_since(start);
+        // The exchange reads the whole local matrix from the host: both
+        // parts first, then one download.
+        assemble_parts(kernel, device_nodal_data, nothing, nothing);
+        start = Clock::now();
+        interior_part.device_matrix->get_values().copy_to_host(
+          interior_part.values);
+        interior_part.device_rhs.copy_to_host(interior_part.rhs);
+        times.transfer += internal::seconds_since(start);
+        plan.start_matrix_exchange(interior_part.values.data());
+        plan.start_vector_exchange(interior_part.rhs.data());
+      }
+    else
+      assemble_parts(
+        kernel,
+        nodal_data,
+        [&]() {
+          plan.start_matrix_exchange(sending().matrix_data());
+          plan.start_vector_exchange(sending().rhs_data());
+        },
+        nothing);
+    plan.finish_matrix_exchange(interior_part.values.data(),
+                                internal::TrilinosTarget::values(matrix));
+    plan.finish_vector_exchange(interior_part.rhs.data(), rhs.begin());
     times.communication = plan.get_times().communication;
     times.write         = plan.get_times().write;
+    times.exposed       = plan.get_times().exposed;
   }
 
 
@@ -556,27 +728,41 @@ namespace GPUAssembly
 
 
   template <int dim, typename Number>
+  template <class Kernel, class NodalData>
   void
-  DistributedAssembler<dim, Number>::exchange_resident(
+  DistributedAssembler<dim, Number>::assemble_resident(
+    const Kernel                    &kernel,
+    const NodalData                 &nodal_data,
     DistributedDeviceMatrix<Number> &matrix,
     DistributedDeviceVector<Number> &rhs)
   {
-    const Number *local_matrix = device_assembler ?
-                                   device_matrix->get_values().data() :
-                                   local_values.data();
-    const Number *local_vector =
-      device_assembler ? device_rhs.data() : local_rhs.data();
     ExchangePlan::Times exchange_times;
-    matrix_exchange.run(local_matrix,
-                        matrix.values_data(),
-                        exchange_times,
-                        times.transfer);
-    vector_exchange.run(local_vector,
-                        rhs.data(),
-                        exchange_times,
-                        times.transfer);
+    assemble_parts(
+      kernel,
+      nodal_data,
+      [&]() {
+        matrix_exchange.start(sending().matrix_data(),
+                              exchange_times,
+                              times.transfer);
+        vector_exchange.start(sending().rhs_data(),
+                              exchange_times,
+                              times.transfer);
+      },
+      [&]() {
+        matrix_exchange.progress();
+        vector_exchange.progress();
+      });
+    matrix_exchange.finish(interior_part.matrix_data(),
+                           matrix.values_data(),
+                           exchange_times,
+                           times.transfer);
+    vector_exchange.finish(interior_part.rhs_data(),
+                           rhs.data(),
+                           exchange_times,
+                           times.transfer);
     times.communication = exchange_times.communication;
     times.write         = exchange_times.write;
+    times.exposed       = exchange_times.exposed;
   }
 
 
@@ -591,8 +777,17 @@ namespace GPUAssembly
     const std::vector<Number>       &nodal_data)
   {
     check_resident_target(matrix, rhs);
-    assemble_locally(kernel, nodal_data, /*download=*/false);
-    exchange_resident(matrix, rhs);
+    times = Times();
+    if (additional_data.use_device)
+      {
+        const auto start = std::chrono::steady_clock::now();
+        device_nodal_data.copy_from_host(nodal_data);
+        synchronize_device();
+        times.transfer += internal::seconds_since(start);
+        assemble_resident(kernel, device_nodal_data, matrix, rhs);
+      }
+    else
+      assemble_resident(kernel, nodal_data, matrix, rhs);
   }
 
 
@@ -607,7 +802,7 @@ namespace GPUAssembly
     const DeviceVector<Number>      &device_nodal_data)
   {
     check_resident_target(matrix, rhs);
-    AssertThrow(device_assembler != nullptr,
+    AssertThrow(additional_data.use_device,
                 dealii::ExcMessage(
                   "DistributedAssembler::assemble() with nodal data in "
                   "device memory needs the device path (use_device); give "
@@ -620,8 +815,8 @@ namespace GPUAssembly
                          std::to_string(device_nodal_data.size()) +
                          " entries; the adapter's " + std::to_string(n_nodes) +
                          " nodes need n_nodal_fields values each."));
-    assemble_on_device(kernel, device_nodal_data, /*download=*/false);
-    exchange_resident(matrix, rhs);
+    times = Times();
+    assemble_resident(kernel, device_nodal_data, matrix, rhs);
   }
 } // namespace GPUAssembly
 

@@ -140,6 +140,37 @@ namespace GPUAssembly
     void
     exchange_vector(const Number *local_values, double *target) const;
 
+    /**
+     * exchange_matrix() in two halves, so that the rank computes while the
+     * messages travel: start_matrix_exchange() packs and sends the values
+     * of the rows other ranks own from @p send_values (local matrix values
+     * whose rows the rank does not own must be final; the others are not
+     * read), finish_matrix_exchange() writes the owned values of
+     * @p local_values, waits, and adds the received ones. At most one
+     * matrix exchange is in flight. Collective.
+     */
+    template <typename Number>
+    void
+    start_matrix_exchange(const Number *send_values) const;
+
+    template <typename Number>
+    void
+    finish_matrix_exchange(const Number *local_values, double *target) const;
+
+    /// Let MPI move the messages of the exchanges in flight (MPI_Testall),
+    /// to be called now and then while the rank computes.
+    void
+    progress_exchanges() const;
+
+    /// start_matrix_exchange() for right-hand-side entries.
+    template <typename Number>
+    void
+    start_vector_exchange(const Number *send_values) const;
+
+    template <typename Number>
+    void
+    finish_vector_exchange(const Number *local_values, double *target) const;
+
     const ExchangeLists &
     matrix_lists() const
     {
@@ -173,17 +204,20 @@ namespace GPUAssembly
 
     /**
      * Where the time of the exchanges went, in seconds, summed over the
-     * exchange_matrix() and exchange_vector() calls since the last
+     * exchanges (whole, or started and finished) since the last
      * reset_times(): communication is packing the messages, posting them
      * and waiting for them (MPI_Waitall); write is zeroing the target and
      * adding the owned and the received entries into it. The owned entries
      * are added while the messages travel, so the wait counts only what
-     * this overlap does not hide.
+     * this overlap does not hide. exposed is that wait alone (a part of
+     * communication): the time the rank stands still for messages that the
+     * work done meanwhile did not cover, including a neighbour's lateness.
      */
     struct Times
     {
       double communication = 0;
       double write         = 0;
+      double exposed       = 0;
     };
 
     const Times &
@@ -199,23 +233,38 @@ namespace GPUAssembly
     }
 
   private:
+    /// The messages of one exchange between its start and its finish.
+    struct InFlight
+    {
+      std::vector<MPI_Request> requests;
+      // Message buffers, sized once.
+      std::vector<double> send_buffer;
+      std::vector<double> recv_buffer;
+    };
+
     template <typename Number>
     void
-    exchange(const ExchangeLists &lists,
-             const int            tag,
-             const Number        *local_values,
-             double              *target) const;
+    start(const ExchangeLists &lists,
+          const int            tag,
+          const Number        *send_values,
+          InFlight            &in_flight) const;
+
+    template <typename Number>
+    void
+    finish(const ExchangeLists &lists,
+           const Number        *local_values,
+           double              *target,
+           InFlight            &in_flight) const;
 
     // A communicator of the plan's own, so that its messages never match
     // those of the program.
     std::unique_ptr<dealii::Utilities::MPI::DuplicatedCommunicator>
-                  communicator;
-    ExchangeLists matrix;
-    ExchangeLists vector;
-    // Message buffers, sized once.
-    mutable std::vector<double> send_buffer;
-    mutable std::vector<double> recv_buffer;
-    mutable Times               times;
+                     communicator;
+    ExchangeLists    matrix;
+    ExchangeLists    vector;
+    mutable InFlight matrix_in_flight;
+    mutable InFlight vector_in_flight;
+    mutable Times    times;
   };
 } // namespace GPUAssembly
 

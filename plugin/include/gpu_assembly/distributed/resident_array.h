@@ -32,6 +32,11 @@ namespace GPUAssembly
       void
       synchronize();
 
+      /// Whether the default stream has finished its work (without
+      /// waiting).
+      bool
+      finished();
+
       /// Page-locked host memory, for staging messages of the device.
       void *
       allocate_pinned(const std::size_t bytes);

@@ -39,16 +39,32 @@ namespace GPUAssembly
              const int            tag);
 
       /**
-       * target = this rank's owned values of @p local_values plus those
-       * received, in the rows the rank owns. Adds its time to @p times
-       * (communication: packing, posting, waiting; write: zeroing and
-       * adding) and the staging copies to @p transfer. Collective.
+       * An exchange in two halves, so that the rank computes while the
+       * messages travel. start() gathers the values of rows other ranks
+       * own from @p send_values (those must be final, the others are not
+       * read) and sends them; when it returns, @p send_values may be
+       * overwritten. finish() makes target = this rank's owned values of
+       * @p local_values plus those received, in the rows the rank owns.
+       * Both add their time to @p times (communication: packing, posting,
+       * waiting; exposed: waiting; write: zeroing and adding) and the
+       * staging copies to @p transfer. Collective.
        */
       void
-      run(const Number        *local_values,
-          Number              *target,
-          ExchangePlan::Times &times,
-          double              &transfer) const;
+      start(const Number        *send_values,
+            ExchangePlan::Times &times,
+            double              &transfer) const;
+
+      /// Let MPI move the messages in flight (MPI_Testall), to be called
+      /// now and then between start() and finish() while the rank
+      /// computes.
+      void
+      progress() const;
+
+      void
+      finish(const Number        *local_values,
+             Number              *target,
+             ExchangePlan::Times &times,
+             double              &transfer) const;
 
       std::size_t
       n_bytes_sent() const
@@ -83,6 +99,8 @@ namespace GPUAssembly
       mutable ResidentArray<Number> recv_buffer;
       mutable PinnedBuffer<Number>  pinned_send;
       mutable PinnedBuffer<Number>  pinned_recv;
+      // The messages between start() and finish().
+      mutable std::vector<MPI_Request> requests;
     };
   } // namespace internal
 } // namespace GPUAssembly

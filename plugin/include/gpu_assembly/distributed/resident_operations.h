@@ -36,6 +36,20 @@ namespace GPUAssembly
       }
     };
 
+    /// target[indices[i]] = 0 (for_each_index()).
+    template <typename Number>
+    struct ZeroAt
+    {
+      const int *indices;
+      Number    *target;
+
+      GPU_ASSEMBLY_HOST_DEVICE void
+      operator()(const std::size_t i) const
+      {
+        target[indices[i]] = Number(0);
+      }
+    };
+
     /// target[targets[i]] += values[sources[i]] (for_each_index()); the
     /// targets are distinct.
     template <typename Number>
