@@ -568,8 +568,7 @@ namespace
     A.reinit(adapter, storage);
     if (is_root())
       std::cout << "Exchange path: " << to_string(A.get_halo_path())
-                << " (--exchange " << options.exchange_name << ")"
-                << std::endl;
+                << " (--exchange " << options.exchange_name << ")" << std::endl;
     DistributedDeviceVector<double> b;
     b.reinit(A.get_partitioner(), storage);
     sync();
@@ -1121,8 +1120,8 @@ main(int argc, char **argv)
                                      "--hanging-nodes, --tetrahedra, "
                                      "--method NAME, --host, --threads N, "
                                      "--dealii-only, --exchange " +
-                                       halo_path_choices() +
-                                       ", --force-host-staging, "
+                                     halo_path_choices() +
+                                     ", --force-host-staging, "
                                      "--no-resident, --cg-iterations N."));
               options.sizes.push_back(std::stoi(argument));
               AssertThrow(options.sizes.back() >= 2,

@@ -16,6 +16,7 @@
 
 #ifdef GPU_ASSEMBLY_WITH_NCCL
 #  include <cuda_runtime.h>
+
 #  include <nccl.h>
 #endif
 
@@ -88,8 +89,8 @@ namespace GPUAssembly
       {
         if (id.size() != unique_id_bytes)
           throw_error("an NCCL unique id of " + std::to_string(id.size()) +
-                      " bytes; NCCL's have " +
-                      std::to_string(unique_id_bytes) + ".");
+                      " bytes; NCCL's have " + std::to_string(unique_id_bytes) +
+                      ".");
         ncclUniqueId unique;
         std::memcpy(unique.internal, id.data(), unique_id_bytes);
         auto handles = std::make_unique<Handles>();
@@ -139,11 +140,11 @@ namespace GPUAssembly
                      const Messages receives)
       {
         const ncclDataType_t type = double_values ? ncclDouble : ncclFloat;
-        const std::size_t    size = double_values ? sizeof(double) :
-                                                    sizeof(float);
+        const std::size_t size = double_values ? sizeof(double) : sizeof(float);
         // The packed send buffer and the receive buffer's last readers are
         // kernels on the default stream.
-        GPU_ASSEMBLY_CHECK_CUDA(cudaEventRecord(handles->ready, cudaStreamLegacy));
+        GPU_ASSEMBLY_CHECK_CUDA(
+          cudaEventRecord(handles->ready, cudaStreamLegacy));
         GPU_ASSEMBLY_CHECK_CUDA(
           cudaStreamWaitEvent(handles->stream, handles->ready, 0));
         GPU_ASSEMBLY_CHECK_NCCL(ncclGroupStart());
@@ -272,5 +273,5 @@ namespace GPUAssembly
       }
 #endif
     } // namespace NcclTransport
-  } // namespace internal
+  }   // namespace internal
 } // namespace GPUAssembly

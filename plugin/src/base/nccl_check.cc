@@ -29,9 +29,8 @@ namespace GPUAssembly
                               const int         line) noexcept
     {
       if (status != 0)
-        std::cerr << "Warning: the NCCL call " << call << " at " << file
-                  << ':' << line << " failed with "
-                  << nccl_error_string(status)
+        std::cerr << "Warning: the NCCL call " << call << " at " << file << ':'
+                  << line << " failed with " << nccl_error_string(status)
                   << " (reported, not thrown, because it happened during "
                      "clean-up)."
                   << std::endl;

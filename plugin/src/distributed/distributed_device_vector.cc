@@ -118,8 +118,8 @@ namespace GPUAssembly
                    const HaloPath requested,
                    const MPI_Comm communicator)
   {
-    const std::string asked = "the exchange path " + to_string(requested) +
-                              " was asked for, but ";
+    const std::string asked =
+      "the exchange path " + to_string(requested) + " was asked for, but ";
     if (!use_device)
       {
         AssertThrow(requested != HaloPath::nccl &&
@@ -132,6 +132,11 @@ namespace GPUAssembly
                       "entries on the device."));
         return HaloPath::host_memory;
       }
+    AssertThrow(n_cuda_devices() > 0,
+                ExcUnsupportedInput(
+                  "device entries (use_device) are asked for, but this rank "
+                  "finds no CUDA device; keep the entries in host memory "
+                  "(use_device = false)."));
     switch (requested)
       {
         case HaloPath::host_memory:
@@ -214,10 +219,10 @@ namespace GPUAssembly
     n_owned         = partitioner->locally_owned_size();
     n_ghosts        = partitioner->n_ghost_indices();
     values.reinit(data.use_device, std::size_t(n_owned) + n_ghosts);
-    nccl = halo_path == HaloPath::nccl ?
-             internal::NcclCommunicator::get(
-               partitioner->get_mpi_communicator()) :
-             nullptr;
+    nccl =
+      halo_path == HaloPath::nccl ?
+        internal::NcclCommunicator::get(partitioner->get_mpi_communicator()) :
+        nullptr;
 
     std::vector<int> imports;
     imports.reserve(partitioner->n_import_indices());
@@ -240,7 +245,7 @@ namespace GPUAssembly
 
     // The messages' ranks and offsets in the order of the partitioner's
     // targets, for NCCL's grouped sends and receives.
-    const auto segments = [](const auto &targets,
+    const auto segments = [](const auto                &targets,
                              std::vector<unsigned int> &ranks,
                              std::vector<std::size_t>  &offsets) {
       ranks.clear();

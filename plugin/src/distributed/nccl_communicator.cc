@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include "nccl_communicator.h"
+
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
 
 #include <map>
 #include <mutex>
 #include <type_traits>
-
-#include "nccl_communicator.h"
 
 namespace GPUAssembly
 {
@@ -37,8 +37,10 @@ namespace GPUAssembly
       for (unsigned int r = 0; r < n_ranks && reason.empty(); ++r)
         {
           const auto begin = uuids.begin() + r * uuid.size();
-          const auto [where, inserted] = first_rank.emplace(
-            std::vector<unsigned char>(begin, begin + uuid.size()), r);
+          const auto [where, inserted] =
+            first_rank.emplace(std::vector<unsigned char>(begin,
+                                                          begin + uuid.size()),
+                               r);
           if (!inserted)
             reason = "ranks " + std::to_string(where->second) + " and " +
                      std::to_string(r) +
@@ -77,9 +79,9 @@ namespace GPUAssembly
                   dealii::ExcMessage(
                     "the NCCL exchange was asked for, but the plugin was "
                     "built without NCCL (GPU_ASSEMBLY_WITH_NCCL=OFF)."));
-      static std::mutex                                         mutex;
+      static std::mutex                                          mutex;
       static std::map<MPI_Comm, std::weak_ptr<NcclCommunicator>> cache;
-      std::lock_guard<std::mutex> lock(mutex);
+      std::lock_guard<std::mutex>                                lock(mutex);
       for (auto entry = cache.begin(); entry != cache.end();)
         entry = entry->second.expired() ? cache.erase(entry) : ++entry;
 
@@ -90,8 +92,7 @@ namespace GPUAssembly
           MPI_Group                         group;
           AssertThrowMPI(MPI_Comm_group(communicator, &group));
           int comparison = MPI_UNEQUAL;
-          AssertThrowMPI(
-            MPI_Group_compare(shared->group, group, &comparison));
+          AssertThrowMPI(MPI_Group_compare(shared->group, group, &comparison));
           MPI_Group_free(&group);
           if (comparison == MPI_IDENT)
             return shared;

@@ -10,9 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <mpi.h>
-
 #include "nccl_transport.h"
+#include <mpi.h>
 
 namespace GPUAssembly
 {
@@ -90,9 +89,9 @@ namespace GPUAssembly
 
       // The group of ranks the communicator was built for: a handle freed
       // and reused for other ranks gets a new one.
-      MPI_Group                      group = MPI_GROUP_NULL;
-      NcclTransport::Handles        *handles = nullptr;
-      std::string                    reason;
+      MPI_Group               group   = MPI_GROUP_NULL;
+      NcclTransport::Handles *handles = nullptr;
+      std::string             reason;
     };
   } // namespace internal
 } // namespace GPUAssembly

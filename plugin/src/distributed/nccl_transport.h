@@ -78,7 +78,7 @@ namespace GPUAssembly
       void
       wait(Handles *handles);
     } // namespace NcclTransport
-  } // namespace internal
+  }   // namespace internal
 } // namespace GPUAssembly
 
 #endif

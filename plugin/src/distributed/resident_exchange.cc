@@ -137,8 +137,7 @@ namespace GPUAssembly
       send_offsets = lists.send_offsets;
       recv_ranks   = lists.recv_ranks;
       recv_offsets = lists.recv_offsets;
-      nccl         = path == HaloPath::nccl ? NcclCommunicator::get(comm) :
-                                              nullptr;
+      nccl = path == HaloPath::nccl ? NcclCommunicator::get(comm) : nullptr;
 
       // The owned entries go to distinct places (one local nonzero per
       // entry of the pattern), so that they are scattered without atomics.
@@ -235,8 +234,12 @@ namespace GPUAssembly
         }
       start = Clock::now();
       if (nccl)
-        nccl->start_exchange(
-          send, send_ranks, send_offsets, receive, recv_ranks, recv_offsets);
+        nccl->start_exchange(send,
+                             send_ranks,
+                             send_offsets,
+                             receive,
+                             recv_ranks,
+                             recv_offsets);
       else
         post_messages(MPI_Isend,
                       send,

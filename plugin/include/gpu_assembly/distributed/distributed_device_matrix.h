@@ -208,12 +208,12 @@ namespace GPUAssembly
   private:
     std::shared_ptr<const dealii::Utilities::MPI::Partitioner> partitioner;
     AdditionalData                                             additional_data;
-    HaloPath         halo_path = HaloPath::host_memory;
-    std::vector<int> host_row_offsets;
-    std::vector<int>                                           host_columns;
-    ResidentArray<int>                                         row_offsets;
-    ResidentArray<int>                                         columns;
-    ResidentArray<Number>                                      values;
+    HaloPath              halo_path = HaloPath::host_memory;
+    std::vector<int>      host_row_offsets;
+    std::vector<int>      host_columns;
+    ResidentArray<int>    row_offsets;
+    ResidentArray<int>    columns;
+    ResidentArray<Number> values;
     // Rows with owned columns alone, multiplied while the halo travels, and
     // the rows with ghost columns, multiplied after it.
     ResidentArray<int> interior_rows;

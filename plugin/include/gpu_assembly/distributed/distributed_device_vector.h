@@ -320,7 +320,7 @@ namespace GPUAssembly
     // The NCCL communicator of the partitioner's (nccl path only).
     std::shared_ptr<const internal::NcclCommunicator> nccl;
     mutable bool                                      nccl_in_flight = false;
-    ReductionWorkspace                     workspace;
+    ReductionWorkspace                                workspace;
   };
 } // namespace GPUAssembly
 
