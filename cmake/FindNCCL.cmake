@@ -28,22 +28,10 @@ endforeach()
 
 # The wheel's folder: nvidia.nccl (cu12 and cu13 wheels) or the namespace
 # package nvidia.cu13 that several cu13 wheels share.
+include(${CMAKE_CURRENT_LIST_DIR}/NVIDIAWheelPrefixes.cmake)
 if(NOT NCCL_INCLUDE_DIR OR NOT NCCL_LIBRARY)
-  find_program(_nccl_python3 NAMES python3)
-  if(_nccl_python3)
-    foreach(_module nvidia.nccl nvidia.cu13 nvidia.cu12)
-      execute_process(
-        COMMAND "${_nccl_python3}" -c
-          "import importlib, sys; m = importlib.import_module('${_module}'); sys.stdout.write(list(m.__path__)[0])"
-        OUTPUT_VARIABLE _nccl_wheel
-        RESULT_VARIABLE _nccl_result
-        ERROR_QUIET)
-      if(_nccl_result EQUAL 0 AND EXISTS "${_nccl_wheel}/include/nccl.h")
-        list(APPEND _nccl_hints "${_nccl_wheel}")
-      endif()
-    endforeach()
-  endif()
-  unset(_nccl_python3 CACHE)
+  nvidia_wheel_prefixes(_nccl_hints nccl.h nvidia.nccl nvidia.cu13
+    nvidia.cu12)
 endif()
 
 # The CUDA toolkit ships NCCL in its own include/ and lib/ folders on some

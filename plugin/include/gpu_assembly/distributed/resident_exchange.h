@@ -69,24 +69,25 @@ namespace GPUAssembly
       HaloPath path;
       int      tag = 0;
       std::unique_ptr<dealii::Utilities::MPI::DuplicatedCommunicator>
-        communicator;
+                                    communicator;
+      std::size_t                   n_targets = 0;
+      std::vector<unsigned int>     send_ranks;
+      std::vector<std::size_t>      send_offsets;
+      std::vector<unsigned int>     recv_ranks;
+      std::vector<std::size_t>      recv_offsets;
+      ResidentArray<int>            owned_sources;
+      ResidentArray<int>            owned_targets;
+      ResidentArray<int>            send_sources;
+      ResidentArray<int>            group_targets;
+      ResidentArray<int>            group_offsets;
+      ResidentArray<int>            group_entries;
+      mutable ResidentArray<Number> send_buffer;
+      mutable ResidentArray<Number> recv_buffer;
+      mutable PinnedBuffer<Number>  pinned_send;
+      mutable PinnedBuffer<Number>  pinned_recv;
+
       // The NCCL communicator of the exchange's (nccl path only).
       std::shared_ptr<const NcclCommunicator> nccl;
-      std::size_t                             n_targets = 0;
-      std::vector<unsigned int>               send_ranks;
-      std::vector<std::size_t>                send_offsets;
-      std::vector<unsigned int>               recv_ranks;
-      std::vector<std::size_t>                recv_offsets;
-      ResidentArray<int>                      owned_sources;
-      ResidentArray<int>                      owned_targets;
-      ResidentArray<int>                      send_sources;
-      ResidentArray<int>                      group_targets;
-      ResidentArray<int>                      group_offsets;
-      ResidentArray<int>                      group_entries;
-      mutable ResidentArray<Number>           send_buffer;
-      mutable ResidentArray<Number>           recv_buffer;
-      mutable PinnedBuffer<Number>            pinned_send;
-      mutable PinnedBuffer<Number>            pinned_recv;
     };
   } // namespace internal
 } // namespace GPUAssembly
