@@ -47,19 +47,6 @@ namespace GPUAssembly
 
 
 
-      std::string
-      version()
-      {
-        int code = 0;
-        GPU_ASSEMBLY_CHECK_NCCL(ncclGetVersion(&code));
-        // NCCL_VERSION(X, Y, Z) = X * 10000 + Y * 100 + Z since 2.9.
-        return std::to_string(code / 10000) + "." +
-               std::to_string((code / 100) % 100) + "." +
-               std::to_string(code % 100);
-      }
-
-
-
       void
       get_unique_id(std::vector<char> &id)
       {
@@ -209,14 +196,6 @@ namespace GPUAssembly
       built()
       {
         return false;
-      }
-
-
-
-      std::string
-      version()
-      {
-        return "absent";
       }
 
 

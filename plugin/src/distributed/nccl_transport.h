@@ -27,10 +27,6 @@ namespace GPUAssembly
       bool
       built();
 
-      /// NCCL's version as "major.minor.patch" of the library loaded.
-      std::string
-      version();
-
       /// ncclGetUniqueId() into @p id (unique_id_bytes).
       void
       get_unique_id(std::vector<char> &id);
