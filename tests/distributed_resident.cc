@@ -318,7 +318,7 @@ namespace
                                {"GPU_ASSEMBLY_WITH_NCCL"}))
       failures << " NCCL asked for in a plugin without NCCL is not refused "
                   "naming GPU_ASSEMBLY_WITH_NCCL;";
-    if (has_device && !mpi_supports_device_memory() &&
+    if (!mpi_supports_device_memory() &&
         !refused_naming(
           [&]() {
             choose_halo_path(true, HaloPath::cuda_aware_mpi, comm);

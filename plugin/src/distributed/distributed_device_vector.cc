@@ -132,6 +132,22 @@ namespace GPUAssembly
                       "entries on the device."));
         return HaloPath::host_memory;
       }
+    // What the build and the MPI library decide comes first: it holds
+    // with or without a device.
+    AssertThrow(requested != HaloPath::nccl || nccl_available(),
+                ExcUnsupportedInput(
+                  asked +
+                  "the plugin was built without NCCL "
+                  "(GPU_ASSEMBLY_WITH_NCCL=OFF); configure it with "
+                  "-DGPU_ASSEMBLY_WITH_NCCL=ON (NCCL from the CUDA toolkit, "
+                  "NCCL_DIR or pip install nvidia-nccl-cu13), or ask for "
+                  "host staging."));
+    AssertThrow(requested != HaloPath::cuda_aware_mpi ||
+                  mpi_supports_device_memory(),
+                ExcUnsupportedInput(
+                  asked + "the MPI library does not report CUDA support "
+                          "(MPIX_Query_cuda_support()); ask for NCCL or host "
+                          "staging."));
     AssertThrow(n_cuda_devices() > 0,
                 ExcUnsupportedInput(
                   "device entries (use_device) are asked for, but this rank "
@@ -143,22 +159,8 @@ namespace GPUAssembly
         case HaloPath::staged_through_host:
           return HaloPath::staged_through_host;
         case HaloPath::cuda_aware_mpi:
-          AssertThrow(mpi_supports_device_memory(),
-                      ExcUnsupportedInput(
-                        asked +
-                        "the MPI library does not report CUDA support "
-                        "(MPIX_Query_cuda_support()); ask for NCCL or host "
-                        "staging."));
           return HaloPath::cuda_aware_mpi;
         case HaloPath::nccl:
-          AssertThrow(nccl_available(),
-                      ExcUnsupportedInput(
-                        asked +
-                        "the plugin was built without NCCL "
-                        "(GPU_ASSEMBLY_WITH_NCCL=OFF); configure it with "
-                        "-DGPU_ASSEMBLY_WITH_NCCL=ON (NCCL from the CUDA "
-                        "toolkit, NCCL_DIR or pip install nvidia-nccl-cu13), "
-                        "or ask for host staging."));
           {
             const auto nccl = internal::NcclCommunicator::get(communicator);
             AssertThrow(nccl->usable(),
