@@ -118,6 +118,23 @@ namespace GPUAssembly
                    const HaloPath requested,
                    const MPI_Comm communicator)
   {
+    std::shared_ptr<const internal::NcclCommunicator> nccl;
+    return internal::choose_halo_path(use_device,
+                                      requested,
+                                      communicator,
+                                      nccl);
+  }
+
+
+
+  HaloPath
+  internal::choose_halo_path(
+    const bool                                         use_device,
+    const HaloPath                                     requested,
+    const MPI_Comm                                     communicator,
+    std::shared_ptr<const internal::NcclCommunicator> &nccl)
+  {
+    nccl.reset();
     const std::string asked =
       "the exchange path " + to_string(requested) + " was asked for, but ";
     if (!use_device)
@@ -161,17 +178,19 @@ namespace GPUAssembly
         case HaloPath::cuda_aware_mpi:
           return HaloPath::cuda_aware_mpi;
         case HaloPath::nccl:
-          {
-            const auto nccl = internal::NcclCommunicator::get(communicator);
-            AssertThrow(nccl->usable(),
-                        ExcUnsupportedInput(asked + nccl->why_not() +
-                                            "; or ask for host staging."));
-          }
+          nccl = internal::NcclCommunicator::get(communicator);
+          AssertThrow(nccl->usable(),
+                      ExcUnsupportedInput(asked + nccl->why_not() +
+                                          "; or ask for host staging."));
           return HaloPath::nccl;
         case HaloPath::automatic:
-          if (nccl_available() &&
-              internal::NcclCommunicator::get(communicator)->usable())
-            return HaloPath::nccl;
+          if (nccl_available())
+            {
+              nccl = internal::NcclCommunicator::get(communicator);
+              if (nccl->usable())
+                return HaloPath::nccl;
+              nccl.reset();
+            }
           return HaloPath::staged_through_host;
       }
     return HaloPath::staged_through_host;
@@ -194,11 +213,13 @@ namespace GPUAssembly
                   "DistributedDeviceVector: use_device is set, but this rank "
                   "finds no CUDA device; keep the vector in host memory "
                   "(use_device = false)."));
-    reinit(new_partitioner,
-           data,
-           choose_halo_path(data.use_device,
-                            data.halo_path,
-                            new_partitioner->get_mpi_communicator()));
+    std::shared_ptr<const internal::NcclCommunicator> communicator;
+    const HaloPath                                    path =
+      internal::choose_halo_path(data.use_device,
+                                 data.halo_path,
+                                 new_partitioner->get_mpi_communicator(),
+                                 communicator);
+    reinit(new_partitioner, data, path, communicator);
   }
 
 
@@ -207,9 +228,10 @@ namespace GPUAssembly
   void
   DistributedDeviceVector<Number>::reinit(
     const std::shared_ptr<const dealii::Utilities::MPI::Partitioner>
-                         &new_partitioner,
-    const AdditionalData &data,
-    const HaloPath        path)
+                                                            &new_partitioner,
+    const AdditionalData                                    &data,
+    const HaloPath                                           path,
+    const std::shared_ptr<const internal::NcclCommunicator> &communicator)
   {
     AssertThrow(requests.empty() && !nccl_in_flight,
                 dealii::ExcMessage("DistributedDeviceVector::reinit() while "
@@ -221,10 +243,7 @@ namespace GPUAssembly
     n_owned         = partitioner->locally_owned_size();
     n_ghosts        = partitioner->n_ghost_indices();
     values.reinit(data.use_device, std::size_t(n_owned) + n_ghosts);
-    nccl =
-      halo_path == HaloPath::nccl ?
-        internal::NcclCommunicator::get(partitioner->get_mpi_communicator()) :
-        nullptr;
+    nccl = communicator;
 
     std::vector<int> imports;
     imports.reserve(partitioner->n_import_indices());
@@ -268,7 +287,10 @@ namespace GPUAssembly
   void
   DistributedDeviceVector<Number>::reinit(const DistributedDeviceVector &other)
   {
-    reinit(other.partitioner, other.additional_data, other.halo_path);
+    reinit(other.partitioner,
+           other.additional_data,
+           other.halo_path,
+           other.nccl);
   }
 
 

@@ -5,6 +5,8 @@
 // The NCCL communicator of an MPI communicator, shared by the exchanges on
 // it (not installed).
 
+#include <gpu_assembly/distributed/distributed_device_vector.h>
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -93,6 +95,17 @@ namespace GPUAssembly
       NcclTransport::Handles *handles = nullptr;
       std::string             reason;
     };
+
+    /**
+     * GPUAssembly::choose_halo_path(), which also gives the NCCL
+     * communicator it built or found on the nccl path (else null), for the
+     * caller to keep: dropped, the next request would build it again.
+     */
+    HaloPath
+    choose_halo_path(const bool                               use_device,
+                     const HaloPath                           requested,
+                     const MPI_Comm                           communicator,
+                     std::shared_ptr<const NcclCommunicator> &nccl);
   } // namespace internal
 } // namespace GPUAssembly
 

@@ -219,6 +219,10 @@ namespace GPUAssembly
     ResidentArray<int> interior_rows;
     ResidentArray<int> boundary_rows;
     ResidentArray<int> diagonal_positions;
+
+    // The NCCL communicator of the matrix's (nccl path only), kept so that
+    // the vectors and exchanges made for the matrix share it.
+    std::shared_ptr<const internal::NcclCommunicator> nccl;
   };
 } // namespace GPUAssembly
 

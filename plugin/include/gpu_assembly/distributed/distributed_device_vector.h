@@ -289,12 +289,15 @@ namespace GPUAssembly
     }
 
   private:
-    /// reinit() with the path already chosen.
+    /// reinit() with the path already chosen, and its NCCL communicator
+    /// on the nccl path.
     void
-    reinit(const std::shared_ptr<const dealii::Utilities::MPI::Partitioner>
-                                &partitioner,
-           const AdditionalData &additional_data,
-           const HaloPath        path);
+    reinit(
+      const std::shared_ptr<const dealii::Utilities::MPI::Partitioner>
+                                                              &partitioner,
+      const AdditionalData                                    &additional_data,
+      const HaloPath                                           path,
+      const std::shared_ptr<const internal::NcclCommunicator> &communicator);
 
     void
     check_compatible(const DistributedDeviceVector &other) const;
