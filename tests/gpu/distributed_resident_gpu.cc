@@ -25,8 +25,11 @@
 //   matrix and right-hand side (methods without atomics), the ghost
 //   entries, vmult(), and each CG's iteration count, final residual and
 //   solution (the same iterates);
-// - the path that runs is the one asked for, and automatic takes NCCL
-//   where it is available.
+// - the path that runs is the one asked for; where the plugin has NCCL but
+//   ranks share a GPU (automatic then takes host staging), NCCL asked for
+//   is refused with a message that says the ranks share one GPU.
+// Which path automatic takes is printed; NCCL runs where each rank has a GPU
+// of its own (2 ranks on 2 GPUs, 4 on 4), with NCCL_NVLS_ENABLE=0.
 // Exits with 77 (skipped) where a rank finds no CUDA device.
 
 #include <deal.II/base/mpi.h>
