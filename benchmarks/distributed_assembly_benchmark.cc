@@ -66,9 +66,13 @@
 //                                  over the cells whatever N)
 //                 --dealii-only    deal.II's assembly alone (no plugin, no
 //                                  check), e.g. on as many ranks as cores
-//                 --force-host-staging  the resident target's messages
-//                                  through host buffers even where MPI
-//                                  reads device memory
+//                 --exchange auto|host|nccl|cuda-aware-mpi  the path of
+//                                  the resident target's messages
+//                                  (HaloPath; default auto: NCCL where the
+//                                  plugin has it and each rank its own GPU,
+//                                  else host staging); printed as
+//                                  "Exchange path: ..."
+//                 --force-host-staging  the same as --exchange host
 //                 --no-resident    the Trilinos target alone
 //                 --cg-iterations N  CG iterations timed (default 50)
 //                 --strong-reference-ms T, --weak-reference-ms T
@@ -199,7 +203,8 @@ namespace
     bool                      tetrahedra         = false;
     bool                      force_host         = false;
     bool                      dealii_only        = false;
-    bool                      force_host_staging = false;
+    HaloPath                  exchange           = HaloPath::automatic;
+    std::string               exchange_name      = "auto";
     bool                      resident           = true;
     unsigned int              cg_iterations      = 50;
     AssemblyMethod            method             = AssemblyMethod::global_nz;
@@ -521,10 +526,13 @@ namespace
     };
     DistributedDeviceMatrix<double>::AdditionalData storage;
     storage.use_device                    = use_device;
-    storage.force_host_staging            = options.force_host_staging;
+    storage.halo_path                     = options.exchange;
     auto                            start = Clock::now();
     DistributedDeviceMatrix<double> A;
     A.reinit(adapter, storage);
+    if (is_root())
+      std::cout << "Exchange path: " << to_string(A.get_halo_path())
+                << " (--exchange " << options.exchange_name << ")" << std::endl;
     DistributedDeviceVector<double> b;
     b.reinit(A.get_partitioner(), storage);
     sync();
@@ -1102,8 +1110,19 @@ main(int argc, char **argv)
             options.force_host = true;
           else if (argument == "--dealii-only")
             options.dealii_only = true;
+          else if (argument == "--exchange")
+            {
+              AssertThrow(i + 1 < argc,
+                          ExcMessage("--exchange needs one of " +
+                                     halo_path_choices() + "."));
+              options.exchange_name = argv[++i];
+              options.exchange = halo_path_from_string(options.exchange_name);
+            }
           else if (argument == "--force-host-staging")
-            options.force_host_staging = true;
+            {
+              options.exchange_name = "host";
+              options.exchange      = HaloPath::staged_through_host;
+            }
           else if (argument == "--no-resident")
             options.resident = false;
           else if (argument == "--cg-iterations")
@@ -1136,7 +1155,9 @@ main(int argc, char **argv)
                                      "--dealii-repetitions N, "
                                      "--hanging-nodes, --tetrahedra, "
                                      "--method NAME, --host, --threads N, "
-                                     "--dealii-only, --force-host-staging, "
+                                     "--dealii-only, --exchange " +
+                                     halo_path_choices() +
+                                     ", --force-host-staging, "
                                      "--no-resident, --cg-iterations N, "
                                      "--strong-reference-ms T, "
                                      "--weak-reference-ms T."));

@@ -42,22 +42,10 @@ endforeach()
 
 # The wheel's folder, where python3 has the wheel installed: the cu13 wheels
 # share the namespace package nvidia.cu13, older ones have nvidia.cudss.
+include(${CMAKE_CURRENT_LIST_DIR}/NVIDIAWheelPrefixes.cmake)
 if(NOT CUDSS_INCLUDE_DIR OR NOT CUDSS_LIBRARY)
-  find_program(_cudss_python3 NAMES python3)
-  if(_cudss_python3)
-    foreach(_module nvidia.cu13 nvidia.cu12 nvidia.cudss)
-      execute_process(
-        COMMAND "${_cudss_python3}" -c
-          "import importlib, sys; m = importlib.import_module('${_module}'); sys.stdout.write(list(m.__path__)[0])"
-        OUTPUT_VARIABLE _cudss_wheel
-        RESULT_VARIABLE _cudss_result
-        ERROR_QUIET)
-      if(_cudss_result EQUAL 0 AND EXISTS "${_cudss_wheel}/include/cudss.h")
-        list(APPEND _cudss_hints "${_cudss_wheel}")
-      endif()
-    endforeach()
-  endif()
-  unset(_cudss_python3 CACHE)
+  nvidia_wheel_prefixes(_cudss_hints cudss.h nvidia.cu13 nvidia.cu12
+    nvidia.cudss)
 endif()
 
 # A CUDSS_DIR may also name the folder of cuDSS's own CMake configuration,

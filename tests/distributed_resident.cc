@@ -14,7 +14,14 @@
 // - DistributedJacobiCG converges to the solution of deal.II's SolverCG
 //   with TrilinosWrappers::PreconditionJacobi (1e-8 relative for a
 //   residual tolerance of 1e-10) within one iteration of its count, and its
-//   solution's residual, computed by Trilinos, meets the tolerance.
+//   solution's residual, computed by Trilinos, meets the tolerance;
+// - the choice of the exchange path (HaloPath): automatic gives host memory
+//   for host entries, NCCL and CUDA-aware MPI for host entries are refused
+//   with a message that says why, NCCL without NCCL in the plugin names
+//   GPU_ASSEMBLY_WITH_NCCL, CUDA-aware MPI is taken only when asked for and
+//   refused where MPI does not report CUDA support, device entries on a
+//   rank without a GPU are refused, and the names that programs parse and
+//   print map to the paths.
 
 #include <deal.II/base/mpi.h>
 
@@ -225,6 +232,135 @@ namespace
          << ", residual " << true_residual;
     return report_on_rank_0(line.str(), failures.str());
   }
+
+  // Whether @p choose throws an exception whose message holds every one of
+  // @p words.
+  template <typename Choose>
+  bool
+  refused_naming(const Choose &choose, const std::vector<std::string> &words)
+  {
+    try
+      {
+        choose();
+      }
+    catch (const std::exception &exception)
+      {
+        const std::string message = exception.what();
+        for (const std::string &word : words)
+          if (message.find(word) == std::string::npos)
+            return false;
+        return true;
+      }
+    return false;
+  }
+
+
+
+  // The rules of choose_halo_path(), halo_path_from_string() and the
+  // matrix's AdditionalData::halo_path that hold without a GPU.
+  bool
+  check_path_selection()
+  {
+    const MPI_Comm     comm = MPI_COMM_WORLD;
+    std::ostringstream failures;
+    for (const HaloPath requested : {HaloPath::automatic,
+                                     HaloPath::host_memory,
+                                     HaloPath::staged_through_host})
+      if (choose_halo_path(false, requested, comm) != HaloPath::host_memory)
+        failures << " host entries with " << to_string(requested)
+                 << " asked for do not take host memory;";
+    for (const HaloPath requested : {HaloPath::nccl, HaloPath::cuda_aware_mpi})
+      if (!refused_naming(
+            [&]() {
+              choose_halo_path(false, requested, comm);
+            },
+            {to_string(requested), "host memory", "use_device"}))
+        failures << " " << to_string(requested)
+                 << " for host entries is not refused with a message naming "
+                    "the path, host memory and use_device;";
+
+    // A resident matrix gives its request to choose_halo_path().
+    {
+      const DistributedProblem<2>                     problem(TriaKind::p4est,
+                                          Form::laplace,
+                                          1,
+                                          false);
+      DistributedDeviceMatrix<double>::AdditionalData storage;
+      storage.halo_path = HaloPath::nccl;
+      DistributedDeviceMatrix<double> A;
+      if (!refused_naming(
+            [&]() {
+              A.reinit(problem.adapter, storage);
+            },
+            {"NCCL", "use_device"}))
+        failures << " a host-mode matrix with halo_path = nccl is not "
+                    "refused naming NCCL and use_device;";
+      storage.halo_path = HaloPath::automatic;
+      A.reinit(problem.adapter, storage);
+      if (A.get_halo_path() != HaloPath::host_memory)
+        failures << " a host-mode matrix with halo_path = automatic takes "
+                 << to_string(A.get_halo_path()) << ";";
+    }
+
+    // Device entries: what can be decided without a GPU.
+    const bool has_device = n_cuda_devices() > 0;
+    if (!has_device && !refused_naming(
+                         [&]() {
+                           choose_halo_path(true, HaloPath::automatic, comm);
+                         },
+                         {"no CUDA device", "use_device"}))
+      failures << " device entries on a rank without a GPU are not refused "
+                  "naming the missing device and use_device;";
+    if (!nccl_available() && !refused_naming(
+                               [&]() {
+                                 choose_halo_path(true, HaloPath::nccl, comm);
+                               },
+                               {"GPU_ASSEMBLY_WITH_NCCL"}))
+      failures << " NCCL asked for in a plugin without NCCL is not refused "
+                  "naming GPU_ASSEMBLY_WITH_NCCL;";
+    if (!mpi_supports_device_memory() &&
+        !refused_naming(
+          [&]() {
+            choose_halo_path(true, HaloPath::cuda_aware_mpi, comm);
+          },
+          {"CUDA-aware MPI", "MPIX_Query_cuda_support"}))
+      failures << " CUDA-aware MPI asked for where MPI has no CUDA support "
+                  "is not refused naming MPIX_Query_cuda_support;";
+    if (has_device && choose_halo_path(true, HaloPath::automatic, comm) ==
+                        HaloPath::cuda_aware_mpi)
+      failures << " automatic takes CUDA-aware MPI, which only a request "
+                  "may;";
+
+    // The names of the command line and the parameter files.
+    const std::pair<const char *, HaloPath> names[] = {
+      {"auto", HaloPath::automatic},
+      {"host", HaloPath::staged_through_host},
+      {"nccl", HaloPath::nccl},
+      {"cuda-aware-mpi", HaloPath::cuda_aware_mpi}};
+    for (const auto &[name, path] : names)
+      if (halo_path_from_string(name) != path)
+        failures << " '" << name << "' does not name " << to_string(path)
+                 << ";";
+    if (!refused_naming(
+          []() {
+            halo_path_from_string("gpu");
+          },
+          {"'gpu'", halo_path_choices()}))
+      failures << " an unknown path name is not refused naming it and the "
+                  "choices;";
+    if (to_string(HaloPath::nccl) != "NCCL" ||
+        to_string(HaloPath::staged_through_host) != "host staging" ||
+        to_string(HaloPath::cuda_aware_mpi) != "CUDA-aware MPI")
+      failures << " the paths' printed names are not NCCL, host staging and "
+                  "CUDA-aware MPI;";
+
+    return report_on_rank_0(
+      std::string("exchange path selection (NCCL in the plugin: ") +
+        (nccl_available() ? "yes" : "no") + ", CUDA device: " +
+        (has_device ? "yes" : "no") + ", MPI with CUDA support: " +
+        (mpi_supports_device_memory() ? "yes" : "no") + ")",
+      failures.str());
+  }
 } // namespace
 
 
@@ -234,7 +370,7 @@ main(int argc, char **argv)
 {
   Utilities::MPI::MPI_InitFinalize mpi(argc, argv, 1);
   return Testing::exit_code_on_all_ranks([&]() {
-    bool passed = true;
+    bool passed = check_path_selection();
     for (const bool hanging : {false, true})
       {
         passed &= run_case<2>(TriaKind::p4est, Form::laplace, 2, hanging);

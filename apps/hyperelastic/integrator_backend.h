@@ -199,6 +199,9 @@ namespace Hyperelastic
     /// Several ranks: assemble on the rank's GPU (chosen before by
     /// select_device_by_node_rank()).
     bool use_device = false;
+    /// Several ranks: 'Execution/Exchange path' (auto, host, nccl,
+    /// cuda-aware-mpi).
+    std::string exchange_path = "auto";
   };
 
 

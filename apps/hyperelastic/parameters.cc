@@ -712,6 +712,21 @@ namespace Hyperelastic
                       "each Newton iteration). auto: resident on the GPU, "
                       "trilinos on the host. Ignored on one process "
                       "unless 'Distributed solver on one process'.");
+    prm.declare_entry("Exchange path",
+                      "auto",
+                      Patterns::Selection("auto|host|nccl|cuda-aware-mpi"),
+                      "Under mpirun with the resident linear algebra on the "
+                      "GPU: how the halos and the interface rows travel "
+                      "between ranks. nccl: device to device with NCCL (the "
+                      "plugin built with NCCL, one GPU per rank). host: "
+                      "staged through page-locked host memory with MPI. "
+                      "cuda-aware-mpi: device buffers given to MPI (an MPI "
+                      "built with CUDA support; not covered by the test "
+                      "suite; opt-in). auto: nccl where the plugin has NCCL "
+                      "and every rank its own GPU, else host. Results are "
+                      "the same bit for bit. The host path and the trilinos "
+                      "linear algebra exchange through host memory: only "
+                      "auto and host apply there.");
     prm.declare_entry("Distributed solver on one process",
                       "false",
                       Patterns::Bool(),
@@ -737,6 +752,7 @@ namespace Hyperelastic
     compressed_supplemental_data = prm.get_bool("Compressed supplemental data");
     step_graph                   = prm.get_bool("Step graph");
     distributed_linear_algebra   = prm.get("Distributed linear algebra");
+    exchange_path                = prm.get("Exchange path");
     distributed_on_one_process =
       prm.get_bool("Distributed solver on one process");
     prm.leave_subsection();

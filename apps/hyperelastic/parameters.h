@@ -179,6 +179,9 @@ namespace Hyperelastic
       bool        step_graph;
       /// auto, resident or trilinos (the backend on a communicator).
       std::string distributed_linear_algebra;
+      /// auto, host, nccl or cuda-aware-mpi (the resident backend's
+      /// GPUAssembly::HaloPath).
+      std::string exchange_path;
       /// The MPI path of ImplicitSolid also on one MPI process.
       bool distributed_on_one_process;
 

@@ -37,6 +37,29 @@ namespace Hyperelastic
     constexpr int dim = 3;
 
     using ResidentVector = GPUAssembly::DistributedDeviceVector<double>;
+
+    // The path 'Execution/Exchange path' asks for on this run's storage,
+    // chosen once for the matrix and all vectors (collective); a request
+    // that cannot be met is refused naming the entry.
+    GPUAssembly::HaloPath
+    chosen_exchange_path(const BackendData &data, const MPI_Comm communicator)
+    {
+      try
+        {
+          return GPUAssembly::choose_halo_path(
+            data.use_device,
+            GPUAssembly::halo_path_from_string(data.exchange_path),
+            communicator);
+        }
+      catch (const std::exception &error)
+        {
+          AssertThrow(false,
+                      ExcMessage(
+                        "'Execution/Exchange path' = " + data.exchange_path +
+                        " cannot be used on this run:\n" + error.what()));
+        }
+      return GPUAssembly::HaloPath::automatic;
+    }
     template <typename T>
     using ResidentArray = GPUAssembly::ResidentArray<T>;
 
@@ -156,6 +179,7 @@ namespace Hyperelastic
       const AffineConstraints<double> &constraints = *data.constraints;
       ResidentVector::AdditionalData   storage;
       storage.use_device = on_device;
+      storage.halo_path  = chosen_exchange_path(data, communicator);
       matrix.reinit(adapter, storage);
       AssertThrow(matrix.m() == n_owned, ExcInternalError());
       for (ResidentVector *v :
@@ -477,11 +501,12 @@ namespace Hyperelastic
         return "GPU per rank, resident: DistributedAssembler with " +
                device_method_description(data) +
                " into DistributedDeviceMatrix, " + solver +
-               " and updates on the device, halo " +
-               GPUAssembly::to_string(mid.get_halo_path()) + ", " + ranks;
+               " and updates on the device, exchange path " +
+               GPUAssembly::to_string(matrix.get_halo_path()) + ", " + ranks;
       return "host, resident: DistributedAssembler with HostAssembler into "
              "DistributedDeviceMatrix (host storage), " +
-             solver + " and updates in host memory, " + ranks;
+             solver + " and updates in host memory, exchange path " +
+             GPUAssembly::to_string(matrix.get_halo_path()) + ", " + ranks;
     }
   } // namespace
 

@@ -623,9 +623,10 @@ namespace Hyperelastic
                "host."
             << std::endl;
 
-    backend_data.adapter     = &adapter;
-    backend_data.constraints = &constraints;
-    backend_data.use_device  = e.device != "host" && every_rank_has_gpu;
+    backend_data.adapter       = &adapter;
+    backend_data.constraints   = &constraints;
+    backend_data.use_device    = e.device != "host" && every_rank_has_gpu;
+    backend_data.exchange_path = e.exchange_path;
     const bool resident =
       e.distributed_linear_algebra == "resident" ||
       (e.distributed_linear_algebra == "auto" && backend_data.use_device);

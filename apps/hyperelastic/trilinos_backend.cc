@@ -164,6 +164,14 @@ namespace Hyperelastic
                       "needs the DoFs of each node numbered one after "
                       "another, which this mesh's numbering does not give. "
                       "Choose cg-jacobi or cg-chebyshev."));
+      AssertThrow(data.exchange_path == "auto" || data.exchange_path == "host",
+                  ExcMessage(
+                    "'Execution/Exchange path' = " + data.exchange_path +
+                    " applies to the resident linear algebra on the "
+                    "GPU; the Trilinos matrix and vectors exchange "
+                    "through host memory. Set it to auto or host, "
+                    "or 'Execution/Distributed linear algebra' to "
+                    "resident."));
       DynamicSparsityPattern dsp;
       adapter.make_sparsity_pattern(dsp);
       matrix.reinit(owned, owned, dsp, communicator);
@@ -510,7 +518,9 @@ namespace Hyperelastic
             break;
         }
       const std::string solve =
-        "; Trilinos matrix, " + solver + " and updates on the host, " +
+        "; Trilinos matrix, " + solver +
+        " and updates on the host, exchange path " +
+        GPUAssembly::to_string(GPUAssembly::HaloPath::host_memory) + ", " +
         std::to_string(n_ranks) + " MPI rank" + (n_ranks > 1 ? "s" : "");
       if (data.use_device)
         return "GPU per rank: DistributedAssembler with " +

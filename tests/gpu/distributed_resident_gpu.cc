@@ -2,9 +2,10 @@
 //
 // The resident distributed classes on the device against their host mode
 // (which distributed_resident checks against deal.II and Trilinos), under
-// mpirun with ranks sharing the GPUs (select_device_by_node_rank). For each
-// halo path available (CUDA-aware MPI where the MPI library reads device
-// memory, and host staging always):
+// mpirun (select_device_by_node_rank; with more ranks than GPUs, ranks share
+// one). For each exchange path available (host staging always; NCCL where
+// the plugin has it and every rank its own GPU; CUDA-aware MPI where the MPI
+// library reads device memory) and each assembly method:
 // - DistributedAssembler into a device DistributedDeviceMatrix equals the
 //   host mode to 1e-15 relative (Frobenius) with GlobalNZ, SharedNZ and
 //   LocalElem-colored, to 1e-13 with LocalElem-atomic, and a second
@@ -20,7 +21,17 @@
 //   solution equals the host mode's to 1e-8 relative, the iteration count
 //   within one, Chebyshev's eigenvalue estimate to 1e-10 and the block
 //   inverses to 1e-13 (the same bodies, their sums in another order), and
-//   a second device solve repeats the first bit for bit.
+//   a second device solve repeats the first bit for bit;
+// - every path other than host staging gives host staging's results bit for
+//   bit (the same values travel, added in the same order): the assembled
+//   matrix and right-hand side (methods without atomics), the ghost
+//   entries, vmult(), and each CG's iteration count, final residual and
+//   solution (the same iterates);
+// - the path that runs is the one asked for; where the plugin has NCCL but
+//   ranks share a GPU (automatic then takes host staging), NCCL asked for
+//   is refused with a message that says the ranks share one GPU.
+// Which path automatic takes is printed; NCCL runs where each rank has a GPU
+// of its own (2 ranks on 2 GPUs, 4 on 4), with NCCL_NVLS_ENABLE=0.
 // Exits with 77 (skipped) where a rank finds no CUDA device.
 
 #include <deal.II/base/mpi.h>
@@ -33,7 +44,9 @@
 #include <gpu_assembly/distributed/distributed_jacobi_cg.h>
 #include <gpu_assembly/distributed/distributed_preconditioned_cg.h>
 
+#include <cstring>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "distributed_problems.h"
@@ -70,15 +83,15 @@ namespace
   void
   run_resident(const DistributedProblem<dim> &problem,
                const bool                     use_device,
-               const bool                     force_host_staging,
+               const HaloPath                 requested,
                const AssemblyMethod           method,
                HostResult                    &out,
                bool                          &repeats,
                HaloPath                      &path)
   {
     typename DistributedDeviceMatrix<double>::AdditionalData storage;
-    storage.use_device         = use_device;
-    storage.force_host_staging = force_host_staging;
+    storage.use_device = use_device;
+    storage.halo_path  = requested;
     DistributedDeviceMatrix<double> A;
     A.reinit(problem.adapter, storage);
     DistributedDeviceVector<double> b;
@@ -116,7 +129,8 @@ namespace
     x.zero_out_ghost_values();
     A.vmult(y, x);
     y.copy_to_host(out.y);
-    path = x.get_halo_path();
+    path = A.get_halo_path() == x.get_halo_path() ? x.get_halo_path() :
+                                                    HaloPath::automatic;
 
     DistributedJacobiCG<double>     cg;
     DistributedDeviceVector<double> solution;
@@ -192,6 +206,61 @@ namespace
 
 
 
+  // The failures of the results of an exchange path against host
+  // staging's, which must be equal bit for bit: the same values travel and
+  // are added in the same order. The assembly itself repeats bit for bit
+  // only with @p deterministic methods (no atomics).
+  std::string
+  path_failures(const HostResult &path,
+                const HostResult &staged,
+                const bool        deterministic)
+  {
+    const MPI_Comm     comm = MPI_COMM_WORLD;
+    std::ostringstream failures;
+    if (deterministic && !(bitwise_equal(path.values, staged.values, comm) &&
+                           bitwise_equal(path.rhs, staged.rhs, comm)))
+      failures << " the assembled matrix or right-hand side differs from "
+                  "host staging's;";
+    if (!bitwise_equal(path.ghosted, staged.ghosted, comm))
+      failures << " update_ghost_values() differs from host staging's;";
+    if (!deterministic)
+      return failures.str();
+    if (!bitwise_equal(path.y, staged.y, comm))
+      failures << " vmult() differs from host staging's;";
+    const auto same_iterates = [&](const std::string         &name,
+                                   const CGResult            &a,
+                                   const CGResult            &b,
+                                   const std::vector<double> &x,
+                                   const std::vector<double> &y) {
+      if (a.iterations != b.iterations ||
+          std::memcmp(&a.final_residual, &b.final_residual, sizeof(double)) !=
+            0 ||
+          !bitwise_equal(x, y, comm))
+        failures << " " << name << " (" << a.iterations
+                 << " iterations) does not repeat host staging's iterates ("
+                 << b.iterations << " iterations, the same final residual "
+                 << "and solution bit for bit);";
+    };
+    same_iterates("DistributedJacobiCG",
+                  path.cg,
+                  staged.cg,
+                  path.solution,
+                  staged.solution);
+    same_iterates("Chebyshev-CG",
+                  path.chebyshev.cg,
+                  staged.chebyshev.cg,
+                  path.chebyshev.solution,
+                  staged.chebyshev.solution);
+    same_iterates("block-Jacobi-CG",
+                  path.block_jacobi.cg,
+                  staged.block_jacobi.cg,
+                  path.block_jacobi.solution,
+                  staged.block_jacobi.solution);
+    return failures.str();
+  }
+
+
+
   template <int dim>
   bool
   run_case(const Form form, const unsigned int degree)
@@ -203,17 +272,48 @@ namespace
     HaloPath                      host_path;
     run_resident(problem,
                  false,
-                 false,
+                 HaloPath::automatic,
                  AssemblyMethod::global_nz,
                  host,
                  host_repeats,
                  host_path);
 
-    bool              passed   = true;
-    std::vector<bool> stagings = {true};
+    // Host staging first: the other paths are compared with its results.
+    bool                  passed = true;
+    std::vector<HaloPath> paths  = {HaloPath::staged_through_host};
+    const HaloPath        automatic =
+      choose_halo_path(true, HaloPath::automatic, comm);
+    if (automatic == HaloPath::nccl)
+      paths.push_back(HaloPath::nccl);
     if (mpi_supports_device_memory())
-      stagings.insert(stagings.begin(), false);
-    for (const bool staging : stagings)
+      paths.push_back(HaloPath::cuda_aware_mpi);
+    if (Utilities::MPI::this_mpi_process(comm) == 0)
+      std::cout << "automatic exchange path: " << to_string(automatic)
+                << " (NCCL in the plugin: " << (nccl_available() ? "yes" : "no")
+                << ")" << std::endl;
+    if (nccl_available() && automatic != HaloPath::nccl)
+      {
+        // Ranks share a GPU: NCCL asked for is refused, saying so.
+        bool refused = false;
+        try
+          {
+            choose_halo_path(true, HaloPath::nccl, comm);
+          }
+        catch (const std::exception &exception)
+          {
+            refused = std::string(exception.what()).find("share one GPU") !=
+                      std::string::npos;
+          }
+        refused = Utilities::MPI::min(refused ? 1 : 0, comm) == 1;
+        passed  = passed && refused;
+        if (Utilities::MPI::this_mpi_process(comm) == 0)
+          std::cout << "NCCL asked for with ranks sharing a GPU: "
+                    << (refused ? "refused naming the shared GPU" :
+                                  "FAILED: not refused naming the shared GPU")
+                    << std::endl;
+      }
+    std::map<AssemblyMethod, HostResult> staged;
+    for (const HaloPath requested : paths)
       for (const AssemblyMethod method : {AssemblyMethod::global_nz,
                                           AssemblyMethod::shared_nz,
                                           AssemblyMethod::local_elem_colored,
@@ -222,7 +322,7 @@ namespace
           HostResult device;
           bool       repeats = false;
           HaloPath   path;
-          run_resident(problem, true, staging, method, device, repeats, path);
+          run_resident(problem, true, requested, method, device, repeats, path);
           const bool   atomic = method == AssemblyMethod::local_elem_atomic;
           const double assembly_tolerance = atomic ? 1e-13 : 1e-15;
           const double matrix_error =
@@ -240,8 +340,7 @@ namespace
             relative_difference(device.solution, host.solution, comm);
           const int iteration_difference =
             int(device.cg.iterations) - int(host.cg.iterations);
-          const HaloPath expected =
-            staging ? HaloPath::staged_through_host : HaloPath::cuda_aware_mpi;
+          const HaloPath expected = requested;
 
           std::ostringstream failures;
           if (!(matrix_error <= assembly_tolerance &&
@@ -273,6 +372,10 @@ namespace
           if (path != expected)
             failures << " the halo path is " << to_string(path) << ", expected "
                      << to_string(expected) << ";";
+          if (requested == HaloPath::staged_through_host)
+            staged[method] = device;
+          else
+            failures << path_failures(device, staged[method], !atomic);
           const bool ok = failures.str().empty();
           passed        = passed && ok;
           if (Utilities::MPI::this_mpi_process(comm) == 0)

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include "nccl_communicator.h"
+
 namespace GPUAssembly
 {
   template <typename Number>
@@ -63,6 +65,10 @@ namespace GPUAssembly
                   "rows are not one contiguous range of indices, which "
                   "the partitioner of its columns and vectors needs."));
     additional_data = data;
+    halo_path       = internal::choose_halo_path(data.use_device,
+                                           data.halo_path,
+                                           communicator,
+                                           nccl);
 
     // The rows are read in parallel over fixed blocks, each block's results
     // in a place of its own, so that the arrays do not depend on the

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include <mpi.h>
 #if __has_include(<mpi-ext.h>)
@@ -17,6 +18,7 @@
 #endif
 
 #include "messages.h"
+#include "nccl_communicator.h"
 
 namespace GPUAssembly
 {
@@ -35,14 +37,56 @@ namespace GPUAssembly
   {
     switch (path)
       {
+        case HaloPath::automatic:
+          return "automatic";
         case HaloPath::host_memory:
           return "host memory";
         case HaloPath::staged_through_host:
-          return "device, staged through host memory";
+          return "host staging";
+        case HaloPath::nccl:
+          return "NCCL";
         case HaloPath::cuda_aware_mpi:
-          return "device, CUDA-aware MPI";
+          return "CUDA-aware MPI";
       }
     return "unknown";
+  }
+
+
+
+  namespace
+  {
+    // The values of halo_path_from_string() and the paths they name.
+    const std::pair<const char *, HaloPath> halo_path_names[] = {
+      {"auto", HaloPath::automatic},
+      {"host", HaloPath::staged_through_host},
+      {"nccl", HaloPath::nccl},
+      {"cuda-aware-mpi", HaloPath::cuda_aware_mpi}};
+  } // namespace
+
+
+
+  std::string
+  halo_path_choices()
+  {
+    std::string choices;
+    for (const auto &[name, path] : halo_path_names)
+      choices += (choices.empty() ? "" : "|") + std::string(name);
+    return choices;
+  }
+
+
+
+  HaloPath
+  halo_path_from_string(const std::string &name)
+  {
+    for (const auto &[known, path] : halo_path_names)
+      if (name == known)
+        return path;
+    AssertThrow(false,
+                dealii::ExcMessage("unknown exchange path '" + name +
+                                   "'; choose one of " + halo_path_choices() +
+                                   "."));
+    return HaloPath::automatic;
   }
 
 
@@ -61,13 +105,94 @@ namespace GPUAssembly
 
 
 
-  HaloPath
-  choose_halo_path(const bool use_device, const bool force_host_staging)
+  bool
+  nccl_available()
   {
+    return internal::NcclTransport::built();
+  }
+
+
+
+  HaloPath
+  choose_halo_path(const bool     use_device,
+                   const HaloPath requested,
+                   const MPI_Comm communicator)
+  {
+    std::shared_ptr<const internal::NcclCommunicator> nccl;
+    return internal::choose_halo_path(use_device,
+                                      requested,
+                                      communicator,
+                                      nccl);
+  }
+
+
+
+  HaloPath
+  internal::choose_halo_path(
+    const bool                                         use_device,
+    const HaloPath                                     requested,
+    const MPI_Comm                                     communicator,
+    std::shared_ptr<const internal::NcclCommunicator> &nccl)
+  {
+    nccl.reset();
+    const std::string asked =
+      "the exchange path " + to_string(requested) + " was asked for, but ";
     if (!use_device)
-      return HaloPath::host_memory;
-    if (!force_host_staging && mpi_supports_device_memory())
-      return HaloPath::cuda_aware_mpi;
+      {
+        AssertThrow(requested != HaloPath::nccl &&
+                      requested != HaloPath::cuda_aware_mpi,
+                    ExcUnsupportedInput(
+                      asked +
+                      "the entries are in host memory (use_device = false): "
+                      "NCCL and CUDA-aware MPI exchange device memory. Ask "
+                      "for the automatic or the host path, or keep the "
+                      "entries on the device."));
+        return HaloPath::host_memory;
+      }
+    // What the build and the MPI library decide comes first: it holds
+    // with or without a device.
+    AssertThrow(requested != HaloPath::nccl || nccl_available(),
+                ExcUnsupportedInput(
+                  asked +
+                  "the plugin was built without NCCL "
+                  "(GPU_ASSEMBLY_WITH_NCCL=OFF); configure it with "
+                  "-DGPU_ASSEMBLY_WITH_NCCL=ON (NCCL from the CUDA toolkit, "
+                  "NCCL_DIR or pip install nvidia-nccl-cu13), or ask for "
+                  "host staging."));
+    AssertThrow(requested != HaloPath::cuda_aware_mpi ||
+                  mpi_supports_device_memory(),
+                ExcUnsupportedInput(
+                  asked + "the MPI library does not report CUDA support "
+                          "(MPIX_Query_cuda_support()); ask for NCCL or host "
+                          "staging."));
+    AssertThrow(n_cuda_devices() > 0,
+                ExcUnsupportedInput(
+                  "device entries (use_device) are asked for, but this rank "
+                  "finds no CUDA device; keep the entries in host memory "
+                  "(use_device = false)."));
+    switch (requested)
+      {
+        case HaloPath::host_memory:
+        case HaloPath::staged_through_host:
+          return HaloPath::staged_through_host;
+        case HaloPath::cuda_aware_mpi:
+          return HaloPath::cuda_aware_mpi;
+        case HaloPath::nccl:
+          nccl = internal::NcclCommunicator::get(communicator);
+          AssertThrow(nccl->usable(),
+                      ExcUnsupportedInput(asked + nccl->why_not() +
+                                          "; or ask for host staging."));
+          return HaloPath::nccl;
+        case HaloPath::automatic:
+          if (nccl_available())
+            {
+              nccl = internal::NcclCommunicator::get(communicator);
+              if (nccl->usable())
+                return HaloPath::nccl;
+              nccl.reset();
+            }
+          return HaloPath::staged_through_host;
+      }
     return HaloPath::staged_through_host;
   }
 
@@ -88,16 +213,37 @@ namespace GPUAssembly
                   "DistributedDeviceVector: use_device is set, but this rank "
                   "finds no CUDA device; keep the vector in host memory "
                   "(use_device = false)."));
-    AssertThrow(requests.empty(),
+    std::shared_ptr<const internal::NcclCommunicator> communicator;
+    const HaloPath                                    path =
+      internal::choose_halo_path(data.use_device,
+                                 data.halo_path,
+                                 new_partitioner->get_mpi_communicator(),
+                                 communicator);
+    reinit(new_partitioner, data, path, communicator);
+  }
+
+
+
+  template <typename Number>
+  void
+  DistributedDeviceVector<Number>::reinit(
+    const std::shared_ptr<const dealii::Utilities::MPI::Partitioner>
+                                                            &new_partitioner,
+    const AdditionalData                                    &data,
+    const HaloPath                                           path,
+    const std::shared_ptr<const internal::NcclCommunicator> &communicator)
+  {
+    AssertThrow(requests.empty() && !nccl_in_flight,
                 dealii::ExcMessage("DistributedDeviceVector::reinit() while "
                                    "a ghost update is in flight; call "
                                    "update_ghost_values_finish() first."));
     partitioner     = new_partitioner;
     additional_data = data;
-    halo_path = choose_halo_path(data.use_device, data.force_host_staging);
-    n_owned   = partitioner->locally_owned_size();
-    n_ghosts  = partitioner->n_ghost_indices();
+    halo_path       = path;
+    n_owned         = partitioner->locally_owned_size();
+    n_ghosts        = partitioner->n_ghost_indices();
     values.reinit(data.use_device, std::size_t(n_owned) + n_ghosts);
+    nccl = communicator;
 
     std::vector<int> imports;
     imports.reserve(partitioner->n_import_indices());
@@ -117,6 +263,22 @@ namespace GPUAssembly
         pinned_receive.reinit(0);
       }
     workspace.reinit(data.use_device);
+
+    // The messages' ranks and offsets in the order of the partitioner's
+    // targets, for NCCL's grouped sends and receives.
+    const auto segments = [](const auto                &targets,
+                             std::vector<unsigned int> &ranks,
+                             std::vector<std::size_t>  &offsets) {
+      ranks.clear();
+      offsets.assign(1, 0);
+      for (const auto &[rank, count] : targets)
+        {
+          ranks.push_back(rank);
+          offsets.push_back(offsets.back() + count);
+        }
+    };
+    segments(partitioner->ghost_targets(), ghost_ranks, ghost_offsets);
+    segments(partitioner->import_targets(), import_ranks, import_offsets);
   }
 
 
@@ -125,7 +287,10 @@ namespace GPUAssembly
   void
   DistributedDeviceVector<Number>::reinit(const DistributedDeviceVector &other)
   {
-    reinit(other.partitioner, other.additional_data);
+    reinit(other.partitioner,
+           other.additional_data,
+           other.halo_path,
+           other.nccl);
   }
 
 
@@ -161,38 +326,49 @@ namespace GPUAssembly
   DistributedDeviceVector<Number>::update_ghost_values_start() const
   {
     Assert(partitioner, dealii::ExcNotInitialized());
-    AssertThrow(requests.empty(),
+    AssertThrow(requests.empty() && !nccl_in_flight,
                 dealii::ExcMessage("update_ghost_values_start() twice without "
                                    "update_ghost_values_finish() between."));
+    const auto pack = [this]() {
+      for_each_index(stores_on_device(),
+                     import_list.size(),
+                     ResidentOperations::Gather<Number>{values.data(),
+                                                        import_list.data(),
+                                                        send_buffer.data()});
+    };
+    if (halo_path == HaloPath::nccl)
+      {
+        pack();
+        // Enqueued after the pack kernel and after the kernels still
+        // reading the ghost entries (the last SpMV's rows with ghost
+        // columns), all on the default stream: no wait on the host.
+        nccl->start_exchange(send_buffer.data(),
+                             import_ranks,
+                             import_offsets,
+                             values.data() + n_owned,
+                             ghost_ranks,
+                             ghost_offsets);
+        nccl_in_flight = true;
+        return;
+      }
+
     const MPI_Comm comm   = partitioner->get_mpi_communicator();
     const bool     staged = halo_path == HaloPath::staged_through_host;
-    requests.reserve(partitioner->ghost_targets().size() +
-                     partitioner->import_targets().size());
+    requests.reserve(ghost_ranks.size() + import_ranks.size());
     // MPI writes the ghost entries directly: kernels still reading them
     // (the last SpMV's rows with ghost columns) must be done.
     if (halo_path == HaloPath::cuda_aware_mpi)
       internal::DeviceMemory::synchronize();
+    internal::post_messages(MPI_Irecv,
+                            staged ? pinned_receive.data() :
+                                     values.data() + n_owned,
+                            ghost_ranks,
+                            ghost_offsets,
+                            halo_tag,
+                            comm,
+                            requests);
 
-    std::size_t offset = 0;
-    for (const auto &[rank, count] : partitioner->ghost_targets())
-      {
-        Number *buffer = staged ? pinned_receive.data() + offset :
-                                  values.data() + n_owned + offset;
-        internal::post_message(MPI_Irecv,
-                               buffer,
-                               count,
-                               rank,
-                               halo_tag,
-                               comm,
-                               requests);
-        offset += count;
-      }
-
-    for_each_index(stores_on_device(),
-                   import_list.size(),
-                   ResidentOperations::Gather<Number>{values.data(),
-                                                      import_list.data(),
-                                                      send_buffer.data()});
+    pack();
     const Number *send = send_buffer.data();
     if (staged)
       {
@@ -205,19 +381,13 @@ namespace GPUAssembly
       }
     else if (halo_path == HaloPath::cuda_aware_mpi)
       internal::DeviceMemory::synchronize();
-
-    offset = 0;
-    for (const auto &[rank, count] : partitioner->import_targets())
-      {
-        internal::post_message(MPI_Isend,
-                               send + offset,
-                               count,
-                               rank,
-                               halo_tag,
-                               comm,
-                               requests);
-        offset += count;
-      }
+    internal::post_messages(MPI_Isend,
+                            send,
+                            import_ranks,
+                            import_offsets,
+                            halo_tag,
+                            comm,
+                            requests);
   }
 
 
@@ -226,6 +396,12 @@ namespace GPUAssembly
   void
   DistributedDeviceVector<Number>::update_ghost_values_finish() const
   {
+    if (nccl_in_flight)
+      {
+        nccl->wait();
+        nccl_in_flight = false;
+        return;
+      }
     if (!requests.empty())
       {
         internal::wait_for_all(requests);

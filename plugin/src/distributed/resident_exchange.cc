@@ -15,6 +15,7 @@
 
 #include "../base/first_touch.h"
 #include "messages.h"
+#include "nccl_communicator.h"
 
 namespace GPUAssembly
 {
@@ -136,6 +137,7 @@ namespace GPUAssembly
       send_offsets = lists.send_offsets;
       recv_ranks   = lists.recv_ranks;
       recv_offsets = lists.recv_offsets;
+      nccl = path == HaloPath::nccl ? NcclCommunicator::get(comm) : nullptr;
 
       // The owned entries go to distinct places (one local nonzero per
       // entry of the pattern), so that they are scattered without atomics.
@@ -201,13 +203,14 @@ namespace GPUAssembly
       auto start = Clock::now();
       requests.reserve(recv_ranks.size() + send_ranks.size());
       Number *receive = staged ? pinned_recv.data() : recv_buffer.data();
-      post_messages(MPI_Irecv,
-                    receive,
-                    recv_ranks,
-                    recv_offsets,
-                    tag,
-                    comm,
-                    requests);
+      if (!nccl)
+        post_messages(MPI_Irecv,
+                      receive,
+                      recv_ranks,
+                      recv_offsets,
+                      tag,
+                      comm,
+                      requests);
       for_each_index(on_device,
                      n_send,
                      ResidentOperations::Gather<Number>{send_values,
@@ -227,13 +230,21 @@ namespace GPUAssembly
           transfer += seconds_since(start);
         }
       start = Clock::now();
-      post_messages(MPI_Isend,
-                    send,
-                    send_ranks,
-                    send_offsets,
-                    tag,
-                    comm,
-                    requests);
+      if (nccl)
+        nccl->start_exchange(send,
+                             send_ranks,
+                             send_offsets,
+                             receive,
+                             recv_ranks,
+                             recv_offsets);
+      else
+        post_messages(MPI_Isend,
+                      send,
+                      send_ranks,
+                      send_offsets,
+                      tag,
+                      comm,
+                      requests);
       times.communication += seconds_since(start);
     }
 
@@ -280,7 +291,10 @@ namespace GPUAssembly
       times.write += seconds_since(start);
 
       start = Clock::now();
-      wait_for_all(requests);
+      if (nccl)
+        nccl->wait();
+      else
+        wait_for_all(requests);
       requests.clear();
       const double wait = seconds_since(start);
       times.communication += wait;

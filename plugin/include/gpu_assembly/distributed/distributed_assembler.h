@@ -84,8 +84,9 @@ namespace GPUAssembly
    * The overloads for a DistributedDeviceMatrix and DistributedDeviceVector
    * keep the result where it was assembled: on the device path, the owned
    * entries are scattered into the device CSR arrays on the device, the
-   * values of interface rows are gathered on the device and sent (device
-   * buffers with CUDA-aware MPI, else staged through host buffers), and the
+   * values of interface rows are gathered on the device and sent through
+   * the resident matrix's get_halo_path() (NCCL or CUDA-aware MPI on device
+   * buffers, or staged through host buffers), and the
    * received values are added on the device in the plan's fixed order;
    * nothing of the local matrix goes to the host. On the host path the
    * same loops run on host arrays. Either way the values equal those the
@@ -156,8 +157,8 @@ namespace GPUAssembly
      * Assemble @p kernel into the resident @p matrix and the owned entries
      * of @p rhs (values replaced; rhs's ghost entries are left alone).
      * Times as for the Trilinos target, transfer being the nodal data's
-     * upload and, where MPI cannot read device memory, the staging copies
-     * of the interface values. Collective.
+     * upload and, on the host staging path, the staging copies of the
+     * interface values. Collective.
      */
     template <class Kernel>
     void

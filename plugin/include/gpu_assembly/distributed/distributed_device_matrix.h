@@ -81,11 +81,12 @@ namespace GPUAssembly
       return additional_data.use_device;
     }
 
+    /// The path of the halo of vmult() and of DistributedAssembler's
+    /// interface rows, chosen by reinit() from AdditionalData::halo_path.
     HaloPath
     get_halo_path() const
     {
-      return choose_halo_path(additional_data.use_device,
-                              additional_data.force_host_staging);
+      return halo_path;
     }
 
     /// Rows of this rank (its locally owned DoFs).
@@ -207,16 +208,21 @@ namespace GPUAssembly
   private:
     std::shared_ptr<const dealii::Utilities::MPI::Partitioner> partitioner;
     AdditionalData                                             additional_data;
-    std::vector<int>                                           host_row_offsets;
-    std::vector<int>                                           host_columns;
-    ResidentArray<int>                                         row_offsets;
-    ResidentArray<int>                                         columns;
-    ResidentArray<Number>                                      values;
+    HaloPath              halo_path = HaloPath::host_memory;
+    std::vector<int>      host_row_offsets;
+    std::vector<int>      host_columns;
+    ResidentArray<int>    row_offsets;
+    ResidentArray<int>    columns;
+    ResidentArray<Number> values;
     // Rows with owned columns alone, multiplied while the halo travels, and
     // the rows with ghost columns, multiplied after it.
     ResidentArray<int> interior_rows;
     ResidentArray<int> boundary_rows;
     ResidentArray<int> diagonal_positions;
+
+    // The NCCL communicator of the matrix's (nccl path only), kept so that
+    // the vectors and exchanges made for the matrix share it.
+    std::shared_ptr<const internal::NcclCommunicator> nccl;
   };
 } // namespace GPUAssembly
 

@@ -17,21 +17,65 @@
 
 namespace GPUAssembly
 {
+  namespace internal
+  {
+    class NcclCommunicator;
+  } // namespace internal
+
+
+
   /**
-   * How the halo of the resident distributed classes travels: on the host
-   * path, MPI on host arrays; on the device path, either MPI directly on
-   * device buffers (CUDA-aware MPI) or device buffers copied to page-locked
-   * host buffers, sent, and copied back.
+   * How the halos and interface rows of the resident distributed classes
+   * travel between ranks. Their AdditionalData asks for one (automatic
+   * unless the user chooses); get_halo_path() says which one runs:
+   *
+   * - host_memory: the entries are in host memory (use_device = false) and
+   *   MPI sends them from there;
+   * - staged_through_host: device entries are copied to page-locked host
+   *   buffers, sent with MPI, and the received ones copied back to the
+   *   device; portable, needs nothing but MPI;
+   * - nccl: device buffers are sent and received with NCCL (grouped
+   *   ncclSend/ncclRecv on a stream of the rank's GPU), never passing
+   *   through the host; needs the plugin built with NCCL
+   *   (GPU_ASSEMBLY_WITH_NCCL) and one GPU per rank;
+   * - cuda_aware_mpi: device buffers are given to MPI; needs an MPI library
+   *   that reports CUDA support (mpi_supports_device_memory()). Not
+   *   covered by the test suite; opt-in: automatic never chooses it.
+   *
+   * automatic is a request, never a path that runs: nccl for device
+   * entries where nccl_available() and every rank of the communicator has
+   * a GPU of its own, else staged_through_host; host_memory for host
+   * entries. All paths give bitwise equal results: the same values travel
+   * and are added in the same order.
    */
   enum class HaloPath
   {
+    automatic,
     host_memory,
     staged_through_host,
+    nccl,
     cuda_aware_mpi
   };
 
+  /**
+   * The name of @p path as programs report it: "automatic", "host memory",
+   * "host staging", "NCCL", "CUDA-aware MPI".
+   */
   std::string
   to_string(const HaloPath path);
+
+  /**
+   * The path a command-line or parameter-file value names: "auto", "host"
+   * (staged_through_host; host memory for host entries), "nccl",
+   * "cuda-aware-mpi". Throws ExcMessage naming @p name and the choices for
+   * any other value.
+   */
+  HaloPath
+  halo_path_from_string(const std::string &name);
+
+  /// The values halo_path_from_string() accepts, separated by '|'.
+  std::string
+  halo_path_choices();
 
   /**
    * Whether the MPI library reads and writes device memory, asked at run
@@ -41,14 +85,24 @@ namespace GPUAssembly
   bool
   mpi_supports_device_memory();
 
+  /// Whether the plugin was built with NCCL (GPU_ASSEMBLY_WITH_NCCL).
+  bool
+  nccl_available();
+
   /**
-   * The halo path a resident object with these choices takes:
-   * host_memory without @p use_device; cuda_aware_mpi on the device where
-   * mpi_supports_device_memory() and not @p force_host_staging;
-   * staged_through_host otherwise.
+   * The path that runs for entries in device (@p use_device) or host memory
+   * when @p requested is asked for on @p communicator (see HaloPath).
+   * Throws ExcUnsupportedInput with the reason where the request cannot be
+   * met: nccl or cuda_aware_mpi for host entries, nccl without NCCL in the
+   * plugin (naming GPU_ASSEMBLY_WITH_NCCL) or with ranks sharing a GPU,
+   * cuda_aware_mpi where MPI does not report CUDA support. Collective where
+   * @p use_device is set and @p requested is automatic or nccl: the first
+   * such call for a communicator builds its NCCL communicator.
    */
   HaloPath
-  choose_halo_path(const bool use_device, const bool force_host_staging);
+  choose_halo_path(const bool     use_device,
+                   const HaloPath requested,
+                   const MPI_Comm communicator);
 
 
 
@@ -65,8 +119,9 @@ namespace GPUAssembly
    * update_ghost_values() packs the partitioner's import_indices() (on the
    * device for device vectors), sends one message per import_targets()
    * rank and receives one per ghost_targets() rank straight into the ghost
-   * entries (or into a page-locked buffer, then copied there), MPI on device
-   * buffers where the MPI library supports it (get_halo_path()).
+   * entries, through the path that AdditionalData::halo_path asks for
+   * (get_halo_path(): MPI on host entries, page-locked host buffers, NCCL
+   * or CUDA-aware MPI on device entries).
    *
    * Collective functions must be called by every rank of the partitioner's
    * communicator in the same order. Instantiated for float and double.
@@ -79,9 +134,10 @@ namespace GPUAssembly
     {
       /// Entries in device memory (needs a CUDA device), else host memory.
       bool use_device = false;
-      /// Stage device messages through host memory even where MPI reads
-      /// device memory.
-      bool force_host_staging = false;
+      /// How the halo travels (HaloPath): automatic takes NCCL for device
+      /// entries where the plugin has it and each rank its own GPU, else
+      /// host staging.
+      HaloPath halo_path = HaloPath::automatic;
     };
 
     DistributedDeviceVector()                                = default;
@@ -90,12 +146,13 @@ namespace GPUAssembly
     operator=(const DistributedDeviceVector &) = delete;
 
     /// Entries for @p partitioner's owned and ghost indices, all zero.
+    /// Collective where choose_halo_path() is.
     void
     reinit(const std::shared_ptr<const dealii::Utilities::MPI::Partitioner>
                                 &partitioner,
            const AdditionalData &additional_data = AdditionalData());
 
-    /// The layout and storage of @p other, all entries zero.
+    /// The layout, storage and halo path of @p other, all entries zero.
     void
     reinit(const DistributedDeviceVector &other);
 
@@ -232,6 +289,16 @@ namespace GPUAssembly
     }
 
   private:
+    /// reinit() with the path already chosen, and its NCCL communicator
+    /// on the nccl path.
+    void
+    reinit(
+      const std::shared_ptr<const dealii::Utilities::MPI::Partitioner>
+                                                              &partitioner,
+      const AdditionalData                                    &additional_data,
+      const HaloPath                                           path,
+      const std::shared_ptr<const internal::NcclCommunicator> &communicator);
+
     void
     check_compatible(const DistributedDeviceVector &other) const;
 
@@ -248,7 +315,15 @@ namespace GPUAssembly
     mutable internal::PinnedBuffer<Number> pinned_send;
     mutable internal::PinnedBuffer<Number> pinned_receive;
     mutable std::vector<MPI_Request>       requests;
-    ReductionWorkspace                     workspace;
+    // The ranks and the segments of the ghost entries and of the packed
+    // imports, in the partitioner's order of ghost_targets() and
+    // import_targets().
+    std::vector<unsigned int> ghost_ranks, import_ranks;
+    std::vector<std::size_t>  ghost_offsets, import_offsets;
+    // The NCCL communicator of the partitioner's (nccl path only).
+    std::shared_ptr<const internal::NcclCommunicator> nccl;
+    mutable bool                                      nccl_in_flight = false;
+    ReductionWorkspace                                workspace;
   };
 } // namespace GPUAssembly
 

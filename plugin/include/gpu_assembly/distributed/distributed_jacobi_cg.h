@@ -24,9 +24,13 @@ namespace GPUAssembly
   {
     if (v.get_partitioner() != A.get_partitioner() ||
         v.stores_on_device() != A.stores_on_device() ||
-        v.get_additional_data().force_host_staging !=
-          A.get_additional_data().force_host_staging)
-      v.reinit(A.get_partitioner(), A.get_additional_data());
+        v.get_halo_path() != A.get_halo_path())
+      {
+        // The matrix's path, not its request: no new choice to make.
+        auto data      = A.get_additional_data();
+        data.halo_path = A.get_halo_path();
+        v.reinit(A.get_partitioner(), data);
+      }
   }
 
   template <typename Number, typename Body>

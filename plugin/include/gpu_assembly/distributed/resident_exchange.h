@@ -19,7 +19,8 @@ namespace GPUAssembly
      * ExchangeLists run where the local values and the target are (device,
      * or host in host mode): the values of rows other ranks own are
      * gathered into one buffer per exchange, sent (from device buffers
-     * with CUDA-aware MPI, else staged through page-locked host buffers),
+     * with NCCL or CUDA-aware MPI, or staged through page-locked host
+     * buffers, as the HaloPath says),
      * the target is zeroed and the owned values are scattered into it while
      * the messages travel, and the received values are added last, each
      * target's in the order of the lists (grouped by target, one thread per
@@ -30,8 +31,9 @@ namespace GPUAssembly
     class ResidentExchange
     {
     public:
-      /// Lists from ExchangePlan (positions in the resident target).
-      /// Collective only through the communicator's duplication.
+      /// Lists from ExchangePlan (positions in the resident target), sent
+      /// through @p path (one that choose_halo_path() returned). Collective
+      /// through the communicator's duplication.
       void
       reinit(const ExchangeLists &lists,
              const HaloPath       path,
@@ -101,6 +103,9 @@ namespace GPUAssembly
       mutable PinnedBuffer<Number>  pinned_recv;
       // The messages between start() and finish().
       mutable std::vector<MPI_Request> requests;
+
+      // The NCCL communicator of the exchange's (nccl path only).
+      std::shared_ptr<const NcclCommunicator> nccl;
     };
   } // namespace internal
 } // namespace GPUAssembly
