@@ -151,9 +151,8 @@
 #include <vector>
 
 #include "dealii_elasticity.h"
-#include <Epetra_CrsMatrix.h>
-
 #include "subcube_tetrahedra.h"
+#include <Epetra_CrsMatrix.h>
 
 using namespace dealii;
 using namespace GPUAssembly;
