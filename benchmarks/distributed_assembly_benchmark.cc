@@ -71,7 +71,9 @@
 //                                  (HaloPath; default auto: NCCL where the
 //                                  plugin has it and each rank its own GPU,
 //                                  else host staging); printed as
-//                                  "Exchange path: ..."
+//                                  "Exchange path: ..."; a list (e.g.
+//                                  nccl,host) times the resident target
+//                                  once per path on the same mesh
 //                 --force-host-staging  the same as --exchange host
 //                 --no-resident    the Trilinos target alone
 //                 --cg-iterations N  CG iterations timed (default 50)
@@ -202,11 +204,11 @@ namespace
     bool                      tetrahedra         = false;
     bool                      force_host         = false;
     bool                      dealii_only        = false;
-    HaloPath                  exchange           = HaloPath::automatic;
-    std::string               exchange_name      = "auto";
-    bool                      resident           = true;
-    unsigned int              cg_iterations      = 50;
-    AssemblyMethod            method             = AssemblyMethod::global_nz;
+    // The resident target runs once per path, on the same mesh.
+    std::vector<std::string> exchange_names = {"auto"};
+    bool                     resident       = true;
+    unsigned int             cg_iterations  = 50;
+    AssemblyMethod           method         = AssemblyMethod::global_nz;
     // One rank's re-assembly total [ms] of the same mesh (strong scaling)
     // and of a mesh of one rank's share (weak scaling); 0: not given.
     double strong_reference_ms = 0;
@@ -506,6 +508,7 @@ namespace
 
   void
   run_resident(const Options                             &options,
+               const std::string                         &exchange_name,
                const bool                                 use_device,
                const DoFHandlerAdapter<dim>              &adapter,
                const LinearElasticityKernel<dim, double> &kernel,
@@ -524,14 +527,14 @@ namespace
         synchronize_device();
     };
     DistributedDeviceMatrix<double>::AdditionalData storage;
-    storage.use_device                    = use_device;
-    storage.halo_path                     = options.exchange;
+    storage.use_device = use_device;
+    storage.halo_path  = halo_path_from_string(exchange_name);
     auto                            start = Clock::now();
     DistributedDeviceMatrix<double> A;
     A.reinit(adapter, storage);
     if (is_root())
       std::cout << "Exchange path: " << to_string(A.get_halo_path())
-                << " (--exchange " << options.exchange_name << ")" << std::endl;
+                << " (--exchange " << exchange_name << ")" << std::endl;
     DistributedDeviceVector<double> b;
     b.reinit(A.get_partitioner(), storage);
     sync();
@@ -1059,17 +1062,19 @@ namespace
                   << std::defaultfloat << std::setprecision(6) << std::endl;
       }
     if (options.resident)
-      run_resident(options,
-                   use_device,
-                   adapter,
-                   kernel,
-                   matrix,
-                   rhs,
-                   floor_max,
-                   total_max,
-                   n_nonzeros,
-                   n_cells,
-                   n_dofs);
+      for (const std::string &exchange_name : options.exchange_names)
+        run_resident(options,
+                     exchange_name,
+                     use_device,
+                     adapter,
+                     kernel,
+                     matrix,
+                     rhs,
+                     floor_max,
+                     total_max,
+                     n_nonzeros,
+                     n_cells,
+                     n_dofs);
   }
 } // namespace
 
@@ -1114,13 +1119,14 @@ main(int argc, char **argv)
               AssertThrow(i + 1 < argc,
                           ExcMessage("--exchange needs one of " +
                                      halo_path_choices() + "."));
-              options.exchange_name = argv[++i];
-              options.exchange = halo_path_from_string(options.exchange_name);
+              options.exchange_names =
+                Utilities::split_string_list(argv[++i], ',');
+              for (const std::string &name : options.exchange_names)
+                halo_path_from_string(name);
             }
           else if (argument == "--force-host-staging")
             {
-              options.exchange_name = "host";
-              options.exchange      = HaloPath::staged_through_host;
+              options.exchange_names = {"host"};
             }
           else if (argument == "--no-resident")
             options.resident = false;
