@@ -732,6 +732,7 @@ namespace Hyperelastic
   std::unique_ptr<IntegratorBackend>
   make_device_backend(const BackendData &data)
   {
+    refuse_surface_loads(data, "device");
     return std::make_unique<DeviceBackend<Number>>(data);
   }
 

@@ -14,6 +14,7 @@
 
 #include "implicit_solid.h"
 #include "solid_common.h"
+#include "surface_load_setup.h"
 
 namespace Hyperelastic
 {
@@ -23,7 +24,7 @@ namespace Hyperelastic
     const auto  &solver = parameters.solver;
     const double t_new =
       std::min(time + parameters.time.time_step, parameters.time.end_time);
-    const StepLoads loads = loads_at(parameters, *load_function, time, t_new);
+    const StepLoads loads = step_loads(t_new);
 
     // The whole step on the device where the backend can (one graph
     // launch, the same tests in the same order), else the loop on the host.
@@ -69,6 +70,16 @@ namespace Hyperelastic
     time = t_new;
     ++step_number;
     record_step(stats, report, parameters.output, step_number, time, pcout);
+  }
+
+
+
+  StepLoads
+  ImplicitSolid::step_loads(const double t_new)
+  {
+    StepLoads loads = loads_at(parameters, *load_function, time, t_new);
+    surface_amplitudes->set(dynamic, time, t_new, loads);
+    return loads;
   }
 
 
