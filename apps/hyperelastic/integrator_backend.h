@@ -213,11 +213,10 @@ namespace Hyperelastic
   surface_loads_not_applied(const std::string &backend)
   {
     return "The 'Surface loads' entries (traction or pressure) are applied "
-           "by the host backend on one process; the " +
+           "by the host and device backends of one MPI process; the " +
            backend +
-           " backend does not apply them. Set 'Execution/Device' = host on "
-           "one MPI process, or clear the 'Surface loads' boundary ids and "
-           "regions.";
+           " backend does not apply them. Run on one MPI process, or clear "
+           "the 'Surface loads' boundary ids and regions.";
   }
 
   /// Refuses surface loads in a backend that does not apply them.

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "../common/app_utilities.h"
+#include "boundary_output.h"
 #include "implicit_solid.h"
 #include "solid_common.h"
 #include <boost/serialization/string.hpp>
@@ -414,6 +415,27 @@ namespace Hyperelastic
           });
         stats.output_files.push_back(path);
         pvd_records = records;
+
+        // The boundary's traction and stress: a series of its own, whose
+        // records are the volume's with the names of the boundary files.
+        const auto boundary_name = [&](const std::string &volume_name) {
+          return o.base_name + "-boundary" +
+                 volume_name.substr(o.base_name.size());
+        };
+        write_boundary_vtu(*mapping,
+                           dof_handler,
+                           Vector<double>(u_owned.begin(), u_owned.end()),
+                           parameters.material.mu,
+                           parameters.material.lambda,
+                           o.directory + "/" + boundary_name(name.str()));
+        auto boundary_records = records;
+        for (auto &record : boundary_records)
+          record.second = boundary_name(record.second);
+        AppUtilities::write_file(
+          o.directory + "/" + o.base_name + "-boundary.pvd",
+          [&](std::ostream &out) {
+            DataOutBase::write_pvd_record(out, boundary_records);
+          });
         return;
       }
 

@@ -631,8 +631,6 @@ namespace Hyperelastic
                            "'Surface loads/Pressure region' adds a "
                            "non-symmetric load stiffness to the tangent. Set "
                            "'Solver/Linear solver' to direct or auto."));
-    const bool surface_loads =
-      parameters.surface_loads.has_traction() || pressure;
 
     if (!distributed)
       {
@@ -650,12 +648,7 @@ namespace Hyperelastic
             backend_data.diagonal_index[row] = it - a.column_indices.begin();
           }
         const bool gpu =
-          (e.device != "auto" || !surface_loads) &&
           use_gpu(e, pcout.get_stream(), "every stage runs on the host");
-        if (surface_loads && e.device == "auto")
-          pcout << "Surface loads: every stage runs on the host, whose "
-                   "backend applies them."
-                << std::endl;
         if (automatic && pressure)
           {
             linear_solver.solver = LinearSolver::direct;

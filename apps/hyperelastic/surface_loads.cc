@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <tuple>
 
 #include "../common/app_utilities.h"
 #include "surface_load_setup.h"
@@ -24,16 +25,6 @@ namespace Hyperelastic
 
   namespace
   {
-    using Vector3 = std::array<double, 3>;
-
-    Vector3
-    cross(const Vector3 &a, const Vector3 &b)
-    {
-      return {a[1] * b[2] - a[2] * b[1],
-              a[2] * b[0] - a[0] * b[2],
-              a[0] * b[1] - a[1] * b[0]};
-    }
-
     void
     initialize_time_function(FunctionParser<1> &function,
                              const std::string &expression,
@@ -93,58 +84,22 @@ namespace Hyperelastic
                        double                *force,
                        double                *stiffness)
   {
-    const unsigned int  n    = data.n_cell_dofs;
-    const unsigned int *dofs = &data.cell_dofs[std::size_t(face) * n];
-    std::fill(force, force + n, 0.);
-    if (stiffness != nullptr)
-      std::fill(stiffness, stiffness + std::size_t(n) * n, 0.);
-    for (unsigned int q = 0; q < data.n_face_q_points; ++q)
-      {
-        const std::size_t fq = std::size_t(face) * data.n_face_q_points + q;
-        const double     *N  = &data.shape_values[fq * n];
-        const double     *G  = &data.shape_gradients[fq * n * 3];
-        const double     *A  = &data.area_vectors[fq * 3];
-
-        // Columns of F = I + grad u; cof(F) N dA = sum_K A_K (F_{K+1} x
-        // F_{K+2}) with cyclic K, the current area vector.
-        std::array<Vector3, 3> column{};
-        for (unsigned int K = 0; K < 3; ++K)
-          column[K][K] = 1.;
-        for (unsigned int i = 0; i < n; ++i)
-          for (unsigned int K = 0; K < 3; ++K)
-            column[K][data.dof_components[i]] += u[dofs[i]] * G[i * 3 + K];
-        Vector3 area{};
-        for (unsigned int K = 0; K < 3; ++K)
-          {
-            const Vector3 c = cross(column[(K + 1) % 3], column[(K + 2) % 3]);
-            for (unsigned int d = 0; d < 3; ++d)
-              area[d] += A[K] * c[d];
-          }
-        for (unsigned int i = 0; i < n; ++i)
-          force[i] -= pressure * N[i] * area[data.dof_components[i]];
-        if (stiffness == nullptr)
-          continue;
-
-        // u_j moves column K by G_jK e_{c_j}.
-        for (unsigned int j = 0; j < n; ++j)
-          {
-            Vector3 e{};
-            e[data.dof_components[j]] = 1.;
-            Vector3 d_area{};
-            for (unsigned int K = 0; K < 3; ++K)
-              {
-                const unsigned int K1 = (K + 1) % 3, K2 = (K + 2) % 3;
-                const Vector3      a = cross(e, column[K2]);
-                const Vector3      b = cross(column[K1], e);
-                for (unsigned int d = 0; d < 3; ++d)
-                  d_area[d] +=
-                    A[K] * (G[j * 3 + K1] * a[d] + G[j * 3 + K2] * b[d]);
-              }
-            for (unsigned int i = 0; i < n; ++i)
-              stiffness[std::size_t(i) * n + j] -=
-                pressure * N[i] * d_area[data.dof_components[i]];
-          }
-      }
+    const unsigned int n   = data.n_cell_dofs;
+    const unsigned int n_q = data.n_face_q_points;
+    const std::size_t  fq  = std::size_t(face) * n_q;
+    for (unsigned int j = 0; j < n; ++j)
+      pressure_face_column(n,
+                           n_q,
+                           data.dof_components.data(),
+                           &data.cell_dofs[std::size_t(face) * n],
+                           &data.shape_values[fq * n],
+                           &data.shape_gradients[fq * n * 3],
+                           &data.area_vectors[fq * 3],
+                           u,
+                           pressure,
+                           j,
+                           force[j],
+                           stiffness);
   }
 
 
@@ -183,6 +138,72 @@ namespace Hyperelastic
             stiffness[std::size_t(data.stiffness_local_i[k]) * n +
                       data.stiffness_local_j[k]];
       }
+  }
+
+
+
+  namespace
+  {
+    /// Entries (target, source, weight) grouped by target, ascending, each
+    /// target's entries in the order given.
+    SurfaceLoadGather
+    make_gather(
+      std::vector<std::tuple<std::size_t, unsigned int, double>> entries)
+    {
+      std::stable_sort(entries.begin(),
+                       entries.end(),
+                       [](const auto &a, const auto &b) {
+                         return std::get<0>(a) < std::get<0>(b);
+                       });
+      SurfaceLoadGather gather;
+      for (std::size_t k = 0; k < entries.size(); ++k)
+        {
+          const auto &[target, source, weight] = entries[k];
+          if (k == 0 || target != std::get<0>(entries[k - 1]))
+            {
+              gather.targets.push_back(target);
+              gather.offsets.push_back(k);
+            }
+          gather.sources.push_back(source);
+          gather.weights.push_back(weight);
+        }
+      gather.offsets.push_back(entries.size());
+      return gather;
+    }
+  } // namespace
+
+
+
+  SurfaceLoadGather
+  pressure_force_gather(const SurfaceLoadData &data)
+  {
+    std::vector<std::tuple<std::size_t, unsigned int, double>> entries;
+    for (unsigned int f = 0; f < data.n_pressure_faces; ++f)
+      for (unsigned int k = data.force_offsets[f];
+           k < data.force_offsets[f + 1];
+           ++k)
+        entries.emplace_back(data.force_rows[k],
+                             f * data.n_cell_dofs + data.force_local[k],
+                             data.force_weights[k]);
+    return make_gather(std::move(entries));
+  }
+
+
+
+  SurfaceLoadGather
+  pressure_stiffness_gather(const SurfaceLoadData &data)
+  {
+    const unsigned int n = data.n_cell_dofs;
+    std::vector<std::tuple<std::size_t, unsigned int, double>> entries;
+    for (unsigned int f = 0; f < data.n_pressure_faces; ++f)
+      for (unsigned int k = data.stiffness_offsets[f];
+           k < data.stiffness_offsets[f + 1];
+           ++k)
+        entries.emplace_back(data.stiffness_positions[k],
+                             (f * n + data.stiffness_local_i[k]) * n +
+                               data.stiffness_local_j[k],
+                             data.stiffness_weights[k]);
+    return make_gather(std::move(entries));
   }
 
 
