@@ -15,6 +15,8 @@
 #include <deal.II/grid/grid_tools.h>
 #include <deal.II/grid/tria.h>
 
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
+
 #include <array>
 #include <cmath>
 #include <functional>
