@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The hyperelastic app's surface loads on the host path, against analytic
 // solutions: a block under a uniform dead traction on rollers takes the
-// homogeneous finite-strain neo-Hookean state on any mesh (graded and
-// distorted, locally refined); a thick-walled cylinder in plane strain
+// homogeneous finite-strain neo-Hookean state on any mesh (graded,
+// distorted, locally refined, tetrahedral); a thick-walled cylinder in plane strain
 // under an internal follower pressure converges to the radial solution
 // of a 1D shooting method; Newton converges quadratically with the
 // pressure's load stiffness and only linearly without it; and the app
@@ -133,6 +133,16 @@ main()
         cell->set_refine_flag();
     refined.execute_coarsening_and_refinement();
     check_block_mesh(refined, "locally refined");
+
+    // Linear tetrahedra: triangular faces, their 3-point rule.
+    Triangulation<3> tetrahedra;
+    GridGenerator::subdivided_hyper_rectangle_with_simplices(tetrahedra,
+                                                             {2, 3, 2},
+                                                             Point<3>(),
+                                                             Point<3>(1.,
+                                                                      1.,
+                                                                      1.));
+    check_block_mesh(tetrahedra, "tetrahedral");
   }
 
   // (b) The cylinder's radii converge to those of the radial solution at

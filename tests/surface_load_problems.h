@@ -52,7 +52,8 @@ namespace Testing
     Problem(Triangulation<3>                                   &triangulation,
             const std::vector<std::pair<unsigned int, double>> &roller_planes =
               {{0, 0.}, {1, 0.}, {2, 0.}})
-      : discretization(make_discretization(false))
+      : discretization(
+          make_discretization(triangulation.all_reference_cells_are_simplex()))
       , dof_handler(triangulation)
     {
       dof_handler.distribute_dofs(*discretization.fe);
