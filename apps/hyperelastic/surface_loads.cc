@@ -161,13 +161,13 @@ namespace Hyperelastic
           const auto &[target, source, weight] = entries[k];
           if (k == 0 || target != std::get<0>(entries[k - 1]))
             {
-              gather.targets.push_back(target);
-              gather.offsets.push_back(k);
+              gather.targets.push_back(static_cast<unsigned int>(target));
+              gather.offsets.push_back(static_cast<unsigned int>(k));
             }
           gather.sources.push_back(source);
           gather.weights.push_back(weight);
         }
-      gather.offsets.push_back(entries.size());
+      gather.offsets.push_back(static_cast<unsigned int>(entries.size()));
       return gather;
     }
   } // namespace
