@@ -4,6 +4,8 @@
 #include <deal.II/numerics/data_out_faces.h>
 #include <deal.II/numerics/data_postprocessor.h>
 
+#include <functional>
+
 #include "../common/app_utilities.h"
 #include "solid_common.h"
 
@@ -27,14 +29,24 @@ namespace Hyperelastic
 
 
     /// P N at the face's points: normals from DataOutFaces.
-    class FirstPiolaTraction : public DataPostprocessorVector<3>
+    /**
+     * A field of the deformation gradient F and the face's normal N at
+     * each point: @p Base is DataPostprocessorVector or
+     * DataPostprocessorTensor, @p evaluate writes the point's components.
+     */
+    template <class Base>
+    class StressField : public Base
     {
     public:
-      FirstPiolaTraction(const double mu, const double lambda)
-        : DataPostprocessorVector<3>("first_Piola_traction",
-                                     update_gradients | update_normal_vectors)
-        , mu(mu)
-        , lambda(lambda)
+      using Evaluate = std::function<void(const Tensor<2, 3> &F,
+                                          const Tensor<1, 3> &N,
+                                          Vector<double>     &values)>;
+
+      StressField(const std::string &name,
+                  const UpdateFlags  flags,
+                  const Evaluate    &evaluate)
+        : Base(name, flags)
+        , evaluate(evaluate)
       {}
 
       void
@@ -43,46 +55,13 @@ namespace Hyperelastic
         std::vector<Vector<double>>              &computed) const override
       {
         for (unsigned int q = 0; q < inputs.solution_gradients.size(); ++q)
-          {
-            const Tensor<1, 3> t =
-              first_piola_stress(deformation_gradient(inputs, q), mu, lambda) *
-              inputs.normals[q];
-            for (unsigned int d = 0; d < 3; ++d)
-              computed[q](d) = t[d];
-          }
+          evaluate(deformation_gradient(inputs, q),
+                   inputs.normals.empty() ? Tensor<1, 3>() : inputs.normals[q],
+                   computed[q]);
       }
 
     private:
-      const double mu, lambda;
-    };
-
-    class CauchyStress : public DataPostprocessorTensor<3>
-    {
-    public:
-      CauchyStress(const double mu, const double lambda)
-        : DataPostprocessorTensor<3>("Cauchy_stress", update_gradients)
-        , mu(mu)
-        , lambda(lambda)
-      {}
-
-      void
-      evaluate_vector_field(
-        const DataPostprocessorInputs::Vector<3> &inputs,
-        std::vector<Vector<double>>              &computed) const override
-      {
-        for (unsigned int q = 0; q < inputs.solution_gradients.size(); ++q)
-          {
-            const Tensor<2, 3> sigma =
-              cauchy_stress(deformation_gradient(inputs, q), mu, lambda);
-            for (unsigned int i = 0; i < 3; ++i)
-              for (unsigned int j = 0; j < 3; ++j)
-                computed[q](Tensor<2, 3>::component_to_unrolled_index(
-                  TableIndices<2>(i, j))) = sigma[i][j];
-          }
-      }
-
-    private:
-      const double mu, lambda;
+      const Evaluate evaluate;
     };
   } // namespace
 
@@ -96,9 +75,25 @@ namespace Hyperelastic
                      const double          lambda,
                      const std::string    &path)
   {
-    const FirstPiolaTraction traction(mu, lambda);
-    const CauchyStress       stress(mu, lambda);
-    DataOutFaces<3>          data_out;
+    const StressField<DataPostprocessorVector<3>> traction(
+      "first_Piola_traction",
+      update_gradients | update_normal_vectors,
+      [&](const Tensor<2, 3> &F, const Tensor<1, 3> &N, Vector<double> &t) {
+        const Tensor<1, 3> PN = first_piola_stress(F, mu, lambda) * N;
+        for (unsigned int d = 0; d < 3; ++d)
+          t(d) = PN[d];
+      });
+    const StressField<DataPostprocessorTensor<3>> stress(
+      "Cauchy_stress",
+      update_gradients,
+      [&](const Tensor<2, 3> &F, const Tensor<1, 3> &, Vector<double> &s) {
+        const Tensor<2, 3> sigma = cauchy_stress(F, mu, lambda);
+        for (unsigned int i = 0; i < 3; ++i)
+          for (unsigned int j = 0; j < 3; ++j)
+            s(Tensor<2, 3>::component_to_unrolled_index(
+              TableIndices<2>(i, j))) = sigma[i][j];
+      });
+    DataOutFaces<3> data_out;
     data_out.attach_dof_handler(dof_handler);
     data_out.add_data_vector(
       u,

@@ -261,7 +261,10 @@ namespace Hyperelastic
               {
                 typename GPUAssembly::DeviceDirectSolver<Number>::AdditionalData
                   direct_data;
-                // The pressure's load stiffness is not symmetric.
+                // The pressure's load stiffness is not symmetric. It is
+                // added to the assembled CSR values, which hold both
+                // triangles also with symmetric element data, so only the
+                // factorization changes.
                 direct_data.matrix_type =
                   data.surface_loads.has_pressure() ?
                     GPUAssembly::DirectSolverMatrixType::general :
