@@ -29,6 +29,7 @@
 #include "integrator_backend.h"
 #include "stage_clock.cuh"
 #include "step_graph.cuh"
+#include "surface_load_kernels.cuh"
 
 namespace Hyperelastic
 {
@@ -80,7 +81,10 @@ namespace Hyperelastic
       bool
       runs_whole_steps() const override
       {
-        return step_graph_supported && solver == LinearSolver::cg_jacobi;
+        // The surface loads' amplitudes change from step to step outside
+        // the graph's parameters: their steps run from the host.
+        return step_graph_supported && solver == LinearSolver::cg_jacobi &&
+               surface_loads == nullptr;
       }
 
       bool
@@ -161,8 +165,17 @@ namespace Hyperelastic
       GPUAssembly::DeviceAssembler<dim, Number> assembler;
       GPUAssembly::DeviceCSRMatrix<Number>      matrix;
       GPUAssembly::DeviceJacobiCG<Number>       cg;
+      /// cuDSS's factorization: LU where a follower pressure makes the
+      /// tangent non-symmetric, else LDL^T.
+      std::string
+      factorization() const
+      {
+        return data.surface_loads.has_pressure() ? "LU" : "LDL^T";
+      }
+
       /// LinearSolver::direct: LDL^T, the tangent being symmetric but
-      /// indefinite where the body buckles or under compression.
+      /// indefinite where the body buckles or under compression; LU with a
+      /// follower pressure (factorization()).
       std::unique_ptr<GPUAssembly::DeviceDirectSolver<Number>> direct;
       /// cg_chebyshev, cg_block_jacobi: the plugin's preconditioned CG
       /// (its iteration driven from the host).
@@ -185,6 +198,8 @@ namespace Hyperelastic
       /// update is distributed to their DoFs after each solve, which leaves
       /// them at zero. Unset without such lines.
       std::unique_ptr<GPUAssembly::DeviceConstraints<Number>> constraints;
+      /// The traction and the pressure; unset without surface loads.
+      std::unique_ptr<DeviceSurfaceLoads<Number>> surface_loads;
       /// Host copy of load_factor's value: the source of its upload.
       Number load_factor_value = 0;
 
@@ -229,6 +244,11 @@ namespace Hyperelastic
       if (data.arrays->n_constraint_lines() > 0)
         constraints = std::make_unique<GPUAssembly::DeviceConstraints<Number>>(
           *data.arrays);
+      if (data.surface_loads.has_traction() ||
+          data.surface_loads.has_pressure())
+        surface_loads =
+          std::make_unique<DeviceSurfaceLoads<Number>>(data.surface_loads,
+                                                       n_dofs);
       if (data.nodal_data_are_positions)
         reference_positions.copy_from_host(
           convert<Number>(data.arrays->nodal_coordinates));
@@ -241,8 +261,14 @@ namespace Hyperelastic
               {
                 typename GPUAssembly::DeviceDirectSolver<Number>::AdditionalData
                   direct_data;
+                // The pressure's load stiffness is not symmetric. It is
+                // added to the assembled CSR values, which hold both
+                // triangles also with symmetric element data, so only the
+                // factorization changes.
                 direct_data.matrix_type =
-                  GPUAssembly::DirectSolverMatrixType::symmetric_indefinite;
+                  data.surface_loads.has_pressure() ?
+                    GPUAssembly::DirectSolverMatrixType::general :
+                    GPUAssembly::DirectSolverMatrixType::symmetric_indefinite;
                 direct =
                   std::make_unique<GPUAssembly::DeviceDirectSolver<Number>>(
                     direct_data);
@@ -375,6 +401,13 @@ namespace Hyperelastic
 
       const auto kernel = make_step_kernel<Number>(data, loads);
       assembler.assemble(kernel, nodal_data, matrix, assembled, stream);
+      if (surface_loads)
+        surface_loads->enqueue(loads,
+                               u.data(),
+                               u_old.data(),
+                               assembled.data(),
+                               matrix.get_values().data(),
+                               stream);
 
       using Reduction = GPUAssembly::DeviceReduction<Number>;
       static_assert(Reduction::block_size == block_size);
@@ -436,7 +469,8 @@ namespace Hyperelastic
         {
           const auto        &statistics = direct->get_statistics();
           std::ostringstream note;
-          note << "cuDSS LDL^T analysed once for all steps; its "
+          note << "cuDSS " << factorization()
+               << " analysed once for all steps; its "
                   "factorization needs about "
                << statistics.peak_device_memory / (1024 * 1024)
                << " MiB of the "
@@ -704,6 +738,8 @@ namespace Hyperelastic
         bytes += v->memory_consumption();
       // CG work vectors r, z, p, q.
       bytes += 4 * n_dofs * sizeof(Number);
+      if (surface_loads)
+        bytes += surface_loads->memory_consumption();
       if (direct)
         bytes += direct->get_statistics().permanent_device_memory +
                  direct->get_statistics().work_memory;
@@ -719,7 +755,7 @@ namespace Hyperelastic
     DeviceBackend<Number>::description() const
     {
       return "GPU: " + device_method_description(data) + " assembly, " +
-             (solver == LinearSolver::direct ? std::string("cuDSS LDL^T") :
+             (solver == LinearSolver::direct ? "cuDSS " + factorization() :
                                                short_name(solver)) +
              " and updates on the device in " +
              (sizeof(Number) == 8 ? "double" : "single") + " precision";

@@ -86,6 +86,13 @@ namespace Hyperelastic
                   "explicit, whose elements need a mesh without "
                   "hanging nodes. Set it to 0, or use the implicit "
                   "integrator."));
+    const auto &surface = parameters.surface_loads;
+    AssertThrow(!surface.has_traction() && !surface.has_pressure(),
+                ExcMessage("The 'Surface loads' entries (traction or "
+                           "pressure) are applied by the implicit integrator; "
+                           "'Time/Time integration' = explicit does not apply "
+                           "them. Clear the 'Surface loads' boundary ids and "
+                           "regions, or use the implicit integrator."));
     if (const std::string dropped =
           make_mesh(parameters.geometry, triangulation);
         !dropped.empty())

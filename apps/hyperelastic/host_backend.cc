@@ -113,8 +113,11 @@ namespace Hyperelastic
       const GPUAssembly::ConstraintLines constraint_lines;
       std::vector<double>                values, assembled;
       std::vector<double>                nodal_data;
-      Vector<double> u, u_old, p_old, residual, delta, inverse_diagonal;
-      Vector<double> cg_r, cg_z, cg_p, cg_q;
+      /// With a pressure: its forces, and the displacement they are
+      /// evaluated at (the midpoint in dynamic runs).
+      std::vector<double> surface_force, surface_u;
+      Vector<double>      u, u_old, p_old, residual, delta, inverse_diagonal;
+      Vector<double>      cg_r, cg_z, cg_p, cg_q;
       /// All but Jacobi-CG: deal.II's matrix of the adapter's pattern
       /// (deal.II stores a row's diagonal entry first), and for each of its
       /// entries in storage order the position of the same entry in values.
@@ -249,6 +252,31 @@ namespace Hyperelastic
                          nodal_data,
                          dim);
 
+      // The surface loads are external forces, scaled as f is; the
+      // pressure's load stiffness goes into the tangent before the mass.
+      const SurfaceLoadData &surface     = data.surface_loads;
+      const double           force_scale = dynamic ? loads.dt / 2 : 1.;
+      if (surface.has_pressure())
+        {
+          surface_force.assign(n_dofs, 0.);
+          const double *u_pressure = u.data();
+          if (dynamic)
+            {
+              surface_u.resize(n_dofs);
+              for (unsigned int i = 0; i < n_dofs; ++i)
+                surface_u[i] = 0.5 * (u[i] + u_old[i]);
+              u_pressure = surface_u.data();
+            }
+          add_pressure_loads(surface,
+                             u_pressure,
+                             loads.pressure,
+                             force_scale,
+                             dynamic ? loads.dt / 4 : 1.,
+                             surface_force.data(),
+                             values.data());
+        }
+      const double traction_factor = force_scale * loads.traction_amplitude;
+
       // A residual that is not finite (an element inverted by the load) is
       // an outcome the Newton loop reports, so it is detected here:
       // Vector::l2_norm() asserts a finite norm in debug mode.
@@ -264,6 +292,10 @@ namespace Hyperelastic
                                                  residual.data()};
       for_each_index(n_dofs, [&](const unsigned int i) {
         residual_entry(i);
+        if (surface.has_traction())
+          residual[i] += traction_factor * surface.traction_pattern[i];
+        if (surface.has_pressure())
+          residual[i] += surface_force[i];
         if (arrays.dof_is_constrained[i])
           residual[i] = 0.;
         if (!std::isfinite(residual[i]))
@@ -452,6 +484,7 @@ namespace Hyperelastic
     HostBackend::memory_consumption() const
     {
       return (values.size() + assembled.size() + nodal_data.size() +
+              surface_force.size() + surface_u.size() +
               13 * std::size_t(n_dofs)) *
                sizeof(double) +
              dealii_pattern.memory_consumption() +

@@ -41,6 +41,8 @@ namespace Hyperelastic
 {
   using namespace dealii;
 
+  class SurfaceLoadAmplitudes;
+
   /**
    * Thrown when a run cannot go on (an inverted element, a Newton iteration
    * that diverges): the message says at which step and element, and the
@@ -260,6 +262,12 @@ namespace Hyperelastic
     /// The lumped mass and the load pattern of the owned DoFs.
     void
     make_mass_and_load();
+    /// The faces of 'Surface loads' and their data for the backend.
+    void
+    make_surface_loads();
+    /// The loads of the step from the current time to @p t_new.
+    StepLoads
+    step_loads(const double t_new);
     void
     check_constraints(const bool has_load) const;
     void
@@ -428,9 +436,10 @@ namespace Hyperelastic
     BackendData backend_data;
     /// Why the linear solver runs ('Solver/Linear solver', or auto's
     /// reason), for the log.
-    std::string                        linear_solver_reason;
-    std::unique_ptr<IntegratorBackend> backend;
-    std::unique_ptr<Function<1>>       load_function;
+    std::string                            linear_solver_reason;
+    std::unique_ptr<IntegratorBackend>     backend;
+    std::unique_ptr<Function<1>>           load_function;
+    std::unique_ptr<SurfaceLoadAmplitudes> surface_amplitudes;
 
     /// The DoFs the prescribed displacements and the rollers hold.
     ComponentConstraintDoFs component_dofs;

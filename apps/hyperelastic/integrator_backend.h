@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "surface_loads.h"
+
 namespace dealii
 {
   template <typename number>
@@ -178,6 +180,9 @@ namespace Hyperelastic
     double           lambda = 2;
     /// Body force per unit reference volume.
     double body_force[3] = {0, 0, 0};
+    /// Dead traction and follower pressure on boundary faces, at unit
+    /// amplitude (StepLoads scales them).
+    SurfaceLoadData surface_loads;
     /// Nodal data are current positions (X + u), not displacements: needed
     /// when S(e) is QR-compressed, since only F = sum phi_a (x) grad N_a is
     /// invariant under the rotation the compression drops.
@@ -203,6 +208,27 @@ namespace Hyperelastic
     /// cuda-aware-mpi).
     std::string exchange_path = "auto";
   };
+
+
+
+  /// Why a backend named @p backend refuses 'Surface loads'.
+  inline std::string
+  surface_loads_not_applied(const std::string &backend)
+  {
+    return "The 'Surface loads' entries (traction or pressure) are applied "
+           "by the host and device backends of one MPI process; the " +
+           backend +
+           " backend does not apply them. Run on one MPI process, or clear "
+           "the 'Surface loads' boundary ids and regions.";
+  }
+
+  /// Refuses surface loads in a backend that does not apply them.
+  inline void
+  refuse_surface_loads(const BackendData &data, const std::string &backend)
+  {
+    if (data.surface_loads.has_traction() || data.surface_loads.has_pressure())
+      throw_message(surface_loads_not_applied(backend));
+  }
 
 
 
@@ -238,6 +264,11 @@ namespace Hyperelastic
     double body_force_factor = 1;
     /// Amplitude of the nodal load (BackendData::load_pattern).
     double load_amplitude = 0;
+    /// Amplitude of the dead traction (SurfaceLoadData::traction_pattern).
+    double traction_amplitude = 0;
+    /// The follower pressure: 'Surface loads/Pressure' times its time
+    /// function.
+    double pressure = 0;
   };
 
 

@@ -200,6 +200,17 @@ namespace Hyperelastic
         }
       return prescribed;
     }
+
+
+
+    std::vector<unsigned int>
+    parse_boundary_ids(const std::string &text)
+    {
+      std::vector<unsigned int> ids;
+      for (const std::string &id : Utilities::split_string_list(text, ','))
+        ids.push_back(Utilities::string_to_int(id));
+      return ids;
+    }
   } // namespace
 
 
@@ -432,10 +443,7 @@ namespace Hyperelastic
   Parameters::Boundary::parse_parameters(ParameterHandler &prm)
   {
     prm.enter_subsection("Boundary conditions");
-    fixed_boundary_ids.clear();
-    for (const std::string &id :
-         Utilities::split_string_list(prm.get("Fixed boundary ids"), ','))
-      fixed_boundary_ids.push_back(Utilities::string_to_int(id));
+    fixed_boundary_ids = parse_boundary_ids(prm.get("Fixed boundary ids"));
     fixed_region       = Box::parse(prm.get("Fixed region"), "Fixed region");
     load_region        = Box::parse(prm.get("Load region"), "Load region");
     load               = parse_doubles(prm.get("Load"), 3, "Load");
@@ -452,6 +460,84 @@ namespace Hyperelastic
                           true,
                           "Prescribed displacement regions"))
       prescribed.push_back(p);
+    prm.leave_subsection();
+  }
+
+
+
+  void
+  Parameters::SurfaceLoads::declare_parameters(ParameterHandler &prm)
+  {
+    prm.enter_subsection("Surface loads");
+    prm.declare_entry("Traction boundary ids",
+                      "",
+                      Patterns::List(Patterns::Integer(0, 255)),
+                      "Boundary ids whose faces carry the 'Traction'. "
+                      "Empty: none.");
+    prm.declare_entry("Traction region",
+                      "",
+                      Patterns::Anything(),
+                      "Box x0, y0, z0, x1, y1, z1: the boundary faces whose "
+                      "vertices all lie inside carry the 'Traction' as "
+                      "well. Empty: none.");
+    prm.declare_entry("Traction",
+                      "0, 0, 0",
+                      Patterns::List(Patterns::Double(), 3, 3),
+                      "Dead-load traction at amplitude 1: force per unit "
+                      "reference area, fixed in direction, integrated with "
+                      "the face quadrature on the reference configuration "
+                      "(consistent nodal forces). Units: N/m^2.");
+    prm.declare_entry("Traction time function",
+                      "1",
+                      Patterns::Anything(),
+                      "Amplitude of the traction as a function of time t "
+                      "(muparser syntax).");
+    prm.declare_entry("Pressure boundary ids",
+                      "",
+                      Patterns::List(Patterns::Integer(0, 255)),
+                      "Boundary ids whose faces carry the 'Pressure'. "
+                      "Empty: none.");
+    prm.declare_entry("Pressure region",
+                      "",
+                      Patterns::Anything(),
+                      "Box x0, y0, z0, x1, y1, z1: the boundary faces whose "
+                      "vertices all lie inside carry the 'Pressure' as "
+                      "well. Empty: none.");
+    prm.declare_entry("Pressure",
+                      "0",
+                      Patterns::Double(),
+                      "Follower pressure at amplitude 1: force per unit "
+                      "current area along the current normal; positive "
+                      "pushes against the outward normal (into the body). "
+                      "Its load stiffness makes the Newton tangent "
+                      "non-symmetric, so a run with a pressure needs the "
+                      "direct solver. Units: N/m^2.");
+    prm.declare_entry("Pressure time function",
+                      "1",
+                      Patterns::Anything(),
+                      "Amplitude of the pressure as a function of time t "
+                      "(muparser syntax).");
+    prm.leave_subsection();
+  }
+
+
+
+  void
+  Parameters::SurfaceLoads::parse_parameters(ParameterHandler &prm)
+  {
+    prm.enter_subsection("Surface loads");
+    traction_boundary_ids =
+      parse_boundary_ids(prm.get("Traction boundary ids"));
+    traction_region =
+      Box::parse(prm.get("Traction region"), "Surface loads/Traction region");
+    traction = parse_doubles(prm.get("Traction"), 3, "Surface loads/Traction");
+    traction_time_function = prm.get("Traction time function");
+    pressure_boundary_ids =
+      parse_boundary_ids(prm.get("Pressure boundary ids"));
+    pressure_region =
+      Box::parse(prm.get("Pressure region"), "Surface loads/Pressure region");
+    pressure               = prm.get_double("Pressure");
+    pressure_time_function = prm.get("Pressure time function");
     prm.leave_subsection();
   }
 
@@ -822,6 +908,7 @@ namespace Hyperelastic
     Geometry::declare_parameters(prm);
     Material::declare_parameters(prm);
     Boundary::declare_parameters(prm);
+    SurfaceLoads::declare_parameters(prm);
     InitialConditions::declare_parameters(prm);
     Time::declare_parameters(prm);
     Solver::declare_parameters(prm);
@@ -838,6 +925,7 @@ namespace Hyperelastic
     geometry.parse_parameters(prm);
     material.parse_parameters(prm);
     boundary.parse_parameters(prm);
+    surface_loads.parse_parameters(prm);
     initial.parse_parameters(prm);
     time.parse_parameters(prm);
     solver.parse_parameters(prm);

@@ -123,6 +123,41 @@ namespace Hyperelastic
       parse_parameters(ParameterHandler &prm);
     } boundary;
 
+    /**
+     * Surface loads on boundary faces: a dead traction (force per reference
+     * area, integrated on the reference configuration) and a follower
+     * pressure (on the current surface), each on the faces of its boundary
+     * ids and of its region, each with its own time function.
+     */
+    struct SurfaceLoads
+    {
+      std::vector<unsigned int> traction_boundary_ids;
+      Box                       traction_region;
+      std::vector<double>       traction;
+      std::string               traction_time_function;
+      std::vector<unsigned int> pressure_boundary_ids;
+      Box                       pressure_region;
+      double                    pressure;
+      std::string               pressure_time_function;
+
+      /// Whether the entries select faces for a traction or a pressure.
+      bool
+      has_traction() const
+      {
+        return !traction_boundary_ids.empty() || !traction_region.empty;
+      }
+      bool
+      has_pressure() const
+      {
+        return !pressure_boundary_ids.empty() || !pressure_region.empty;
+      }
+
+      static void
+      declare_parameters(ParameterHandler &prm);
+      void
+      parse_parameters(ParameterHandler &prm);
+    } surface_loads;
+
     struct InitialConditions
     {
       std::string displacement;

@@ -515,6 +515,7 @@ namespace Hyperelastic
   std::unique_ptr<IntegratorBackend>
   make_resident_backend(const BackendData &data)
   {
+    refuse_surface_loads(data, "resident");
     AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
                 ExcMessage("make_resident_backend() needs the adapter and the "
                            "constraints."));

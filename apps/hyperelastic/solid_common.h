@@ -359,16 +359,32 @@ namespace Hyperelastic
            0.5 * lambda * log_J * log_J - mu * log_J;
   }
 
-  /// von Mises stress of the Cauchy stress sigma = P F^T / J
+  /// The Cauchy stress sigma = P F^T / J
   /// = (mu F F^T + (lambda ln J - mu) I) / J.
+  inline Tensor<2, 3>
+  cauchy_stress(const Tensor<2, 3> &F, const double mu, const double lambda)
+  {
+    const double J = determinant(F);
+    return (mu * F * transpose(F) +
+            (lambda * std::log(J) - mu) * unit_symmetric_tensor<3>()) /
+           J;
+  }
+
+  /// The first Piola-Kirchhoff stress P = mu F + (lambda ln J - mu) F^-T.
+  inline Tensor<2, 3>
+  first_piola_stress(const Tensor<2, 3> &F,
+                     const double        mu,
+                     const double        lambda)
+  {
+    return mu * F +
+           (lambda * std::log(determinant(F)) - mu) * transpose(invert(F));
+  }
+
+  /// von Mises stress of the Cauchy stress.
   inline double
   von_mises_stress(const Tensor<2, 3> &F, const double mu, const double lambda)
   {
-    const double       J = determinant(F);
-    const Tensor<2, 3> sigma =
-      (mu * F * transpose(F) +
-       (lambda * std::log(J) - mu) * unit_symmetric_tensor<3>()) /
-      J;
+    const Tensor<2, 3> sigma = cauchy_stress(F, mu, lambda);
     const Tensor<2, 3> s =
       sigma - trace(sigma) / 3 * unit_symmetric_tensor<3>();
     return std::sqrt(1.5 * scalar_product(s, s));

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "../common/app_utilities.h"
+#include "boundary_output.h"
 #include "implicit_solid.h"
 #include "solid_common.h"
 #include <boost/serialization/string.hpp>
@@ -401,10 +402,36 @@ namespace Hyperelastic
         // follows its file on the writer's thread.
         // J and von Mises stress are computed there too, from the fixed
         // mesh and the state.
+        // The boundary's traction and stress: a series of its own, whose
+        // records are the volume's with the names of the boundary files,
+        // written on the writer's thread after the volume's file, so that a
+        // failure is reported as the volume's are.
+        const auto boundary_name =
+          [base = o.base_name](const std::string &volume_name) {
+            return base + "-boundary" + volume_name.substr(base.size());
+          };
+        auto boundary_records = records;
+        for (auto &record : boundary_records)
+          record.second = boundary_name(record.second);
         snapshot_writer->write(
           path,
           {u_owned, std::move(v_owned), {}, {}},
-          [pvd = o.directory + "/" + o.base_name + ".pvd", records]() {
+          [this,
+           pvd = o.directory + "/" + o.base_name + ".pvd",
+           records,
+           boundary_path = o.directory + "/" + boundary_name(name.str()),
+           boundary_pvd  = o.directory + "/" + o.base_name + "-boundary.pvd",
+           boundary_records,
+           u = Vector<double>(u_owned.begin(), u_owned.end())]() {
+            write_boundary_vtu(*mapping,
+                               dof_handler,
+                               u,
+                               parameters.material.mu,
+                               parameters.material.lambda,
+                               boundary_path);
+            AppUtilities::write_file(boundary_pvd, [&](std::ostream &out) {
+              DataOutBase::write_pvd_record(out, boundary_records);
+            });
             AppUtilities::write_file(pvd, [&](std::ostream &out) {
               DataOutBase::write_pvd_record(out, records);
             });

@@ -32,6 +32,7 @@
 #include "bar_mesh.h"
 #include "implicit_solid.h"
 #include "solid_common.h"
+#include "surface_load_setup.h"
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
@@ -341,6 +342,8 @@ namespace Hyperelastic
     check_constraints(has_load);
 
     load_function = make_load_function(parameters);
+    steps.next("surface loads");
+    make_surface_loads();
     check_load_function(parameters,
                         *load_function,
                         n_loaded_nodes > 0,
@@ -485,6 +488,68 @@ namespace Hyperelastic
 
 
   void
+  ImplicitSolid::make_surface_loads()
+  {
+    const Parameters::SurfaceLoads &s = parameters.surface_loads;
+    surface_amplitudes         = std::make_unique<SurfaceLoadAmplitudes>(s);
+    backend_data.surface_loads = SurfaceLoadData();
+    if (!s.has_traction() && !s.has_pressure())
+      return;
+    // The backends of several ranks apply no surface loads: refused
+    // before any face is looked at.
+    AssertThrow(!distributed,
+                ExcMessage(surface_loads_not_applied("distributed")));
+
+    const double tolerance = 1e-10 * diameter;
+    const auto   select    = [&](const bool                       active,
+                            const std::vector<unsigned int> &ids,
+                            const Box                       &region,
+                            const std::string               &name) {
+      if (!active)
+        return BoundaryFaces();
+      BoundaryFaces faces =
+        select_boundary_faces(dof_handler, ids, region, tolerance);
+      std::ostringstream id_list;
+      for (unsigned int i = 0; i < ids.size(); ++i)
+        id_list << (i > 0 ? ", " : "") << ids[i];
+      AssertThrow(global_sum<unsigned int>(faces.size()) > 0,
+                  ExcMessage("'Surface loads/" + name + " boundary ids' = '" +
+                             id_list.str() + "' and 'Surface loads/" + name +
+                             " region' = '" +
+                             (region.empty ? std::string() : "a box") +
+                             "' select no boundary face of the mesh, so the " +
+                             name + " would act nowhere."));
+      return faces;
+    };
+    const BoundaryFaces traction_faces = select(s.has_traction(),
+                                                s.traction_boundary_ids,
+                                                s.traction_region,
+                                                "Traction");
+    const BoundaryFaces pressure_faces = select(s.has_pressure(),
+                                                s.pressure_boundary_ids,
+                                                s.pressure_region,
+                                                "Pressure");
+    backend_data.surface_loads =
+      make_surface_load_data(*mapping,
+                             dof_handler,
+                             constraints,
+                             adapter.get_arrays(),
+                             traction_faces,
+                             Tensor<1, dim>(
+                               {s.traction[0], s.traction[1], s.traction[2]}),
+                             pressure_faces);
+    pcout << "Surface loads: ";
+    if (s.has_traction())
+      pcout << "traction on " << traction_faces.size() << " faces"
+            << (s.has_pressure() ? ", " : "");
+    if (s.has_pressure())
+      pcout << "follower pressure on " << pressure_faces.size() << " faces";
+    pcout << std::endl;
+  }
+
+
+
+  void
   ImplicitSolid::check_constraints(const bool has_load) const
   {
     // check_fixed_dofs() on the counts of the whole mesh, summed over the
@@ -562,6 +627,18 @@ namespace Hyperelastic
     reason                                  = "as 'Solver/Linear solver' asks";
     if (!automatic)
       linear_solver.solver = parse_linear_solver(s.linear_solver);
+    // The pressure's load stiffness makes the tangent non-symmetric,
+    // which CG cannot solve.
+    const bool pressure = parameters.surface_loads.has_pressure();
+    AssertThrow(!pressure || automatic ||
+                  linear_solver.solver == LinearSolver::direct,
+                ExcMessage("'Solver/Linear solver' = " + s.linear_solver +
+                           " solves symmetric systems only, but the follower "
+                           "'Surface loads/Pressure' on the faces of "
+                           "'Surface loads/Pressure boundary ids' and "
+                           "'Surface loads/Pressure region' adds a "
+                           "non-symmetric load stiffness to the tangent. Set "
+                           "'Solver/Linear solver' to direct or auto."));
 
     if (!distributed)
       {
@@ -580,7 +657,13 @@ namespace Hyperelastic
           }
         const bool gpu =
           use_gpu(e, pcout.get_stream(), "every stage runs on the host");
-        if (automatic && dynamic)
+        if (automatic && pressure)
+          {
+            linear_solver.solver = LinearSolver::direct;
+            reason = "auto: the follower pressure's load stiffness makes the "
+                     "tangent non-symmetric";
+          }
+        else if (automatic && dynamic)
           reason =
             "auto: dynamic runs keep Jacobi-CG, whose iterations the "
             "mass term keeps few" +
@@ -650,8 +733,7 @@ namespace Hyperelastic
           std::make_unique<TimerOutput::Scope>(timer, "Set-up (linear solver)");
       const double t_new =
         std::min(time + parameters.time.time_step, parameters.time.end_time);
-      backend->setup_linear_solver(
-        loads_at(parameters, *load_function, time, t_new));
+      backend->setup_linear_solver(step_loads(t_new));
     }
     // After the linear solver's set-up: it may have fallen back, and its
     // memory counts.

@@ -15,6 +15,7 @@
 #include "../common/app_utilities.h"
 #include "implicit_solid.h"
 #include "solid_common.h"
+#include "surface_load_setup.h"
 
 namespace Hyperelastic
 {
@@ -69,8 +70,7 @@ namespace Hyperelastic
     for (unsigned int cut = 0;; ++cut)
       {
         const double    t_new = std::min(time + dt, end_time);
-        const StepLoads loads =
-          loads_at(parameters, *load_function, time, t_new);
+        const StepLoads loads = step_loads(t_new);
         const StepReport report = attempt_step(t_new, loads);
         if (report.status == StepStatus::converged)
           {
@@ -142,6 +142,16 @@ namespace Hyperelastic
               << "); cut in half to a step of " << AppUtilities::significant(dt)
               << " s." << std::endl;
       }
+  }
+
+
+
+  StepLoads
+  ImplicitSolid::step_loads(const double t_new)
+  {
+    StepLoads loads = loads_at(parameters, *load_function, time, t_new);
+    surface_amplitudes->set(dynamic, time, t_new, loads);
+    return loads;
   }
 
 

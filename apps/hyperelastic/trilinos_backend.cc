@@ -534,6 +534,7 @@ namespace Hyperelastic
   std::unique_ptr<IntegratorBackend>
   make_trilinos_backend(const BackendData &data)
   {
+    refuse_surface_loads(data, "Trilinos");
     AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
                 ExcMessage("make_trilinos_backend() needs the adapter and the "
                            "constraints."));

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#ifndef hyperelastic_surface_load_setup_h
+#define hyperelastic_surface_load_setup_h
+
+#include <deal.II/base/function_parser.h>
+#include <deal.II/base/tensor.h>
+
+#include <deal.II/dofs/dof_handler.h>
+
+#include <deal.II/fe/mapping.h>
+
+#include <deal.II/lac/affine_constraints.h>
+
+#include <gpu_assembly/adapter/mesh_arrays.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "integrator_backend.h"
+#include "parameters.h"
+#include "surface_loads.h"
+
+namespace Hyperelastic
+{
+  /// Boundary faces: a locally owned cell and the number of its face.
+  using BoundaryFaces =
+    std::vector<std::pair<typename dealii::DoFHandler<3>::active_cell_iterator,
+                          unsigned int>>;
+
+  /**
+   * The boundary faces of the locally owned cells whose boundary id is one
+   * of @p boundary_ids, or whose vertices all lie in @p region (within
+   * @p tolerance), each once.
+   */
+  BoundaryFaces
+  select_boundary_faces(const dealii::DoFHandler<3>     &dof_handler,
+                        const std::vector<unsigned int> &boundary_ids,
+                        const Box                       &region,
+                        const double                     tolerance);
+
+  /**
+   * The surface loads on one process, in the DoF numbering of
+   * @p dof_handler, the tangent's positions in the CSR pattern of
+   * @p arrays: the dead traction @p traction (per unit reference area)
+   * on @p traction_faces as consistent nodal forces, and the pressure
+   * faces @p pressure_faces. The faces are integrated with the Gauss rule
+   * of two points per direction (three points on a triangle), exact for
+   * the forces of linear elements on flat faces. @p constraints condenses
+   * the forces of constrained DoFs as described in SurfaceLoadData.
+   */
+  SurfaceLoadData
+  make_surface_load_data(const dealii::Mapping<3>                &mapping,
+                         const dealii::DoFHandler<3>             &dof_handler,
+                         const dealii::AffineConstraints<double> &constraints,
+                         const GPUAssembly::MeshArrays           &arrays,
+                         const BoundaryFaces        &traction_faces,
+                         const dealii::Tensor<1, 3> &traction,
+                         const BoundaryFaces        &pressure_faces);
+
+  /**
+   * The time functions of 'Surface loads', which give each step its
+   * traction amplitude and pressure.
+   */
+  class SurfaceLoadAmplitudes
+  {
+  public:
+    /// Refuses a time function that is not an expression of t, naming
+    /// its entry.
+    explicit SurfaceLoadAmplitudes(const Parameters::SurfaceLoads &entries);
+
+    /**
+     * Sets @p loads' traction_amplitude and pressure for the step from
+     * @p time to @p t_new: at t_new quasi-statically, at the midpoint in
+     * dynamic runs (@p dynamic), as the nodal load. Refuses a value that
+     * is not finite, naming the entry and the time.
+     */
+    void
+    set(const bool   dynamic,
+        const double time,
+        const double t_new,
+        StepLoads   &loads);
+
+  private:
+    const Parameters::SurfaceLoads &entries;
+    dealii::FunctionParser<1>       traction, pressure;
+  };
+} // namespace Hyperelastic
+
+#endif
