@@ -15,6 +15,8 @@
 #include <memory>
 #include <string>
 
+#include "../shared_nz/node_graph.h"
+
 namespace GPUAssembly
 {
   namespace
@@ -236,21 +238,11 @@ namespace GPUAssembly
       line_of_dof[arrays.constraint_line_dofs[l]] = l;
 
     // Flagged in parallel, listed in increasing order.
-    std::vector<std::uint8_t> touches_line(arrays.n_elements, 0);
-    dealii::parallel::apply_to_subranges(
-      0u,
-      arrays.n_elements,
-      [&](const unsigned int begin, const unsigned int end) {
-        for (unsigned int e = begin; e < end; ++e)
-          for (unsigned int d = 0; d < n_ed; ++d)
-            if (line_of_dof[arrays.location[static_cast<std::size_t>(e) * n_ed +
-                                            d]] != invalid_index)
-              {
-                touches_line[e] = 1;
-                break;
-              }
-      },
-      4096);
+    std::vector<std::uint8_t> has_line(arrays.n_dofs, 0);
+    for (const index_type dof : arrays.constraint_line_dofs)
+      has_line[dof] = 1;
+    const std::vector<unsigned char> touches_line =
+      internal::SharedNZ::elements_touching(arrays, has_line);
     for (unsigned int e = 0; e < arrays.n_elements; ++e)
       if (touches_line[e] != 0)
         elements.push_back(e);
