@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/parallel.h>
 
-#ifdef DEAL_II_WITH_TBB
-#  include <tbb/parallel_sort.h>
-#endif
-
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/constraints/plan.h>
@@ -149,6 +145,64 @@ namespace GPUAssembly
                      -w * g});
             }
         }
+    }
+
+
+
+    // The contributions of all chunks in increasing (target, source), the
+    // chunks emptied: a counting sort by runs of 64 targets, counted and
+    // placed in parallel (by atomic increments, so in any order within a
+    // run), then each run sorted. The pairs (target, source) are distinct,
+    // so the order is unique whatever the threads. Linear but for the
+    // short sorts, where one sort of all contributions is not.
+    std::vector<Contribution>
+    sort_contributions(std::vector<std::vector<Contribution>> &chunks,
+                       const std::size_t                       n_targets)
+    {
+      constexpr unsigned int run_bits       = 6;
+      const std::size_t      n_runs         = (n_targets >> run_bits) + 1;
+      const auto             for_each_chunk = [&](const auto &action) {
+        dealii::parallel::apply_to_subranges(
+          std::size_t(0),
+          chunks.size(),
+          [&](const std::size_t begin, const std::size_t end) {
+            for (std::size_t chunk = begin; chunk < end; ++chunk)
+              action(chunks[chunk]);
+          },
+          1);
+      };
+      const std::unique_ptr<std::atomic<std::size_t>[]> next(
+        new std::atomic<std::size_t>[n_runs]());
+      for_each_chunk([&](const std::vector<Contribution> &chunk) {
+        for (const Contribution &c : chunk)
+          next[c.target >> run_bits].fetch_add(1, std::memory_order_relaxed);
+      });
+      // From here on, the next free place in each run.
+      std::vector<std::size_t> run_offsets(n_runs + 1, 0);
+      for (std::size_t run = 0; run < n_runs; ++run)
+        {
+          run_offsets[run + 1] =
+            run_offsets[run] + next[run].load(std::memory_order_relaxed);
+          next[run].store(run_offsets[run], std::memory_order_relaxed);
+        }
+      std::vector<Contribution> all(run_offsets.back());
+      for_each_chunk([&](std::vector<Contribution> &chunk) {
+        for (const Contribution &c : chunk)
+          all[next[c.target >> run_bits].fetch_add(1,
+                                                   std::memory_order_relaxed)] =
+            c;
+        std::vector<Contribution>().swap(chunk);
+      });
+      dealii::parallel::apply_to_subranges(
+        std::size_t(0),
+        n_runs,
+        [&](const std::size_t begin, const std::size_t end) {
+          for (std::size_t run = begin; run < end; ++run)
+            std::sort(all.begin() + run_offsets[run],
+                      all.begin() + run_offsets[run + 1]);
+        },
+        1024);
+      return all;
     }
 
 
@@ -299,27 +353,11 @@ namespace GPUAssembly
                                       vector_chunks[chunk]);
       },
       1);
-    const auto join = [](std::vector<std::vector<Contribution>> &chunks) {
-      std::size_t size = 0;
-      for (const auto &chunk : chunks)
-        size += chunk.size();
-      std::vector<Contribution> all;
-      all.reserve(size);
-      for (auto &chunk : chunks)
-        {
-          all.insert(all.end(), chunk.begin(), chunk.end());
-          std::vector<Contribution>().swap(chunk);
-        }
-#ifdef DEAL_II_WITH_TBB
-      tbb::parallel_sort(all.begin(), all.end());
-#else
-      std::sort(all.begin(), all.end());
-#endif
-      return all;
-    };
     steps.next("sort");
-    const std::vector<Contribution> matrix_contributions = join(matrix_chunks);
-    const std::vector<Contribution> vector_contributions = join(vector_chunks);
+    const std::vector<Contribution> matrix_contributions =
+      sort_contributions(matrix_chunks, arrays.n_nonzeros());
+    const std::vector<Contribution> vector_contributions =
+      sort_contributions(vector_chunks, arrays.n_dofs);
 
     // What the methods write: every nonzero some element maps to, every
     // DoF of some element. Threads mark them at the same time; each only
