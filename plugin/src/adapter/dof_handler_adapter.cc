@@ -1168,7 +1168,7 @@ namespace GPUAssembly
     // The CSR pattern of DoFTools::make_sparsity_pattern(), which calls
     // AffineConstraints::add_entries_local_to_global() cell by cell. For a
     // cell with DoFs L_e, of which C_e are constrained, that function
-    // couples among themselves the DoFs of A_e, the free DoFs of L_e and
+    // couples among themselves the DoFs of A_e: the free DoFs of L_e and
     // the entries of the lines of C_e; with keep_constrained_dofs it also
     // couples C_e with L_e both ways, else it adds the diagonal of C_e.
     // Closed lines refer to free DoFs only, so row by row:
