@@ -1181,7 +1181,7 @@ namespace GPUAssembly
     //   constraint lines refer to): A_e of every element whose entries
     //   hold it.
     // The rows of a node are independent of all others, so they are
-    // counted and then filled in parallel; the result is deal.II's set of
+    // made in parallel; the result is deal.II's set of
     // sorted columns per row, whatever the threads. Without lines with
     // entries a free row is D_n alone: no element has entries.
     void
@@ -1279,16 +1279,38 @@ namespace GPUAssembly
                       columns.end());
       };
 
-      // Runs visit(row, columns) for every row that belongs to a node, in
-      // parallel over the nodes.
-      const auto for_each_node_row = [&](const auto &visit) {
-        dealii::parallel::apply_to_subranges(
-          0u,
-          a.n_nodes,
-          [&](const unsigned int begin, const unsigned int end) {
-            Scratch                 scratch;
-            std::vector<index_type> diagonal(1);
-            for (unsigned int n = begin; n < end; ++n)
+      // Each row is made once: the rows of a fixed chunk of nodes go to a
+      // buffer of the chunk, in parallel over the chunks, with their
+      // lengths at row_offsets[row + 1]; once the prefix sum has placed
+      // the rows, each buffer's columns are copied to their place.
+      struct RowBuffer
+      {
+        std::vector<index_type> rows, columns;
+      };
+      constexpr unsigned int chunk_size = 1024;
+      const unsigned int n_chunks = (a.n_nodes + chunk_size - 1) / chunk_size;
+      // One more for the rows of DoFs of no element.
+      std::vector<RowBuffer> buffers(n_chunks + 1);
+      a.row_offsets.assign(a.n_dofs + 1, 0);
+      const auto store = [&](RowBuffer                     &buffer,
+                             const index_type               row,
+                             const std::vector<index_type> &columns) {
+        buffer.rows.push_back(row);
+        buffer.columns.insert(buffer.columns.end(),
+                              columns.begin(),
+                              columns.end());
+        a.row_offsets[row + 1] = columns.size();
+      };
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_chunks,
+        [&](const unsigned int chunk_begin, const unsigned int chunk_end) {
+          Scratch                 scratch;
+          std::vector<index_type> diagonal(1);
+          for (unsigned int chunk = chunk_begin; chunk < chunk_end; ++chunk)
+            for (unsigned int n = chunk * chunk_size;
+                 n < std::min(a.n_nodes, (chunk + 1) * chunk_size);
+                 ++n)
               {
                 neighbor_dofs(n, scratch);
                 for (unsigned int c = 0; c < n_c; ++c)
@@ -1298,52 +1320,40 @@ namespace GPUAssembly
                     if (!a.dof_is_constrained[row])
                       {
                         free_row(row, scratch);
-                        visit(row, scratch.row);
+                        store(buffers[chunk], row, scratch.row);
                       }
                     else if (a.keep_constrained_dofs)
-                      visit(row, scratch.dofs);
+                      store(buffers[chunk], row, scratch.dofs);
                     else
                       {
                         diagonal[0] = row;
-                        visit(row, diagonal);
+                        store(buffers[chunk], row, diagonal);
                       }
                   }
               }
-          },
-          1024);
-      };
+        },
+        1);
 
       // The rows of DoFs of no element: only those whose entries hold
       // them have columns.
-      std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
-      for (const index_type dof : a.node_dofs)
-        is_node_dof[dof] = 1;
-      std::vector<index_type> other_rows;
-      for (unsigned int dof = 0; dof < a.n_dofs; ++dof)
-        if (!is_node_dof[dof] &&
-            entries.elements.offsets[dof + 1] > entries.elements.offsets[dof])
-          other_rows.push_back(dof);
-      const auto for_each_other_row = [&](const auto &visit) {
+      {
+        std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
+        for (const index_type dof : a.node_dofs)
+          is_node_dof[dof] = 1;
         std::vector<index_type> columns;
-        for (const index_type row : other_rows)
-          {
-            columns.clear();
-            add_entry_elements(row, columns);
-            std::sort(columns.begin(), columns.end());
-            columns.erase(std::unique(columns.begin(), columns.end()),
-                          columns.end());
-            visit(row, columns);
-          }
-      };
+        for (unsigned int row = 0; row < a.n_dofs; ++row)
+          if (!is_node_dof[row] &&
+              entries.elements.offsets[row + 1] > entries.elements.offsets[row])
+            {
+              columns.clear();
+              add_entry_elements(row, columns);
+              std::sort(columns.begin(), columns.end());
+              columns.erase(std::unique(columns.begin(), columns.end()),
+                            columns.end());
+              store(buffers[n_chunks], row, columns);
+            }
+      }
 
-      // Row lengths, at row_offsets[row + 1] before the prefix sum.
-      a.row_offsets.assign(a.n_dofs + 1, 0);
-      const auto count = [&](const index_type               row,
-                             const std::vector<index_type> &columns) {
-        a.row_offsets[row + 1] = columns.size();
-      };
-      for_each_node_row(count);
-      for_each_other_row(count);
       std::size_t n_nonzeros = 0;
       for (unsigned int row = 0; row < a.n_dofs; ++row)
         {
@@ -1357,14 +1367,28 @@ namespace GPUAssembly
         }
 
       internal::assign_first_touched_in_parallel(a.column_indices, n_nonzeros);
-      const auto fill = [&](const index_type               row,
-                            const std::vector<index_type> &columns) {
-        std::copy(columns.begin(),
-                  columns.end(),
-                  a.column_indices.begin() + a.row_offsets[row]);
-      };
-      for_each_node_row(fill);
-      for_each_other_row(fill);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_chunks + 1,
+        [&](const unsigned int chunk_begin, const unsigned int chunk_end) {
+          for (unsigned int chunk = chunk_begin; chunk < chunk_end; ++chunk)
+            {
+              RowBuffer  &buffer = buffers[chunk];
+              std::size_t k      = 0;
+              for (const index_type row : buffer.rows)
+                {
+                  const std::size_t length =
+                    a.row_offsets[row + 1] - a.row_offsets[row];
+                  std::copy(buffer.columns.begin() + k,
+                            buffer.columns.begin() + k + length,
+                            a.column_indices.begin() + a.row_offsets[row]);
+                  k += length;
+                }
+              std::vector<index_type>().swap(buffer.rows);
+              std::vector<index_type>().swap(buffer.columns);
+            }
+        },
+        1);
     }
 
 
