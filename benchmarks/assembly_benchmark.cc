@@ -28,7 +28,8 @@
 //                 printed)
 //                 --skip-dealii (no CPU peer, for profiling runs)
 //                 --plans-only (no GPU needed: time the adapter and the
-//                 host construction of the GlobalNZ and SharedNZ plans for
+//                 host construction of the constraint plan and of the
+//                 GlobalNZ and SharedNZ plans for
 //                 an H100/H200's 227 KiB of shared memory per block)
 //                 --threads N (host threads; default: all cores)
 //                 --verbose (the steps of the adapter and of each plan
@@ -742,6 +743,18 @@ namespace
              const double      adapter_seconds)
   {
     const std::size_t hopper_shared_memory = 227 * 1024;
+    {
+      ConstraintPlan plan;
+      SetupTimes::clear();
+      const auto start = std::chrono::steady_clock::now();
+      plan.reinit(arrays);
+      const double seconds = seconds_since(start);
+      std::cout << "Constraint plan: " << seconds << " s, "
+                << plan.elements.size() << " elements, " << plan.targets.size()
+                << " targets, " << plan.sources.size() << " weighted sources"
+                << std::endl;
+      print_recorded_steps();
+    }
     for (const bool symmetric : {false, true})
       {
         GlobalNZPlan::Parameters parameters = tuning.global_nz;

@@ -20,6 +20,8 @@
 #include <gpu_assembly/engine/shared_nz/plan.h>
 #include <gpu_assembly/lac/device_constraints.h>
 
+#include <algorithm>
+
 #include "constraint_problems.h"
 #include "dealii_reference.h"
 #include "global_nz_host.h"
@@ -31,6 +33,34 @@ using namespace GPUAssembly;
 
 namespace
 {
+  // Whether every row of the CSR pattern of @p arrays holds exactly the
+  // columns of the same row of @p reference (which stores its diagonal
+  // first).
+  bool
+  same_rows(const MeshArrays &arrays, const SparsityPattern &reference)
+  {
+    if (reference.n_rows() != arrays.n_dofs)
+      return false;
+    std::vector<types::global_dof_index> columns;
+    for (unsigned int row = 0; row < arrays.n_dofs; ++row)
+      {
+        columns.clear();
+        for (auto entry = reference.begin(row); entry != reference.end(row);
+             ++entry)
+          columns.push_back(entry->column());
+        std::sort(columns.begin(), columns.end());
+        if (!std::equal(columns.begin(),
+                        columns.end(),
+                        arrays.column_indices.begin() + arrays.row_offsets[row],
+                        arrays.column_indices.begin() +
+                          arrays.row_offsets[row + 1]))
+          return false;
+      }
+    return true;
+  }
+
+
+
   template <int dim>
   void
   test_case(Testing::Checks               &checks,
@@ -79,6 +109,10 @@ namespace
                        name + ": the adapter's pattern has deal.II's " +
                          std::to_string(sparsity_pattern.n_nonzero_elements()) +
                          " nonzeros");
+          checks.check(same_rows(arrays, sparsity_pattern),
+                       name + (keep ? "" : ", constrained couplings dropped") +
+                         ": every row of the adapter's pattern holds the "
+                         "columns of DoFTools::make_sparsity_pattern()'s");
 
           AssemblyOptions options;
           options.use_inhomogeneities_for_rhs = use_inhomogeneities;

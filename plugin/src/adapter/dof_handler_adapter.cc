@@ -551,25 +551,6 @@ namespace GPUAssembly
 
 
 
-    // Whether every constraint is of the form x_i = g_i: then
-    // DoFTools::make_sparsity_pattern couples exactly the DoFs of nodes
-    // that share an element (AffineConstraints::add_entries_local_to_global
-    // adds the free DoFs of a cell among themselves, and for a constrained
-    // DoF its whole row and column, or with keep_constrained_dofs false its
-    // diagonal alone), which make_pattern_from_node_graph() builds without
-    // deal.II's DynamicSparsityPattern.
-    bool
-    constraints_are_dirichlet(
-      const dealii::AffineConstraints<double> &constraints)
-    {
-      const auto &lines = constraints.get_lines();
-      return std::all_of(lines.begin(), lines.end(), [](const auto &line) {
-        return line.entries.empty();
-      });
-    }
-
-
-
     // ---- Element by element -------------------------------------------
 
     template <int dim>
@@ -1090,77 +1071,289 @@ namespace GPUAssembly
 
 
 
-    // The CSR pattern of DoFTools::make_sparsity_pattern() for Dirichlet
-    // constraints, from the nodes sharing an element with each node: row
-    // (n, c) holds the DoFs of those nodes, sorted, less (with
-    // keep_constrained_dofs false) the couplings of constrained DoFs other
-    // than the diagonal. The rows of a node are independent of all others,
-    // so they are counted and then filled in parallel; the result is the
-    // same set of sorted columns per row as deal.II's, whatever the threads.
-    void
-    make_pattern_from_node_graph(const NodeElements &elements_of, MeshArrays &a)
+    // The DoFs that the constraint lines of an element's constrained DoFs
+    // refer to (their entries), sorted and without repetitions: compressed
+    // lists, those of element e at dofs[offsets[e], offsets[e + 1]), empty
+    // for elements without such DoFs. `elements` inverts them: the
+    // elements whose entries hold DoF i, increasing, at
+    // elements.entries[elements.offsets[i], elements.offsets[i + 1]).
+    struct ElementEntries
     {
-      const unsigned int n_en = a.layout.n_nodes;
-      const unsigned int n_c  = a.layout.n_components;
+      std::vector<std::size_t> offsets;
+      std::vector<index_type>  dofs;
+      NodeElements             elements;
+    };
 
-      // The DoFs of the nodes sharing an element with node n, sorted.
-      const auto neighbor_dofs = [&](const unsigned int       n,
-                                     std::vector<index_type> &nodes,
-                                     std::vector<index_type> &dofs) {
-        nodes.clear();
+
+
+    ElementEntries
+    element_constraint_entries(const MeshArrays &a)
+    {
+      const unsigned int      n_ed = a.layout.n_dofs;
+      std::vector<index_type> line_of_dof(a.n_dofs, invalid_index);
+      for (std::size_t l = 0; l < a.constraint_line_dofs.size(); ++l)
+        line_of_dof[a.constraint_line_dofs[l]] = l;
+
+      // The entries of element e, sorted, into `dofs` (cleared first).
+      const auto entries_of = [&](const std::size_t        e,
+                                  std::vector<index_type> &dofs) {
+        dofs.clear();
+        for (unsigned int d = 0; d < n_ed; ++d)
+          {
+            const index_type line = line_of_dof[a.location[e * n_ed + d]];
+            if (line == invalid_index)
+              continue;
+            dofs.insert(dofs.end(),
+                        a.constraint_entry_dofs.begin() +
+                          a.constraint_entry_offsets[line],
+                        a.constraint_entry_dofs.begin() +
+                          a.constraint_entry_offsets[line + 1]);
+          }
+        std::sort(dofs.begin(), dofs.end());
+        dofs.erase(std::unique(dofs.begin(), dofs.end()), dofs.end());
+      };
+
+      ElementEntries result;
+      result.offsets.assign(a.n_elements + 1, 0);
+      if (a.constraint_line_dofs.empty())
+        {
+          result.elements.offsets.assign(a.n_dofs + 1, 0);
+          return result;
+        }
+      const auto for_elements = [&](const auto &visit) {
+        dealii::parallel::apply_to_subranges(
+          0u,
+          a.n_elements,
+          [&](const unsigned int begin, const unsigned int end) {
+            std::vector<index_type> dofs;
+            for (unsigned int e = begin; e < end; ++e)
+              {
+                entries_of(e, dofs);
+                visit(e, dofs);
+              }
+          },
+          4096);
+      };
+      for_elements([&](const std::size_t e, const std::vector<index_type> &d) {
+        result.offsets[e + 1] = d.size();
+      });
+      std::partial_sum(result.offsets.begin(),
+                       result.offsets.end(),
+                       result.offsets.begin());
+      result.dofs.resize(result.offsets.back());
+      for_elements([&](const std::size_t e, const std::vector<index_type> &d) {
+        std::copy(d.begin(), d.end(), result.dofs.begin() + result.offsets[e]);
+      });
+
+      // Few elements have entries: the inverse lists are counted and
+      // filled serially, in increasing element order.
+      NodeElements &inverse = result.elements;
+      inverse.offsets.assign(a.n_dofs + 1, 0);
+      for (const index_type dof : result.dofs)
+        ++inverse.offsets[dof + 1];
+      std::partial_sum(inverse.offsets.begin(),
+                       inverse.offsets.end(),
+                       inverse.offsets.begin());
+      inverse.entries.resize(inverse.offsets.back());
+      std::vector<std::size_t> next(inverse.offsets.begin(),
+                                    inverse.offsets.end() - 1);
+      for (unsigned int e = 0; e < a.n_elements; ++e)
+        for (std::size_t k = result.offsets[e]; k < result.offsets[e + 1]; ++k)
+          inverse.entries[next[result.dofs[k]]++] = e;
+      return result;
+    }
+
+
+
+    // The CSR pattern of DoFTools::make_sparsity_pattern(), which calls
+    // AffineConstraints::add_entries_local_to_global() cell by cell. For a
+    // cell with DoFs L_e, of which C_e are constrained, that function
+    // couples among themselves the DoFs of A_e: the free DoFs of L_e and
+    // the entries of the lines of C_e; with keep_constrained_dofs it also
+    // couples C_e with L_e both ways, else it adds the diagonal of C_e.
+    // Closed lines refer to free DoFs only, so row by row:
+    // - a constrained DoF of node n: with keep_constrained_dofs the DoFs
+    //   D_n of the nodes sharing an element with n, else its diagonal;
+    // - a free DoF i of node n: D_n (without keep_constrained_dofs its free
+    //   DoFs), the entries of the elements of n, and A_e of every element
+    //   e whose entries hold i;
+    // - a DoF of no element (on a distributed triangulation, one only
+    //   constraint lines refer to): A_e of every element whose entries
+    //   hold it.
+    // The rows of a node are independent of all others, so they are
+    // made in parallel; the result is deal.II's set of
+    // sorted columns per row, whatever the threads. Without lines with
+    // entries a free row is D_n alone: no element has entries.
+    void
+    make_pattern(const NodeElements &elements_of, MeshArrays &a)
+    {
+      const unsigned int   n_en        = a.layout.n_nodes;
+      const unsigned int   n_c         = a.layout.n_components;
+      const unsigned int   n_ed        = a.layout.n_dofs;
+      const ElementEntries entries     = element_constraint_entries(a);
+      const auto           has_entries = [&](const index_type e) {
+        return entries.offsets[e + 1] > entries.offsets[e];
+      };
+
+      struct Scratch
+      {
+        std::vector<index_type> nodes, dofs, node_entries, row;
+      };
+
+      // D_n into scratch.dofs and the entries of the elements of n into
+      // scratch.node_entries, both sorted.
+      const auto neighbor_dofs = [&](const unsigned int n, Scratch &scratch) {
+        scratch.nodes.clear();
+        scratch.node_entries.clear();
         for (std::size_t i = elements_of.offsets[n];
              i < elements_of.offsets[n + 1];
              ++i)
           {
-            const auto first =
-              a.connectivity.begin() +
-              static_cast<std::size_t>(elements_of.entries[i]) * n_en;
-            nodes.insert(nodes.end(), first, first + n_en);
+            const index_type e = elements_of.entries[i];
+            const auto       first =
+              a.connectivity.begin() + static_cast<std::size_t>(e) * n_en;
+            scratch.nodes.insert(scratch.nodes.end(), first, first + n_en);
+            if (has_entries(e))
+              scratch.node_entries.insert(scratch.node_entries.end(),
+                                          entries.dofs.begin() +
+                                            entries.offsets[e],
+                                          entries.dofs.begin() +
+                                            entries.offsets[e + 1]);
           }
-        std::sort(nodes.begin(), nodes.end());
-        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-        dofs.clear();
-        for (const index_type m : nodes)
-          dofs.insert(dofs.end(),
-                      a.node_dofs.begin() + static_cast<std::size_t>(m) * n_c,
-                      a.node_dofs.begin() +
-                        static_cast<std::size_t>(m + 1) * n_c);
-        std::sort(dofs.begin(), dofs.end());
-      };
-      // Whether (row, column) is in the pattern; the columns are coupled
-      // to the row through an element.
-      const auto coupled = [&](const index_type row, const index_type column) {
-        return keeps_coupling(a, row, column);
-      };
-
-      // Runs visit(row, dofs) for every row, in parallel over the nodes,
-      // with the DoFs coupled to the row's node.
-      const auto for_each_row = [&](const auto &visit) {
-        dealii::parallel::apply_to_subranges(
-          0u,
-          a.n_nodes,
-          [&](const unsigned int begin, const unsigned int end) {
-            std::vector<index_type> nodes, dofs;
-            for (unsigned int n = begin; n < end; ++n)
-              {
-                neighbor_dofs(n, nodes, dofs);
-                for (unsigned int c = 0; c < n_c; ++c)
-                  visit(a.node_dofs[static_cast<std::size_t>(n) * n_c + c],
-                        dofs);
-              }
-          },
-          1024);
+        std::sort(scratch.nodes.begin(), scratch.nodes.end());
+        scratch.nodes.erase(std::unique(scratch.nodes.begin(),
+                                        scratch.nodes.end()),
+                            scratch.nodes.end());
+        scratch.dofs.clear();
+        for (const index_type m : scratch.nodes)
+          scratch.dofs.insert(scratch.dofs.end(),
+                              a.node_dofs.begin() +
+                                static_cast<std::size_t>(m) * n_c,
+                              a.node_dofs.begin() +
+                                static_cast<std::size_t>(m + 1) * n_c);
+        std::sort(scratch.dofs.begin(), scratch.dofs.end());
+        if (!scratch.node_entries.empty())
+          {
+            std::sort(scratch.node_entries.begin(), scratch.node_entries.end());
+            scratch.node_entries.erase(std::unique(scratch.node_entries.begin(),
+                                                   scratch.node_entries.end()),
+                                       scratch.node_entries.end());
+          }
       };
 
-      // Row lengths, at row_offsets[row + 1] before the prefix sum.
+      // Appends A_e of the elements whose entries hold @p dof to the row.
+      const auto add_entry_elements = [&](const index_type         dof,
+                                          std::vector<index_type> &row) {
+        for (std::size_t k = entries.elements.offsets[dof];
+             k < entries.elements.offsets[dof + 1];
+             ++k)
+          {
+            const std::size_t       e = entries.elements.entries[k];
+            const index_type *const L = a.location.data() + e * n_ed;
+            for (unsigned int d = 0; d < n_ed; ++d)
+              if (!a.dof_is_constrained[L[d]])
+                row.push_back(L[d]);
+            row.insert(row.end(),
+                       entries.dofs.begin() + entries.offsets[e],
+                       entries.dofs.begin() + entries.offsets[e + 1]);
+          }
+      };
+
+      // The columns of a row into scratch.row, sorted; the row is a free
+      // DoF of the node whose neighbor_dofs() are in the scratch object.
+      const auto free_row = [&](const index_type row, Scratch &scratch) {
+        std::vector<index_type> &columns = scratch.row;
+        columns.clear();
+        for (const index_type column : scratch.dofs)
+          if (a.keep_constrained_dofs || !a.dof_is_constrained[column])
+            columns.push_back(column);
+        if (scratch.node_entries.empty() &&
+            entries.elements.offsets[row] == entries.elements.offsets[row + 1])
+          return;
+        columns.insert(columns.end(),
+                       scratch.node_entries.begin(),
+                       scratch.node_entries.end());
+        add_entry_elements(row, columns);
+        std::sort(columns.begin(), columns.end());
+        columns.erase(std::unique(columns.begin(), columns.end()),
+                      columns.end());
+      };
+
+      // Each row is made once: the rows of a fixed chunk of nodes go to a
+      // buffer of the chunk, in parallel over the chunks, with their
+      // lengths at row_offsets[row + 1]; once the prefix sum has placed
+      // the rows, each buffer's columns are copied to their place.
+      struct RowBuffer
+      {
+        std::vector<index_type> rows, columns;
+      };
+      constexpr unsigned int chunk_size = 1024;
+      const unsigned int n_chunks = (a.n_nodes + chunk_size - 1) / chunk_size;
+      // One more for the rows of DoFs of no element.
+      std::vector<RowBuffer> buffers(n_chunks + 1);
       a.row_offsets.assign(a.n_dofs + 1, 0);
-      for_each_row([&](const index_type               row,
-                       const std::vector<index_type> &dofs) {
-        a.row_offsets[row + 1] =
-          std::count_if(dofs.begin(), dofs.end(), [&](const index_type column) {
-            return coupled(row, column);
-          });
-      });
+      const auto store = [&](RowBuffer                     &buffer,
+                             const index_type               row,
+                             const std::vector<index_type> &columns) {
+        buffer.rows.push_back(row);
+        buffer.columns.insert(buffer.columns.end(),
+                              columns.begin(),
+                              columns.end());
+        a.row_offsets[row + 1] = columns.size();
+      };
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_chunks,
+        [&](const unsigned int chunk_begin, const unsigned int chunk_end) {
+          Scratch                 scratch;
+          std::vector<index_type> diagonal(1);
+          for (unsigned int chunk = chunk_begin; chunk < chunk_end; ++chunk)
+            for (unsigned int n = chunk * chunk_size;
+                 n < std::min(a.n_nodes, (chunk + 1) * chunk_size);
+                 ++n)
+              {
+                neighbor_dofs(n, scratch);
+                for (unsigned int c = 0; c < n_c; ++c)
+                  {
+                    const index_type row =
+                      a.node_dofs[static_cast<std::size_t>(n) * n_c + c];
+                    if (!a.dof_is_constrained[row])
+                      {
+                        free_row(row, scratch);
+                        store(buffers[chunk], row, scratch.row);
+                      }
+                    else if (a.keep_constrained_dofs)
+                      store(buffers[chunk], row, scratch.dofs);
+                    else
+                      {
+                        diagonal[0] = row;
+                        store(buffers[chunk], row, diagonal);
+                      }
+                  }
+              }
+        },
+        1);
+
+      // The rows of DoFs of no element: only those whose entries hold
+      // them have columns.
+      {
+        std::vector<std::uint8_t> is_node_dof(a.n_dofs, 0);
+        for (const index_type dof : a.node_dofs)
+          is_node_dof[dof] = 1;
+        std::vector<index_type> columns;
+        for (unsigned int row = 0; row < a.n_dofs; ++row)
+          if (!is_node_dof[row] &&
+              entries.elements.offsets[row + 1] > entries.elements.offsets[row])
+            {
+              columns.clear();
+              add_entry_elements(row, columns);
+              std::sort(columns.begin(), columns.end());
+              columns.erase(std::unique(columns.begin(), columns.end()),
+                            columns.end());
+              store(buffers[n_chunks], row, columns);
+            }
+      }
+
       std::size_t n_nonzeros = 0;
       for (unsigned int row = 0; row < a.n_dofs; ++row)
         {
@@ -1174,55 +1367,28 @@ namespace GPUAssembly
         }
 
       internal::assign_first_touched_in_parallel(a.column_indices, n_nonzeros);
-      for_each_row(
-        [&](const index_type row, const std::vector<index_type> &dofs) {
-          std::copy_if(dofs.begin(),
-                       dofs.end(),
-                       a.column_indices.begin() + a.row_offsets[row],
-                       [&](const index_type column) {
-                         return coupled(row, column);
-                       });
-        });
-    }
-
-
-
-    // The CSR pattern of general constraints: deal.II's
-    // add_entries_local_to_global() element by element, the loop of
-    // DoFTools::make_sparsity_pattern(), which also couples the DoFs that
-    // constraint lines refer to.
-    void
-    make_pattern_from_elements(
-      const dealii::AffineConstraints<double> &constraints,
-      MeshArrays                              &a)
-    {
-      const unsigned int                           n_ed = a.layout.n_dofs;
-      dealii::DynamicSparsityPattern               dsp(a.n_dofs);
-      std::vector<dealii::types::global_dof_index> element_dofs(n_ed);
-      for (std::size_t e = 0; e < a.n_elements; ++e)
-        {
-          std::copy(a.location.begin() + e * n_ed,
-                    a.location.begin() + (e + 1) * n_ed,
-                    element_dofs.begin());
-          constraints.add_entries_local_to_global(element_dofs,
-                                                  dsp,
-                                                  a.keep_constrained_dofs);
-        }
-      AssertThrow(
-        dsp.n_nonzero_elements() <
-          static_cast<std::size_t>(std::numeric_limits<index_type>::max()),
-        ExcUnsupportedInput("the sparsity pattern has more nonzeros than "
-                            "32-bit indices can address."));
-      a.row_offsets.resize(a.n_dofs + 1);
-      a.column_indices.resize(dsp.n_nonzero_elements());
-      a.row_offsets[0] = 0;
-      for (unsigned int row = 0; row < a.n_dofs; ++row)
-        {
-          index_type k = a.row_offsets[row];
-          for (auto entry = dsp.begin(row); entry != dsp.end(row); ++entry)
-            a.column_indices[k++] = entry->column();
-          a.row_offsets[row + 1] = k;
-        }
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_chunks + 1,
+        [&](const unsigned int chunk_begin, const unsigned int chunk_end) {
+          for (unsigned int chunk = chunk_begin; chunk < chunk_end; ++chunk)
+            {
+              RowBuffer  &buffer = buffers[chunk];
+              std::size_t k      = 0;
+              for (const index_type row : buffer.rows)
+                {
+                  const std::size_t length =
+                    a.row_offsets[row + 1] - a.row_offsets[row];
+                  std::copy(buffer.columns.begin() + k,
+                            buffer.columns.begin() + k + length,
+                            a.column_indices.begin() + a.row_offsets[row]);
+                  k += length;
+                }
+              std::vector<index_type>().swap(buffer.rows);
+              std::vector<index_type>().swap(buffer.columns);
+            }
+        },
+        1);
     }
 
 
@@ -1420,10 +1586,7 @@ namespace GPUAssembly
     steps.next("nodes");
     read_nodes(mapping, dof_handler, cells, elements_of, a);
     steps.next("pattern");
-    if (constraints_are_dirichlet(*local_lines))
-      make_pattern_from_node_graph(elements_of, a);
-    else
-      make_pattern_from_elements(*local_lines, a);
+    make_pattern(elements_of, a);
     steps.next("nonzero map sizing (wait)");
     size_nonzero_map.join();
     steps.next("nonzero map");

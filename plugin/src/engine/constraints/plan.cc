@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <deal.II/base/parallel.h>
 
-#ifdef DEAL_II_WITH_TBB
-#  include <tbb/parallel_sort.h>
-#endif
-
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/constraints/plan.h>
@@ -14,6 +10,8 @@
 #include <limits>
 #include <memory>
 #include <string>
+
+#include "../shared_nz/node_graph.h"
 
 namespace GPUAssembly
 {
@@ -151,36 +149,124 @@ namespace GPUAssembly
 
 
 
+    // The contributions of all chunks in increasing (target, source), the
+    // chunks emptied: a counting sort by runs of 64 targets, counted and
+    // placed in parallel (by atomic increments, so in any order within a
+    // run), then each run sorted. The pairs (target, source) are distinct,
+    // so the order is unique whatever the threads. Linear but for the
+    // short sorts, where one sort of all contributions is not.
+    std::vector<Contribution>
+    sort_contributions(std::vector<std::vector<Contribution>> &chunks,
+                       const std::size_t                       n_targets)
+    {
+      constexpr unsigned int run_bits       = 6;
+      const std::size_t      n_runs         = (n_targets >> run_bits) + 1;
+      const auto             for_each_chunk = [&](const auto &action) {
+        dealii::parallel::apply_to_subranges(
+          std::size_t(0),
+          chunks.size(),
+          [&](const std::size_t begin, const std::size_t end) {
+            for (std::size_t chunk = begin; chunk < end; ++chunk)
+              action(chunks[chunk]);
+          },
+          1);
+      };
+      const std::unique_ptr<std::atomic<std::size_t>[]> next(
+        new std::atomic<std::size_t>[n_runs]());
+      for_each_chunk([&](const std::vector<Contribution> &chunk) {
+        for (const Contribution &c : chunk)
+          next[c.target >> run_bits].fetch_add(1, std::memory_order_relaxed);
+      });
+      // From here on, the next free place in each run.
+      std::vector<std::size_t> run_offsets(n_runs + 1, 0);
+      for (std::size_t run = 0; run < n_runs; ++run)
+        {
+          run_offsets[run + 1] =
+            run_offsets[run] + next[run].load(std::memory_order_relaxed);
+          next[run].store(run_offsets[run], std::memory_order_relaxed);
+        }
+      std::vector<Contribution> all(run_offsets.back());
+      for_each_chunk([&](std::vector<Contribution> &chunk) {
+        for (const Contribution &c : chunk)
+          all[next[c.target >> run_bits].fetch_add(1,
+                                                   std::memory_order_relaxed)] =
+            c;
+        std::vector<Contribution>().swap(chunk);
+      });
+      dealii::parallel::apply_to_subranges(
+        std::size_t(0),
+        n_runs,
+        [&](const std::size_t begin, const std::size_t end) {
+          for (std::size_t run = begin; run < end; ++run)
+            std::sort(all.begin() + run_offsets[run],
+                      all.begin() + run_offsets[run + 1]);
+        },
+        1024);
+      return all;
+    }
+
+
+
+    // The indices in [0, n) that no one marked, increasing: chunks of the
+    // range collect theirs in parallel, joined in chunk order.
+    std::vector<index_type>
+    unmarked(const std::atomic<std::uint8_t> *marks, const std::size_t n)
+    {
+      constexpr std::size_t chunk_size = std::size_t(1) << 16;
+      const std::size_t     n_chunks   = (n + chunk_size - 1) / chunk_size;
+      std::vector<std::vector<index_type>> chunks(n_chunks);
+      dealii::parallel::apply_to_subranges(
+        std::size_t(0),
+        n_chunks,
+        [&](const std::size_t chunk_begin, const std::size_t chunk_end) {
+          for (std::size_t chunk = chunk_begin; chunk < chunk_end; ++chunk)
+            for (std::size_t i = chunk * chunk_size;
+                 i < std::min(n, (chunk + 1) * chunk_size);
+                 ++i)
+              if (marks[i].load(std::memory_order_relaxed) == 0)
+                chunks[chunk].push_back(i);
+        },
+        1);
+      std::vector<index_type> result;
+      for (const std::vector<index_type> &chunk : chunks)
+        result.insert(result.end(), chunk.begin(), chunk.end());
+      return result;
+    }
+
+
+
     // Fill targets, overwrite flags and lists from sorted contributions,
-    // appending targets [first_target, n_targets) of one part; @p touched
-    // says which targets the methods write themselves. Targets that no one
-    // writes become stored zeros, so that every entry of the pattern and of
-    // the right-hand side has a defined value after assembly.
+    // appending the targets of one part: those with contributions and
+    // those no method writes (@p unwritten, increasing), in increasing
+    // order. Targets that no one writes become stored zeros, so that every
+    // entry of the pattern and of the right-hand side has a defined value
+    // after assembly.
     void
     append_part(const std::vector<Contribution> &contributions,
-                const std::vector<std::uint8_t> &touched,
+                const std::vector<index_type>   &unwritten,
                 ConstraintPlan                  &plan)
     {
-      std::size_t k = 0;
-      for (std::size_t t = 0; t < touched.size(); ++t)
+      std::size_t k = 0, u = 0;
+      while (k < contributions.size() || u < unwritten.size())
         {
-          const bool has_list =
-            k < contributions.size() &&
-            contributions[k].target == static_cast<index_type>(t);
-          if (!has_list && touched[t] != 0)
-            continue;
+          const index_type t =
+            u == unwritten.size() ?
+              contributions[k].target :
+            k == contributions.size() ?
+              unwritten[u] :
+              std::min(contributions[k].target, unwritten[u]);
+          const bool written = u == unwritten.size() || unwritten[u] != t;
+          if (!written)
+            ++u;
           plan.targets.push_back(t);
-          plan.overwrite.push_back(touched[t] == 0);
-          for (; k < contributions.size() &&
-                 contributions[k].target == static_cast<index_type>(t);
-               ++k)
+          plan.overwrite.push_back(!written);
+          for (; k < contributions.size() && contributions[k].target == t; ++k)
             {
               plan.sources.push_back(contributions[k].source);
               plan.weights.push_back(contributions[k].weight);
             }
           plan.source_offsets.push_back(plan.sources.size());
         }
-      Assert(k == contributions.size(), dealii::ExcInternalError());
     }
   } // namespace
 
@@ -189,7 +275,7 @@ namespace GPUAssembly
   void
   ConstraintPlan::reinit(const MeshArrays &arrays)
   {
-    SetupTimes::Scope scope("constraint plan");
+    SetupTimes::Steps steps("constraint plan");
     *this = ConstraintPlan();
     if (arrays.constraint_line_dofs.empty())
       return;
@@ -200,18 +286,20 @@ namespace GPUAssembly
     n_dofs_per_element      = n_ed;
     n_supplemental          = arrays.n_supplemental;
 
+    steps.next("elements");
     std::vector<index_type> line_of_dof(arrays.n_dofs, invalid_index);
     for (unsigned int l = 0; l < arrays.constraint_line_dofs.size(); ++l)
       line_of_dof[arrays.constraint_line_dofs[l]] = l;
 
+    // Flagged in parallel, listed in increasing order.
+    std::vector<std::uint8_t> has_line(arrays.n_dofs, 0);
+    for (const index_type dof : arrays.constraint_line_dofs)
+      has_line[dof] = 1;
+    const std::vector<unsigned char> touches_line =
+      internal::SharedNZ::elements_touching(arrays, has_line);
     for (unsigned int e = 0; e < arrays.n_elements; ++e)
-      for (unsigned int d = 0; d < n_ed; ++d)
-        if (line_of_dof[arrays.location[static_cast<std::size_t>(e) * n_ed +
-                                        d]] != invalid_index)
-          {
-            elements.push_back(e);
-            break;
-          }
+      if (touches_line[e] != 0)
+        elements.push_back(e);
     const std::size_t n_c = elements.size();
     AssertThrow(n_c * n_element_entries() <
                   static_cast<std::size_t>(std::numeric_limits<int>::max()),
@@ -221,16 +309,23 @@ namespace GPUAssembly
 
     connectivity.resize(n_c * n_en);
     supplemental.resize(n_c * n_supplemental);
-    for (std::size_t c = 0; c < n_c; ++c)
-      {
-        const std::size_t e = elements[c];
-        for (unsigned int a = 0; a < n_en; ++a)
-          connectivity[a * n_c + c] = arrays.connectivity[e * n_en + a];
-        for (unsigned int i = 0; i < n_supplemental; ++i)
-          supplemental[i * n_c + c] =
-            arrays.supplemental[e * n_supplemental + i];
-      }
+    dealii::parallel::apply_to_subranges(
+      std::size_t(0),
+      n_c,
+      [&](const std::size_t begin, const std::size_t end) {
+        for (std::size_t c = begin; c < end; ++c)
+          {
+            const std::size_t e = elements[c];
+            for (unsigned int a = 0; a < n_en; ++a)
+              connectivity[a * n_c + c] = arrays.connectivity[e * n_en + a];
+            for (unsigned int i = 0; i < n_supplemental; ++i)
+              supplemental[i * n_c + c] =
+                arrays.supplemental[e * n_supplemental + i];
+          }
+      },
+      1024);
 
+    steps.next("contributions");
     // Each element's contributions are independent: chunks of elements
     // fill lists of their own, joined in chunk order. The sort then gives
     // the same order whatever the number of threads, since the pairs
@@ -258,52 +353,43 @@ namespace GPUAssembly
                                       vector_chunks[chunk]);
       },
       1);
-    const auto join = [](std::vector<std::vector<Contribution>> &chunks) {
-      std::size_t size = 0;
-      for (const auto &chunk : chunks)
-        size += chunk.size();
-      std::vector<Contribution> all;
-      all.reserve(size);
-      for (auto &chunk : chunks)
-        {
-          all.insert(all.end(), chunk.begin(), chunk.end());
-          std::vector<Contribution>().swap(chunk);
-        }
-#ifdef DEAL_II_WITH_TBB
-      tbb::parallel_sort(all.begin(), all.end());
-#else
-      std::sort(all.begin(), all.end());
-#endif
-      return all;
-    };
-    const std::vector<Contribution> matrix_contributions = join(matrix_chunks);
-    const std::vector<Contribution> vector_contributions = join(vector_chunks);
+    steps.next("sort");
+    const std::vector<Contribution> matrix_contributions =
+      sort_contributions(matrix_chunks, arrays.n_nonzeros());
+    const std::vector<Contribution> vector_contributions =
+      sort_contributions(vector_chunks, arrays.n_dofs);
 
     // What the methods write: every nonzero some element maps to, every
-    // DoF of some element.
-    // Threads mark nonzeros at the same time; each only ever stores 1.
+    // DoF of some element. Threads mark them at the same time; each only
+    // ever stores 1.
+    steps.next("targets");
     const std::unique_ptr<std::atomic<std::uint8_t>[]> marks(
       new std::atomic<std::uint8_t>[arrays.n_nonzeros()]());
-    dealii::parallel::apply_to_subranges(
-      std::size_t(0),
-      arrays.nonzero_map.size(),
-      [&](const std::size_t begin, const std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i)
-          if (const index_type k = arrays.nonzero_map[i]; k != invalid_index)
-            marks[k].store(1, std::memory_order_relaxed);
-      },
-      1 << 16);
-    std::vector<std::uint8_t> touched(arrays.n_nonzeros());
-    for (std::size_t k = 0; k < touched.size(); ++k)
-      touched[k] = marks[k].load(std::memory_order_relaxed);
+    const auto mark_all = [](const std::vector<index_type> &indices,
+                             std::atomic<std::uint8_t>     *marks) {
+      dealii::parallel::apply_to_subranges(
+        std::size_t(0),
+        indices.size(),
+        [&](const std::size_t begin, const std::size_t end) {
+          for (std::size_t i = begin; i < end; ++i)
+            if (const index_type k = indices[i]; k != invalid_index)
+              marks[k].store(1, std::memory_order_relaxed);
+        },
+        1 << 16);
+    };
+    mark_all(arrays.nonzero_map, marks.get());
     source_offsets.push_back(0);
-    append_part(matrix_contributions, touched, *this);
+    append_part(matrix_contributions,
+                unmarked(marks.get(), arrays.n_nonzeros()),
+                *this);
     n_matrix_targets = targets.size();
 
-    touched.assign(arrays.n_dofs, 0);
-    for (const index_type dof : arrays.location)
-      touched[dof] = 1;
-    append_part(vector_contributions, touched, *this);
+    const std::unique_ptr<std::atomic<std::uint8_t>[]> dof_marks(
+      new std::atomic<std::uint8_t>[arrays.n_dofs]());
+    mark_all(arrays.location, dof_marks.get());
+    append_part(vector_contributions,
+                unmarked(dof_marks.get(), arrays.n_dofs),
+                *this);
   }
 
 

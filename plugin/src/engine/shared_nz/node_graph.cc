@@ -67,9 +67,9 @@ namespace GPUAssembly
         return result;
       }
 
-      // Whether each element touches a constrained DoF.
       std::vector<unsigned char>
-      constrained_elements(const MeshArrays &arrays)
+      elements_touching(const MeshArrays                &arrays,
+                        const std::vector<std::uint8_t> &dof_flags)
       {
         const unsigned int         n_ed = arrays.layout.n_dofs;
         std::vector<unsigned char> result(arrays.n_elements, 0);
@@ -79,13 +79,23 @@ namespace GPUAssembly
           [&](const unsigned int begin, const unsigned int end) {
             for (unsigned int e = begin; e < end; ++e)
               for (unsigned int d = 0; d < n_ed; ++d)
-                if (arrays.dof_is_constrained
+                if (dof_flags
                       [arrays.location[static_cast<std::size_t>(e) * n_ed + d]])
                   result[e] = 1;
           },
           4096);
         return result;
       }
+
+
+
+      std::vector<unsigned char>
+      constrained_elements(const MeshArrays &arrays)
+      {
+        return elements_touching(arrays, arrays.dof_is_constrained);
+      }
+
+
 
       // Nodes sharing an element with each node (itself included), sorted.
       Csr

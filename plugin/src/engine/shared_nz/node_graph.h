@@ -9,6 +9,7 @@
 #include <gpu_assembly/engine/shared_nz/partitioner.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace GPUAssembly
@@ -27,6 +28,12 @@ namespace GPUAssembly
       // Elements of every node, in increasing order, built in parallel.
       Csr
       node_to_elements(const MeshArrays &arrays);
+
+      // Whether each element has a DoF flagged in @p dof_flags (one per
+      // DoF), in parallel.
+      std::vector<unsigned char>
+      elements_touching(const MeshArrays                &arrays,
+                        const std::vector<std::uint8_t> &dof_flags);
 
       // Whether each element touches a constrained DoF.
       std::vector<unsigned char>
