@@ -291,6 +291,9 @@ namespace Hyperelastic
     const bool  device  = use_gpu(x, out, "the steps run on the host");
     const auto  install = [&](auto new_stepper, const auto &model) {
       new_stepper->reinit(model, boundary_conditions, integration);
+      non_finite_node = [s = new_stepper.get()]() {
+        return s->non_finite_node();
+      };
       stepper = std::move(new_stepper);
     };
     const bool use_float = device && x.precision == "float";
@@ -574,10 +577,13 @@ namespace Hyperelastic
     out << "Steps: " << n_total << " to t = " << scientific(n_total * dt, 6)
         << std::endl;
 
-    // The state is checked at every trace point and output (from the host
-    // copy the trace needs anyway): a state that is not finite, or that has
-    // an inverted element, stops the run, and the last state that passed the
-    // check is what the run leaves written, with the trace up to it.
+    // The stepper checks every step for forces and displacements that are
+    // not finite (an inverted element gives NaN forces) and stays at the
+    // last finite state; the state is checked again at every trace point
+    // and output (from the host copy the trace needs anyway). A state that
+    // is not finite, or that has an inverted element, stops the run, and the
+    // last state that passed the check is what the run leaves written, with
+    // the trace up to it.
     unsigned int        checked_step = 0;
     std::vector<double> checked_prev, checked_curr;
     double              checked_J = 1;
@@ -585,7 +591,20 @@ namespace Hyperelastic
     const auto          report = [&](const bool write) {
       std::vector<double> u_prev, u_curr;
       stepper->get_state(u_prev, u_curr);
-      const StateCheck check = check_state(u_prev, u_curr);
+      StateCheck check = check_state(u_prev, u_curr);
+      if (const unsigned int node = non_finite_node();
+          node != numbers::invalid_unsigned_int)
+        check.problem = "the step to step " + std::to_string(step() + 1) +
+                        " gives node " + std::to_string(node) + " at (" +
+                        scientific(model_double.coordinates[3 * node]) + ", " +
+                        scientific(model_double.coordinates[3 * node + 1]) +
+                        ", " +
+                        scientific(model_double.coordinates[3 * node + 2]) +
+                        ") a force or a displacement that is not finite" +
+                        (check.problem.empty() ?
+                                    std::string() :
+                                    "; in the state of step " + std::to_string(step()) +
+                             " " + check.problem);
       if (!check.problem.empty())
         {
           // An inverted element in a finite state: that state is worth
@@ -593,7 +612,7 @@ namespace Hyperelastic
           // checked one is, unless it already was.
           std::string written;
           if (check.finite)
-            written = "This state is written to " +
+            written = "This state, the last finite one, is written to " +
                       write_output(step(), u_prev, u_curr) + ".";
           else
             written =

@@ -93,6 +93,11 @@ namespace GPUAssembly
        * step), the central-difference update and the boundary conditions.
        * The step number is read from the device (*step_counter +
        * step_offset), so that a captured graph serves every batch.
+       * status[0]: the smallest node whose force or u_{n+1} is not finite,
+       * status[1]: the step n that computed it (both the largest unsigned
+       * int while every step was finite); the steps after it return at once,
+       * so that u_{n-1} and u_n, the last finite state, stay in their
+       * buffers.
        */
       template <typename Number, bool atomic>
       __global__ void
@@ -115,10 +120,16 @@ namespace GPUAssembly
                     const unsigned int *step_counter,
                     const unsigned int  step_offset,
                     const double        dt,
-                    const double        ramp_time)
+                    const double        ramp_time,
+                    unsigned int       *status)
       {
         const int n = blockIdx.x * blockDim.x + threadIdx.x;
         if (n >= n_nodes)
+          return;
+        const unsigned int step = *step_counter + step_offset;
+        // An earlier step was not finite; the threads of that step itself
+        // all go on, so that the smallest node is found whatever the order.
+        if (status[1] < step)
           return;
         Number f[3];
         if (atomic)
@@ -146,7 +157,6 @@ namespace GPUAssembly
                   f[i] = f[i] + forces[p + i * element_stride];
               }
           }
-        const unsigned int step = *step_counter + step_offset;
         const std::uint8_t flag = __ldg(flags + n);
         const Number       a    = __ldg(coefficient + n);
         Number             r_n = 0, r_next = 0;
@@ -170,6 +180,11 @@ namespace GPUAssembly
                                    f[i],
                                    u_curr[k],
                                    u_prev[k]);
+            if (!isfinite(f[i]) || !isfinite(u_next[k]))
+              {
+                atomicMin(status, unsigned(n));
+                status[1] = step;
+              }
           }
       }
 
@@ -202,7 +217,9 @@ namespace GPUAssembly
         prescribed, external, forces;
       DeviceVector<std::uint8_t> flags;
       DeviceVector<int>          step_counter; // the step n, as unsigned
-      DeviceVector<Number>       u[3];
+      // node_kernel's status (node, step), as unsigned
+      DeviceVector<int>                   non_finite_status;
+      DeviceVector<Number>                u[3];
       GPUAssembly::internal::StateBuffers states;
 
       CudaStream                   stream;
@@ -210,6 +227,13 @@ namespace GPUAssembly
 
       void
       launch_step(const unsigned int step_offset);
+
+      /// Every step finite (as the kernels see it).
+      void
+      reset_status()
+      {
+        non_finite_status.copy_from_host(std::vector<int>(2, -1));
+      }
 
       GPUAssembly::internal::StateLayout
       state_layout() const
@@ -284,7 +308,8 @@ namespace GPUAssembly
         reinterpret_cast<const unsigned int *>(step_counter.data()),
         step_offset,
         dt,
-        ramp_time);
+        ramp_time,
+        reinterpret_cast<unsigned int *>(non_finite_status.data()));
       states.rotate();
     }
 
@@ -356,6 +381,8 @@ namespace GPUAssembly
                         3 * std::size_t(d.node_stride) :
                         3 * std::size_t(d.npe) * d.element_stride);
       d.step_counter.reinit(1);
+      d.reset_status();
+      this->first_non_finite_node = static_cast<unsigned int>(-1);
       for (auto &v : d.u)
         v.reinit(3 * std::size_t(d.node_stride));
       d.states = {};
@@ -376,6 +403,14 @@ namespace GPUAssembly
       Implementation &d = *implementation;
       d.state_layout().set_states(u_previous, u_current, d.states, d.u);
       d.step_counter.copy_from_host(std::vector<int>(1, int(step)));
+      // After a step that was not finite the element kernel of the skipped
+      // steps still added to the atomic nodal forces, which the node kernel
+      // zeroes only in steps it takes.
+      if (this->first_non_finite_node != static_cast<unsigned int>(-1) &&
+          d.nodal_sum == NodalSum::atomic)
+        d.forces.set_zero();
+      d.reset_status();
+      this->first_non_finite_node = static_cast<unsigned int>(-1);
       GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
       this->current_step = step;
     }
@@ -402,10 +437,14 @@ namespace GPUAssembly
       if (d.n_elements == 0)
         GPUAssembly::internal::throw_error(
           "TLED::DeviceStepper::advance() called before reinit().");
+      if (this->first_non_finite_node != static_cast<unsigned int>(-1))
+        return;
       // Copies made on the legacy stream (set_state()) are complete: the
       // stream is a blocking one.
-      const unsigned int batch = d.steps_per_graph;
-      unsigned int       done  = 0;
+      const GPUAssembly::internal::StateBuffers start_states = d.states;
+      const unsigned int                        start_step = this->current_step;
+      const unsigned int                        batch      = d.steps_per_graph;
+      unsigned int                              done       = 0;
       while (n_steps - done >= batch)
         {
           CudaGraphExec &exec = d.graphs[d.states.previous];
@@ -454,6 +493,22 @@ namespace GPUAssembly
                                              n_steps - done);
       GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(d.stream.get()));
       this->current_step += n_steps;
+
+      std::vector<int> status;
+      d.non_finite_status.copy_to_host(status);
+      if (status[0] != -1)
+        {
+          // The steps from the failed one on did nothing: the state is that
+          // of the failed step's start, in the buffers the rotation had
+          // reached there.
+          const unsigned int failed = static_cast<unsigned int>(status[1]);
+          d.states                  = start_states;
+          for (unsigned int k = start_step; k < failed; ++k)
+            d.states.rotate();
+          this->current_step          = failed;
+          this->first_non_finite_node = static_cast<unsigned int>(status[0]);
+          d.step_counter.copy_from_host(std::vector<int>(1, int(failed)));
+        }
     }
 
 
