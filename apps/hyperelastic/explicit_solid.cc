@@ -263,7 +263,15 @@ namespace Hyperelastic
     const auto &e = parameters.explicit_dynamics;
     make_grid();
     const TLED::Mesh mesh = TLED::make_mesh(triangulation);
-    TLED::Material   material;
+    AssertThrow(mesh.element_type == TLED::ElementType::hexahedron ||
+                  parameters.changed_entries.count(
+                    "Explicit dynamics/Hourglass coefficient") == 0,
+                ExcMessage("'Explicit dynamics/Hourglass coefficient' = " +
+                           AppUtilities::significant(e.hourglass_coefficient) +
+                           " is not used: the mesh is made of tetrahedra, "
+                           "which have no hourglass modes. Remove the entry, "
+                           "or use hexahedra."));
+    TLED::Material material;
     material.mu                    = parameters.material.mu;
     material.lambda                = parameters.material.lambda;
     material.density               = parameters.material.density;
@@ -576,6 +584,7 @@ namespace Hyperelastic
     }();
     out << "Steps: " << n_total << " to t = " << scientific(n_total * dt, 6)
         << std::endl;
+    parameters.check_intervals(n_total, out);
 
     // The stepper checks every step for forces and displacements that are
     // not finite (an inverted element gives NaN forces) and stays at the

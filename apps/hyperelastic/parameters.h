@@ -5,6 +5,8 @@
 #include <deal.II/base/parameter_handler.h>
 #include <deal.II/base/point.h>
 
+#include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -155,10 +157,25 @@ namespace Hyperelastic
     /// The explicit (TLED) integrator's entries.
     ExplicitDynamics explicit_dynamics;
 
+    /// The entries the parameter file sets to other values than their
+    /// defaults (AppUtilities::changed_entries()).
+    std::set<std::string> changed_entries;
+
     static void
     declare_parameters(ParameterHandler &prm);
+    /// Read and check the values; entries that the integrator, the device
+    /// or the mesh chosen would not use are refused (check_entries_used()).
     void
     parse_parameters(ParameterHandler &prm);
+
+    /// Refuse entries set to values the run would not use, naming the entry
+    /// and why.
+    void
+    check_entries_used(const ParameterHandler &prm) const;
+    /// The output intervals against the run's @p n_steps steps: refused
+    /// where set, a note on @p log for a default that does not fit.
+    void
+    check_intervals(const unsigned int n_steps, std::ostream &log) const;
   };
 } // namespace Hyperelastic
 

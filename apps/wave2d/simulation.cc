@@ -328,6 +328,7 @@ namespace Wave2D
                     " one run can count. Choose a shorter end "
                     "time."));
       n_steps = std::max(1., steps);
+      parameters.check_intervals(n_steps, pcout.get_stream());
       // The source signal is tabulated per step and the receivers record
       // every 'Record interval' steps: both grow with the step count.
       const double bytes =
