@@ -5,8 +5,10 @@
 #include <deal.II/base/parameter_handler.h>
 #include <deal.II/base/patterns.h>
 
+#include <set>
 #include <string>
 
+#include "../common/app_utilities.h"
 #include "../common/linear_solver_names.h"
 
 namespace AssemblyDemo
@@ -160,6 +162,19 @@ namespace AssemblyDemo
       AssertThrow(length > 0 && youngs_modulus > 0,
                   ExcMessage("Beam length and Young's modulus must be "
                              "positive."));
+      // Entries set to values the run would not use are refused.
+      const std::set<std::string> changed =
+        AppUtilities::changed_entries(prm, declare_parameters);
+      if (!mesh_file.empty())
+        for (const std::string entry :
+             {"Mesh/Beam length", "Mesh/Subdivisions", "Mesh/Cell type"})
+          AppUtilities::refuse_unused(
+            changed,
+            prm,
+            entry,
+            "it describes the built-in beam, and 'Mesh/Mesh file' = '" +
+              mesh_file +
+              "' is read instead. Remove the entry, or the mesh file.");
     }
   };
 } // namespace AssemblyDemo

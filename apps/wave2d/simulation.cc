@@ -294,6 +294,18 @@ namespace Wave2D
       // layer holds the mesh's edge still and reflects the waves it should
       // absorb (and its value overflows the float field of the snapshots).
       const double damping = parameters.absorbing.max_damping;
+      // The source's angular frequency: the tone burst's 2 pi f, the
+      // Gaussian's 2 / width (where its spectrum falls to 1/e).
+      const bool        gaussian = parameters.source.signal == "gaussian";
+      const double      omega    = gaussian ?
+                                     2 / parameters.source.width :
+                                     2 * numbers::PI * parameters.source.frequency;
+      const std::string entry =
+        gaussian ?
+          "'Source/Width' = " +
+            AppUtilities::significant(parameters.source.width) + " s" :
+          "'Source/Frequency' = " +
+            AppUtilities::significant(parameters.source.frequency) + " Hz";
       AssertThrow(
         parameters.absorbing.sides.empty() ||
           (std::isfinite(damping) && damping * time_step <= 1e3),
@@ -304,11 +316,8 @@ namespace Wave2D
           AppUtilities::significant(damping * time_step) +
           ", more than 1000: the layer would hold the mesh's edge "
           "still and reflect the waves instead of absorbing them. "
-          "About 2 pi f times 2 to 4 works (" +
-          AppUtilities::significant(2 * numbers::PI *
-                                    parameters.source.frequency * 3) +
-          " 1/s for 'Source/Frequency' = " +
-          AppUtilities::significant(parameters.source.frequency) + " Hz)."));
+          "About the source's angular frequency times 2 to 4 works (" +
+          AppUtilities::significant(omega * 3) + " 1/s for " + entry + ")."));
     }
     {
       // Step numbers are unsigned int in the stepper and its loop (which
