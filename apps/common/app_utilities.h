@@ -390,11 +390,13 @@ namespace AppUtilities
 
 
   /**
-   * An interval of steps that does not fit into the run's @p n_steps
-   * steps: refused where the parameter file sets it (the entry @p entry is
-   * in @p changed), else, at its default, a note on @p log. @p what says
-   * what the interval would have given (e.g. "snapshots between the first
-   * and the last").
+   * An interval of steps @p interval of the entry @p entry that does not
+   * fit into the run's @p n_steps steps (0, where an entry means "none" or
+   * "only at the end", passes). @p what says what the run then gives (e.g.
+   * "only the first and the last snapshot, as with 0"). With
+   * @p refuse_where_set it is refused where the parameter file sets it
+   * (@p entry is in @p changed): that value does nothing that another does
+   * not do plainly. Otherwise, and at the default, a note goes to @p log.
    */
   inline void
   check_interval(const std::set<std::string> &changed,
@@ -402,6 +404,7 @@ namespace AppUtilities
                  const unsigned int           interval,
                  const unsigned int           n_steps,
                  const std::string           &what,
+                 const bool                   refuse_where_set,
                  std::ostream                &log)
   {
     if (interval == 0 || interval <= n_steps)
@@ -409,10 +412,10 @@ namespace AppUtilities
     const std::string text = "'" + entry + "' = " + std::to_string(interval) +
                              " is more than the run's " +
                              std::to_string(n_steps) + " steps: " + what;
-    AssertThrow(changed.count(entry) == 0,
+    AssertThrow(!refuse_where_set || changed.count(entry) == 0,
                 dealii::ExcMessage(text + ". Choose at most " +
                                    std::to_string(n_steps) + "."));
-    log << "Note: " << text << " (the default)." << std::endl;
+    log << "Note: " << text << '.' << std::endl;
   }
 } // namespace AppUtilities
 

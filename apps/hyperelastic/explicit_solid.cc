@@ -617,14 +617,31 @@ namespace Hyperelastic
       if (!check.problem.empty())
         {
           // An inverted element in a finite state: that state is worth
-          // looking at. A state that is not finite is not written; the last
-          // checked one is, unless it already was.
+          // looking at. A state that is not finite, or too large for the
+          // files, is not written; the last checked one is, unless it
+          // already was.
+          // The VTU files hold float numbers: a finite state beyond their
+          // range would reach the file as infinities.
+          double largest_u = 0, largest_v = 0;
+          for (std::size_t i = 0; check.finite && i < u_curr.size(); ++i)
+            {
+              largest_u = std::max(largest_u, std::abs(u_curr[i]));
+              largest_v =
+                std::max(largest_v, std::abs(u_curr[i] - u_prev[i]) / dt);
+            }
+          const bool fits = std::max(largest_u, largest_v) <=
+                            double(std::numeric_limits<float>::max());
           std::string written;
-          if (check.finite)
+          if (check.finite && fits)
             written = "This state, the last finite one, is written to " +
                       write_output(step(), u_prev, u_curr) + ".";
           else
             written =
+              (check.finite ?
+                          "Its displacement (up to " + scientific(largest_u) +
+                   " m) or velocity (up to " + scientific(largest_v) +
+                   " m/s) exceeds the float numbers of the VTU files. " :
+                          std::string()) +
               "The last finite state, of step " + std::to_string(checked_step) +
               " (smallest J " + scientific(checked_J) + "), is " +
               "written to " +

@@ -766,27 +766,32 @@ namespace Hyperelastic
   Parameters::check_intervals(const unsigned int n_steps,
                               std::ostream      &log) const
   {
+    // 0 writes no state; a longer interval than the run writes the first
+    // and the last: a note, not a refusal.
     AppUtilities::check_interval(changed_entries,
                                  "Output/Output interval",
                                  output.output_interval,
                                  n_steps,
-                                 "no state but the first and the last would "
-                                 "be written",
+                                 "only the first and the last state are "
+                                 "written",
+                                 false,
                                  log);
     if (explicit_dynamics.is_explicit())
       AppUtilities::check_interval(changed_entries,
                                    "Explicit dynamics/Trace interval",
                                    explicit_dynamics.trace_interval,
                                    n_steps,
-                                   "the trace would hold the first and the "
-                                   "last step only",
+                                   "the trace holds the first and the last "
+                                   "step only",
+                                   false,
                                    log);
     else
       AppUtilities::check_interval(changed_entries,
                                    "Output/Screen interval",
                                    output.screen_interval,
                                    n_steps,
-                                   "no step line would be printed",
+                                   "no step line would be printed, as with 0",
+                                   true,
                                    log);
   }
 } // namespace Hyperelastic

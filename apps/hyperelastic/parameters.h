@@ -172,8 +172,8 @@ namespace Hyperelastic
     /// and why.
     void
     check_entries_used(const ParameterHandler &prm) const;
-    /// The output intervals against the run's @p n_steps steps: refused
-    /// where set, a note on @p log for a default that does not fit.
+    /// The intervals against the run's @p n_steps steps: one that would do
+    /// what 0 does is refused where set; otherwise a note on @p log.
     void
     check_intervals(const unsigned int n_steps, std::ostream &log) const;
   };

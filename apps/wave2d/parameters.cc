@@ -583,22 +583,25 @@ namespace Wave2D
                                  "Output/Snapshot interval",
                                  output.snapshot_interval,
                                  n_steps,
-                                 "no snapshot but the final one would be "
-                                 "written",
+                                 "only the first and the last snapshot would "
+                                 "be written, as with 0",
+                                 true,
                                  log);
     AppUtilities::check_interval(changed_entries,
                                  "Checkpoint/Interval",
                                  checkpoint.interval,
                                  n_steps,
-                                 "no checkpoint but the final one would be "
-                                 "written",
+                                 "only the last checkpoint would be "
+                                 "written, as with 0",
+                                 true,
                                  log);
-    // Neither has a default that can exceed a run: both are refused.
+    // The default, 1, fits every run: a larger value is set.
     AppUtilities::check_interval({"Receivers/Record interval"},
                                  "Receivers/Record interval",
                                  receivers.record_interval,
                                  n_steps,
                                  "the receivers would record nothing",
+                                 true,
                                  log);
     AssertThrow(checkpoint.stop_after < n_steps,
                 ExcMessage("'Checkpoint/Stop after steps' = " +

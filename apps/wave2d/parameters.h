@@ -132,8 +132,8 @@ namespace Wave2D
 
     /// Refuse entries set to values the run would not use, naming the entry
     /// and why; the intervals against the run's @p n_steps steps (known once
-    /// the mesh gives the time step), with a note on @p log for a default
-    /// that does not fit.
+    /// the mesh gives the time step): one that would do what 0 does is
+    /// refused where set, a note on @p log at its default.
     void
     check_entries_used(const dealii::ParameterHandler &prm) const;
     void
