@@ -163,18 +163,14 @@ namespace AssemblyDemo
                   ExcMessage("Beam length and Young's modulus must be "
                              "positive."));
       // Entries set to values the run would not use are refused.
-      const std::set<std::string> changed =
-        AppUtilities::changed_entries(prm, declare_parameters);
       if (!mesh_file.empty())
-        for (const std::string entry :
-             {"Mesh/Beam length", "Mesh/Subdivisions", "Mesh/Cell type"})
-          AppUtilities::refuse_unused(
-            changed,
-            prm,
-            entry,
-            "it describes the built-in beam, and 'Mesh/Mesh file' = '" +
-              mesh_file +
-              "' is read instead. Remove the entry, or the mesh file.");
+        AppUtilities::refuse_unused(
+          AppUtilities::changed_entries(prm, declare_parameters),
+          prm,
+          {"Mesh/Beam length", "Mesh/Subdivisions", "Mesh/Cell type"},
+          "it describes the built-in beam, and 'Mesh/Mesh file' = '" +
+            mesh_file +
+            "' is read instead. Remove the entry, or the mesh file.");
     }
   };
 } // namespace AssemblyDemo

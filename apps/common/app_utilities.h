@@ -362,29 +362,33 @@ namespace AppUtilities
 
 
   /**
-   * Refuse the entry @p entry ("Subsection/Entry") of @p prm if it is in
-   * @p changed (changed_entries()): its value would not be used, for the
-   * reason @p why, and a value someone wrote expects an effect. An entry at
-   * its default passes.
+   * Refuse the first of @p entries ("Subsection/Entry" each) of @p prm that
+   * is in @p changed (changed_entries()): its value would not be used, for
+   * the reason @p why, and a value someone wrote expects an effect. Entries
+   * at their defaults pass.
    */
   inline void
   refuse_unused(const std::set<std::string>    &changed,
                 const dealii::ParameterHandler &prm,
-                const std::string              &entry,
+                const std::vector<std::string> &entries,
                 const std::string              &why)
   {
-    if (changed.count(entry) == 0)
-      return;
-    std::vector<std::string> path;
-    std::string              name = entry;
-    for (std::size_t slash; (slash = name.find('/')) != std::string::npos;)
-      {
-        path.push_back(name.substr(0, slash));
-        name = name.substr(slash + 1);
-      }
-    AssertThrow(false,
-                dealii::ExcMessage("'" + entry + "' = '" + prm.get(path, name) +
-                                   "' is not used: " + why));
+    for (const std::string &entry : entries)
+      if (changed.count(entry) > 0)
+        {
+          std::vector<std::string> path;
+          std::string              name = entry;
+          for (std::size_t slash;
+               (slash = name.find('/')) != std::string::npos;)
+            {
+              path.push_back(name.substr(0, slash));
+              name = name.substr(slash + 1);
+            }
+          AssertThrow(false,
+                      dealii::ExcMessage("'" + entry + "' = '" +
+                                         prm.get(path, name) +
+                                         "' is not used: " + why));
+        }
   }
 
 

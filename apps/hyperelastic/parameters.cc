@@ -624,8 +624,7 @@ namespace Hyperelastic
   {
     const auto refuse = [&](const std::vector<std::string> &entries,
                             const std::string              &why) {
-      for (const std::string &entry : entries)
-        AppUtilities::refuse_unused(changed_entries, prm, entry, why);
+      AppUtilities::refuse_unused(changed_entries, prm, entries, why);
     };
     if (!geometry.mesh_file.empty())
       refuse({"Geometry/Bar size",

@@ -530,8 +530,7 @@ namespace Wave2D
   {
     const auto refuse = [&](const std::vector<std::string> &entries,
                             const std::string              &why) {
-      for (const std::string &entry : entries)
-        AppUtilities::refuse_unused(changed_entries, prm, entry, why);
+      AppUtilities::refuse_unused(changed_entries, prm, entries, why);
     };
     const std::vector<std::string> hole = {"Mesh/Hole x",
                                            "Mesh/Hole y",
