@@ -23,6 +23,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "../common/app_utilities.h"
@@ -222,6 +223,11 @@ namespace Wave2D
                                    "element set of the mesh."));
             id = value;
           }
+        AssertThrow(material_index.count(id) == 0,
+                    ExcMessage("Materials: '" + entry.key + "' and '" +
+                               parameters.materials[material_index[id]].key +
+                               "' both name material id " + std::to_string(id) +
+                               "; one of them would be lost."));
         material_index[id] = m;
         materials.push_back({entry.youngs_modulus,
                              entry.poissons_ratio,
@@ -229,6 +235,29 @@ namespace Wave2D
                              entry.damping});
       }
     discretization.reinit(tria, material_index);
+    {
+      // A material that no cell has would be lost without a word (cells
+      // without a material are refused by reinit() above).
+      std::set<types::material_id> ids;
+      for (const auto &cell : tria.active_cell_iterators())
+        ids.insert(cell->material_id());
+      for (const auto &[id, m] : material_index)
+        if (ids.count(id) == 0)
+          {
+            std::string present;
+            for (const types::material_id i : ids)
+              present += (present.empty() ? "" : ", ") + std::to_string(i);
+            AssertThrow(false,
+                        ExcMessage("Materials: '" +
+                                   parameters.materials[m].key +
+                                   "' (material id " + std::to_string(id) +
+                                   ") is not used: no cell of the mesh has "
+                                   "it (its cells have material ids " +
+                                   present +
+                                   "). Remove the entry, or give "
+                                   "the mesh's id."));
+          }
+    }
     mesh = discretization.get_mesh();
 
     std::vector<AbsorbingLayer> layers;
