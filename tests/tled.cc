@@ -9,7 +9,9 @@
 // step lies below the true limit 2 / sqrt(lambda_max(M^-1 K)), and a
 // larger step is refused with the limit in the message; the portable
 // logarithm agrees with std::log; the host stepper gives bitwise the same
-// states on one thread as on all.
+// states on one thread as on all; a step that is not finite (an inverted
+// element) is not taken: the stepper stops at the last finite state, the
+// same state and node whatever the advance() sizes.
 
 #include <deal.II/base/multithread_info.h>
 
@@ -24,6 +26,7 @@
 #include <random>
 
 #include "tests.h"
+#include "tled_test_meshes.h"
 
 using namespace GPUAssembly::TLED;
 
@@ -411,6 +414,38 @@ main()
                  "host stepper: bitwise the same states on one thread as on "
                  "all threads (400 steps with loads, prescribed displacements "
                  "and damping)");
+  }
+
+  {
+    HostStepper<double>          by_one, by_chunk;
+    const Testing::NonFiniteStop one =
+      Testing::check_non_finite_stop(checks, by_one, 1, "host, advance(1)");
+    const Testing::NonFiniteStop chunk =
+      Testing::check_non_finite_stop(checks,
+                                     by_chunk,
+                                     1000,
+                                     "host, advance(1000)");
+    checks.check(one.step == chunk.step && one.node == chunk.node &&
+                   one.u_previous == chunk.u_previous &&
+                   one.u_current == chunk.u_current,
+                 "host: the stop (step " + std::to_string(one.step) +
+                   ", node " + std::to_string(one.node) +
+                   ") and its state are the same whatever the advance() "
+                   "sizes");
+    // The state kept is that of a run that ends at the stop's step.
+    HostStepper<double> fresh;
+    Testing::check_non_finite_stop(checks, fresh, 1000, "host, again");
+    fresh.set_state(0,
+                    std::vector<double>(one.u_current.size(), 0.),
+                    std::vector<double>(one.u_current.size(), 0.));
+    fresh.advance(one.step);
+    std::vector<double> u_previous, u_current;
+    fresh.get_state(u_previous, u_current);
+    checks.check(fresh.non_finite_node() == static_cast<unsigned int>(-1) &&
+                   u_previous == one.u_previous && u_current == one.u_current,
+                 "host: the state kept at the stop is bitwise that of a run "
+                 "of " +
+                   std::to_string(one.step) + " steps");
   }
 
   return checks.exit_code();

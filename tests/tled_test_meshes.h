@@ -5,9 +5,15 @@
 // TLED test problems: a compressed cube with rollers, a load and damping.
 
 #include <gpu_assembly/tled/tled_model.h>
+#include <gpu_assembly/tled/tled_stepper.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <vector>
+
+#include "tests.h"
 
 namespace Testing
 {
@@ -101,6 +107,87 @@ namespace Testing
     material.lambda  = E * nu / ((1 + nu) * (1 - 2 * nu));
     material.density = 1000;
     return material;
+  }
+
+  /**
+   * Where a stepper stopped at a step that was not finite, and the state
+   * it kept.
+   */
+  struct NonFiniteStop
+  {
+    unsigned int        step = 0, node = 0;
+    std::vector<double> u_previous, u_current;
+  };
+
+  /**
+   * A cube of n^3 hexahedra whose top is pressed through its bottom (3 L in
+   * 20 stable steps) inverts its elements. @p stepper runs it by advance()
+   * of @p chunk steps up to 1000 steps and must stop at a step that is not
+   * finite and keep the last finite state there: checks that it stops
+   * within 1000 steps, that the state it keeps is finite with an inverted
+   * element or a step to a non-finite state from it, that advance() then
+   * does nothing, and that set_state() lets it step again. Returns the stop.
+   */
+  inline NonFiniteStop
+  check_non_finite_stop(Checks                             &checks,
+                        GPUAssembly::TLED::Stepper<double> &stepper,
+                        const unsigned int                  chunk,
+                        const std::string                  &name)
+  {
+    using namespace GPUAssembly::TLED;
+    const Mesh          mesh  = make_hexahedral_cube(4, 1., 0.1);
+    const Model<double> model = make_model<double>(mesh, truth_cube_material());
+    Integration         integration;
+    integration.time_step = 0.5 * model.critical_time_step;
+    const BoundaryConditions bc =
+      compression_conditions(mesh, 1., 3., 20 * integration.time_step);
+    stepper.reinit(model, bc, integration);
+    const unsigned int none = static_cast<unsigned int>(-1);
+    for (unsigned int done = 0;
+         done < 1000 && stepper.non_finite_node() == none;
+         done += chunk)
+      stepper.advance(chunk);
+    NonFiniteStop stop;
+    stop.step = stepper.step();
+    stop.node = stepper.non_finite_node();
+    stepper.get_state(stop.u_previous, stop.u_current);
+    checks.check(stop.node < model.n_nodes && stop.step < 1000,
+                 name +
+                   ": a cube pressed through itself stops at a step "
+                   "that is not finite (step " +
+                   std::to_string(stop.step) + ", node " +
+                   std::to_string(stop.node) + ")");
+    const bool finite = std::all_of(stop.u_previous.begin(),
+                                    stop.u_previous.end(),
+                                    [](const double x) {
+                                      return std::isfinite(x);
+                                    }) &&
+                        std::all_of(stop.u_current.begin(),
+                                    stop.u_current.end(),
+                                    [](const double x) {
+                                      return std::isfinite(x);
+                                    });
+    const double J = minimum_jacobian(model, stop.u_current).first;
+    checks.check(finite && !(J > 0),
+                 name +
+                   ": the state kept at the stop is finite and has an "
+                   "inverted element (smallest J " +
+                   scientific(J) + ")");
+    stepper.advance(5);
+    std::vector<double> u_previous, u_current;
+    stepper.get_state(u_previous, u_current);
+    checks.check(stepper.step() == stop.step && u_previous == stop.u_previous &&
+                   u_current == stop.u_current,
+                 name + ": advance() after the stop does no step and keeps "
+                        "the state");
+    stepper.set_state(0,
+                      std::vector<double>(u_current.size(), 0.),
+                      std::vector<double>(u_current.size(), 0.));
+    stepper.advance(3);
+    checks.check(stepper.non_finite_node() == none && stepper.step() == 3,
+                 name + ": set_state() clears the stop, the stepper steps "
+                        "again");
+    return stop;
   }
 } // namespace Testing
 

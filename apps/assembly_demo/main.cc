@@ -331,6 +331,11 @@ namespace AssemblyDemo
     assembly_method = parameters.assembly_method;
     if (assembly_method == "auto")
       assembly_method = GPUAssembly::n_cuda_devices() > 0 ? "GlobalNZ" : "host";
+    AssertThrow(assembly_method == "host" || GPUAssembly::n_cuda_devices() > 0,
+                ExcMessage("'Assembly method' = " + assembly_method +
+                           " runs on the GPU, but no CUDA device was found. "
+                           "Choose 'Assembly method' = host or auto on a "
+                           "machine without a GPU."));
     if (assembly_method != "host")
       {
         // The plan is built once; a time-dependent or nonlinear program

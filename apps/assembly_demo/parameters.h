@@ -5,8 +5,10 @@
 #include <deal.II/base/parameter_handler.h>
 #include <deal.II/base/patterns.h>
 
+#include <set>
 #include <string>
 
+#include "../common/app_utilities.h"
 #include "../common/linear_solver_names.h"
 
 namespace AssemblyDemo
@@ -160,6 +162,15 @@ namespace AssemblyDemo
       AssertThrow(length > 0 && youngs_modulus > 0,
                   ExcMessage("Beam length and Young's modulus must be "
                              "positive."));
+      // Entries set to values the run would not use are refused.
+      if (!mesh_file.empty())
+        AppUtilities::refuse_unused(
+          AppUtilities::changed_entries(prm, declare_parameters),
+          prm,
+          {"Mesh/Beam length", "Mesh/Subdivisions", "Mesh/Cell type"},
+          "it describes the built-in beam, and 'Mesh/Mesh file' = '" +
+            mesh_file +
+            "' is read instead. Remove the entry, or the mesh file.");
     }
   };
 } // namespace AssemblyDemo

@@ -7,22 +7,27 @@
 // directory created or refused with the system's reason, the search for
 // numbers that must not reach a file, the refusal of more than one MPI
 // process, the main() of a one-process app, numbers printed with
-// significant digits, and a memory estimate checked before a large set-up
-// starts.
+// significant digits, a memory estimate checked before a large set-up
+// starts, and the refusal of parameter entries that a run would not use.
 
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/parameter_handler.h>
+#include <deal.II/base/utilities.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -278,6 +283,143 @@ namespace AppUtilities
                                    " GB of memory, but this machine has " +
                                    significant(available / 1e9, 3) +
                                    " GB available. " + advice));
+  }
+  /**
+   * The entries of @p prm whose value differs from the default that
+   * @p declare gives them, as "Subsection/Entry" (nested subsections joined
+   * by '/'): the entries a parameter file sets. Values are compared item by
+   * item (items separated by ',' or ';', blanks ignored), as numbers where
+   * both items are numbers, so that "4.0, 1,1" equals "4, 1, 1".
+   */
+  inline std::set<std::string>
+  changed_entries(
+    const dealii::ParameterHandler                        &prm,
+    const std::function<void(dealii::ParameterHandler &)> &declare)
+  {
+    const auto entries = [](const dealii::ParameterHandler &handler) {
+      std::ostringstream text;
+      handler.print_parameters(text, dealii::ParameterHandler::ShortPRM);
+      std::map<std::string, std::string> values;
+      std::vector<std::string>           path;
+      std::istringstream                 in(text.str());
+      for (std::string line; std::getline(in, line);)
+        {
+          line = dealii::Utilities::trim(line);
+          if (line.rfind("subsection ", 0) == 0)
+            path.push_back(dealii::Utilities::trim(line.substr(11)));
+          else if (line == "end" && !path.empty())
+            path.pop_back();
+          else if (const auto equals = line.find('=');
+                   line.rfind("set ", 0) == 0 && equals != std::string::npos)
+            {
+              std::string name;
+              for (const std::string &section : path)
+                name += section + "/";
+              values[name +
+                     dealii::Utilities::trim(line.substr(4, equals - 4))] =
+                dealii::Utilities::trim(line.substr(equals + 1));
+            }
+        }
+      return values;
+    };
+    const auto items = [](const std::string &value) {
+      std::vector<std::string> result(1);
+      for (const char c : value)
+        if (c == ',' || c == ';')
+          result.emplace_back();
+        else if (!std::isspace(static_cast<unsigned char>(c)))
+          result.back() += c;
+      return result;
+    };
+    const auto same_item = [](const std::string &a, const std::string &b) {
+      if (a == b)
+        return true;
+      char        *end_a = nullptr, *end_b = nullptr;
+      const double x = std::strtod(a.c_str(), &end_a),
+                   y = std::strtod(b.c_str(), &end_b);
+      return !a.empty() && !b.empty() && *end_a == '\0' && *end_b == '\0' &&
+             x == y;
+    };
+    dealii::ParameterHandler defaults;
+    declare(defaults);
+    const auto            given = entries(prm), initial = entries(defaults);
+    std::set<std::string> changed;
+    for (const auto &[name, value] : given)
+      {
+        const auto it = initial.find(name);
+        if (it == initial.end())
+          continue;
+        const std::vector<std::string> a = items(value), b = items(it->second);
+        bool                           same = a.size() == b.size();
+        for (std::size_t i = 0; same && i < a.size(); ++i)
+          same = same_item(a[i], b[i]);
+        if (!same)
+          changed.insert(name);
+      }
+    return changed;
+  }
+
+
+
+  /**
+   * Refuse the first of @p entries ("Subsection/Entry" each) of @p prm that
+   * is in @p changed (changed_entries()): its value would not be used, for
+   * the reason @p why, and a value someone wrote expects an effect. Entries
+   * at their defaults pass.
+   */
+  inline void
+  refuse_unused(const std::set<std::string>    &changed,
+                const dealii::ParameterHandler &prm,
+                const std::vector<std::string> &entries,
+                const std::string              &why)
+  {
+    for (const std::string &entry : entries)
+      if (changed.count(entry) > 0)
+        {
+          std::vector<std::string> path;
+          std::string              name = entry;
+          for (std::size_t slash;
+               (slash = name.find('/')) != std::string::npos;)
+            {
+              path.push_back(name.substr(0, slash));
+              name = name.substr(slash + 1);
+            }
+          AssertThrow(false,
+                      dealii::ExcMessage("'" + entry + "' = '" +
+                                         prm.get(path, name) +
+                                         "' is not used: " + why));
+        }
+  }
+
+
+
+  /**
+   * An interval of steps @p interval of the entry @p entry that does not
+   * fit into the run's @p n_steps steps (0, where an entry means "none" or
+   * "only at the end", passes). @p what says what the run then gives (e.g.
+   * "only the first and the last snapshot, as with 0"). With
+   * @p refuse_where_set it is refused where the parameter file sets it
+   * (@p entry is in @p changed): that value does nothing that another does
+   * not do plainly. Otherwise, and at the default, a note goes to @p log.
+   */
+  inline void
+  check_interval(const std::set<std::string> &changed,
+                 const std::string           &entry,
+                 const unsigned int           interval,
+                 const unsigned int           n_steps,
+                 const std::string           &what,
+                 const bool                   refuse_where_set,
+                 std::ostream                &log)
+  {
+    if (interval == 0 || interval <= n_steps)
+      return;
+    const std::string text = "'" + entry + "' = " + std::to_string(interval) +
+                             " is more than the run's " +
+                             std::to_string(n_steps) + " steps: " + what;
+    AssertThrow(!refuse_where_set || changed.count(entry) == 0,
+                dealii::ExcMessage(text + ". Choose at most " +
+                                   std::to_string(n_steps) + "."));
+    log << "Note: " << text << '.' << std::endl;
   }
 } // namespace AppUtilities
 

@@ -316,7 +316,15 @@ namespace Hyperelastic
     const auto &e = parameters.explicit_dynamics;
     make_grid();
     const TLED::Mesh mesh = TLED::make_mesh(triangulation);
-    TLED::Material   material;
+    AssertThrow(mesh.element_type == TLED::ElementType::hexahedron ||
+                  parameters.changed_entries.count(
+                    "Explicit dynamics/Hourglass coefficient") == 0,
+                ExcMessage("'Explicit dynamics/Hourglass coefficient' = " +
+                           AppUtilities::significant(e.hourglass_coefficient) +
+                           " is not used: the mesh is made of tetrahedra, "
+                           "which have no hourglass modes. Remove the entry, "
+                           "or use hexahedra."));
+    TLED::Material material;
     material.mu                    = parameters.material.mu;
     material.lambda                = parameters.material.lambda;
     material.density               = parameters.material.density;
@@ -344,6 +352,9 @@ namespace Hyperelastic
     const bool  device  = use_gpu(x, out, "the steps run on the host");
     const auto  install = [&](auto new_stepper, const auto &model) {
       new_stepper->reinit(model, boundary_conditions, integration);
+      non_finite_node = [s = new_stepper.get()]() {
+        return s->non_finite_node();
+      };
       stepper = std::move(new_stepper);
     };
     const bool use_float = device && x.precision == "float";
@@ -587,11 +598,15 @@ namespace Hyperelastic
     }();
     out << "Steps: " << n_total << " to t = " << scientific(n_total * dt, 6)
         << std::endl;
+    parameters.check_intervals(n_total, out);
 
-    // The state is checked at every trace point and output (from the host
-    // copy the trace needs anyway): a state that is not finite, or that has
-    // an inverted element, stops the run, and the last state that passed the
-    // check is what the run leaves written, with the trace up to it.
+    // The stepper checks every step for forces and displacements that are
+    // not finite (an inverted element gives NaN forces) and stays at the
+    // last finite state; the state is checked again at every trace point
+    // and output (from the host copy the trace needs anyway). A state that
+    // is not finite, or that has an inverted element, stops the run, and the
+    // last state that passed the check is what the run leaves written, with
+    // the trace up to it.
     unsigned int        checked_step = 0;
     std::vector<double> checked_prev, checked_curr;
     double              checked_J = 1;
@@ -599,18 +614,48 @@ namespace Hyperelastic
     const auto          report = [&](const bool write) {
       std::vector<double> u_prev, u_curr;
       stepper->get_state(u_prev, u_curr);
-      const StateCheck check = check_state(u_prev, u_curr);
+      StateCheck check = check_state(u_prev, u_curr);
+      if (const unsigned int node = non_finite_node();
+          node != numbers::invalid_unsigned_int)
+        check.problem = "the step to step " + std::to_string(step() + 1) +
+                        " gives node " + std::to_string(node) + " at (" +
+                        scientific(model_double.coordinates[3 * node]) + ", " +
+                        scientific(model_double.coordinates[3 * node + 1]) +
+                        ", " +
+                        scientific(model_double.coordinates[3 * node + 2]) +
+                        ") a force or a displacement that is not finite" +
+                        (check.problem.empty() ?
+                                    std::string() :
+                                    "; in the state of step " + std::to_string(step()) +
+                             " " + check.problem);
       if (!check.problem.empty())
         {
           // An inverted element in a finite state: that state is worth
-          // looking at. A state that is not finite is not written; the last
-          // checked one is, unless it already was.
+          // looking at. A state that is not finite, or too large for the
+          // files, is not written; the last checked one is, unless it
+          // already was.
+          // The VTU files hold float numbers: a finite state beyond their
+          // range would reach the file as infinities.
+          double largest_u = 0, largest_v = 0;
+          for (std::size_t i = 0; check.finite && i < u_curr.size(); ++i)
+            {
+              largest_u = std::max(largest_u, std::abs(u_curr[i]));
+              largest_v =
+                std::max(largest_v, std::abs(u_curr[i] - u_prev[i]) / dt);
+            }
+          const bool fits = std::max(largest_u, largest_v) <=
+                            double(std::numeric_limits<float>::max());
           std::string written;
-          if (check.finite)
-            written = "This state is written to " +
+          if (check.finite && fits)
+            written = "This state, the last finite one, is written to " +
                       write_output(step(), u_prev, u_curr) + ".";
           else
             written =
+              (check.finite ?
+                          "Its displacement (up to " + scientific(largest_u) +
+                   " m) or velocity (up to " + scientific(largest_v) +
+                   " m/s) exceeds the float numbers of the VTU files. " :
+                          std::string()) +
               "The last finite state, of step " + std::to_string(checked_step) +
               " (smallest J " + scientific(checked_J) + "), is " +
               "written to " +

@@ -157,8 +157,10 @@ namespace Hyperelastic
     unsigned int                          centre_node = 0;
     std::vector<double>                   load_total{0, 0, 0};
 
-    // The TLED stepper, whatever its number type.
+    // The TLED stepper, whatever its number type, and its
+    // TLED::Stepper::non_finite_node().
     std::unique_ptr<GPUAssembly::CentralDifferenceStepper> stepper;
+    std::function<unsigned int()>                          non_finite_node;
     std::string                                            execution;
 
     std::vector<TracePoint>                     trace_points;

@@ -6,7 +6,9 @@
 #include <deal.II/base/utilities.h>
 
 #include <cmath>
+#include <iostream>
 #include <limits>
+#include <sstream>
 
 #include "../common/app_utilities.h"
 
@@ -617,20 +619,6 @@ namespace Hyperelastic
                 ExcMessage("The time step and the end time must be "
                            "positive."));
     prm.leave_subsection();
-    // Step numbers are unsigned int: a count beyond their range would
-    // wrap and end the run early (or never).
-    const double n_steps = std::ceil(end_time / time_step * (1 - 1e-12));
-    AssertThrow(n_steps <= std::numeric_limits<unsigned int>::max() / 2 ||
-                  (max_steps > 0 && max_steps < n_steps),
-                ExcMessage(
-                  "'Time/End time' = " + AppUtilities::significant(end_time) +
-                  " s with 'Time/Time step' = " +
-                  AppUtilities::significant(time_step) + " s needs " +
-                  AppUtilities::significant(n_steps) +
-                  " steps, more than one run can count (" +
-                  std::to_string(std::numeric_limits<unsigned int>::max() / 2) +
-                  "). Choose a larger time step or a shorter end "
-                  "time."));
   }
 
 
@@ -932,5 +920,215 @@ namespace Hyperelastic
     execution.parse_parameters(prm);
     output.parse_parameters(prm);
     explicit_dynamics.parse_parameters(prm);
+    changed_entries = AppUtilities::changed_entries(prm, declare_parameters);
+    check_entries_used(prm);
+    if (!explicit_dynamics.is_explicit())
+      {
+        // The explicit integrator's step count depends on the mesh: it and
+        // the intervals are checked once the mesh gives the stable time
+        // step.
+        // Step numbers are unsigned int: a count beyond their range would
+        // wrap and end the run early (or never).
+        const double n_steps =
+          std::ceil(time.end_time / time.time_step * (1 - 1e-12));
+        AssertThrow(
+          n_steps <= std::numeric_limits<unsigned int>::max() / 2 ||
+            (time.max_steps > 0 && time.max_steps < n_steps),
+          ExcMessage(
+            "'Time/End time' = " + AppUtilities::significant(time.end_time) +
+            " s with 'Time/Time step' = " +
+            AppUtilities::significant(time.time_step) + " s needs " +
+            AppUtilities::significant(n_steps) +
+            " steps, more than one run can count (" +
+            std::to_string(std::numeric_limits<unsigned int>::max() / 2) +
+            "). Choose a larger time step or a shorter end "
+            "time."));
+        const double       n_run = time.max_steps > 0 ?
+                                     std::min<double>(n_steps, time.max_steps) :
+                                     n_steps;
+        std::ostringstream elsewhere;
+        check_intervals(
+          static_cast<unsigned int>(
+            std::min<double>(n_run, std::numeric_limits<unsigned int>::max())),
+          Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0 ? std::cout :
+                                                                  elsewhere);
+      }
+  }
+
+
+
+  void
+  Parameters::check_entries_used(const ParameterHandler &prm) const
+  {
+    const auto refuse = [&](const std::vector<std::string> &entries,
+                            const std::string              &why) {
+      AppUtilities::refuse_unused(changed_entries, prm, entries, why);
+    };
+    if (!geometry.mesh_file.empty())
+      refuse({"Geometry/Bar size",
+              "Geometry/Subdivisions",
+              "Geometry/Cell type"},
+             "it describes the built-in bar, and 'Geometry/Mesh file' = '" +
+               geometry.mesh_file +
+               "' is read instead. Remove the entry, or the mesh file.");
+    else
+      refuse({"Geometry/Scale"},
+             "it scales the coordinates of a mesh file, and 'Geometry/Mesh "
+             "file' is empty (the built-in bar has 'Bar size'). Remove the "
+             "entry, or give a mesh file.");
+
+    const std::string host =
+      "'Execution/Device' = host, and this entry chooses how the GPU path "
+      "runs. Remove it, or set 'Device' to gpu or auto.";
+    const auto &e = explicit_dynamics;
+    if (e.is_explicit())
+      {
+        const std::string tail =
+          " Remove the entry, or set 'Time/Time integration' to implicit.";
+        const std::string by = "'Time/Time integration' = explicit ";
+        refuse({"Time/Mode", "Time/Time step"},
+               by +
+                 "is always dynamic and takes its step from 'Explicit "
+                 "dynamics/Time step'." +
+                 tail);
+        refuse({"Boundary conditions/Load time function"},
+               by + "ramps the load over 'Explicit dynamics/Ramp time'." +
+                 tail);
+        refuse({"Initial conditions/Displacement",
+                "Initial conditions/Velocity"},
+               by + "starts from rest." + tail);
+        refuse({"Solver/Newton tolerance",
+                "Solver/Maximum Newton iterations",
+                "Solver/Divergence limit",
+                "Solver/Linear solver",
+                "Solver/CG relative tolerance",
+                "Solver/Maximum CG iterations",
+                "Solver/Chebyshev degree",
+                "Solver/Chebyshev smoothing range"},
+               by +
+                 "solves no system: no Newton iterations, no linear "
+                 "solver." +
+                 tail);
+        refuse({"Execution/Assembly method",
+                "Execution/Symmetric element data",
+                "Execution/Compressed supplemental data",
+                "Execution/Step graph"},
+               by +
+                 "assembles no matrix; on the GPU it runs 'Explicit "
+                 "dynamics/Steps per graph' steps per graph launch." +
+                 tail);
+        refuse({"Execution/Distributed linear algebra",
+                "Execution/Distributed solver on one process"},
+               by + "runs as one process and solves no system." + tail);
+        refuse({"Output/Screen interval"},
+               by +
+                 "prints a line at each output ('Output/Output "
+                 "interval')." +
+                 tail);
+        if (execution.device == "host")
+          {
+            refuse({"Execution/Precision"},
+                   "'Execution/Device' = host, and the host stepper runs in "
+                   "double. Remove it, or set 'Device' to gpu or auto.");
+            refuse({"Explicit dynamics/Steps per graph",
+                    "Explicit dynamics/Nodal sum"},
+                   host);
+          }
+        if (e.time_step > 0)
+          refuse({"Explicit dynamics/Safety factor"},
+                 "'Explicit dynamics/Time step' is given, so the safety "
+                 "factor does not choose it. Set 'Time step' to 0, or remove "
+                 "the entry.");
+        if (Utilities::trim(e.displaced_region).empty())
+          refuse({"Explicit dynamics/Displaced components"},
+                 "'Explicit dynamics/Displaced region' is empty, so no "
+                 "component is displaced. Give the region, or remove the "
+                 "entry.");
+        if (geometry.mesh_file.empty() && geometry.cell_type == "tetrahedra")
+          refuse({"Explicit dynamics/Hourglass coefficient"},
+                 "the built-in bar is made of tetrahedra ('Geometry/Cell "
+                 "type'), which have no hourglass modes. Remove the entry, "
+                 "or use hexahedra.");
+        return;
+      }
+
+    refuse({"Explicit dynamics/Time step",
+            "Explicit dynamics/Safety factor",
+            "Explicit dynamics/Damping",
+            "Explicit dynamics/Hourglass coefficient",
+            "Explicit dynamics/Ramp time",
+            "Explicit dynamics/Roller boundary ids",
+            "Explicit dynamics/Displaced region",
+            "Explicit dynamics/Displacement",
+            "Explicit dynamics/Displaced components",
+            "Explicit dynamics/Trace interval",
+            "Explicit dynamics/Steps per graph",
+            "Explicit dynamics/Nodal sum"},
+           "'Time/Time integration' = implicit, and the 'Explicit dynamics' "
+           "entries are for the explicit integrator. Set 'Time "
+           "integration' to explicit, or remove the entry.");
+    if (execution.device == "host")
+      refuse({"Execution/Assembly method",
+              "Execution/Precision",
+              "Execution/Symmetric element data",
+              "Execution/Step graph"},
+             host);
+    else if (execution.assembly_method != "GlobalNZ")
+      refuse({"Execution/Symmetric element data"},
+             "it chooses how GlobalNZ stores the element matrices, and "
+             "'Execution/Assembly method' = " +
+               execution.assembly_method +
+               ". Remove the entry, or set the method to GlobalNZ.");
+    if (solver.linear_solver == "direct")
+      refuse({"Solver/CG relative tolerance", "Solver/Maximum CG iterations"},
+             "'Solver/Linear solver' = direct solves without CG. Remove the "
+             "entry, or choose a CG solver.");
+    if (solver.linear_solver != "cg-chebyshev")
+      refuse({"Solver/Chebyshev degree", "Solver/Chebyshev smoothing range"},
+             "it shapes the preconditioner of 'Solver/Linear solver' = "
+             "cg-chebyshev, and the linear solver is " +
+               solver.linear_solver +
+               ". Remove the entry, or choose cg-chebyshev.");
+    if (Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD) == 1 &&
+        !execution.distributed_on_one_process)
+      refuse({"Execution/Distributed linear algebra"},
+             "it chooses the linear algebra of the MPI path, and this run is "
+             "one process without 'Execution/Distributed solver on one "
+             "process'. Remove the entry, or run under mpirun.");
+  }
+
+
+
+  void
+  Parameters::check_intervals(const unsigned int n_steps,
+                              std::ostream      &log) const
+  {
+    // 0 writes no state; a longer interval than the run writes the first
+    // and the last: a note, not a refusal.
+    AppUtilities::check_interval(changed_entries,
+                                 "Output/Output interval",
+                                 output.output_interval,
+                                 n_steps,
+                                 "only the first and the last state are "
+                                 "written",
+                                 false,
+                                 log);
+    if (explicit_dynamics.is_explicit())
+      AppUtilities::check_interval(changed_entries,
+                                   "Explicit dynamics/Trace interval",
+                                   explicit_dynamics.trace_interval,
+                                   n_steps,
+                                   "the trace holds the first and the last "
+                                   "step only",
+                                   false,
+                                   log);
+    else
+      AppUtilities::check_interval(changed_entries,
+                                   "Output/Screen interval",
+                                   output.screen_interval,
+                                   n_steps,
+                                   "no step line would be printed, as with 0",
+                                   true,
+                                   log);
   }
 } // namespace Hyperelastic

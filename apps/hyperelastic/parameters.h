@@ -6,6 +6,8 @@
 #include <deal.II/base/point.h>
 
 #include <array>
+#include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -246,10 +248,25 @@ namespace Hyperelastic
     /// The explicit (TLED) integrator's entries.
     ExplicitDynamics explicit_dynamics;
 
+    /// The entries the parameter file sets to other values than their
+    /// defaults (AppUtilities::changed_entries()).
+    std::set<std::string> changed_entries;
+
     static void
     declare_parameters(ParameterHandler &prm);
+    /// Read and check the values; entries that the integrator, the device
+    /// or the mesh chosen would not use are refused (check_entries_used()).
     void
     parse_parameters(ParameterHandler &prm);
+
+    /// Refuse entries set to values the run would not use, naming the entry
+    /// and why.
+    void
+    check_entries_used(const ParameterHandler &prm) const;
+    /// The intervals against the run's @p n_steps steps: one that would do
+    /// what 0 does is refused where set; otherwise a note on @p log.
+    void
+    check_intervals(const unsigned int n_steps, std::ostream &log) const;
   };
 } // namespace Hyperelastic
 

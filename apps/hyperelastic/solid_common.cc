@@ -760,6 +760,13 @@ namespace Hyperelastic
                   ids.end())
                 ++counts.n_fixed_faces;
             }
+    if (!boundary.fixed_region.empty)
+      for (const auto &cell : tria.active_cell_iterators())
+        if (cell->is_locally_owned())
+          for (const unsigned int v : cell->vertex_indices())
+            counts.n_fixed_region_vertices +=
+              boundary.fixed_region.contains(cell->vertex(v),
+                                             1e-6 * cell->diameter());
   }
 
 
@@ -792,6 +799,12 @@ namespace Hyperelastic
       "'Fixed boundary ids' empty and 'Fixed region' to a box x0, y0, z0, "
       "x1, y1, z1 around them.";
 
+    AssertThrow(boundary.fixed_region.empty ||
+                  counts.n_fixed_region_vertices > 0,
+                ExcMessage("The 'Boundary conditions/Fixed region' box "
+                           "contains no node of the mesh, so it would hold "
+                           "nothing. Check the box against the mesh's "
+                           "extent."));
     AssertThrow(counts.n_constrained < counts.n_dofs,
                 ExcMessage("Every degree of freedom is held fixed by " +
                            source + ", so nothing can move." + advice));

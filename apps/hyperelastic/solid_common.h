@@ -252,6 +252,9 @@ namespace Hyperelastic
     unsigned int n_boundary_faces = 0;
     /// Boundary faces with one of the 'Fixed boundary ids'.
     unsigned int n_fixed_faces = 0;
+    /// Vertices of cells (one per cell it belongs to) in the 'Fixed
+    /// region' box.
+    unsigned int n_fixed_region_vertices = 0;
     /// Constrained DoFs (held and hanging) against all DoFs.
     types::global_dof_index n_constrained  = 0;
     types::global_dof_index n_dofs         = 0;
@@ -269,7 +272,8 @@ namespace Hyperelastic
   };
 
   /// The boundary faces of the locally owned cells of @p tria and those of
-  /// them on a 'Fixed boundary ids' face, in @p counts.
+  /// them on a 'Fixed boundary ids' face, and their vertices in the 'Fixed
+  /// region', in @p counts.
   void
   count_boundary_faces(const Triangulation<3>     &tria,
                        const Parameters::Boundary &boundary,

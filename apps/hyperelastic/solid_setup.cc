@@ -556,8 +556,9 @@ namespace Hyperelastic
     // ranks.
     FixedDoFCounts counts;
     count_boundary_faces(*triangulation, parameters.boundary, counts);
-    counts.n_boundary_faces = global_sum(counts.n_boundary_faces);
-    counts.n_fixed_faces    = global_sum(counts.n_fixed_faces);
+    counts.n_boundary_faces        = global_sum(counts.n_boundary_faces);
+    counts.n_fixed_faces           = global_sum(counts.n_fixed_faces);
+    counts.n_fixed_region_vertices = global_sum(counts.n_fixed_region_vertices);
 
     unsigned int n_constrained = 0;
     for (const types::global_dof_index dof : owned_dofs)

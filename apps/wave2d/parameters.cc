@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "../common/app_utilities.h"
+
 namespace Wave2D
 {
   using namespace dealii;
@@ -517,5 +519,95 @@ namespace Wave2D
     solver.parse(prm);
     output.parse(prm);
     checkpoint.parse(prm);
+    changed_entries = AppUtilities::changed_entries(prm, declare_parameters);
+    check_entries_used(prm);
+  }
+
+
+
+  void
+  Parameters::check_entries_used(const ParameterHandler &prm) const
+  {
+    const auto refuse = [&](const std::vector<std::string> &entries,
+                            const std::string              &why) {
+      AppUtilities::refuse_unused(changed_entries, prm, entries, why);
+    };
+    const std::vector<std::string> hole = {"Mesh/Hole x",
+                                           "Mesh/Hole y",
+                                           "Mesh/Hole radius"};
+    if (!mesh.mesh_file.empty())
+      {
+        std::vector<std::string> plate = {"Mesh/Cell type",
+                                          "Mesh/Plate width",
+                                          "Mesh/Plate height",
+                                          "Mesh/Element size",
+                                          "Mesh/Defect"};
+        plate.insert(plate.end(), hole.begin(), hole.end());
+        refuse(plate,
+               "it describes the built-in plate, and 'Mesh/Mesh file' = '" +
+                 mesh.mesh_file +
+                 "' is read instead. Remove the entry, or the mesh file.");
+      }
+    else if (mesh.defect == "none")
+      refuse(hole,
+             "'Mesh/Defect' = none, so the plate has no hole. Set "
+             "'Defect' to hole, or remove the entry.");
+    if (absorbing.sides.empty())
+      refuse({"Absorbing layers/Thickness", "Absorbing layers/Maximum damping"},
+             "'Absorbing layers/Sides' is empty, so there is no absorbing "
+             "layer. Name the sides, or remove the entry.");
+    if (source.signal == "gaussian")
+      refuse({"Source/Frequency", "Source/Cycles"},
+             "'Source/Signal' = gaussian is shaped by 'Delay' and 'Width' "
+             "only. Set 'Signal' to hann for a tone burst, or remove the "
+             "entry.");
+    else
+      refuse({"Source/Width"},
+             "'Source/Signal' = hann, a tone burst of 'Frequency' and "
+             "'Cycles'; 'Width' shapes the Gaussian only. Set 'Signal' to "
+             "gaussian, or remove the entry.");
+    if (time.time_step > 0)
+      refuse({"Time/Courant number"},
+             "'Time/Time step' is given, so the Courant number does not "
+             "choose it. Set 'Time step' to 0, or remove the entry.");
+  }
+
+
+
+  void
+  Parameters::check_intervals(const unsigned int n_steps,
+                              std::ostream      &log) const
+  {
+    AppUtilities::check_interval(changed_entries,
+                                 "Output/Snapshot interval",
+                                 output.snapshot_interval,
+                                 n_steps,
+                                 "only the first and the last snapshot would "
+                                 "be written, as with 0",
+                                 true,
+                                 log);
+    AppUtilities::check_interval(changed_entries,
+                                 "Checkpoint/Interval",
+                                 checkpoint.interval,
+                                 n_steps,
+                                 "only the last checkpoint would be "
+                                 "written, as with 0",
+                                 true,
+                                 log);
+    // The default, 1, fits every run: a larger value is set.
+    AppUtilities::check_interval({"Receivers/Record interval"},
+                                 "Receivers/Record interval",
+                                 receivers.record_interval,
+                                 n_steps,
+                                 "the receivers would record nothing",
+                                 true,
+                                 log);
+    AssertThrow(checkpoint.stop_after < n_steps,
+                ExcMessage("'Checkpoint/Stop after steps' = " +
+                           std::to_string(checkpoint.stop_after) +
+                           " is not less than the run's " +
+                           std::to_string(n_steps) +
+                           " steps: the run ends first and would not stop "
+                           "early. Choose fewer steps, or 0."));
   }
 } // namespace Wave2D

@@ -5,6 +5,8 @@
 #include <deal.II/base/parameter_handler.h>
 
 #include <array>
+#include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -116,11 +118,26 @@ namespace Wave2D
       parse(dealii::ParameterHandler &prm);
     } checkpoint;
 
+    /// The entries the parameter file sets to other values than their
+    /// defaults (AppUtilities::changed_entries()).
+    std::set<std::string> changed_entries;
+
     static void
     declare_parameters(dealii::ParameterHandler &prm);
 
+    /// Read and check the values; entries that the run they describe would
+    /// not use are refused (check_entries_used()).
     void
     parse_parameters(dealii::ParameterHandler &prm);
+
+    /// Refuse entries set to values the run would not use, naming the entry
+    /// and why; the intervals against the run's @p n_steps steps (known once
+    /// the mesh gives the time step): one that would do what 0 does is
+    /// refused where set, a note on @p log at its default.
+    void
+    check_entries_used(const dealii::ParameterHandler &prm) const;
+    void
+    check_intervals(const unsigned int n_steps, std::ostream &log) const;
   };
 } // namespace Wave2D
 

@@ -23,6 +23,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "../common/app_utilities.h"
@@ -222,6 +223,11 @@ namespace Wave2D
                                    "element set of the mesh."));
             id = value;
           }
+        AssertThrow(material_index.count(id) == 0,
+                    ExcMessage("Materials: '" + entry.key + "' and '" +
+                               parameters.materials[material_index[id]].key +
+                               "' both name material id " + std::to_string(id) +
+                               "; one of them would be lost."));
         material_index[id] = m;
         materials.push_back({entry.youngs_modulus,
                              entry.poissons_ratio,
@@ -229,6 +235,29 @@ namespace Wave2D
                              entry.damping});
       }
     discretization.reinit(tria, material_index);
+    {
+      // A material that no cell has would be lost without a word (cells
+      // without a material are refused by reinit() above).
+      std::set<types::material_id> ids;
+      for (const auto &cell : tria.active_cell_iterators())
+        ids.insert(cell->material_id());
+      for (const auto &[id, m] : material_index)
+        if (ids.count(id) == 0)
+          {
+            std::string present;
+            for (const types::material_id i : ids)
+              present += (present.empty() ? "" : ", ") + std::to_string(i);
+            AssertThrow(false,
+                        ExcMessage("Materials: '" +
+                                   parameters.materials[m].key +
+                                   "' (material id " + std::to_string(id) +
+                                   ") is not used: no cell of the mesh has "
+                                   "it (its cells have material ids " +
+                                   present +
+                                   "). Remove the entry, or give "
+                                   "the mesh's id."));
+          }
+    }
     mesh = discretization.get_mesh();
 
     std::vector<AbsorbingLayer> layers;
@@ -294,6 +323,18 @@ namespace Wave2D
       // layer holds the mesh's edge still and reflects the waves it should
       // absorb (and its value overflows the float field of the snapshots).
       const double damping = parameters.absorbing.max_damping;
+      // The source's angular frequency: the tone burst's 2 pi f, the
+      // Gaussian's 2 / width (where its spectrum falls to 1/e).
+      const bool        gaussian = parameters.source.signal == "gaussian";
+      const double      omega    = gaussian ?
+                                     2 / parameters.source.width :
+                                     2 * numbers::PI * parameters.source.frequency;
+      const std::string entry =
+        gaussian ?
+          "'Source/Width' = " +
+            AppUtilities::significant(parameters.source.width) + " s" :
+          "'Source/Frequency' = " +
+            AppUtilities::significant(parameters.source.frequency) + " Hz";
       AssertThrow(
         parameters.absorbing.sides.empty() ||
           (std::isfinite(damping) && damping * time_step <= 1e3),
@@ -304,11 +345,8 @@ namespace Wave2D
           AppUtilities::significant(damping * time_step) +
           ", more than 1000: the layer would hold the mesh's edge "
           "still and reflect the waves instead of absorbing them. "
-          "About 2 pi f times 2 to 4 works (" +
-          AppUtilities::significant(2 * numbers::PI *
-                                    parameters.source.frequency * 3) +
-          " 1/s for 'Source/Frequency' = " +
-          AppUtilities::significant(parameters.source.frequency) + " Hz)."));
+          "About the source's angular frequency times 2 to 4 works (" +
+          AppUtilities::significant(omega * 3) + " 1/s for " + entry + ")."));
     }
     {
       // Step numbers are unsigned int in the stepper and its loop (which
@@ -328,6 +366,7 @@ namespace Wave2D
                     " one run can count. Choose a shorter end "
                     "time."));
       n_steps = std::max(1., steps);
+      parameters.check_intervals(n_steps, pcout.get_stream());
       // The source signal is tabulated per step and the receivers record
       // every 'Record interval' steps: both grow with the step count.
       const double bytes =

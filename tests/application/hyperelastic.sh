@@ -92,8 +92,8 @@ subsection Time
 end
 subsection Solver
   set Newton tolerance      = 1e-10
-  set CG relative tolerance = 1e-8
 end
+$([[ ${2:-} == direct ]] || printf 'subsection Solver\n  set CG relative tolerance = 1e-8\nend')
 subsection Output
   set Directory       = beam
   set Output interval = 1

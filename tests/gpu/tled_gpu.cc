@@ -9,8 +9,11 @@
 // (printed). The fused nodal sum gives the same states, bitwise, as the
 // plan and as the host's fused stepper (the same additions in the same
 // order), for node blocks of 32 to 256 nodes, and two runs are bitwise
-// equal. The atomic nodal sum agrees with the plan to 1e-9. Exits with 77
-// (skipped) without a CUDA device.
+// equal. The atomic nodal sum agrees with the plan to 1e-9. A cube
+// pressed through itself stops at the first step that is not finite, at
+// the host's step and node with bitwise the host's last finite state, for
+// every graph and advance() size. Exits with 77 (skipped) without a CUDA
+// device.
 
 #include <deal.II/grid/grid_generator.h>
 
@@ -202,6 +205,40 @@ main()
       dealii::Point<3>(),
       dealii::Point<3>(1, 1, 1));
     check_mesh(checks, make_mesh(tria), "tetrahedra");
+  }
+  {
+    // A step that is not finite: the GPU stops where the host stops, with
+    // the same node and bitwise the same state, whatever the graph and
+    // advance() sizes.
+    HostStepper<double>          host;
+    const Testing::NonFiniteStop reference =
+      Testing::check_non_finite_stop(checks, host, 1000, "host");
+    for (const unsigned int graph : {300u, 7u})
+      for (const unsigned int chunk : {1000u, 5u})
+        for (const NodalSum sum : {NodalSum::plan, NodalSum::atomic})
+          {
+            const std::string name =
+              std::string("GPU, ") +
+              (sum == NodalSum::plan ? "plan" : "atomic") + " nodal sum, " +
+              std::to_string(graph) + " steps per graph, advance(" +
+              std::to_string(chunk) + ")";
+            DeviceStepper<double>        device(sum, graph);
+            const Testing::NonFiniteStop stop =
+              Testing::check_non_finite_stop(checks, device, chunk, name);
+            // The atomic sum's last bits vary: check_non_finite_stop()'s
+            // rules hold for it; the plan's stop is the host's, bitwise.
+            if (sum == NodalSum::plan)
+              checks.check(stop.step == reference.step &&
+                             stop.node == reference.node &&
+                             stop.u_previous == reference.u_previous &&
+                             stop.u_current == reference.u_current,
+                           name + ": stops at the host's step " +
+                             std::to_string(reference.step) + " and node " +
+                             std::to_string(reference.node) + " (got step " +
+                             std::to_string(stop.step) + ", node " +
+                             std::to_string(stop.node) +
+                             "), with bitwise the host's state");
+          }
   }
   return checks.exit_code();
 }

@@ -140,7 +140,25 @@ namespace GPUAssembly
         unsigned int        step_offset;
         double              dt;
         double              ramp_time;
+        // status[0]: the smallest node whose force or u_{n+1} is not
+        // finite, status[1]: the step n that computed it (both the largest
+        // unsigned int while every step was finite).
+        unsigned int *status;
       };
+
+      /**
+       * Whether an earlier step than this one was not finite: then the
+       * kernels of later steps return at once, so that u_{n-1} and u_n, the
+       * last finite state, stay in their buffers. The threads of the failing
+       * step itself all go on, so that the smallest node is found whatever
+       * the order. The same for every thread of a launch.
+       */
+      template <typename Number>
+      __device__ __forceinline__ bool
+      after_non_finite_step(const NodeData<Number> &d)
+      {
+        return d.status[1] < *d.step_counter + d.step_offset;
+      }
 
       /**
        * Node n's central-difference update from its internal force f and
@@ -176,6 +194,11 @@ namespace GPUAssembly
                                    f[i],
                                    d.u_curr[k],
                                    d.u_prev[k]);
+            if (!isfinite(f[i]) || !isfinite(d.u_next[k]))
+              {
+                atomicMin(d.status, unsigned(n));
+                d.status[1] = step;
+              }
           }
       }
 
@@ -198,6 +221,8 @@ namespace GPUAssembly
       {
         const int n = blockIdx.x * blockDim.x + threadIdx.x;
         if (n >= n_nodes)
+          return;
+        if (after_non_finite_step(d))
           return;
         Number f[3];
         if (atomic)
@@ -253,6 +278,8 @@ namespace GPUAssembly
                      const ElementData<Number> element_data,
                      const NodeData<Number>    node_data)
       {
+        if (after_non_finite_step(node_data))
+          return;
         extern __shared__ __align__(16) unsigned char shared_bytes[];
         Number   *shared_forces = reinterpret_cast<Number *>(shared_bytes);
         const int B = blockDim.x, t = threadIdx.x, k = blockIdx.x;
@@ -330,8 +357,10 @@ namespace GPUAssembly
       // The node blocks of the fused sum (internal::NodeBlocks).
       DeviceVector<int> block_nodes, block_element_offsets, block_elements,
         block_slots, block_entry_offsets, block_entries;
-      DeviceVector<int>    step_counter; // the step n, as unsigned
-      DeviceVector<Number> u[3];
+      DeviceVector<int> step_counter; // the step n, as unsigned
+      // The node kernels' status (node, step), as unsigned (NodeData).
+      DeviceVector<int>                   non_finite_status;
+      DeviceVector<Number>                u[3];
       GPUAssembly::internal::StateBuffers states;
 
       CudaStream                   stream;
@@ -339,6 +368,13 @@ namespace GPUAssembly
 
       void
       launch_step(const unsigned int step_offset);
+
+      /// Every step finite (as the kernels see it).
+      void
+      reset_status()
+      {
+        non_finite_status.copy_from_host(std::vector<int>(2, -1));
+      }
 
       GPUAssembly::internal::StateLayout
       state_layout() const
@@ -363,21 +399,22 @@ namespace GPUAssembly
                                              node_stride,
                                              mu,
                                              lambda};
-      const NodeData<Number>    node_data{u[states.previous].data(),
-                                       u[states.current].data(),
-                                       u[states.next].data(),
-                                       coefficient.data(),
-                                       flags.data(),
-                                       prescribed.data(),
-                                       external.data(),
-                                       b,
-                                       c,
-                                       node_stride,
-                                       reinterpret_cast<const unsigned int *>(
-                                         step_counter.data()),
-                                       step_offset,
-                                       dt,
-                                       ramp_time};
+      const NodeData<Number>    node_data{
+        u[states.previous].data(),
+        u[states.current].data(),
+        u[states.next].data(),
+        coefficient.data(),
+        flags.data(),
+        prescribed.data(),
+        external.data(),
+        b,
+        c,
+        node_stride,
+        reinterpret_cast<const unsigned int *>(step_counter.data()),
+        step_offset,
+        dt,
+        ramp_time,
+        reinterpret_cast<unsigned int *>(non_finite_status.data())};
       if (nodal_sum == NodalSum::fused)
         {
           const auto fused = [&](const auto kernel) {
@@ -576,6 +613,8 @@ namespace GPUAssembly
                           3 * std::size_t(d.node_stride) :
                           3 * std::size_t(d.npe) * d.element_stride);
       d.step_counter.reinit(1);
+      d.reset_status();
+      this->first_non_finite_node = static_cast<unsigned int>(-1);
       for (auto &v : d.u)
         v.reinit(3 * std::size_t(d.node_stride));
       d.states = {};
@@ -596,6 +635,14 @@ namespace GPUAssembly
       Implementation &d = *implementation;
       d.state_layout().set_states(u_previous, u_current, d.states, d.u);
       d.step_counter.copy_from_host(std::vector<int>(1, int(step)));
+      // After a step that was not finite the element kernel of the skipped
+      // steps still added to the atomic nodal forces, which the node kernel
+      // zeroes only in steps it takes.
+      if (this->first_non_finite_node != static_cast<unsigned int>(-1) &&
+          d.nodal_sum == NodalSum::atomic)
+        d.forces.set_zero();
+      d.reset_status();
+      this->first_non_finite_node = static_cast<unsigned int>(-1);
       GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
       this->current_step = step;
     }
@@ -622,10 +669,14 @@ namespace GPUAssembly
       if (d.n_elements == 0)
         GPUAssembly::internal::throw_error(
           "TLED::DeviceStepper::advance() called before reinit().");
+      if (this->first_non_finite_node != static_cast<unsigned int>(-1))
+        return;
       // Copies made on the legacy stream (set_state()) are complete: the
       // stream is a blocking one.
-      const unsigned int batch = d.steps_per_graph;
-      unsigned int       done  = 0;
+      const GPUAssembly::internal::StateBuffers start_states = d.states;
+      const unsigned int                        start_step = this->current_step;
+      const unsigned int                        batch      = d.steps_per_graph;
+      unsigned int                              done       = 0;
       while (n_steps - done >= batch)
         {
           CudaGraphExec &exec = d.graphs[d.states.previous];
@@ -674,6 +725,22 @@ namespace GPUAssembly
                                              n_steps - done);
       GPU_ASSEMBLY_CHECK_CUDA(cudaStreamSynchronize(d.stream.get()));
       this->current_step += n_steps;
+
+      std::vector<int> status;
+      d.non_finite_status.copy_to_host(status);
+      if (status[0] != -1)
+        {
+          // The steps from the failed one on did nothing: the state is that
+          // of the failed step's start, in the buffers the rotation had
+          // reached there.
+          const unsigned int failed = static_cast<unsigned int>(status[1]);
+          d.states                  = start_states;
+          for (unsigned int k = start_step; k < failed; ++k)
+            d.states.rotate();
+          this->current_step          = failed;
+          this->first_non_finite_node = static_cast<unsigned int>(status[0]);
+          d.step_counter.copy_from_host(std::vector<int>(1, int(failed)));
+        }
     }
 
 

@@ -12,6 +12,8 @@
 #include <gpu_assembly/tled/tled_stepper.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -308,8 +310,9 @@ namespace GPUAssembly
         }
       for (auto &v : u)
         v.assign(3 * std::size_t(model.node_stride), Number(0));
-      states             = {};
-      this->current_step = 0;
+      states                      = {};
+      this->current_step          = 0;
+      this->first_non_finite_node = static_cast<unsigned int>(-1);
     }
 
 
@@ -321,7 +324,8 @@ namespace GPUAssembly
                                    const std::vector<double> &u_current)
     {
       state_layout().set_states(u_previous, u_current, states, u);
-      this->current_step = step;
+      this->current_step          = step;
+      this->first_non_finite_node = static_cast<unsigned int>(-1);
     }
 
 
@@ -343,7 +347,9 @@ namespace GPUAssembly
       AssertThrow(model.n_elements > 0,
                   dealii::ExcMessage(
                     "HostStepper::advance() called before reinit()."));
-      for (unsigned int i = 0; i < n_steps; ++i)
+      for (unsigned int i = 0; i < n_steps && this->first_non_finite_node ==
+                                                static_cast<unsigned int>(-1);
+           ++i)
         do_step();
     }
 
@@ -364,6 +370,9 @@ namespace GPUAssembly
       const Number       r_n = Number(smooth_ramp(double(n) * dt, ramp_time));
       const Number r_next = Number(smooth_ramp(double(n + 1) * dt, ramp_time));
       const std::size_t s = model.element_stride, ns = model.node_stride;
+      // The smallest node with a force or a u_{n+1} that is not finite, over
+      // all threads (the smallest: the same node whatever the threads).
+      std::atomic<unsigned int> non_finite(static_cast<unsigned int>(-1));
       const auto update = [&](const unsigned int node, const Number(&f)[3]) {
         const std::uint8_t flag = flags[node];
         const Number       a    = update_coefficient[node];
@@ -381,6 +390,13 @@ namespace GPUAssembly
                                    f[i],
                                    u_curr[k],
                                    u_prev[k]);
+            if (!std::isfinite(f[i]) || !std::isfinite(u_next[k]))
+              {
+                unsigned int smallest = non_finite.load();
+                while (node < smallest &&
+                       !non_finite.compare_exchange_weak(smallest, node))
+                  ;
+              }
           }
       };
 
@@ -494,6 +510,12 @@ namespace GPUAssembly
                 }
             },
             1024);
+        }
+      if (non_finite.load() != static_cast<unsigned int>(-1))
+        {
+          // The step is not taken: u_{n-1}, u_n stay the state.
+          this->first_non_finite_node = non_finite.load();
+          return;
         }
       states.rotate();
       ++this->current_step;

@@ -108,6 +108,13 @@ namespace GPUAssembly
      *   u_{n+1} = r(t_{n+1}) g   on prescribed components,
      * r the smooth ramp. States (CentralDifferenceStepper) have three
      * components per node: x, y, z of node n at 3 n .. 3 n + 2.
+     *
+     * Every step checks, in the pass over the nodes it makes anyway, that
+     * each node's summed force f_int and its u_{n+1} are finite numbers (an
+     * inverted element, J <= 0, gives NaN forces; a load beyond the number
+     * range an infinity). A step that fails the check is not taken: the
+     * stepper stays at u_{n-1}, u_n, the last finite state, and
+     * non_finite_node() names the node.
      */
     template <typename Number>
     class Stepper : public CentralDifferenceStepper
@@ -122,6 +129,22 @@ namespace GPUAssembly
       reinit(const Model<Number>      &model,
              const BoundaryConditions &boundary_conditions,
              const Integration        &integration) = 0;
+
+      /**
+       * dealii::numbers::invalid_unsigned_int while every step was finite.
+       * Else the smallest node whose force or displacement in the step from
+       * step() to step() + 1 is not finite: that step was not taken,
+       * get_state() returns the last finite state, and advance() does no
+       * more steps until reinit() or set_state().
+       */
+      unsigned int
+      non_finite_node() const
+      {
+        return first_non_finite_node;
+      }
+
+    protected:
+      unsigned int first_non_finite_node = static_cast<unsigned int>(-1);
     };
 
 
