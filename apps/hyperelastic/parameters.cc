@@ -1004,7 +1004,8 @@ namespace Hyperelastic
                 "Solver/CG relative tolerance",
                 "Solver/Maximum CG iterations",
                 "Solver/Chebyshev degree",
-                "Solver/Chebyshev smoothing range"},
+                "Solver/Chebyshev smoothing range",
+                "Solver/Maximum step cuts"},
                by +
                  "solves no system: no Newton iterations, no linear "
                  "solver." +
@@ -1018,7 +1019,8 @@ namespace Hyperelastic
                  "dynamics/Steps per graph' steps per graph launch." +
                  tail);
         refuse({"Execution/Distributed linear algebra",
-                "Execution/Distributed solver on one process"},
+                "Execution/Distributed solver on one process",
+                "Execution/Exchange path"},
                by + "runs as one process and solves no system." + tail);
         refuse({"Output/Screen interval"},
                by +
@@ -1067,6 +1069,11 @@ namespace Hyperelastic
            "'Time/Time integration' = implicit, and the 'Explicit dynamics' "
            "entries are for the explicit integrator. Set 'Time "
            "integration' to explicit, or remove the entry.");
+    if (time.mode == "dynamic")
+      refuse({"Solver/Maximum step cuts"},
+             "'Time/Mode' = dynamic stops at the first step that does not "
+             "converge; steps are cut in quasi-static mode only. Remove the "
+             "entry, or set 'Mode' to quasi-static.");
     if (execution.device == "host")
       refuse({"Execution/Assembly method",
               "Execution/Precision",
