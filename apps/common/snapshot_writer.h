@@ -3,6 +3,7 @@
 #define apps_common_snapshot_writer_h
 
 #include <deal.II/base/data_out_base.h>
+#include <deal.II/base/parameter_handler.h>
 
 #include <deal.II/lac/vector.h>
 
@@ -21,15 +22,68 @@
 namespace AppUtilities
 {
   /**
+   * Declares the entry "Compression" (best speed | default | best
+   * compression | none, default @p default_level) in the current subsection
+   * of @p prm: the zlib level of the VTU files' data arrays. The level
+   * changes the files' size and the time to write them, never the values
+   * they hold.
+   */
+  void
+  declare_compression_entry(dealii::ParameterHandler &prm,
+                            const std::string        &default_level);
+
+  /// The level of the entry declare_compression_entry() declared.
+  dealii::DataOutBase::VtkFlags::ZlibCompressionLevel
+  parse_compression_entry(const dealii::ParameterHandler &prm);
+
+  /**
+   * Writes @p data_out as a VTU file @p path (through
+   * AppUtilities::write_file) holding what DataOut::write_vtu() writes with
+   * @p flags: the same text and the same decoded data, with arrays larger
+   * than 64 KiB compressed in blocks on the threads of deal.II's task
+   * scheduler (MultithreadInfo::n_threads()) into one zlib stream each, so
+   * that their compressed bytes may differ from DataOut's. Patches must be
+   * built; the flags of @p data_out are set to @p flags with the compression
+   * turned off, which DataOut writes before the arrays are compressed here.
+   */
+  template <int dim>
+  void
+  write_vtu(dealii::DataOut<dim>                &data_out,
+            const dealii::DataOutBase::VtkFlags &flags,
+            const std::string                   &path);
+
+  /// One DataArray of a VTU file: its opening tag and its decoded bytes.
+  struct VtuDataArray
+  {
+    std::string                opening;
+    std::vector<unsigned char> bytes;
+  };
+
+  /**
+   * The binary DataArrays of the VTU text @p vtu, in the order of the file,
+   * decoded from deal.II's compressed format (one zlib stream per array, as
+   * DataOut and this file's writers write them), e.g. to compare the content
+   * of two files whose compressed bytes differ. Throws, naming the array,
+   * on anything else.
+   */
+  std::vector<VtuDataArray>
+  read_vtu_data_arrays(const std::string &vtu);
+
+  /**
    * Writes a series of VTU files on a mesh that does not change, off the
    * caller's critical path, each file byte for byte the one deal.II's
    * DataOut::write_vtu() writes for the same data (the date line of the
-   * header holds the time of writing, as DataOut's does).
+   * header holds the time of writing, as DataOut's does) where each data
+   * array fits one block (64 KiB); larger arrays are compressed block by
+   * block on several threads into one zlib stream, whose bytes decode to
+   * DataOut's data (see write_vtu()).
    *
    * The geometry and the connectivity (points, cells, offsets, types,
    * compressed and encoded) depend on the mesh only: they are written by
    * DataOut once, at construction. A snapshot then only converts its point
-   * data to float, compresses and encodes them, on a thread of its own.
+   * data to float, compresses and encodes them, on a thread of its own
+   * that spreads the work over the threads of deal.II's task scheduler
+   * (MultithreadInfo::n_threads()).
    *
    * The caller describes a snapshot as a list of input vectors (DoF vectors,
    * cell vectors) and a function @p configure that hands them to a DataOut
