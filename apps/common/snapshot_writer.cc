@@ -415,42 +415,6 @@ namespace AppUtilities
 
 
 
-  void
-  declare_compression_entry(dealii::ParameterHandler &prm,
-                            const std::string        &default_level)
-  {
-    prm.declare_entry(
-      "Compression",
-      default_level,
-      dealii::Patterns::Selection("best speed|default|best compression|none"),
-      "zlib level of the data arrays in the VTU files (deal.II's "
-      "DataOutBase::VtkFlags): best speed, default, best compression or "
-      "none. It sets the files' size and the time to write them (on all "
-      "threads), never the values they hold.");
-  }
-
-
-
-  dealii::DataOutBase::VtkFlags::ZlibCompressionLevel
-  parse_compression_entry(const dealii::ParameterHandler &prm)
-  {
-    using Flags            = dealii::DataOutBase::VtkFlags;
-    const std::string name = prm.get("Compression");
-    if (name == "best speed")
-      return Flags::best_speed;
-    if (name == "default")
-      return Flags::default_compression;
-    if (name == "best compression")
-      return Flags::best_compression;
-    AssertThrow(name == "none",
-                dealii::ExcMessage("'Compression' = '" + name +
-                                   "' is not one of best speed, default, "
-                                   "best compression, none."));
-    return Flags::no_compression;
-  }
-
-
-
   std::vector<VtuDataArray>
   read_vtu_data_arrays(const std::string &vtu)
   {

@@ -3,7 +3,6 @@
 #define apps_common_snapshot_writer_h
 
 #include <deal.II/base/data_out_base.h>
-#include <deal.II/base/parameter_handler.h>
 
 #include <deal.II/lac/vector.h>
 
@@ -21,21 +20,6 @@
 
 namespace AppUtilities
 {
-  /**
-   * Declares the entry "Compression" (best speed | default | best
-   * compression | none, default @p default_level) in the current subsection
-   * of @p prm: the zlib level of the VTU files' data arrays. The level
-   * changes the files' size and the time to write them, never the values
-   * they hold.
-   */
-  void
-  declare_compression_entry(dealii::ParameterHandler &prm,
-                            const std::string        &default_level);
-
-  /// The level of the entry declare_compression_entry() declared.
-  dealii::DataOutBase::VtkFlags::ZlibCompressionLevel
-  parse_compression_entry(const dealii::ParameterHandler &prm);
-
   /**
    * Writes @p data_out as a VTU file @p path (through
    * AppUtilities::write_file) holding what DataOut::write_vtu() writes with

@@ -548,6 +548,9 @@ namespace Hyperelastic
                       Patterns::Integer(0),
                       "Print a line every this many steps; 0: only the "
                       "summary.");
+    // Compression on all threads at best speed keeps the writing of the
+    // files well below the time steps' share of a run.
+    AppUtilities::declare_compression_entry(prm, "best speed");
     prm.leave_subsection();
   }
 
@@ -561,6 +564,7 @@ namespace Hyperelastic
     base_name       = prm.get("Base name");
     output_interval = prm.get_integer("Output interval");
     screen_interval = prm.get_integer("Screen interval");
+    compression     = AppUtilities::parse_compression_entry(prm);
     prm.leave_subsection();
   }
 

@@ -2,6 +2,7 @@
 #ifndef hyperelastic_parameters_h
 #define hyperelastic_parameters_h
 
+#include <deal.II/base/data_out_base.h>
 #include <deal.II/base/parameter_handler.h>
 #include <deal.II/base/point.h>
 
@@ -145,6 +146,8 @@ namespace Hyperelastic
       std::string  base_name;
       unsigned int output_interval;
       unsigned int screen_interval;
+      /// zlib level of the VTU files' data arrays.
+      DataOutBase::VtkFlags::ZlibCompressionLevel compression;
 
       static void
       declare_parameters(ParameterHandler &prm);

@@ -647,10 +647,8 @@ namespace Wave2D
           data_out.add_data_vector(in[2], "absorbing_damping");
           data_out.build_patches(discretization.get_mapping());
         };
-        // Snapshots of large models are written often: favour speed over
-        // size.
         DataOutBase::VtkFlags flags;
-        flags.compression_level = DataOutBase::VtkFlags::best_speed;
+        flags.compression_level = parameters.output.compression;
         snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<2>>(
           std::vector<std::size_t>{displacement.size(), n_cells, n_cells},
           configure,
