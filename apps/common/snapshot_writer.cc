@@ -176,23 +176,21 @@ namespace AppUtilities
       return done ? Z_OK : status == Z_OK ? Z_BUF_ERROR : status;
     }
 
+    using Fill = std::function<
+      void(std::size_t, std::size_t, std::size_t, unsigned char *)>;
+
     /**
-     * The data text of VTU DataArrays in deal.II's compressed format: for
-     * each array the base64 of the header (one block, its size twice, the
-     * compressed size), then the base64 of one zlib stream of its bytes.
-     * @p fill writes the bytes [begin, end) of array a to its last argument.
-     * Arrays of at most @p block bytes are compressed by compress2() as DataOut
-     * compresses them; larger ones in blocks, all on the threads of
-     * deal.II's task scheduler (MultithreadInfo::n_threads()). An empty
-     * array has an empty text, as DataOut writes it.
+     * One zlib stream of each array's bytes: @p fill writes the bytes
+     * [begin, end) of array a to its last argument. Arrays of at most
+     * @p block bytes are compressed by compress2() (DataOut's bytes);
+     * larger ones in blocks, all on the threads of deal.II's task scheduler
+     * (MultithreadInfo::n_threads()). An empty array has an empty stream.
      */
-    std::vector<std::string>
-    encode_arrays(
-      const std::vector<std::size_t> &sizes,
-      const std::function<
-        void(std::size_t, std::size_t, std::size_t, unsigned char *)> &fill,
-      const int                                                        level,
-      const std::size_t block = block_bytes)
+    std::vector<std::vector<unsigned char>>
+    compress_arrays(const std::vector<std::size_t> &sizes,
+                    const Fill                     &fill,
+                    const int                       level,
+                    const std::size_t               block = block_bytes)
     {
       struct Block
       {
@@ -259,10 +257,7 @@ namespace AppUtilities
                                        "a data array (zlib error " +
                                        std::to_string(s) + ")."));
 
-      // One zlib stream per array, its header, and where each array's
-      // base64 pieces go.
       std::vector<std::vector<unsigned char>> streams(sizes.size());
-      std::vector<std::string>                texts(sizes.size());
       for (std::size_t i = 0; i < blocks.size();)
         {
           const std::size_t           a      = blocks[i].array;
@@ -287,16 +282,40 @@ namespace AppUtilities
               for (int shift = 24; shift >= 0; shift -= 8)
                 stream.push_back((checksum >> shift) & 0xff);
             }
-          const std::uint32_t header[4] = {1,
-                                           std::uint32_t(sizes[a]),
-                                           std::uint32_t(sizes[a]),
-                                           std::uint32_t(stream.size())};
-          texts[a].resize(base64_length(sizeof(header)) +
-                          base64_length(stream.size()));
-          encode_base64(reinterpret_cast<const unsigned char *>(header),
-                        sizeof(header),
-                        texts[a].data());
         }
+      return streams;
+    }
+
+    /**
+     * The data text of VTU DataArrays in deal.II's compressed format: for
+     * each array the base64 of the header (one block, its size twice, the
+     * compressed size), then the base64 of one zlib stream of its bytes
+     * (compress_arrays()), encoded on the task threads as well. An empty
+     * array has an empty text, as DataOut writes it.
+     */
+    std::vector<std::string>
+    encode_arrays(const std::vector<std::size_t> &sizes,
+                  const Fill                     &fill,
+                  const int                       level,
+                  const std::size_t               block = block_bytes)
+    {
+      const std::vector<std::vector<unsigned char>> streams =
+        compress_arrays(sizes, fill, level, block);
+      std::vector<std::string> texts(sizes.size());
+      for (std::size_t a = 0; a < sizes.size(); ++a)
+        if (sizes[a] > 0)
+          {
+            const std::vector<unsigned char> &stream    = streams[a];
+            const std::uint32_t               header[4] = {1,
+                                                           std::uint32_t(sizes[a]),
+                                                           std::uint32_t(sizes[a]),
+                                                           std::uint32_t(stream.size())};
+            texts[a].resize(base64_length(sizeof(header)) +
+                            base64_length(stream.size()));
+            encode_base64(reinterpret_cast<const unsigned char *>(header),
+                          sizeof(header),
+                          texts[a].data());
+          }
 
       struct Piece
       {
@@ -413,7 +432,26 @@ namespace AppUtilities
                                   "library";
   } // namespace
 
-
+  std::vector<unsigned char>
+  zlib_compress(const unsigned char *data, const std::size_t n, const int level)
+  {
+    if (n == 0)
+      {
+        // The stream of nothing, still a stream.
+        std::vector<unsigned char> stream(compressBound(0));
+        uLongf                     length = stream.size();
+        AssertThrow(compress2(stream.data(), &length, data, 0, level) == Z_OK,
+                    dealii::ExcMessage("zlib could not compress nothing."));
+        stream.resize(length);
+        return stream;
+      }
+    return compress_arrays(
+      {n},
+      [&](std::size_t, std::size_t begin, std::size_t end, unsigned char *to) {
+        std::memcpy(to, data + begin, end - begin);
+      },
+      level)[0];
+  }
 
   std::vector<VtuDataArray>
   read_vtu_data_arrays(const std::string &vtu)
@@ -438,8 +476,6 @@ namespace AppUtilities
       }
     return arrays;
   }
-
-
 
   template <int dim>
   void
@@ -508,8 +544,6 @@ namespace AppUtilities
     });
   }
 
-
-
   template <int dim>
   SnapshotWriter<dim>::SnapshotWriter(
     const std::vector<std::size_t>      &input_sizes,
@@ -541,9 +575,10 @@ namespace AppUtilities
         changed.notify_all();
         run();
       });
+    callback_worker = std::thread([this]() {
+      run_callbacks();
+    });
   }
-
-
 
   template <int dim>
   void
@@ -715,8 +750,6 @@ namespace AppUtilities
       }
   }
 
-
-
   template <int dim>
   SnapshotWriter<dim>::~SnapshotWriter()
   {
@@ -726,6 +759,7 @@ namespace AppUtilities
     }
     changed.notify_all();
     worker.join();
+    callback_worker.join();
     if (error && !error_thrown)
       try
         {
@@ -740,8 +774,6 @@ namespace AppUtilities
           std::cerr << "SnapshotWriter: a snapshot failed." << std::endl;
         }
   }
-
-
 
   template <int dim>
   std::string
@@ -802,8 +834,6 @@ namespace AppUtilities
     return text;
   }
 
-
-
   template <int dim>
   void
   SnapshotWriter<dim>::throw_pending_error()
@@ -814,8 +844,6 @@ namespace AppUtilities
         std::rethrow_exception(error);
       }
   }
-
-
 
   template <int dim>
   void
@@ -837,8 +865,6 @@ namespace AppUtilities
                     "."));
   }
 
-
-
   template <int dim>
   void
   SnapshotWriter<dim>::write(const std::string               &path,
@@ -859,20 +885,17 @@ namespace AppUtilities
     changed.notify_all();
   }
 
-
-
   template <int dim>
   void
   SnapshotWriter<dim>::flush()
   {
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&]() {
-      return prepared && queue.empty() && !busy;
+      return prepared && queue.empty() && !busy && callbacks.empty() &&
+             !calling;
     });
     throw_pending_error();
   }
-
-
 
   template <int dim>
   void
@@ -885,7 +908,11 @@ namespace AppUtilities
           return stopping || !queue.empty();
         });
         if (queue.empty())
-          return;
+          {
+            worker_done = true;
+            changed.notify_all();
+            return;
+          }
         Job job = std::move(queue.front());
         queue.pop_front();
         // After an error the series stops: a later file would suggest that
@@ -909,14 +936,23 @@ namespace AppUtilities
             write_file(job.path, [&](std::ostream &out) {
               out.write(text.data(), text.size());
             });
-            if (job.after)
-              job.after();
           }
         catch (...)
           {
             failure = std::current_exception();
           }
         lock.lock();
+        // The callback goes to the second thread, so that the next
+        // snapshot is encoded while it runs.
+        if (!failure && job.after)
+          {
+            changed.wait(lock, [&]() {
+              return error || callbacks.size() < 2;
+            });
+            if (!error)
+              callbacks.push_back(std::move(job.after));
+            changed.notify_all();
+          }
         busy = false;
         if (failure && !error)
           error = failure;
@@ -924,7 +960,45 @@ namespace AppUtilities
       }
   }
 
-
+  template <int dim>
+  void
+  SnapshotWriter<dim>::run_callbacks()
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true)
+      {
+        changed.wait(lock, [&]() {
+          return worker_done || !callbacks.empty();
+        });
+        if (callbacks.empty())
+          return;
+        std::function<void()> callback = std::move(callbacks.front());
+        callbacks.pop_front();
+        // After an error the series stops, its records included.
+        if (error)
+          {
+            changed.notify_all();
+            continue;
+          }
+        calling = true;
+        lock.unlock();
+        std::exception_ptr failure;
+        try
+          {
+            callback();
+          }
+        catch (...)
+          {
+            failure = std::current_exception();
+          }
+        callback = nullptr;
+        lock.lock();
+        calling = false;
+        if (failure && !error)
+          error = failure;
+        changed.notify_all();
+      }
+  }
 
   template class SnapshotWriter<2>;
   template class SnapshotWriter<3>;

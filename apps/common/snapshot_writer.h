@@ -36,6 +36,16 @@ namespace AppUtilities
             const dealii::DataOutBase::VtkFlags &flags,
             const std::string                   &path);
 
+  /**
+   * One zlib stream (RFC 1950) of the @p n bytes at @p data, at zlib level
+   * @p level (0 to 9, or Z_DEFAULT_COMPRESSION = -1): compress2()'s bytes
+   * up to 64 KiB; above, 64 KiB blocks deflated on the threads of deal.II's
+   * task scheduler (MultithreadInfo::n_threads()) and joined into one
+   * stream, which any zlib reader expands to the same bytes.
+   */
+  std::vector<unsigned char>
+  zlib_compress(const unsigned char *data, std::size_t n, int level);
+
   /// One DataArray of a VTU file: its opening tag and its decoded bytes.
   struct VtuDataArray
   {
@@ -86,11 +96,15 @@ namespace AppUtilities
    *
    * write() queues a snapshot and returns; at most two wait (the one being
    * written and one more), so a caller that produces snapshots faster than
-   * the disk takes them waits only when both places are taken. Each file is
-   * written through AppUtilities::write_file: "<path>.partial", then renamed.
-   * An error on the writer thread (a full disk, a missing directory) stops
-   * the writing of later snapshots and is thrown, with the file's name and
-   * the reason, by the next write() or by flush().
+   * the disk takes them waits only when both places are taken. Each
+   * snapshot's @p after callback (a .pvd record, an image) runs on a second
+   * thread, in the order of the snapshots, while the next snapshot is
+   * encoded; at most two callbacks wait there. The memory held is thus at
+   * most two snapshots' inputs and two callbacks with what they captured. Each
+   * file is written through AppUtilities::write_file: "<path>.partial", then
+   * renamed. An error on the writer thread (a full disk, a missing directory)
+   * stops the writing of later snapshots and is thrown, with the file's name
+   * and the reason, by the next write() or by flush().
    */
   template <int dim>
   class SnapshotWriter
@@ -124,8 +138,9 @@ namespace AppUtilities
 
     /**
      * Queue the snapshot @p inputs for the file @p path; @p after runs on
-     * the writer thread once the file is complete under its name (e.g. to
-     * write a .pvd record that names only complete files). @p complete, if
+     * the writer's second thread once the file is complete under its name,
+     * after the callbacks of earlier snapshots (e.g. to write a .pvd record
+     * that names only complete files). @p complete, if
      * given, runs on the writer thread first and may fill inputs given
      * empty; it must only read what does not change during the run. Waits
      * while two snapshots are queued. Throws the error of an earlier
@@ -138,7 +153,8 @@ namespace AppUtilities
           std::function<void()>            after    = {},
           Complete                         complete = {});
 
-    /// Wait until every queued snapshot is written; throw the first error.
+    /// Wait until every queued snapshot is written and its callback has
+    /// run; throw the first error.
     void
     flush();
 
@@ -182,6 +198,10 @@ namespace AppUtilities
     void
     run();
 
+    /// The second thread: runs the callbacks of written files in order.
+    void
+    run_callbacks();
+
     void
     throw_pending_error();
 
@@ -210,9 +230,14 @@ namespace AppUtilities
     std::deque<Job>    queue;
     bool               busy     = false;
     bool               stopping = false;
-    std::exception_ptr error;
-    bool               error_thrown = false;
-    std::thread        worker;
+    // The callbacks of written files, and whether one runs.
+    std::deque<std::function<void()>> callbacks;
+    bool                              calling     = false;
+    bool                              worker_done = false;
+    std::exception_ptr                error;
+    bool                              error_thrown = false;
+    std::thread                       worker;
+    std::thread                       callback_worker;
   };
 } // namespace AppUtilities
 
