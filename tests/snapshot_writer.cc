@@ -37,6 +37,7 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "app_utilities.h"
 
@@ -191,7 +192,8 @@ namespace
         else
           {
             std::string what;
-            check(same_content(ours, reference.str(), what),
+            const bool  same = same_content(ours, reference.str(), what);
+            check(same,
                   "snapshot " + std::to_string(snapshot) +
                     ", arrays compressed in blocks: " + what +
                     " as in DataOut::write_vtu's file");
@@ -363,7 +365,8 @@ namespace
     else
       {
         std::string what;
-        check(same_content(text.str(), reference.str(), what),
+        const bool  same = same_content(text.str(), reference.str(), what);
+        check(same,
               "arrays compressed in blocks: " + what +
                 " as in DataOut::write_vtu's file");
       }
@@ -496,6 +499,35 @@ namespace
         refused = true;
       }
     check(refused, "a snapshot of the wrong size is refused");
+
+    // A callback that fails stops the series: its message reaches flush(),
+    // and the callbacks of later snapshots do not run.
+    AppUtilities::SnapshotWriter<2> failing({mesh.dof_handler.n_dofs()},
+                                            configure,
+                                            flags);
+    bool                            later_ran = false;
+    failing.write(directory + "/f0.vtu",
+                  {std::vector<double>(mesh.dof_handler.n_dofs(), 1.)},
+                  []() {
+                    throw std::runtime_error("the record of f0 failed");
+                  });
+    message.clear();
+    try
+      {
+        failing.write(directory + "/f1.vtu",
+                      {std::vector<double>(mesh.dof_handler.n_dofs(), 1.)},
+                      [&later_ran]() {
+                        later_ran = true;
+                      });
+        failing.flush();
+      }
+    catch (const std::exception &e)
+      {
+        message = e.what();
+      }
+    check(message.find("the record of f0 failed") != std::string::npos,
+          "a failing callback's error is thrown by write() or flush()");
+    check(!later_ran, "no callback runs after a failed one");
   }
 } // namespace
 

@@ -89,12 +89,6 @@ namespace AppUtilities
       return out;
     }
 
-    std::vector<unsigned char>
-    decode_base64(const std::string &text)
-    {
-      return decode_base64(text.data(), text.size());
-    }
-
     int
     zlib_level(const dealii::DataOutBase::VtkFlags::ZlibCompressionLevel level)
     {
@@ -136,8 +130,8 @@ namespace AppUtilities
       std::uint32_t header      = (Z_DEFLATED + ((MAX_WBITS - 8) << 4)) << 8;
       header |= level_class << 6;
       header += 31 - header % 31;
-      return {static_cast<unsigned char>(header >> 8),
-              static_cast<unsigned char>(header & 0xff)};
+      return {{static_cast<unsigned char>(header >> 8),
+               static_cast<unsigned char>(header & 0xff)}};
     }
 
     // Raw deflate of one block of a longer stream: a block that is not the
@@ -964,6 +958,9 @@ namespace AppUtilities
   void
   SnapshotWriter<dim>::run_callbacks()
   {
+    // The callbacks of files written before a later file failed still run
+    // (their records name complete files); after a callback failed, none.
+    bool                         failed = false;
     std::unique_lock<std::mutex> lock(mutex);
     while (true)
       {
@@ -974,8 +971,7 @@ namespace AppUtilities
           return;
         std::function<void()> callback = std::move(callbacks.front());
         callbacks.pop_front();
-        // After an error the series stops, its records included.
-        if (error)
+        if (failed)
           {
             changed.notify_all();
             continue;
@@ -994,6 +990,7 @@ namespace AppUtilities
         callback = nullptr;
         lock.lock();
         calling = false;
+        failed  = failed || failure;
         if (failure && !error)
           error = failure;
         changed.notify_all();
