@@ -621,15 +621,7 @@ namespace Wave2D
 
     Vector<double> displacement;
     discretization.nodal_to_dof_vector(u, displacement);
-    const unsigned int  n_cells = tria.n_active_cells();
-    std::vector<double> material(n_cells), damping(n_cells);
-    for (const auto &cell : tria.active_cell_iterators())
-      {
-        material[cell->active_cell_index()] = cell->material_id();
-        // The field is float in the file: the value DataOut writes.
-        damping[cell->active_cell_index()] =
-          float(mesh.cell_extra_damping[cell->active_cell_index()]);
-      }
+    const unsigned int n_cells = tria.n_active_cells();
     if (!snapshot_writer)
       {
         const auto configure = [this](DataOut<2> &data_out,
@@ -675,9 +667,7 @@ namespace Wave2D
     // follows its file on the writer's thread.
     snapshot_writer->write(
       directory + base + ".vtu",
-      {std::vector<double>(displacement.begin(), displacement.end()),
-       std::move(material),
-       std::move(damping)},
+      {std::vector<double>(displacement.begin(), displacement.end()), {}, {}},
       [this,
        directory,
        records,
@@ -691,6 +681,19 @@ namespace Wave2D
         // The mesh outlives the writer, a member declared after it.
         if (!image.empty())
           render_field(image, mesh, u, 0, title);
+      },
+      // The cell fields depend on the fixed mesh only: they are filled on
+      // the writer's thread, off the time loop.
+      [this, n_cells](std::vector<std::vector<double>> &in) {
+        in[1].resize(n_cells);
+        in[2].resize(n_cells);
+        for (const auto &cell : tria.active_cell_iterators())
+          {
+            in[1][cell->active_cell_index()] = cell->material_id();
+            // The field is float in the file: the value DataOut writes.
+            in[2][cell->active_cell_index()] =
+              float(mesh.cell_extra_damping[cell->active_cell_index()]);
+          }
       });
     snapshots = records;
   }
