@@ -547,8 +547,10 @@ namespace AssemblyDemo
                              interpretation);
     data_out.build_patches(*mapping, parameters.degree);
     const std::string name = parameters.output_directory + "/solution.vtu";
-    // DataOut's default flags, the arrays compressed on all threads.
-    AppUtilities::write_vtu(data_out, DataOutBase::VtkFlags(), name);
+    // The arrays are compressed on all threads.
+    DataOutBase::VtkFlags flags;
+    flags.compression_level = parameters.compression;
+    AppUtilities::write_vtu(data_out, flags, name);
     AppUtilities::write_file(
       parameters.output_directory + "/solution.pvd",
       [&](std::ostream &out) {
