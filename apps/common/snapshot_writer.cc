@@ -482,6 +482,7 @@ namespace AppUtilities
     data_out.set_flags(plain);
     std::ostringstream out;
     data_out.write_vtu(out);
+    data_out.set_flags(flags);
     const std::string text = out.str();
 
     // The data lines of the binary arrays: where each starts and ends.

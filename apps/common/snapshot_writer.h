@@ -27,8 +27,9 @@ namespace AppUtilities
    * than 64 KiB compressed in blocks on the threads of deal.II's task
    * scheduler (MultithreadInfo::n_threads()) into one zlib stream each, so
    * that their compressed bytes may differ from DataOut's. Patches must be
-   * built; the flags of @p data_out are set to @p flags with the compression
-   * turned off, which DataOut writes before the arrays are compressed here.
+   * built. DataOut writes the file uncompressed, with @p flags otherwise,
+   * before the arrays are compressed here; @p flags are then the flags of
+   * @p data_out (for a .pvtu record, say).
    */
   template <int dim>
   void

@@ -548,8 +548,7 @@ namespace Hyperelastic
                       Patterns::Integer(0),
                       "Print a line every this many steps; 0: only the "
                       "summary.");
-    // Compression on all threads at best speed keeps the writing of the
-    // files well below the time steps' share of a run.
+    // Outputs are written while the time loop runs: favour speed over size.
     AppUtilities::declare_compression_entry(prm, "best speed");
     prm.leave_subsection();
   }
