@@ -477,11 +477,11 @@ namespace Hyperelastic
       throw_if_any_rank(message);
     };
     write_collectively([&]() {
-      AppUtilities::write_vtu(
-        data_out,
-        vtk_flags(o),
-        o.directory + "/" +
-          piece_name(Utilities::MPI::this_mpi_process(communicator)));
+      AppUtilities::write_vtu(data_out,
+                              vtk_flags(o),
+                              o.directory + "/" +
+                                piece_name(Utilities::MPI::this_mpi_process(
+                                  communicator)));
     });
     write_collectively([&]() {
       if (!root)
