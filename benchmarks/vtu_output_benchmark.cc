@@ -136,7 +136,7 @@ main(int argc, char **argv)
 {
   try
     {
-      const unsigned int        n2d = argc > 1 ? std::stoul(argv[1]) : 160;
+      const unsigned int        n2d = argc > 1 ? std::stoul(argv[1]) : 228;
       std::vector<unsigned int> n3d{30, 10, 10};
       if (argc > 2)
         {
