@@ -7,8 +7,8 @@
 // wave2d (displacement and two cell fields on triangles) and hyperelastic
 // (displacement, velocity, J and von Mises stress on tetrahedra).
 //   vtu_output_benchmark [N2D] [NX,NY,NZ] [REPETITIONS]
-// Defaults: 228 (104,000 triangles of a 228 x 228 square, split: the size
-// of wave2d's default plate), 30,10,10 (the bar of
+// Defaults: 228 (about 104,000 triangles of a 228 x 228 square, split:
+// the size of wave2d's default plate), 30,10,10 (the bar of
 // benchmarks/hyperelastic/picture.prm), 5 repetitions (the best kept).
 
 #include <deal.II/base/multithread_info.h>
