@@ -2,14 +2,19 @@
 // The apps' SnapshotWriter against deal.II's DataOut::write_vtu() on the
 // output set-ups of the apps (wave2d: a 2d displacement and two cell fields,
 // compressed for speed; hyperelastic: displacement, velocity and two cell
-// fields in 3d, default compression; on quadrilaterals/hexahedra and
-// simplices): the file bytes must be equal. Then the files of write(), the
-// order of the callbacks, and an error on the writer thread thrown by
-// flush() with the file's name.
+// fields in 3d, best compression; on quadrilaterals/hexahedra and
+// simplices): on small meshes, whose arrays fit one compression block, the
+// file bytes must be equal; on larger meshes, whose arrays are compressed
+// in blocks on several threads, the text outside the arrays and every
+// array's decoded bytes must be equal, at every compression level. The same
+// for write_vtu() (one DataOut file). Then the 'Compression' entry, the
+// files of write(), the order of the callbacks, and an error on the writer
+// thread thrown by flush() with the file's name.
 
 #include "snapshot_writer.h"
 
 #include <deal.II/base/data_out_base.h>
+#include <deal.II/base/parameter_handler.h>
 
 #include <deal.II/dofs/dof_handler.h>
 
@@ -32,6 +37,9 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <stdexcept>
+
+#include "app_utilities.h"
 
 using namespace dealii;
 
@@ -69,13 +77,79 @@ namespace
     return i;
   }
 
+  // @p vtu without its data lines (those after a DataArray's opening).
+  std::string
+  without_data(const std::string &vtu)
+  {
+    std::istringstream in(vtu);
+    std::string        text, line;
+    bool               data = false;
+    while (std::getline(in, line))
+      {
+        if (!data)
+          text += line + '\n';
+        data = line.find("<DataArray") != std::string::npos;
+      }
+    return text;
+  }
+
+  // Whether @p ours holds what @p reference does: the same text outside
+  // the arrays and the same decoded bytes in each; says which part differs.
+  bool
+  same_content(const std::string &ours,
+               const std::string &reference,
+               std::string       &what)
+  {
+    if (without_data(ours) != without_data(reference))
+      {
+        what = "the text outside the data arrays differs";
+        return false;
+      }
+    const auto a = AppUtilities::read_vtu_data_arrays(ours),
+               b = AppUtilities::read_vtu_data_arrays(reference);
+    if (a.size() != b.size())
+      {
+        what = std::to_string(a.size()) + " data arrays against " +
+               std::to_string(b.size());
+        return false;
+      }
+    std::size_t largest = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      {
+        if (a[i].opening != b[i].opening || a[i].bytes != b[i].bytes)
+          {
+            what = "the decoded bytes of " + b[i].opening + " differ";
+            return false;
+          }
+        largest = std::max(largest, b[i].bytes.size());
+      }
+    what = std::to_string(a.size()) +
+           " data arrays decode to the same bytes (largest " +
+           std::to_string(largest) + " bytes)";
+    return true;
+  }
+
+  // The largest decoded data array of @p vtu, in bytes.
+  std::size_t
+  largest_array(const std::string &vtu)
+  {
+    std::size_t largest = 0;
+    for (const auto &array : AppUtilities::read_vtu_data_arrays(vtu))
+      largest = std::max(largest, array.bytes.size());
+    return largest;
+  }
+
+  // Arrays above this many bytes are compressed in blocks.
+  constexpr std::size_t one_block = 65536;
+
   template <int dim>
   void
   compare(
     const std::string                                           &name,
     const std::vector<std::size_t>                              &sizes,
     const typename AppUtilities::SnapshotWriter<dim>::Configure &configure,
-    DataOutBase::VtkFlags                                        flags)
+    DataOutBase::VtkFlags                                        flags,
+    const bool                                                   blocks)
   {
     std::cout << name << std::endl;
     // Without the date the whole file must be equal byte for byte.
@@ -96,16 +170,34 @@ namespace
         data_out.set_flags(flags);
         std::ostringstream reference;
         data_out.write_vtu(reference);
-        const std::string ours = writer.vtu(inputs);
-        const std::size_t at   = first_difference(ours, reference.str());
-        check(ours == reference.str(),
-              "snapshot " + std::to_string(snapshot) + ": " +
-                std::to_string(ours.size()) +
-                " bytes equal to DataOut::write_vtu's " +
-                std::to_string(reference.str().size()) +
-                (ours == reference.str() ?
-                   std::string() :
-                   " (first difference at byte " + std::to_string(at) + ")"));
+        const std::string ours    = writer.vtu(inputs);
+        const std::size_t largest = largest_array(reference.str());
+        if (snapshot == 0)
+          check((largest > one_block) == blocks,
+                "the largest array, " + std::to_string(largest) +
+                  " bytes, is " + (blocks ? "above" : "within") +
+                  " one block, as the case is meant to test");
+        if (largest <= one_block)
+          {
+            const std::size_t at = first_difference(ours, reference.str());
+            check(ours == reference.str(),
+                  "snapshot " + std::to_string(snapshot) + ": " +
+                    std::to_string(ours.size()) +
+                    " bytes equal to DataOut::write_vtu's " +
+                    std::to_string(reference.str().size()) +
+                    (ours == reference.str() ? std::string() :
+                                               " (first difference at byte " +
+                                                 std::to_string(at) + ")"));
+          }
+        else
+          {
+            std::string what;
+            const bool  same = same_content(ours, reference.str(), what);
+            check(same,
+                  "snapshot " + std::to_string(snapshot) +
+                    ", arrays compressed in blocks: " + what +
+                    " as in DataOut::write_vtu's file");
+          }
       }
   }
 
@@ -117,17 +209,18 @@ namespace
     std::unique_ptr<Mapping<dim>>  mapping;
     DoFHandler<dim>                dof_handler;
 
-    explicit Mesh(const bool simplex)
+    Mesh(const bool simplex, const unsigned int subdivisions = 3)
     {
       if (simplex)
         {
-          GridGenerator::subdivided_hyper_cube_with_simplices(triangulation, 3);
+          GridGenerator::subdivided_hyper_cube_with_simplices(triangulation,
+                                                              subdivisions);
           fe      = std::make_unique<FESystem<dim>>(FE_SimplexP<dim>(1), dim);
           mapping = std::make_unique<MappingFE<dim>>(FE_SimplexP<dim>(1));
         }
       else
         {
-          GridGenerator::subdivided_hyper_cube(triangulation, 3);
+          GridGenerator::subdivided_hyper_cube(triangulation, subdivisions);
           fe      = std::make_unique<FESystem<dim>>(FE_Q<dim>(1), dim);
           mapping = std::make_unique<MappingQ<dim>>(1);
         }
@@ -146,11 +239,29 @@ namespace
       DataComponentInterpretation::component_is_part_of_vector);
   }
 
+  std::string
+  level_name(const DataOutBase::VtkFlags::ZlibCompressionLevel level)
+  {
+    switch (level)
+      {
+        case DataOutBase::VtkFlags::no_compression:
+          return "no compression";
+        case DataOutBase::VtkFlags::best_speed:
+          return "best speed";
+        case DataOutBase::VtkFlags::best_compression:
+          return "best compression";
+        default:
+          return "default compression";
+      }
+  }
+
   // wave2d's snapshot: displacement, material id and damping per cell.
   void
-  wave2d(const bool simplex)
+  wave2d(const bool                                        simplex,
+         const unsigned int                                subdivisions,
+         const DataOutBase::VtkFlags::ZlibCompressionLevel level)
   {
-    const Mesh<2> mesh(simplex);
+    const Mesh<2> mesh(simplex, subdivisions);
     const auto    configure = [&](DataOut<2>                        &data_out,
                                const std::vector<Vector<double>> &in) {
       data_out.attach_dof_handler(mesh.dof_handler);
@@ -163,20 +274,24 @@ namespace
       data_out.build_patches(*mesh.mapping);
     };
     DataOutBase::VtkFlags flags;
-    flags.compression_level   = DataOutBase::VtkFlags::best_speed;
+    flags.compression_level   = level;
     const std::size_t n_cells = mesh.triangulation.n_active_cells();
-    compare<2>(std::string("wave2d, ") +
-                 (simplex ? "triangles" : "quadrilaterals"),
+    compare<2>(std::string("wave2d, ") + std::to_string(n_cells) + " " +
+                 (simplex ? "triangles" : "quadrilaterals") + ", " +
+                 level_name(level),
                {mesh.dof_handler.n_dofs(), n_cells, n_cells},
                configure,
-               flags);
+               flags,
+               subdivisions > 3);
   }
 
   // hyperelastic's output: displacement, velocity, J and von Mises stress.
   void
-  hyperelastic(const bool simplex)
+  hyperelastic(const bool                                        simplex,
+               const unsigned int                                subdivisions,
+               const DataOutBase::VtkFlags::ZlibCompressionLevel level)
   {
-    const Mesh<3> mesh(simplex);
+    const Mesh<3> mesh(simplex, subdivisions);
     const auto    configure = [&](DataOut<3>                        &data_out,
                                const std::vector<Vector<double>> &in) {
       data_out.attach_dof_handler(mesh.dof_handler);
@@ -196,11 +311,102 @@ namespace
     };
     const std::size_t n_dofs  = mesh.dof_handler.n_dofs(),
                       n_cells = mesh.triangulation.n_active_cells();
-    compare<3>(std::string("hyperelastic, ") +
-                 (simplex ? "tetrahedra" : "hexahedra"),
+    DataOutBase::VtkFlags flags;
+    flags.compression_level = level;
+    compare<3>(std::string("hyperelastic, ") + std::to_string(n_cells) + " " +
+                 (simplex ? "tetrahedra" : "hexahedra") + ", " +
+                 level_name(level),
                {n_dofs, n_dofs, n_cells, n_cells},
                configure,
-               DataOutBase::VtkFlags());
+               flags,
+               subdivisions > 3);
+  }
+
+  // write_vtu(): the file of a DataOut (degree 2, two subdivisions per
+  // cell, as assembly_demo writes it) holds what DataOut::write_vtu()
+  // writes, byte for byte where the arrays fit one block.
+  void
+  single_file(const unsigned int                                subdivisions,
+              const DataOutBase::VtkFlags::ZlibCompressionLevel level)
+  {
+    std::cout << "write_vtu(), " << std::to_string(subdivisions)
+              << "^3 hexahedra of degree 2, " << level_name(level) << std::endl;
+    Triangulation<3> triangulation;
+    GridGenerator::subdivided_hyper_cube(triangulation, subdivisions);
+    const FESystem<3> fe(FE_Q<3>(2), 3);
+    DoFHandler<3>     dof_handler(triangulation);
+    dof_handler.distribute_dofs(fe);
+    std::mt19937         random(subdivisions);
+    const auto           values = random_values(dof_handler.n_dofs(), random);
+    const Vector<double> u(values.begin(), values.end());
+    DataOut<3>           data_out;
+    data_out.attach_dof_handler(dof_handler);
+    data_out.add_data_vector(u,
+                             std::vector<std::string>(3, "displacement"),
+                             DataOut<3>::type_dof_data,
+                             vector_field<3>());
+    data_out.build_patches(MappingQ<3>(2), 2);
+    DataOutBase::VtkFlags flags;
+    flags.compression_level   = level;
+    flags.print_date_and_time = false;
+    data_out.set_flags(flags);
+    std::ostringstream reference;
+    data_out.write_vtu(reference);
+    const std::string path = "snapshot_writer_single.vtu";
+    AppUtilities::write_vtu(data_out, flags, path);
+    std::ifstream     file(path, std::ios::binary);
+    std::stringstream text;
+    text << file.rdbuf();
+    if (largest_array(reference.str()) <= one_block)
+      check(text.str() == reference.str(),
+            std::to_string(text.str().size()) +
+              " bytes equal to DataOut::write_vtu's " +
+              std::to_string(reference.str().size()));
+    else
+      {
+        std::string what;
+        const bool  same = same_content(text.str(), reference.str(), what);
+        check(same,
+              "arrays compressed in blocks: " + what +
+                " as in DataOut::write_vtu's file");
+      }
+  }
+
+  // The 'Compression' entry: each name gives its level, anything else is
+  // refused by the parameter file's reader.
+  void
+  compression_entry()
+  {
+    std::cout << "the 'Compression' entry" << std::endl;
+    const std::vector<
+      std::pair<std::string, DataOutBase::VtkFlags::ZlibCompressionLevel>>
+      names{{"best speed", DataOutBase::VtkFlags::best_speed},
+            {"default", DataOutBase::VtkFlags::default_compression},
+            {"best compression", DataOutBase::VtkFlags::best_compression},
+            {"none", DataOutBase::VtkFlags::no_compression}};
+    for (const auto &[name, level] : names)
+      {
+        ParameterHandler prm;
+        AppUtilities::declare_compression_entry(prm, "best speed");
+        prm.parse_input_from_string("set Compression = " + name);
+        check(AppUtilities::parse_compression_entry(prm) == level,
+              "'" + name + "' is " + level_name(level));
+      }
+    ParameterHandler prm;
+    AppUtilities::declare_compression_entry(prm, "best speed");
+    check(AppUtilities::parse_compression_entry(prm) ==
+            DataOutBase::VtkFlags::best_speed,
+          "the default given is the entry's default");
+    bool refused = false;
+    try
+      {
+        prm.parse_input_from_string("set Compression = fast");
+      }
+    catch (const std::exception &)
+      {
+        refused = true;
+      }
+    check(refused, "'Compression' = 'fast' is refused");
   }
 
   // The files of write() hold what vtu() returns (up to the date line),
@@ -293,16 +499,63 @@ namespace
         refused = true;
       }
     check(refused, "a snapshot of the wrong size is refused");
+
+    // A callback that fails stops the series: its message reaches flush(),
+    // and the callbacks of later snapshots do not run.
+    AppUtilities::SnapshotWriter<2> failing({mesh.dof_handler.n_dofs()},
+                                            configure,
+                                            flags);
+    bool                            later_ran = false;
+    failing.write(directory + "/f0.vtu",
+                  {std::vector<double>(mesh.dof_handler.n_dofs(), 1.)},
+                  []() {
+                    throw std::runtime_error("the record of f0 failed");
+                  });
+    message.clear();
+    try
+      {
+        failing.write(directory + "/f1.vtu",
+                      {std::vector<double>(mesh.dof_handler.n_dofs(), 1.)},
+                      [&later_ran]() {
+                        later_ran = true;
+                      });
+        failing.flush();
+      }
+    catch (const std::exception &e)
+      {
+        message = e.what();
+      }
+    check(message.find("the record of f0 failed") != std::string::npos,
+          "a failing callback's error is thrown by write() or flush()");
+    check(!later_ran, "no callback runs after a failed one");
   }
 } // namespace
 
 int
 main()
 {
-  wave2d(false);
-  wave2d(true);
-  hyperelastic(false);
-  hyperelastic(true);
+  using Flags = DataOutBase::VtkFlags;
+  // One block per array: the bytes of DataOut's file.
+  for (const auto level : {Flags::best_speed, Flags::best_compression})
+    {
+      wave2d(false, 3, level);
+      wave2d(true, 3, level);
+      hyperelastic(false, 3, level);
+      hyperelastic(true, 3, level);
+    }
+  // Several blocks per array: the decoded content of DataOut's file.
+  for (const auto level : {Flags::best_speed,
+                           Flags::default_compression,
+                           Flags::best_compression,
+                           Flags::no_compression})
+    wave2d(false, 60, level);
+  wave2d(true, 40, Flags::best_speed);
+  hyperelastic(false, 12, Flags::best_speed);
+  hyperelastic(true, 8, Flags::best_compression);
+  single_file(2, Flags::best_compression);
+  single_file(8, Flags::best_compression);
+  single_file(8, Flags::best_speed);
+  compression_entry();
   files_and_errors();
   if (n_failures != 0)
     {

@@ -50,6 +50,7 @@
 
 #include "../common/app_utilities.h"
 #include "../common/device_linear_solvers.h"
+#include "../common/snapshot_writer.h"
 #include "beam.h"
 #include "parameters.h"
 
@@ -551,9 +552,10 @@ namespace AssemblyDemo
                              interpretation);
     data_out.build_patches(*mapping, parameters.degree);
     const std::string name = parameters.output_directory + "/solution.vtu";
-    AppUtilities::write_file(name, [&](std::ostream &out) {
-      data_out.write_vtu(out);
-    });
+    // The arrays are compressed on all threads.
+    DataOutBase::VtkFlags flags;
+    flags.compression_level = parameters.compression;
+    AppUtilities::write_vtu(data_out, flags, name);
     AppUtilities::write_file(
       parameters.output_directory + "/solution.pvd",
       [&](std::ostream &out) {

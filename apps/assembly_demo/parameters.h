@@ -32,8 +32,10 @@ namespace AssemblyDemo
     double       density;
     double       gravity;
     std::string  output_directory;
-    std::string  assembly_method;
-    std::string  linear_solver;
+    /// zlib level of the VTU file's data arrays.
+    DataOutBase::VtkFlags::ZlibCompressionLevel compression;
+    std::string                                 assembly_method;
+    std::string                                 linear_solver;
 
     /// The values of 'Linear solver': auto, the device solvers, host-cg.
     static std::string
@@ -133,6 +135,7 @@ namespace AssemblyDemo
                         Patterns::DirectoryName(),
                         "Where the VTU and PVD files go (created if "
                         "missing).");
+      AppUtilities::declare_compression_entry(prm, "best speed");
     }
 
     void
@@ -155,6 +158,7 @@ namespace AssemblyDemo
       gravity        = prm.get_double("Gravity");
       prm.leave_subsection();
       output_directory = prm.get("Output directory");
+      compression      = AppUtilities::parse_compression_entry(prm);
       assembly_method  = prm.get("Assembly method");
       linear_solver    = prm.get("Linear solver");
       AssertThrow(poisson_ratio < 0.5,

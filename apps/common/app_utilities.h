@@ -8,8 +8,10 @@
 // numbers that must not reach a file, the refusal of more than one MPI
 // process, the main() of a one-process app, numbers printed with
 // significant digits, a memory estimate checked before a large set-up
-// starts, and the refusal of parameter entries that a run would not use.
+// starts, the refusal of parameter entries that a run would not use, and
+// the entry for the compression of the VTU files.
 
+#include <deal.II/base/data_out_base.h>
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/parameter_handler.h>
@@ -36,6 +38,45 @@
 
 namespace AppUtilities
 {
+  /**
+   * Declares the entry "Compression" (best speed | default | best
+   * compression | none, default @p default_level) in the current subsection
+   * of @p prm: the zlib level of the VTU files' data arrays
+   * (DataOutBase::VtkFlags::compression_level). The level sets the files'
+   * size and the time to write them, never the values they hold.
+   */
+  inline void
+  declare_compression_entry(dealii::ParameterHandler &prm,
+                            const std::string        &default_level)
+  {
+    prm.declare_entry(
+      "Compression",
+      default_level,
+      dealii::Patterns::Selection("best speed|default|best compression|none"),
+      "zlib level of the data arrays in the VTU files: best speed, default, "
+      "best compression or none. It sets the files' size and the time to "
+      "write them, never the values they hold.");
+  }
+
+  /// The level of the entry declare_compression_entry() declared.
+  inline dealii::DataOutBase::VtkFlags::ZlibCompressionLevel
+  parse_compression_entry(const dealii::ParameterHandler &prm)
+  {
+    using Flags            = dealii::DataOutBase::VtkFlags;
+    const std::string name = prm.get("Compression");
+    if (name == "best speed")
+      return Flags::best_speed;
+    if (name == "default")
+      return Flags::default_compression;
+    if (name == "best compression")
+      return Flags::best_compression;
+    AssertThrow(name == "none",
+                dealii::ExcMessage("'Compression' = '" + name +
+                                   "' is not one of best speed, default, "
+                                   "best compression, none."));
+    return Flags::no_compression;
+  }
+
   /**
    * Write the file @p path through @p writer, atomically: the data go to
    * "<path>.partial", whose stream state is checked after the writer, the

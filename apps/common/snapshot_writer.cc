@@ -2,11 +2,14 @@
 #include "snapshot_writer.h"
 
 #include <deal.II/base/exceptions.h>
+#include <deal.II/base/parallel.h>
 #include <deal.II/base/utilities.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "app_utilities.h"
@@ -19,51 +22,63 @@ namespace AppUtilities
     const char base64_alphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-    // Standard base64 with '=' padding and no line breaks, as VTK reads it.
+    // The length of the base64 text of @p n bytes.
+    std::size_t
+    base64_length(const std::size_t n)
+    {
+      return 4 * ((n + 2) / 3);
+    }
+
+    // Standard base64 with '=' padding and no line breaks, as VTK reads it,
+    // into the base64_length(n) characters at @p out.
     void
-    append_base64(const unsigned char *data,
-                  const std::size_t    n,
-                  std::string         &out)
+    encode_base64(const unsigned char *data, const std::size_t n, char *out)
     {
       std::size_t i = 0;
-      for (; i + 2 < n; i += 3)
+      for (; i + 2 < n; i += 3, out += 4)
         {
           const std::uint32_t v = (std::uint32_t(data[i]) << 16) |
                                   (std::uint32_t(data[i + 1]) << 8) |
                                   data[i + 2];
-          out += base64_alphabet[(v >> 18) & 63];
-          out += base64_alphabet[(v >> 12) & 63];
-          out += base64_alphabet[(v >> 6) & 63];
-          out += base64_alphabet[v & 63];
+          out[0] = base64_alphabet[(v >> 18) & 63];
+          out[1] = base64_alphabet[(v >> 12) & 63];
+          out[2] = base64_alphabet[(v >> 6) & 63];
+          out[3] = base64_alphabet[v & 63];
         }
       if (i < n)
         {
           std::uint32_t v = std::uint32_t(data[i]) << 16;
           if (i + 1 < n)
             v |= std::uint32_t(data[i + 1]) << 8;
-          out += base64_alphabet[(v >> 18) & 63];
-          out += base64_alphabet[(v >> 12) & 63];
-          out += i + 1 < n ? base64_alphabet[(v >> 6) & 63] : '=';
-          out += '=';
+          out[0] = base64_alphabet[(v >> 18) & 63];
+          out[1] = base64_alphabet[(v >> 12) & 63];
+          out[2] = i + 1 < n ? base64_alphabet[(v >> 6) & 63] : '=';
+          out[3] = '=';
         }
     }
 
     std::vector<unsigned char>
-    decode_base64(const std::string &text)
+    decode_base64(const char *text, const std::size_t n)
     {
+      static const std::array<signed char, 256> digit = []() {
+        std::array<signed char, 256> d;
+        d.fill(-1);
+        for (int k = 0; k < 64; ++k)
+          d[static_cast<unsigned char>(base64_alphabet[k])] = k;
+        return d;
+      }();
       std::vector<unsigned char> out;
-      std::uint32_t              v    = 0;
-      int                        bits = 0;
-      for (const char c : text)
+      out.reserve(3 * (n / 4) + 3);
+      std::uint32_t v    = 0;
+      int           bits = 0;
+      for (std::size_t i = 0; i < n && text[i] != '='; ++i)
         {
-          if (c == '=')
-            break;
-          const char *p = std::strchr(base64_alphabet, c);
-          AssertThrow(c != '\0' && p != nullptr,
+          const int d = digit[static_cast<unsigned char>(text[i])];
+          AssertThrow(d >= 0,
                       dealii::ExcMessage(
-                        "SnapshotWriter: DataOut wrote a character that is "
-                        "not base64 in a binary DataArray."));
-          v = (v << 6) | std::uint32_t(p - base64_alphabet);
+                        "VTU reader: a binary DataArray holds the character '" +
+                        std::string(1, text[i]) + "', which is not base64."));
+          v = (v << 6) | std::uint32_t(d);
           bits += 6;
           if (bits >= 8)
             {
@@ -91,67 +106,305 @@ namespace AppUtilities
         }
     }
 
-    // One zlib block with VTK's header (number of blocks, block size, last
-    // block size, compressed size), header and data encoded separately.
+    // Arrays up to this many bytes are one compress2() call, as DataOut
+    // compresses them (same bytes); larger ones are deflated in blocks of
+    // this size on several threads and joined into one zlib stream. Large
+    // enough that a block's deflate outweighs setting its stream up, small
+    // enough that the arrays of a modest mesh still spread over the cores.
+    constexpr std::size_t block_bytes = std::size_t(1) << 16;
+
+    // Base64 is encoded in pieces of this many input bytes (a multiple of 3,
+    // so that the pieces' texts join into the text of the whole).
+    constexpr std::size_t base64_piece = 3 * (std::size_t(1) << 15);
+
+    // The two bytes that start the zlib stream compress2() writes at
+    // @p level (RFC 1950: deflate, a 32 KiB window, the level's class).
+    std::array<unsigned char, 2>
+    zlib_header(const int level)
+    {
+      const int     effective   = level == Z_DEFAULT_COMPRESSION ? 6 : level;
+      const int     level_class = effective < 2  ? 0 :
+                                  effective < 6  ? 1 :
+                                  effective == 6 ? 2 :
+                                                   3;
+      std::uint32_t header      = (Z_DEFLATED + ((MAX_WBITS - 8) << 4)) << 8;
+      header |= level_class << 6;
+      header += 31 - header % 31;
+      return {{static_cast<unsigned char>(header >> 8),
+               static_cast<unsigned char>(header & 0xff)}};
+    }
+
+    // Raw deflate of one block of a longer stream: a block that is not the
+    // last ends with a sync flush (byte-aligned, no end-of-stream mark), so
+    // that the blocks concatenated are one deflate stream. Returns zlib's
+    // status.
+    int
+    deflate_block(const unsigned char        *data,
+                  const std::size_t           n,
+                  const int                   level,
+                  const bool                  last,
+                  std::vector<unsigned char> &out)
+    {
+      z_stream stream{};
+      int      status = deflateInit2(&stream,
+                                level,
+                                Z_DEFLATED,
+                                -MAX_WBITS,
+                                8,
+                                Z_DEFAULT_STRATEGY);
+      if (status != Z_OK)
+        return status;
+      // The bound of a finished stream, and room for the flush's empty
+      // stored block.
+      out.resize(deflateBound(&stream, n) + 16);
+      stream.next_in   = const_cast<Bytef *>(data);
+      stream.avail_in  = n;
+      stream.next_out  = out.data();
+      stream.avail_out = out.size();
+      status           = deflate(&stream, last ? Z_FINISH : Z_SYNC_FLUSH);
+      const bool done =
+        last ? status == Z_STREAM_END :
+               status == Z_OK && stream.avail_in == 0 && stream.avail_out > 0;
+      out.resize(stream.total_out);
+      deflateEnd(&stream);
+      return done ? Z_OK : status == Z_OK ? Z_BUF_ERROR : status;
+    }
+
+    using Fill = std::function<
+      void(std::size_t, std::size_t, std::size_t, unsigned char *)>;
+
+    /**
+     * One zlib stream of each array's bytes: @p fill writes the bytes
+     * [begin, end) of array a to its last argument. Arrays of at most
+     * @p block bytes are compressed by compress2() (DataOut's bytes);
+     * larger ones in blocks, all on the threads of deal.II's task scheduler
+     * (MultithreadInfo::n_threads()). An empty array has an empty stream.
+     */
+    std::vector<std::vector<unsigned char>>
+    compress_arrays(const std::vector<std::size_t> &sizes,
+                    const Fill                     &fill,
+                    const int                       level,
+                    const std::size_t               block = block_bytes)
+    {
+      struct Block
+      {
+        std::size_t array, begin, end;
+        bool        whole, last;
+      };
+      std::vector<Block> blocks;
+      for (std::size_t a = 0; a < sizes.size(); ++a)
+        {
+          AssertThrow(sizes[a] < (std::size_t(1) << 32),
+                      dealii::ExcMessage(
+                        "VTU writer: a DataArray of " +
+                        std::to_string(sizes[a]) +
+                        " bytes does not fit the 32-bit sizes of the "
+                        "format."));
+          for (std::size_t begin = 0; begin < sizes[a]; begin += block)
+            {
+              const std::size_t end = std::min(begin + block, sizes[a]);
+              blocks.push_back(
+                {a, begin, end, sizes[a] <= block, end == sizes[a]});
+            }
+        }
+
+      std::vector<std::vector<unsigned char>> pieces(blocks.size());
+      std::vector<uLong>                      checksums(blocks.size());
+      std::vector<int>                        status(blocks.size(), Z_OK);
+      dealii::parallel::apply_to_subranges(
+        std::size_t(0),
+        blocks.size(),
+        [&](const std::size_t first, const std::size_t stop) {
+          std::vector<unsigned char> input;
+          for (std::size_t i = first; i < stop; ++i)
+            {
+              const Block &b = blocks[i];
+              input.resize(b.end - b.begin);
+              fill(b.array, b.begin, b.end, input.data());
+              if (b.whole)
+                {
+                  uLongf length = compressBound(input.size());
+                  pieces[i].resize(length);
+                  status[i] = compress2(pieces[i].data(),
+                                        &length,
+                                        input.data(),
+                                        input.size(),
+                                        level);
+                  pieces[i].resize(length);
+                }
+              else
+                {
+                  status[i] = deflate_block(input.data(),
+                                            input.size(),
+                                            level,
+                                            b.last,
+                                            pieces[i]);
+                  checksums[i] =
+                    adler32(adler32(0, nullptr, 0), input.data(), input.size());
+                }
+            }
+        },
+        1);
+      for (const int s : status)
+        AssertThrow(s == Z_OK,
+                    dealii::ExcMessage("VTU writer: zlib could not compress "
+                                       "a data array (zlib error " +
+                                       std::to_string(s) + ")."));
+
+      std::vector<std::vector<unsigned char>> streams(sizes.size());
+      for (std::size_t i = 0; i < blocks.size();)
+        {
+          const std::size_t           a      = blocks[i].array;
+          std::vector<unsigned char> &stream = streams[a];
+          if (blocks[i].whole)
+            stream = std::move(pieces[i++]);
+          else
+            {
+              const auto header = zlib_header(level);
+              stream.assign(header.begin(), header.end());
+              uLong checksum = adler32(0, nullptr, 0);
+              for (; i < blocks.size() && blocks[i].array == a; ++i)
+                {
+                  stream.insert(stream.end(),
+                                pieces[i].begin(),
+                                pieces[i].end());
+                  checksum = adler32_combine(checksum,
+                                             checksums[i],
+                                             blocks[i].end - blocks[i].begin);
+                  std::vector<unsigned char>().swap(pieces[i]);
+                }
+              for (int shift = 24; shift >= 0; shift -= 8)
+                stream.push_back((checksum >> shift) & 0xff);
+            }
+        }
+      return streams;
+    }
+
+    /**
+     * The data text of VTU DataArrays in deal.II's compressed format: for
+     * each array the base64 of the header (one block, its size twice, the
+     * compressed size), then the base64 of one zlib stream of its bytes
+     * (compress_arrays()), encoded on the task threads as well. An empty
+     * array has an empty text, as DataOut writes it.
+     */
+    std::vector<std::string>
+    encode_arrays(const std::vector<std::size_t> &sizes,
+                  const Fill                     &fill,
+                  const int                       level,
+                  const std::size_t               block = block_bytes)
+    {
+      const std::vector<std::vector<unsigned char>> streams =
+        compress_arrays(sizes, fill, level, block);
+      std::vector<std::string> texts(sizes.size());
+      for (std::size_t a = 0; a < sizes.size(); ++a)
+        if (sizes[a] > 0)
+          {
+            const std::vector<unsigned char> &stream    = streams[a];
+            const std::uint32_t               header[4] = {1,
+                                                           std::uint32_t(sizes[a]),
+                                                           std::uint32_t(sizes[a]),
+                                                           std::uint32_t(stream.size())};
+            texts[a].resize(base64_length(sizeof(header)) +
+                            base64_length(stream.size()));
+            encode_base64(reinterpret_cast<const unsigned char *>(header),
+                          sizeof(header),
+                          texts[a].data());
+          }
+
+      struct Piece
+      {
+        std::size_t array, begin, end;
+      };
+      std::vector<Piece> encodings;
+      for (std::size_t a = 0; a < sizes.size(); ++a)
+        for (std::size_t begin = 0; begin < streams[a].size();
+             begin += base64_piece)
+          encodings.push_back(
+            {a, begin, std::min(begin + base64_piece, streams[a].size())});
+      dealii::parallel::apply_to_subranges(
+        std::size_t(0),
+        encodings.size(),
+        [&](const std::size_t first, const std::size_t stop) {
+          for (std::size_t i = first; i < stop; ++i)
+            {
+              const Piece &p = encodings[i];
+              encode_base64(streams[p.array].data() + p.begin,
+                            p.end - p.begin,
+                            texts[p.array].data() + base64_length(16) +
+                              base64_length(p.begin));
+            }
+        },
+        1);
+      return texts;
+    }
+
+    // The data text of @p values as DataOut writes it: one compress2() of
+    // the whole.
     void
     append_compressed_block(const std::vector<float> &values,
                             const int                 level,
                             std::string              &out)
     {
-      if (values.empty())
-        return;
-      const uLong                bytes  = values.size() * sizeof(float);
-      uLongf                     length = compressBound(bytes);
-      std::vector<unsigned char> compressed(length);
+      out += encode_arrays(
+        {values.size() * sizeof(float)},
+        [&](std::size_t,
+            std::size_t    begin,
+            std::size_t    end,
+            unsigned char *to) {
+          std::memcpy(to,
+                      reinterpret_cast<const unsigned char *>(values.data()) +
+                        begin,
+                      end - begin);
+        },
+        level,
+        std::numeric_limits<std::size_t>::max())[0];
+    }
+
+    // The bytes of one DataArray's data text in deal.II's compressed
+    // format (one zlib stream). @p name names the array in errors.
+    std::vector<unsigned char>
+    decode_array(const char *text, const std::size_t n, const std::string &name)
+    {
+      const auto refuse = [&](const std::string &why) {
+        return dealii::ExcMessage("VTU reader: the DataArray " + name +
+                                  " is not in the format of deal.II's "
+                                  "compressed VTU (" +
+                                  why + ").");
+      };
+      if (n == 0)
+        return {};
+      AssertThrow(n >= base64_length(16), refuse("no compression header"));
+      const std::vector<unsigned char> head =
+        decode_base64(text, base64_length(16));
+      AssertThrow(head.size() == 16, refuse("no compression header"));
+      std::uint32_t header[4];
+      std::memcpy(header, head.data(), sizeof(header));
+      AssertThrow(header[0] == 1 && header[1] == header[2],
+                  refuse("not one zlib block"));
+      const std::vector<unsigned char> compressed =
+        decode_base64(text + base64_length(16), n - base64_length(16));
+      AssertThrow(compressed.size() == header[3],
+                  refuse("compressed size differs from its header"));
+      std::vector<unsigned char> bytes(header[1]);
+      uLongf                     length = header[1];
       const int                  status =
-        compress2(compressed.data(),
-                  &length,
-                  reinterpret_cast<const Bytef *>(values.data()),
-                  bytes,
-                  level);
-      AssertThrow(status == Z_OK,
-                  dealii::ExcMessage("SnapshotWriter: zlib could not compress "
-                                     "a data array (zlib error " +
-                                     std::to_string(status) + ")."));
-      const std::uint32_t header[4] = {1,
-                                       std::uint32_t(bytes),
-                                       std::uint32_t(bytes),
-                                       std::uint32_t(length)};
-      append_base64(reinterpret_cast<const unsigned char *>(header),
-                    sizeof(header),
-                    out);
-      append_base64(compressed.data(), length, out);
+        uncompress(bytes.data(), &length, compressed.data(), compressed.size());
+      AssertThrow(status == Z_OK && length == header[1],
+                  refuse("zlib could not expand it"));
+      return bytes;
     }
 
     std::vector<float>
     decode_compressed_block(const std::string &line, const std::string &name)
     {
-      const auto refuse = [&](const std::string &why) {
-        return dealii::ExcMessage("SnapshotWriter: the DataArray " + name +
-                                  " that DataOut wrote is not in the format "
-                                  "this writer reproduces (" +
-                                  why + ").");
-      };
-      AssertThrow(line.size() >= 24, refuse("no compression header"));
-      const std::vector<unsigned char> head = decode_base64(line.substr(0, 24));
-      AssertThrow(head.size() == 16, refuse("no compression header"));
-      std::uint32_t header[4];
-      std::memcpy(header, head.data(), sizeof(header));
-      AssertThrow(header[0] == 1 && header[1] == header[2] &&
-                    header[1] % sizeof(float) == 0,
-                  refuse("not one zlib block of floats"));
-      const std::vector<unsigned char> compressed =
-        decode_base64(line.substr(24));
-      AssertThrow(compressed.size() == header[3],
-                  refuse("compressed size differs from its header"));
-      std::vector<float> values(header[1] / sizeof(float));
-      uLongf             length = header[1];
-      const int status = uncompress(reinterpret_cast<Bytef *>(values.data()),
-                                    &length,
-                                    compressed.data(),
-                                    compressed.size());
-      AssertThrow(status == Z_OK && length == header[1],
-                  refuse("zlib could not expand it"));
+      const std::vector<unsigned char> bytes =
+        decode_array(line.data(), line.size(), name);
+      AssertThrow(bytes.size() % sizeof(float) == 0,
+                  dealii::ExcMessage("SnapshotWriter: the DataArray " + name +
+                                     " that DataOut wrote does not hold "
+                                     "floats."));
+      std::vector<float> values(bytes.size() / sizeof(float));
+      std::memcpy(values.data(), bytes.data(), bytes.size());
       return values;
     }
 
@@ -162,8 +415,8 @@ namespace AppUtilities
     {
       const std::size_t end = text.find('\n', position);
       AssertThrow(end != std::string::npos,
-                  dealii::ExcMessage("SnapshotWriter: the VTU that DataOut "
-                                     "wrote ends in the middle of a line."));
+                  dealii::ExcMessage("VTU reader: the VTU text ends in the "
+                                     "middle of a line."));
       std::string line = text.substr(position, end - position);
       position         = end + 1;
       return line;
@@ -173,7 +426,118 @@ namespace AppUtilities
                                   "library";
   } // namespace
 
+  std::vector<unsigned char>
+  zlib_compress(const unsigned char *data, const std::size_t n, const int level)
+  {
+    if (n == 0)
+      {
+        // The stream of nothing, still a stream.
+        std::vector<unsigned char> stream(compressBound(0));
+        uLongf                     length = stream.size();
+        AssertThrow(compress2(stream.data(), &length, data, 0, level) == Z_OK,
+                    dealii::ExcMessage("zlib could not compress nothing."));
+        stream.resize(length);
+        return stream;
+      }
+    return compress_arrays(
+      {n},
+      [&](std::size_t, std::size_t begin, std::size_t end, unsigned char *to) {
+        std::memcpy(to, data + begin, end - begin);
+      },
+      level)[0];
+  }
 
+  std::vector<VtuDataArray>
+  read_vtu_data_arrays(const std::string &vtu)
+  {
+    std::vector<VtuDataArray> arrays;
+    std::size_t               position = 0;
+    while ((position = vtu.find("<DataArray", position)) != std::string::npos)
+      {
+        VtuDataArray array;
+        array.opening = next_line(vtu, position);
+        AssertThrow(array.opening.find("format=\"binary\"") !=
+                      std::string::npos,
+                    dealii::ExcMessage("VTU reader: the DataArray " +
+                                       array.opening + " is not binary."));
+        const std::size_t start = position;
+        const std::string data  = next_line(vtu, position);
+        if (data.find("</DataArray>") != std::string::npos)
+          position = start;
+        else
+          array.bytes = decode_array(data.data(), data.size(), array.opening);
+        arrays.push_back(std::move(array));
+      }
+    return arrays;
+  }
+
+  template <int dim>
+  void
+  write_vtu(dealii::DataOut<dim>                &data_out,
+            const dealii::DataOutBase::VtkFlags &flags,
+            const std::string                   &path)
+  {
+    dealii::DataOutBase::VtkFlags plain = flags;
+    plain.compression_level = dealii::DataOutBase::VtkFlags::no_compression;
+    data_out.set_flags(plain);
+    std::ostringstream out;
+    data_out.write_vtu(out);
+    data_out.set_flags(flags);
+    const std::string text = out.str();
+
+    // The data lines of the binary arrays: where each starts and ends.
+    std::vector<std::pair<std::size_t, std::size_t>> lines;
+    std::vector<std::string>                         names;
+    for (std::size_t position = 0;
+         (position = text.find("<DataArray", position)) != std::string::npos;)
+      {
+        const std::string opening = next_line(text, position);
+        const std::size_t start   = position;
+        const std::string data    = next_line(text, position);
+        if (opening.find("format=\"binary\"") == std::string::npos ||
+            data.find("</DataArray>") != std::string::npos)
+          position = start;
+        else
+          {
+            lines.emplace_back(start, start + data.size());
+            names.push_back(opening);
+          }
+      }
+    std::vector<std::vector<unsigned char>> bytes(lines.size());
+    dealii::parallel::apply_to_subranges(
+      std::size_t(0),
+      lines.size(),
+      [&](const std::size_t first, const std::size_t stop) {
+        for (std::size_t i = first; i < stop; ++i)
+          bytes[i] = decode_array(text.data() + lines[i].first,
+                                  lines[i].second - lines[i].first,
+                                  names[i]);
+      },
+      1);
+    std::vector<std::size_t> sizes;
+    for (const auto &b : bytes)
+      sizes.push_back(b.size());
+    const std::vector<std::string> data = encode_arrays(
+      sizes,
+      [&](const std::size_t    a,
+          const std::size_t    begin,
+          const std::size_t    end,
+          unsigned char *const to) {
+        std::memcpy(to, bytes[a].data() + begin, end - begin);
+      },
+      AppUtilities::zlib_level(flags.compression_level));
+
+    write_file(path, [&](std::ostream &file) {
+      std::size_t written = 0;
+      for (std::size_t i = 0; i < lines.size(); ++i)
+        {
+          file.write(text.data() + written, lines[i].first - written);
+          file.write(data[i].data(), data[i].size());
+          written = lines[i].second;
+        }
+      file.write(text.data() + written, text.size() - written);
+    });
+  }
 
   template <int dim>
   SnapshotWriter<dim>::SnapshotWriter(
@@ -206,9 +570,10 @@ namespace AppUtilities
         changed.notify_all();
         run();
       });
+    callback_worker = std::thread([this]() {
+      run_callbacks();
+    });
   }
-
-
 
   template <int dim>
   void
@@ -380,8 +745,6 @@ namespace AppUtilities
       }
   }
 
-
-
   template <int dim>
   SnapshotWriter<dim>::~SnapshotWriter()
   {
@@ -391,6 +754,7 @@ namespace AppUtilities
     }
     changed.notify_all();
     worker.join();
+    callback_worker.join();
     if (error && !error_thrown)
       try
         {
@@ -405,8 +769,6 @@ namespace AppUtilities
           std::cerr << "SnapshotWriter: a snapshot failed." << std::endl;
         }
   }
-
-
 
   template <int dim>
   std::string
@@ -424,28 +786,48 @@ namespace AppUtilities
     if (header_has_date)
       text += " on " + dealii::Utilities::System::get_time() + " at " +
               dealii::Utilities::System::get_date() + header_after_date;
-    std::vector<float> values;
+    std::vector<std::size_t> sizes;
     for (const Array &array : arrays)
-      {
-        text += array.opening;
-        values.resize(array.sources.size());
-        for (std::size_t k = 0; k < values.size(); ++k)
+      sizes.push_back(array.sources.size() * sizeof(float));
+    // The conversion to float runs on the compressing threads, block by
+    // block.
+    const std::vector<std::string> data = encode_arrays(
+      sizes,
+      [&](const std::size_t    a,
+          const std::size_t    begin,
+          const std::size_t    end,
+          unsigned char *const out) {
+        const std::vector<Source> &sources = arrays[a].sources;
+        for (std::size_t k = begin / sizeof(float); k < end / sizeof(float);
+             ++k)
           {
-            const Source &s = array.sources[k];
-            values[k]       = s.input == no_input ?
-                                0.f :
-                                float(s.from_sum ? inputs[s.input][s.index] + 0.0 :
-                                                   inputs[s.input][s.index]);
+            const Source &s = sources[k];
+            const float   value =
+              s.input == no_input ?
+                  0.f :
+                  float(s.from_sum ? inputs[s.input][s.index] + 0.0 :
+                                     inputs[s.input][s.index]);
+            std::memcpy(out + (k * sizeof(float) - begin),
+                        &value,
+                        sizeof(float));
           }
-        append_compressed_block(values, zlib_level, text);
+      },
+      zlib_level);
+    std::size_t length = text.size() + trailer.size();
+    for (std::size_t a = 0; a < arrays.size(); ++a)
+      length += arrays[a].opening.size() + data[a].size() + 1 +
+                arrays[a].closing.size();
+    text.reserve(length);
+    for (std::size_t a = 0; a < arrays.size(); ++a)
+      {
+        text += arrays[a].opening;
+        text += data[a];
         text += '\n';
-        text += array.closing;
+        text += arrays[a].closing;
       }
     text += trailer;
     return text;
   }
-
-
 
   template <int dim>
   void
@@ -457,8 +839,6 @@ namespace AppUtilities
         std::rethrow_exception(error);
       }
   }
-
-
 
   template <int dim>
   void
@@ -480,8 +860,6 @@ namespace AppUtilities
                     "."));
   }
 
-
-
   template <int dim>
   void
   SnapshotWriter<dim>::write(const std::string               &path,
@@ -502,20 +880,17 @@ namespace AppUtilities
     changed.notify_all();
   }
 
-
-
   template <int dim>
   void
   SnapshotWriter<dim>::flush()
   {
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&]() {
-      return prepared && queue.empty() && !busy;
+      return prepared && queue.empty() && !busy && callbacks.empty() &&
+             !calling;
     });
     throw_pending_error();
   }
-
-
 
   template <int dim>
   void
@@ -528,7 +903,11 @@ namespace AppUtilities
           return stopping || !queue.empty();
         });
         if (queue.empty())
-          return;
+          {
+            worker_done = true;
+            changed.notify_all();
+            return;
+          }
         Job job = std::move(queue.front());
         queue.pop_front();
         // After an error the series stops: a later file would suggest that
@@ -552,14 +931,23 @@ namespace AppUtilities
             write_file(job.path, [&](std::ostream &out) {
               out.write(text.data(), text.size());
             });
-            if (job.after)
-              job.after();
           }
         catch (...)
           {
             failure = std::current_exception();
           }
         lock.lock();
+        // The callback goes to the second thread, so that the next
+        // snapshot is encoded while it runs.
+        if (!failure && job.after)
+          {
+            changed.wait(lock, [&]() {
+              return error || callbacks.size() < 2;
+            });
+            if (!error)
+              callbacks.push_back(std::move(job.after));
+            changed.notify_all();
+          }
         busy = false;
         if (failure && !error)
           error = failure;
@@ -567,8 +955,57 @@ namespace AppUtilities
       }
   }
 
-
+  template <int dim>
+  void
+  SnapshotWriter<dim>::run_callbacks()
+  {
+    // The callbacks of files written before a later file failed still run
+    // (their records name complete files); after a callback failed, none.
+    bool                         failed = false;
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true)
+      {
+        changed.wait(lock, [&]() {
+          return worker_done || !callbacks.empty();
+        });
+        if (callbacks.empty())
+          return;
+        std::function<void()> callback = std::move(callbacks.front());
+        callbacks.pop_front();
+        if (failed)
+          {
+            changed.notify_all();
+            continue;
+          }
+        calling = true;
+        lock.unlock();
+        std::exception_ptr failure;
+        try
+          {
+            callback();
+          }
+        catch (...)
+          {
+            failure = std::current_exception();
+          }
+        callback = nullptr;
+        lock.lock();
+        calling = false;
+        failed  = failed || failure;
+        if (failure && !error)
+          error = failure;
+        changed.notify_all();
+      }
+  }
 
   template class SnapshotWriter<2>;
   template class SnapshotWriter<3>;
+  template void
+  write_vtu(dealii::DataOut<2> &,
+            const dealii::DataOutBase::VtkFlags &,
+            const std::string &);
+  template void
+  write_vtu(dealii::DataOut<3> &,
+            const dealii::DataOutBase::VtkFlags &,
+            const std::string &);
 } // namespace AppUtilities

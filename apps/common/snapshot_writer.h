@@ -21,15 +21,64 @@
 namespace AppUtilities
 {
   /**
+   * Writes @p data_out as a VTU file @p path (through
+   * AppUtilities::write_file) holding what DataOut::write_vtu() writes with
+   * @p flags: the same text and the same decoded data, with arrays larger
+   * than 64 KiB compressed in blocks on the threads of deal.II's task
+   * scheduler (MultithreadInfo::n_threads()) into one zlib stream each, so
+   * that their compressed bytes may differ from DataOut's. Patches must be
+   * built. DataOut writes the file uncompressed, with @p flags otherwise,
+   * before the arrays are compressed here; @p flags are then the flags of
+   * @p data_out (for a .pvtu record, say).
+   */
+  template <int dim>
+  void
+  write_vtu(dealii::DataOut<dim>                &data_out,
+            const dealii::DataOutBase::VtkFlags &flags,
+            const std::string                   &path);
+
+  /**
+   * One zlib stream (RFC 1950) of the @p n bytes at @p data, at zlib level
+   * @p level (0 to 9, or Z_DEFAULT_COMPRESSION = -1): compress2()'s bytes
+   * up to 64 KiB; above, 64 KiB blocks deflated on the threads of deal.II's
+   * task scheduler (MultithreadInfo::n_threads()) and joined into one
+   * stream, which any zlib reader expands to the same bytes.
+   */
+  std::vector<unsigned char>
+  zlib_compress(const unsigned char *data, std::size_t n, int level);
+
+  /// One DataArray of a VTU file: its opening tag and its decoded bytes.
+  struct VtuDataArray
+  {
+    std::string                opening;
+    std::vector<unsigned char> bytes;
+  };
+
+  /**
+   * The binary DataArrays of the VTU text @p vtu, in the order of the file,
+   * decoded from deal.II's compressed format (one zlib stream per array, as
+   * DataOut and this file's writers write them), e.g. to compare the content
+   * of two files whose compressed bytes differ. Throws, naming the array,
+   * on anything else.
+   */
+  std::vector<VtuDataArray>
+  read_vtu_data_arrays(const std::string &vtu);
+
+  /**
    * Writes a series of VTU files on a mesh that does not change, off the
    * caller's critical path, each file byte for byte the one deal.II's
    * DataOut::write_vtu() writes for the same data (the date line of the
-   * header holds the time of writing, as DataOut's does).
+   * header holds the time of writing, as DataOut's does) where each data
+   * array fits one block (64 KiB); larger arrays are compressed block by
+   * block on several threads into one zlib stream, whose bytes decode to
+   * DataOut's data (see write_vtu()).
    *
    * The geometry and the connectivity (points, cells, offsets, types,
    * compressed and encoded) depend on the mesh only: they are written by
    * DataOut once, at construction. A snapshot then only converts its point
-   * data to float, compresses and encodes them, on a thread of its own.
+   * data to float, compresses and encodes them, on a thread of its own
+   * that spreads the work over the threads of deal.II's task scheduler
+   * (MultithreadInfo::n_threads()).
    *
    * The caller describes a snapshot as a list of input vectors (DoF vectors,
    * cell vectors) and a function @p configure that hands them to a DataOut
@@ -48,11 +97,15 @@ namespace AppUtilities
    *
    * write() queues a snapshot and returns; at most two wait (the one being
    * written and one more), so a caller that produces snapshots faster than
-   * the disk takes them waits only when both places are taken. Each file is
-   * written through AppUtilities::write_file: "<path>.partial", then renamed.
-   * An error on the writer thread (a full disk, a missing directory) stops
-   * the writing of later snapshots and is thrown, with the file's name and
-   * the reason, by the next write() or by flush().
+   * the disk takes them waits only when both places are taken. Each
+   * snapshot's @p after callback (a .pvd record, an image) runs on a second
+   * thread, in the order of the snapshots, while the next snapshot is
+   * encoded; at most two callbacks wait there. The memory held is thus at
+   * most two snapshots' inputs and two callbacks with what they captured. Each
+   * file is written through AppUtilities::write_file: "<path>.partial", then
+   * renamed. An error on the writer thread (a full disk, a missing directory)
+   * stops the writing of later snapshots and is thrown, with the file's name
+   * and the reason, by the next write() or by flush().
    */
   template <int dim>
   class SnapshotWriter
@@ -86,8 +139,9 @@ namespace AppUtilities
 
     /**
      * Queue the snapshot @p inputs for the file @p path; @p after runs on
-     * the writer thread once the file is complete under its name (e.g. to
-     * write a .pvd record that names only complete files). @p complete, if
+     * the writer's second thread once the file is complete under its name,
+     * after the callbacks of earlier snapshots (e.g. to write a .pvd record
+     * that names only complete files). @p complete, if
      * given, runs on the writer thread first and may fill inputs given
      * empty; it must only read what does not change during the run. Waits
      * while two snapshots are queued. Throws the error of an earlier
@@ -100,7 +154,8 @@ namespace AppUtilities
           std::function<void()>            after    = {},
           Complete                         complete = {});
 
-    /// Wait until every queued snapshot is written; throw the first error.
+    /// Wait until every queued snapshot is written and its callback has
+    /// run; throw the first error.
     void
     flush();
 
@@ -144,6 +199,10 @@ namespace AppUtilities
     void
     run();
 
+    /// The second thread: runs the callbacks of written files in order.
+    void
+    run_callbacks();
+
     void
     throw_pending_error();
 
@@ -172,9 +231,14 @@ namespace AppUtilities
     std::deque<Job>    queue;
     bool               busy     = false;
     bool               stopping = false;
-    std::exception_ptr error;
-    bool               error_thrown = false;
-    std::thread        worker;
+    // The callbacks of written files, and whether one runs.
+    std::deque<std::function<void()>> callbacks;
+    bool                              calling     = false;
+    bool                              worker_done = false;
+    std::exception_ptr                error;
+    bool                              error_thrown = false;
+    std::thread                       worker;
+    std::thread                       callback_worker;
   };
 } // namespace AppUtilities
 

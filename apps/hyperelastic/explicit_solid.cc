@@ -474,7 +474,7 @@ namespace Hyperelastic
                                           in[1]);
             data_out.build_patches(*output->discretization.mapping);
           },
-          DataOutBase::VtkFlags());
+          vtk_flags(o));
       }
     std::vector<double> u(output_state_entry.size()), v(u.size());
     for (unsigned int dof = 0; dof < u.size(); ++dof)

@@ -871,6 +871,8 @@ namespace Hyperelastic
       "to force_displacement.csv and force_displacement.png (the first "
       "prescribed displacement's region, else the load region). auto: on "
       "with rollers or prescribed displacements.");
+    // Outputs are written while the time loop runs: favour speed over size.
+    AppUtilities::declare_compression_entry(prm, "best speed");
     prm.leave_subsection();
   }
 
@@ -885,6 +887,7 @@ namespace Hyperelastic
     output_interval = prm.get_integer("Output interval");
     screen_interval = prm.get_integer("Screen interval");
     force_trace     = prm.get("Force trace");
+    compression     = AppUtilities::parse_compression_entry(prm);
     prm.leave_subsection();
   }
 

@@ -2,6 +2,7 @@
 #ifndef hyperelastic_parameters_h
 #define hyperelastic_parameters_h
 
+#include <deal.II/base/data_out_base.h>
 #include <deal.II/base/parameter_handler.h>
 #include <deal.II/base/point.h>
 
@@ -238,6 +239,8 @@ namespace Hyperelastic
       /// curve in trace.csv and trace.png (auto: with rollers or
       /// prescribed displacements).
       std::string force_trace;
+      /// zlib level of the VTU files' data arrays.
+      DataOutBase::VtkFlags::ZlibCompressionLevel compression;
 
       static void
       declare_parameters(ParameterHandler &prm);

@@ -330,6 +330,15 @@ namespace Hyperelastic
                                 const VectorType    &u,
                                 const VectorType    &v);
 
+  /// The VTU flags of the output files: the level of 'Output/Compression'.
+  inline DataOutBase::VtkFlags
+  vtk_flags(const Parameters::Output &output)
+  {
+    DataOutBase::VtkFlags flags;
+    flags.compression_level = output.compression;
+    return flags;
+  }
+
   /// Adds the cell fields "J" and "von_Mises_stress".
   void
   add_J_and_von_mises(DataOut<3>           &data_out,

@@ -391,7 +391,7 @@ namespace Hyperelastic
               add_J_and_von_mises(data_out, in[2], in[3]);
               data_out.build_patches(*mapping);
             },
-            DataOutBase::VtkFlags());
+            vtk_flags(o));
         std::ostringstream name;
         name << o.base_name << '-' << std::setw(5) << std::setfill('0')
              << step_number << ".vtu";
@@ -504,12 +504,11 @@ namespace Hyperelastic
       throw_if_any_rank(message);
     };
     write_collectively([&]() {
-      AppUtilities::write_file(o.directory + "/" +
-                                 piece_name(Utilities::MPI::this_mpi_process(
-                                   communicator)),
-                               [&](std::ostream &out) {
-                                 data_out.write_vtu(out);
-                               });
+      AppUtilities::write_vtu(data_out,
+                              vtk_flags(o),
+                              o.directory + "/" +
+                                piece_name(Utilities::MPI::this_mpi_process(
+                                  communicator)));
     });
     write_collectively([&]() {
       if (!root)

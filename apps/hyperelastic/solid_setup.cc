@@ -65,6 +65,9 @@ namespace Hyperelastic
 
   ImplicitSolid::~ImplicitSolid()
   {
+    // The writer's threads compute cell fields from the DoFHandler: they
+    // end (after the snapshots queued, or at once after an error) first.
+    snapshot_writer.reset();
     // The DoFHandler lets go of the triangulation before it goes.
     dof_handler.clear();
   }

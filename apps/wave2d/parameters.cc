@@ -384,6 +384,8 @@ namespace Wave2D
                       "5",
                       Patterns::Double(0.),
                       "Seconds of wall time between progress lines.");
+    // Snapshots of large models are written often: favour speed over size.
+    AppUtilities::declare_compression_entry(prm, "best speed");
     prm.leave_subsection();
   }
 
@@ -397,6 +399,7 @@ namespace Wave2D
     snapshot_interval = prm.get_integer("Snapshot interval");
     snapshot_images   = prm.get_bool("Snapshot images");
     progress_interval = prm.get_double("Progress interval");
+    compression       = AppUtilities::parse_compression_entry(prm);
     prm.leave_subsection();
   }
 

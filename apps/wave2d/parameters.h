@@ -2,6 +2,7 @@
 #ifndef wave2d_parameters_h
 #define wave2d_parameters_h
 
+#include <deal.II/base/data_out_base.h>
 #include <deal.II/base/parameter_handler.h>
 
 #include <array>
@@ -101,6 +102,8 @@ namespace Wave2D
       unsigned int snapshot_interval;
       bool         snapshot_images;
       double       progress_interval;
+      /// zlib level of the snapshots' data arrays.
+      dealii::DataOutBase::VtkFlags::ZlibCompressionLevel compression;
       void
       declare(dealii::ParameterHandler &prm);
       void

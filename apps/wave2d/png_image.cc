@@ -2,6 +2,7 @@
 #include "png_image.h"
 
 #include <deal.II/base/exceptions.h>
+#include <deal.II/base/parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "../common/app_utilities.h"
+#include "../common/snapshot_writer.h"
 #include <zlib.h>
 
 namespace Wave2D
@@ -198,7 +200,9 @@ namespace Wave2D
 
   void
   Image::triangle(const std::array<double, 6> &p,
-                  const std::array<double, 3> &v)
+                  const std::array<double, 3> &v,
+                  const int                    first_row,
+                  const int                    end_row)
   {
     const double x_min = std::floor(std::min({p[0], p[2], p[4]})),
                  x_max = std::ceil(std::max({p[0], p[2], p[4]})),
@@ -208,7 +212,9 @@ namespace Wave2D
       (p[2] - p[0]) * (p[5] - p[1]) - (p[4] - p[0]) * (p[3] - p[1]);
     if (std::abs(det) < 1e-12)
       return;
-    for (int y = int(y_min); y <= int(y_max); ++y)
+    for (int y = std::max(int(y_min), first_row);
+         y <= std::min(int(y_max), end_row - 1);
+         ++y)
       for (int x = int(x_min); x <= int(x_max); ++x)
         {
           const double px = x + 0.5, py = y + 0.5;
@@ -236,12 +242,9 @@ namespace Wave2D
                    pixels.begin() + 3 * std::size_t(y) * w,
                    pixels.begin() + 3 * std::size_t(y + 1) * w);
       }
-    uLongf                    size = compressBound(raw.size());
-    std::vector<std::uint8_t> compressed(size);
-    AssertThrow(
-      compress2(compressed.data(), &size, raw.data(), raw.size(), 6) == Z_OK,
-      dealii::ExcMessage("zlib could not compress " + filename));
-    compressed.resize(size);
+    // Large images are compressed on several threads.
+    const std::vector<std::uint8_t> compressed =
+      AppUtilities::zlib_compress(raw.data(), raw.size(), 6);
 
     std::ostringstream out;
     const auto         put32 = [&](std::vector<std::uint8_t> &b,
@@ -411,17 +414,36 @@ namespace Wave2D
       return height - margin -
              (mesh.coordinates[2 * n + 1] - box[1]) * pixels_per_metre;
     };
+    std::vector<double> x(mesh.n_nodes), y(mesh.n_nodes);
+    for (unsigned int i = 0; i < mesh.n_nodes; ++i)
+      {
+        x[i] = X(i);
+        y[i] = Y(i);
+      }
+    // Bands of rows on the task threads, each drawing the cells in order:
+    // every pixel ends as the last cell over it colours it, as in one pass.
     const unsigned int nv = mesh.nodes_per_cell;
-    for (unsigned int c = 0; c < mesh.n_cells(); ++c)
-      for (unsigned int t = 0; t + 2 < nv; ++t)
-        {
-          const unsigned int a = mesh.cells[c * nv],
-                             b = mesh.cells[c * nv + t + 1],
-                             d = mesh.cells[c * nv + t + 2];
-          image.triangle(
-            {{X(a), Y(a), X(b), Y(b), X(d), Y(d)}},
-            {{magnitude[a] / top, magnitude[b] / top, magnitude[d] / top}});
-        }
+    dealii::parallel::apply_to_subranges(
+      0,
+      height,
+      [&](const int first_row, const int end_row) {
+        for (unsigned int c = 0; c < mesh.n_cells(); ++c)
+          for (unsigned int t = 0; t + 2 < nv; ++t)
+            {
+              const unsigned int a = mesh.cells[c * nv],
+                                 b = mesh.cells[c * nv + t + 1],
+                                 d = mesh.cells[c * nv + t + 2];
+              if (std::max({y[a], y[b], y[d]}) < first_row - 1 ||
+                  std::min({y[a], y[b], y[d]}) > end_row + 1)
+                continue;
+              image.triangle(
+                {{x[a], y[a], x[b], y[b], x[d], y[d]}},
+                {{magnitude[a] / top, magnitude[b] / top, magnitude[d] / top}},
+                first_row,
+                end_row);
+            }
+      },
+      16);
     image.text(margin,
                10,
                title + "  |u| from 0 to " + short_number(top) + " m",

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -45,9 +46,14 @@ namespace Wave2D
          const int          scale = 2);
 
     /// Fill a triangle (pixel coordinates) with colors interpolated from
-    /// values at its corners through the colormap of color_map().
+    /// values at its corners through the colormap of color_map(), in the
+    /// rows [@p first_row, @p end_row) only, so that bands of rows can be
+    /// filled on separate threads.
     void
-    triangle(const std::array<double, 6> &xy, const std::array<double, 3> &v);
+    triangle(const std::array<double, 6> &xy,
+             const std::array<double, 3> &v,
+             const int                    first_row = 0,
+             const int end_row = std::numeric_limits<int>::max());
 
     /// Throws if the file cannot be written.
     void

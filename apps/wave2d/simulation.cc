@@ -660,15 +660,7 @@ namespace Wave2D
 
     Vector<double> displacement;
     discretization.nodal_to_dof_vector(u, displacement);
-    const unsigned int  n_cells = tria.n_active_cells();
-    std::vector<double> material(n_cells), damping(n_cells);
-    for (const auto &cell : tria.active_cell_iterators())
-      {
-        material[cell->active_cell_index()] = cell->material_id();
-        // The field is float in the file: the value DataOut writes.
-        damping[cell->active_cell_index()] =
-          float(mesh.cell_extra_damping[cell->active_cell_index()]);
-      }
+    const unsigned int n_cells = tria.n_active_cells();
     if (!snapshot_writer)
       {
         const auto configure = [this](DataOut<2> &data_out,
@@ -686,10 +678,8 @@ namespace Wave2D
           data_out.add_data_vector(in[2], "absorbing_damping");
           data_out.build_patches(discretization.get_mapping());
         };
-        // Snapshots of large models are written often: favour speed over
-        // size.
         DataOutBase::VtkFlags flags;
-        flags.compression_level = DataOutBase::VtkFlags::best_speed;
+        flags.compression_level = parameters.output.compression;
         snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<2>>(
           std::vector<std::size_t>{displacement.size(), n_cells, n_cells},
           configure,
@@ -716,9 +706,7 @@ namespace Wave2D
     // follows its file on the writer's thread.
     snapshot_writer->write(
       directory + base + ".vtu",
-      {std::vector<double>(displacement.begin(), displacement.end()),
-       std::move(material),
-       std::move(damping)},
+      {std::vector<double>(displacement.begin(), displacement.end()), {}, {}},
       [this,
        directory,
        records,
@@ -732,6 +720,19 @@ namespace Wave2D
         // The mesh outlives the writer, a member declared after it.
         if (!image.empty())
           render_field(image, mesh, u, 0, title);
+      },
+      // The cell fields depend on the fixed mesh only: they are filled on
+      // the writer's thread, off the time loop.
+      [this, n_cells](std::vector<std::vector<double>> &in) {
+        in[1].resize(n_cells);
+        in[2].resize(n_cells);
+        for (const auto &cell : tria.active_cell_iterators())
+          {
+            in[1][cell->active_cell_index()] = cell->material_id();
+            // The field is float in the file: the value DataOut writes.
+            in[2][cell->active_cell_index()] =
+              float(mesh.cell_extra_damping[cell->active_cell_index()]);
+          }
       });
     snapshots = records;
   }
