@@ -953,8 +953,10 @@ namespace Hyperelastic
         check_intervals(
           static_cast<unsigned int>(
             std::min<double>(n_run, std::numeric_limits<unsigned int>::max())),
-          Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0 ? std::cout :
-                                                                  elsewhere);
+          !Utilities::MPI::job_supports_mpi() ||
+              Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0 ?
+            std::cout :
+            elsewhere);
       }
   }
 
@@ -1099,7 +1101,9 @@ namespace Hyperelastic
              "cg-chebyshev, and the linear solver is " +
                solver.linear_solver +
                ". Remove the entry, or choose cg-chebyshev.");
-    if (Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD) == 1 &&
+    // Programs that embed the solver may run without MPI: one process.
+    if ((!Utilities::MPI::job_supports_mpi() ||
+         Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD) == 1) &&
         !execution.distributed_on_one_process)
       refuse({"Execution/Distributed linear algebra"},
              "it chooses the linear algebra of the MPI path, and this run is "
