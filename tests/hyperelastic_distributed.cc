@@ -22,8 +22,12 @@
 
 #include <deal.II/base/mpi.h>
 
+#include <deal.II/grid/grid_out.h>
+
 #include <array>
 #include <cmath>
+#include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -32,6 +36,7 @@
 #include <vector>
 
 #include "hyperelastic_test_utilities.h"
+#include "surface_load_problems.h"
 
 namespace
 {
@@ -173,25 +178,31 @@ namespace
     return ok;
   }
 
-  /// Runs @p prm: on all ranks with the Trilinos and the resident backend,
-  /// on rank 0 alone with both and serially, and on all ranks with each of
-  /// @p other_solvers ('Solver/Linear solver' values) on the Trilinos
-  /// backend and, but direct, on the resident one; compares the states.
+  /// Runs @p prm: on all ranks with the Trilinos and (with @p resident)
+  /// the resident backend, on rank 0 alone with both and serially, and on
+  /// all ranks with each of @p other_solvers ('Solver/Linear solver'
+  /// values) on the Trilinos backend and, but direct, on the resident one;
+  /// compares the states, and checks the Trilinos states on all ranks with
+  /// @p check_world where given.
   bool
-  run_case(const std::string              &name,
-           const std::string              &prm,
-           const std::vector<std::string> &other_solvers = {})
+  run_case(
+    const std::string                                   &name,
+    const std::string                                   &prm,
+    const std::vector<std::string>                      &other_solvers = {},
+    const bool                                           resident      = true,
+    const std::function<bool(const Diagnostics &world)> &check_world   = {})
   {
     const unsigned int rank = Utilities::MPI::this_mpi_process(MPI_COMM_WORLD);
     const unsigned int n_ranks =
       Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD);
     const Diagnostics world = run_distributed(prm, MPI_COMM_WORLD);
     const Diagnostics world_resident =
-      run_distributed(prm, MPI_COMM_WORLD, "resident");
+      resident ? run_distributed(prm, MPI_COMM_WORLD, "resident") :
+                 Diagnostics();
     std::vector<std::pair<std::string, Diagnostics>> world_other;
     for (const std::string &solver : other_solvers)
       for (const std::string algebra : {"trilinos", "resident"})
-        if (solver != "direct" || algebra == "trilinos")
+        if (algebra == "trilinos" || (resident && solver != "direct"))
           world_other.emplace_back(
             algebra + " backend with " + solver,
             run_distributed(prm + "subsection Solver\n  set Linear solver = " +
@@ -213,13 +224,16 @@ namespace
         ok =
           same_state(name + ", " + ranks + " against serial", serial, world) &&
           ok;
-        ok = same_state(name +
-                          ", resident backend (host storage) against "
-                          "Trilinos on " +
-                          ranks,
-                        world,
-                        world_resident) &&
-             ok;
+        if (resident)
+          ok = same_state(name +
+                            ", resident backend (host storage) against "
+                            "Trilinos on " +
+                            ranks,
+                          world,
+                          world_resident) &&
+               ok;
+        if (check_world)
+          ok = check_world(world) && ok;
         for (const auto &[what, other] : world_other)
           ok = same_state(name + ", " + what + " on " + ranks +
                             " against serial Jacobi-CG",
@@ -231,13 +245,12 @@ namespace
         if (n_ranks > 1)
           {
             const Diagnostics one = run_distributed(prm, self);
-            const Diagnostics one_resident =
-              run_distributed(prm, self, "resident");
-            ok = same_state(name + ", resident backend (host storage) "
-                                   "against Trilinos on 1 rank",
-                            one,
-                            one_resident) &&
-                 ok;
+            if (resident)
+              ok = same_state(name + ", resident backend (host storage) "
+                                     "against Trilinos on 1 rank",
+                              one,
+                              run_distributed(prm, self, "resident")) &&
+                   ok;
             ok =
               same_state(name + ", 1 rank against serial", serial, one) && ok;
             ok =
@@ -252,6 +265,97 @@ namespace
           }
       }
     return Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
+  }
+  /**
+   * The block [0, 2] x [0, 1] x [0, 1] on rollers on its planes X_c = 0
+   * (boundary ids 0, 2, 4), with a level of local refinement (hanging
+   * nodes), under the dead traction (T t, 0, 0) on its face X = 2
+   * (boundary id 1), quasi-static.
+   */
+  constexpr double block_traction = 0.3;
+
+  std::string
+  traction_block()
+  {
+    std::ostringstream prm;
+    prm << "subsection Geometry\n  set Bar size = 2, 1, 1\n"
+           "  set Subdivisions = 4, 2, 2\n  set Cell type = hexahedra\n"
+           "  set Local refinement steps = 1\nend\n"
+           "subsection Material\n  set Shear modulus = "
+        << Testing::mu << "\n  set Lame lambda = " << Testing::lambda
+        << "\nend\n"
+           "subsection Boundary conditions\n  set Fixed boundary ids =\n"
+           "  set Load region =\n  set Load = 0, 0, 0\n"
+           "  set Rollers = 0: x; 2: y; 4: z\nend\n"
+           "subsection Surface loads\n  set Traction boundary ids = 1\n"
+           "  set Traction = "
+        << block_traction
+        << ", 0, 0\n  set Traction time function = t\nend\n"
+           "subsection Time\n  set Mode = quasi-static\n"
+           "  set Time step = 0.1\n  set End time = 1\nend\n"
+        << solver_entries();
+    return prm.str();
+  }
+
+  /// Whether the block's states are the homogeneous uniaxial state of the
+  /// traction at t = 1 (stretches from Testing::uniaxial_stretches()):
+  /// the consistent nodal forces give it exactly on any mesh, an equal
+  /// share per node does not.
+  bool
+  is_uniaxial_state(const Diagnostics &world)
+  {
+    const auto [l1, l2] = Testing::uniaxial_stretches(block_traction);
+    double error = 0, scale = 0;
+    for (const auto &[key, state] : world.states)
+      {
+        const Point<3>     X(key[0] * 1e-8, key[1] * 1e-8, key[2] * 1e-8);
+        const Tensor<1, 3> exact(
+          {(l1 - 1) * X[0], (l2 - 1) * X[1], (l2 - 1) * X[2]});
+        error = std::max(error, (state.first - exact).norm());
+        scale = std::max(scale, exact.norm());
+      }
+    const bool pass = error <= tolerance * scale && !world.states.empty();
+    std::cout << (pass ? "  ok   " : "  FAIL ")
+              << "dead traction block: the nodal displacements differ from "
+                 "the homogeneous uniaxial state by "
+              << error << " (scale " << scale << ", allowed "
+              << tolerance * scale << ")" << std::endl;
+    return pass;
+  }
+
+  /**
+   * The quarter ring 1 <= R <= 2 of Testing::make_quarter_cylinder(), one
+   * layer of thickness 0.2, in a Gmsh file with boundary ids: 1 the inner
+   * face, 2 the outer, 3 the plane X = 0, 4 the plane Y = 0, 5 the planes
+   * Z = 0 and Z = 0.2. Written by rank 0; returns its name.
+   */
+  std::string
+  write_quarter_cylinder()
+  {
+    const std::string path = "hyperelastic_distributed_cylinder.msh";
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+      {
+        Triangulation<3> triangulation;
+        Testing::make_quarter_cylinder(triangulation, 1);
+        for (const auto &face : triangulation.active_face_iterators())
+          if (face->at_boundary())
+            {
+              const Point<3> c = face->center();
+              face->set_boundary_id(
+                std::abs(c[2]) < 1e-10 || std::abs(c[2] - 0.2) < 1e-10 ? 5 :
+                std::abs(c[0]) < 1e-10                                 ? 3 :
+                std::abs(c[1]) < 1e-10                                 ? 4 :
+                std::hypot(c[0], c[1]) < 1.5                           ? 1 :
+                                                                         2);
+            }
+        GridOut grid_out;
+        grid_out.set_flags(GridOutFlags::Msh(true));
+        std::ofstream out(path);
+        grid_out.write_msh(triangulation, out);
+        AssertThrow(out.good(), ExcMessage("Cannot write " + path + "."));
+      }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return path;
   }
 } // namespace
 
@@ -315,6 +419,37 @@ main(int argc, char *argv[])
       ok = run_case("tetrahedra",
                     bar + "  set Cell type = tetrahedra\nend\n" +
                       solver_entries()) &&
+           ok;
+      // Surface loads: the dead traction's nodal forces summed over the
+      // ranks' faces (both backends), and the follower pressure's forces
+      // and load stiffness added on the rows' owners, solved by Trilinos'
+      // direct solver (LU: the tangent is not symmetric; 'Linear solver'
+      // = auto must choose it).
+      ok = run_case("dead traction on a block on rollers",
+                    traction_block(),
+                    {},
+                    true,
+                    is_uniaxial_state) &&
+           ok;
+      ok = run_case("thick cylinder under an internal follower pressure",
+                    "subsection Geometry\n  set Mesh file = " +
+                      write_quarter_cylinder() +
+                      "\nend\n"
+                      "subsection Material\n  set Shear modulus = 1\n"
+                      "  set Lame lambda = 1.5\nend\n"
+                      "subsection Boundary conditions\n"
+                      "  set Fixed boundary ids =\n  set Load region =\n"
+                      "  set Load = 0, 0, 0\n"
+                      "  set Rollers = 3: x; 4: y; 5: z\nend\n"
+                      "subsection Surface loads\n"
+                      "  set Pressure boundary ids = 1\n"
+                      "  set Pressure = 0.3\n"
+                      "  set Pressure time function = t\nend\n"
+                      "subsection Time\n  set Mode = quasi-static\n"
+                      "  set Time step = 0.1\n  set End time = 1\nend\n" +
+                      solver_entries(),
+                    {},
+                    false) &&
            ok;
       if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
         std::cout << (ok ? "PASSED" : "FAILED") << std::endl;

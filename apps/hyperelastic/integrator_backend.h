@@ -211,27 +211,6 @@ namespace Hyperelastic
 
 
 
-  /// Why a backend named @p backend refuses 'Surface loads'.
-  inline std::string
-  surface_loads_not_applied(const std::string &backend)
-  {
-    return "The 'Surface loads' entries (traction or pressure) are applied "
-           "by the host and device backends of one MPI process; the " +
-           backend +
-           " backend does not apply them. Run on one MPI process, or clear "
-           "the 'Surface loads' boundary ids and regions.";
-  }
-
-  /// Refuses surface loads in a backend that does not apply them.
-  inline void
-  refuse_surface_loads(const BackendData &data, const std::string &backend)
-  {
-    if (data.surface_loads.has_traction() || data.surface_loads.has_pressure())
-      throw_message(surface_loads_not_applied(backend));
-  }
-
-
-
   /// The device assembly method and its choices that @p data asks for.
   inline void
   set_device_method(const BackendData             &data,
