@@ -268,9 +268,8 @@ namespace
   }
   /**
    * The block [0, 2] x [0, 1] x [0, 1] on rollers on its planes X_c = 0
-   * (boundary ids 0, 2, 4), with a level of local refinement (hanging
-   * nodes), under the dead traction (T t, 0, 0) on its face X = 2
-   * (boundary id 1), quasi-static.
+   * (boundary ids 0, 2, 4), under the dead traction (T t, 0, 0) on its face X =
+   * 2 (boundary id 1), quasi-static.
    */
   constexpr double block_traction = 0.3;
 
@@ -280,7 +279,7 @@ namespace
     std::ostringstream prm;
     prm << "subsection Geometry\n  set Bar size = 2, 1, 1\n"
            "  set Subdivisions = 4, 2, 2\n  set Cell type = hexahedra\n"
-           "  set Local refinement steps = 1\nend\n"
+           "end\n"
            "subsection Material\n  set Shear modulus = "
         << Testing::mu << "\n  set Lame lambda = " << Testing::lambda
         << "\nend\n"
@@ -447,6 +446,26 @@ main(int argc, char *argv[])
                       "  set Pressure time function = t\nend\n"
                       "subsection Time\n  set Mode = quasi-static\n"
                       "  set Time step = 0.1\n  set End time = 1\nend\n" +
+                      solver_entries(),
+                    {},
+                    false) &&
+           ok;
+      // The pressure on the bar's top face, clamped at X = 0 with a level
+      // of local refinement there: hanging nodes on the loaded faces.
+      ok = run_case("follower pressure on a bar with hanging nodes",
+                    "subsection Geometry\n  set Bar size = 4, 1, 1\n"
+                    "  set Subdivisions = 6, 2, 2\n"
+                    "  set Cell type = hexahedra\n"
+                    "  set Local refinement steps = 1\nend\n"
+                    "subsection Boundary conditions\n"
+                    "  set Fixed boundary ids = 0\n  set Load region =\n"
+                    "  set Load = 0, 0, 0\nend\n"
+                    "subsection Surface loads\n"
+                    "  set Pressure boundary ids = 5\n"
+                    "  set Pressure = 0.05\n"
+                    "  set Pressure time function = t\nend\n"
+                    "subsection Time\n  set Mode = quasi-static\n"
+                    "  set Time step = 0.1\n  set End time = 1\nend\n" +
                       solver_entries(),
                     {},
                     false) &&

@@ -182,8 +182,7 @@ main(int argc, char *argv[])
         "  set Time step = 0.1\n  set End time = 1\nend\n";
       const std::string traction =
         "subsection Geometry\n  set Bar size = 2, 1, 1\n"
-        "  set Subdivisions = 4, 2, 2\n  set Cell type = hexahedra\n"
-        "  set Local refinement steps = 1\nend\n"
+        "  set Subdivisions = 4, 2, 2\n  set Cell type = hexahedra\nend\n"
         "subsection Boundary conditions\n  set Fixed boundary ids =\n"
         "  set Load region =\n  set Load = 0, 0, 0\n"
         "  set Rollers = 0: x; 2: y; 4: z\nend\n"
