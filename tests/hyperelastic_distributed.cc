@@ -17,7 +17,12 @@
 // well: the Trilinos backend's (Trilinos' direct solver, deal.II's
 // Chebyshev-Jacobi and Trilinos' node-block Jacobi around CG) and the
 // resident backend's (the plugin's DistributedPreconditionedCG with
-// Chebyshev-Jacobi and point-block Jacobi). Run under mpirun (ctest runs 3
+// Chebyshev-Jacobi and point-block Jacobi). Surface loads: a block on
+// rollers under a dead traction on both backends must take the homogeneous
+// uniaxial state; a thick cylinder and a bar with hanging nodes under a
+// follower pressure on the Trilinos backend must run its direct solver
+// ('Linear solver' = auto) and give the one-process host result, and the
+// resident backend must refuse the pressure. Run under mpirun (ctest runs 3
 // ranks and 1).
 
 #include <deal.II/base/mpi.h>
@@ -61,6 +66,8 @@ namespace
     double       kinetic = 0, strain = 0;
     Tensor<1, 3> momentum, tip;
     NodalStates  states;
+    /// ImplicitSolid::backend_description().
+    std::string description;
   };
 
   // The host path with the linear algebra @p algebra (trilinos or
@@ -92,11 +99,12 @@ namespace
     for (unsigned int s = 0; s < comparison_n_steps; ++s)
       solid.do_step();
     Diagnostics d;
-    d.kinetic  = solid.kinetic_energy();
-    d.strain   = solid.strain_energy();
-    d.momentum = solid.linear_momentum();
-    d.tip      = solid.load_region_displacement();
-    d.states   = Testing::by_position(solid.gather_nodal_state(0));
+    d.description = description;
+    d.kinetic     = solid.kinetic_energy();
+    d.strain      = solid.strain_energy();
+    d.momentum    = solid.linear_momentum();
+    d.tip         = solid.load_region_displacement();
+    d.states      = Testing::by_position(solid.gather_nodal_state(0));
     return d;
   }
 
@@ -322,6 +330,53 @@ namespace
     return pass;
   }
 
+  /// Whether the Trilinos backend solved with its direct solver, which
+  /// 'Linear solver' = auto must choose for the pressure's non-symmetric
+  /// tangent.
+  bool
+  ran_direct_solver(const Diagnostics &world)
+  {
+    const bool pass =
+      world.description.find("SolverDirect") != std::string::npos;
+    std::cout << (pass ? "  ok   " : "  FAIL ")
+              << "with a pressure, 'Linear solver' = auto runs Trilinos' "
+                 "direct solver: "
+              << world.description << std::endl;
+    return pass;
+  }
+
+  /// Whether the resident backend refuses the pressure @p prm, at set-up
+  /// on every rank, with a message that names the entry to change.
+  bool
+  resident_refuses_pressure(const std::string &prm)
+  {
+    std::string message;
+    try
+      {
+        std::ostringstream log;
+        ImplicitSolid      solid(Testing::hyperelastic_parameters(
+                              prm + execution("resident")),
+                            MPI_COMM_WORLD,
+                            log);
+        solid.setup();
+      }
+    catch (const std::exception &error)
+      {
+        message = error.what();
+      }
+    const bool pass =
+      message.find("Surface loads/Pressure") != std::string::npos &&
+      message.find("Distributed linear algebra") != std::string::npos;
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+      std::cout << (pass ? "  ok   " : "  FAIL ")
+                << "the resident backend refuses the pressure naming "
+                   "'Surface loads/Pressure' and 'Distributed linear "
+                   "algebra': "
+                << (message.empty() ? "it did not refuse" : "refused")
+                << std::endl;
+    return Utilities::MPI::min(pass ? 1 : 0, MPI_COMM_WORLD) == 1;
+  }
+
   /**
    * The quarter ring 1 <= R <= 2 of Testing::make_quarter_cylinder(), one
    * layer of thickness 0.2, in a Gmsh file with boundary ids: 1 the inner
@@ -430,26 +485,29 @@ main(int argc, char *argv[])
                     true,
                     is_uniaxial_state) &&
            ok;
+      const std::string cylinder =
+        "subsection Geometry\n  set Mesh file = " + write_quarter_cylinder() +
+        "\nend\n"
+        "subsection Material\n  set Shear modulus = 1\n"
+        "  set Lame lambda = 1.5\nend\n"
+        "subsection Boundary conditions\n"
+        "  set Fixed boundary ids =\n  set Load region =\n"
+        "  set Load = 0, 0, 0\n"
+        "  set Rollers = 3: x; 4: y; 5: z\nend\n"
+        "subsection Surface loads\n"
+        "  set Pressure boundary ids = 1\n"
+        "  set Pressure = 0.3\n"
+        "  set Pressure time function = t\nend\n"
+        "subsection Time\n  set Mode = quasi-static\n"
+        "  set Time step = 0.1\n  set End time = 1\nend\n" +
+        solver_entries();
       ok = run_case("thick cylinder under an internal follower pressure",
-                    "subsection Geometry\n  set Mesh file = " +
-                      write_quarter_cylinder() +
-                      "\nend\n"
-                      "subsection Material\n  set Shear modulus = 1\n"
-                      "  set Lame lambda = 1.5\nend\n"
-                      "subsection Boundary conditions\n"
-                      "  set Fixed boundary ids =\n  set Load region =\n"
-                      "  set Load = 0, 0, 0\n"
-                      "  set Rollers = 3: x; 4: y; 5: z\nend\n"
-                      "subsection Surface loads\n"
-                      "  set Pressure boundary ids = 1\n"
-                      "  set Pressure = 0.3\n"
-                      "  set Pressure time function = t\nend\n"
-                      "subsection Time\n  set Mode = quasi-static\n"
-                      "  set Time step = 0.1\n  set End time = 1\nend\n" +
-                      solver_entries(),
+                    cylinder,
                     {},
-                    false) &&
+                    false,
+                    ran_direct_solver) &&
            ok;
+      ok = resident_refuses_pressure(cylinder) && ok;
       // The pressure on the bar's top face, clamped at X = 0 with a level
       // of local refinement there: hanging nodes on the loaded faces.
       ok = run_case("follower pressure on a bar with hanging nodes",
@@ -468,7 +526,8 @@ main(int argc, char *argv[])
                     "  set Time step = 0.1\n  set End time = 1\nend\n" +
                       solver_entries(),
                     {},
-                    false) &&
+                    false,
+                    ran_direct_solver) &&
            ok;
       if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
         std::cout << (ok ? "PASSED" : "FAILED") << std::endl;
