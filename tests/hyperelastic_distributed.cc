@@ -21,8 +21,9 @@
 // rollers under a dead traction on both backends must take the homogeneous
 // uniaxial state; a thick cylinder and a bar with hanging nodes under a
 // follower pressure on the Trilinos backend must run its direct solver
-// ('Linear solver' = auto) and give the one-process host result, and the
-// resident backend must refuse the pressure. Run under mpirun (ctest runs 3
+// ('Linear solver' = auto) and give the one-process host result, two runs
+// of the cylinder must be bitwise equal, and the resident backend must
+// refuse the pressure. Run under mpirun (ctest runs 3
 // ranks and 1).
 
 #include <deal.II/base/mpi.h>
@@ -345,6 +346,28 @@ namespace
     return pass;
   }
 
+  /// Whether two runs of @p prm on all ranks (Trilinos backend) give the
+  /// same states bit for bit: the sums over the ranks take the same order
+  /// every time.
+  bool
+  bitwise_repeatable(const std::string &name, const std::string &prm)
+  {
+    const Diagnostics first  = run_distributed(prm, MPI_COMM_WORLD);
+    const Diagnostics second = run_distributed(prm, MPI_COMM_WORLD);
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) != 0)
+      return true;
+    const auto [all_nodes_found, u_max, p_max, du, dp] =
+      Testing::nodal_difference(first.states, second.states);
+    const bool pass = all_nodes_found && !first.states.empty() && du == 0 &&
+                      dp == 0 && first.strain == second.strain;
+    std::cout << (pass ? "  ok   " : "  FAIL ") << name
+              << ": two runs on all ranks differ by " << du
+              << " in the displacement, " << dp << " in the momentum and "
+              << std::abs(first.strain - second.strain)
+              << " in the strain energy (must be 0)" << std::endl;
+    return pass;
+  }
+
   /// Whether the resident backend refuses the pressure @p prm, at set-up
   /// on every rank, with a message that names the entry to change.
   bool
@@ -508,6 +531,12 @@ main(int argc, char *argv[])
                     ran_direct_solver) &&
            ok;
       ok = resident_refuses_pressure(cylinder) && ok;
+      ok =
+        Utilities::MPI::min(
+          bitwise_repeatable("thick cylinder under a pressure", cylinder) ? 1 :
+                                                                            0,
+          MPI_COMM_WORLD) == 1 &&
+        ok;
       // The pressure on the bar's top face, clamped at X = 0 with a level
       // of local refinement there: hanging nodes on the loaded faces.
       ok = run_case("follower pressure on a bar with hanging nodes",
