@@ -21,7 +21,9 @@
 // rollers under a dead traction on both backends must take the homogeneous
 // uniaxial state; a thick cylinder and a bar with hanging nodes under a
 // follower pressure on the Trilinos backend must run its direct solver
-// ('Linear solver' = auto) and give the one-process host result, two runs
+// ('Linear solver' = auto) and give the one-process host result, as must a
+// dynamic bar under both loads (and under the traction alone on both
+// backends), two runs
 // of the cylinder must be bitwise equal, and the resident backend must
 // refuse the pressure. Run under mpirun (ctest runs 3
 // ranks and 1).
@@ -553,6 +555,32 @@ main(int argc, char *argv[])
                     "  set Pressure time function = t\nend\n"
                     "subsection Time\n  set Mode = quasi-static\n"
                     "  set Time step = 0.1\n  set End time = 1\nend\n" +
+                      solver_entries(),
+                    {},
+                    false,
+                    ran_direct_solver) &&
+           ok;
+      // Dynamic steps: the loads at the midpoint configuration and time,
+      // scaled by dt/2 as the element forces.
+      const std::string dynamic_bar =
+        bar + "  set Cell type = hexahedra\nend\n" +
+        "subsection Boundary conditions\n  set Fixed boundary ids = 0\n"
+        "  set Load region =\n  set Load = 0, 0, 0\nend\n";
+      ok = run_case("dynamic bar under a dead traction",
+                    dynamic_bar +
+                      "subsection Surface loads\n"
+                      "  set Traction boundary ids = 1\n"
+                      "  set Traction = 0.1, 0, -0.05\nend\n" +
+                      solver_entries()) &&
+           ok;
+      ok = run_case("dynamic bar under a dead traction and a pressure",
+                    dynamic_bar +
+                      "subsection Surface loads\n"
+                      "  set Traction boundary ids = 1\n"
+                      "  set Traction = 0.1, 0, -0.05\n"
+                      "  set Pressure boundary ids = 5\n"
+                      "  set Pressure = 0.05\n"
+                      "  set Pressure time function = sin(pi*t)\nend\n" +
                       solver_entries(),
                     {},
                     false,
