@@ -555,7 +555,10 @@ namespace Hyperelastic
    * SparseMatrix and MPI::Vector, deal.II's SolverCG with TrilinosWrappers::
    * PreconditionJacobi (or PreconditionBlockJacobi, or deal.II's
    * PreconditionChebyshev), or TrilinosWrappers::SolverDirect, solves, the
-   * updates run on the owned entries.
+   * updates run on the owned entries. The pressure's forces and load
+   * stiffness of the rank's faces (make_distributed_surface_load_data())
+   * go into the vector and the matrix through their compress(add), which
+   * takes rows owned elsewhere to their owners.
    */
   std::unique_ptr<IntegratorBackend>
   make_trilinos_backend(const BackendData &data);
@@ -570,7 +573,9 @@ namespace Hyperelastic
    * distribution stay there too (step_updates.h). On the device path
    * only scalars (norms, CG's results) come to the host each Newton
    * iteration, and the state when get_state() asks for it. The host
-   * storage mode runs the same loops on the CPU.
+   * storage mode runs the same loops on the CPU. It applies the dead
+   * traction and refuses the follower pressure, whose non-symmetric
+   * tangent its CGs cannot solve.
    */
   std::unique_ptr<IntegratorBackend>
   make_resident_backend(const BackendData &data);
