@@ -17,13 +17,25 @@
 // well: the Trilinos backend's (Trilinos' direct solver, deal.II's
 // Chebyshev-Jacobi and Trilinos' node-block Jacobi around CG) and the
 // resident backend's (the plugin's DistributedPreconditionedCG with
-// Chebyshev-Jacobi and point-block Jacobi). Run under mpirun (ctest runs 3
+// Chebyshev-Jacobi and point-block Jacobi). Surface loads: a block on
+// rollers under a dead traction on both backends must take the homogeneous
+// uniaxial state; a thick cylinder and a bar with hanging nodes under a
+// follower pressure on the Trilinos backend must run its direct solver
+// ('Linear solver' = auto) and give the one-process host result, as must a
+// dynamic bar under both loads (and under the traction alone on both
+// backends), two runs
+// of the cylinder must be bitwise equal, and the resident backend must
+// refuse the pressure. Run under mpirun (ctest runs 3
 // ranks and 1).
 
 #include <deal.II/base/mpi.h>
 
+#include <deal.II/grid/grid_out.h>
+
 #include <array>
 #include <cmath>
+#include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -32,6 +44,7 @@
 #include <vector>
 
 #include "hyperelastic_test_utilities.h"
+#include "surface_load_problems.h"
 
 namespace
 {
@@ -56,6 +69,8 @@ namespace
     double       kinetic = 0, strain = 0;
     Tensor<1, 3> momentum, tip;
     NodalStates  states;
+    /// ImplicitSolid::backend_description().
+    std::string description;
   };
 
   // The host path with the linear algebra @p algebra (trilinos or
@@ -87,11 +102,12 @@ namespace
     for (unsigned int s = 0; s < comparison_n_steps; ++s)
       solid.do_step();
     Diagnostics d;
-    d.kinetic  = solid.kinetic_energy();
-    d.strain   = solid.strain_energy();
-    d.momentum = solid.linear_momentum();
-    d.tip      = solid.load_region_displacement();
-    d.states   = Testing::by_position(solid.gather_nodal_state(0));
+    d.description = description;
+    d.kinetic     = solid.kinetic_energy();
+    d.strain      = solid.strain_energy();
+    d.momentum    = solid.linear_momentum();
+    d.tip         = solid.load_region_displacement();
+    d.states      = Testing::by_position(solid.gather_nodal_state(0));
     return d;
   }
 
@@ -173,25 +189,31 @@ namespace
     return ok;
   }
 
-  /// Runs @p prm: on all ranks with the Trilinos and the resident backend,
-  /// on rank 0 alone with both and serially, and on all ranks with each of
-  /// @p other_solvers ('Solver/Linear solver' values) on the Trilinos
-  /// backend and, but direct, on the resident one; compares the states.
+  /// Runs @p prm: on all ranks with the Trilinos and (with @p resident)
+  /// the resident backend, on rank 0 alone with both and serially, and on
+  /// all ranks with each of @p other_solvers ('Solver/Linear solver'
+  /// values) on the Trilinos backend and, but direct, on the resident one;
+  /// compares the states, and checks the Trilinos states on all ranks with
+  /// @p check_world where given.
   bool
-  run_case(const std::string              &name,
-           const std::string              &prm,
-           const std::vector<std::string> &other_solvers = {})
+  run_case(
+    const std::string                                   &name,
+    const std::string                                   &prm,
+    const std::vector<std::string>                      &other_solvers = {},
+    const bool                                           resident      = true,
+    const std::function<bool(const Diagnostics &world)> &check_world   = {})
   {
     const unsigned int rank = Utilities::MPI::this_mpi_process(MPI_COMM_WORLD);
     const unsigned int n_ranks =
       Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD);
     const Diagnostics world = run_distributed(prm, MPI_COMM_WORLD);
     const Diagnostics world_resident =
-      run_distributed(prm, MPI_COMM_WORLD, "resident");
+      resident ? run_distributed(prm, MPI_COMM_WORLD, "resident") :
+                 Diagnostics();
     std::vector<std::pair<std::string, Diagnostics>> world_other;
     for (const std::string &solver : other_solvers)
       for (const std::string algebra : {"trilinos", "resident"})
-        if (solver != "direct" || algebra == "trilinos")
+        if (algebra == "trilinos" || (resident && solver != "direct"))
           world_other.emplace_back(
             algebra + " backend with " + solver,
             run_distributed(prm + "subsection Solver\n  set Linear solver = " +
@@ -213,13 +235,16 @@ namespace
         ok =
           same_state(name + ", " + ranks + " against serial", serial, world) &&
           ok;
-        ok = same_state(name +
-                          ", resident backend (host storage) against "
-                          "Trilinos on " +
-                          ranks,
-                        world,
-                        world_resident) &&
-             ok;
+        if (resident)
+          ok = same_state(name +
+                            ", resident backend (host storage) against "
+                            "Trilinos on " +
+                            ranks,
+                          world,
+                          world_resident) &&
+               ok;
+        if (check_world)
+          ok = check_world(world) && ok;
         for (const auto &[what, other] : world_other)
           ok = same_state(name + ", " + what + " on " + ranks +
                             " against serial Jacobi-CG",
@@ -231,13 +256,12 @@ namespace
         if (n_ranks > 1)
           {
             const Diagnostics one = run_distributed(prm, self);
-            const Diagnostics one_resident =
-              run_distributed(prm, self, "resident");
-            ok = same_state(name + ", resident backend (host storage) "
-                                   "against Trilinos on 1 rank",
-                            one,
-                            one_resident) &&
-                 ok;
+            if (resident)
+              ok = same_state(name + ", resident backend (host storage) "
+                                     "against Trilinos on 1 rank",
+                              one,
+                              run_distributed(prm, self, "resident")) &&
+                   ok;
             ok =
               same_state(name + ", 1 rank against serial", serial, one) && ok;
             ok =
@@ -252,6 +276,165 @@ namespace
           }
       }
     return Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
+  }
+  /**
+   * The block [0, 2] x [0, 1] x [0, 1] on rollers on its planes X_c = 0
+   * (boundary ids 0, 2, 4), under the dead traction (T t, 0, 0) on its face X =
+   * 2 (boundary id 1), quasi-static.
+   */
+  constexpr double block_traction = 0.3;
+
+  std::string
+  traction_block()
+  {
+    std::ostringstream prm;
+    prm << "subsection Geometry\n  set Bar size = 2, 1, 1\n"
+           "  set Subdivisions = 4, 2, 2\n  set Cell type = hexahedra\n"
+           "end\n"
+           "subsection Material\n  set Shear modulus = "
+        << Testing::mu << "\n  set Lame lambda = " << Testing::lambda
+        << "\nend\n"
+           "subsection Boundary conditions\n  set Fixed boundary ids =\n"
+           "  set Load region =\n  set Load = 0, 0, 0\n"
+           "  set Rollers = 0: x; 2: y; 4: z\nend\n"
+           "subsection Surface loads\n  set Traction boundary ids = 1\n"
+           "  set Traction = "
+        << block_traction
+        << ", 0, 0\n  set Traction time function = t\nend\n"
+           "subsection Time\n  set Mode = quasi-static\n"
+           "  set Time step = 0.1\n  set End time = 1\nend\n"
+        << solver_entries();
+    return prm.str();
+  }
+
+  /// Whether the block's states are the homogeneous uniaxial state of the
+  /// traction at t = 1 (stretches from Testing::uniaxial_stretches()):
+  /// the consistent nodal forces give it exactly on any mesh, an equal
+  /// share per node does not.
+  bool
+  is_uniaxial_state(const Diagnostics &world)
+  {
+    const auto [l1, l2] = Testing::uniaxial_stretches(block_traction);
+    double error = 0, scale = 0;
+    for (const auto &[key, state] : world.states)
+      {
+        const Point<3>     X(key[0] * 1e-8, key[1] * 1e-8, key[2] * 1e-8);
+        const Tensor<1, 3> exact(
+          {(l1 - 1) * X[0], (l2 - 1) * X[1], (l2 - 1) * X[2]});
+        error = std::max(error, (state.first - exact).norm());
+        scale = std::max(scale, exact.norm());
+      }
+    const bool pass = error <= tolerance * scale && !world.states.empty();
+    std::cout << (pass ? "  ok   " : "  FAIL ")
+              << "dead traction block: the nodal displacements differ from "
+                 "the homogeneous uniaxial state by "
+              << error << " (scale " << scale << ", allowed "
+              << tolerance * scale << ")" << std::endl;
+    return pass;
+  }
+
+  /// Whether the Trilinos backend solved with its direct solver, which
+  /// 'Linear solver' = auto must choose for the pressure's non-symmetric
+  /// tangent.
+  bool
+  ran_direct_solver(const Diagnostics &world)
+  {
+    const bool pass =
+      world.description.find("SolverDirect") != std::string::npos;
+    std::cout << (pass ? "  ok   " : "  FAIL ")
+              << "with a pressure, 'Linear solver' = auto runs Trilinos' "
+                 "direct solver: "
+              << world.description << std::endl;
+    return pass;
+  }
+
+  /// Whether two runs of @p prm on all ranks (Trilinos backend) give the
+  /// same states bit for bit: the sums over the ranks take the same order
+  /// every time.
+  bool
+  bitwise_repeatable(const std::string &name, const std::string &prm)
+  {
+    const Diagnostics first  = run_distributed(prm, MPI_COMM_WORLD);
+    const Diagnostics second = run_distributed(prm, MPI_COMM_WORLD);
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) != 0)
+      return true;
+    const auto [all_nodes_found, u_max, p_max, du, dp] =
+      Testing::nodal_difference(first.states, second.states);
+    const bool pass = all_nodes_found && !first.states.empty() && du == 0 &&
+                      dp == 0 && first.strain == second.strain;
+    std::cout << (pass ? "  ok   " : "  FAIL ") << name
+              << ": two runs on all ranks differ by " << du
+              << " in the displacement, " << dp << " in the momentum and "
+              << std::abs(first.strain - second.strain)
+              << " in the strain energy (must be 0)" << std::endl;
+    return pass;
+  }
+
+  /// Whether the resident backend refuses the pressure @p prm, at set-up
+  /// on every rank, with a message that names the entry to change.
+  bool
+  resident_refuses_pressure(const std::string &prm)
+  {
+    std::string message;
+    try
+      {
+        std::ostringstream log;
+        ImplicitSolid      solid(Testing::hyperelastic_parameters(
+                              prm + execution("resident")),
+                            MPI_COMM_WORLD,
+                            log);
+        solid.setup();
+      }
+    catch (const std::exception &error)
+      {
+        message = error.what();
+      }
+    const bool pass =
+      message.find("Surface loads/Pressure") != std::string::npos &&
+      message.find("Distributed linear algebra") != std::string::npos;
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+      std::cout << (pass ? "  ok   " : "  FAIL ")
+                << "the resident backend refuses the pressure naming "
+                   "'Surface loads/Pressure' and 'Distributed linear "
+                   "algebra': "
+                << (message.empty() ? "it did not refuse" : "refused")
+                << std::endl;
+    return Utilities::MPI::min(pass ? 1 : 0, MPI_COMM_WORLD) == 1;
+  }
+
+  /**
+   * The quarter ring 1 <= R <= 2 of Testing::make_quarter_cylinder(), one
+   * layer of thickness 0.2, in a Gmsh file with boundary ids: 1 the inner
+   * face, 2 the outer, 3 the plane X = 0, 4 the plane Y = 0, 5 the planes
+   * Z = 0 and Z = 0.2. Written by rank 0; returns its name.
+   */
+  std::string
+  write_quarter_cylinder()
+  {
+    const std::string path = "hyperelastic_distributed_cylinder.msh";
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
+      {
+        Triangulation<3> triangulation;
+        Testing::make_quarter_cylinder(triangulation, 1);
+        for (const auto &face : triangulation.active_face_iterators())
+          if (face->at_boundary())
+            {
+              const Point<3> c = face->center();
+              face->set_boundary_id(
+                std::abs(c[2]) < 1e-10 || std::abs(c[2] - 0.2) < 1e-10 ? 5 :
+                std::abs(c[0]) < 1e-10                                 ? 3 :
+                std::abs(c[1]) < 1e-10                                 ? 4 :
+                std::hypot(c[0], c[1]) < 1.5                           ? 1 :
+                                                                         2);
+            }
+        GridOut grid_out;
+        grid_out.set_flags(GridOutFlags::Msh(true));
+        std::ofstream out(path);
+        grid_out.write_msh(triangulation, out);
+        AssertThrow(out.good(), ExcMessage("Cannot write " + path + "."));
+      }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return path;
   }
 } // namespace
 
@@ -315,6 +498,93 @@ main(int argc, char *argv[])
       ok = run_case("tetrahedra",
                     bar + "  set Cell type = tetrahedra\nend\n" +
                       solver_entries()) &&
+           ok;
+      // Surface loads: the dead traction's nodal forces summed over the
+      // ranks' faces (both backends), and the follower pressure's forces
+      // and load stiffness added on the rows' owners, solved by Trilinos'
+      // direct solver (LU: the tangent is not symmetric; 'Linear solver'
+      // = auto must choose it).
+      ok = run_case("dead traction on a block on rollers",
+                    traction_block(),
+                    {},
+                    true,
+                    is_uniaxial_state) &&
+           ok;
+      const std::string cylinder =
+        "subsection Geometry\n  set Mesh file = " + write_quarter_cylinder() +
+        "\nend\n"
+        "subsection Material\n  set Shear modulus = 1\n"
+        "  set Lame lambda = 1.5\nend\n"
+        "subsection Boundary conditions\n"
+        "  set Fixed boundary ids =\n  set Load region =\n"
+        "  set Load = 0, 0, 0\n"
+        "  set Rollers = 3: x; 4: y; 5: z\nend\n"
+        "subsection Surface loads\n"
+        "  set Pressure boundary ids = 1\n"
+        "  set Pressure = 0.3\n"
+        "  set Pressure time function = t\nend\n"
+        "subsection Time\n  set Mode = quasi-static\n"
+        "  set Time step = 0.1\n  set End time = 1\nend\n" +
+        solver_entries();
+      ok = run_case("thick cylinder under an internal follower pressure",
+                    cylinder,
+                    {},
+                    false,
+                    ran_direct_solver) &&
+           ok;
+      ok = resident_refuses_pressure(cylinder) && ok;
+      ok =
+        Utilities::MPI::min(
+          bitwise_repeatable("thick cylinder under a pressure", cylinder) ? 1 :
+                                                                            0,
+          MPI_COMM_WORLD) == 1 &&
+        ok;
+      // The pressure on the bar's top face, clamped at X = 0 with a level
+      // of local refinement there: hanging nodes on the loaded faces.
+      ok = run_case("follower pressure on a bar with hanging nodes",
+                    "subsection Geometry\n  set Bar size = 4, 1, 1\n"
+                    "  set Subdivisions = 6, 2, 2\n"
+                    "  set Cell type = hexahedra\n"
+                    "  set Local refinement steps = 1\nend\n"
+                    "subsection Boundary conditions\n"
+                    "  set Fixed boundary ids = 0\n  set Load region =\n"
+                    "  set Load = 0, 0, 0\nend\n"
+                    "subsection Surface loads\n"
+                    "  set Pressure boundary ids = 5\n"
+                    "  set Pressure = 0.05\n"
+                    "  set Pressure time function = t\nend\n"
+                    "subsection Time\n  set Mode = quasi-static\n"
+                    "  set Time step = 0.1\n  set End time = 1\nend\n" +
+                      solver_entries(),
+                    {},
+                    false,
+                    ran_direct_solver) &&
+           ok;
+      // Dynamic steps: the loads at the midpoint configuration and time,
+      // scaled by dt/2 as the element forces.
+      const std::string dynamic_bar =
+        bar + "  set Cell type = hexahedra\nend\n" +
+        "subsection Boundary conditions\n  set Fixed boundary ids = 0\n"
+        "  set Load region =\n  set Load = 0, 0, 0\nend\n";
+      ok = run_case("dynamic bar under a dead traction",
+                    dynamic_bar +
+                      "subsection Surface loads\n"
+                      "  set Traction boundary ids = 1\n"
+                      "  set Traction = 0.1, 0, -0.05\nend\n" +
+                      solver_entries()) &&
+           ok;
+      ok = run_case("dynamic bar under a dead traction and a pressure",
+                    dynamic_bar +
+                      "subsection Surface loads\n"
+                      "  set Traction boundary ids = 1\n"
+                      "  set Traction = 0.1, 0, -0.05\n"
+                      "  set Pressure boundary ids = 5\n"
+                      "  set Pressure = 0.05\n"
+                      "  set Pressure time function = sin(pi*t)\nend\n" +
+                      solver_entries(),
+                    {},
+                    false,
+                    ran_direct_solver) &&
            ok;
       if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0)
         std::cout << (ok ? "PASSED" : "FAILED") << std::endl;

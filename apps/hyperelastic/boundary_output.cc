@@ -63,6 +63,51 @@ namespace Hyperelastic
     private:
       const Evaluate evaluate;
     };
+
+    /// The boundary faces' patches with their fields from @p u, handed to
+    /// @p write (the postprocessors live until it returns).
+    template <typename VectorType>
+    void
+    write_boundary_faces(
+      const Mapping<3>                                   &mapping,
+      const DoFHandler<3>                                &dof_handler,
+      const VectorType                                   &u,
+      const double                                        mu,
+      const double                                        lambda,
+      const std::function<void(const DataOutFaces<3> &)> &write)
+    {
+      const StressField<DataPostprocessorVector<3>> traction(
+        "first_Piola_traction",
+        update_gradients | update_normal_vectors,
+        [&](const Tensor<2, 3> &F, const Tensor<1, 3> &N, Vector<double> &t) {
+          const Tensor<1, 3> PN = first_piola_stress(F, mu, lambda) * N;
+          for (unsigned int d = 0; d < 3; ++d)
+            t(d) = PN[d];
+        });
+      const StressField<DataPostprocessorTensor<3>> stress(
+        "Cauchy_stress",
+        update_gradients,
+        [&](const Tensor<2, 3> &F, const Tensor<1, 3> &, Vector<double> &s) {
+          const Tensor<2, 3> sigma = cauchy_stress(F, mu, lambda);
+          for (unsigned int i = 0; i < 3; ++i)
+            for (unsigned int j = 0; j < 3; ++j)
+              s(Tensor<2, 3>::component_to_unrolled_index(
+                TableIndices<2>(i, j))) = sigma[i][j];
+        });
+      DataOutFaces<3> data_out;
+      data_out.attach_dof_handler(dof_handler);
+      data_out.add_data_vector(
+        u,
+        std::vector<std::string>(3, "displacement"),
+        DataOutFaces<3>::type_dof_data,
+        std::vector<DataComponentInterpretation::DataComponentInterpretation>(
+          3,
+          DataComponentInterpretation::component_is_part_of_vector));
+      data_out.add_data_vector(u, traction);
+      data_out.add_data_vector(u, stress);
+      data_out.build_patches(mapping);
+      write(data_out);
+    }
   } // namespace
 
 
@@ -75,38 +120,30 @@ namespace Hyperelastic
                      const double          lambda,
                      const std::string    &path)
   {
-    const StressField<DataPostprocessorVector<3>> traction(
-      "first_Piola_traction",
-      update_gradients | update_normal_vectors,
-      [&](const Tensor<2, 3> &F, const Tensor<1, 3> &N, Vector<double> &t) {
-        const Tensor<1, 3> PN = first_piola_stress(F, mu, lambda) * N;
-        for (unsigned int d = 0; d < 3; ++d)
-          t(d) = PN[d];
-      });
-    const StressField<DataPostprocessorTensor<3>> stress(
-      "Cauchy_stress",
-      update_gradients,
-      [&](const Tensor<2, 3> &F, const Tensor<1, 3> &, Vector<double> &s) {
-        const Tensor<2, 3> sigma = cauchy_stress(F, mu, lambda);
-        for (unsigned int i = 0; i < 3; ++i)
-          for (unsigned int j = 0; j < 3; ++j)
-            s(Tensor<2, 3>::component_to_unrolled_index(
-              TableIndices<2>(i, j))) = sigma[i][j];
-      });
-    DataOutFaces<3> data_out;
-    data_out.attach_dof_handler(dof_handler);
-    data_out.add_data_vector(
-      u,
-      std::vector<std::string>(3, "displacement"),
-      DataOutFaces<3>::type_dof_data,
-      std::vector<DataComponentInterpretation::DataComponentInterpretation>(
-        3,
-        DataComponentInterpretation::component_is_part_of_vector));
-    data_out.add_data_vector(u, traction);
-    data_out.add_data_vector(u, stress);
-    data_out.build_patches(mapping);
-    AppUtilities::write_file(path, [&](std::ostream &out) {
-      data_out.write_vtu(out);
-    });
+    write_boundary_faces(mapping,
+                         dof_handler,
+                         u,
+                         mu,
+                         lambda,
+                         [&](const DataOutFaces<3> &data_out) {
+                           AppUtilities::write_file(path,
+                                                    [&](std::ostream &out) {
+                                                      data_out.write_vtu(out);
+                                                    });
+                         });
+  }
+
+
+
+  void
+  write_boundary_pieces(
+    const Mapping<3>                                   &mapping,
+    const DoFHandler<3>                                &dof_handler,
+    const TrilinosWrappers::MPI::Vector                &u,
+    const double                                        mu,
+    const double                                        lambda,
+    const std::function<void(const DataOutFaces<3> &)> &write)
+  {
+    write_boundary_faces(mapping, dof_handler, u, mu, lambda, write);
   }
 } // namespace Hyperelastic

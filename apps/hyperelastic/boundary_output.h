@@ -6,8 +6,12 @@
 
 #include <deal.II/fe/mapping.h>
 
+#include <deal.II/lac/trilinos_vector.h>
 #include <deal.II/lac/vector.h>
 
+#include <deal.II/numerics/data_out_faces.h>
+
+#include <functional>
 #include <string>
 
 namespace Hyperelastic
@@ -30,6 +34,22 @@ namespace Hyperelastic
                      const double                  mu,
                      const double                  lambda,
                      const std::string            &path);
+
+  /**
+   * On several ranks: the boundary faces of the rank's locally owned cells
+   * with the fields of write_boundary_vtu(), from the ghosted displacement
+   * @p u (the locally relevant entries), handed to @p write, which writes
+   * the rank's piece (DataOutFaces::write_vtu()) and on one rank the
+   * record naming the pieces (write_pvtu_record()).
+   */
+  void
+  write_boundary_pieces(
+    const dealii::Mapping<3>                                   &mapping,
+    const dealii::DoFHandler<3>                                &dof_handler,
+    const dealii::TrilinosWrappers::MPI::Vector                &u,
+    const double                                                mu,
+    const double                                                lambda,
+    const std::function<void(const dealii::DataOutFaces<3> &)> &write);
 } // namespace Hyperelastic
 
 #endif

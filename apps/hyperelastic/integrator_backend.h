@@ -211,27 +211,6 @@ namespace Hyperelastic
 
 
 
-  /// Why a backend named @p backend refuses 'Surface loads'.
-  inline std::string
-  surface_loads_not_applied(const std::string &backend)
-  {
-    return "The 'Surface loads' entries (traction or pressure) are applied "
-           "by the host and device backends of one MPI process; the " +
-           backend +
-           " backend does not apply them. Run on one MPI process, or clear "
-           "the 'Surface loads' boundary ids and regions.";
-  }
-
-  /// Refuses surface loads in a backend that does not apply them.
-  inline void
-  refuse_surface_loads(const BackendData &data, const std::string &backend)
-  {
-    if (data.surface_loads.has_traction() || data.surface_loads.has_pressure())
-      throw_message(surface_loads_not_applied(backend));
-  }
-
-
-
   /// The device assembly method and its choices that @p data asks for.
   inline void
   set_device_method(const BackendData             &data,
@@ -576,7 +555,10 @@ namespace Hyperelastic
    * SparseMatrix and MPI::Vector, deal.II's SolverCG with TrilinosWrappers::
    * PreconditionJacobi (or PreconditionBlockJacobi, or deal.II's
    * PreconditionChebyshev), or TrilinosWrappers::SolverDirect, solves, the
-   * updates run on the owned entries.
+   * updates run on the owned entries. The pressure's forces and load
+   * stiffness of the rank's faces (make_distributed_surface_load_data())
+   * go into the vector and the matrix through their compress(add), which
+   * takes rows owned elsewhere to their owners.
    */
   std::unique_ptr<IntegratorBackend>
   make_trilinos_backend(const BackendData &data);
@@ -591,7 +573,9 @@ namespace Hyperelastic
    * distribution stay there too (step_updates.h). On the device path
    * only scalars (norms, CG's results) come to the host each Newton
    * iteration, and the state when get_state() asks for it. The host
-   * storage mode runs the same loops on the CPU.
+   * storage mode runs the same loops on the CPU. It applies the dead
+   * traction and refuses the follower pressure, whose non-symmetric
+   * tangent its CGs cannot solve.
    */
   std::unique_ptr<IntegratorBackend>
   make_resident_backend(const BackendData &data);

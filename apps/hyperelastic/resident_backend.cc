@@ -145,6 +145,9 @@ namespace Hyperelastic
       GPUAssembly::DistributedPreconditionedCG<double> preconditioned_cg;
       // Matrix layout.
       ResidentVector u, u_old, p_old, mass, load, assembled, residual, delta;
+      /// The dead traction's nodal forces at unit amplitude (empty without
+      /// a traction).
+      ResidentVector traction;
       // Local-DoF layout.
       ResidentVector mid, delta_local;
       /// Position in mid of the DoF of every entry of the nodal data.
@@ -187,6 +190,11 @@ namespace Hyperelastic
         v->reinit(matrix.get_partitioner(), storage);
       copy_from_host(data.lumped_mass, mass);
       copy_from_host(data.load_pattern, load);
+      if (data.surface_loads.has_traction())
+        {
+          traction.reinit(matrix.get_partitioner(), storage);
+          copy_from_host(data.surface_loads.traction_pattern, traction);
+        }
 
       IndexSet local_ghosts = adapter.local_dofs();
       local_ghosts.subtract_set(owned);
@@ -392,6 +400,14 @@ namespace Hyperelastic
                                                         u_old.data(),
                                                         p_old.data(),
                                                         residual.data()});
+      if (data.surface_loads.has_traction())
+        GPUAssembly::for_each_index(
+          on_device,
+          n_owned,
+          StepUpdates::AddScaled{(dynamic ? loads.dt / 2 : 1.) *
+                                   loads.traction_amplitude,
+                                 traction.data(),
+                                 residual.data()});
       // Every rank must take the Newton loop's same branch: a non-finite
       // entry anywhere, constrained ones included, makes the norm NaN on
       // every rank (the norm is global).
@@ -515,10 +531,17 @@ namespace Hyperelastic
   std::unique_ptr<IntegratorBackend>
   make_resident_backend(const BackendData &data)
   {
-    refuse_surface_loads(data, "resident");
     AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
                 ExcMessage("make_resident_backend() needs the adapter and the "
                            "constraints."));
+    AssertThrow(Utilities::MPI::max(data.surface_loads.has_pressure() ? 1 : 0,
+                                    data.adapter->get_communicator()) == 0,
+                ExcMessage("The resident backend on MPI ranks applies the "
+                           "dead 'Surface loads/Traction' but not the "
+                           "follower 'Surface loads/Pressure', whose "
+                           "non-symmetric tangent needs a direct solver: "
+                           "set 'Execution/Distributed linear algebra' to "
+                           "trilinos."));
     AssertThrow(data.linear_solver.solver != LinearSolver::direct,
                 ExcMessage("'Solver/Linear solver' = direct is not offered by "
                            "the resident backend on MPI ranks "

@@ -525,6 +525,48 @@ namespace Hyperelastic
                                  DataOutBase::write_pvd_record(out, records);
                                });
     });
+
+    // The boundary's traction and stress in the same layout, named as on
+    // one process: base-boundary_NNNNN.R.vtu, its .pvtu and series.
+    const auto boundary_name = [&](const std::string &volume_name) {
+      return o.base_name + "-boundary" + volume_name.substr(o.base_name.size());
+    };
+    auto boundary_records = records;
+    for (auto &record : boundary_records)
+      record.second = boundary_name(record.second);
+    write_boundary_pieces(
+      *mapping,
+      dof_handler,
+      u_ghosted,
+      parameters.material.mu,
+      parameters.material.lambda,
+      [&](const DataOutFaces<dim> &faces) {
+        write_collectively([&]() {
+          AppUtilities::write_file(
+            o.directory + "/" +
+              boundary_name(
+                piece_name(Utilities::MPI::this_mpi_process(communicator))),
+            [&](std::ostream &out) {
+              faces.write_vtu(out);
+            });
+        });
+        write_collectively([&]() {
+          if (!root)
+            return;
+          std::vector<std::string> pieces;
+          for (unsigned int rank = 0; rank < n_ranks; ++rank)
+            pieces.push_back(boundary_name(piece_name(rank)));
+          AppUtilities::write_file(o.directory + "/" + boundary_name(pvtu),
+                                   [&](std::ostream &out) {
+                                     faces.write_pvtu_record(out, pieces);
+                                   });
+          AppUtilities::write_file(
+            o.directory + "/" + o.base_name + "-boundary.pvd",
+            [&](std::ostream &out) {
+              DataOutBase::write_pvd_record(out, boundary_records);
+            });
+        });
+      });
     stats.output_files.push_back(o.directory + "/" + pvtu);
     pvd_records = records;
   }

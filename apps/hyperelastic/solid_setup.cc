@@ -498,11 +498,6 @@ namespace Hyperelastic
     backend_data.surface_loads = SurfaceLoadData();
     if (!s.has_traction() && !s.has_pressure())
       return;
-    // The backends of several ranks apply no surface loads: refused
-    // before any face is looked at.
-    AssertThrow(!distributed,
-                ExcMessage(surface_loads_not_applied("distributed")));
-
     const double tolerance = 1e-10 * diameter;
     const auto   select    = [&](const bool                       active,
                             const std::vector<unsigned int> &ids,
@@ -524,29 +519,40 @@ namespace Hyperelastic
                              name + " would act nowhere."));
       return faces;
     };
-    const BoundaryFaces traction_faces = select(s.has_traction(),
+    const BoundaryFaces  traction_faces = select(s.has_traction(),
                                                 s.traction_boundary_ids,
                                                 s.traction_region,
                                                 "Traction");
-    const BoundaryFaces pressure_faces = select(s.has_pressure(),
+    const BoundaryFaces  pressure_faces = select(s.has_pressure(),
                                                 s.pressure_boundary_ids,
                                                 s.pressure_region,
                                                 "Pressure");
+    const Tensor<1, dim> traction(
+      {s.traction[0], s.traction[1], s.traction[2]});
     backend_data.surface_loads =
-      make_surface_load_data(*mapping,
-                             dof_handler,
-                             constraints,
-                             adapter.get_arrays(),
-                             traction_faces,
-                             Tensor<1, dim>(
-                               {s.traction[0], s.traction[1], s.traction[2]}),
-                             pressure_faces);
+      distributed ?
+        make_distributed_surface_load_data(*mapping,
+                                           dof_handler,
+                                           constraints,
+                                           adapter.locally_relevant_dofs(),
+                                           s.has_traction(),
+                                           traction_faces,
+                                           traction,
+                                           pressure_faces) :
+        make_surface_load_data(*mapping,
+                               dof_handler,
+                               constraints,
+                               adapter.get_arrays(),
+                               traction_faces,
+                               traction,
+                               pressure_faces);
     pcout << "Surface loads: ";
     if (s.has_traction())
-      pcout << "traction on " << traction_faces.size() << " faces"
-            << (s.has_pressure() ? ", " : "");
+      pcout << "traction on " << global_sum<unsigned int>(traction_faces.size())
+            << " faces" << (s.has_pressure() ? ", " : "");
     if (s.has_pressure())
-      pcout << "follower pressure on " << pressure_faces.size() << " faces";
+      pcout << "follower pressure on "
+            << global_sum<unsigned int>(pressure_faces.size()) << " faces";
     pcout << std::endl;
   }
 
@@ -634,6 +640,11 @@ namespace Hyperelastic
     // The pressure's load stiffness makes the tangent non-symmetric,
     // which CG cannot solve.
     const bool pressure = parameters.surface_loads.has_pressure();
+    const auto choose_direct_for_pressure = [&]() {
+      linear_solver.solver = LinearSolver::direct;
+      reason = "auto: the follower pressure's load stiffness makes the "
+               "tangent non-symmetric";
+    };
     AssertThrow(!pressure || automatic ||
                   linear_solver.solver == LinearSolver::direct,
                 ExcMessage("'Solver/Linear solver' = " + s.linear_solver +
@@ -662,11 +673,7 @@ namespace Hyperelastic
         const bool gpu =
           use_gpu(e, pcout.get_stream(), "every stage runs on the host");
         if (automatic && pressure)
-          {
-            linear_solver.solver = LinearSolver::direct;
-            reason = "auto: the follower pressure's load stiffness makes the "
-                     "tangent non-symmetric";
-          }
+          choose_direct_for_pressure();
         else if (automatic && dynamic)
           reason =
             "auto: dynamic runs keep Jacobi-CG, whose iterations the "
@@ -717,7 +724,20 @@ namespace Hyperelastic
     const bool resident =
       e.distributed_linear_algebra == "resident" ||
       (e.distributed_linear_algebra == "auto" && backend_data.use_device);
-    if (automatic)
+    // The resident backend has no direct solver, which the pressure's
+    // non-symmetric tangent needs.
+    AssertThrow(!pressure || !resident,
+                ExcMessage("The follower 'Surface loads/Pressure' makes the "
+                           "tangent non-symmetric, which needs a direct "
+                           "solver, and the resident backend on MPI ranks "
+                           "('Execution/Distributed linear algebra' = "
+                           "resident, or auto on GPUs) has none. Set "
+                           "'Execution/Distributed linear algebra' to "
+                           "trilinos (Trilinos' direct solver on the host), "
+                           "or run on one process."));
+    if (automatic && pressure)
+      choose_direct_for_pressure();
+    else if (automatic)
       reason = "auto: Jacobi-CG on MPI ranks";
     backend = resident ? make_resident_backend(backend_data) :
                          make_trilinos_backend(backend_data);

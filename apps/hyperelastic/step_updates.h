@@ -131,6 +131,20 @@ namespace Hyperelastic
       }
     };
 
+    /// x += factor y.
+    struct AddScaled
+    {
+      double        factor;
+      const double *y;
+      double       *x;
+
+      GPU_ASSEMBLY_HOST_DEVICE void
+      operator()(const std::size_t i) const
+      {
+        x[i] += factor * y[i];
+      }
+    };
+
     /// dst = src.
     struct Copy
     {

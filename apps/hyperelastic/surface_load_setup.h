@@ -3,6 +3,7 @@
 #define hyperelastic_surface_load_setup_h
 
 #include <deal.II/base/function_parser.h>
+#include <deal.II/base/index_set.h>
 #include <deal.II/base/tensor.h>
 
 #include <deal.II/dofs/dof_handler.h>
@@ -57,6 +58,29 @@ namespace Hyperelastic
                          const BoundaryFaces        &traction_faces,
                          const dealii::Tensor<1, 3> &traction,
                          const BoundaryFaces        &pressure_faces);
+
+  /**
+   * The surface loads of one rank of several, as make_surface_load_data()
+   * makes them on one process, from the faces of the locally owned cells
+   * (select_boundary_faces()), with the constraints condensed: the
+   * traction's nodal forces summed over the ranks into the locally owned
+   * entries (collective: @p has_traction must be the same on every rank),
+   * the pressure faces' cell_dofs as positions in @p relevant_dofs (the
+   * rank's locally relevant DoFs, whose values the backend gathers), and
+   * their forces and load stiffness to the global rows and columns of
+   * SurfaceLoadData::force_rows, stiffness_rows and stiffness_columns, for
+   * the backend to add where other ranks own them.
+   */
+  SurfaceLoadData
+  make_distributed_surface_load_data(
+    const dealii::Mapping<3>                &mapping,
+    const dealii::DoFHandler<3>             &dof_handler,
+    const dealii::AffineConstraints<double> &constraints,
+    const dealii::IndexSet                  &relevant_dofs,
+    const bool                               has_traction,
+    const BoundaryFaces                     &traction_faces,
+    const dealii::Tensor<1, 3>              &traction,
+    const BoundaryFaces                     &pressure_faces);
 
   /**
    * The time functions of 'Surface loads', which give each step its

@@ -11,9 +11,12 @@
 
 #include <deal.II/fe/fe_values.h>
 
+#include <deal.II/lac/trilinos_vector.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <tuple>
 
 #include "../common/app_utilities.h"
@@ -113,31 +116,18 @@ namespace Hyperelastic
                      double                *residual,
                      double                *matrix_values)
   {
-    const unsigned int  n = data.n_cell_dofs;
-    std::vector<double> force(n), stiffness(std::size_t(n) * n);
-    for (unsigned int f = 0; f < data.n_pressure_faces; ++f)
-      {
-        pressure_face_forces(data,
-                             f,
-                             u,
-                             pressure,
-                             force.data(),
-                             data.load_stiffness ? stiffness.data() : nullptr);
-        for (unsigned int k = data.force_offsets[f];
-             k < data.force_offsets[f + 1];
-             ++k)
-          residual[data.force_rows[k]] +=
-            force_scale * data.force_weights[k] * force[data.force_local[k]];
-        if (!data.load_stiffness)
-          continue;
-        for (unsigned int k = data.stiffness_offsets[f];
-             k < data.stiffness_offsets[f + 1];
-             ++k)
-          matrix_values[data.stiffness_positions[k]] -=
-            stiffness_scale * data.stiffness_weights[k] *
-            stiffness[std::size_t(data.stiffness_local_i[k]) * n +
-                      data.stiffness_local_j[k]];
-      }
+    for_each_pressure_entry(
+      data,
+      u,
+      pressure,
+      [&](const unsigned int k, const double force) {
+        residual[data.force_rows[k]] +=
+          force_scale * data.force_weights[k] * force;
+      },
+      [&](const unsigned int k, const double stiffness) {
+        matrix_values[data.stiffness_positions[k]] -=
+          stiffness_scale * data.stiffness_weights[k] * stiffness;
+      });
   }
 
 
@@ -241,6 +231,130 @@ namespace Hyperelastic
 
 
 
+  namespace
+  {
+    /**
+     * Where make_surface_load_data()'s numbers go: @p add_traction(row,
+     * force) receives each share of the traction's nodal forces, @p
+     * cell_dof(dof) gives the index by which a cell's DoF value is read,
+     * @p add_stiffness_target(row, column) records where a stiffness entry
+     * goes.
+     */
+    struct SurfaceLoadTargets
+    {
+      std::function<void(types::global_dof_index, double)> add_traction;
+      std::function<unsigned int(types::global_dof_index)> cell_dof;
+      std::function<void(types::global_dof_index, types::global_dof_index)>
+        add_stiffness_target;
+    };
+
+    /// The surface loads' data of make_surface_load_data() into @p data,
+    /// indexed by @p targets.
+    void
+    fill_surface_load_data(const Mapping<3>                &mapping,
+                           const DoFHandler<3>             &dof_handler,
+                           const AffineConstraints<double> &constraints,
+                           const BoundaryFaces             &traction_faces,
+                           const Tensor<1, 3>              &traction,
+                           const BoundaryFaces             &pressure_faces,
+                           const SurfaceLoadTargets        &targets,
+                           SurfaceLoadData                 &data)
+    {
+      if (traction_faces.empty() && pressure_faces.empty())
+        return;
+      const FiniteElement<3> &fe = dof_handler.get_fe();
+      const unsigned int      n  = fe.n_dofs_per_cell();
+      const Quadrature<2>     face_quadrature =
+        fe.reference_cell().is_simplex() ? Quadrature<2>(QGaussSimplex<2>(2)) :
+                                               Quadrature<2>(QGauss<2>(2));
+      FEFaceValues<3>                      fe_face_values(mapping,
+                                     fe,
+                                     face_quadrature,
+                                     update_values | update_gradients |
+                                       update_normal_vectors |
+                                       update_JxW_values);
+      const unsigned int                   n_q = face_quadrature.size();
+      std::vector<types::global_dof_index> dofs(n);
+
+      for (const auto &[cell, f] : traction_faces)
+        {
+          fe_face_values.reinit(cell, f);
+          cell->get_dof_indices(dofs);
+          for (unsigned int i = 0; i < n; ++i)
+            {
+              const unsigned int c = fe.system_to_component_index(i).first;
+              double             nodal_force = 0;
+              for (unsigned int q = 0; q < n_q; ++q)
+                nodal_force += fe_face_values.shape_value(i, q) * traction[c] *
+                               fe_face_values.JxW(q);
+              for (const auto &[row, weight] : condensed(constraints, dofs[i]))
+                targets.add_traction(row, weight * nodal_force);
+            }
+        }
+
+      if (pressure_faces.empty())
+        return;
+      data.n_pressure_faces = pressure_faces.size();
+      data.n_cell_dofs      = n;
+      data.n_face_q_points  = n_q;
+      for (unsigned int i = 0; i < n; ++i)
+        data.dof_components.push_back(fe.system_to_component_index(i).first);
+      data.force_offsets.push_back(0);
+      data.stiffness_offsets.push_back(0);
+      for (const auto &[cell, f] : pressure_faces)
+        {
+          fe_face_values.reinit(cell, f);
+          cell->get_dof_indices(dofs);
+          for (unsigned int i = 0; i < n; ++i)
+            data.cell_dofs.push_back(targets.cell_dof(dofs[i]));
+          for (unsigned int q = 0; q < n_q; ++q)
+            {
+              for (unsigned int i = 0; i < n; ++i)
+                data.shape_values.push_back(fe_face_values.shape_value(i, q));
+              for (unsigned int i = 0; i < n; ++i)
+                for (unsigned int d = 0; d < 3; ++d)
+                  data.shape_gradients.push_back(
+                    fe_face_values.shape_grad(i, q)[d]);
+              for (unsigned int d = 0; d < 3; ++d)
+                data.area_vectors.push_back(fe_face_values.normal_vector(q)[d] *
+                                            fe_face_values.JxW(q));
+            }
+
+          // A row's force is nonzero only where its shape function is on
+          // the face; every column of the cell enters through F.
+          std::vector<bool> on_face(n, false);
+          for (unsigned int i = 0; i < n; ++i)
+            for (unsigned int q = 0; q < n_q; ++q)
+              on_face[i] = on_face[i] || fe_face_values.shape_value(i, q) != 0.;
+          std::vector<std::vector<std::pair<types::global_dof_index, double>>>
+            lines(n);
+          for (unsigned int i = 0; i < n; ++i)
+            lines[i] = condensed(constraints, dofs[i]);
+          for (unsigned int i = 0; i < n; ++i)
+            if (on_face[i])
+              for (const auto &[row, weight] : lines[i])
+                {
+                  data.force_local.push_back(i);
+                  data.force_rows.push_back(row);
+                  data.force_weights.push_back(weight);
+                  for (unsigned int j = 0; j < n; ++j)
+                    for (const auto &[column, column_weight] : lines[j])
+                      {
+                        data.stiffness_local_i.push_back(i);
+                        data.stiffness_local_j.push_back(j);
+                        targets.add_stiffness_target(row, column);
+                        data.stiffness_weights.push_back(weight *
+                                                         column_weight);
+                      }
+                }
+          data.force_offsets.push_back(data.force_local.size());
+          data.stiffness_offsets.push_back(data.stiffness_local_i.size());
+        }
+    }
+  } // namespace
+
+
+
   SurfaceLoadData
   make_surface_load_data(const Mapping<3>                &mapping,
                          const DoFHandler<3>             &dof_handler,
@@ -251,53 +365,18 @@ namespace Hyperelastic
                          const BoundaryFaces             &pressure_faces)
   {
     SurfaceLoadData data;
-    if (traction_faces.empty() && pressure_faces.empty())
-      return data;
-    const FiniteElement<3> &fe              = dof_handler.get_fe();
-    const unsigned int      n               = fe.n_dofs_per_cell();
-    const Quadrature<2>     face_quadrature = fe.reference_cell().is_simplex() ?
-                                                Quadrature<2>(QGaussSimplex<2>(2)) :
-                                                Quadrature<2>(QGauss<2>(2));
-    FEFaceValues<3>         fe_face_values(mapping,
-                                   fe,
-                                   face_quadrature,
-                                   update_values | update_gradients |
-                                     update_normal_vectors | update_JxW_values);
-    const unsigned int      n_q = face_quadrature.size();
-    std::vector<types::global_dof_index> dofs(n);
-
     if (!traction_faces.empty())
-      {
-        data.traction_pattern.assign(arrays.n_dofs, 0.);
-        for (const auto &[cell, f] : traction_faces)
-          {
-            fe_face_values.reinit(cell, f);
-            cell->get_dof_indices(dofs);
-            for (unsigned int i = 0; i < n; ++i)
-              {
-                const unsigned int c = fe.system_to_component_index(i).first;
-                double             nodal_force = 0;
-                for (unsigned int q = 0; q < n_q; ++q)
-                  nodal_force += fe_face_values.shape_value(i, q) *
-                                 traction[c] * fe_face_values.JxW(q);
-                for (const auto &[row, weight] :
-                     condensed(constraints, dofs[i]))
-                  data.traction_pattern[row] += weight * nodal_force;
-              }
-          }
-      }
-
-    if (pressure_faces.empty())
-      return data;
-    data.n_pressure_faces = pressure_faces.size();
-    data.n_cell_dofs      = n;
-    data.n_face_q_points  = n_q;
-    for (unsigned int i = 0; i < n; ++i)
-      data.dof_components.push_back(fe.system_to_component_index(i).first);
-    data.force_offsets.push_back(0);
-    data.stiffness_offsets.push_back(0);
-    const auto position = [&](const types::global_dof_index row,
-                              const types::global_dof_index column) {
+      data.traction_pattern.assign(arrays.n_dofs, 0.);
+    SurfaceLoadTargets targets;
+    targets.add_traction = [&](const types::global_dof_index row,
+                               const double                  force) {
+      data.traction_pattern[row] += force;
+    };
+    targets.cell_dof = [](const types::global_dof_index dof) {
+      return static_cast<unsigned int>(dof);
+    };
+    targets.add_stiffness_target = [&](const types::global_dof_index row,
+                                       const types::global_dof_index column) {
       const auto begin =
         arrays.column_indices.begin() + arrays.row_offsets[row];
       const auto end =
@@ -306,55 +385,69 @@ namespace Hyperelastic
       AssertThrow(it != end && *it == int(column),
                   ExcInternalError("The sparsity pattern lacks an entry "
                                    "that couples two DoFs of a cell."));
-      return std::size_t(it - arrays.column_indices.begin());
+      data.stiffness_positions.push_back(it - arrays.column_indices.begin());
     };
-    for (const auto &[cell, f] : pressure_faces)
-      {
-        fe_face_values.reinit(cell, f);
-        cell->get_dof_indices(dofs);
-        for (unsigned int i = 0; i < n; ++i)
-          data.cell_dofs.push_back(dofs[i]);
-        for (unsigned int q = 0; q < n_q; ++q)
-          {
-            for (unsigned int i = 0; i < n; ++i)
-              data.shape_values.push_back(fe_face_values.shape_value(i, q));
-            for (unsigned int i = 0; i < n; ++i)
-              for (unsigned int d = 0; d < 3; ++d)
-                data.shape_gradients.push_back(
-                  fe_face_values.shape_grad(i, q)[d]);
-            for (unsigned int d = 0; d < 3; ++d)
-              data.area_vectors.push_back(fe_face_values.normal_vector(q)[d] *
-                                          fe_face_values.JxW(q));
-          }
+    fill_surface_load_data(mapping,
+                           dof_handler,
+                           constraints,
+                           traction_faces,
+                           traction,
+                           pressure_faces,
+                           targets,
+                           data);
+    return data;
+  }
 
-        // A row's force is nonzero only where its shape function is on the
-        // face; every column of the cell enters through F.
-        std::vector<bool> on_face(n, false);
-        for (unsigned int i = 0; i < n; ++i)
-          for (unsigned int q = 0; q < n_q; ++q)
-            on_face[i] = on_face[i] || fe_face_values.shape_value(i, q) != 0.;
-        std::vector<std::vector<std::pair<types::global_dof_index, double>>>
-          targets(n);
-        for (unsigned int i = 0; i < n; ++i)
-          targets[i] = condensed(constraints, dofs[i]);
-        for (unsigned int i = 0; i < n; ++i)
-          if (on_face[i])
-            for (const auto &[row, weight] : targets[i])
-              {
-                data.force_local.push_back(i);
-                data.force_rows.push_back(row);
-                data.force_weights.push_back(weight);
-                for (unsigned int j = 0; j < n; ++j)
-                  for (const auto &[column, column_weight] : targets[j])
-                    {
-                      data.stiffness_local_i.push_back(i);
-                      data.stiffness_local_j.push_back(j);
-                      data.stiffness_positions.push_back(position(row, column));
-                      data.stiffness_weights.push_back(weight * column_weight);
-                    }
-              }
-        data.force_offsets.push_back(data.force_local.size());
-        data.stiffness_offsets.push_back(data.stiffness_local_i.size());
+
+
+  SurfaceLoadData
+  make_distributed_surface_load_data(
+    const Mapping<3>                &mapping,
+    const DoFHandler<3>             &dof_handler,
+    const AffineConstraints<double> &constraints,
+    const IndexSet                  &relevant_dofs,
+    const bool                       has_traction,
+    const BoundaryFaces             &traction_faces,
+    const Tensor<1, 3>              &traction,
+    const BoundaryFaces             &pressure_faces)
+  {
+    SurfaceLoadData                      data;
+    std::vector<types::global_dof_index> traction_rows;
+    std::vector<double>                  traction_forces;
+    SurfaceLoadTargets                   targets;
+    targets.add_traction = [&](const types::global_dof_index row,
+                               const double                  force) {
+      traction_rows.push_back(row);
+      traction_forces.push_back(force);
+    };
+    targets.cell_dof = [&](const types::global_dof_index dof) {
+      AssertThrow(relevant_dofs.is_element(dof),
+                  ExcInternalError("A DoF of a locally owned cell is not "
+                                   "locally relevant."));
+      return static_cast<unsigned int>(relevant_dofs.index_within_set(dof));
+    };
+    targets.add_stiffness_target = [&](const types::global_dof_index row,
+                                       const types::global_dof_index column) {
+      data.stiffness_rows.push_back(row);
+      data.stiffness_columns.push_back(column);
+    };
+    fill_surface_load_data(mapping,
+                           dof_handler,
+                           constraints,
+                           traction_faces,
+                           traction,
+                           pressure_faces,
+                           targets,
+                           data);
+    if (has_traction)
+      {
+        // A face's share may belong to another rank: compress(add) takes
+        // it there.
+        TrilinosWrappers::MPI::Vector pattern(dof_handler.locally_owned_dofs(),
+                                              dof_handler.get_communicator());
+        pattern.add(traction_rows, traction_forces);
+        pattern.compress(VectorOperation::add);
+        data.traction_pattern.assign(pattern.begin(), pattern.end());
       }
     return data;
   }

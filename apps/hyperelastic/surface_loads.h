@@ -24,7 +24,8 @@ namespace Hyperelastic
   struct SurfaceLoadData
   {
     /// Consistent nodal forces of the dead traction at unit amplitude, one
-    /// per DoF; empty without a traction.
+    /// per DoF; empty without a traction (on several ranks: on every rank,
+    /// or on none).
     std::vector<double> traction_pattern;
 
     /// Pressure faces: each a boundary face of a cell, all cells of one
@@ -34,7 +35,8 @@ namespace Hyperelastic
     unsigned int n_face_q_points  = 0;
     /// The vector component of each of the cell's DoFs (n_cell_dofs).
     std::vector<unsigned int> dof_components;
-    /// [face][i]: the DoF of local DoF i, whose value is read.
+    /// [face][i]: the DoF of local DoF i, whose value is read (on several
+    /// ranks: its position among the rank's locally relevant DoFs).
     std::vector<unsigned int> cell_dofs;
     /// [face][q][i]: the value of local DoF i's scalar shape function.
     std::vector<double> shape_values;
@@ -47,7 +49,8 @@ namespace Hyperelastic
     /// Where the forces and the load stiffness go, with the constraints
     /// condensed: for each face, the entries [force_offsets[f],
     /// force_offsets[f+1]) add weight * force of local DoF force_local[k]
-    /// to row force_rows[k].
+    /// to row force_rows[k] (on several ranks: a global DoF index, which
+    /// another rank may own).
     std::vector<unsigned int> force_offsets;
     std::vector<unsigned int> force_local;
     std::vector<unsigned int> force_rows;
@@ -56,11 +59,15 @@ namespace Hyperelastic
     /// stiffness_offsets[f+1]) add weight * dforce_i/du_j of local DoFs
     /// (stiffness_local_i[k], stiffness_local_j[k]) at position
     /// stiffness_positions[k] of the matrix values (the adapter's CSR
-    /// pattern).
+    /// pattern). On several ranks the entries name the global row and
+    /// column instead (stiffness_rows, stiffness_columns), and
+    /// stiffness_positions is empty.
     std::vector<unsigned int> stiffness_offsets;
     std::vector<unsigned int> stiffness_local_i;
     std::vector<unsigned int> stiffness_local_j;
     std::vector<std::size_t>  stiffness_positions;
+    std::vector<unsigned int> stiffness_rows;
+    std::vector<unsigned int> stiffness_columns;
     std::vector<double>       stiffness_weights;
 
     /// Add the pressure's load stiffness to the Newton tangent. Only
@@ -202,6 +209,50 @@ namespace Hyperelastic
                        const double           pressure,
                        double                *force,
                        double                *stiffness);
+
+
+
+  /**
+   * The pressure's entries of every face at the displacement @p u (indexed
+   * as SurfaceLoadData::cell_dofs), faces in order: @p force_entry(k,
+   * value) for each force entry k (value: the force of its local DoF,
+   * before the entry's weight) and, unless data.load_stiffness is off,
+   * @p stiffness_entry(k, value) for each stiffness entry k (value:
+   * dforce_i/du_j of its local DoFs, before the weight). The sums of every
+   * backend take this order, the same in every run.
+   */
+  template <typename ForceEntry, typename StiffnessEntry>
+  void
+  for_each_pressure_entry(const SurfaceLoadData &data,
+                          const double          *u,
+                          const double           pressure,
+                          const ForceEntry      &force_entry,
+                          const StiffnessEntry  &stiffness_entry)
+  {
+    const unsigned int  n = data.n_cell_dofs;
+    std::vector<double> force(n), stiffness(std::size_t(n) * n);
+    for (unsigned int f = 0; f < data.n_pressure_faces; ++f)
+      {
+        pressure_face_forces(data,
+                             f,
+                             u,
+                             pressure,
+                             force.data(),
+                             data.load_stiffness ? stiffness.data() : nullptr);
+        for (unsigned int k = data.force_offsets[f];
+             k < data.force_offsets[f + 1];
+             ++k)
+          force_entry(k, force[data.force_local[k]]);
+        if (!data.load_stiffness)
+          continue;
+        for (unsigned int k = data.stiffness_offsets[f];
+             k < data.stiffness_offsets[f + 1];
+             ++k)
+          stiffness_entry(k,
+                          stiffness[std::size_t(data.stiffness_local_i[k]) * n +
+                                    data.stiffness_local_j[k]]);
+      }
+  }
 
 
 

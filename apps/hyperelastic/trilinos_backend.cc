@@ -115,6 +115,12 @@ namespace Hyperelastic
       LinearSolveResult
       solve_direct();
 
+      /// The surface loads' forces into the residual @p r (owned entries)
+      /// and the pressure's load stiffness into the matrix, scaled as the
+      /// element terms (collective).
+      void
+      add_surface_loads(const StepLoads &loads, double *r);
+
       const BackendData                        &data;
       const GPUAssembly::DoFHandlerAdapter<3>  &adapter;
       const AffineConstraints<double>          &constraints;
@@ -143,6 +149,15 @@ namespace Hyperelastic
       std::vector<double *> diagonal;
       double                residual_norm = 0;
       double                exchange_time = 0;
+      /// Whether any rank has pressure faces: the pressure's exchange is
+      /// collective.
+      const bool pressure;
+      /// With a pressure: the locally relevant DoFs, whose values of the
+      /// configuration the kernel sees are read at the faces, those
+      /// values, and the forces, summed on the rows' owners.
+      std::vector<types::global_dof_index> relevant_dofs;
+      std::vector<double>                  surface_u;
+      DistributedVector                    surface_force;
     };
 
 
@@ -153,6 +168,8 @@ namespace Hyperelastic
       , constraints(*data.constraints)
       , communicator(adapter.get_communicator())
       , n_local(adapter.locally_owned_dofs().n_elements())
+      , pressure(Utilities::MPI::max(data.surface_loads.has_pressure() ? 1 : 0,
+                                     communicator) == 1)
     {
       const IndexSet &owned = adapter.locally_owned_dofs();
       if (data.linear_solver.solver == LinearSolver::cg_block_jacobi)
@@ -179,6 +196,13 @@ namespace Hyperelastic
            {&u, &u_old, &p_old, &assembled, &residual, &delta, &work})
         v->reinit(owned, communicator);
       ghosted.reinit(owned, adapter.locally_relevant_dofs(), communicator);
+      if (pressure)
+        {
+          surface_force.reinit(owned, communicator);
+          const IndexSet &relevant = adapter.locally_relevant_dofs();
+          relevant_dofs.assign(relevant.begin(), relevant.end());
+          surface_u.resize(relevant_dofs.size());
+        }
 
       typename GPUAssembly::DistributedAssembler<dim, double>::AdditionalData
         assembler_data;
@@ -323,6 +347,7 @@ namespace Hyperelastic
                               u_old.begin(),
                               p_old.begin(),
                               r});
+      add_surface_loads(loads, r);
       const bool finite = std::all_of(r, r + n_local, [](const double value) {
         return std::isfinite(value);
       });
@@ -338,6 +363,60 @@ namespace Hyperelastic
           *diagonal[k] += data.lumped_mass[k] / loads.dt;
       initialize_preconditioner();
       return residual_norm = residual.l2_norm();
+    }
+
+
+
+    void
+    TrilinosBackend::add_surface_loads(const StepLoads &loads, double *r)
+    {
+      const SurfaceLoadData &surface     = data.surface_loads;
+      const bool             dynamic     = loads.dt > 0;
+      const double           force_scale = dynamic ? loads.dt / 2 : 1.;
+      if (surface.has_traction())
+        {
+          const double factor = force_scale * loads.traction_amplitude;
+          for (unsigned int k = 0; k < n_local; ++k)
+            r[k] += factor * surface.traction_pattern[k];
+        }
+      if (!pressure)
+        return;
+
+      // The faces see the configuration the kernel sees (ghosted holds
+      // it); their forces and load stiffness go to rows that other ranks
+      // may own: compress(add) takes those there, in the same order in
+      // every run.
+      ghosted.extract_subvector_to(relevant_dofs.begin(),
+                                   relevant_dofs.end(),
+                                   surface_u.begin());
+      const double stiffness_scale = dynamic ? loads.dt / 4 : 1.;
+      std::vector<types::global_dof_index> rows;
+      std::vector<double>                  forces;
+      surface_force = 0.;
+      for_each_pressure_entry(
+        surface,
+        surface_u.data(),
+        loads.pressure,
+        [&](const unsigned int k, const double force) {
+          rows.push_back(surface.force_rows[k]);
+          forces.push_back(force_scale * surface.force_weights[k] * force);
+        },
+        [&](const unsigned int k, const double stiffness) {
+          matrix.add(surface.stiffness_rows[k],
+                     surface.stiffness_columns[k],
+                     -stiffness_scale * surface.stiffness_weights[k] *
+                       stiffness);
+        });
+      surface_force.add(rows, forces);
+      const auto start = std::chrono::steady_clock::now();
+      surface_force.compress(VectorOperation::add);
+      matrix.compress(VectorOperation::add);
+      exchange_time +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+      const double *const f = surface_force.begin();
+      for (unsigned int k = 0; k < n_local; ++k)
+        r[k] += f[k];
     }
 
 
@@ -534,7 +613,6 @@ namespace Hyperelastic
   std::unique_ptr<IntegratorBackend>
   make_trilinos_backend(const BackendData &data)
   {
-    refuse_surface_loads(data, "Trilinos");
     AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
                 ExcMessage("make_trilinos_backend() needs the adapter and the "
                            "constraints."));

@@ -7,7 +7,8 @@
 # output writes one .vtu per rank and a .pvtu record naming them, and the
 # .pvd series lists the records; the files are complete, hold the fields
 # (displacement, velocity, J, von Mises stress, subdomain) and together
-# hold every cell of the mesh once; the energy balance of the run holds as
+# hold every cell of the mesh once, and the boundary file's pieces every
+# boundary face once; the energy balance of the run holds as
 # on one process, and the one-process run prints the same numbers. Then a
 # full disk for one rank's file, and an inverted element, stop every rank
 # with a message naming the file or the element. The processes start
@@ -115,6 +116,28 @@ PRM
       if (!(d <= 1e-4 * s + 1e-12)) {
         printf "FAIL: %s: 2 ranks print %s, one process %s (kinetic, strain, load region u)\n", name, b, a; exit 1 } }
     printf "%s: 2 ranks and one process agree: %s\n", name, b }' || exit 1
+
+  # The boundary faces' file: one piece per rank with the traction and the
+  # stress, a .pvtu naming them and the series; together the pieces hold
+  # every boundary face of the one-process file once.
+  local boundary=$name/solid-boundary_00005.pvtu faces serial_faces
+  [[ -s $name/solid-boundary.pvd ]] || fail "$name: no $name/solid-boundary.pvd"
+  [[ $(grep -c "<DataSet" "$name/solid-boundary.pvd") -eq 2 ]] \
+    || fail "$name: the boundary .pvd must list the 2 outputs"
+  [[ -s $boundary ]] || fail "$name: no $boundary"
+  [[ $(grep -c "<Piece" "$boundary") -eq 2 ]] || fail "$name: $boundary must name one piece per rank"
+  faces=0
+  for piece in $(sed -n 's/.*<Piece Source="\([^"]*\)".*/\1/p' "$boundary"); do
+    [[ -s $name/$piece ]] || fail "$name: $boundary names $piece, which was not written"
+    grep -q "</VTKFile>" "$name/$piece" || fail "$name: $piece is not complete"
+    for field in displacement first_Piola_traction Cauchy_stress; do
+      grep -q "Name=\"$field\"" "$name/$piece" || fail "$name: no field $field in $piece"
+    done
+    faces=$((faces + $(sed -n 's/.*NumberOfCells="\([0-9]*\)".*/\1/p' "$name/$piece" | head -1)))
+  done
+  serial_faces=$(sed -n 's/.*NumberOfCells="\([0-9]*\)".*/\1/p' "$name-serial/solid-boundary-00005.vtu" | head -1)
+  [[ -n $serial_faces && $faces -eq $serial_faces ]] \
+    || fail "$name: the boundary pieces hold $faces faces, the one-process file ${serial_faces:-none}"
 }
 
 check_run hexahedra_hanging hexahedra 1

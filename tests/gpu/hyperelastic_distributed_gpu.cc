@@ -10,7 +10,9 @@
 // vectors, CG and updates on the device) and with the Trilinos backend; the
 // resident backend's Chebyshev-Jacobi and point-block-Jacobi CGs on the
 // device against the host's Jacobi-CG as well; and a quasi-static uniaxial
-// extension on rollers driven by a prescribed displacement.
+// extension on rollers driven by a prescribed displacement; a dead traction
+// on rollers (both backends) and a follower pressure on the bar (the
+// Trilinos backend with its direct solver).
 // Run under mpirun (ctest runs 2 ranks); exits with 77 (skipped) where a
 // rank has no CUDA device.
 
@@ -172,6 +174,38 @@ main(int argc, char *argv[])
                       "resident",
                       linear_solver) &&
              ok;
+      // Surface loads: the dead traction on both backends, the follower
+      // pressure on the Trilinos one, whose direct solver takes its
+      // non-symmetric tangent.
+      const std::string loads_time =
+        "subsection Time\n  set Mode = quasi-static\n"
+        "  set Time step = 0.1\n  set End time = 1\nend\n";
+      const std::string traction =
+        "subsection Geometry\n  set Bar size = 2, 1, 1\n"
+        "  set Subdivisions = 4, 2, 2\n  set Cell type = hexahedra\nend\n"
+        "subsection Boundary conditions\n  set Fixed boundary ids =\n"
+        "  set Load region =\n  set Load = 0, 0, 0\n"
+        "  set Rollers = 0: x; 2: y; 4: z\nend\n"
+        "subsection Surface loads\n  set Traction boundary ids = 1\n"
+        "  set Traction = 0.3, 0, 0\n  set Traction time function = t\nend\n" +
+        loads_time;
+      for (const std::string algebra : {"auto", "trilinos"})
+        ok =
+          run_case("dead traction on rollers", traction, "GlobalNZ", algebra) &&
+          ok;
+      const std::string pressure =
+        hexahedra +
+        "subsection Boundary conditions\n  set Fixed boundary ids = 0\n"
+        "  set Load region =\n  set Load = 0, 0, 0\nend\n"
+        "subsection Surface loads\n  set Pressure boundary ids = 5\n"
+        "  set Pressure = 0.05\n  set Pressure time function = t\nend\n" +
+        loads_time;
+      ok = run_case("follower pressure on a bar",
+                    pressure,
+                    "GlobalNZ",
+                    "trilinos",
+                    "direct") &&
+           ok;
       ok = Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
       if (root)
         std::cout << (ok ? "PASSED" : "FAILED") << std::endl;
