@@ -29,7 +29,6 @@ end
 subsection Material
   set Shear modulus = 1006.711409
   set Lame lambda   = 49328.85906
-  set Density       = 1000
   set Body force    = 0, 0, 0
 end
 subsection Boundary conditions
@@ -68,6 +67,9 @@ end
   // Explicit: ramped over 2 s, damped, 1 s to settle.
   const Hyperelastic::Parameters parameters =
     Testing::hyperelastic_parameters(common + R"(
+subsection Material
+  set Density = 1000
+end
 subsection Time
   set Time integration = explicit
   set End time         = 3
@@ -159,6 +161,9 @@ end
     [&]() {
       const Hyperelastic::Parameters p =
         Testing::hyperelastic_parameters(common + R"(
+subsection Material
+  set Density = 1000
+end
 subsection Time
   set Time integration = explicit
 end

@@ -1074,6 +1074,11 @@ namespace Hyperelastic
            "'Time/Time integration' = implicit, and the 'Explicit dynamics' "
            "entries are for the explicit integrator. Set 'Time "
            "integration' to explicit, or remove the entry.");
+    if (time.mode == "quasi-static")
+      refuse({"Material/Density", "Initial conditions/Velocity"},
+             "'Time/Mode' = quasi-static has no inertia: the mass and the "
+             "velocity enter no equation. Remove the entry, or set 'Mode' "
+             "to dynamic.");
     if (time.mode == "dynamic")
       refuse({"Solver/Maximum step cuts"},
              "'Time/Mode' = dynamic stops at the first step that does not "
