@@ -5,6 +5,8 @@
 #include <deal.II/base/function_parser.h>
 #include <deal.II/base/utilities.h>
 
+#include <gpu_assembly/base/device.h>
+
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -982,9 +984,18 @@ namespace Hyperelastic
              "file' is empty (the built-in bar has 'Bar size'). Remove the "
              "entry, or give a mesh file.");
 
+    // With 'Device' = auto and no CUDA device the run is on the host, and
+    // an entry that shapes the GPU path would be silently ignored.
+    const bool on_host =
+      execution.device == "host" ||
+      (execution.device == "auto" && GPUAssembly::n_cuda_devices() == 0);
     const std::string host =
-      "'Execution/Device' = host, and this entry chooses how the GPU path "
-      "runs. Remove it, or set 'Device' to gpu or auto.";
+      execution.device == "host" ?
+        "'Execution/Device' = host, and this entry chooses how the GPU path "
+        "runs. Remove it, or set 'Device' to gpu or auto." :
+        "'Execution/Device' = auto found no CUDA device, so the run is on "
+        "the host, and this entry chooses how the GPU path runs. Remove it, "
+        "or run where a GPU is.";
     const auto &e = explicit_dynamics;
     if (e.is_explicit())
       {
@@ -1032,11 +1043,13 @@ namespace Hyperelastic
                  "prints a line at each output ('Output/Output "
                  "interval')." +
                  tail);
-        if (execution.device == "host")
+        if (on_host)
           {
             refuse({"Execution/Precision"},
-                   "'Execution/Device' = host, and the host stepper runs in "
-                   "double. Remove it, or set 'Device' to gpu or auto.");
+                   "the run is on the host ('Execution/Device' = " +
+                     execution.device +
+                     "), and the host stepper runs in double. Remove it, or "
+                     "run on a GPU.");
             refuse({"Explicit dynamics/Steps per graph",
                     "Explicit dynamics/Nodal sum"},
                    host);
@@ -1046,6 +1059,13 @@ namespace Hyperelastic
                  "'Explicit dynamics/Time step' is given, so the safety "
                  "factor does not choose it. Set 'Time step' to 0, or remove "
                  "the entry.");
+        if (Utilities::trim(e.displaced_region).empty() &&
+            boundary.load_region.empty)
+          refuse({"Explicit dynamics/Ramp time"},
+                 "it ramps the load and the displaced region, and this run "
+                 "has neither ('Boundary conditions/Load region' and "
+                 "'Explicit dynamics/Displaced region' are empty). Remove "
+                 "the entry, or give a load or a displaced region.");
         if (Utilities::trim(e.displaced_region).empty())
           refuse({"Explicit dynamics/Displaced components"},
                  "'Explicit dynamics/Displaced region' is empty, so no "
@@ -1084,7 +1104,7 @@ namespace Hyperelastic
              "'Time/Mode' = dynamic stops at the first step that does not "
              "converge; steps are cut in quasi-static mode only. Remove the "
              "entry, or set 'Mode' to quasi-static.");
-    if (execution.device == "host")
+    if (on_host)
       refuse({"Execution/Assembly method",
               "Execution/Precision",
               "Execution/Symmetric element data",
