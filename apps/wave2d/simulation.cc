@@ -893,6 +893,15 @@ namespace Wave2D
         unsigned int        step;
         std::vector<double> history;
         read_checkpoint(step, u_previous, u_current, history, precision);
+        const unsigned int stop_after = parameters.checkpoint.stop_after;
+        AssertThrow(stop_after == 0 || stop_after > step,
+                    ExcMessage("'Checkpoint/Stop after steps' = " +
+                               std::to_string(stop_after) +
+                               " is not more than the step the checkpoint "
+                               "resumes from (" +
+                               std::to_string(step) +
+                               "): the run would stop at once. Give a "
+                               "larger count, or 0 to run to the end."));
         stepper->set_state(step, u_previous, u_current);
         stepper->set_receiver_history(history);
         pcout << "Restarted from the checkpoint at step " << step

@@ -14,6 +14,14 @@ rm -rf "$work"; mkdir -p "$work"; cd "$work"
 "$wave2d" whole.prm > whole.log || { cat whole.log; echo "FAIL: the uninterrupted run failed"; exit 1; }
 "$wave2d" first.prm > first.log || { cat first.log; echo "FAIL: the interrupted run failed"; exit 1; }
 grep -q "Stopped after step 170" first.log || { echo "FAIL: the first part did not stop at step 170"; cat first.log; exit 1; }
+# A restart asked to stop at the step it resumes from is refused, and the
+# checkpoint stays for the real restart below.
+{ cat "$prm"; printf 'subsection Output\n  set Directory = parts\nend\nsubsection Checkpoint\n  set Restart = true\n  set Stop after steps = 170\nend\n'; } > again.prm
+if "$wave2d" again.prm > again.log 2>&1; then
+  cat again.log; echo "FAIL: a restart at step 170 asked to stop after step 170 ran"; exit 1
+fi
+grep -q "is not more than the step the checkpoint resumes from (170)" again.log \
+  || { cat again.log; echo "FAIL: the refusal does not name the step the checkpoint resumes from"; exit 1; }
 "$wave2d" second.prm > second.log || { cat second.log; echo "FAIL: the restarted run failed"; exit 1; }
 grep -q "Restarted from the checkpoint at step 170" second.log || { echo "FAIL: no restart"; cat second.log; exit 1; }
 cmp whole/traces.csv parts/traces.csv || { echo "FAIL: traces differ"; exit 1; }
