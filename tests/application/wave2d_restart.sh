@@ -20,7 +20,8 @@ grep -q "Stopped after step 170" first.log || { echo "FAIL: the first part did n
 if "$wave2d" again.prm > again.log 2>&1; then
   cat again.log; echo "FAIL: a restart at step 170 asked to stop after step 170 ran"; exit 1
 fi
-grep -q "is not more than the step the checkpoint resumes from (170)" again.log \
+# deal.II wraps an exception's message: compare with the lines joined.
+tr -s ' \n' ' ' < again.log | grep -q "is not more than the step the checkpoint resumes from (170)" \
   || { cat again.log; echo "FAIL: the refusal does not name the step the checkpoint resumes from"; exit 1; }
 "$wave2d" second.prm > second.log || { cat second.log; echo "FAIL: the restarted run failed"; exit 1; }
 grep -q "Restarted from the checkpoint at step 170" second.log || { echo "FAIL: no restart"; cat second.log; exit 1; }
