@@ -95,6 +95,18 @@ main(int argc, char *argv[])
         }
       else
         {
+          // One process on the serial path: the MPI path's linear algebra
+          // is not used. (A program that gives ImplicitSolid a communicator
+          // runs the MPI path on one process, so the check is here.)
+          const std::string entry = "Execution/Distributed linear algebra";
+          AssertThrow(parameters.changed_entries.count(entry) == 0,
+                      ExcMessage(
+                        "'" + entry + "' = '" +
+                        parameters.execution.distributed_linear_algebra +
+                        "' is not used: it chooses the linear algebra of the "
+                        "MPI path, and this run is one process without "
+                        "'Execution/Distributed solver on one process'. "
+                        "Remove the entry, or run under mpirun."));
           Hyperelastic::ImplicitSolid solid(parameters);
           solid.run();
         }

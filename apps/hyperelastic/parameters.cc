@@ -1126,14 +1126,6 @@ namespace Hyperelastic
              "cg-chebyshev, and the linear solver is " +
                solver.linear_solver +
                ". Remove the entry, or choose cg-chebyshev.");
-    // Programs that embed the solver may run without MPI: one process.
-    if ((!Utilities::MPI::job_supports_mpi() ||
-         Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD) == 1) &&
-        !execution.distributed_on_one_process)
-      refuse({"Execution/Distributed linear algebra"},
-             "it chooses the linear algebra of the MPI path, and this run is "
-             "one process without 'Execution/Distributed solver on one "
-             "process'. Remove the entry, or run under mpirun.");
   }
 
 
