@@ -18,6 +18,8 @@
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/parameter_handler.h>
 
+#include <gpu_assembly/base/device.h>
+
 #include <fstream>
 #include <iostream>
 
@@ -69,6 +71,7 @@ main(int argc, char *argv[])
         }
       Hyperelastic::Parameters parameters;
       parameters.parse_parameters(prm);
+      parameters.check_device_entries(prm, GPUAssembly::n_cuda_devices() > 0);
 
       if (parameters.explicit_dynamics.is_explicit())
         {

@@ -5,8 +5,6 @@
 #include <deal.II/base/function_parser.h>
 #include <deal.II/base/utilities.h>
 
-#include <gpu_assembly/base/device.h>
-
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -984,18 +982,11 @@ namespace Hyperelastic
              "file' is empty (the built-in bar has 'Bar size'). Remove the "
              "entry, or give a mesh file.");
 
-    // With 'Device' = auto and no CUDA device the run is on the host, and
-    // an entry that shapes the GPU path would be silently ignored.
-    const bool on_host =
-      execution.device == "host" ||
-      (execution.device == "auto" && GPUAssembly::n_cuda_devices() == 0);
-    const std::string host =
-      execution.device == "host" ?
+    if (execution.device == "host")
+      refuse_gpu_path_entries(
+        prm,
         "'Execution/Device' = host, and this entry chooses how the GPU path "
-        "runs. Remove it, or set 'Device' to gpu or auto." :
-        "'Execution/Device' = auto found no CUDA device, so the run is on "
-        "the host, and this entry chooses how the GPU path runs. Remove it, "
-        "or run where a GPU is.";
+        "runs. Remove it, or set 'Device' to gpu or auto.");
     const auto &e = explicit_dynamics;
     if (e.is_explicit())
       {
@@ -1043,17 +1034,6 @@ namespace Hyperelastic
                  "prints a line at each output ('Output/Output "
                  "interval')." +
                  tail);
-        if (on_host)
-          {
-            refuse({"Execution/Precision"},
-                   "the run is on the host ('Execution/Device' = " +
-                     execution.device +
-                     "), and the host stepper runs in double. Remove it, or "
-                     "run on a GPU.");
-            refuse({"Explicit dynamics/Steps per graph",
-                    "Explicit dynamics/Nodal sum"},
-                   host);
-          }
         if (e.time_step > 0)
           refuse({"Explicit dynamics/Safety factor"},
                  "'Explicit dynamics/Time step' is given, so the safety "
@@ -1104,13 +1084,7 @@ namespace Hyperelastic
              "'Time/Mode' = dynamic stops at the first step that does not "
              "converge; steps are cut in quasi-static mode only. Remove the "
              "entry, or set 'Mode' to quasi-static.");
-    if (on_host)
-      refuse({"Execution/Assembly method",
-              "Execution/Precision",
-              "Execution/Symmetric element data",
-              "Execution/Step graph"},
-             host);
-    else if (execution.assembly_method != "GlobalNZ")
+    if (execution.device != "host" && execution.assembly_method != "GlobalNZ")
       refuse({"Execution/Symmetric element data"},
              "it chooses how GlobalNZ stores the element matrices, and "
              "'Execution/Assembly method' = " +
@@ -1126,6 +1100,40 @@ namespace Hyperelastic
              "cg-chebyshev, and the linear solver is " +
                solver.linear_solver +
                ". Remove the entry, or choose cg-chebyshev.");
+  }
+
+
+
+  void
+  Parameters::refuse_gpu_path_entries(const ParameterHandler &prm,
+                                      const std::string      &why) const
+  {
+    const std::vector<std::string> entries =
+      explicit_dynamics.is_explicit() ?
+        std::vector<std::string>{"Execution/Precision",
+                                 "Explicit dynamics/Steps per graph",
+                                 "Explicit dynamics/Nodal sum"} :
+        std::vector<std::string>{"Execution/Assembly method",
+                                 "Execution/Precision",
+                                 "Execution/Symmetric element data",
+                                 "Execution/Step graph"};
+    AppUtilities::refuse_unused(changed_entries, prm, entries, why);
+  }
+
+
+
+  void
+  Parameters::check_device_entries(const ParameterHandler &prm,
+                                   const bool cuda_device_found) const
+  {
+    // With 'Device' = auto and no CUDA device the run is on the host, and
+    // an entry that shapes the GPU path would be silently ignored.
+    if (execution.device == "auto" && !cuda_device_found)
+      refuse_gpu_path_entries(
+        prm,
+        "'Execution/Device' = auto found no CUDA device, so the run is on "
+        "the host, and this entry chooses how the GPU path runs. Remove it, "
+        "or run where a GPU is.");
   }
 
 

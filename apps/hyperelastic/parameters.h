@@ -266,10 +266,25 @@ namespace Hyperelastic
     /// and why.
     void
     check_entries_used(const ParameterHandler &prm) const;
+
+    /// Refuses the entries that shape the GPU path, for the reason @p why.
+    void
+    refuse_gpu_path_entries(const ParameterHandler &prm,
+                            const std::string      &why) const;
     /// The intervals against the run's @p n_steps steps: one that would do
     /// what 0 does is refused where set; otherwise a note on @p log.
     void
     check_intervals(const unsigned int n_steps, std::ostream &log) const;
+
+    /**
+     * Refuses the entries of the GPU path that a run with 'Device' = auto
+     * would not use where @p cuda_device_found is false (the run is then on
+     * the host). The app calls it after parse_parameters(); the check of
+     * 'Device' = host is part of parsing.
+     */
+    void
+    check_device_entries(const ParameterHandler &prm,
+                         const bool              cuda_device_found) const;
   };
 } // namespace Hyperelastic
 
