@@ -2,8 +2,8 @@
 // The hyperelastic app's surface loads on the host path, against analytic
 // solutions: a block under a uniform dead traction on rollers takes the
 // homogeneous finite-strain neo-Hookean state on any mesh (graded,
-// distorted, locally refined, tetrahedral); a thick-walled cylinder in plane strain
-// under an internal follower pressure converges to the radial solution
+// distorted, locally refined, tetrahedral); a thick-walled cylinder in plane
+// strain under an internal follower pressure converges to the radial solution
 // of a 1D shooting method; Newton converges quadratically with the
 // pressure's load stiffness and only linearly without it; and the app
 // refuses entries that cannot work, naming them.

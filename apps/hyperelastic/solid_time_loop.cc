@@ -69,8 +69,8 @@ namespace Hyperelastic
     double             dt       = step_size;
     for (unsigned int cut = 0;; ++cut)
       {
-        const double    t_new = std::min(time + dt, end_time);
-        const StepLoads loads = step_loads(t_new);
+        const double     t_new  = std::min(time + dt, end_time);
+        const StepLoads  loads  = step_loads(t_new);
         const StepReport report = attempt_step(t_new, loads);
         if (report.status == StepStatus::converged)
           {
