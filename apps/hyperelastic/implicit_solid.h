@@ -311,6 +311,7 @@ namespace Hyperelastic
      * Calls @p f for every locally owned cell with the gradients of the
      * displacement @p u (owned entries) at the quadrature points, in the
      * order of the active cells; @p fe_values is reinitialized on the cell.
+     * With @p cells, only those (locally owned, in active-cell order).
      */
     void
     for_each_cell_gradient(
@@ -319,7 +320,9 @@ namespace Hyperelastic
       const std::function<
         void(const typename DoFHandler<dim>::active_cell_iterator &,
              const FEValues<dim> &,
-             const std::vector<Tensor<2, dim>> &)> &f) const;
+             const std::vector<Tensor<2, dim>> &)>                      &f,
+      const std::vector<typename DoFHandler<dim>::active_cell_iterator> *cells =
+        nullptr) const;
     /// The smallest J over all ranks' quadrature points for displacement
     /// @p u (owned entries) and where it is. Collective.
     std::pair<double, std::string>
@@ -458,6 +461,10 @@ namespace Hyperelastic
       bool                                 is_load = false;
     };
     std::vector<ForceRegion> force_regions;
+    /// The locally owned cells with a DoF (or a constraint master) in a
+    /// force region, in active-cell order: the reactions visit only these,
+    /// so that the trace costs a boundary layer per step, not the mesh.
+    std::vector<typename DoFHandler<dim>::active_cell_iterator> force_cells;
     /// Whether the force trace is recorded, and its rows: step, time,
     /// then per region force and mean displacement.
     bool                             force_trace = false;

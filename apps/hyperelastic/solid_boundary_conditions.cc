@@ -167,6 +167,28 @@ namespace Hyperelastic
       }
     else if (has_load && n_loaded_nodes > 0)
       curve_region = force_regions.size() - 1;
+
+    force_cells.clear();
+    std::unordered_set<types::global_dof_index> region_dofs;
+    for (const ForceRegion &region : force_regions)
+      region_dofs.insert(region.dofs.begin(), region.dofs.end());
+    const auto in_region = [&](const types::global_dof_index dof) {
+      if (region_dofs.count(dof) > 0)
+        return true;
+      if (const auto *entries = constraints.get_constraint_entries(dof))
+        for (const auto &entry : *entries)
+          if (region_dofs.count(entry.first) > 0)
+            return true;
+      return false;
+    };
+    std::vector<types::global_dof_index> dofs(fe->n_dofs_per_cell());
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          cell->get_dof_indices(dofs);
+          if (std::any_of(dofs.begin(), dofs.end(), in_region))
+            force_cells.push_back(cell);
+        }
   }
 
 
@@ -275,7 +297,8 @@ namespace Hyperelastic
   {
     // The reaction at a held DoF: the internal force minus the body
     // force and the nodal load, assembled cell by cell as the backends do
-    // (the same quadrature), each cell on the rank that owns it.
+    // (the same quadrature), each cell on the rank that owns it; only the
+    // cells of force_cells contribute.
     std::unordered_map<types::global_dof_index, std::vector<unsigned int>>
       regions_of;
     for (unsigned int r = 0; r < force_regions.size(); ++r)
@@ -340,7 +363,8 @@ namespace Hyperelastic
             for (const auto &[r, weight] : targets[i])
               forces[r].force[c] += weight * f;
           }
-      });
+      },
+      &force_cells);
 
     // A nodal load on a held DoF acts on its support.
     const double load_amplitude = last_loads.load_amplitude;

@@ -182,19 +182,26 @@ namespace Hyperelastic
     const std::function<
       void(const typename DoFHandler<dim>::active_cell_iterator &,
            const FEValues<dim> &,
-           const std::vector<Tensor<2, dim>> &)> &f) const
+           const std::vector<Tensor<2, dim>> &)>                      &f,
+    const std::vector<typename DoFHandler<dim>::active_cell_iterator> *cells)
+    const
   {
     FEValues<dim> fe_values(*mapping, *fe, *quadrature, flags);
     const FEValuesExtractors::Vector displacement(0);
     std::vector<Tensor<2, dim>>      grad_u(quadrature->size());
     const auto                       visit = [&](const auto &u) {
-      for (const auto &cell : dof_handler.active_cell_iterators())
-        if (cell->is_locally_owned())
-          {
-            fe_values.reinit(cell);
-            fe_values[displacement].get_function_gradients(u, grad_u);
-            f(cell, fe_values, grad_u);
-          }
+      const auto visit_cell = [&](const auto &cell) {
+        fe_values.reinit(cell);
+        fe_values[displacement].get_function_gradients(u, grad_u);
+        f(cell, fe_values, grad_u);
+      };
+      if (cells != nullptr)
+        for (const auto &cell : *cells)
+          visit_cell(cell);
+      else
+        for (const auto &cell : dof_handler.active_cell_iterators())
+          if (cell->is_locally_owned())
+            visit_cell(cell);
     };
     if (distributed)
       {

@@ -76,6 +76,11 @@ namespace
             "  set Assembly method = " +
             method + "\n  set Distributed linear algebra = " + algebra +
             "\nend\nsubsection Solver\n  set Linear solver = " + linear_solver +
+            // A direct solver refuses a CG tolerance other than the
+            // default, which the comparison's entries set.
+            (linear_solver == "direct" ?
+               "\n  set CG relative tolerance = 1e-6" :
+               "") +
             "\nend\n",
           device_text);
     if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) != 0)
