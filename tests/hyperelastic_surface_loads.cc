@@ -22,21 +22,6 @@ namespace
 {
   using namespace Testing;
 
-  /// Estimated order of convergence from the last three residuals above
-  /// @p floor: log(r_k+1 / r_k) / log(r_k / r_k-1).
-  double
-  convergence_order(const std::vector<double> &residuals, const double floor)
-  {
-    std::vector<double> r;
-    for (const double value : residuals)
-      if (value > floor)
-        r.push_back(value);
-    if (r.size() < 3)
-      return 0;
-    const std::size_t k = r.size() - 2;
-    return std::log(r[k + 1] / r[k]) / std::log(r[k] / r[k - 1]);
-  }
-
   std::string
   residual_list(const std::vector<double> &residuals)
   {

@@ -234,15 +234,25 @@ namespace Hyperelastic
                                             send_ranks.begin()),
                            0};
       };
-      for (unsigned int k = 0; k < faces.force_rows.size(); ++k)
-        force_destinations.push_back(
-          destination(true, faces.force_rows[k], numbers::invalid_dof_index));
+      // In the order in which add() visits the entries, which is that of
+      // the messages.
+      force_destinations.resize(faces.force_rows.size());
       if (faces.load_stiffness)
-        for (unsigned int k = 0; k < faces.stiffness_rows.size(); ++k)
-          stiffness_destinations.push_back(
-            destination(false,
-                        faces.stiffness_rows[k],
-                        faces.stiffness_columns[k]));
+        stiffness_destinations.resize(faces.stiffness_rows.size());
+      const std::vector<double> zero(positions.size());
+      for_each_pressure_entry(
+        faces,
+        zero.data(),
+        0.,
+        [&](const unsigned int k, const double) {
+          force_destinations[k] =
+            destination(true, faces.force_rows[k], numbers::invalid_dof_index);
+        },
+        [&](const unsigned int k, const double) {
+          stiffness_destinations[k] = destination(false,
+                                                  faces.stiffness_rows[k],
+                                                  faces.stiffness_columns[k]);
+        });
       for (const auto &[rank, entries] :
            Utilities::MPI::some_to_some(*communicator, requests))
         {
