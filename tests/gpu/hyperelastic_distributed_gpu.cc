@@ -12,7 +12,9 @@
 // device against the host's Jacobi-CG as well; and a quasi-static uniaxial
 // extension on rollers driven by a prescribed displacement; a dead traction
 // on rollers (both backends) and a follower pressure on the bar (the
-// Trilinos backend with its direct solver).
+// Trilinos backend with its direct solver, and the resident backend with
+// DistributedJacobiBiCGStab on the device, which 'Linear solver' = auto
+// must choose).
 // Run under mpirun (ctest runs 2 ranks); exits with 77 (skipped) where a
 // rank has no CUDA device.
 
@@ -55,13 +57,16 @@ namespace
     return Testing::by_position(solid.gather_nodal_state(0));
   }
 
-  /// @p linear_solver: 'Solver/Linear solver' of the device run.
+  /// @p linear_solver: 'Solver/Linear solver' of the device run;
+  /// @p solver_class: where given, the device run's description must name
+  /// it (the solver auto chose).
   bool
   run_case(const std::string &name,
            const std::string &geometry,
            const std::string &method,
            const std::string &algebra,
-           const std::string &linear_solver = "cg-jacobi")
+           const std::string &linear_solver = "cg-jacobi",
+           const std::string &solver_class  = "")
   {
     const std::string solver = Testing::comparison_solver();
     std::string       host_text, device_text;
@@ -89,6 +94,12 @@ namespace
                   << "' on the GPU ran the "
                   << (resident ? "resident" : "Trilinos") << " backend"
                   << std::endl;
+        return false;
+      }
+    if (device_text.find(solver_class) == std::string::npos)
+      {
+        std::cout << "FAIL " << name << ": 'Linear solver' = " << linear_solver
+                  << " did not run " << solver_class << std::endl;
         return false;
       }
     if (host.size() != device.size() || host.empty())
@@ -206,6 +217,17 @@ main(int argc, char *argv[])
                     "trilinos",
                     "direct") &&
            ok;
+      // The pressure on the resident backend: its forces and load
+      // stiffness added to the device matrix, BiCGStab on the device
+      // (auto chooses it), against the host path's direct solves.
+      for (const std::string method : {"GlobalNZ", "SharedNZ"})
+        ok = run_case("follower pressure on a bar",
+                      pressure,
+                      method,
+                      "resident",
+                      "auto",
+                      "DistributedJacobiBiCGStab") &&
+             ok;
       ok = Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
       if (root)
         std::cout << (ok ? "PASSED" : "FAILED") << std::endl;
