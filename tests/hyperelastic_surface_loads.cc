@@ -222,6 +222,21 @@ main()
       },
       "'Solver/Linear solver' = cg-jacobi solves symmetric systems only",
       "CG with a follower pressure is refused, naming the entries");
+    checks.check_throws<ExceptionBase>(
+      [&]() {
+        run_hyperelastic(bar +
+                           prm_subsection("Surface loads",
+                                          {"Pressure region = 2, 0, 0, 2, 1, "
+                                           "1",
+                                           "Pressure = 0.1"}) +
+                           prm_subsection("Solver",
+                                          {"Linear solver = bicgstab-jacobi"}),
+                         0,
+                         log);
+      },
+      "'Solver/Linear solver' = bicgstab-jacobi is offered by the resident "
+      "backend on MPI ranks only",
+      "BiCGStab on one process is refused, naming the entries");
 
     // auto resolves to the direct solver with a pressure, and the
     // pressure on the free end then moves it.
