@@ -100,6 +100,24 @@ namespace Testing
         std::copy(values.begin(), values.end(), A.values_data());
     }
 
+    /**
+     * The matrix in @p A and the right-hand side of fill_rhs() in @p b,
+     * both with the storage of @p data.
+     */
+    template <typename Number>
+    void
+    make_resident_system(GPUAssembly::DistributedDeviceMatrix<Number> &A,
+                         GPUAssembly::DistributedDeviceVector<Number> &b,
+                         const typename GPUAssembly::DistributedDeviceMatrix<
+                           Number>::AdditionalData &data) const
+    {
+      make_resident(A, data);
+      dealii::TrilinosWrappers::MPI::Vector rhs;
+      fill_rhs(rhs);
+      b.reinit(A.get_partitioner(), data);
+      b.copy_locally_owned_from(rhs);
+    }
+
     /// A right-hand side, a smooth function of the global index.
     void
     fill_rhs(dealii::TrilinosWrappers::MPI::Vector &b) const

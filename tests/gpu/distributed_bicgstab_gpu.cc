@@ -60,12 +60,8 @@ namespace
     storage.use_device = use_device;
     storage.halo_path  = requested;
     DistributedDeviceMatrix<Number> A;
-    problem.make_resident(A, storage);
-    TrilinosWrappers::MPI::Vector b;
-    problem.fill_rhs(b);
     DistributedDeviceVector<Number> rhs, x;
-    rhs.reinit(A.get_partitioner(), storage);
-    rhs.copy_locally_owned_from(b);
+    problem.make_resident_system(A, rhs, storage);
 
     CGControl control;
     control.relative_tolerance = tolerance;
