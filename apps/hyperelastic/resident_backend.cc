@@ -99,9 +99,10 @@ namespace Hyperelastic
        * Adds @p force_scale times the pressure forces at the configuration
        * @p configuration (local-DoF layout, ghosts updated) to @p residual
        * and subtracts @p stiffness_scale times their load stiffness from
-       * @p matrix_values. Collective.
+       * @p matrix_values. Collective. Returns the seconds spent on the
+       * messages to and from other ranks.
        */
-      void
+      double
       add(const ResidentVector &configuration,
           const double          pressure,
           const double          force_scale,
@@ -315,7 +316,7 @@ namespace Hyperelastic
 
 
 
-    void
+    double
     ResidentPressure::add(const ResidentVector &configuration,
                           const double          pressure,
                           const double          force_scale,
@@ -360,6 +361,7 @@ namespace Hyperelastic
 
       // The sizes of the messages are those of the set-up: plain
       // point-to-point messages, received into one buffer per rank.
+      const auto                       start = std::chrono::steady_clock::now();
       std::vector<MPI_Request>         requests;
       std::vector<std::vector<double>> received;
       received.reserve(received_sums.size());
@@ -392,6 +394,9 @@ namespace Hyperelastic
                                    requests.data(),
                                    MPI_STATUSES_IGNORE);
       AssertThrowMPI(ierr);
+      const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
       auto values = received.begin();
       for (const auto &[rank, sums] : received_sums)
         {
@@ -419,6 +424,7 @@ namespace Hyperelastic
           stiffness_sources.data(),
           stiffness_targets.data(),
           matrix_values});
+      return seconds;
     }
 
 
@@ -785,12 +791,12 @@ namespace Hyperelastic
       // load stiffness scaled as the element's (dt/2, dt/4 in dynamic
       // steps), after the assembly has written the matrix.
       if (pressure)
-        pressure->add(mid,
-                      loads.pressure,
-                      dynamic ? loads.dt / 2 : 1.,
-                      dynamic ? loads.dt / 4 : 1.,
-                      residual.data(),
-                      matrix.values_data());
+        exchange_time += pressure->add(mid,
+                                       loads.pressure,
+                                       dynamic ? loads.dt / 2 : 1.,
+                                       dynamic ? loads.dt / 4 : 1.,
+                                       residual.data(),
+                                       matrix.values_data());
       // Every rank must take the Newton loop's same branch: a non-finite
       // entry anywhere, constrained ones included, makes the norm NaN on
       // every rank (the norm is global).
