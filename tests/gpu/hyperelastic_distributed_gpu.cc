@@ -14,7 +14,7 @@
 // on rollers (both backends) and a follower pressure on the bar (the
 // Trilinos backend with its direct solver, and the resident backend with
 // DistributedJacobiBiCGStab on the device, which 'Linear solver' = auto
-// must choose).
+// must choose, and two device runs equal bit for bit).
 // Run under mpirun (ctest runs 2 ranks); exits with 77 (skipped) where a
 // rank has no CUDA device.
 
@@ -126,6 +126,32 @@ namespace
               << " relative, max |u| > 1e-4" << std::endl;
     return ok;
   }
+
+  /// Whether two device runs of @p prm on the resident backend give the
+  /// same states bit for bit: the pressure's sums and BiCGStab's
+  /// reductions take a fixed order.
+  bool
+  bitwise_repeatable(const std::string &name, const std::string &prm)
+  {
+    const std::string execution =
+      Testing::comparison_solver() +
+      "subsection Execution\n  set Device = gpu\n"
+      "  set Distributed linear algebra = resident\nend\n";
+    std::string description;
+    const auto  first  = run(prm + execution, description);
+    const auto  second = run(prm + execution, description);
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) != 0)
+      return true;
+    const auto [all_nodes_found, u_max, p_max, du, dp] =
+      Testing::nodal_difference(first, second);
+    const bool ok = all_nodes_found && !first.empty() && du == 0 && dp == 0;
+    std::cout << (ok ? "  ok   " : "  FAIL ") << name
+              << ": two device runs on the resident backend differ by " << du
+              << " in the displacement and " << dp
+              << " in the momentum (must be 0; max |u| = " << u_max << ")"
+              << std::endl;
+    return ok;
+  }
 } // namespace
 
 int
@@ -228,6 +254,7 @@ main(int argc, char *argv[])
                       "auto",
                       "DistributedJacobiBiCGStab") &&
              ok;
+      ok = bitwise_repeatable("follower pressure on a bar", pressure) && ok;
       ok = Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
       if (root)
         std::cout << (ok ? "PASSED" : "FAILED") << std::endl;
