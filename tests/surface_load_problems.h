@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "integrator_backend.h"
 #include "solid_common.h"
@@ -34,6 +35,21 @@ namespace Testing
 
   constexpr double mu     = 1.;
   constexpr double lambda = 1.5;
+
+  /// Estimated order of convergence from the last three residuals above
+  /// @p floor: log(r_k+1 / r_k) / log(r_k / r_k-1).
+  inline double
+  convergence_order(const std::vector<double> &residuals, const double floor)
+  {
+    std::vector<double> r;
+    for (const double value : residuals)
+      if (value > floor)
+        r.push_back(value);
+    if (r.size() < 3)
+      return 0;
+    const std::size_t k = r.size() - 2;
+    return std::log(r[k + 1] / r[k]) / std::log(r[k] / r[k - 1]);
+  }
 
   /// A backend for BackendData: make_host_backend or a device one.
   using BackendFactory =

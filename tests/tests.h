@@ -172,6 +172,28 @@ namespace Testing
     unsigned int n_checks   = 0;
     unsigned int n_failures = 0;
   };
+
+  /**
+   * Whether @p action throws an exception whose message contains
+   * @p expected (white space collapsed): for checks that collect their
+   * failures on every MPI rank instead of printing each.
+   */
+  inline bool
+  throws_naming(const std::function<void()> &action,
+                const std::string           &expected)
+  {
+    try
+      {
+        action();
+      }
+    catch (const std::exception &exception)
+      {
+        return Checks::collapse_whitespace(exception.what())
+                 .find(Checks::collapse_whitespace(expected)) !=
+               std::string::npos;
+      }
+    return false;
+  }
 } // namespace Testing
 
 #endif

@@ -292,6 +292,9 @@ namespace Hyperelastic
                                       matrix,
                                       cg_solver_parameters(data.linear_solver));
             break;
+          case LinearSolver::bicgstab_jacobi:
+            // Refused by make_device_backend().
+            break;
         }
     }
 
@@ -768,6 +771,8 @@ namespace Hyperelastic
   std::unique_ptr<IntegratorBackend>
   make_device_backend(const BackendData &data)
   {
+    refuse_resident_only_solver(data.linear_solver.solver,
+                                "the device backend on one process");
     return std::make_unique<DeviceBackend<Number>>(data);
   }
 

@@ -371,6 +371,9 @@ namespace Hyperelastic
             block_jacobi.initialize(dealii_matrix, block_data);
             result = solve_cg(block_jacobi);
             break;
+          case LinearSolver::bicgstab_jacobi:
+            // Refused by make_host_backend().
+            break;
         }
       if (arrays.n_constraint_lines() > 0)
         GPUAssembly::distribute_constraints(constraint_lines,
@@ -513,6 +516,8 @@ namespace Hyperelastic
   std::unique_ptr<IntegratorBackend>
   make_host_backend(const BackendData &data)
   {
+    refuse_resident_only_solver(data.linear_solver.solver,
+                                "the host backend on one process");
     return std::make_unique<HostBackend>(data);
   }
 } // namespace Hyperelastic

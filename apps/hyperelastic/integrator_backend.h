@@ -54,7 +54,11 @@ namespace Hyperelastic
     cg_chebyshev,
     /// CG preconditioned with the inverses of the 3 x 3 blocks of each
     /// node's DoFs.
-    cg_block_jacobi
+    cg_block_jacobi,
+    /// BiCGStab preconditioned with the inverse diagonal, for the
+    /// non-symmetric tangent of a follower pressure (the resident backend
+    /// on MPI ranks).
+    bicgstab_jacobi
   };
 
   /// The solver's value of 'Solver/Linear solver'.
@@ -71,6 +75,8 @@ namespace Hyperelastic
           return "cg-chebyshev";
         case LinearSolver::cg_block_jacobi:
           return "cg-block-jacobi";
+        case LinearSolver::bicgstab_jacobi:
+          return "bicgstab-jacobi";
       }
     return "";
   }
@@ -82,7 +88,8 @@ namespace Hyperelastic
     for (const LinearSolver solver : {LinearSolver::direct,
                                       LinearSolver::cg_jacobi,
                                       LinearSolver::cg_chebyshev,
-                                      LinearSolver::cg_block_jacobi})
+                                      LinearSolver::cg_block_jacobi,
+                                      LinearSolver::bicgstab_jacobi})
       if (parameter_value(solver) == value)
         return solver;
     throw std::invalid_argument("'Solver/Linear solver' = '" + value +
@@ -131,6 +138,8 @@ namespace Hyperelastic
           return "Chebyshev-Jacobi-CG";
         case LinearSolver::cg_block_jacobi:
           return "block-Jacobi-CG";
+        case LinearSolver::bicgstab_jacobi:
+          return "Jacobi-BiCGStab";
       }
     return "";
   }
@@ -141,6 +150,15 @@ namespace Hyperelastic
   {
     return "Solve (" + short_name(solver) + ")";
   }
+
+  /**
+   * Throws, naming the entries, where @p solver is bicgstab_jacobi, which
+   * only the resident backend on MPI ranks offers; @p backend names the
+   * backend of the run in the message.
+   */
+  void
+  refuse_resident_only_solver(const LinearSolver solver,
+                              const std::string &backend);
 
   /// The linear solver and its preconditioner's parameters.
   struct LinearSolverData
@@ -567,15 +585,21 @@ namespace Hyperelastic
    * Several ranks, resident: DistributedAssembler (the rank's GPU where
    * data.use_device, else the host) assembles into a GPUAssembly::
    * DistributedDeviceMatrix and DistributedDeviceVector with the same
-   * storage, DistributedJacobiCG (or DistributedPreconditionedCG) solves,
+   * storage, DistributedJacobiCG (or DistributedPreconditionedCG, or
+   * DistributedJacobiBiCGStab for bicgstab_jacobi) solves,
    * and the state, the predictor, the
    * residual, the Newton and time updates and the constraints'
    * distribution stay there too (step_updates.h). On the device path
    * only scalars (norms, CG's results) come to the host each Newton
    * iteration, and the state when get_state() asks for it. The host
-   * storage mode runs the same loops on the CPU. It applies the dead
-   * traction and refuses the follower pressure, whose non-symmetric
-   * tangent its CGs cannot solve.
+   * storage mode runs the same loops on the CPU. The follower pressure's
+   * forces and load stiffness of the rank's faces are computed on the host
+   * from the configuration's values at the faces and added to the owned
+   * rows of the residual and the matrix; the entries of rows other ranks
+   * own are sent to their owners at every Newton iteration (host MPI
+   * messages, the same entries every time) and added there after the
+   * owner's own, in the order of the sending ranks: the sums are bitwise
+   * repeatable. Its non-symmetric tangent needs bicgstab_jacobi.
    */
   std::unique_ptr<IntegratorBackend>
   make_resident_backend(const BackendData &data);

@@ -513,7 +513,9 @@ namespace Hyperelastic
                       "pushes against the outward normal (into the body). "
                       "Its load stiffness makes the Newton tangent "
                       "non-symmetric, so a run with a pressure needs the "
-                      "direct solver. Units: N/m^2.");
+                      "direct solver, or on the resident backend on MPI "
+                      "ranks bicgstab-jacobi ('Solver/Linear solver'; auto "
+                      "chooses). Units: N/m^2.");
     prm.declare_entry("Pressure time function",
                       "1",
                       Patterns::Anything(),
@@ -645,7 +647,8 @@ namespace Hyperelastic
     prm.declare_entry(
       "Linear solver",
       "auto",
-      Patterns::Selection("auto|direct|cg-jacobi|cg-chebyshev|cg-block-jacobi"),
+      Patterns::Selection(
+        "auto|direct|cg-jacobi|cg-chebyshev|cg-block-jacobi|bicgstab-jacobi"),
       "The solver of each Newton iteration's linear system. direct: a "
       "sparse direct factorization (LDL^T), analysed once for the sparsity "
       "pattern and refactorized every Newton iteration: cuDSS on the GPU "
@@ -660,9 +663,16 @@ namespace Hyperelastic
       "with the inverted 3 x 3 block of each node's DoFs as "
       "preconditioner. On the host both use deal.II's classes "
       "(PreconditionChebyshev, RelaxationBlockJacobi; with Trilinos, "
-      "Trilinos' PreconditionBlockJacobi). The step lines and the summary "
-      "count CG's iterations, and one per direct solve. auto: direct for "
-      "quasi-static runs on one GPU where "
+      "Trilinos' PreconditionBlockJacobi). bicgstab-jacobi: BiCGStab with "
+      "the inverse diagonal as preconditioner, for the non-symmetric "
+      "tangent of a follower 'Surface loads/Pressure'; offered by the "
+      "resident backend on MPI ranks only (the plugin's "
+      "DistributedJacobiBiCGStab, on the GPUs or in host memory). The step "
+      "lines and the summary count the Krylov iterations, and one per "
+      "direct solve. A follower pressure needs direct or bicgstab-jacobi: "
+      "the CGs are refused with it. auto: with a pressure, "
+      "bicgstab-jacobi on the resident backend on MPI ranks and direct "
+      "elsewhere; else direct for quasi-static runs on one GPU where "
       "the plugin has cuDSS and the factorization fits in device memory "
       "(a static tangent makes CG take many iterations), else cg-jacobi "
       "(dynamic runs: the mass term keeps CG's iterations few, and its "
@@ -777,8 +787,9 @@ namespace Hyperelastic
                       "Under mpirun (several ranks): where the matrix, the "
                       "vectors and the Jacobi-CG of a Newton iteration "
                       "live. resident: the plugin's DistributedDeviceMatrix, "
-                      "DistributedDeviceVector and DistributedJacobiCG, on "
-                      "each rank's GPU (nothing but norms passes through the "
+                      "DistributedDeviceVector and DistributedJacobiCG "
+                      "(DistributedJacobiBiCGStab with a follower "
+                      "pressure), on each rank's GPU (nothing but norms passes through the "
                       "host) or, on the host path, in host memory. trilinos: "
                       "TrilinosWrappers::SparseMatrix and MPI::Vector with "
                       "deal.II's SolverCG and PreconditionJacobi (the GPU "

@@ -192,7 +192,8 @@ namespace Hyperelastic
       double       divergence_limit;
       double       cg_tolerance;
       unsigned int max_cg_iterations;
-      /// auto, direct, cg-jacobi, cg-chebyshev or cg-block-jacobi; set-up
+      /// auto, direct, cg-jacobi, cg-chebyshev, cg-block-jacobi or
+      /// bicgstab-jacobi; set-up
       /// resolves auto for the backend (ImplicitSolid::linear_solver()).
       std::string  linear_solver;
       unsigned int chebyshev_degree;

@@ -13,6 +13,7 @@
 #include <gpu_assembly/distributed/distributed_assembler.h>
 #include <gpu_assembly/distributed/distributed_device_matrix.h>
 #include <gpu_assembly/distributed/distributed_device_vector.h>
+#include <gpu_assembly/distributed/distributed_jacobi_bicgstab.h>
 #include <gpu_assembly/distributed/distributed_jacobi_cg.h>
 #include <gpu_assembly/distributed/distributed_preconditioned_cg.h>
 #include <gpu_assembly/distributed/resident_array.h>
@@ -23,11 +24,13 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "integrator_backend.h"
 #include "step_updates.h"
+#include "surface_loads.h"
 
 namespace Hyperelastic
 {
@@ -62,6 +65,369 @@ namespace Hyperelastic
     }
     template <typename T>
     using ResidentArray = GPUAssembly::ResidentArray<T>;
+
+    /**
+     * The follower pressure on the resident backend: the forces and the
+     * load stiffness of the rank's pressure faces (SurfaceLoadData of
+     * make_distributed_surface_load_data()), computed on the host from the
+     * configuration at the faces' DoFs, and added to the residual and the
+     * matrix where they live (device or host). Entries of rows the rank
+     * owns are summed here in the order of the faces; those of rows other
+     * ranks own go to their owners (announced once with
+     * Utilities::MPI::some_to_some(), then their values in the same order
+     * at every Newton iteration, one message per owner), which add them
+     * after their own in the order of the sending ranks. So every sum
+     * takes a fixed order: bitwise repeatable, and independent of the
+     * exchange path of the resident vectors, which these host messages do
+     * not use. The matrix stores every entry of its rows (no symmetric
+     * half), so the non-symmetric load stiffness has its places.
+     */
+    class ResidentPressure
+    {
+    public:
+      /// @p local_position: the position of a DoF in the local-DoF layout
+      /// of the configuration that add() reads. Collective.
+      template <typename LocalPosition>
+      ResidentPressure(
+        const SurfaceLoadData                              &loads,
+        const GPUAssembly::DoFHandlerAdapter<3>            &adapter,
+        const GPUAssembly::DistributedDeviceMatrix<double> &matrix,
+        const LocalPosition                                &local_position,
+        const bool                                          on_device);
+
+      /**
+       * Adds @p force_scale times the pressure forces at the configuration
+       * @p configuration (local-DoF layout, ghosts updated) to @p residual
+       * and subtracts @p stiffness_scale times their load stiffness from
+       * @p matrix_values. Collective. Returns the seconds spent on the
+       * messages to and from other ranks.
+       */
+      double
+      add(const ResidentVector &configuration,
+          const double          pressure,
+          const double          force_scale,
+          const double          stiffness_scale,
+          double               *residual,
+          double               *matrix_values);
+
+    private:
+      /// Where an entry of the faces goes: a sum of this rank's, or the
+      /// message to another rank.
+      struct Destination
+      {
+        /// -1: this rank's sum @p sum; else the index in send_ranks.
+        int          message;
+        unsigned int sum;
+      };
+
+      /// A sum of this rank's: a force (an owned row of the residual) or a
+      /// load stiffness entry (a position of the matrix values).
+      struct Sum
+      {
+        bool         force;
+        unsigned int index;
+      };
+
+      /// The sum of this rank's for the global entry (@p row, @p column)
+      /// (@p force: of the residual, @p column unused), made at its first
+      /// call.
+      Sum
+      sum_of(const bool                            force,
+             const dealii::types::global_dof_index row,
+             const dealii::types::global_dof_index column);
+
+      /// The messages' own communicator, so that they never match others.
+      const Utilities::MPI::DuplicatedCommunicator        communicator;
+      const bool                                          on_device;
+      const dealii::IndexSet                             &owned;
+      const GPUAssembly::DistributedDeviceMatrix<double> &matrix;
+      /// The faces, their cell_dofs renumbered to face_dofs' order.
+      SurfaceLoadData faces;
+      /// Positions in the configuration of the values the faces read, and
+      /// those values.
+      ResidentArray<int>    face_dofs;
+      ResidentArray<double> face_values;
+      std::vector<double>   host_face_values;
+      /// The destination of every force entry and every stiffness entry.
+      std::vector<Destination> force_destinations, stiffness_destinations;
+      /// Ranks sent to, increasing, and the values of the message to each.
+      std::vector<unsigned int>                   send_ranks;
+      std::map<unsigned int, std::vector<double>> send_values;
+      /// Per sending rank, the sums its values go to, in their order.
+      std::map<unsigned int, std::vector<Sum>> received_sums;
+      /// This rank's sums by entry: (row, invalid) for a force.
+      std::map<std::pair<dealii::types::global_dof_index,
+                         dealii::types::global_dof_index>,
+               Sum>
+        sum_numbers;
+      /// The sums of a Newton iteration, and where they are added: owned
+      /// positions in the residual, positions in the matrix values.
+      std::vector<double>   force_sums, stiffness_sums;
+      std::vector<int>      force_rows, stiffness_positions;
+      ResidentArray<double> resident_force_sums, resident_stiffness_sums;
+      ResidentArray<int>    force_sources, force_targets, stiffness_sources,
+        stiffness_targets;
+    };
+
+
+
+    template <typename LocalPosition>
+    ResidentPressure::ResidentPressure(
+      const SurfaceLoadData                              &loads,
+      const GPUAssembly::DoFHandlerAdapter<3>            &adapter,
+      const GPUAssembly::DistributedDeviceMatrix<double> &matrix,
+      const LocalPosition                                &local_position,
+      const bool                                          on_device)
+      : communicator(adapter.get_communicator())
+      , on_device(on_device)
+      , owned(adapter.locally_owned_dofs())
+      , matrix(matrix)
+      , faces(loads)
+    {
+      // The faces read the configuration at their DoFs only: gather those
+      // (numbered in the order the faces first name them).
+      const IndexSet &relevant = adapter.locally_relevant_dofs();
+      std::map<unsigned int, unsigned int> compact;
+      std::vector<int>                     positions;
+      for (unsigned int &dof : faces.cell_dofs)
+        {
+          const auto [entry, inserted] =
+            compact.emplace(dof, static_cast<unsigned int>(positions.size()));
+          if (inserted)
+            positions.push_back(local_position(relevant.nth_index_in_set(dof)));
+          dof = entry->second;
+        }
+      face_dofs.reinit(on_device, positions);
+      face_values.reinit(on_device, positions.size());
+
+      // The owners of the rows this rank's faces reach but does not own.
+      IndexSet remote_rows(owned.size());
+      for (const unsigned int row : faces.force_rows)
+        if (!owned.is_element(row))
+          remote_rows.add_index(row);
+      if (faces.load_stiffness)
+        for (const unsigned int row : faces.stiffness_rows)
+          if (!owned.is_element(row))
+            remote_rows.add_index(row);
+      remote_rows.compress();
+      const std::vector<unsigned int> owners =
+        Utilities::MPI::compute_index_owner(owned, remote_rows, *communicator);
+      for (const unsigned int owner : owners)
+        send_values[owner];
+      for (const auto &message : send_values)
+        send_ranks.push_back(message.first);
+
+      // Every entry's destination; the entries sent are announced to the
+      // owners once, who find their sums.
+      std::map<unsigned int, std::vector<types::global_dof_index>> requests;
+      const auto destination = [&](const bool                    force,
+                                   const types::global_dof_index row,
+                                   const types::global_dof_index column) {
+        if (owned.is_element(row))
+          return Destination{-1, sum_of(force, row, column).index};
+        const unsigned int owner   = owners[remote_rows.index_within_set(row)];
+        auto              &request = requests[owner];
+        request.push_back(row);
+        request.push_back(force ? numbers::invalid_dof_index : column);
+        return Destination{static_cast<int>(std::lower_bound(send_ranks.begin(),
+                                                             send_ranks.end(),
+                                                             owner) -
+                                            send_ranks.begin()),
+                           0};
+      };
+      // In the order in which add() visits the entries, which is that of
+      // the messages.
+      force_destinations.resize(faces.force_rows.size());
+      if (faces.load_stiffness)
+        stiffness_destinations.resize(faces.stiffness_rows.size());
+      const std::vector<double> zero(positions.size());
+      for_each_pressure_entry(
+        faces,
+        zero.data(),
+        0.,
+        [&](const unsigned int k, const double) {
+          force_destinations[k] =
+            destination(true, faces.force_rows[k], numbers::invalid_dof_index);
+        },
+        [&](const unsigned int k, const double) {
+          stiffness_destinations[k] = destination(false,
+                                                  faces.stiffness_rows[k],
+                                                  faces.stiffness_columns[k]);
+        });
+      for (const auto &[rank, entries] :
+           Utilities::MPI::some_to_some(*communicator, requests))
+        {
+          std::vector<Sum> &sums = received_sums[rank];
+          for (std::size_t j = 0; j < entries.size(); j += 2)
+            {
+              AssertThrow(owned.is_element(entries[j]),
+                          ExcInternalError(
+                            "A rank sent pressure entries of row " +
+                            std::to_string(entries[j]) +
+                            ", which this rank does not own."));
+              const bool force = entries[j + 1] == numbers::invalid_dof_index;
+              sums.push_back(sum_of(force, entries[j], entries[j + 1]));
+            }
+        }
+
+      force_sums.resize(force_rows.size());
+      stiffness_sums.resize(stiffness_positions.size());
+      const auto identity = [](const std::size_t n) {
+        std::vector<int> indices(n);
+        for (std::size_t i = 0; i < n; ++i)
+          indices[i] = static_cast<int>(i);
+        return indices;
+      };
+      force_sources.reinit(on_device, identity(force_rows.size()));
+      force_targets.reinit(on_device, force_rows);
+      stiffness_sources.reinit(on_device, identity(stiffness_positions.size()));
+      stiffness_targets.reinit(on_device, stiffness_positions);
+    }
+
+
+
+    ResidentPressure::Sum
+    ResidentPressure::sum_of(const bool                    force,
+                             const types::global_dof_index row,
+                             const types::global_dof_index column)
+    {
+      const auto key =
+        std::make_pair(row, force ? numbers::invalid_dof_index : column);
+      const auto found = sum_numbers.find(key);
+      if (found != sum_numbers.end())
+        return found->second;
+      Sum sum{force, 0};
+      if (force)
+        {
+          sum.index = force_rows.size();
+          force_rows.push_back(static_cast<int>(owned.index_within_set(row)));
+        }
+      else
+        {
+          // position() throws naming the entry where the matrix's pattern
+          // lacks it.
+          sum.index = stiffness_positions.size();
+          stiffness_positions.push_back(
+            static_cast<int>(matrix.position(row, column)));
+        }
+      sum_numbers.emplace(key, sum);
+      return sum;
+    }
+
+
+
+    double
+    ResidentPressure::add(const ResidentVector &configuration,
+                          const double          pressure,
+                          const double          force_scale,
+                          const double          stiffness_scale,
+                          double               *residual,
+                          double               *matrix_values)
+    {
+      GPUAssembly::for_each_index(
+        on_device,
+        face_dofs.size(),
+        GPUAssembly::ResidentOperations::Gather<double>{configuration.data(),
+                                                        face_dofs.data(),
+                                                        face_values.data()});
+      face_values.copy_to_host(host_face_values);
+
+      std::fill(force_sums.begin(), force_sums.end(), 0.);
+      std::fill(stiffness_sums.begin(), stiffness_sums.end(), 0.);
+      for (auto &message : send_values)
+        message.second.clear();
+      const auto put = [&](const Destination   &destination,
+                           const double         value,
+                           std::vector<double> &sums) {
+        if (destination.message < 0)
+          sums[destination.sum] += value;
+        else
+          send_values[send_ranks[destination.message]].push_back(value);
+      };
+      for_each_pressure_entry(
+        faces,
+        host_face_values.data(),
+        pressure,
+        [&](const unsigned int k, const double force) {
+          put(force_destinations[k],
+              force_scale * faces.force_weights[k] * force,
+              force_sums);
+        },
+        [&](const unsigned int k, const double stiffness) {
+          put(stiffness_destinations[k],
+              -stiffness_scale * faces.stiffness_weights[k] * stiffness,
+              stiffness_sums);
+        });
+
+      // The sizes of the messages are those of the set-up: plain
+      // point-to-point messages, received into one buffer per rank.
+      const auto                       start = std::chrono::steady_clock::now();
+      std::vector<MPI_Request>         requests;
+      std::vector<std::vector<double>> received;
+      received.reserve(received_sums.size());
+      for (const auto &[rank, sums] : received_sums)
+        {
+          received.emplace_back(sums.size());
+          requests.emplace_back();
+          const int ierr = MPI_Irecv(received.back().data(),
+                                     static_cast<int>(sums.size()),
+                                     MPI_DOUBLE,
+                                     rank,
+                                     0,
+                                     *communicator,
+                                     &requests.back());
+          AssertThrowMPI(ierr);
+        }
+      for (const auto &[rank, values] : send_values)
+        {
+          requests.emplace_back();
+          const int ierr = MPI_Isend(values.data(),
+                                     static_cast<int>(values.size()),
+                                     MPI_DOUBLE,
+                                     rank,
+                                     0,
+                                     *communicator,
+                                     &requests.back());
+          AssertThrowMPI(ierr);
+        }
+      const int ierr = MPI_Waitall(static_cast<int>(requests.size()),
+                                   requests.data(),
+                                   MPI_STATUSES_IGNORE);
+      AssertThrowMPI(ierr);
+      const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+      auto values = received.begin();
+      for (const auto &[rank, sums] : received_sums)
+        {
+          for (std::size_t j = 0; j < sums.size(); ++j)
+            (sums[j].force ? force_sums : stiffness_sums)[sums[j].index] +=
+              (*values)[j];
+          ++values;
+        }
+
+      resident_force_sums.reinit(on_device, force_sums);
+      resident_stiffness_sums.reinit(on_device, stiffness_sums);
+      GPUAssembly::for_each_index(
+        on_device,
+        force_sums.size(),
+        GPUAssembly::ResidentOperations::ScatterAdd<double>{
+          resident_force_sums.data(),
+          force_sources.data(),
+          force_targets.data(),
+          residual});
+      GPUAssembly::for_each_index(
+        on_device,
+        stiffness_sums.size(),
+        GPUAssembly::ResidentOperations::ScatterAdd<double>{
+          resident_stiffness_sums.data(),
+          stiffness_sources.data(),
+          stiffness_targets.data(),
+          matrix_values});
+      return seconds;
+    }
+
+
 
     /**
      * Two layouts: the matrix's partitioner (owned DoFs, then the columns
@@ -140,6 +506,8 @@ namespace Hyperelastic
       GPUAssembly::DistributedDeviceMatrix<double>   matrix;
       GPUAssembly::DistributedAssembler<dim, double> assembler;
       GPUAssembly::DistributedJacobiCG<double>       cg;
+      /// bicgstab_jacobi: for the non-symmetric tangent of a pressure.
+      GPUAssembly::DistributedJacobiBiCGStab<double> bicgstab;
       /// cg_chebyshev, cg_block_jacobi: the plugin's preconditioned CG on
       /// the resident matrix.
       GPUAssembly::DistributedPreconditionedCG<double> preconditioned_cg;
@@ -148,6 +516,8 @@ namespace Hyperelastic
       /// The dead traction's nodal forces at unit amplitude (empty without
       /// a traction).
       ResidentVector traction;
+      /// The follower pressure (null where no rank has pressure faces).
+      std::unique_ptr<ResidentPressure> pressure;
       // Local-DoF layout.
       ResidentVector mid, delta_local;
       /// Position in mid of the DoF of every entry of the nodal data.
@@ -219,7 +589,8 @@ namespace Hyperelastic
       assembler_data.n_nodal_fields = dim;
       set_device_method(data, assembler_data.device);
       assembler.reinit(adapter, matrix, assembled, assembler_data);
-      if (data.linear_solver.solver != LinearSolver::cg_jacobi)
+      if (data.linear_solver.solver == LinearSolver::cg_chebyshev ||
+          data.linear_solver.solver == LinearSolver::cg_block_jacobi)
         preconditioned_cg.reinit(adapter,
                                  matrix,
                                  cg_solver_parameters(data.linear_solver));
@@ -265,6 +636,14 @@ namespace Hyperelastic
       line_entries.reinit(on_device, entries);
       line_weights.reinit(on_device, weights);
       line_inhomogeneities.reinit(on_device, inhomogeneities);
+
+      if (Utilities::MPI::max(data.surface_loads.has_pressure() ? 1 : 0,
+                              communicator) == 1)
+        pressure = std::make_unique<ResidentPressure>(data.surface_loads,
+                                                      adapter,
+                                                      matrix,
+                                                      local_position,
+                                                      on_device);
     }
 
 
@@ -408,6 +787,16 @@ namespace Hyperelastic
                                    loads.traction_amplitude,
                                  traction.data(),
                                  residual.data()});
+      // The pressure at the configuration the kernel sees, its forces and
+      // load stiffness scaled as the element's (dt/2, dt/4 in dynamic
+      // steps), after the assembly has written the matrix.
+      if (pressure)
+        exchange_time += pressure->add(mid,
+                                       loads.pressure,
+                                       dynamic ? loads.dt / 2 : 1.,
+                                       dynamic ? loads.dt / 4 : 1.,
+                                       residual.data(),
+                                       matrix.values_data());
       // Every rank must take the Newton loop's same branch: a non-finite
       // entry anywhere, constrained ones included, makes the norm NaN on
       // every rank (the norm is global).
@@ -440,7 +829,15 @@ namespace Hyperelastic
       // updates u: Newton's next residual judges it. A CG that broke down
       // (a non-finite residual) is reported through final_residual.
       LinearSolveResult result;
-      if (data.linear_solver.solver == LinearSolver::cg_jacobi)
+      if (data.linear_solver.solver == LinearSolver::bicgstab_jacobi)
+        {
+          GPUAssembly::CGControl control;
+          control.relative_tolerance = relative_tolerance;
+          control.max_iterations     = max_iterations;
+          result                     = to_linear_solve_result(
+            bicgstab.solve(matrix, delta, residual, control));
+        }
+      else if (data.linear_solver.solver == LinearSolver::cg_jacobi)
         {
           const auto cg_result  = cg.solve(matrix,
                                           delta,
@@ -508,11 +905,13 @@ namespace Hyperelastic
         Utilities::MPI::n_mpi_processes(communicator);
       const std::string ranks =
         std::to_string(n_ranks) + " MPI rank" + (n_ranks > 1 ? "s" : "");
-      const std::string solver =
-        data.linear_solver.solver == LinearSolver::cg_jacobi ?
-          "DistributedJacobiCG" :
-          "DistributedPreconditionedCG (" +
-            short_name(data.linear_solver.solver) + ")";
+      const LinearSolver requested = data.linear_solver.solver;
+      const std::string  solver =
+        requested == LinearSolver::cg_jacobi ?
+           "DistributedJacobiCG" :
+         requested == LinearSolver::bicgstab_jacobi ?
+           "DistributedJacobiBiCGStab" :
+           "DistributedPreconditionedCG (" + short_name(requested) + ")";
       if (on_device)
         return "GPU per rank, resident: DistributedAssembler with " +
                device_method_description(data) +
@@ -534,26 +933,32 @@ namespace Hyperelastic
     AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
                 ExcMessage("make_resident_backend() needs the adapter and the "
                            "constraints."));
-    AssertThrow(Utilities::MPI::max(data.surface_loads.has_pressure() ? 1 : 0,
-                                    data.adapter->get_communicator()) == 0,
-                ExcMessage("The resident backend on MPI ranks applies the "
-                           "dead 'Surface loads/Traction' but not the "
-                           "follower 'Surface loads/Pressure', whose "
-                           "non-symmetric tangent needs a direct solver: "
-                           "set 'Execution/Distributed linear algebra' to "
-                           "trilinos."));
     AssertThrow(data.linear_solver.solver != LinearSolver::direct,
                 ExcMessage("'Solver/Linear solver' = direct is not offered by "
                            "the resident backend on MPI ranks "
                            "('Execution/Distributed linear algebra' = "
                            "resident, or auto on GPUs): the plugin's direct "
                            "solver factorizes on one GPU. Choose cg-jacobi, "
-                           "cg-chebyshev or cg-block-jacobi, or "
+                           "cg-chebyshev, cg-block-jacobi or bicgstab-jacobi "
+                           "(a follower pressure), or "
                            "'Execution/Distributed linear algebra' = "
                            "trilinos for Trilinos' direct solver on the "
                            "host, or the one-process path (no mpirun, "
                            "'Execution/Distributed solver on one process' "
                            "= false)."));
+    const LinearSolver solver = data.linear_solver.solver;
+    AssertThrow(Utilities::MPI::max(data.surface_loads.has_pressure() ? 1 : 0,
+                                    data.adapter->get_communicator()) == 0 ||
+                  solver == LinearSolver::bicgstab_jacobi,
+                ExcMessage(
+                  "'Solver/Linear solver' = " + parameter_value(solver) +
+                  " solves symmetric systems only, but the "
+                  "follower 'Surface loads/Pressure' adds a "
+                  "non-symmetric load stiffness to the tangent. On "
+                  "the resident backend ('Execution/Distributed "
+                  "linear algebra' = resident, or auto on GPUs) "
+                  "set 'Solver/Linear solver' to bicgstab-jacobi "
+                  "or auto."));
     return std::make_unique<ResidentBackend>(data);
   }
 } // namespace Hyperelastic

@@ -42,6 +42,22 @@ namespace Hyperelastic
 
 
 
+  void
+  refuse_resident_only_solver(const LinearSolver solver,
+                              const std::string &backend)
+  {
+    if (solver == LinearSolver::bicgstab_jacobi)
+      throw_message(
+        "'Solver/Linear solver' = bicgstab-jacobi is offered by the resident "
+        "backend on MPI ranks only ('Execution/Distributed linear algebra' "
+        "= resident, or auto on GPUs, under mpirun); this run uses " +
+        backend +
+        ". Choose direct (which a follower 'Surface loads/Pressure' needs "
+        "there), a CG, or auto.");
+  }
+
+
+
   DirectSolverOutcome
   run_direct_solver_phase(const std::function<void()> &phase,
                           std::string                 &message)
@@ -601,6 +617,8 @@ namespace Hyperelastic
               << "  t = " << std::setw(9) << std::fixed << std::setprecision(4)
               << time << "  Newton " << n_newton
               << (stats.linear_solver == LinearSolver::direct ? "  direct " :
+                  stats.linear_solver == LinearSolver::bicgstab_jacobi ?
+                                                                "  BiCGStab " :
                                                                 "  CG ")
               << std::setw(4) << n_cg << "  |r|:";
         for (const double r : residuals)

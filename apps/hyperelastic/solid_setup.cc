@@ -638,22 +638,25 @@ namespace Hyperelastic
     if (!automatic)
       linear_solver.solver = parse_linear_solver(s.linear_solver);
     // The pressure's load stiffness makes the tangent non-symmetric,
-    // which CG cannot solve.
-    const bool pressure = parameters.surface_loads.has_pressure();
-    const auto choose_direct_for_pressure = [&]() {
-      linear_solver.solver = LinearSolver::direct;
+    // which CG cannot solve: a direct solver, or BiCGStab where the
+    // backend has no direct solver (resident, on MPI ranks).
+    const bool pressure            = parameters.surface_loads.has_pressure();
+    const auto choose_for_pressure = [&](const LinearSolver solver) {
+      linear_solver.solver = solver;
       reason = "auto: the follower pressure's load stiffness makes the "
                "tangent non-symmetric";
     };
     AssertThrow(!pressure || automatic ||
-                  linear_solver.solver == LinearSolver::direct,
+                  linear_solver.solver == LinearSolver::direct ||
+                  linear_solver.solver == LinearSolver::bicgstab_jacobi,
                 ExcMessage("'Solver/Linear solver' = " + s.linear_solver +
                            " solves symmetric systems only, but the follower "
                            "'Surface loads/Pressure' on the faces of "
                            "'Surface loads/Pressure boundary ids' and "
                            "'Surface loads/Pressure region' adds a "
                            "non-symmetric load stiffness to the tangent. Set "
-                           "'Solver/Linear solver' to direct or auto."));
+                           "'Solver/Linear solver' to direct, bicgstab-jacobi "
+                           "(the resident backend on MPI ranks) or auto."));
 
     if (!distributed)
       {
@@ -673,7 +676,7 @@ namespace Hyperelastic
         const bool gpu =
           use_gpu(e, pcout.get_stream(), "every stage runs on the host");
         if (automatic && pressure)
-          choose_direct_for_pressure();
+          choose_for_pressure(LinearSolver::direct);
         else if (automatic && dynamic)
           reason =
             "auto: dynamic runs keep Jacobi-CG, whose iterations the "
@@ -724,19 +727,10 @@ namespace Hyperelastic
     const bool resident =
       e.distributed_linear_algebra == "resident" ||
       (e.distributed_linear_algebra == "auto" && backend_data.use_device);
-    // The resident backend has no direct solver, which the pressure's
-    // non-symmetric tangent needs.
-    AssertThrow(!pressure || !resident,
-                ExcMessage("The follower 'Surface loads/Pressure' makes the "
-                           "tangent non-symmetric, which needs a direct "
-                           "solver, and the resident backend on MPI ranks "
-                           "('Execution/Distributed linear algebra' = "
-                           "resident, or auto on GPUs) has none. Set "
-                           "'Execution/Distributed linear algebra' to "
-                           "trilinos (Trilinos' direct solver on the host), "
-                           "or run on one process."));
+    // The resident backend has no direct solver: BiCGStab there.
     if (automatic && pressure)
-      choose_direct_for_pressure();
+      choose_for_pressure(resident ? LinearSolver::bicgstab_jacobi :
+                                     LinearSolver::direct);
     else if (automatic)
       reason = "auto: Jacobi-CG on MPI ranks";
     backend = resident ? make_resident_backend(backend_data) :

@@ -459,6 +459,8 @@ namespace Hyperelastic
           case LinearSolver::direct:
             // Amesos factorizes from scratch (symbolic and numeric) for
             // every tangent: it keeps no analysis of the pattern.
+          case LinearSolver::bicgstab_jacobi:
+            // Refused by make_trilinos_backend().
             break;
         }
     }
@@ -499,6 +501,9 @@ namespace Hyperelastic
             break;
           case LinearSolver::direct:
             result = solve_direct();
+            break;
+          case LinearSolver::bicgstab_jacobi:
+            // Refused by make_trilinos_backend().
             break;
         }
       // distribute() imports the lines' ghost entries: counted as exchange.
@@ -595,6 +600,9 @@ namespace Hyperelastic
           case LinearSolver::direct:
             solver = "Trilinos SolverDirect (Amesos_Klu)";
             break;
+          case LinearSolver::bicgstab_jacobi:
+            // Refused by make_trilinos_backend().
+            break;
         }
       const std::string solve =
         "; Trilinos matrix, " + solver +
@@ -616,6 +624,10 @@ namespace Hyperelastic
     AssertThrow(data.adapter != nullptr && data.constraints != nullptr,
                 ExcMessage("make_trilinos_backend() needs the adapter and the "
                            "constraints."));
+    refuse_resident_only_solver(data.linear_solver.solver,
+                                "the Trilinos backend on MPI ranks "
+                                "('Execution/Distributed linear algebra' = "
+                                "trilinos)");
     return std::make_unique<TrilinosBackend>(data);
   }
 } // namespace Hyperelastic

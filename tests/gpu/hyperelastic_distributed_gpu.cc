@@ -12,7 +12,9 @@
 // device against the host's Jacobi-CG as well; and a quasi-static uniaxial
 // extension on rollers driven by a prescribed displacement; a dead traction
 // on rollers (both backends) and a follower pressure on the bar (the
-// Trilinos backend with its direct solver).
+// Trilinos backend with its direct solver, and the resident backend with
+// DistributedJacobiBiCGStab on the device, which 'Linear solver' = auto
+// must choose, and two device runs equal bit for bit).
 // Run under mpirun (ctest runs 2 ranks); exits with 77 (skipped) where a
 // rank has no CUDA device.
 
@@ -55,13 +57,16 @@ namespace
     return Testing::by_position(solid.gather_nodal_state(0));
   }
 
-  /// @p linear_solver: 'Solver/Linear solver' of the device run.
+  /// @p linear_solver: 'Solver/Linear solver' of the device run;
+  /// @p solver_class: where given, the device run's description must name
+  /// it (the solver auto chose).
   bool
   run_case(const std::string &name,
            const std::string &geometry,
            const std::string &method,
            const std::string &algebra,
-           const std::string &linear_solver = "cg-jacobi")
+           const std::string &linear_solver = "cg-jacobi",
+           const std::string &solver_class  = "")
   {
     const std::string solver = Testing::comparison_solver();
     std::string       host_text, device_text;
@@ -96,6 +101,12 @@ namespace
                   << std::endl;
         return false;
       }
+    if (device_text.find(solver_class) == std::string::npos)
+      {
+        std::cout << "FAIL " << name << ": 'Linear solver' = " << linear_solver
+                  << " did not run " << solver_class << std::endl;
+        return false;
+      }
     if (host.size() != device.size() || host.empty())
       {
         std::cout << "FAIL " << name << ": " << device.size()
@@ -118,6 +129,32 @@ namespace
               << ", displacement differs by " << du << ", momentum by " << dp
               << " (max |p| = " << p_max << "); allowed " << tolerance
               << " relative, max |u| > 1e-4" << std::endl;
+    return ok;
+  }
+
+  /// Whether two device runs of @p prm on the resident backend give the
+  /// same states bit for bit: the pressure's sums and BiCGStab's
+  /// reductions take a fixed order.
+  bool
+  bitwise_repeatable(const std::string &name, const std::string &prm)
+  {
+    const std::string execution =
+      Testing::comparison_solver() +
+      "subsection Execution\n  set Device = gpu\n"
+      "  set Distributed linear algebra = resident\nend\n";
+    std::string description;
+    const auto  first  = run(prm + execution, description);
+    const auto  second = run(prm + execution, description);
+    if (Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) != 0)
+      return true;
+    const auto [all_nodes_found, u_max, p_max, du, dp] =
+      Testing::nodal_difference(first, second);
+    const bool ok = all_nodes_found && !first.empty() && du == 0 && dp == 0;
+    std::cout << (ok ? "  ok   " : "  FAIL ") << name
+              << ": two device runs on the resident backend differ by " << du
+              << " in the displacement and " << dp
+              << " in the momentum (must be 0; max |u| = " << u_max << ")"
+              << std::endl;
     return ok;
   }
 } // namespace
@@ -211,6 +248,18 @@ main(int argc, char *argv[])
                     "trilinos",
                     "direct") &&
            ok;
+      // The pressure on the resident backend: its forces and load
+      // stiffness added to the device matrix, BiCGStab on the device
+      // (auto chooses it), against the host path's direct solves.
+      for (const std::string method : {"GlobalNZ", "SharedNZ"})
+        ok = run_case("follower pressure on a bar",
+                      pressure,
+                      method,
+                      "resident",
+                      "auto",
+                      "DistributedJacobiBiCGStab") &&
+             ok;
+      ok = bitwise_repeatable("follower pressure on a bar", pressure) && ok;
       ok = Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
       if (root)
         std::cout << (ok ? "PASSED" : "FAILED") << std::endl;
