@@ -10,6 +10,7 @@
 
 #include <deal.II/grid/grid_generator.h>
 
+#include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/adapter/mesh_arrays.h>
 
 #include <string>
@@ -105,6 +106,24 @@ namespace Testing
       visit("3D cube with a refined octant, " + problem.fe->get_name(),
             problem);
     }
+  }
+
+  /**
+   * Call @p visit(data, what) with the adapter's AdditionalData for
+   * keep_constrained_dofs true and false, and @p name with the choice.
+   */
+  template <int dim, typename Visit>
+  void
+  for_each_keep_constrained_dofs(const std::string &name, const Visit &visit)
+  {
+    for (const bool keep : {true, false})
+      {
+        typename GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData data;
+        data.keep_constrained_dofs = keep;
+        visit(data,
+              name + (keep ? ", keep_constrained_dofs" :
+                             ", constrained DoFs dropped"));
+      }
   }
 
   /// The index of the first entry where @p a and @p b differ (their

@@ -21,18 +21,15 @@ check_twin(const std::string               &name,
            const Testing::TestProblem<dim> &problem,
            Testing::Checks                 &checks)
 {
-  for (const bool keep : {true, false})
-    {
-      typename DoFHandlerAdapter<dim>::AdditionalData data;
-      data.keep_constrained_dofs = keep;
-      data.pattern_construction  = PatternConstruction::host;
+  Testing::for_each_keep_constrained_dofs<dim>(
+    name,
+    [&](typename DoFHandlerAdapter<dim>::AdditionalData data,
+        const std::string                              &what) {
+      data.pattern_construction = PatternConstruction::host;
       const DoFHandlerAdapter<dim> adapter =
         Testing::make_adapter(problem, data);
-      const std::string what = name + (keep ? ", keep_constrained_dofs" :
-                                              ", constrained DoFs dropped");
       checks.check(adapter.pattern_built_on() == PatternConstruction::host,
                    what + ": pattern_construction host builds on the host");
-
       MeshArrays twin = adapter.get_arrays();
       twin.row_offsets.clear();
       twin.column_indices.clear();
@@ -43,7 +40,7 @@ check_twin(const std::string               &name,
                                   what + ", built by sorting on the host",
                                   adapter.get_arrays(),
                                   twin);
-    }
+    });
 }
 
 

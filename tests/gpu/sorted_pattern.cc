@@ -19,26 +19,24 @@ check_device_build(const std::string               &name,
                    const Testing::TestProblem<dim> &problem,
                    Testing::Checks                 &checks)
 {
-  for (const bool keep : {true, false})
-    {
-      typename DoFHandlerAdapter<dim>::AdditionalData data;
-      data.keep_constrained_dofs        = keep;
+  Testing::for_each_keep_constrained_dofs<dim>(
+    name,
+    [&](typename DoFHandlerAdapter<dim>::AdditionalData data,
+        const std::string                              &what) {
       data.pattern_construction         = PatternConstruction::host;
       const DoFHandlerAdapter<dim> host = Testing::make_adapter(problem, data);
       data.pattern_construction         = PatternConstruction::device;
       const DoFHandlerAdapter<dim> device =
         Testing::make_adapter(problem, data);
-      const std::string what = name + (keep ? ", keep_constrained_dofs" :
-                                              ", constrained DoFs dropped");
       checks.check(device.pattern_built_on() == PatternConstruction::device,
                    what + ": pattern_construction device builds on the device");
+      checks.check(host.get_arrays().location == device.get_arrays().location,
+                   what + ": L(e, d) is the same for both builds");
       Testing::check_same_pattern(checks,
                                   what + ", built on the GPU",
                                   host.get_arrays(),
                                   device.get_arrays());
-      checks.check(host.get_arrays().location == device.get_arrays().location,
-                   what + ": L(e, d) is the same for both builds");
-    }
+    });
 }
 
 

@@ -177,30 +177,25 @@ namespace GPUAssembly
                      keys + key_offsets[e]);
       }
 
+      // The CSR arrays from the sorted unique keys: thread k of n_keys + 1
+      // writes the row offsets that key k starts and its column.
       __global__ void
-      write_row_offsets(const KeyCoding         coding,
-                        const PatternKey *const keys,
-                        const std::size_t       n_keys,
-                        const unsigned int      n_dofs,
-                        index_type *const       row_offsets)
+      write_csr_arrays(const KeyCoding         coding,
+                       const PatternKey *const keys,
+                       const std::size_t       n_keys,
+                       const unsigned int      n_dofs,
+                       index_type *const       row_offsets,
+                       index_type *const       columns)
       {
         const std::size_t k =
           blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
         if (k <= n_keys)
           set_row_offsets(coding, keys, n_keys, n_dofs, k, row_offsets);
-      }
-
-      __global__ void
-      write_columns(const KeyCoding         coding,
-                    const PatternKey *const keys,
-                    const std::size_t       n_keys,
-                    index_type *const       columns)
-      {
-        const std::size_t k =
-          blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
         if (k < n_keys)
           columns[k] = coding.column(keys[k]);
       }
+
+
 
       __global__ void
       write_nonzero_map(const PatternInput      in,
@@ -391,8 +386,8 @@ namespace GPUAssembly
 
       d.row_offsets.resize(std::size_t(in.n_dofs) + 1);
       d.columns.resize(n_unique);
-      launch_kernel_over("write_row_offsets",
-                         write_row_offsets,
+      launch_kernel_over("write_csr_arrays",
+                         write_csr_arrays,
                          n_unique + 1,
                          block_size,
                          nullptr,
@@ -400,15 +395,7 @@ namespace GPUAssembly
                          d.unique,
                          n_unique,
                          in.n_dofs,
-                         d.row_offsets.pointer);
-      launch_kernel_over("write_columns",
-                         write_columns,
-                         n_unique,
-                         block_size,
-                         nullptr,
-                         d.coding,
-                         d.unique,
-                         n_unique,
+                         d.row_offsets.pointer,
                          d.columns.pointer);
       GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
       return n_unique;
