@@ -34,8 +34,8 @@ check_twin(const std::string               &name,
       twin.row_offsets.clear();
       twin.column_indices.clear();
       twin.nonzero_map.clear();
-      internal::make_pattern_by_sorting(twin);
-      internal::fill_nonzero_map_by_search(twin);
+      GPUAssembly::internal::make_pattern_by_sorting(twin);
+      GPUAssembly::internal::fill_nonzero_map_by_search(twin);
       Testing::check_same_pattern(checks,
                                   what + ", built by sorting on the host",
                                   adapter.get_arrays(),
