@@ -1473,10 +1473,14 @@ namespace GPUAssembly
 
 
     // The pattern and K where @p construction asks: on the device where
-    // it asks for it, or for automatic where a device is present and has
-    // the memory; else on the host. Returns where they were built.
+    // it asks for it, or for automatic on a serial triangulation where a
+    // device is present and has the memory; else on the host. Returns where
+    // they were built. A rank of a distributed triangulation builds on the
+    // host unless asked: its device is the one the program makes current
+    // (select_device_by_node_rank()), possibly after the adapter.
     PatternConstruction
     build_pattern(const PatternConstruction    construction,
+                  const bool                   is_distributed,
                   const NodeElements          &elements_of,
                   dealii::Threads::Task<void> &size_nonzero_map,
                   SetupTimes::Steps           &steps,
@@ -1491,7 +1495,7 @@ namespace GPUAssembly
           build_pattern_on_device(size_nonzero_map, steps, a);
           return PatternConstruction::device;
         }
-      if (construction == PatternConstruction::automatic &&
+      if (construction == PatternConstruction::automatic && !is_distributed &&
           n_cuda_devices() > 0)
         try
           {
@@ -1652,6 +1656,7 @@ namespace GPUAssembly
     read_nodes(mapping, dof_handler, cells, elements_of, a);
     const PatternConstruction built_on =
       build_pattern(additional_data.pattern_construction,
+                    is_distributed,
                     elements_of,
                     size_nonzero_map,
                     steps,

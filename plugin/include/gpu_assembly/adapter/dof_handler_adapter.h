@@ -28,14 +28,19 @@ namespace GPUAssembly
    */
   enum class PatternConstruction
   {
-    /// On the GPU where a CUDA device is present and has the memory the
-    /// build needs, else on the host.
+    /**
+     * On a serial triangulation, on the GPU where a CUDA device is present
+     * and has the memory the build needs, else on the host. On a
+     * distributed triangulation on the host: each rank's device is the one
+     * the program makes current (select_device_by_node_rank()), which may
+     * come after the adapter.
+     */
     automatic,
     /// Row by row on the host's threads.
     host,
     /// On the current CUDA device, by sorting the (row, column) pairs of
     /// every element; throws where there is no device or too little of
-    /// its memory.
+    /// its memory. A distributed program selects each rank's device first.
     device
   };
 
