@@ -34,6 +34,10 @@
 //                 --threads N (host threads; default: all cores)
 //                 --verbose (the steps of the adapter and of each plan
 //                 with their times, as SetupTimes records them)
+//                 --pattern automatic|host|device (where the adapter
+//                 builds the CSR pattern and the nonzero map K, as
+//                 DoFHandlerAdapter's pattern_construction; default
+//                 automatic: on the GPU where one is present)
 //                 --supplemental gradients|edge-matrix (S(e) of every
 //                 method: JxW and the 12 physical gradients, 13 values,
 //                 the default; or the inverse reference edge matrix and
@@ -110,11 +114,13 @@ namespace
     double      bytes; // 0: no byte model
     double      setup_seconds;
     double      plan_bytes;
-    // What a new mesh costs before its first result: the plan built on the
-    // host, the rest of reinit() (the upload), and the first assemble().
-    double plan_seconds   = 0;
-    double upload_seconds = 0;
-    double first_assembly = 0;
+    // What a new mesh costs before its first result: the method's plan
+    // and the constraint plan built on the host, the rest of reinit() (the
+    // upload), and the first assemble().
+    double plan_seconds            = 0;
+    double constraint_plan_seconds = 0;
+    double upload_seconds          = 0;
+    double first_assembly          = 0;
   };
 
   // deal.II's own assembly, the way a deal.II program does it (step-8's
@@ -533,21 +539,53 @@ namespace
 
 
 
-  // The host plans' share of the set-up just recorded: GlobalNZPlan,
-  // SharedNZPlan, LocalElemPlan and ConstraintPlan time their reinit() while
-  // SetupTimes records, so that the plan, timed inside
+  // The method's host plan's share of the set-up just recorded:
+  // GlobalNZPlan, SharedNZPlan, LocalElemPlan and ConstraintPlan time their
+  // reinit() while SetupTimes records, so that the plans, timed inside
   // DeviceAssembler::reinit(), and the upload, the rest of it, add up to
-  // reinit() itself.
+  // reinit() itself. The constraint plan is
+  // SetupTimes::seconds("constraint plan").
   double
   recorded_plan_seconds()
   {
     double seconds = 0;
-    for (const char *plan : {"GlobalNZ plan",
-                             "SharedNZ plan",
-                             "LocalElem plan",
-                             "constraint plan"})
+    for (const char *plan :
+         {"GlobalNZ plan", "SharedNZ plan", "LocalElem plan"})
       seconds += SetupTimes::seconds(plan);
     return seconds;
+  }
+
+
+
+  // The adapter's stages of the set-up just recorded: the CSR pattern, the
+  // nonzero map K (with the wait for its sizing) and the rest, as
+  // DoFHandlerAdapter::reinit() names its steps on the host and on the
+  // device.
+  struct AdapterStages
+  {
+    double rest    = 0;
+    double pattern = 0;
+    double maps    = 0;
+    // Where the pattern and K were built.
+    std::string built_on;
+  };
+
+  AdapterStages
+  recorded_adapter_stages(const double                  adapter_seconds,
+                          const DoFHandlerAdapter<dim> &adapter)
+  {
+    AdapterStages stages;
+    for (const char *step : {"adapter: pattern", "adapter: pattern (device)"})
+      stages.pattern += SetupTimes::seconds(step);
+    for (const char *step : {"adapter: nonzero map sizing (wait)",
+                             "adapter: nonzero map",
+                             "adapter: nonzero map (device)"})
+      stages.maps += SetupTimes::seconds(step);
+    stages.rest = adapter_seconds - stages.pattern - stages.maps;
+    stages.built_on =
+      adapter.pattern_built_on() == PatternConstruction::device ? "device" :
+                                                                  "host";
+    return stages;
   }
 
 
@@ -596,6 +634,8 @@ namespace
         const double setup = seconds_since(start);
         SetupTimes::set_recording(was_recording);
         const double plan_seconds = recorded_plan_seconds();
+        const double constraint_plan_seconds =
+          SetupTimes::seconds("constraint plan");
 
         // The first assembly after reinit(), as after a mesh change.
         start = std::chrono::steady_clock::now();
@@ -628,8 +668,9 @@ namespace
                 byte_model(method, arrays, assembler, constraint_plan),
                 setup,
                 double(assembler.device_memory_consumption())};
-        row.plan_seconds   = plan_seconds;
-        row.upload_seconds = setup - plan_seconds;
+        row.plan_seconds            = plan_seconds;
+        row.constraint_plan_seconds = constraint_plan_seconds;
+        row.upload_seconds = setup - plan_seconds - constraint_plan_seconds;
         row.first_assembly = first_assembly;
         rows.push_back(row);
         if (method == AssemblyMethod::shared_nz)
@@ -693,19 +734,25 @@ namespace
 
   // What a new mesh costs until its first result, for an adaptive program
   // that rebuilds adapter and plan after every refinement: the adapter
-  // (the same for every method), the host plan, its upload (the rest of
-  // reinit()), and the first assemble(), against deal.II's assembly of the
-  // same system in the same run. Device memory is the plan's with its
-  // element-data buffer, as DeviceAssembler::device_memory_consumption().
+  // (the same for every method) in its stages (the CSR pattern, the
+  // nonzero map K, the rest), the method's host plan, the constraint plan,
+  // their upload (the rest of reinit()), and the first assemble(), against
+  // deal.II's assembly of the same system in the same run. Device memory is
+  // the plan's with its element-data buffer, as
+  // DeviceAssembler::device_memory_consumption().
   void
   print_first_assembly_table(const std::vector<Row> &rows,
-                             const double            adapter_seconds)
+                             const AdapterStages    &adapter)
   {
     const double dealii_seconds = rows.back().seconds;
     std::cout << "\nFirst assembly after a new mesh (adapter and plans on "
-              << MultithreadInfo::n_threads() << " host threads)\n";
+              << MultithreadInfo::n_threads()
+              << " host threads, pattern and K on the " << adapter.built_on
+              << ")\n";
     std::cout << std::left << std::setw(24) << "method" << std::right
-              << std::setw(12) << "adapter [s]" << std::setw(10) << "plan [s]"
+              << std::setw(12) << "adapter [s]" << std::setw(12)
+              << "pattern [s]" << std::setw(10) << "maps [s]" << std::setw(10)
+              << "plan [s]" << std::setw(16) << "constr. plan [s]"
               << std::setw(12) << "upload [s]" << std::setw(12) << "first [s]"
               << std::setw(10) << "sum [s]" << std::setw(13) << "deal.II [s]"
               << std::setw(14) << "sum/deal.II" << std::setw(16)
@@ -714,13 +761,17 @@ namespace
       {
         if (!std::isfinite(row.seconds) || row.plan_bytes == 0)
           continue;
-        const double sum = adapter_seconds + row.plan_seconds +
+        const double sum = adapter.rest + adapter.pattern + adapter.maps +
+                           row.plan_seconds + row.constraint_plan_seconds +
                            row.upload_seconds + row.first_assembly;
         std::cout << std::left << std::setw(24) << row.method << std::right
                   << std::fixed << std::setprecision(3) << std::setw(12)
-                  << adapter_seconds << std::setw(10) << row.plan_seconds
-                  << std::setw(12) << row.upload_seconds << std::setw(12)
-                  << row.first_assembly << std::setw(10) << sum;
+                  << adapter.rest << std::setw(12) << adapter.pattern
+                  << std::setw(10) << adapter.maps << std::setw(10)
+                  << row.plan_seconds << std::setw(16)
+                  << row.constraint_plan_seconds << std::setw(12)
+                  << row.upload_seconds << std::setw(12) << row.first_assembly
+                  << std::setw(10) << sum;
         if (std::isfinite(dealii_seconds))
           std::cout << std::setw(13) << dealii_seconds << std::setw(14)
                     << std::setprecision(2) << sum / dealii_seconds;
@@ -856,6 +907,19 @@ main(int argc, char **argv)
             plans_only = true;
           else if (argument == "--verbose")
             SetupTimes::set_recording(true);
+          else if (argument == "--pattern" && i + 1 < argc)
+            {
+              const std::string where = argv[++i];
+              AssertThrow(where == "automatic" || where == "host" ||
+                            where == "device",
+                          ExcMessage("--pattern must be automatic, host or "
+                                     "device, not '" +
+                                     where + "'."));
+              adapter_data.pattern_construction =
+                where == "host"   ? PatternConstruction::host :
+                where == "device" ? PatternConstruction::device :
+                                    PatternConstruction::automatic;
+            }
           else if (argument == "--threads" && i + 1 < argc)
             MultithreadInfo::set_thread_limit(std::stoi(argv[++i]));
           else if (argument == "--supplemental" && i + 1 < argc)
@@ -962,6 +1026,9 @@ main(int argc, char **argv)
                         << std::endl;
             }
 
+          // Recorded for the adapter's stages, printed with --verbose.
+          const bool was_recording = SetupTimes::recording();
+          SetupTimes::set_recording(true);
           SetupTimes::clear();
           start = std::chrono::steady_clock::now();
           const DoFHandlerAdapter<dim> adapter(mapping,
@@ -971,9 +1038,15 @@ main(int argc, char **argv)
                                                adapter_data);
           const MeshArrays            &arrays          = adapter.get_arrays();
           const double                 adapter_seconds = seconds_since(start);
+          const AdapterStages          adapter_stages =
+            recorded_adapter_stages(adapter_seconds, adapter);
+          SetupTimes::set_recording(was_recording);
           std::cout << "Adapter arrays: " << adapter_seconds << " s on "
-                    << MultithreadInfo::n_threads() << " threads, "
-                    << arrays.n_nonzeros() << " nonzeros, S(e) "
+                    << MultithreadInfo::n_threads() << " threads (pattern "
+                    << adapter_stages.pattern << " s and K "
+                    << adapter_stages.maps << " s on the "
+                    << adapter_stages.built_on << "), " << arrays.n_nonzeros()
+                    << " nonzeros, S(e) "
                     << (arrays.supplemental_format ==
                             SupplementalDataFormat::inverse_edge_matrix ?
                           "inverse edge matrix" :
@@ -1053,7 +1126,7 @@ main(int argc, char **argv)
                           rows,
                           arrays.n_nonzeros(),
                           bandwidth);
-              print_first_assembly_table(rows, adapter_seconds);
+              print_first_assembly_table(rows, adapter_stages);
             }
         }
     }

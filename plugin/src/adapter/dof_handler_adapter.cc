@@ -15,6 +15,8 @@
 #include <deal.II/lac/sparsity_tools.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
+#include <gpu_assembly/adapter/sorted_pattern.h>
+#include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/base/setup_times.h>
 
@@ -1446,6 +1448,73 @@ namespace GPUAssembly
         },
         1024);
     }
+
+
+
+    // The pattern and K on the device: the pattern is copied into the
+    // host arrays, K into the array the task @p size_nonzero_map sizes.
+    void
+    build_pattern_on_device(dealii::Threads::Task<void> &size_nonzero_map,
+                            SetupTimes::Steps           &steps,
+                            MeshArrays                  &a)
+    {
+      steps.next("pattern (device)");
+      internal::DevicePatternBuilder builder(a);
+      const std::size_t              n_nonzeros = builder.make_pattern();
+      a.row_offsets.resize(static_cast<std::size_t>(a.n_dofs) + 1);
+      internal::assign_first_touched_in_parallel(a.column_indices, n_nonzeros);
+      builder.copy_pattern_to(a.row_offsets.data(), a.column_indices.data());
+      steps.next("nonzero map sizing (wait)");
+      size_nonzero_map.join();
+      steps.next("nonzero map (device)");
+      builder.make_nonzero_map(a.nonzero_map.data());
+    }
+
+
+
+    // The pattern and K where @p construction asks: on the device where
+    // it asks for it, or for automatic on a serial triangulation where a
+    // device is present and has the memory; else on the host. Returns where
+    // they were built. A rank of a distributed triangulation builds on the
+    // host unless asked: its device is the one the program makes current
+    // (select_device_by_node_rank()), possibly after the adapter.
+    PatternConstruction
+    build_pattern(const PatternConstruction    construction,
+                  const bool                   is_distributed,
+                  const NodeElements          &elements_of,
+                  dealii::Threads::Task<void> &size_nonzero_map,
+                  SetupTimes::Steps           &steps,
+                  MeshArrays                  &a)
+    {
+      if (construction == PatternConstruction::device)
+        {
+          AssertThrow(n_cuda_devices() > 0,
+                      ExcUnsupportedInput(
+                        "DoFHandlerAdapter's pattern_construction is "
+                        "'device', but this machine has no CUDA device."));
+          build_pattern_on_device(size_nonzero_map, steps, a);
+          return PatternConstruction::device;
+        }
+      if (construction == PatternConstruction::automatic && !is_distributed &&
+          n_cuda_devices() > 0)
+        try
+          {
+            build_pattern_on_device(size_nonzero_map, steps, a);
+            return PatternConstruction::device;
+          }
+        catch (const ExcDeviceMemory &)
+          {
+            // Too little device memory for the keys: the host build
+            // needs none.
+          }
+      steps.next("pattern");
+      make_pattern(elements_of, a);
+      steps.next("nonzero map sizing (wait)");
+      size_nonzero_map.join();
+      steps.next("nonzero map");
+      fill_nonzero_map(a);
+      return PatternConstruction::host;
+    }
   } // namespace
 
 
@@ -1585,14 +1654,16 @@ namespace GPUAssembly
     const NodeElements elements_of = node_to_elements(a);
     steps.next("nodes");
     read_nodes(mapping, dof_handler, cells, elements_of, a);
-    steps.next("pattern");
-    make_pattern(elements_of, a);
-    steps.next("nonzero map sizing (wait)");
-    size_nonzero_map.join();
-    steps.next("nonzero map");
-    fill_nonzero_map(a);
+    const PatternConstruction built_on =
+      build_pattern(additional_data.pattern_construction,
+                    is_distributed,
+                    elements_of,
+                    size_nonzero_map,
+                    steps,
+                    a);
 
-    distributed = is_distributed;
+    distributed          = is_distributed;
+    pattern_construction = built_on;
     communicator =
       is_distributed ? distributed_tria->get_communicator() : MPI_COMM_SELF;
     arrays          = std::move(a);

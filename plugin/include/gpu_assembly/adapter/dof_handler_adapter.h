@@ -22,6 +22,29 @@
 namespace GPUAssembly
 {
   /**
+   * Where DoFHandlerAdapter builds the CSR pattern and the nonzero map
+   * K(e, d1, d2), the largest of its arrays. Both builds give the same
+   * arrays, entry for entry.
+   */
+  enum class PatternConstruction
+  {
+    /**
+     * On a serial triangulation, on the GPU where a CUDA device is present
+     * and has the memory the build needs, else on the host. On a
+     * distributed triangulation on the host: each rank's device is the one
+     * the program makes current (select_device_by_node_rank()), which may
+     * come after the adapter.
+     */
+    automatic,
+    /// Row by row on the host's threads.
+    host,
+    /// On the current CUDA device, by sorting the (row, column) pairs of
+    /// every element; throws where there is no device or too little of
+    /// its memory. A distributed program selects each rank's device first.
+    device
+  };
+
+  /**
    * Pulls a deal.II discretization (DoFHandler, Mapping, Quadrature and
    * AffineConstraints) into the flat MeshArrays that the host and GPU
    * assembly methods read, and moves results back into deal.II objects.
@@ -67,6 +90,13 @@ namespace GPUAssembly
         SupplementalDataFormat::quadrature_gradients;
       /// As DoFTools::make_sparsity_pattern's argument of the same name.
       bool keep_constrained_dofs = true;
+      /**
+       * Where the pattern and K are built. The GPU build takes temporary
+       * device memory of about 16 bytes per element coupling (n_elements
+       * times the square of the element's DoFs), freed before reinit()
+       * returns; the host build is the one for machines without a GPU.
+       */
+      PatternConstruction pattern_construction = PatternConstruction::automatic;
     };
 
     DoFHandlerAdapter() = default;
@@ -95,6 +125,13 @@ namespace GPUAssembly
     get_arrays() const
     {
       return arrays;
+    }
+
+    /// Where the last reinit() built the pattern and K: host or device.
+    PatternConstruction
+    pattern_built_on() const
+    {
+      return pattern_construction;
     }
 
     /// Whether the triangulation is distributed over MPI ranks.
@@ -193,9 +230,10 @@ namespace GPUAssembly
                          dealii::Vector<double>    &dof_values) const;
 
   private:
-    bool                                         distributed  = false;
-    MPI_Comm                                     communicator = MPI_COMM_SELF;
-    MeshArrays                                   arrays;
+    bool                distributed          = false;
+    PatternConstruction pattern_construction = PatternConstruction::host;
+    MPI_Comm            communicator         = MPI_COMM_SELF;
+    MeshArrays          arrays;
     std::vector<dealii::types::global_dof_index> local_to_global;
     dealii::IndexSet                             local_dof_set;
     dealii::IndexSet                             owned_dofs;
