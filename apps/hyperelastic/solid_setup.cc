@@ -276,6 +276,10 @@ namespace Hyperelastic
     if (!distributed)
       {
         GPUAssembly::DoFHandlerAdapter<dim>::AdditionalData adapter_data;
+        // A host run leaves the GPU alone, set-up included.
+        if (parameters.execution.device == "host")
+          adapter_data.pattern_construction =
+            GPUAssembly::PatternConstruction::host;
         if (simplex)
           adapter_data.supplemental_format =
             compressed ?
