@@ -503,21 +503,12 @@ namespace Hyperelastic
                             const std::vector<unsigned int> &ids,
                             const Box                       &region,
                             const std::string               &name) {
-      if (!active)
-        return BoundaryFaces();
-      BoundaryFaces faces =
-        select_boundary_faces(dof_handler, ids, region, tolerance);
-      std::ostringstream id_list;
-      for (unsigned int i = 0; i < ids.size(); ++i)
-        id_list << (i > 0 ? ", " : "") << ids[i];
-      AssertThrow(global_sum<unsigned int>(faces.size()) > 0,
-                  ExcMessage("'Surface loads/" + name + " boundary ids' = '" +
-                             id_list.str() + "' and 'Surface loads/" + name +
-                             " region' = '" +
-                             (region.empty ? std::string() : "a box") +
-                             "' select no boundary face of the mesh, so the " +
-                             name + " would act nowhere."));
-      return faces;
+      return active ? select_surface_load_faces(dof_handler,
+                                                ids,
+                                                region,
+                                                tolerance,
+                                                name) :
+                           BoundaryFaces();
     };
     const BoundaryFaces  traction_faces = select(s.has_traction(),
                                                 s.traction_boundary_ids,

@@ -41,6 +41,20 @@ namespace Hyperelastic
                         const double                     tolerance);
 
   /**
+   * The boundary faces of one kind of 'Surface loads' (@p name: Traction or
+   * Pressure), from its entries 'name boundary ids' (@p boundary_ids) and
+   * 'name region' (@p region), as select_boundary_faces() selects them.
+   * Refuses, naming the entries, a selection without a face on any process
+   * of @p dof_handler's communicator (collective).
+   */
+  BoundaryFaces
+  select_surface_load_faces(const dealii::DoFHandler<3>     &dof_handler,
+                            const std::vector<unsigned int> &boundary_ids,
+                            const Box                       &region,
+                            const double                     tolerance,
+                            const std::string               &name);
+
+  /**
    * The surface loads on one process, in the DoF numbering of
    * @p dof_handler, the tangent's positions in the CSR pattern of
    * @p arrays: the dead traction @p traction (per unit reference area)
@@ -58,6 +72,24 @@ namespace Hyperelastic
                          const BoundaryFaces        &traction_faces,
                          const dealii::Tensor<1, 3> &traction,
                          const BoundaryFaces        &pressure_faces);
+
+  /**
+   * The surface loads of the explicit integrator, whose state holds
+   * component c of vertex v at c * @p node_stride + v: as
+   * make_surface_load_data() makes them, with cell_dofs, force_rows and the
+   * traction_pattern (3 @p node_stride entries) in that indexing, without
+   * constraints (the explicit steps hold their prescribed components
+   * themselves) and without load stiffness. @p dof_handler's element has
+   * its DoFs at the vertices only (the linear elements of
+   * make_discretization()).
+   */
+  SurfaceLoadData
+  make_vertex_surface_load_data(const dealii::Mapping<3>    &mapping,
+                                const dealii::DoFHandler<3> &dof_handler,
+                                const BoundaryFaces         &traction_faces,
+                                const dealii::Tensor<1, 3>  &traction,
+                                const BoundaryFaces         &pressure_faces,
+                                const unsigned int           node_stride);
 
   /**
    * The surface loads of one rank of several, as make_surface_load_data()
