@@ -408,27 +408,11 @@ namespace Hyperelastic
       make_discretization(triangulation.all_reference_cells_are_simplex());
     DoFHandler<dim> dof_handler(triangulation);
     dof_handler.distribute_dofs(*discretization.fe);
-    const double tolerance = 1e-10 * mesh_diameter(triangulation);
-    const auto   select    = [&](const bool                       active,
-                            const std::vector<unsigned int> &ids,
-                            const Box                       &region,
-                            const std::string               &name) {
-      return active ? select_surface_load_faces(dof_handler,
-                                                ids,
-                                                region,
-                                                tolerance,
-                                                name) :
-                           BoundaryFaces();
-    };
-    const BoundaryFaces traction_faces = select(s.has_traction(),
-                                                s.traction_boundary_ids,
-                                                s.traction_region,
-                                                "Traction");
-    const BoundaryFaces pressure_faces = select(s.has_pressure(),
-                                                s.pressure_boundary_ids,
-                                                s.pressure_region,
-                                                "Pressure");
-    surface_loads                      = make_vertex_surface_load_data(
+    const auto [traction_faces, pressure_faces] =
+      select_surface_load_faces(dof_handler,
+                                s,
+                                1e-10 * mesh_diameter(triangulation));
+    surface_loads = make_vertex_surface_load_data(
       *discretization.mapping,
       dof_handler,
       traction_faces,

@@ -5,6 +5,8 @@
 
 #include "explicit_surface_loads.h"
 
+#include <deal.II/base/parallel.h>
+
 #include <vector>
 
 #include "integrator_backend.h"
@@ -40,16 +42,24 @@ namespace Hyperelastic
         const double t = step * time_step;
         schedule(t, loads);
         const unsigned int n = data.n_cell_dofs;
-        for (unsigned int f = 0; f < data.n_pressure_faces; ++f)
-          pressure_face_forces(data,
-                               f,
-                               u,
-                               1.,
-                               face_force.data() + std::size_t(f) * n,
-                               nullptr);
-        for (unsigned int t = 0; t < gather.targets.size(); ++t)
-          forces[gather.targets[t]] =
-            surface_step_force(t,
+        // Each face writes its own forces: any number of threads gives the
+        // same numbers.
+        dealii::parallel::apply_to_subranges(
+          0u,
+          data.n_pressure_faces,
+          [&](const unsigned int begin, const unsigned int end) {
+            for (unsigned int f = begin; f < end; ++f)
+              pressure_face_forces(data,
+                                   f,
+                                   u,
+                                   1.,
+                                   face_force.data() + std::size_t(f) * n,
+                                   nullptr);
+          },
+          64);
+        for (unsigned int k = 0; k < gather.targets.size(); ++k)
+          forces[gather.targets[k]] =
+            surface_step_force(k,
                                gather.traction.data(),
                                gather.offsets.data(),
                                gather.sources.data(),

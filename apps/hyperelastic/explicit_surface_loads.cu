@@ -19,6 +19,9 @@ namespace Hyperelastic
 {
   namespace
   {
+    // The surface-load kernels' helpers (surface_load_kernels.cuh).
+    using namespace internal;
+
     /// forces[targets[t]] = surface_step_force(t, ...) with the traction
     /// amplitude amplitudes[0] and the pressure amplitudes[1].
     template <typename Number>
@@ -33,7 +36,7 @@ namespace Hyperelastic
                               const Number      *amplitudes,
                               Number            *forces)
     {
-      const unsigned int t = blockIdx.x * internal::block_size + threadIdx.x;
+      const unsigned int t = blockIdx.x * block_size + threadIdx.x;
       if (t >= n_targets)
         return;
       forces[targets[t]] = surface_step_force(t,
@@ -62,40 +65,24 @@ namespace Hyperelastic
         , schedule(schedule)
         , time_step(time_step)
         , capacity(steps_per_launch)
+        , pressure_faces(this->data)
       {
-        if (GPUAssembly::n_cuda_devices() == 0)
-          throw_message(
-            "The explicit integrator's surface loads on the device need a "
-            "CUDA device, and none was found.");
-        const auto to_int = [](const std::vector<unsigned int> &v) {
-          return std::vector<int>(v.begin(), v.end());
-        };
-        const auto to_number = [](const std::vector<double> &v) {
-          return std::vector<Number>(v.begin(), v.end());
-        };
         // One entry at least: a DeviceVector of none has no address.
         const auto at_least_one = [](auto v) {
           if (v.empty())
             v.resize(1);
           return v;
         };
-        targets.copy_from_host(to_int(gather.targets));
-        traction.copy_from_host(to_number(gather.traction));
-        offsets.copy_from_host(to_int(gather.offsets));
-        sources.copy_from_host(at_least_one(to_int(gather.sources)));
-        weights.copy_from_host(at_least_one(to_number(gather.weights)));
+        targets.copy_from_host(as_ints(gather.targets));
+        traction.copy_from_host(as_numbers<Number>(gather.traction));
+        offsets.copy_from_host(as_ints(gather.offsets));
+        sources.copy_from_host(at_least_one(as_ints(gather.sources)));
+        weights.copy_from_host(
+          at_least_one(as_numbers<Number>(gather.weights)));
         face_force.reinit(
           std::max<std::size_t>(1,
                                 std::size_t(data.n_pressure_faces) *
                                   data.n_cell_dofs));
-        if (data.has_pressure())
-          {
-            components.copy_from_host(to_int(data.dof_components));
-            cell_dofs.copy_from_host(to_int(data.cell_dofs));
-            shape_values.copy_from_host(to_number(data.shape_values));
-            shape_gradients.copy_from_host(to_number(data.shape_gradients));
-            area_vectors.copy_from_host(to_number(data.area_vectors));
-          }
         table.reinit(2 * std::size_t(capacity));
       }
 
@@ -142,32 +129,16 @@ namespace Hyperelastic
               Number            *forces) override
       {
         if (data.has_pressure())
-          {
-            const unsigned int n_threads =
-              data.n_pressure_faces * data.n_cell_dofs;
-            internal::pressure_face_kernel<Number>
-              <<<internal::n_blocks(n_threads),
-                 internal::block_size,
-                 0,
-                 stream>>>(data.n_pressure_faces,
-                           data.n_cell_dofs,
-                           data.n_face_q_points,
-                           components.data(),
-                           cell_dofs.data(),
-                           shape_values.data(),
-                           shape_gradients.data(),
-                           area_vectors.data(),
-                           u,
-                           Number(1),
-                           face_force.data(),
-                           nullptr);
-            GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-          }
+          pressure_faces.enqueue(u,
+                                 Number(1),
+                                 face_force.data(),
+                                 nullptr,
+                                 stream);
         const unsigned int n_targets = gather.targets.size();
         if (n_targets == 0)
           return;
-        surface_step_force_kernel<<<internal::n_blocks(n_targets),
-                                    internal::block_size,
+        surface_step_force_kernel<<<n_blocks(n_targets),
+                                    block_size,
                                     0,
                                     stream>>>(n_targets,
                                               targets.data(),
@@ -189,9 +160,7 @@ namespace Hyperelastic
       const unsigned int                capacity;
       GPUAssembly::DeviceVector<int>    targets, offsets, sources;
       GPUAssembly::DeviceVector<Number> traction, weights, face_force;
-      GPUAssembly::DeviceVector<int>    components, cell_dofs;
-      GPUAssembly::DeviceVector<Number> shape_values, shape_gradients,
-        area_vectors;
+      DevicePressureFaces<Number>       pressure_faces;
       // The traction amplitude and the pressure of the prepared steps.
       GPUAssembly::DeviceVector<Number> table;
     };
@@ -207,6 +176,9 @@ namespace Hyperelastic
                              const double               time_step,
                              const unsigned int         steps_per_launch)
   {
+    if (GPUAssembly::n_cuda_devices() == 0)
+      throw_message("The explicit integrator's surface loads on the device "
+                    "need a CUDA device, and none was found.");
     return std::make_shared<DeviceSurfaceStepForces<Number>>(data,
                                                              node_stride,
                                                              schedule,

@@ -493,7 +493,8 @@ namespace Hyperelastic
                       "1",
                       Patterns::Anything(),
                       "Amplitude of the traction as a function of time t "
-                      "(muparser syntax).");
+                      "(muparser syntax); explicit runs take it at t_n, "
+                      "not along 'Explicit dynamics/Ramp time'.");
     prm.declare_entry("Pressure boundary ids",
                       "",
                       Patterns::List(Patterns::Integer(0, 255)),
@@ -511,14 +512,16 @@ namespace Hyperelastic
                       "Follower pressure at amplitude 1: force per unit "
                       "current area along the current normal; positive "
                       "pushes against the outward normal (into the body). "
-                      "Its load stiffness makes the Newton tangent "
-                      "non-symmetric, so a run with a pressure needs the "
-                      "direct solver. Units: N/m^2.");
+                      "Implicit: its load stiffness makes the Newton "
+                      "tangent non-symmetric, so a run with a pressure "
+                      "needs the direct solver. Explicit: recomputed on the "
+                      "current surface at every step. Units: N/m^2.");
     prm.declare_entry("Pressure time function",
                       "1",
                       Patterns::Anything(),
                       "Amplitude of the pressure as a function of time t "
-                      "(muparser syntax).");
+                      "(muparser syntax); explicit runs take it at t_n, "
+                      "not along 'Explicit dynamics/Ramp time'.");
     prm.leave_subsection();
   }
 

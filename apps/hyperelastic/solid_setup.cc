@@ -499,25 +499,8 @@ namespace Hyperelastic
     if (!s.has_traction() && !s.has_pressure())
       return;
     const double tolerance = 1e-10 * diameter;
-    const auto   select    = [&](const bool                       active,
-                            const std::vector<unsigned int> &ids,
-                            const Box                       &region,
-                            const std::string               &name) {
-      return active ? select_surface_load_faces(dof_handler,
-                                                ids,
-                                                region,
-                                                tolerance,
-                                                name) :
-                           BoundaryFaces();
-    };
-    const BoundaryFaces  traction_faces = select(s.has_traction(),
-                                                s.traction_boundary_ids,
-                                                s.traction_region,
-                                                "Traction");
-    const BoundaryFaces  pressure_faces = select(s.has_pressure(),
-                                                s.pressure_boundary_ids,
-                                                s.pressure_region,
-                                                "Pressure");
+    const auto [traction_faces, pressure_faces] =
+      select_surface_load_faces(dof_handler, s, tolerance);
     const Tensor<1, dim> traction(
       {s.traction[0], s.traction[1], s.traction[2]});
     backend_data.surface_loads =

@@ -40,19 +40,23 @@ namespace Hyperelastic
                         const Box                       &region,
                         const double                     tolerance);
 
+  /// The faces of the 'Surface loads'.
+  struct SurfaceLoadFaces
+  {
+    BoundaryFaces traction, pressure;
+  };
+
   /**
-   * The boundary faces of one kind of 'Surface loads' (@p name: Traction or
-   * Pressure), from its entries 'name boundary ids' (@p boundary_ids) and
-   * 'name region' (@p region), as select_boundary_faces() selects them.
-   * Refuses, naming the entries, a selection without a face on any process
-   * of @p dof_handler's communicator (collective).
+   * The boundary faces of the traction and of the pressure of @p entries
+   * ('Traction boundary ids' and 'Traction region', and the pressure's),
+   * as select_boundary_faces() selects them; none for a load whose entries
+   * are empty. Refuses, naming the entries, a load whose entries select no
+   * face on any process of @p dof_handler's communicator (collective).
    */
-  BoundaryFaces
-  select_surface_load_faces(const dealii::DoFHandler<3>     &dof_handler,
-                            const std::vector<unsigned int> &boundary_ids,
-                            const Box                       &region,
-                            const double                     tolerance,
-                            const std::string               &name);
+  SurfaceLoadFaces
+  select_surface_load_faces(const dealii::DoFHandler<3>    &dof_handler,
+                            const Parameters::SurfaceLoads &entries,
+                            const double                    tolerance);
 
   /**
    * The surface loads on one process, in the DoF numbering of

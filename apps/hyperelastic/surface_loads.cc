@@ -295,26 +295,41 @@ namespace Hyperelastic
 
 
 
-  BoundaryFaces
-  select_surface_load_faces(const DoFHandler<3>             &dof_handler,
-                            const std::vector<unsigned int> &boundary_ids,
-                            const Box                       &region,
-                            const double                     tolerance,
-                            const std::string               &name)
+  SurfaceLoadFaces
+  select_surface_load_faces(const DoFHandler<3>            &dof_handler,
+                            const Parameters::SurfaceLoads &entries,
+                            const double                    tolerance)
   {
-    BoundaryFaces faces =
-      select_boundary_faces(dof_handler, boundary_ids, region, tolerance);
-    std::ostringstream id_list;
-    for (unsigned int i = 0; i < boundary_ids.size(); ++i)
-      id_list << (i > 0 ? ", " : "") << boundary_ids[i];
-    AssertThrow(
-      Utilities::MPI::sum<unsigned int>(faces.size(),
-                                        dof_handler.get_communicator()) > 0,
-      ExcMessage("'Surface loads/" + name + " boundary ids' = '" +
-                 id_list.str() + "' and 'Surface loads/" + name +
-                 " region' = '" + (region.empty ? std::string() : "a box") +
-                 "' select no boundary face of the mesh, so the " + name +
-                 " would act nowhere."));
+    const auto select = [&](const bool                       active,
+                            const std::vector<unsigned int> &ids,
+                            const Box                       &region,
+                            const std::string               &name) {
+      if (!active)
+        return BoundaryFaces();
+      BoundaryFaces faces =
+        select_boundary_faces(dof_handler, ids, region, tolerance);
+      std::ostringstream id_list;
+      for (unsigned int i = 0; i < ids.size(); ++i)
+        id_list << (i > 0 ? ", " : "") << ids[i];
+      AssertThrow(
+        Utilities::MPI::sum<unsigned int>(faces.size(),
+                                          dof_handler.get_communicator()) > 0,
+        ExcMessage("'Surface loads/" + name + " boundary ids' = '" +
+                   id_list.str() + "' and 'Surface loads/" + name +
+                   " region' = '" + (region.empty ? std::string() : "a box") +
+                   "' select no boundary face of the mesh, so the " + name +
+                   " would act nowhere."));
+      return faces;
+    };
+    SurfaceLoadFaces faces;
+    faces.traction = select(entries.has_traction(),
+                            entries.traction_boundary_ids,
+                            entries.traction_region,
+                            "Traction");
+    faces.pressure = select(entries.has_pressure(),
+                            entries.pressure_boundary_ids,
+                            entries.pressure_region,
+                            "Pressure");
     return faces;
   }
 

@@ -146,6 +146,25 @@ namespace Hyperelastic
                       const unsigned int     node_stride);
 
   /**
+   * sum_k weights[k] * buffer[sources[k]] over k in [offsets[t],
+   * offsets[t+1]), in this order: the fixed-order sum of a gather
+   * (SurfaceLoadGather, SurfaceStepGather) on the host and the device.
+   */
+  template <typename Number, typename Index>
+  GPU_ASSEMBLY_HOST_DEVICE Number
+  gathered_sum(const unsigned int t,
+               const Index       *offsets,
+               const Index       *sources,
+               const Number      *weights,
+               const Number      *buffer)
+  {
+    Number sum = 0;
+    for (Index k = offsets[t]; k < offsets[t + 1]; ++k)
+      sum += weights[k] * buffer[sources[k]];
+    return sum;
+  }
+
+  /**
    * Target @p t's force of SurfaceStepGather at traction amplitude
    * @p amplitude and pressure @p pressure, the same arithmetic on the host
    * and the device: the pressure faces' shares summed in their fixed
@@ -162,10 +181,8 @@ namespace Hyperelastic
                      const Number       amplitude,
                      const Number       pressure)
   {
-    Number sum = 0;
-    for (Index k = offsets[t]; k < offsets[t + 1]; ++k)
-      sum += weights[k] * face_force[sources[k]];
-    return amplitude * traction[t] + pressure * sum;
+    return amplitude * traction[t] +
+           pressure * gathered_sum(t, offsets, sources, weights, face_force);
   }
 
 
