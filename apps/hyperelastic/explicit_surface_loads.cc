@@ -71,7 +71,7 @@ namespace Hyperelastic
 
       // The host's forces serve the HostStepper only.
       void
-      prepare(const unsigned int, const unsigned int) override
+      prepare(CUstream_st *, const unsigned int, const unsigned int) override
       {
         refuse_device();
       }

@@ -84,6 +84,7 @@ namespace Hyperelastic
                                 std::size_t(data.n_pressure_faces) *
                                   data.n_cell_dofs));
         table.reinit(2 * std::size_t(capacity));
+        values.assign(2 * std::size_t(capacity), Number(0));
       }
 
       std::vector<unsigned int>
@@ -101,16 +102,14 @@ namespace Hyperelastic
       }
 
       void
-      prepare(const unsigned int first_step,
+      prepare(CUstream_st       *stream,
+              const unsigned int first_step,
               const unsigned int n_steps) override
       {
         if (n_steps > capacity)
           throw_message("The surface loads' step forces were made for " +
                         std::to_string(capacity) + " steps per launch, and " +
                         std::to_string(n_steps) + " are launched.");
-        // A copy from pageable memory on the legacy stream waits for the
-        // steps launched before, which read the table.
-        std::vector<Number> values(2 * std::size_t(capacity), Number(0));
         for (unsigned int k = 0; k < n_steps; ++k)
           {
             StepLoads    loads;
@@ -119,7 +118,14 @@ namespace Hyperelastic
             values[2 * k]     = Number(loads.traction_amplitude);
             values[2 * k + 1] = Number(loads.pressure);
           }
-        table.copy_from_host(values);
+        // In stream order: the steps launched before read the table until
+        // they end. From pageable memory the call returns once the values
+        // are staged, so 'values' may change at the next prepare().
+        GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpyAsync(table.data(),
+                                                values.data(),
+                                                2 * sizeof(Number) * n_steps,
+                                                cudaMemcpyHostToDevice,
+                                                stream));
       }
 
       void
@@ -161,8 +167,10 @@ namespace Hyperelastic
       GPUAssembly::DeviceVector<int>    targets, offsets, sources;
       GPUAssembly::DeviceVector<Number> traction, weights, face_force;
       DevicePressureFaces<Number>       pressure_faces;
-      // The traction amplitude and the pressure of the prepared steps.
+      // The traction amplitude and the pressure of the prepared steps, and
+      // their host copy.
       GPUAssembly::DeviceVector<Number> table;
+      std::vector<Number>               values;
     };
   } // namespace
 

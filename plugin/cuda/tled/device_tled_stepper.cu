@@ -726,14 +726,16 @@ namespace GPUAssembly
                 d.states.rotate();
             }
           if (d.step_forces)
-            d.step_forces->prepare(start_step + done, batch);
+            d.step_forces->prepare(d.stream.get(), start_step + done, batch);
           GPU_ASSEMBLY_CHECK_CUDA(cudaGraphLaunch(exec.get(), d.stream.get()));
           for (unsigned int k = 0; k < batch; ++k)
             d.states.rotate();
           done += batch;
         }
       if (d.step_forces && done < n_steps)
-        d.step_forces->prepare(start_step + done, n_steps - done);
+        d.step_forces->prepare(d.stream.get(),
+                               start_step + done,
+                               n_steps - done);
       for (unsigned int k = 0; done + k < n_steps; ++k)
         d.launch_step(k);
       if (done < n_steps)

@@ -129,13 +129,16 @@ namespace GPUAssembly
 
       /**
        * Device: called on the host before the steps @p first_step ..
-       * @p first_step + @p n_steps - 1 are launched (at most the steps of
-       * one graph launch): what those steps need from the host (their time
-       * functions' values), made available to the kernels that enqueue()
-       * enqueued.
+       * @p first_step + @p n_steps - 1 are launched on @p stream (at most
+       * the steps of one graph launch): what those steps need from the host
+       * (their time functions' values), copied in stream order (the steps
+       * launched before may still read the previous values) for the
+       * kernels that enqueue() enqueued.
        */
       virtual void
-      prepare(const unsigned int first_step, const unsigned int n_steps) = 0;
+      prepare(CUstream_st       *stream,
+              const unsigned int first_step,
+              const unsigned int n_steps) = 0;
 
       /**
        * Device: enqueue on @p stream the forces of step number @p k of the
