@@ -1047,7 +1047,8 @@ namespace Hyperelastic
           refuse({"Explicit dynamics/Ramp time"},
                  "it ramps the load and the displaced region, and this run "
                  "has neither ('Boundary conditions/Load region' and "
-                 "'Explicit dynamics/Displaced region' are empty). Remove "
+                 "'Explicit dynamics/Displaced region' are empty; the "
+                 "'Surface loads' follow their own time functions). Remove "
                  "the entry, or give a load or a displaced region.");
         if (Utilities::trim(e.displaced_region).empty())
           refuse({"Explicit dynamics/Displaced components"},
