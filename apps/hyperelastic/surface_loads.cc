@@ -342,7 +342,7 @@ namespace Hyperelastic
      * force) receives each share of the traction's nodal forces, @p
      * cell_dof(dof) gives the index by which a cell's DoF value is read,
      * @p add_stiffness_target(row, column) records where a stiffness entry
-     * goes.
+     * goes (if empty, no stiffness entries are made).
      */
     struct SurfaceLoadTargets
     {
@@ -441,6 +441,8 @@ namespace Hyperelastic
                   data.force_local.push_back(i);
                   data.force_rows.push_back(row);
                   data.force_weights.push_back(weight);
+                  if (!targets.add_stiffness_target)
+                    continue;
                   for (unsigned int j = 0; j < n; ++j)
                     for (const auto &[column, column_weight] : lines[j])
                       {
@@ -536,8 +538,7 @@ namespace Hyperelastic
     targets.cell_dof = [&](const types::global_dof_index dof) {
       return entry[dof];
     };
-    targets.add_stiffness_target = [](const types::global_dof_index,
-                                      const types::global_dof_index) {};
+    // No add_stiffness_target: no load stiffness is recorded.
     AffineConstraints<double> none;
     none.close();
     fill_surface_load_data(mapping,
@@ -551,10 +552,6 @@ namespace Hyperelastic
     for (unsigned int &row : data.force_rows)
       row = entry[row];
     data.load_stiffness = false;
-    data.stiffness_offsets.clear();
-    data.stiffness_local_i.clear();
-    data.stiffness_local_j.clear();
-    data.stiffness_weights.clear();
     return data;
   }
 
