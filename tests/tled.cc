@@ -11,7 +11,9 @@
 // logarithm agrees with std::log; the host stepper gives bitwise the same
 // states on one thread as on all; a step that is not finite (an inverted
 // element) is not taken: the stepper stops at the last finite state, the
-// same state and node whatever the advance() sizes.
+// same state and node whatever the advance() sizes; step forces that
+// reproduce the ramped external force give its states bitwise and see the
+// current state.
 
 #include <deal.II/base/multithread_info.h>
 
@@ -414,6 +416,115 @@ main()
                  "host stepper: bitwise the same states on one thread as on "
                  "all threads (400 steps with loads, prescribed displacements "
                  "and damping)");
+  }
+
+  {
+    // Step forces: g_n = r(t_n) f_ext at the loaded nodes gives the states
+    // of the ramped external force bitwise, and compute() sees u_n.
+    const Mesh          mesh  = make_cube(3, true, 0.2);
+    const Model<double> model = make_model<double>(mesh, test_material());
+    const std::size_t   ns    = model.node_stride;
+    BoundaryConditions  bc;
+    bc.prescribed_components.assign(model.n_nodes, 0);
+    bc.external_forces.assign(3 * std::size_t(model.n_nodes), 0.);
+    std::vector<unsigned int> loaded;
+    for (unsigned int v = 0; v < model.n_nodes; ++v)
+      {
+        if (mesh.coordinates[3 * v] < 1e-12)
+          bc.prescribed_components[v] = 7;
+        if (mesh.coordinates[3 * v] > 1 - 1e-12)
+          {
+            loaded.push_back(v);
+            bc.external_forces[3 * v + 1] = 0.01;
+            bc.external_forces[3 * v + 2] = 0.003 * mesh.coordinates[3 * v + 1];
+          }
+      }
+    bc.ramp_time = 50 * 0.5 * model.critical_time_step;
+    Integration integration;
+    integration.time_step = 0.5 * model.critical_time_step;
+    integration.damping   = 1;
+
+    struct RampedForces : StepForces<double>
+    {
+      std::vector<unsigned int> loaded;
+      std::vector<double>       external; // the stepper's layout
+      double                    dt = 0, ramp_time = 0;
+      unsigned int              last_step = 0;
+      std::vector<double>       last_u;
+
+      std::vector<unsigned int>
+      nodes() const override
+      {
+        return loaded;
+      }
+      void
+      compute(const unsigned int step, const double *u, double *forces) override
+      {
+        const double r = smooth_ramp(double(step) * dt, ramp_time);
+        for (std::size_t k = 0; k < external.size(); ++k)
+          if (external[k] != 0)
+            forces[k] = r * external[k];
+        last_step = step;
+        last_u.assign(u, u + external.size());
+      }
+      void
+      prepare(CUstream_st *, const unsigned int, const unsigned int) override
+      {}
+      void
+      enqueue(CUstream_st *,
+              const unsigned int,
+              const double *,
+              double *) override
+      {}
+    };
+    const auto forces = std::make_shared<RampedForces>();
+    forces->loaded    = loaded;
+    forces->external.assign(3 * ns, 0.);
+    for (const unsigned int v : loaded)
+      for (unsigned int d = 0; d < 3; ++d)
+        forces->external[d * ns + v] = bc.external_forces[3 * v + d];
+    forces->dt        = integration.time_step;
+    forces->ramp_time = bc.ramp_time;
+
+    std::vector<double> a_prev, a_curr, b_prev, b_curr;
+    HostStepper<double> by_conditions, by_step_forces;
+    by_conditions.reinit(model, bc, integration);
+    by_conditions.advance(120);
+    by_conditions.get_state(a_prev, a_curr);
+    BoundaryConditions held = bc;
+    held.external_forces.clear();
+    by_step_forces.set_step_forces(forces);
+    by_step_forces.reinit(model, held, integration);
+    by_step_forces.advance(120);
+    by_step_forces.get_state(b_prev, b_curr);
+    double moved = 0, seen = 0;
+    for (unsigned int v = 0; v < model.n_nodes; ++v)
+      for (unsigned int d = 0; d < 3; ++d)
+        {
+          moved = std::max(moved, std::abs(b_curr[3 * v + d]));
+          seen =
+            std::max(seen,
+                     std::abs(forces->last_u[d * ns + v] - b_prev[3 * v + d]));
+        }
+    checks.check(moved > 1e-4 && a_curr == b_curr && a_prev == b_prev,
+                 "step forces r(t_n) f_ext give bitwise the states of the "
+                 "ramped external force (120 steps, largest |u| " +
+                   Testing::scientific(moved) + ")");
+    checks.check(forces->last_step == 119 && seen == 0,
+                 "step forces: the last call is for step 119 (" +
+                   std::to_string(forces->last_step) +
+                   ") and sees u_119, the state before the last step");
+
+    const auto stray = std::make_shared<RampedForces>();
+    stray->loaded    = {model.n_nodes};
+    HostStepper<double> refused;
+    refused.set_step_forces(stray);
+    checks.check_throws<dealii::ExceptionBase>(
+      [&]() {
+        refused.reinit(model, held, integration);
+      },
+      "is not a node of the model",
+      "step forces on a node the model does not have are refused");
   }
 
   {

@@ -29,10 +29,13 @@
 #include <limits>
 #include <sstream>
 #include <tuple>
+#include <type_traits>
 
 #include "../common/app_utilities.h"
 #include "bar_mesh.h"
+#include "explicit_surface_loads.h"
 #include "solid_common.h"
+#include "surface_load_setup.h"
 
 namespace Hyperelastic
 {
@@ -86,13 +89,6 @@ namespace Hyperelastic
                   "explicit, whose elements need a mesh without "
                   "hanging nodes. Set it to 0, or use the implicit "
                   "integrator."));
-    const auto &surface = parameters.surface_loads;
-    AssertThrow(!surface.has_traction() && !surface.has_pressure(),
-                ExcMessage("The 'Surface loads' entries (traction or "
-                           "pressure) are applied by the implicit integrator; "
-                           "'Time/Time integration' = explicit does not apply "
-                           "them. Clear the 'Surface loads' boundary ids and "
-                           "regions, or use the implicit integrator."));
     if (const std::string dropped =
           make_mesh(parameters.geometry, triangulation);
         !dropped.empty())
@@ -333,6 +329,7 @@ namespace Hyperelastic
     dt                             = e.time_step > 0 ? e.time_step :
                                                        e.safety_factor * model_double.critical_time_step;
     make_boundary_conditions();
+    make_surface_loads();
 
     out << "Mesh: " << mesh.n_elements() << ' '
         << (mesh.element_type == TLED::ElementType::hexahedron ?
@@ -351,6 +348,29 @@ namespace Hyperelastic
     const auto &x       = parameters.execution;
     const bool  device  = use_gpu(x, out, "the steps run on the host");
     const auto  install = [&](auto new_stepper, const auto &model) {
+      using Number = std::decay_t<decltype(model.mu)>;
+      if (surface_loads.has_traction() || surface_loads.has_pressure())
+        {
+          const SurfaceLoadSchedule schedule = surface_schedule();
+          if constexpr (std::is_same_v<Number, double>)
+            new_stepper->set_step_forces(
+              device ? device_surface_step_forces<double>(surface_loads,
+                                                          model.node_stride,
+                                                          schedule,
+                                                          dt,
+                                                          e.steps_per_graph) :
+                       host_surface_step_forces(surface_loads,
+                                                model.node_stride,
+                                                schedule,
+                                                dt));
+          else
+            new_stepper->set_step_forces(
+              device_surface_step_forces<Number>(surface_loads,
+                                                 model.node_stride,
+                                                 schedule,
+                                                 dt,
+                                                 e.steps_per_graph));
+        }
       new_stepper->reinit(model, boundary_conditions, integration);
       non_finite_node = [s = new_stepper.get()]() {
         return s->non_finite_node();
@@ -370,6 +390,82 @@ namespace Hyperelastic
                             " steps per graph launch" :
                           std::string(", all cores"));
     out << "Execution: " << execution << std::endl;
+  }
+
+
+
+  void
+  ExplicitSolid::make_surface_loads()
+  {
+    const Parameters::SurfaceLoads &s = parameters.surface_loads;
+    surface_amplitudes = std::make_shared<SurfaceLoadAmplitudes>(s);
+    surface_loads      = SurfaceLoadData();
+    if (!s.has_traction() && !s.has_pressure())
+      return;
+    // The faces and their integrals of the implicit integrator, on the
+    // linear elements of the same mesh, whose vertices are TLED's nodes.
+    const Discretization discretization =
+      make_discretization(triangulation.all_reference_cells_are_simplex());
+    DoFHandler<dim> dof_handler(triangulation);
+    dof_handler.distribute_dofs(*discretization.fe);
+    const auto [traction_faces, pressure_faces] =
+      select_surface_load_faces(dof_handler,
+                                s,
+                                1e-10 * mesh_diameter(triangulation));
+    surface_loads = make_vertex_surface_load_data(
+      *discretization.mapping,
+      dof_handler,
+      traction_faces,
+      Tensor<1, dim>({s.traction[0], s.traction[1], s.traction[2]}),
+      pressure_faces,
+      model_double.node_stride);
+    out << "Surface loads: ";
+    if (s.has_traction())
+      out << "traction on " << traction_faces.size() << " faces"
+          << (s.has_pressure() ? ", " : "");
+    if (s.has_pressure())
+      out << "follower pressure on " << pressure_faces.size()
+          << " faces (on the current surface, every step)";
+    out << std::endl;
+  }
+
+
+
+  SurfaceLoadSchedule
+  ExplicitSolid::surface_schedule() const
+  {
+    // Explicit steps take the loads at t_n itself.
+    return [amplitudes = surface_amplitudes](const double t, StepLoads &loads) {
+      amplitudes->set(false, t, t, loads);
+    };
+  }
+
+
+
+  std::vector<double>
+  ExplicitSolid::surface_forces(const unsigned int         n,
+                                const std::vector<double> &u) const
+  {
+    const std::size_t   n_nodes = model_double.n_nodes;
+    const std::size_t   stride  = model_double.node_stride;
+    std::vector<double> forces(3 * n_nodes, 0.);
+    if (!surface_loads.has_traction() && !surface_loads.has_pressure())
+      return forces;
+    AssertThrow(u.size() == 3 * n_nodes,
+                ExcMessage("surface_forces() takes 3 values per node."));
+    std::vector<double> state(3 * stride, 0.), g(3 * stride, 0.);
+    for (std::size_t v = 0; v < n_nodes; ++v)
+      for (unsigned int d = 0; d < dim; ++d)
+        state[d * stride + v] = u[3 * v + d];
+    host_surface_step_forces(surface_loads,
+                             model_double.node_stride,
+                             surface_schedule(),
+                             dt)
+      ->compute(n, state.data(), g.data());
+    for (std::size_t v = 0; v < n_nodes; ++v)
+      for (unsigned int d = 0; d < dim; ++d)
+        forces[3 * v + d] = g[d * stride + v];
+    return forces;
   }
 
 

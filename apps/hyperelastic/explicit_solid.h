@@ -15,12 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "explicit_surface_loads.h"
 #include "parameters.h"
 #include "snapshot_writer.h"
+#include "surface_loads.h"
 
 namespace Hyperelastic
 {
   using namespace dealii;
+
+  class SurfaceLoadAmplitudes;
 
   /**
    * One line of the trace: time, the force on the displaced region (the
@@ -60,6 +64,14 @@ namespace Hyperelastic
     /// Set up, step to the end time with output and trace, summarize.
     void
     run();
+
+    /**
+     * The step forces of the surface loads at step @p n and the
+     * displacement @p u (3 values per node), 3 values per node: the
+     * forces the host stepper adds in that step.
+     */
+    std::vector<double>
+    surface_forces(const unsigned int n, const std::vector<double> &u) const;
 
     /// Advance @p n_steps (no output).
     void
@@ -120,6 +132,12 @@ namespace Hyperelastic
     make_grid();
     void
     make_boundary_conditions();
+    /// The 'Surface loads' as the steppers' step forces.
+    void
+    make_surface_loads();
+    /// Their amplitudes at a time.
+    SurfaceLoadSchedule
+    surface_schedule() const;
     /// Queue the state of step @p step_number for output (the VTU and the
     /// .pvd series, written on the snapshot writer's thread); returns the
     /// VTU's path.
@@ -156,6 +174,10 @@ namespace Hyperelastic
     std::vector<unsigned int>             displaced_nodes;
     unsigned int                          centre_node = 0;
     std::vector<double>                   load_total{0, 0, 0};
+    /// The surface loads in the steppers' indexing
+    /// (make_vertex_surface_load_data()), and their time functions.
+    SurfaceLoadData                        surface_loads;
+    std::shared_ptr<SurfaceLoadAmplitudes> surface_amplitudes;
 
     // The TLED stepper, whatever its number type, and its
     // TLED::Stepper::non_finite_node().

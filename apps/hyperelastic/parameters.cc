@@ -493,7 +493,8 @@ namespace Hyperelastic
                       "1",
                       Patterns::Anything(),
                       "Amplitude of the traction as a function of time t "
-                      "(muparser syntax).");
+                      "(muparser syntax); explicit runs take it at t_n, "
+                      "not along 'Explicit dynamics/Ramp time'.");
     prm.declare_entry("Pressure boundary ids",
                       "",
                       Patterns::List(Patterns::Integer(0, 255)),
@@ -511,16 +512,18 @@ namespace Hyperelastic
                       "Follower pressure at amplitude 1: force per unit "
                       "current area along the current normal; positive "
                       "pushes against the outward normal (into the body). "
-                      "Its load stiffness makes the Newton tangent "
-                      "non-symmetric, so a run with a pressure needs the "
-                      "direct solver, or on the resident backend on MPI "
-                      "ranks bicgstab-jacobi ('Solver/Linear solver'; auto "
-                      "chooses). Units: N/m^2.");
+                      "Implicit: its load stiffness makes the Newton "
+                      "tangent non-symmetric, so a run with a pressure "
+                      "needs the direct solver, or on the resident backend "
+                      "on MPI ranks bicgstab-jacobi ('Solver/Linear "
+                      "solver'; auto chooses). Explicit: recomputed on the "
+                      "current surface at every step. Units: N/m^2.");
     prm.declare_entry("Pressure time function",
                       "1",
                       Patterns::Anything(),
                       "Amplitude of the pressure as a function of time t "
-                      "(muparser syntax).");
+                      "(muparser syntax); explicit runs take it at t_n, "
+                      "not along 'Explicit dynamics/Ramp time'.");
     prm.leave_subsection();
   }
 
@@ -1055,7 +1058,8 @@ namespace Hyperelastic
           refuse({"Explicit dynamics/Ramp time"},
                  "it ramps the load and the displaced region, and this run "
                  "has neither ('Boundary conditions/Load region' and "
-                 "'Explicit dynamics/Displaced region' are empty). Remove "
+                 "'Explicit dynamics/Displaced region' are empty; the "
+                 "'Surface loads' follow their own time functions). Remove "
                  "the entry, or give a load or a displaced region.");
         if (Utilities::trim(e.displaced_region).empty())
           refuse({"Explicit dynamics/Displaced components"},

@@ -503,34 +503,8 @@ namespace Hyperelastic
     if (!s.has_traction() && !s.has_pressure())
       return;
     const double tolerance = 1e-10 * diameter;
-    const auto   select    = [&](const bool                       active,
-                            const std::vector<unsigned int> &ids,
-                            const Box                       &region,
-                            const std::string               &name) {
-      if (!active)
-        return BoundaryFaces();
-      BoundaryFaces faces =
-        select_boundary_faces(dof_handler, ids, region, tolerance);
-      std::ostringstream id_list;
-      for (unsigned int i = 0; i < ids.size(); ++i)
-        id_list << (i > 0 ? ", " : "") << ids[i];
-      AssertThrow(global_sum<unsigned int>(faces.size()) > 0,
-                  ExcMessage("'Surface loads/" + name + " boundary ids' = '" +
-                             id_list.str() + "' and 'Surface loads/" + name +
-                             " region' = '" +
-                             (region.empty ? std::string() : "a box") +
-                             "' select no boundary face of the mesh, so the " +
-                             name + " would act nowhere."));
-      return faces;
-    };
-    const BoundaryFaces  traction_faces = select(s.has_traction(),
-                                                s.traction_boundary_ids,
-                                                s.traction_region,
-                                                "Traction");
-    const BoundaryFaces  pressure_faces = select(s.has_pressure(),
-                                                s.pressure_boundary_ids,
-                                                s.pressure_region,
-                                                "Pressure");
+    const auto [traction_faces, pressure_faces] =
+      select_surface_load_faces(dof_handler, s, tolerance);
     const Tensor<1, dim> traction(
       {s.traction[0], s.traction[1], s.traction[2]});
     backend_data.surface_loads =

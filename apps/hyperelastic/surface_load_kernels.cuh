@@ -59,6 +59,90 @@ namespace Hyperelastic
                              face_stiffness + std::size_t(f) * n * n);
     }
 
+    /// @p v as the device's int indices.
+    inline std::vector<int>
+    as_ints(const std::vector<unsigned int> &v)
+    {
+      return std::vector<int>(v.begin(), v.end());
+    }
+
+    /// @p v in the device's number type.
+    template <typename Number>
+    std::vector<Number>
+    as_numbers(const std::vector<double> &v)
+    {
+      return std::vector<Number>(v.begin(), v.end());
+    }
+
+
+
+    /**
+     * The pressure faces of a SurfaceLoadData on the device, and the
+     * launch of pressure_face_kernel() over them.
+     */
+    template <typename Number>
+    class DevicePressureFaces
+    {
+    public:
+      /// The arrays of @p data's pressure faces (none without them).
+      explicit DevicePressureFaces(const SurfaceLoadData &data)
+        : data(data)
+      {
+        if (!data.has_pressure())
+          return;
+        components.copy_from_host(as_ints(data.dof_components));
+        cell_dofs.copy_from_host(as_ints(data.cell_dofs));
+        shape_values.copy_from_host(as_numbers<Number>(data.shape_values));
+        shape_gradients.copy_from_host(
+          as_numbers<Number>(data.shape_gradients));
+        area_vectors.copy_from_host(as_numbers<Number>(data.area_vectors));
+      }
+
+      /// Enqueue on @p stream the per-face forces (and load stiffness,
+      /// where @p face_stiffness is not null) at @p u and @p pressure.
+      void
+      enqueue(const Number *u,
+              const Number  pressure,
+              Number       *face_force,
+              Number       *face_stiffness,
+              cudaStream_t  stream) const
+      {
+        const unsigned int n_threads = data.n_pressure_faces * data.n_cell_dofs;
+        pressure_face_kernel<Number>
+          <<<n_blocks(n_threads), block_size, 0, stream>>>(
+            data.n_pressure_faces,
+            data.n_cell_dofs,
+            data.n_face_q_points,
+            components.data(),
+            cell_dofs.data(),
+            shape_values.data(),
+            shape_gradients.data(),
+            area_vectors.data(),
+            u,
+            pressure,
+            face_force,
+            face_stiffness);
+        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+      }
+
+      std::size_t
+      memory_consumption() const
+      {
+        return (shape_values.size() + shape_gradients.size() +
+                area_vectors.size()) *
+                 sizeof(Number) +
+               (components.size() + cell_dofs.size()) * sizeof(int);
+      }
+
+    private:
+      const SurfaceLoadData            &data;
+      GPUAssembly::DeviceVector<int>    components, cell_dofs;
+      GPUAssembly::DeviceVector<Number> shape_values, shape_gradients,
+        area_vectors;
+    };
+
+
+
     // out[targets[t]] -= scale * sum_k weights[k] * buffer[sources[k]],
     // the k of target t in their fixed order.
     template <typename Number>
@@ -75,10 +159,8 @@ namespace Hyperelastic
       const unsigned int t = blockIdx.x * block_size + threadIdx.x;
       if (t >= n_targets)
         return;
-      Number sum = 0;
-      for (int k = offsets[t]; k < offsets[t + 1]; ++k)
-        sum += weights[k] * buffer[sources[k]];
-      out[targets[t]] -= scale * sum;
+      out[targets[t]] -=
+        scale * gathered_sum(t, offsets, sources, weights, buffer);
     }
 
     // out[i] -= scale * pattern[i]; u_eval[i] = (u[i] + u_old[i]) / 2.
@@ -122,22 +204,13 @@ namespace Hyperelastic
       DeviceSurfaceLoads(const SurfaceLoadData &data, const unsigned int n_dofs)
         : data(data)
         , n_dofs(n_dofs)
+        , pressure_faces(data)
       {
-        const auto to_int = [](const std::vector<unsigned int> &v) {
-          return std::vector<int>(v.begin(), v.end());
-        };
-        const auto to_number = [](const std::vector<double> &v) {
-          return std::vector<Number>(v.begin(), v.end());
-        };
         if (data.has_traction())
-          traction_pattern.copy_from_host(to_number(data.traction_pattern));
+          traction_pattern.copy_from_host(
+            as_numbers<Number>(data.traction_pattern));
         if (!data.has_pressure())
           return;
-        components.copy_from_host(to_int(data.dof_components));
-        cell_dofs.copy_from_host(to_int(data.cell_dofs));
-        shape_values.copy_from_host(to_number(data.shape_values));
-        shape_gradients.copy_from_host(to_number(data.shape_gradients));
-        area_vectors.copy_from_host(to_number(data.area_vectors));
         const std::size_t n = data.n_cell_dofs;
         face_force.reinit(data.n_pressure_faces * n);
         u_mid.reinit(n_dofs);
@@ -146,10 +219,10 @@ namespace Hyperelastic
         const auto upload = [&](const SurfaceLoadGather &gather,
                                 Gather                  &device) {
           device.n_targets = gather.targets.size();
-          device.targets.copy_from_host(to_int(gather.targets));
-          device.offsets.copy_from_host(to_int(gather.offsets));
-          device.sources.copy_from_host(to_int(gather.sources));
-          device.weights.copy_from_host(to_number(gather.weights));
+          device.targets.copy_from_host(as_ints(gather.targets));
+          device.offsets.copy_from_host(as_ints(gather.offsets));
+          device.sources.copy_from_host(as_ints(gather.sources));
+          device.weights.copy_from_host(as_numbers<Number>(gather.weights));
         };
         upload(pressure_force_gather(data), force_gather);
         if (data.load_stiffness)
@@ -194,21 +267,12 @@ namespace Hyperelastic
             GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
             u_pressure = u_mid.data();
           }
-        const unsigned int n_threads = data.n_pressure_faces * data.n_cell_dofs;
-        pressure_face_kernel<<<n_blocks(n_threads), block_size, 0, stream>>>(
-          data.n_pressure_faces,
-          data.n_cell_dofs,
-          data.n_face_q_points,
-          components.data(),
-          cell_dofs.data(),
-          shape_values.data(),
-          shape_gradients.data(),
-          area_vectors.data(),
-          u_pressure,
-          Number(loads.pressure),
-          face_force.data(),
-          data.load_stiffness ? face_stiffness.data() : nullptr);
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
+        pressure_faces.enqueue(u_pressure,
+                               Number(loads.pressure),
+                               face_force.data(),
+                               data.load_stiffness ? face_stiffness.data() :
+                                                     nullptr,
+                               stream);
         subtract(force_gather,
                  face_force,
                  Number(force_scale),
@@ -225,13 +289,12 @@ namespace Hyperelastic
       std::size_t
       memory_consumption() const
       {
-        return (traction_pattern.size() + shape_values.size() +
-                shape_gradients.size() + area_vectors.size() +
-                face_force.size() + face_stiffness.size() + u_mid.size() +
+        return pressure_faces.memory_consumption() +
+               (traction_pattern.size() + face_force.size() +
+                face_stiffness.size() + u_mid.size() +
                 force_gather.weights.size() + stiffness_gather.weights.size()) *
                  sizeof(Number) +
-               (components.size() + cell_dofs.size() +
-                force_gather.sources.size() + stiffness_gather.sources.size() +
+               (force_gather.sources.size() + stiffness_gather.sources.size() +
                 force_gather.offsets.size() + stiffness_gather.offsets.size() +
                 force_gather.targets.size() + stiffness_gather.targets.size()) *
                  sizeof(int);
@@ -270,10 +333,8 @@ namespace Hyperelastic
 
       const SurfaceLoadData            &data;
       const unsigned int                n_dofs;
+      DevicePressureFaces<Number>       pressure_faces;
       GPUAssembly::DeviceVector<Number> traction_pattern;
-      GPUAssembly::DeviceVector<int>    components, cell_dofs;
-      GPUAssembly::DeviceVector<Number> shape_values, shape_gradients,
-        area_vectors;
       GPUAssembly::DeviceVector<Number> face_force, face_stiffness, u_mid;
       Gather                            force_gather, stiffness_gather;
     };

@@ -40,6 +40,24 @@ namespace Hyperelastic
                         const Box                       &region,
                         const double                     tolerance);
 
+  /// The faces of the 'Surface loads'.
+  struct SurfaceLoadFaces
+  {
+    BoundaryFaces traction, pressure;
+  };
+
+  /**
+   * The boundary faces of the traction and of the pressure of @p entries
+   * ('Traction boundary ids' and 'Traction region', and the pressure's),
+   * as select_boundary_faces() selects them; none for a load whose entries
+   * are empty. Refuses, naming the entries, a load whose entries select no
+   * face on any process of @p dof_handler's communicator (collective).
+   */
+  SurfaceLoadFaces
+  select_surface_load_faces(const dealii::DoFHandler<3>    &dof_handler,
+                            const Parameters::SurfaceLoads &entries,
+                            const double                    tolerance);
+
   /**
    * The surface loads on one process, in the DoF numbering of
    * @p dof_handler, the tangent's positions in the CSR pattern of
@@ -58,6 +76,24 @@ namespace Hyperelastic
                          const BoundaryFaces        &traction_faces,
                          const dealii::Tensor<1, 3> &traction,
                          const BoundaryFaces        &pressure_faces);
+
+  /**
+   * The surface loads of the explicit integrator, whose state holds
+   * component c of vertex v at c * @p node_stride + v: as
+   * make_surface_load_data() makes them, with cell_dofs, force_rows and the
+   * traction_pattern (3 @p node_stride entries) in that indexing, without
+   * constraints (the explicit steps hold their prescribed components
+   * themselves) and without load stiffness. @p dof_handler's element has
+   * its DoFs at the vertices only (the linear elements of
+   * make_discretization()).
+   */
+  SurfaceLoadData
+  make_vertex_surface_load_data(const dealii::Mapping<3>    &mapping,
+                                const dealii::DoFHandler<3> &dof_handler,
+                                const BoundaryFaces         &traction_faces,
+                                const dealii::Tensor<1, 3>  &traction,
+                                const BoundaryFaces         &pressure_faces,
+                                const unsigned int           node_stride);
 
   /**
    * The surface loads of one rank of several, as make_surface_load_data()

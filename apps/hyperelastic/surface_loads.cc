@@ -6,6 +6,7 @@
 #include "surface_loads.h"
 
 #include <deal.II/base/exceptions.h>
+#include <deal.II/base/mpi.h>
 #include <deal.II/base/numbers.h>
 #include <deal.II/base/quadrature_lib.h>
 
@@ -17,6 +18,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <sstream>
 #include <tuple>
 
 #include "../common/app_utilities.h"
@@ -198,6 +200,68 @@ namespace Hyperelastic
 
 
 
+  std::vector<unsigned int>
+  SurfaceStepGather::nodes() const
+  {
+    std::vector<unsigned int> result;
+    for (const unsigned int target : targets)
+      result.push_back(target % node_stride);
+    std::sort(result.begin(), result.end());
+    result.erase(std::unique(result.begin(), result.end()), result.end());
+    return result;
+  }
+
+
+
+  SurfaceStepGather
+  surface_step_gather(const SurfaceLoadData &data,
+                      const unsigned int     node_stride)
+  {
+    // The pressure's gather and the traction's nonzero entries, merged by
+    // target.
+    const SurfaceLoadGather pressure = pressure_force_gather(data);
+    SurfaceStepGather       gather;
+    gather.node_stride = node_stride;
+    gather.offsets.push_back(0);
+    const std::size_t n_entries = data.traction_pattern.size();
+    std::size_t       p = 0, i = 0;
+    const std::size_t n_pressure =
+      data.has_pressure() ? pressure.targets.size() : 0;
+    while (p < n_pressure || i < n_entries)
+      {
+        if (i < n_entries && data.traction_pattern[i] == 0.)
+          {
+            ++i;
+            continue;
+          }
+        const std::size_t target =
+          p < n_pressure ?
+            (i < n_entries ? std::min<std::size_t>(pressure.targets[p], i) :
+                             pressure.targets[p]) :
+            i;
+        gather.targets.push_back(target);
+        gather.traction.push_back(
+          i < n_entries && i == target ? data.traction_pattern[i] : 0.);
+        if (i == target)
+          ++i;
+        if (p < n_pressure && pressure.targets[p] == target)
+          {
+            for (unsigned int k = pressure.offsets[p];
+                 k < pressure.offsets[p + 1];
+                 ++k)
+              {
+                gather.sources.push_back(pressure.sources[k]);
+                gather.weights.push_back(pressure.weights[k]);
+              }
+            ++p;
+          }
+        gather.offsets.push_back(gather.sources.size());
+      }
+    return gather;
+  }
+
+
+
   BoundaryFaces
   select_boundary_faces(const DoFHandler<3>             &dof_handler,
                         const std::vector<unsigned int> &boundary_ids,
@@ -231,6 +295,46 @@ namespace Hyperelastic
 
 
 
+  SurfaceLoadFaces
+  select_surface_load_faces(const DoFHandler<3>            &dof_handler,
+                            const Parameters::SurfaceLoads &entries,
+                            const double                    tolerance)
+  {
+    const auto select = [&](const bool                       active,
+                            const std::vector<unsigned int> &ids,
+                            const Box                       &region,
+                            const std::string               &name) {
+      if (!active)
+        return BoundaryFaces();
+      BoundaryFaces faces =
+        select_boundary_faces(dof_handler, ids, region, tolerance);
+      std::ostringstream id_list;
+      for (unsigned int i = 0; i < ids.size(); ++i)
+        id_list << (i > 0 ? ", " : "") << ids[i];
+      AssertThrow(
+        Utilities::MPI::sum<unsigned int>(faces.size(),
+                                          dof_handler.get_communicator()) > 0,
+        ExcMessage("'Surface loads/" + name + " boundary ids' = '" +
+                   id_list.str() + "' and 'Surface loads/" + name +
+                   " region' = '" + (region.empty ? std::string() : "a box") +
+                   "' select no boundary face of the mesh, so the " + name +
+                   " would act nowhere."));
+      return faces;
+    };
+    SurfaceLoadFaces faces;
+    faces.traction = select(entries.has_traction(),
+                            entries.traction_boundary_ids,
+                            entries.traction_region,
+                            "Traction");
+    faces.pressure = select(entries.has_pressure(),
+                            entries.pressure_boundary_ids,
+                            entries.pressure_region,
+                            "Pressure");
+    return faces;
+  }
+
+
+
   namespace
   {
     /**
@@ -238,7 +342,7 @@ namespace Hyperelastic
      * force) receives each share of the traction's nodal forces, @p
      * cell_dof(dof) gives the index by which a cell's DoF value is read,
      * @p add_stiffness_target(row, column) records where a stiffness entry
-     * goes.
+     * goes (if empty, no stiffness entries are made).
      */
     struct SurfaceLoadTargets
     {
@@ -337,6 +441,8 @@ namespace Hyperelastic
                   data.force_local.push_back(i);
                   data.force_rows.push_back(row);
                   data.force_weights.push_back(weight);
+                  if (!targets.add_stiffness_target)
+                    continue;
                   for (unsigned int j = 0; j < n; ++j)
                     for (const auto &[column, column_weight] : lines[j])
                       {
@@ -395,6 +501,57 @@ namespace Hyperelastic
                            pressure_faces,
                            targets,
                            data);
+    return data;
+  }
+
+
+
+  SurfaceLoadData
+  make_vertex_surface_load_data(const Mapping<3>    &mapping,
+                                const DoFHandler<3> &dof_handler,
+                                const BoundaryFaces &traction_faces,
+                                const Tensor<1, 3>  &traction,
+                                const BoundaryFaces &pressure_faces,
+                                const unsigned int   node_stride)
+  {
+    std::vector<unsigned int> entry(dof_handler.n_dofs(),
+                                    numbers::invalid_unsigned_int);
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      for (const unsigned int k : cell->vertex_indices())
+        for (unsigned int d = 0; d < 3; ++d)
+          entry[cell->vertex_dof_index(k, d)] =
+            d * node_stride + cell->vertex_index(k);
+    AssertThrow(std::find(entry.begin(),
+                          entry.end(),
+                          numbers::invalid_unsigned_int) == entry.end(),
+                ExcInternalError("The explicit integrator's surface loads "
+                                 "need an element with vertex DoFs only."));
+
+    SurfaceLoadData data;
+    if (!traction_faces.empty())
+      data.traction_pattern.assign(3 * std::size_t(node_stride), 0.);
+    SurfaceLoadTargets targets;
+    targets.add_traction = [&](const types::global_dof_index row,
+                               const double                  force) {
+      data.traction_pattern[entry[row]] += force;
+    };
+    targets.cell_dof = [&](const types::global_dof_index dof) {
+      return entry[dof];
+    };
+    // No add_stiffness_target: no load stiffness is recorded.
+    AffineConstraints<double> none;
+    none.close();
+    fill_surface_load_data(mapping,
+                           dof_handler,
+                           none,
+                           traction_faces,
+                           traction,
+                           pressure_faces,
+                           targets,
+                           data);
+    for (unsigned int &row : data.force_rows)
+      row = entry[row];
+    data.load_stiffness = false;
     return data;
   }
 

@@ -117,6 +117,77 @@ namespace Hyperelastic
 
 
   /**
+   * The surface loads of the explicit integrator gathered per entry of its
+   * state (component c of vertex v at c * node_stride + v): target
+   * targets[t] receives a(t_n) traction[t] + p(t_n) sum_k weights[k]
+   * face_force[sources[k]], k in [offsets[t], offsets[t+1]) in the order of
+   * the faces, face_force the per-face forces at unit pressure
+   * ([face][i], pressure_face_forces()). Targets ascend; a target without a
+   * traction has traction[t] = 0, one without pressure faces no sources.
+   */
+  struct SurfaceStepGather
+  {
+    unsigned int              node_stride = 0;
+    std::vector<unsigned int> targets;
+    std::vector<double>       traction;
+    std::vector<unsigned int> offsets;
+    std::vector<unsigned int> sources;
+    std::vector<double>       weights;
+
+    /// The vertices of the targets, ascending, each once.
+    std::vector<unsigned int>
+    nodes() const;
+  };
+
+  /// The gather of @p data, made by make_vertex_surface_load_data() with
+  /// @p node_stride.
+  SurfaceStepGather
+  surface_step_gather(const SurfaceLoadData &data,
+                      const unsigned int     node_stride);
+
+  /**
+   * sum_k weights[k] * buffer[sources[k]] over k in [offsets[t],
+   * offsets[t+1]), in this order: the fixed-order sum of a gather
+   * (SurfaceLoadGather, SurfaceStepGather) on the host and the device.
+   */
+  template <typename Number, typename Index>
+  GPU_ASSEMBLY_HOST_DEVICE Number
+  gathered_sum(const unsigned int t,
+               const Index       *offsets,
+               const Index       *sources,
+               const Number      *weights,
+               const Number      *buffer)
+  {
+    Number sum = 0;
+    for (Index k = offsets[t]; k < offsets[t + 1]; ++k)
+      sum += weights[k] * buffer[sources[k]];
+    return sum;
+  }
+
+  /**
+   * Target @p t's force of SurfaceStepGather at traction amplitude
+   * @p amplitude and pressure @p pressure, the same arithmetic on the host
+   * and the device: the pressure faces' shares summed in their fixed
+   * order, then scaled, so that the sum is the same in every run.
+   */
+  template <typename Number, typename Index>
+  GPU_ASSEMBLY_HOST_DEVICE Number
+  surface_step_force(const unsigned int t,
+                     const Number      *traction,
+                     const Index       *offsets,
+                     const Index       *sources,
+                     const Number      *weights,
+                     const Number      *face_force,
+                     const Number       amplitude,
+                     const Number       pressure)
+  {
+    return amplitude * traction[t] +
+           pressure * gathered_sum(t, offsets, sources, weights, face_force);
+  }
+
+
+
+  /**
    * Column @p j of the pressure's face quantities, the same arithmetic on
    * the host and the device: the force f_j = -p sum_q N_j (cof(F) N dA)_{c_j}
    * on local DoF j into @p force_j and, with @p stiffness non-null, the

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -133,6 +134,8 @@ namespace GPUAssembly
         const std::uint8_t *__restrict__ flags;
         const Number *__restrict__ prescribed;
         const Number *__restrict__ external;
+        // g_n of the StepForces, read at the nodes of flag bit 4.
+        const Number *__restrict__ step_force;
         Number              b;
         Number              c;
         int                 node_stride;
@@ -185,15 +188,17 @@ namespace GPUAssembly
             if (flag & (1u << i))
               d.u_next[k] = r_next * __ldg(d.prescribed + k);
             else
-              d.u_next[k] =
-                central_difference(a,
-                                   d.b,
-                                   d.c,
-                                   (flag & 8) ? r_n * __ldg(d.external + k) :
-                                                Number(0),
-                                   f[i],
-                                   d.u_curr[k],
-                                   d.u_prev[k]);
+              d.u_next[k] = central_difference(a,
+                                               d.b,
+                                               d.c,
+                                               external_force(unsigned(flag),
+                                                              r_n,
+                                                              d.external,
+                                                              d.step_force,
+                                                              k),
+                                               f[i],
+                                               d.u_curr[k],
+                                               d.u_prev[k]);
             if (!isfinite(f[i]) || !isfinite(d.u_next[k]))
               {
                 atomicMin(d.status, unsigned(n));
@@ -353,7 +358,10 @@ namespace GPUAssembly
       DeviceVector<int>    connectivity, node_offsets, node_entries;
       DeviceVector<Number> gradients, volumes, hourglass, coefficient,
         prescribed, external, forces;
-      DeviceVector<std::uint8_t> flags;
+      // g_n of the StepForces (one entry without them).
+      DeviceVector<Number>                step_force;
+      std::shared_ptr<StepForces<Number>> step_forces;
+      DeviceVector<std::uint8_t>          flags;
       // The node blocks of the fused sum (internal::NodeBlocks).
       DeviceVector<int> block_nodes, block_element_offsets, block_elements,
         block_slots, block_entry_offsets, block_entries;
@@ -407,6 +415,7 @@ namespace GPUAssembly
         flags.data(),
         prescribed.data(),
         external.data(),
+        step_force.data(),
         b,
         c,
         node_stride,
@@ -415,6 +424,11 @@ namespace GPUAssembly
         dt,
         ramp_time,
         reinterpret_cast<unsigned int *>(non_finite_status.data())};
+      if (step_forces)
+        step_forces->enqueue(s,
+                             step_offset,
+                             u[states.current].data(),
+                             step_force.data());
       if (nodal_sum == NodalSum::fused)
         {
           const auto fused = [&](const auto kernel) {
@@ -536,7 +550,12 @@ namespace GPUAssembly
                                  prescribed,
                                  external,
                                  d.b,
-                                 d.c);
+                                 d.c,
+                                 this->step_forces.get());
+      d.step_forces = this->step_forces;
+      d.step_force.reinit(this->step_forces ?
+                            3 * std::size_t(model.node_stride) :
+                            std::size_t(1));
       d.element_type   = model.element_type;
       d.npe            = model.nodes_per_element;
       d.n_nodes        = model.n_nodes;
@@ -706,11 +725,17 @@ namespace GPUAssembly
               while (d.states.previous != start_previous)
                 d.states.rotate();
             }
+          if (d.step_forces)
+            d.step_forces->prepare(d.stream.get(), start_step + done, batch);
           GPU_ASSEMBLY_CHECK_CUDA(cudaGraphLaunch(exec.get(), d.stream.get()));
           for (unsigned int k = 0; k < batch; ++k)
             d.states.rotate();
           done += batch;
         }
+      if (d.step_forces && done < n_steps)
+        d.step_forces->prepare(d.stream.get(),
+                               start_step + done,
+                               n_steps - done);
       for (unsigned int k = 0; done + k < n_steps; ++k)
         d.launch_step(k);
       if (done < n_steps)
@@ -756,8 +781,9 @@ namespace GPUAssembly
         d.node_entries.memory_consumption() + d.gradients.memory_consumption() +
         d.volumes.memory_consumption() + d.hourglass.memory_consumption() +
         d.coefficient.memory_consumption() + d.prescribed.memory_consumption() +
-        d.external.memory_consumption() + d.forces.memory_consumption() +
-        d.flags.memory_consumption() + d.block_nodes.memory_consumption() +
+        d.external.memory_consumption() + d.step_force.memory_consumption() +
+        d.forces.memory_consumption() + d.flags.memory_consumption() +
+        d.block_nodes.memory_consumption() +
         d.block_element_offsets.memory_consumption() +
         d.block_elements.memory_consumption() +
         d.block_slots.memory_consumption() +

@@ -37,7 +37,8 @@ namespace GPUAssembly
                        std::vector<Number>       &prescribed,
                        std::vector<Number>       &external,
                        Number                    &b,
-                       Number                    &c)
+                       Number                    &c,
+                       const StepForces<Number>  *step_forces)
       {
         check_time_step(model, integration.time_step);
         AssertThrow(integration.damping >= 0,
@@ -79,6 +80,16 @@ namespace GPUAssembly
             if (has_force)
               flags[i] |= 8;
           }
+        if (step_forces != nullptr)
+          for (const unsigned int node : step_forces->nodes())
+            {
+              AssertThrow(node < n,
+                          dealii::ExcMessage(
+                            "TLED: a node of the step forces, " +
+                            std::to_string(node) + ", is not a node of the " +
+                            "model, which has " + std::to_string(n) + "."));
+              flags[node] |= 16;
+            }
         b = Number(2. / (1. + D * dt / 2.));
         c = Number((D * dt / 2. - 1.) / (1. + D * dt / 2.));
       }
@@ -92,7 +103,8 @@ namespace GPUAssembly
                        std::vector<double> &,
                        std::vector<double> &,
                        double &,
-                       double &);
+                       double &,
+                       const StepForces<double> *);
       template void
       make_update_data(const Model<float> &,
                        const BoundaryConditions &,
@@ -102,7 +114,8 @@ namespace GPUAssembly
                        std::vector<float> &,
                        std::vector<float> &,
                        float &,
-                       float &);
+                       float &,
+                       const StepForces<float> *);
     } // namespace internal
 
 
@@ -293,7 +306,11 @@ namespace GPUAssembly
                                  prescribed,
                                  external,
                                  b,
-                                 c);
+                                 c,
+                                 this->step_forces.get());
+      step_force.assign(this->step_forces ? 3 * std::size_t(model.node_stride) :
+                                            0,
+                        Number(0));
       dt        = integration.time_step;
       ramp_time = bc.ramp_time;
       if (nodal_sum == NodalSum::fused)
@@ -370,6 +387,9 @@ namespace GPUAssembly
       const Number       r_n = Number(smooth_ramp(double(n) * dt, ramp_time));
       const Number r_next = Number(smooth_ramp(double(n + 1) * dt, ramp_time));
       const std::size_t s = model.element_stride, ns = model.node_stride;
+      Number *const     step_force_data = step_force.data();
+      if (this->step_forces)
+        this->step_forces->compute(n, u_curr, step_force_data);
       // The smallest node with a force or a u_{n+1} that is not finite, over
       // all threads (the smallest: the same node whatever the threads).
       std::atomic<unsigned int> non_finite(static_cast<unsigned int>(-1));
@@ -382,14 +402,14 @@ namespace GPUAssembly
             if (flag & (1u << i))
               u_next[k] = r_next * prescribed[k];
             else
-              u_next[k] =
-                central_difference(a,
-                                   b,
-                                   c,
-                                   (flag & 8) ? r_n * external[k] : Number(0),
-                                   f[i],
-                                   u_curr[k],
-                                   u_prev[k]);
+              u_next[k] = central_difference(
+                a,
+                b,
+                c,
+                external_force(flag, r_n, external.data(), step_force_data, k),
+                f[i],
+                u_curr[k],
+                u_prev[k]);
             if (!std::isfinite(f[i]) || !std::isfinite(u_next[k]))
               {
                 unsigned int smallest = non_finite.load();

@@ -4,6 +4,8 @@
 
 #include <gpu_assembly/base/config.h>
 
+#include <cstddef>
+
 /**
  * @file
  * The arithmetic of Total Lagrangian Explicit Dynamics (TLED) for one
@@ -247,6 +249,28 @@ namespace GPUAssembly
         return 0.;
       const double s = t / ramp_time;
       return s * s * s * (10. + s * (-15. + 6. * s));
+    }
+
+
+
+    /**
+     * The external force on component @p k of a node in step n (the
+     * stepper's layout): @p ramp r(t_n) times external[k] where @p flag has
+     * bit 3 (a node with an external force), plus step_force[k], g_n of the
+     * StepForces, where it has bit 4; 0 for a node with neither.
+     */
+    template <typename Number>
+    GPU_ASSEMBLY_HOST_DEVICE inline Number
+    external_force(const unsigned int flag,
+                   const Number       ramp,
+                   const Number      *external,
+                   const Number      *step_force,
+                   const std::size_t  k)
+    {
+      Number f = (flag & 8) ? ramp * external[k] : Number(0);
+      if (flag & 16)
+        f = f + step_force[k];
+      return f;
     }
 
 

@@ -3,6 +3,7 @@
 #define gpu_assembly_tled_tled_stepper_h
 
 #include <gpu_assembly/base/central_difference_stepper.h>
+#include <gpu_assembly/base/cuda_handles.h>
 #include <gpu_assembly/tled/tled_model.h>
 
 #include <memory>
@@ -101,12 +102,69 @@ namespace GPUAssembly
     } // namespace internal
 
     /**
+     * Nodal forces g_n(u_n) that a stepper adds to the ramped external
+     * force r(t_n) f_ext of step n: loads with their own time function, or
+     * that follow the deformation (a pressure on the current surface).
+     * Forces are exchanged in the steppers' layout: component i of node m
+     * at i * node_stride + m (Model::node_stride), u_n in the same layout.
+     * The stepper keeps the force array between steps and zeroes it once:
+     * an implementation writes, in every step, every entry it ever writes.
+     * The arrays are host memory for the HostStepper and device memory for
+     * the DeviceStepper, which calls only the device functions.
+     */
+    template <typename Number>
+    class StepForces
+    {
+    public:
+      virtual ~StepForces() = default;
+
+      /// The nodes that may receive a force (the update reads the force
+      /// array at these nodes only).
+      virtual std::vector<unsigned int>
+      nodes() const = 0;
+
+      /// Host: the forces of step @p step at @p u into @p forces.
+      virtual void
+      compute(const unsigned int step, const Number *u, Number *forces) = 0;
+
+      /**
+       * Device: called on the host before the steps @p first_step ..
+       * @p first_step + @p n_steps - 1 are launched on @p stream (at most
+       * the steps of one graph launch): what those steps need from the host
+       * (their time functions' values), copied in stream order (the steps
+       * launched before may still read the previous values) for the
+       * kernels that enqueue() enqueued.
+       */
+      virtual void
+      prepare(CUstream_st       *stream,
+              const unsigned int first_step,
+              const unsigned int n_steps) = 0;
+
+      /**
+       * Device: enqueue on @p stream the forces of step number @p k of the
+       * prepared steps at @p u into @p forces. Launches are captured into a
+       * CUDA graph that is launched again for later batches of steps, after
+       * their prepare(): the kernels must take what changes from step to
+       * step from device memory that prepare() fills, not from their
+       * arguments.
+       */
+      virtual void
+      enqueue(CUstream_st       *stream,
+              const unsigned int k,
+              const Number      *u,
+              Number            *forces) = 0;
+    };
+
+
+
+    /**
      * The TLED step n -> n + 1 (time t_n = n dt):
      *   f_int = sum over elements of element_forces(u_n)  (tled_element.h)
-     *   u_{n+1} = a (r(t_n) f_ext - f_int) + b u_n + c u_{n-1}
+     *   u_{n+1} = a (r(t_n) f_ext + g_n(u_n) - f_int) + b u_n + c u_{n-1}
      *             (central_difference(), per node component)
      *   u_{n+1} = r(t_{n+1}) g   on prescribed components,
-     * r the smooth ramp. States (CentralDifferenceStepper) have three
+     * r the smooth ramp, g_n the StepForces if set. States
+     * (CentralDifferenceStepper) have three
      * components per node: x, y, z of node n at 3 n .. 3 n + 2.
      *
      * Every step checks, in the pass over the nodes it makes anyway, that
@@ -143,8 +201,20 @@ namespace GPUAssembly
         return first_non_finite_node;
       }
 
+      /**
+       * Add @p forces, g_n(u_n), to every step from the next reinit() on
+       * (nullptr: none). The HostStepper calls StepForces::compute(), the
+       * DeviceStepper StepForces::prepare() and enqueue().
+       */
+      void
+      set_step_forces(std::shared_ptr<StepForces<Number>> forces)
+      {
+        step_forces = std::move(forces);
+      }
+
     protected:
       unsigned int first_non_finite_node = static_cast<unsigned int>(-1);
+      std::shared_ptr<StepForces<Number>> step_forces;
     };
 
 
@@ -188,15 +258,17 @@ namespace GPUAssembly
       void
       do_step();
 
-      NodalSum                            nodal_sum;
-      unsigned int                        nodes_per_block;
-      Model<Number>                       model;
-      std::vector<Number>                 element_force;
-      internal::NodeBlocks                blocks;
-      std::vector<Number>                 u[3];
-      std::vector<Number>                 update_coefficient;
-      std::vector<std::uint8_t>           flags;
-      std::vector<Number>                 prescribed, external;
+      NodalSum                  nodal_sum;
+      unsigned int              nodes_per_block;
+      Model<Number>             model;
+      std::vector<Number>       element_force;
+      internal::NodeBlocks      blocks;
+      std::vector<Number>       u[3];
+      std::vector<Number>       update_coefficient;
+      std::vector<std::uint8_t> flags;
+      std::vector<Number>       prescribed, external;
+      /// g_n of the StepForces (empty without them).
+      std::vector<Number>                 step_force;
       Number                              b = 0, c = 0;
       double                              dt = 0, ramp_time = 0;
       GPUAssembly::internal::StateBuffers states;
@@ -270,7 +342,8 @@ namespace GPUAssembly
        * check_time_step()): coefficient a of central_difference() per node,
        * b and c, and the boundary data in structure-of-arrays form
        * (component i of node n at i * node_stride + n); flags: bits 0-2
-       * the prescribed components, bit 3 a node with an external force.
+       * the prescribed components, bit 3 a node with an external force,
+       * bit 4 one of @p step_forces' nodes (if not null).
        */
       template <typename Number>
       void
@@ -282,7 +355,8 @@ namespace GPUAssembly
                        std::vector<Number>       &prescribed,
                        std::vector<Number>       &external,
                        Number                    &b,
-                       Number                    &c);
+                       Number                    &c,
+                       const StepForces<Number>  *step_forces = nullptr);
     } // namespace internal
 
     /**
