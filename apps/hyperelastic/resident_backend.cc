@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "integrator_backend.h"
+#include "resident_pressure_device.h"
 #include "step_updates.h"
 #include "surface_loads.h"
 
@@ -69,18 +70,20 @@ namespace Hyperelastic
     /**
      * The follower pressure on the resident backend: the forces and the
      * load stiffness of the rank's pressure faces (SurfaceLoadData of
-     * make_distributed_surface_load_data()), computed on the host from the
-     * configuration at the faces' DoFs, and added to the residual and the
-     * matrix where they live (device or host). Entries of rows the rank
-     * owns are summed here in the order of the faces; those of rows other
-     * ranks own go to their owners (announced once with
-     * Utilities::MPI::some_to_some(), then their values in the same order
-     * at every Newton iteration, one message per owner), which add them
-     * after their own in the order of the sending ranks. So every sum
-     * takes a fixed order: bitwise repeatable, and independent of the
-     * exchange path of the resident vectors, which these host messages do
-     * not use. The matrix stores every entry of its rows (no symmetric
-     * half), so the non-symmetric load stiffness has its places.
+     * make_distributed_surface_load_data()), computed from the
+     * configuration at the faces' DoFs where it lives: on the device with
+     * the device backend's face kernel (DevicePressureEntries), in host
+     * memory with the host's face arithmetic, the two rounding alike.
+     * Entries of rows the rank owns are summed there in the order of the
+     * faces; those of rows other ranks own go to their owners (announced
+     * once with Utilities::MPI::some_to_some(), then their values in the
+     * same order at every Newton iteration, one host message per owner;
+     * the device path downloads just these), which add them after their
+     * own in the order of the sending ranks. So every sum takes a fixed
+     * order: bitwise repeatable, and independent of the exchange path of
+     * the resident vectors, which these host messages do not use. The
+     * matrix stores every entry of its rows (no symmetric half), so the
+     * non-symmetric load stiffness has its places.
      */
     class ResidentPressure
     {
@@ -110,7 +113,22 @@ namespace Hyperelastic
           double               *residual,
           double               *matrix_values);
 
+      /// Where the faces' entries are computed, for the description.
+      bool
+      faces_on_device() const
+      {
+        return device_entries != nullptr;
+      }
+
     private:
+      /// The entries of the host path at the configuration values in
+      /// face_values: this rank's into force_sums and stiffness_sums, the
+      /// others' into send_values.
+      void
+      compute_on_host(const double pressure,
+                      const double force_scale,
+                      const double stiffness_scale);
+
       /// Where an entry of the faces goes: a sum of this rank's, or the
       /// message to another rank.
       struct Destination
@@ -167,6 +185,12 @@ namespace Hyperelastic
       ResidentArray<double> resident_force_sums, resident_stiffness_sums;
       ResidentArray<int>    force_sources, force_targets, stiffness_sources,
         stiffness_targets;
+      /// The device path's entries and sums (null on the host path), the
+      /// sizes of its messages by send_ranks, and its host buffers of the
+      /// values sent and received.
+      std::unique_ptr<DevicePressureEntries> device_entries;
+      std::vector<std::size_t>               message_sizes;
+      std::vector<double>                    sent_values, received_values;
     };
 
 
@@ -240,6 +264,29 @@ namespace Hyperelastic
       force_destinations.resize(faces.force_rows.size());
       if (faces.load_stiffness)
         stiffness_destinations.resize(faces.stiffness_rows.size());
+      // The device path keeps the entries in one array, the force entries
+      // first, and sums each of this rank's sums, and fills each message,
+      // from their places there in this order.
+      const int n_force_entries = static_cast<int>(faces.force_rows.size());
+      const int n_entries       = static_cast<int>(
+        n_force_entries +
+        (faces.load_stiffness ? faces.stiffness_rows.size() : 0));
+      std::vector<std::vector<int>> force_places, stiffness_places,
+        message_places(send_ranks.size());
+      const auto place = [&](const Destination             &destination,
+                             const int                      entry,
+                             std::vector<std::vector<int>> &own_places) {
+        if (!on_device)
+          return;
+        if (destination.message >= 0)
+          message_places[destination.message].push_back(entry);
+        else
+          {
+            if (own_places.size() <= destination.sum)
+              own_places.resize(destination.sum + 1);
+            own_places[destination.sum].push_back(entry);
+          }
+      };
       const std::vector<double> zero(positions.size());
       for_each_pressure_entry(
         faces,
@@ -248,11 +295,15 @@ namespace Hyperelastic
         [&](const unsigned int k, const double) {
           force_destinations[k] =
             destination(true, faces.force_rows[k], numbers::invalid_dof_index);
+          place(force_destinations[k], k, force_places);
         },
         [&](const unsigned int k, const double) {
           stiffness_destinations[k] = destination(false,
                                                   faces.stiffness_rows[k],
                                                   faces.stiffness_columns[k]);
+          place(stiffness_destinations[k],
+                n_force_entries + k,
+                stiffness_places);
         });
       for (const auto &[rank, entries] :
            Utilities::MPI::some_to_some(*communicator, requests))
@@ -268,6 +319,45 @@ namespace Hyperelastic
               const bool force = entries[j + 1] == numbers::invalid_dof_index;
               sums.push_back(sum_of(force, entries[j], entries[j + 1]));
             }
+        }
+
+      if (on_device)
+        {
+          // The received values follow the entries, in the order of the
+          // sending ranks, and are summed after this rank's own entries.
+          int received_place = n_entries;
+          force_places.resize(force_rows.size());
+          stiffness_places.resize(stiffness_positions.size());
+          for (const auto &[rank, sums] : received_sums)
+            for (const Sum &sum : sums)
+              (sum.force ? force_places : stiffness_places)[sum.index]
+                .push_back(received_place++);
+          const auto ordered = [](const std::vector<std::vector<int>> &places,
+                                  const std::vector<int> &targets) {
+            OrderedSums sums;
+            sums.targets = targets;
+            for (const std::vector<int> &sources : places)
+              {
+                sums.sources.insert(sums.sources.end(),
+                                    sources.begin(),
+                                    sources.end());
+                sums.offsets.push_back(static_cast<int>(sums.sources.size()));
+              }
+            return sums;
+          };
+          std::vector<int> sent;
+          for (const std::vector<int> &message : message_places)
+            {
+              message_sizes.push_back(message.size());
+              sent.insert(sent.end(), message.begin(), message.end());
+            }
+          device_entries = std::make_unique<DevicePressureEntries>(
+            faces,
+            sent,
+            ordered(force_places, force_rows),
+            ordered(stiffness_places, stiffness_positions),
+            received_place - n_entries);
+          return;
         }
 
       force_sums.resize(force_rows.size());
@@ -316,26 +406,14 @@ namespace Hyperelastic
 
 
 
-    double
-    ResidentPressure::add(const ResidentVector &configuration,
-                          const double          pressure,
-                          const double          force_scale,
-                          const double          stiffness_scale,
-                          double               *residual,
-                          double               *matrix_values)
+    void
+    ResidentPressure::compute_on_host(const double pressure,
+                                      const double force_scale,
+                                      const double stiffness_scale)
     {
-      GPUAssembly::for_each_index(
-        on_device,
-        face_dofs.size(),
-        GPUAssembly::ResidentOperations::Gather<double>{configuration.data(),
-                                                        face_dofs.data(),
-                                                        face_values.data()});
       face_values.copy_to_host(host_face_values);
-
       std::fill(force_sums.begin(), force_sums.end(), 0.);
       std::fill(stiffness_sums.begin(), stiffness_sums.end(), 0.);
-      for (auto &message : send_values)
-        message.second.clear();
       const auto put = [&](const Destination   &destination,
                            const double         value,
                            std::vector<double> &sums) {
@@ -358,7 +436,44 @@ namespace Hyperelastic
               -stiffness_scale * faces.stiffness_weights[k] * stiffness,
               stiffness_sums);
         });
+    }
 
+
+
+    double
+    ResidentPressure::add(const ResidentVector &configuration,
+                          const double          pressure,
+                          const double          force_scale,
+                          const double          stiffness_scale,
+                          double               *residual,
+                          double               *matrix_values)
+    {
+      GPUAssembly::for_each_index(
+        on_device,
+        face_dofs.size(),
+        GPUAssembly::ResidentOperations::Gather<double>{configuration.data(),
+                                                        face_dofs.data(),
+                                                        face_values.data()});
+      for (auto &message : send_values)
+        message.second.clear();
+      if (device_entries)
+        {
+          // Only the entries of other ranks' rows leave the device.
+          device_entries->compute(face_values.data(),
+                                  pressure,
+                                  force_scale,
+                                  stiffness_scale,
+                                  sent_values);
+          auto value = sent_values.cbegin();
+          for (std::size_t m = 0; m < send_ranks.size(); ++m)
+            {
+              send_values[send_ranks[m]].assign(value,
+                                                value + message_sizes[m]);
+              value += message_sizes[m];
+            }
+        }
+      else
+        compute_on_host(pressure, force_scale, stiffness_scale);
       // The sizes of the messages are those of the set-up: plain
       // point-to-point messages, received into one buffer per rank.
       const auto                       start = std::chrono::steady_clock::now();
@@ -397,6 +512,16 @@ namespace Hyperelastic
       const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+      if (device_entries)
+        {
+          received_values.clear();
+          for (const std::vector<double> &message : received)
+            received_values.insert(received_values.end(),
+                                   message.begin(),
+                                   message.end());
+          device_entries->add(received_values, residual, matrix_values);
+          return seconds;
+        }
       auto values = received.begin();
       for (const auto &[rank, sums] : received_sums)
         {
@@ -912,15 +1037,20 @@ namespace Hyperelastic
          requested == LinearSolver::bicgstab_jacobi ?
            "DistributedJacobiBiCGStab" :
            "DistributedPreconditionedCG (" + short_name(requested) + ")";
+      const std::string faces =
+        pressure == nullptr         ? "" :
+        pressure->faces_on_device() ? ", pressure faces on the device" :
+                                      ", pressure faces on the host";
       if (on_device)
         return "GPU per rank, resident: DistributedAssembler with " +
                device_method_description(data) +
                " into DistributedDeviceMatrix, " + solver +
-               " and updates on the device, exchange path " +
+               " and updates on the device" + faces + ", exchange path " +
                GPUAssembly::to_string(matrix.get_halo_path()) + ", " + ranks;
       return "host, resident: DistributedAssembler with HostAssembler into "
              "DistributedDeviceMatrix (host storage), " +
-             solver + " and updates in host memory, exchange path " +
+             solver + " and updates in host memory" + faces +
+             ", exchange path " +
              GPUAssembly::to_string(matrix.get_halo_path()) + ", " + ranks;
     }
   } // namespace

@@ -166,17 +166,45 @@ namespace Hyperelastic
 
 
 
-  SurfaceLoadGather
-  pressure_force_gather(const SurfaceLoadData &data)
+  std::vector<unsigned int>
+  pressure_force_sources(const SurfaceLoadData &data)
   {
-    std::vector<std::tuple<std::size_t, unsigned int, double>> entries;
+    std::vector<unsigned int> sources(data.force_local.size());
     for (unsigned int f = 0; f < data.n_pressure_faces; ++f)
       for (unsigned int k = data.force_offsets[f];
            k < data.force_offsets[f + 1];
            ++k)
-        entries.emplace_back(data.force_rows[k],
-                             f * data.n_cell_dofs + data.force_local[k],
-                             data.force_weights[k]);
+        sources[k] = f * data.n_cell_dofs + data.force_local[k];
+    return sources;
+  }
+
+
+
+  std::vector<unsigned int>
+  pressure_stiffness_sources(const SurfaceLoadData &data)
+  {
+    const unsigned int        n = data.n_cell_dofs;
+    std::vector<unsigned int> sources(data.stiffness_local_i.size());
+    for (unsigned int f = 0; f < data.n_pressure_faces; ++f)
+      for (unsigned int k = data.stiffness_offsets[f];
+           k < data.stiffness_offsets[f + 1];
+           ++k)
+        sources[k] =
+          (f * n + data.stiffness_local_i[k]) * n + data.stiffness_local_j[k];
+    return sources;
+  }
+
+
+
+  SurfaceLoadGather
+  pressure_force_gather(const SurfaceLoadData &data)
+  {
+    const std::vector<unsigned int> sources = pressure_force_sources(data);
+    std::vector<std::tuple<std::size_t, unsigned int, double>> entries;
+    for (std::size_t k = 0; k < sources.size(); ++k)
+      entries.emplace_back(data.force_rows[k],
+                           sources[k],
+                           data.force_weights[k]);
     return make_gather(std::move(entries));
   }
 
@@ -185,16 +213,12 @@ namespace Hyperelastic
   SurfaceLoadGather
   pressure_stiffness_gather(const SurfaceLoadData &data)
   {
-    const unsigned int n = data.n_cell_dofs;
+    const std::vector<unsigned int> sources = pressure_stiffness_sources(data);
     std::vector<std::tuple<std::size_t, unsigned int, double>> entries;
-    for (unsigned int f = 0; f < data.n_pressure_faces; ++f)
-      for (unsigned int k = data.stiffness_offsets[f];
-           k < data.stiffness_offsets[f + 1];
-           ++k)
-        entries.emplace_back(data.stiffness_positions[k],
-                             (f * n + data.stiffness_local_i[k]) * n +
-                               data.stiffness_local_j[k],
-                             data.stiffness_weights[k]);
+    for (std::size_t k = 0; k < sources.size(); ++k)
+      entries.emplace_back(data.stiffness_positions[k],
+                           sources[k],
+                           data.stiffness_weights[k]);
     return make_gather(std::move(entries));
   }
 

@@ -105,6 +105,16 @@ namespace Hyperelastic
     std::vector<double>       weights;
   };
 
+  /// The place of every force entry's value among the per-face forces
+  /// ([face][i]): face * n_cell_dofs + force_local[k].
+  std::vector<unsigned int>
+  pressure_force_sources(const SurfaceLoadData &data);
+
+  /// The place of every stiffness entry's value among the per-face
+  /// matrices ([face][i][j]).
+  std::vector<unsigned int>
+  pressure_stiffness_sources(const SurfaceLoadData &data);
+
   /// The forces' gather: sources index [face][i] of the per-face forces.
   SurfaceLoadGather
   pressure_force_gather(const SurfaceLoadData &data);
