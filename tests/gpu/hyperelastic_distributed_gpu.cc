@@ -13,8 +13,9 @@
 // extension on rollers driven by a prescribed displacement; a dead traction
 // on rollers (both backends) and a follower pressure on the bar (the
 // Trilinos backend with its direct solver, and the resident backend with
-// DistributedJacobiBiCGStab on the device, which 'Linear solver' = auto
-// must choose, and two device runs equal bit for bit).
+// the faces' forces and load stiffness and DistributedJacobiBiCGStab on
+// the device, which 'Linear solver' = auto must choose, and two device
+// runs equal bit for bit).
 // Run under mpirun (ctest runs 2 ranks); exits with 77 (skipped) where a
 // rank has no CUDA device.
 
@@ -59,14 +60,16 @@ namespace
 
   /// @p linear_solver: 'Solver/Linear solver' of the device run;
   /// @p solver_class: where given, the device run's description must name
-  /// it (the solver auto chose).
+  /// it (the solver auto chose); @p device_work: likewise, a part of the
+  /// run that must have been done on the device.
   bool
   run_case(const std::string &name,
            const std::string &geometry,
            const std::string &method,
            const std::string &algebra,
            const std::string &linear_solver = "cg-jacobi",
-           const std::string &solver_class  = "")
+           const std::string &solver_class  = "",
+           const std::string &device_work   = "")
   {
     const std::string solver = Testing::comparison_solver();
     std::string       host_text, device_text;
@@ -107,6 +110,12 @@ namespace
                   << " did not run " << solver_class << std::endl;
         return false;
       }
+    if (device_text.find(device_work) == std::string::npos)
+      {
+        std::cout << "FAIL " << name << ": the device run's description "
+                  << "lacks '" << device_work << "'" << std::endl;
+        return false;
+      }
     if (host.size() != device.size() || host.empty())
       {
         std::cout << "FAIL " << name << ": " << device.size()
@@ -132,9 +141,9 @@ namespace
     return ok;
   }
 
-  /// Whether two device runs of @p prm on the resident backend give the
-  /// same states bit for bit: the pressure's sums and BiCGStab's
-  /// reductions take a fixed order.
+  /// Whether two device runs of @p prm on the resident backend, its
+  /// pressure faces on the device, give the same states bit for bit: the
+  /// pressure's sums and BiCGStab's reductions take a fixed order.
   bool
   bitwise_repeatable(const std::string &name, const std::string &prm)
   {
@@ -149,11 +158,18 @@ namespace
       return true;
     const auto [all_nodes_found, u_max, p_max, du, dp] =
       Testing::nodal_difference(first, second);
-    const bool ok = all_nodes_found && !first.empty() && du == 0 && dp == 0;
+    const bool faces_on_device =
+      description.find("pressure faces on the device") != std::string::npos;
+    const bool ok = all_nodes_found && !first.empty() && du == 0 && dp == 0 &&
+                    faces_on_device;
     std::cout << (ok ? "  ok   " : "  FAIL ") << name
               << ": two device runs on the resident backend differ by " << du
               << " in the displacement and " << dp
               << " in the momentum (must be 0; max |u| = " << u_max << ")"
+              << (faces_on_device ? "" :
+                                    "; the pressure faces did not run on the "
+                                    "device: " +
+                                      description)
               << std::endl;
     return ok;
   }
@@ -248,16 +264,18 @@ main(int argc, char *argv[])
                     "trilinos",
                     "direct") &&
            ok;
-      // The pressure on the resident backend: its forces and load
-      // stiffness added to the device matrix, BiCGStab on the device
-      // (auto chooses it), against the host path's direct solves.
+      // The pressure on the resident backend: its faces' forces and load
+      // stiffness computed on the device and summed into the device
+      // matrix, BiCGStab on the device (auto chooses it), against the
+      // host path's direct solves.
       for (const std::string method : {"GlobalNZ", "SharedNZ"})
         ok = run_case("follower pressure on a bar",
                       pressure,
                       method,
                       "resident",
                       "auto",
-                      "DistributedJacobiBiCGStab") &&
+                      "DistributedJacobiBiCGStab",
+                      "pressure faces on the device") &&
              ok;
       ok = bitwise_repeatable("follower pressure on a bar", pressure) && ok;
       ok = Utilities::MPI::min(ok ? 1 : 0, MPI_COMM_WORLD) == 1;
