@@ -404,7 +404,8 @@ namespace
 
   /**
    * The follower pressure @p prm on the resident backend (host storage) on
-   * all ranks: 'Linear solver' = auto runs DistributedJacobiBiCGStab, Newton
+   * all ranks: its faces computed on the host, 'Linear solver' = auto runs
+   * DistributedJacobiBiCGStab, Newton
    * converges quadratically with the load stiffness in the matrix (the
    * order of every step's residuals above 1e-7 of its first, the
    * BiCGStab's tolerance making the iteration inexact below), two runs are
@@ -435,6 +436,9 @@ namespace
         report(first.description.find("DistributedJacobiBiCGStab") !=
                  std::string::npos,
                "'Linear solver' = auto runs BiCGStab: " + first.description);
+        report(first.description.find("pressure faces on the host") !=
+                 std::string::npos,
+               "the host storage computes the pressure faces on the host");
         const auto         steps     = step_residuals(log.str());
         double             min_order = steps.empty() ? 0 : 1e300;
         std::ostringstream list;

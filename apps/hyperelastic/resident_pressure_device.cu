@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The resident backend's pressure entries on the device
 // (resident_pressure_device.h). Compiled without fused multiply-adds, as
-// the host's face arithmetic (surface_loads.cc) is, so that both paths
-// round alike.
+// the host's face arithmetic (surface_loads.cc) is.
 
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/lac/device_vector.h>

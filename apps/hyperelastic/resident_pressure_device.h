@@ -37,9 +37,11 @@ namespace Hyperelastic
    * k, at place k, and -stiffness_scale * weight * dforce_i/du_j for
    * stiffness entry k, at place n_force_entries + k; the values received
    * from other ranks follow them. The faces' forces and load stiffness
-   * come from DevicePressureFaces, compiled like the host's face
-   * arithmetic without fused multiply-adds, so the values equal the host
-   * path's bit for bit, and the sums take the host path's order.
+   * come from DevicePressureFaces, the host's face arithmetic
+   * (pressure_face_column()), compiled here without fused multiply-adds
+   * as the host's is; the weights, the scales and the sums take the host
+   * path's arithmetic and order. So the values equal the host path's to
+   * round-off, and every run's are the same bit for bit.
    */
   class DevicePressureEntries
   {
