@@ -4,7 +4,9 @@
 // the host's face arithmetic (surface_loads.cc) is.
 
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/distributed/resident_operations.h>
 #include <gpu_assembly/lac/device_vector.h>
+#include <gpu_assembly/lac/index_loops.h>
 
 #include <cuda_runtime.h>
 
@@ -17,8 +19,8 @@ namespace Hyperelastic
 {
   namespace
   {
-    using internal::block_size;
-    using internal::n_blocks;
+    // The surface-load kernels' helpers (surface_load_kernels.cuh).
+    using namespace Hyperelastic::internal;
 
     // values[e] = scale * weights[e] * buffer[sources[e]], the products in
     // the host path's order.
@@ -33,18 +35,6 @@ namespace Hyperelastic
       const unsigned int e = blockIdx.x * block_size + threadIdx.x;
       if (e < n)
         values[e] = scale * weights[e] * buffer[sources[e]];
-    }
-
-    // dst[j] = src[indices[j]].
-    __global__ void
-    gather_entries(const unsigned int n,
-                   const int         *indices,
-                   const double      *src,
-                   double            *dst)
-    {
-      const unsigned int j = blockIdx.x * block_size + threadIdx.x;
-      if (j < n)
-        dst[j] = src[indices[j]];
     }
 
     // OrderedSums: one thread per sum, its values in their order.
@@ -63,12 +53,6 @@ namespace Hyperelastic
       for (int k = offsets[t]; k < offsets[t + 1]; ++k)
         sum += values[sources[k]];
       out[targets[t]] += sum;
-    }
-
-    std::vector<int>
-    as_ints(const std::vector<unsigned int> &v)
-    {
-      return std::vector<int>(v.begin(), v.end());
     }
   } // namespace
 
@@ -134,13 +118,13 @@ namespace Hyperelastic
       stiffness_sums.reinit(stiffness);
     }
 
-    const SurfaceLoadData                &faces;
-    internal::DevicePressureFaces<double> pressure_faces;
-    const std::size_t                     n_force_entries;
-    const std::size_t                     n_stiffness_entries;
-    GPUAssembly::DeviceVector<double>     face_force, face_stiffness;
-    GPUAssembly::DeviceVector<double>     force_weights, stiffness_weights;
-    GPUAssembly::DeviceVector<int>        force_sources, stiffness_sources;
+    const SurfaceLoadData            &faces;
+    DevicePressureFaces<double>       pressure_faces;
+    const std::size_t                 n_force_entries;
+    const std::size_t                 n_stiffness_entries;
+    GPUAssembly::DeviceVector<double> face_force, face_stiffness;
+    GPUAssembly::DeviceVector<double> force_weights, stiffness_weights;
+    GPUAssembly::DeviceVector<int>    force_sources, stiffness_sources;
     /// The entries, then the received values.
     GPUAssembly::DeviceVector<double> values;
     GPUAssembly::DeviceVector<int>    sent_places;
@@ -212,15 +196,12 @@ namespace Hyperelastic
           d.stiffness_sources,
           d.face_stiffness,
           d.values.data() + d.n_force_entries);
-    const unsigned int n_sent = d.sent_places.size();
-    if (n_sent > 0)
-      {
-        gather_entries<<<n_blocks(n_sent), block_size>>>(n_sent,
-                                                         d.sent_places.data(),
-                                                         d.values.data(),
-                                                         d.sent_values.data());
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetLastError());
-      }
+    GPUAssembly::for_each_index(
+      true,
+      d.sent_places.size(),
+      GPUAssembly::ResidentOperations::Gather<double>{d.values.data(),
+                                                      d.sent_places.data(),
+                                                      d.sent_values.data()});
     // Synchronous on the default stream: waits for the kernels above.
     d.sent_values.copy_to_host(sent_values);
   }
@@ -235,10 +216,9 @@ namespace Hyperelastic
     Implementation   &d       = *implementation;
     const std::size_t entries = d.n_force_entries + d.n_stiffness_entries;
     if (entries + received.size() != d.values.size())
-      GPUAssembly::internal::throw_error(
-        "The pressure entries received from other ranks are " +
-        std::to_string(received.size()) + ", the set-up expects " +
-        std::to_string(d.values.size() - entries) + ".");
+      throw_message("The pressure entries received from other ranks are " +
+                    std::to_string(received.size()) + ", the set-up expects " +
+                    std::to_string(d.values.size() - entries) + ".");
     if (!received.empty())
       GPU_ASSEMBLY_CHECK_CUDA(cudaMemcpy(d.values.data() + entries,
                                          received.data(),
