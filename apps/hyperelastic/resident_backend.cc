@@ -73,7 +73,7 @@ namespace Hyperelastic
      * make_distributed_surface_load_data()), computed from the
      * configuration at the faces' DoFs where it lives: on the device with
      * the device backend's face kernel (DevicePressureEntries), in host
-     * memory with the host's face arithmetic, the two rounding alike.
+     * memory with the host's face arithmetic: the same arithmetic.
      * Entries of rows the rank owns are summed there in the order of the
      * faces; those of rows other ranks own go to their owners (announced
      * once with Utilities::MPI::some_to_some(), then their values in the
@@ -264,9 +264,9 @@ namespace Hyperelastic
       force_destinations.resize(faces.force_rows.size());
       if (faces.load_stiffness)
         stiffness_destinations.resize(faces.stiffness_rows.size());
-      // The device path keeps the entries in one array, the force entries
-      // first, and sums each of this rank's sums, and fills each message,
-      // from their places there in this order.
+      // On the device path the entries lie in one array, the force
+      // entries first; each of this rank's sums and each message lists the
+      // places it reads there, in the order of this visit.
       const int n_force_entries = static_cast<int>(faces.force_rows.size());
       const int n_entries       = static_cast<int>(
         n_force_entries +
