@@ -19,12 +19,15 @@
 #include "integrator_backend.h"
 #include "surface_loads.h"
 
+// The kernels are static: the files that include this header are compiled
+// with different contraction flags (-fmad), and each must launch its own
+// build of them, not whichever one the linker keeps.
 namespace Hyperelastic
 {
   namespace internal
   {
     template <typename Number>
-    __global__ void
+    static __global__ void
     pressure_face_kernel(const unsigned int n_faces,
                          const unsigned int n,
                          const unsigned int n_q,
@@ -146,7 +149,7 @@ namespace Hyperelastic
     // out[targets[t]] -= scale * sum_k weights[k] * buffer[sources[k]],
     // the k of target t in their fixed order.
     template <typename Number>
-    __global__ void
+    static __global__ void
     subtract_gathered(const unsigned int n_targets,
                       const int         *targets,
                       const int         *offsets,
@@ -165,7 +168,7 @@ namespace Hyperelastic
 
     // out[i] -= scale * pattern[i]; u_eval[i] = (u[i] + u_old[i]) / 2.
     template <typename Number>
-    __global__ void
+    static __global__ void
     subtract_scaled(const unsigned int n,
                     const Number      *pattern,
                     const Number       scale,
@@ -177,7 +180,7 @@ namespace Hyperelastic
     }
 
     template <typename Number>
-    __global__ void
+    static __global__ void
     midpoint_values(const unsigned int n,
                     const Number      *u,
                     const Number      *u_old,
