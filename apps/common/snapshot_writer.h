@@ -21,8 +21,9 @@
 namespace AppUtilities
 {
   /**
-   * Writes @p data_out as a VTU file @p path (through
-   * AppUtilities::write_file) holding what DataOut::write_vtu() writes with
+   * Writes @p data_out (a DataOut, a DataOutFaces) as a VTU file @p path
+   * (through AppUtilities::write_file) holding what its write_vtu() writes
+   * with
    * @p flags: the same text and the same decoded data, with arrays larger
    * than 64 KiB compressed in blocks on the threads of deal.II's task
    * scheduler (MultithreadInfo::n_threads()) into one zlib stream each, so
@@ -31,11 +32,11 @@ namespace AppUtilities
    * before the arrays are compressed here; @p flags are then the flags of
    * @p data_out (for a .pvtu record, say).
    */
-  template <int dim>
+  template <int dim, int spacedim>
   void
-  write_vtu(dealii::DataOut<dim>                &data_out,
-            const dealii::DataOutBase::VtkFlags &flags,
-            const std::string                   &path);
+  write_vtu(dealii::DataOutInterface<dim, spacedim> &data_out,
+            const dealii::DataOutBase::VtkFlags     &flags,
+            const std::string                       &path);
 
   /**
    * One zlib stream (RFC 1950) of the @p n bytes at @p data, at zlib level
@@ -63,6 +64,41 @@ namespace AppUtilities
    */
   std::vector<VtuDataArray>
   read_vtu_data_arrays(const std::string &vtu);
+
+  /**
+   * Where a SnapshotWriter's time went, in seconds of wall time. Only
+   * @p waited is spent on the caller's thread; the rest runs on the
+   * writer's threads, overlapping the caller's work.
+   */
+  struct SnapshotTimings
+  {
+    /// Time the caller spent blocked in write() and flush().
+    double waited = 0;
+    /// The probes that build the geometry and connectivity once.
+    double preparing = 0;
+    /// The snapshots' @p complete functions (fields derived on the writer).
+    double completing = 0;
+    /// Conversion to float, compression and base64 of the point data.
+    double encoding = 0;
+    /// Writing the files and renaming them.
+    double writing = 0;
+    /// The snapshots' @p after callbacks (records, images, extra files).
+    double callbacks = 0;
+    /// Files written.
+    unsigned int files = 0;
+  };
+
+  /**
+   * The line an app prints in its summary on the share of its wall time
+   * that output costs the time loop: @p loop_seconds of @p wall_seconds
+   * spent on the loop's thread in output (waiting for the writer included,
+   * as given in @p writer), then what the writer's threads did beside the
+   * loop. Without a writer (@p writer null) only the loop's share.
+   */
+  std::string
+  describe_output_share(double                 loop_seconds,
+                        double                 wall_seconds,
+                        const SnapshotTimings *writer);
 
   /**
    * Writes a series of VTU files on a mesh that does not change, off the
@@ -163,6 +199,10 @@ namespace AppUtilities
     std::string
     vtu(const std::vector<std::vector<double>> &inputs) const;
 
+    /// The timings of the snapshots written so far.
+    SnapshotTimings
+    timings() const;
+
   private:
     struct Source
     {
@@ -181,6 +221,8 @@ namespace AppUtilities
       std::string         opening; // the DataArray line, with its newline
       std::string         closing; // "</DataArray>" line, with its newline
       std::vector<Source> sources; // one per value
+      // The inputs the values come from.
+      std::vector<std::uint32_t> reads;
     };
 
     struct Job
@@ -195,6 +237,16 @@ namespace AppUtilities
     void
     prepare(const Configure                     &configure,
             const dealii::DataOutBase::VtkFlags &flags);
+
+    /// The data text of each array for @p inputs; where @p known holds a
+    /// text for an array, that text, unencoded again.
+    std::vector<std::string>
+    encode_point_data(const std::vector<std::vector<double>> &inputs,
+                      std::vector<std::string>                known) const;
+
+    /// The file's text around the arrays' data texts @p data.
+    std::string
+    compose(const std::vector<std::string> &data) const;
 
     void
     run();
@@ -222,6 +274,9 @@ namespace AppUtilities
     std::string        header_after_date;
     std::string        trailer;
     std::vector<Array> arrays;
+    // The writer thread's last snapshot: its inputs and its arrays' texts.
+    std::vector<std::vector<double>> last_inputs;
+    std::vector<std::string>         last_texts;
 
     mutable std::mutex              mutex;
     mutable std::condition_variable changed;
@@ -237,6 +292,7 @@ namespace AppUtilities
     bool                              worker_done = false;
     std::exception_ptr                error;
     bool                              error_thrown = false;
+    SnapshotTimings                   times;
     std::thread                       worker;
     std::thread                       callback_worker;
   };
