@@ -381,47 +381,13 @@ namespace Wave2D
 
 
   void
-  render_field(const std::string                 &filename,
-               const GPUAssembly::Wave::WaveMesh &mesh,
-               const std::vector<double>         &u,
-               const double                       scale,
-               const std::string                 &title)
+  fill_triangles(Image                             &image,
+                 const GPUAssembly::Wave::WaveMesh &mesh,
+                 const std::vector<double>         &x,
+                 const std::vector<double>         &y,
+                 const std::vector<double>         &value)
   {
-    const auto   box   = mesh.bounding_box();
-    const int    width = 1200, margin = 20, header = 40;
-    const double pixels_per_metre =
-      (width - 2 * margin) / std::max(box[2] - box[0], 1e-300);
-    const int height =
-      std::min(4000,
-               int(header + 2 * margin + (box[3] - box[1]) * pixels_per_metre));
-    Image               image(width, height, {{235, 235, 235}});
-    std::vector<double> magnitude(mesh.n_nodes);
-    double              peak = 0;
-    for (unsigned int i = 0; i < mesh.n_nodes; ++i)
-      {
-        magnitude[i] = std::hypot(u[2 * i], u[2 * i + 1]);
-        // Not finite, it would become a colour index: the callers stop a
-        // run before such a field reaches an image.
-        AssertThrow(std::isfinite(magnitude[i]),
-                    dealii::ExcMessage("The field drawn into " + filename +
-                                       " is not finite at node " +
-                                       std::to_string(i) + "."));
-        peak = std::max(peak, magnitude[i]);
-      }
-    const double top = scale > 0 ? scale : (peak > 0 ? peak : 1);
-    const auto   X   = [&](const unsigned int n) {
-      return margin + (mesh.coordinates[2 * n] - box[0]) * pixels_per_metre;
-    };
-    const auto Y = [&](const unsigned int n) {
-      return height - margin -
-             (mesh.coordinates[2 * n + 1] - box[1]) * pixels_per_metre;
-    };
-    std::vector<double> x(mesh.n_nodes), y(mesh.n_nodes);
-    for (unsigned int i = 0; i < mesh.n_nodes; ++i)
-      {
-        x[i] = X(i);
-        y[i] = Y(i);
-      }
+    const int height = image.height();
     // Bands of rows on the task threads, each drawing its cells in order:
     // every pixel ends as the last cell over it colours it, as in one pass.
     // Each triangle is listed once in every band its rows reach (a
@@ -475,14 +441,62 @@ namespace Wave2D
               const auto k = corners(band_triangles[j]);
               image.triangle(
                 {{x[k[0]], y[k[0]], x[k[1]], y[k[1]], x[k[2]], y[k[2]]}},
-                {{magnitude[k[0]] / top,
-                  magnitude[k[1]] / top,
-                  magnitude[k[2]] / top}},
+                {{value[k[0]], value[k[1]], value[k[2]]}},
                 b * band_rows,
                 std::min((b + 1) * band_rows, height));
             }
       },
       1);
+  }
+
+
+
+  void
+  render_field(const std::string                 &filename,
+               const GPUAssembly::Wave::WaveMesh &mesh,
+               const std::vector<double>         &u,
+               const double                       scale,
+               const std::string                 &title)
+  {
+    const auto   box   = mesh.bounding_box();
+    const int    width = 1200, margin = 20, header = 40;
+    const double pixels_per_metre =
+      (width - 2 * margin) / std::max(box[2] - box[0], 1e-300);
+    const int height =
+      std::min(4000,
+               int(header + 2 * margin + (box[3] - box[1]) * pixels_per_metre));
+    Image               image(width, height, {{235, 235, 235}});
+    std::vector<double> magnitude(mesh.n_nodes);
+    double              peak = 0;
+    for (unsigned int i = 0; i < mesh.n_nodes; ++i)
+      {
+        magnitude[i] = std::hypot(u[2 * i], u[2 * i + 1]);
+        // Not finite, it would become a colour index: the callers stop a
+        // run before such a field reaches an image.
+        AssertThrow(std::isfinite(magnitude[i]),
+                    dealii::ExcMessage("The field drawn into " + filename +
+                                       " is not finite at node " +
+                                       std::to_string(i) + "."));
+        peak = std::max(peak, magnitude[i]);
+      }
+    const double top = scale > 0 ? scale : (peak > 0 ? peak : 1);
+    const auto   X   = [&](const unsigned int n) {
+      return margin + (mesh.coordinates[2 * n] - box[0]) * pixels_per_metre;
+    };
+    const auto Y = [&](const unsigned int n) {
+      return height - margin -
+             (mesh.coordinates[2 * n + 1] - box[1]) * pixels_per_metre;
+    };
+    std::vector<double> x(mesh.n_nodes), y(mesh.n_nodes);
+    for (unsigned int i = 0; i < mesh.n_nodes; ++i)
+      {
+        x[i] = X(i);
+        y[i] = Y(i);
+      }
+    std::vector<double> value(mesh.n_nodes);
+    for (unsigned int i = 0; i < mesh.n_nodes; ++i)
+      value[i] = magnitude[i] / top;
+    fill_triangles(image, mesh, x, y, value);
     image.text(margin,
                10,
                title + "  |u| from 0 to " + short_number(top) + " m",
