@@ -259,24 +259,32 @@ namespace
       }
   }
 
+  // How wave2d hands a snapshot to DataOut on @p mesh: displacement,
+  // material id and damping per cell.
+  AppUtilities::SnapshotWriter<2>::Configure
+  wave2d_output(const Mesh<2> &mesh)
+  {
+    return
+      [&mesh](DataOut<2> &data_out, const std::vector<Vector<double>> &in) {
+        data_out.attach_dof_handler(mesh.dof_handler);
+        data_out.add_data_vector(in[0],
+                                 std::vector<std::string>(2, "displacement"),
+                                 DataOut<2>::type_dof_data,
+                                 vector_field<2>());
+        data_out.add_data_vector(in[1], "material_id");
+        data_out.add_data_vector(in[2], "absorbing_damping");
+        data_out.build_patches(*mesh.mapping);
+      };
+  }
+
   // wave2d's snapshot: displacement, material id and damping per cell.
   void
   wave2d(const bool                                        simplex,
          const unsigned int                                subdivisions,
          const DataOutBase::VtkFlags::ZlibCompressionLevel level)
   {
-    const Mesh<2> mesh(simplex, subdivisions);
-    const auto    configure = [&](DataOut<2>                        &data_out,
-                               const std::vector<Vector<double>> &in) {
-      data_out.attach_dof_handler(mesh.dof_handler);
-      data_out.add_data_vector(in[0],
-                               std::vector<std::string>(2, "displacement"),
-                               DataOut<2>::type_dof_data,
-                               vector_field<2>());
-      data_out.add_data_vector(in[1], "material_id");
-      data_out.add_data_vector(in[2], "absorbing_damping");
-      data_out.build_patches(*mesh.mapping);
-    };
+    const Mesh<2>         mesh(simplex, subdivisions);
+    const auto            configure = wave2d_output(mesh);
     DataOutBase::VtkFlags flags;
     flags.compression_level   = level;
     const std::size_t n_cells = mesh.triangulation.n_active_cells();
@@ -544,20 +552,10 @@ namespace
   repeated_inputs()
   {
     std::cout << "write() with inputs that repeat" << std::endl;
-    const Mesh<2> mesh(true, 3);
-    const auto    configure = [&](DataOut<2>                        &data_out,
-                               const std::vector<Vector<double>> &in) {
-      data_out.attach_dof_handler(mesh.dof_handler);
-      data_out.add_data_vector(in[0],
-                               std::vector<std::string>(2, "displacement"),
-                               DataOut<2>::type_dof_data,
-                               vector_field<2>());
-      data_out.add_data_vector(in[1], "material_id");
-      data_out.add_data_vector(in[2], "absorbing_damping");
-      data_out.build_patches(*mesh.mapping);
-    };
-    const std::size_t n_dofs  = mesh.dof_handler.n_dofs(),
-                      n_cells = mesh.triangulation.n_active_cells();
+    const Mesh<2>     mesh(true, 3);
+    const auto        configure = wave2d_output(mesh);
+    const std::size_t n_dofs    = mesh.dof_handler.n_dofs(),
+                      n_cells   = mesh.triangulation.n_active_cells();
     DataOutBase::VtkFlags flags;
     flags.compression_level     = DataOutBase::VtkFlags::best_speed;
     flags.print_date_and_time   = false;

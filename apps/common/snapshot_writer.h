@@ -296,6 +296,22 @@ namespace AppUtilities
     std::thread                       worker;
     std::thread                       callback_worker;
   };
+
+  /// describe_output_share() with the timings of @p writer, if there is one.
+  template <int dim>
+  std::string
+  describe_output_share(const double               loop_seconds,
+                        const double               wall_seconds,
+                        const SnapshotWriter<dim> *writer)
+  {
+    if (writer == nullptr)
+      return describe_output_share(loop_seconds,
+                                   wall_seconds,
+                                   static_cast<const SnapshotTimings *>(
+                                     nullptr));
+    const SnapshotTimings timings = writer->timings();
+    return describe_output_share(loop_seconds, wall_seconds, &timings);
+  }
 } // namespace AppUtilities
 
 #endif

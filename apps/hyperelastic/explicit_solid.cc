@@ -749,13 +749,10 @@ namespace Hyperelastic
       out << "; open " << o.directory << "/" << o.base_name
           << ".pvd in ParaView";
     out << '.' << std::endl;
-    const AppUtilities::SnapshotTimings writer =
-      snapshot_writer ? snapshot_writer->timings() :
-                        AppUtilities::SnapshotTimings();
-    out << AppUtilities::describe_output_share(
-             output_seconds,
-             AppUtilities::seconds_since(start),
-             snapshot_writer ? &writer : nullptr)
+    out << AppUtilities::describe_output_share(output_seconds,
+                                               AppUtilities::seconds_since(
+                                                 start),
+                                               snapshot_writer.get())
         << std::endl;
   }
 } // namespace Hyperelastic

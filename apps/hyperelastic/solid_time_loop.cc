@@ -218,13 +218,10 @@ namespace Hyperelastic
     }
     print_stepping_summary(pcout, stats);
     {
-      const AppUtilities::SnapshotTimings writer =
-        snapshot_writer ? snapshot_writer->timings() :
-                          AppUtilities::SnapshotTimings();
-      pcout << AppUtilities::describe_output_share(
-                 output_seconds,
-                 AppUtilities::seconds_since(start),
-                 snapshot_writer ? &writer : nullptr)
+      pcout << AppUtilities::describe_output_share(output_seconds,
+                                                   AppUtilities::seconds_since(
+                                                     start),
+                                                   snapshot_writer.get())
             << std::endl;
     }
     if (distributed)

@@ -1106,13 +1106,10 @@ namespace Wave2D
          timer.get_summary_data(TimerOutput::total_wall_time))
       if (section.rfind("Output", 0) == 0)
         loop_seconds += seconds;
-    const AppUtilities::SnapshotTimings writer =
-      snapshot_writer ? snapshot_writer->timings() :
-                        AppUtilities::SnapshotTimings();
-    pcout << AppUtilities::describe_output_share(
-               loop_seconds,
-               AppUtilities::seconds_since(started),
-               snapshot_writer ? &writer : nullptr)
+    pcout << AppUtilities::describe_output_share(loop_seconds,
+                                                 AppUtilities::seconds_since(
+                                                   started),
+                                                 snapshot_writer.get())
           << std::endl;
   }
 
