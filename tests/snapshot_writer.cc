@@ -12,7 +12,8 @@
 // thread thrown by flush() with the file's name. A series whose cell fields
 // repeat (their encoded text is reused) writes DataOut's files all the
 // same; write_vtu() of a DataOutFaces holds what its write_vtu() writes; the
-// timings and the output share line add up.
+// timings and the output share line add up; the queue holds as many
+// snapshots as its memory allows, two at least.
 
 #include "snapshot_writer.h"
 
@@ -35,13 +36,18 @@
 #include <deal.II/numerics/data_out.h>
 #include <deal.II/numerics/data_out_faces.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "app_utilities.h"
 
@@ -657,6 +663,84 @@ namespace
     const bool  same = same_content(text.str(), reference.str(), what);
     check(same, what + " as in DataOutFaces::write_vtu's file");
   }
+
+  // The queue's length follows the memory it may take (two snapshots at
+  // least), and write() waits only when it is full: with the first
+  // snapshot's callback held, 2 N + 1 calls return (that callback, N
+  // callbacks waiting, a written snapshot whose callback waits for room,
+  // N - 1 snapshots queued), and the next waits until the callback goes on.
+  void
+  queue_length()
+  {
+    std::cout << "the queue's length" << std::endl;
+    const Mesh<2> mesh(false);
+    const auto    configure = [&](DataOut<2>                        &data_out,
+                               const std::vector<Vector<double>> &in) {
+      data_out.attach_dof_handler(mesh.dof_handler);
+      data_out.add_data_vector(in[0], "u");
+      data_out.build_patches(*mesh.mapping);
+    };
+    const std::string directory = "snapshot_writer_queue";
+    std::filesystem::remove_all(directory);
+    std::filesystem::create_directories(directory);
+    const std::size_t n_dofs = mesh.dof_handler.n_dofs(),
+                      bytes  = n_dofs * sizeof(double);
+    for (const unsigned int n : {2u, 5u})
+      {
+        const std::size_t room = n == 2 ? bytes : n * bytes + bytes / 2;
+        AppUtilities::SnapshotWriter<2> writer({n_dofs},
+                                               configure,
+                                               DataOutBase::VtkFlags(),
+                                               room);
+        check(writer.queue_length() == n,
+              "room for " + std::to_string(room) + " bytes of inputs (" +
+                std::to_string(bytes) + " bytes a snapshot) gives a queue of " +
+                std::to_string(writer.queue_length()) + ", expected " +
+                std::to_string(n));
+        std::mutex              mutex;
+        std::condition_variable released_changed;
+        bool                    released = false;
+        std::atomic<unsigned>   returned{0};
+        const unsigned int      expected = 2 * n + 1;
+        std::thread             producer([&]() {
+          for (unsigned int i = 0; i < expected + 2; ++i)
+            {
+              // Every snapshot has a callback: the first one waits.
+              std::function<void()> after = []() {};
+              if (i == 0)
+                after = [&]() {
+                  std::unique_lock<std::mutex> lock(mutex);
+                  released_changed.wait(lock, [&]() {
+                    return released;
+                  });
+                };
+              writer.write(directory + "/q" + std::to_string(i) + ".vtu",
+                           {std::vector<double>(n_dofs, i)},
+                           after);
+              ++returned;
+            }
+        });
+        const auto start = std::chrono::steady_clock::now();
+        while (returned < expected && std::chrono::steady_clock::now() - start <
+                                        std::chrono::seconds(60))
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        // Time for a call beyond the bound to return, were it free to.
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        const unsigned int held = returned;
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          released = true;
+        }
+        released_changed.notify_all();
+        producer.join();
+        writer.flush();
+        check(held == expected && returned == expected + 2,
+              "with the first callback held, write() returned " +
+                std::to_string(held) + " times (expected " +
+                std::to_string(expected) + "), all " +
+                std::to_string(returned) + " once it went on");
+      }
+  }
 } // namespace
 
 int
@@ -688,6 +772,7 @@ main()
   repeated_inputs();
   faces_file(3);
   faces_file(20);
+  queue_length();
   if (n_failures != 0)
     {
       std::cout << n_failures << " check(s) failed" << std::endl;

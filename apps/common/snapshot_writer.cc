@@ -569,8 +569,18 @@ namespace AppUtilities
   SnapshotWriter<dim>::SnapshotWriter(
     const std::vector<std::size_t>      &input_sizes,
     const Configure                     &configure,
-    const dealii::DataOutBase::VtkFlags &flags)
+    const dealii::DataOutBase::VtkFlags &flags,
+    const std::size_t                    queue_bytes)
     : input_sizes(input_sizes)
+    , max_queued([&]() {
+      std::size_t bytes = 0;
+      for (const std::size_t size : input_sizes)
+        bytes += size * sizeof(double);
+      return unsigned(
+        std::clamp<std::size_t>(queue_bytes / std::max<std::size_t>(bytes, 1),
+                                2,
+                                1u << 16));
+    }())
     , zlib_level(AppUtilities::zlib_level(flags.compression_level))
   {
     worker =
@@ -882,6 +892,13 @@ namespace AppUtilities
   }
 
   template <int dim>
+  unsigned int
+  SnapshotWriter<dim>::queue_length() const
+  {
+    return max_queued;
+  }
+
+  template <int dim>
   SnapshotTimings
   SnapshotWriter<dim>::timings() const
   {
@@ -932,7 +949,7 @@ namespace AppUtilities
     const auto                   start = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&]() {
-      return error || queue.size() + busy < 2;
+      return error || queue.size() + busy < max_queued;
     });
     times.waited += seconds_since(start);
     throw_pending_error();
@@ -1039,7 +1056,7 @@ namespace AppUtilities
         if (!failure && job.after)
           {
             changed.wait(lock, [&]() {
-              return error || callbacks.size() < 2;
+              return error || callbacks.size() < max_queued;
             });
             if (!error)
               callbacks.push_back(std::move(job.after));

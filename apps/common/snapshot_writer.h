@@ -131,13 +131,17 @@ namespace AppUtilities
    * writer does not reproduce (it re-encodes the probe and compares it with
    * DataOut's): the first write() or flush() throws the reason.
    *
-   * write() queues a snapshot and returns; at most two wait (the one being
-   * written and one more), so a caller that produces snapshots faster than
-   * the disk takes them waits only when both places are taken. Each
-   * snapshot's @p after callback (a .pvd record, an image) runs on a second
-   * thread, in the order of the snapshots, while the next snapshot is
-   * encoded; at most two callbacks wait there. The memory held is thus at
-   * most two snapshots' inputs and two callbacks with what they captured. Each
+   * write() queues a snapshot and returns; at most N wait (the one being
+   * written included), N = queue_bytes / (the bytes of one snapshot's
+   * inputs in double), at least 2, so that a caller that produces
+   * snapshots faster than the disk takes them in bursts (the first ones
+   * while the geometry is built, say) goes on and waits only when all N
+   * places are taken. Each snapshot's @p after callback (a .pvd record, an
+   * image) runs on a second thread, in the order of the snapshots, while
+   * the next snapshot is encoded; at most N callbacks wait there. The
+   * memory held is thus about N snapshots' inputs, N callbacks with what
+   * they captured, and the inputs and array texts of the last snapshot
+   * written (for arrays whose inputs repeat). Each
    * file is written through AppUtilities::write_file: "<path>.partial", then
    * renamed. An error on the writer thread (a full disk, a missing directory)
    * stops the writing of later snapshots and is thrown, with the file's name
@@ -155,11 +159,18 @@ namespace AppUtilities
     /**
      * Prepare the series: @p input_sizes are the sizes of the vectors each
      * snapshot gives (in the order @p configure expects them), @p flags the
-     * VTU flags (compression level) the files are written with.
+     * VTU flags (compression level) the files are written with,
+     * @p queue_bytes the memory the queued snapshots' inputs may take
+     * (256 MiB unless given; two snapshots wait at least).
      */
     SnapshotWriter(const std::vector<std::size_t>      &input_sizes,
                    const Configure                     &configure,
-                   const dealii::DataOutBase::VtkFlags &flags);
+                   const dealii::DataOutBase::VtkFlags &flags,
+                   std::size_t queue_bytes = std::size_t(256) << 20);
+
+    /// How many snapshots may wait (the one being written included).
+    unsigned int
+    queue_length() const;
 
     /// Writes what is queued, then ends the thread. An error that was not
     /// thrown yet is printed on std::cerr: call flush() to have it thrown.
@@ -180,7 +191,8 @@ namespace AppUtilities
      * that names only complete files). @p complete, if
      * given, runs on the writer thread first and may fill inputs given
      * empty; it must only read what does not change during the run. Waits
-     * while two snapshots are queued. Throws the error of an earlier
+     * while queue_length() snapshots are queued. Throws the error of an
+     * earlier
      * snapshot, if one failed, and the sizes of @p inputs if they do not
      * match (after @p complete, on the writer thread, if given).
      */
@@ -264,6 +276,7 @@ namespace AppUtilities
                 const std::vector<std::vector<double>> &inputs) const;
 
     std::vector<std::size_t> input_sizes;
+    unsigned int             max_queued;
     int                      zlib_level;
     // The file up to the end of the date line's text before the date, the
     // rest of the header up to the point data, and what follows the point
