@@ -211,9 +211,11 @@ namespace Hyperelastic
       },
       output);
     {
+      // The traces are written while the writer's threads finish the last
+      // outputs.
       const auto before = std::chrono::steady_clock::now();
-      finish_output();
       write_trace();
+      finish_output();
       output_seconds += AppUtilities::seconds_since(before);
     }
     print_stepping_summary(pcout, stats);
