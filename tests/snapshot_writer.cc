@@ -9,7 +9,11 @@
 // array's decoded bytes must be equal, at every compression level. The same
 // for write_vtu() (one DataOut file). Then the 'Compression' entry, the
 // files of write(), the order of the callbacks, and an error on the writer
-// thread thrown by flush() with the file's name.
+// thread thrown by flush() with the file's name. A series whose cell fields
+// repeat (their encoded text is reused) writes DataOut's files all the
+// same; write_vtu() of a DataOutFaces holds what its write_vtu() writes; the
+// timings and the output share line add up; the queue holds as many
+// snapshots as its memory allows, two at least.
 
 #include "snapshot_writer.h"
 
@@ -30,14 +34,20 @@
 #include <deal.II/lac/vector.h>
 
 #include <deal.II/numerics/data_out.h>
+#include <deal.II/numerics/data_out_faces.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "app_utilities.h"
 
@@ -255,24 +265,32 @@ namespace
       }
   }
 
+  // How wave2d hands a snapshot to DataOut on @p mesh: displacement,
+  // material id and damping per cell.
+  AppUtilities::SnapshotWriter<2>::Configure
+  wave2d_output(const Mesh<2> &mesh)
+  {
+    return
+      [&mesh](DataOut<2> &data_out, const std::vector<Vector<double>> &in) {
+        data_out.attach_dof_handler(mesh.dof_handler);
+        data_out.add_data_vector(in[0],
+                                 std::vector<std::string>(2, "displacement"),
+                                 DataOut<2>::type_dof_data,
+                                 vector_field<2>());
+        data_out.add_data_vector(in[1], "material_id");
+        data_out.add_data_vector(in[2], "absorbing_damping");
+        data_out.build_patches(*mesh.mapping);
+      };
+  }
+
   // wave2d's snapshot: displacement, material id and damping per cell.
   void
   wave2d(const bool                                        simplex,
          const unsigned int                                subdivisions,
          const DataOutBase::VtkFlags::ZlibCompressionLevel level)
   {
-    const Mesh<2> mesh(simplex, subdivisions);
-    const auto    configure = [&](DataOut<2>                        &data_out,
-                               const std::vector<Vector<double>> &in) {
-      data_out.attach_dof_handler(mesh.dof_handler);
-      data_out.add_data_vector(in[0],
-                               std::vector<std::string>(2, "displacement"),
-                               DataOut<2>::type_dof_data,
-                               vector_field<2>());
-      data_out.add_data_vector(in[1], "material_id");
-      data_out.add_data_vector(in[2], "absorbing_damping");
-      data_out.build_patches(*mesh.mapping);
-    };
+    const Mesh<2>         mesh(simplex, subdivisions);
+    const auto            configure = wave2d_output(mesh);
     DataOutBase::VtkFlags flags;
     flags.compression_level   = level;
     const std::size_t n_cells = mesh.triangulation.n_active_cells();
@@ -529,6 +547,200 @@ namespace
           "a failing callback's error is thrown by write() or flush()");
     check(!later_ran, "no callback runs after a failed one");
   }
+
+  // A series whose inputs repeat in part (wave2d's cell fields do in every
+  // snapshot): each file of write() is DataOut's file of its inputs, byte
+  // for byte (the arrays fit one block, no date), whether an array's text
+  // is encoded again or kept from the snapshot before. Snapshot 2 repeats
+  // snapshot 1 whole; snapshot 3 changes one cell value from +0 to -0 only
+  // (DataOut keeps the sign of cell data). Then the writer's timings.
+  void
+  repeated_inputs()
+  {
+    std::cout << "write() with inputs that repeat" << std::endl;
+    const Mesh<2>     mesh(true, 3);
+    const auto        configure = wave2d_output(mesh);
+    const std::size_t n_dofs    = mesh.dof_handler.n_dofs(),
+                      n_cells   = mesh.triangulation.n_active_cells();
+    DataOutBase::VtkFlags flags;
+    flags.compression_level     = DataOutBase::VtkFlags::best_speed;
+    flags.print_date_and_time   = false;
+    const std::string directory = "snapshot_writer_repeated";
+    std::filesystem::remove_all(directory);
+    std::filesystem::create_directories(directory);
+
+    std::mt19937              random(7);
+    const std::vector<double> cells_a(n_cells, 0.0);
+    std::vector<double>       cells_b = cells_a;
+    cells_b[n_cells / 2]              = -0.0;
+    const std::vector<double> u0      = random_values(n_dofs, random),
+                              u1      = random_values(n_dofs, random);
+    std::vector<std::vector<std::vector<double>>> series{
+      {u0, cells_a, random_values(n_cells, random)},
+      {u1, cells_a, {}},
+      {u1, cells_a, {}},
+      {u1, cells_b, {}}};
+    for (unsigned int i = 1; i < series.size(); ++i)
+      series[i][2] = series[0][2];
+    AppUtilities::SnapshotTimings timings;
+    {
+      AppUtilities::SnapshotWriter<2> writer({n_dofs, n_cells, n_cells},
+                                             configure,
+                                             flags);
+      for (unsigned int i = 0; i < series.size(); ++i)
+        writer.write(directory + "/s" + std::to_string(i) + ".vtu", series[i]);
+      writer.flush();
+      timings = writer.timings();
+    }
+    for (unsigned int i = 0; i < series.size(); ++i)
+      {
+        std::vector<Vector<double>> vectors;
+        for (const auto &v : series[i])
+          vectors.emplace_back(v.begin(), v.end());
+        DataOut<2> data_out;
+        configure(data_out, vectors);
+        data_out.set_flags(flags);
+        std::ostringstream reference;
+        data_out.write_vtu(reference);
+        std::ifstream     file(directory + "/s" + std::to_string(i) + ".vtu",
+                           std::ios::binary);
+        std::stringstream text;
+        text << file.rdbuf();
+        check(text.str() == reference.str(),
+              "snapshot " + std::to_string(i) +
+                (i == 0 ? " (all arrays encoded)" :
+                 i == 1 ? " (the displacement new, the cell fields kept)" :
+                 i == 2 ? " (every array kept)" :
+                          " (a cell field new by the sign of one zero)") +
+                ": the file is DataOut::write_vtu's, byte for byte");
+      }
+    const AppUtilities::SnapshotTimings &t = timings;
+    check(t.files == series.size() && t.waited >= 0 && t.preparing > 0 &&
+            t.encoding > 0 && t.writing > 0 && t.completing >= 0 &&
+            t.callbacks >= 0,
+          "the timings count " + std::to_string(t.files) +
+            " files and positive times for the probes, the encoding and "
+            "the writing");
+    const std::string line = AppUtilities::describe_output_share(0.5, 2, &t);
+    check(line.find("0.500 s of 2.000 s") != std::string::npos &&
+            line.find("(25.0 %") != std::string::npos &&
+            line.find(std::to_string(t.files) + " files") != std::string::npos,
+          "the output share line says 0.5 s of 2 s is 25.0 % and counts "
+          "the files: " +
+            line);
+  }
+
+  // write_vtu() of a DataOutFaces (hyperelastic's boundary file): the
+  // text outside the arrays and the decoded arrays of its own write_vtu().
+  void
+  faces_file(const unsigned int subdivisions)
+  {
+    std::cout << "write_vtu() of DataOutFaces, " << subdivisions
+              << "^3 hexahedra" << std::endl;
+    const Mesh<3> mesh(false, subdivisions);
+    std::mt19937  random(subdivisions);
+    const auto    values = random_values(mesh.dof_handler.n_dofs(), random);
+    const Vector<double> u(values.begin(), values.end());
+    DataOutFaces<3>      data_out;
+    data_out.attach_dof_handler(mesh.dof_handler);
+    data_out.add_data_vector(u,
+                             std::vector<std::string>(3, "displacement"),
+                             DataOutFaces<3>::type_dof_data,
+                             vector_field<3>());
+    data_out.build_patches(*mesh.mapping);
+    DataOutBase::VtkFlags flags;
+    flags.compression_level   = DataOutBase::VtkFlags::best_speed;
+    flags.print_date_and_time = false;
+    data_out.set_flags(flags);
+    std::ostringstream reference;
+    data_out.write_vtu(reference);
+    const std::string path = "snapshot_writer_faces.vtu";
+    AppUtilities::write_vtu(data_out, flags, path);
+    std::ifstream     file(path, std::ios::binary);
+    std::stringstream text;
+    text << file.rdbuf();
+    std::string what;
+    const bool  same = same_content(text.str(), reference.str(), what);
+    check(same, what + " as in DataOutFaces::write_vtu's file");
+  }
+
+  // The queue's length follows the memory it may take (two snapshots at
+  // least), and write() waits only when it is full: with the first
+  // snapshot's callback held, 2 N + 1 calls return (that callback, N
+  // callbacks waiting, a written snapshot whose callback waits for room,
+  // N - 1 snapshots queued), and the next waits until the callback goes on.
+  void
+  queue_length()
+  {
+    std::cout << "the queue's length" << std::endl;
+    const Mesh<2> mesh(false);
+    const auto    configure = [&](DataOut<2>                        &data_out,
+                               const std::vector<Vector<double>> &in) {
+      data_out.attach_dof_handler(mesh.dof_handler);
+      data_out.add_data_vector(in[0], "u");
+      data_out.build_patches(*mesh.mapping);
+    };
+    const std::string directory = "snapshot_writer_queue";
+    std::filesystem::remove_all(directory);
+    std::filesystem::create_directories(directory);
+    const std::size_t n_dofs = mesh.dof_handler.n_dofs(),
+                      bytes  = n_dofs * sizeof(double);
+    for (const unsigned int n : {2u, 5u})
+      {
+        const std::size_t room = n == 2 ? bytes : n * bytes + bytes / 2;
+        AppUtilities::SnapshotWriter<2> writer({n_dofs},
+                                               configure,
+                                               DataOutBase::VtkFlags(),
+                                               room);
+        check(writer.queue_length() == n,
+              "room for " + std::to_string(room) + " bytes of inputs (" +
+                std::to_string(bytes) + " bytes a snapshot) gives a queue of " +
+                std::to_string(writer.queue_length()) + ", expected " +
+                std::to_string(n));
+        std::mutex              mutex;
+        std::condition_variable released_changed;
+        bool                    released = false;
+        std::atomic<unsigned>   returned{0};
+        const unsigned int      expected = 2 * n + 1;
+        std::thread             producer([&]() {
+          for (unsigned int i = 0; i < expected + 2; ++i)
+            {
+              // Every snapshot has a callback: the first one waits.
+              std::function<void()> after = []() {};
+              if (i == 0)
+                after = [&]() {
+                  std::unique_lock<std::mutex> lock(mutex);
+                  released_changed.wait(lock, [&]() {
+                    return released;
+                  });
+                };
+              writer.write(directory + "/q" + std::to_string(i) + ".vtu",
+                           {std::vector<double>(n_dofs, i)},
+                           after);
+              ++returned;
+            }
+        });
+        const auto start = std::chrono::steady_clock::now();
+        while (returned < expected && std::chrono::steady_clock::now() - start <
+                                        std::chrono::seconds(60))
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        // Time for a call beyond the bound to return, were it free to.
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        const unsigned int held = returned;
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          released = true;
+        }
+        released_changed.notify_all();
+        producer.join();
+        writer.flush();
+        check(held == expected && returned == expected + 2,
+              "with the first callback held, write() returned " +
+                std::to_string(held) + " times (expected " +
+                std::to_string(expected) + "), all " +
+                std::to_string(returned) + " once it went on");
+      }
+  }
 } // namespace
 
 int
@@ -557,6 +769,10 @@ main()
   single_file(8, Flags::best_speed);
   compression_entry();
   files_and_errors();
+  repeated_inputs();
+  faces_file(3);
+  faces_file(20);
+  queue_length();
   if (n_failures != 0)
     {
       std::cout << n_failures << " check(s) failed" << std::endl;

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -76,6 +77,17 @@ namespace AppUtilities
                                    "best compression, none."));
     return Flags::no_compression;
   }
+
+  /// Seconds of wall time from @p start to now.
+  inline double
+  seconds_since(const std::chrono::steady_clock::time_point start)
+  {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+      .count();
+  }
+
+
 
   /**
    * Write the file @p path through @p writer, atomically: the data go to

@@ -5,9 +5,12 @@
 #include <deal.II/base/parallel.h>
 #include <deal.II/base/utilities.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <iomanip>
 #include <iostream>
 #include <limits>
 #include <sstream>
@@ -471,11 +474,34 @@ namespace AppUtilities
     return arrays;
   }
 
-  template <int dim>
+  std::string
+  describe_output_share(const double           loop_seconds,
+                        const double           wall_seconds,
+                        const SnapshotTimings *writer)
+  {
+    std::ostringstream line;
+    line << std::fixed << std::setprecision(3)
+         << "Output share: " << loop_seconds << " s of " << wall_seconds
+         << " s wall time on the time loop's thread (" << std::setprecision(1)
+         << 100 * loop_seconds / std::max(wall_seconds, 1e-300) << " %";
+    if (writer != nullptr)
+      line << std::setprecision(3) << ", of which waiting for the writer "
+           << writer->waited
+           << " s); the writer's threads beside it: " << writer->files
+           << " files, geometry " << writer->preparing << " s, derived fields "
+           << writer->completing << " s, conversion and compression "
+           << writer->encoding << " s, writing " << writer->writing
+           << " s, records and images " << writer->callbacks << " s.";
+    else
+      line << ").";
+    return line.str();
+  }
+
+  template <int dim, int spacedim>
   void
-  write_vtu(dealii::DataOut<dim>                &data_out,
-            const dealii::DataOutBase::VtkFlags &flags,
-            const std::string                   &path)
+  write_vtu(dealii::DataOutInterface<dim, spacedim> &data_out,
+            const dealii::DataOutBase::VtkFlags     &flags,
+            const std::string                       &path)
   {
     dealii::DataOutBase::VtkFlags plain = flags;
     plain.compression_level = dealii::DataOutBase::VtkFlags::no_compression;
@@ -543,13 +569,24 @@ namespace AppUtilities
   SnapshotWriter<dim>::SnapshotWriter(
     const std::vector<std::size_t>      &input_sizes,
     const Configure                     &configure,
-    const dealii::DataOutBase::VtkFlags &flags)
+    const dealii::DataOutBase::VtkFlags &flags,
+    const std::size_t                    queue_bytes)
     : input_sizes(input_sizes)
+    , max_queued([&]() {
+      std::size_t bytes = 0;
+      for (const std::size_t size : input_sizes)
+        bytes += size * sizeof(double);
+      return unsigned(
+        std::clamp<std::size_t>(queue_bytes / std::max<std::size_t>(bytes, 1),
+                                2,
+                                1u << 16));
+    }())
     , zlib_level(AppUtilities::zlib_level(flags.compression_level))
   {
     worker =
       std::thread([this, configure = Configure(configure), flags]() mutable {
         std::exception_ptr failure;
+        const auto         start = std::chrono::steady_clock::now();
         try
           {
             prepare(configure, flags);
@@ -563,9 +600,10 @@ namespace AppUtilities
         configure = nullptr;
         {
           std::unique_lock<std::mutex> lock(mutex);
-          prepared      = true;
-          prepare_error = failure;
-          error         = failure;
+          times.preparing = seconds_since(start);
+          prepared        = true;
+          prepare_error   = failure;
+          error           = failure;
         }
         changed.notify_all();
         run();
@@ -740,6 +778,9 @@ namespace AppUtilities
             array.sources[k] = {input,
                                 std::uint32_t(entry),
                                 !std::signbit(values_zero[k])};
+            if (std::find(array.reads.begin(), array.reads.end(), input) ==
+                array.reads.end())
+              array.reads.push_back(input);
           }
         arrays.push_back(std::move(array));
       }
@@ -782,16 +823,23 @@ namespace AppUtilities
       if (prepare_error)
         std::rethrow_exception(prepare_error);
     }
-    std::string text = header_before_date;
-    if (header_has_date)
-      text += " on " + dealii::Utilities::System::get_time() + " at " +
-              dealii::Utilities::System::get_date() + header_after_date;
+    return compose(encode_point_data(inputs, {}));
+  }
+
+  template <int dim>
+  std::vector<std::string>
+  SnapshotWriter<dim>::encode_point_data(
+    const std::vector<std::vector<double>> &inputs,
+    std::vector<std::string>                known) const
+  {
+    known.resize(arrays.size());
     std::vector<std::size_t> sizes;
-    for (const Array &array : arrays)
-      sizes.push_back(array.sources.size() * sizeof(float));
+    for (std::size_t a = 0; a < arrays.size(); ++a)
+      sizes.push_back(
+        known[a].empty() ? arrays[a].sources.size() * sizeof(float) : 0);
     // The conversion to float runs on the compressing threads, block by
     // block.
-    const std::vector<std::string> data = encode_arrays(
+    std::vector<std::string> data = encode_arrays(
       sizes,
       [&](const std::size_t    a,
           const std::size_t    begin,
@@ -813,6 +861,20 @@ namespace AppUtilities
           }
       },
       zlib_level);
+    for (std::size_t a = 0; a < arrays.size(); ++a)
+      if (!known[a].empty())
+        data[a] = std::move(known[a]);
+    return data;
+  }
+
+  template <int dim>
+  std::string
+  SnapshotWriter<dim>::compose(const std::vector<std::string> &data) const
+  {
+    std::string text = header_before_date;
+    if (header_has_date)
+      text += " on " + dealii::Utilities::System::get_time() + " at " +
+              dealii::Utilities::System::get_date() + header_after_date;
     std::size_t length = text.size() + trailer.size();
     for (std::size_t a = 0; a < arrays.size(); ++a)
       length += arrays[a].opening.size() + data[a].size() + 1 +
@@ -827,6 +889,21 @@ namespace AppUtilities
       }
     text += trailer;
     return text;
+  }
+
+  template <int dim>
+  unsigned int
+  SnapshotWriter<dim>::queue_length() const
+  {
+    return max_queued;
+  }
+
+  template <int dim>
+  SnapshotTimings
+  SnapshotWriter<dim>::timings() const
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    return times;
   }
 
   template <int dim>
@@ -869,10 +946,12 @@ namespace AppUtilities
   {
     if (!complete)
       check_sizes(path, inputs);
+    const auto                   start = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&]() {
-      return error || queue.size() + busy < 2;
+      return error || queue.size() + busy < max_queued;
     });
+    times.waited += seconds_since(start);
     throw_pending_error();
     queue.push_back(
       {path, std::move(inputs), std::move(after), std::move(complete)});
@@ -884,11 +963,13 @@ namespace AppUtilities
   void
   SnapshotWriter<dim>::flush()
   {
+    const auto                   start = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&]() {
       return prepared && queue.empty() && !busy && callbacks.empty() &&
              !calling;
     });
+    times.waited += seconds_since(start);
     throw_pending_error();
   }
 
@@ -920,29 +1001,62 @@ namespace AppUtilities
         busy = true;
         lock.unlock();
         std::exception_ptr failure;
+        SnapshotTimings    spent;
         try
           {
+            auto start = std::chrono::steady_clock::now();
             if (job.complete)
               {
                 job.complete(job.inputs);
                 check_sizes(job.path, job.inputs);
               }
-            const std::string text = vtu(job.inputs);
+            spent.completing = seconds_since(start);
+            start            = std::chrono::steady_clock::now();
+            // An array whose inputs are those of the last snapshot (a cell
+            // field of the fixed mesh, say) keeps its text.
+            std::vector<std::string> known(arrays.size());
+            if (!last_inputs.empty())
+              for (std::size_t a = 0; a < arrays.size(); ++a)
+                if (std::all_of(arrays[a].reads.begin(),
+                                arrays[a].reads.end(),
+                                [&](const std::uint32_t i) {
+                                  return std::equal(
+                                    job.inputs[i].begin(),
+                                    job.inputs[i].end(),
+                                    last_inputs[i].begin(),
+                                    last_inputs[i].end(),
+                                    [](const double x, const double y) {
+                                      return std::memcmp(&x, &y, sizeof(x)) ==
+                                             0;
+                                    });
+                                }))
+                  known[a] = std::move(last_texts[a]);
+            last_texts  = encode_point_data(job.inputs, std::move(known));
+            last_inputs = std::move(job.inputs);
+            const std::string text = compose(last_texts);
+            spent.encoding         = seconds_since(start);
+            start                  = std::chrono::steady_clock::now();
             write_file(job.path, [&](std::ostream &out) {
               out.write(text.data(), text.size());
             });
+            spent.writing = seconds_since(start);
+            spent.files   = 1;
           }
         catch (...)
           {
             failure = std::current_exception();
           }
         lock.lock();
+        times.completing += spent.completing;
+        times.encoding += spent.encoding;
+        times.writing += spent.writing;
+        times.files += spent.files;
         // The callback goes to the second thread, so that the next
         // snapshot is encoded while it runs.
         if (!failure && job.after)
           {
             changed.wait(lock, [&]() {
-              return error || callbacks.size() < 2;
+              return error || callbacks.size() < max_queued;
             });
             if (!error)
               callbacks.push_back(std::move(job.after));
@@ -980,6 +1094,7 @@ namespace AppUtilities
         calling = true;
         lock.unlock();
         std::exception_ptr failure;
+        const auto         start = std::chrono::steady_clock::now();
         try
           {
             callback();
@@ -990,6 +1105,7 @@ namespace AppUtilities
           }
         callback = nullptr;
         lock.lock();
+        times.callbacks += seconds_since(start);
         calling = false;
         failed  = failed || failure;
         if (failure && !error)
@@ -1001,11 +1117,15 @@ namespace AppUtilities
   template class SnapshotWriter<2>;
   template class SnapshotWriter<3>;
   template void
-  write_vtu(dealii::DataOut<2> &,
+  write_vtu(dealii::DataOutInterface<2, 2> &,
             const dealii::DataOutBase::VtkFlags &,
             const std::string &);
   template void
-  write_vtu(dealii::DataOut<3> &,
+  write_vtu(dealii::DataOutInterface<3, 3> &,
+            const dealii::DataOutBase::VtkFlags &,
+            const std::string &);
+  template void
+  write_vtu(dealii::DataOutInterface<2, 3> &,
             const dealii::DataOutBase::VtkFlags &,
             const std::string &);
 } // namespace AppUtilities

@@ -21,8 +21,9 @@
 namespace AppUtilities
 {
   /**
-   * Writes @p data_out as a VTU file @p path (through
-   * AppUtilities::write_file) holding what DataOut::write_vtu() writes with
+   * Writes @p data_out (a DataOut, a DataOutFaces) as a VTU file @p path
+   * (through AppUtilities::write_file) holding what its write_vtu() writes
+   * with
    * @p flags: the same text and the same decoded data, with arrays larger
    * than 64 KiB compressed in blocks on the threads of deal.II's task
    * scheduler (MultithreadInfo::n_threads()) into one zlib stream each, so
@@ -31,11 +32,11 @@ namespace AppUtilities
    * before the arrays are compressed here; @p flags are then the flags of
    * @p data_out (for a .pvtu record, say).
    */
-  template <int dim>
+  template <int dim, int spacedim>
   void
-  write_vtu(dealii::DataOut<dim>                &data_out,
-            const dealii::DataOutBase::VtkFlags &flags,
-            const std::string                   &path);
+  write_vtu(dealii::DataOutInterface<dim, spacedim> &data_out,
+            const dealii::DataOutBase::VtkFlags     &flags,
+            const std::string                       &path);
 
   /**
    * One zlib stream (RFC 1950) of the @p n bytes at @p data, at zlib level
@@ -63,6 +64,41 @@ namespace AppUtilities
    */
   std::vector<VtuDataArray>
   read_vtu_data_arrays(const std::string &vtu);
+
+  /**
+   * Where a SnapshotWriter's time went, in seconds of wall time. Only
+   * @p waited is spent on the caller's thread; the rest runs on the
+   * writer's threads, overlapping the caller's work.
+   */
+  struct SnapshotTimings
+  {
+    /// Time the caller spent blocked in write() and flush().
+    double waited = 0;
+    /// The probes that build the geometry and connectivity once.
+    double preparing = 0;
+    /// The snapshots' @p complete functions (fields derived on the writer).
+    double completing = 0;
+    /// Conversion to float, compression and base64 of the point data.
+    double encoding = 0;
+    /// Writing the files and renaming them.
+    double writing = 0;
+    /// The snapshots' @p after callbacks (records, images, extra files).
+    double callbacks = 0;
+    /// Files written.
+    unsigned int files = 0;
+  };
+
+  /**
+   * The line an app prints in its summary on the share of its wall time
+   * that output costs the time loop: @p loop_seconds of @p wall_seconds
+   * spent on the loop's thread in output (waiting for the writer included,
+   * as given in @p writer), then what the writer's threads did beside the
+   * loop. Without a writer (@p writer null) only the loop's share.
+   */
+  std::string
+  describe_output_share(double                 loop_seconds,
+                        double                 wall_seconds,
+                        const SnapshotTimings *writer);
 
   /**
    * Writes a series of VTU files on a mesh that does not change, off the
@@ -95,13 +131,17 @@ namespace AppUtilities
    * writer does not reproduce (it re-encodes the probe and compares it with
    * DataOut's): the first write() or flush() throws the reason.
    *
-   * write() queues a snapshot and returns; at most two wait (the one being
-   * written and one more), so a caller that produces snapshots faster than
-   * the disk takes them waits only when both places are taken. Each
-   * snapshot's @p after callback (a .pvd record, an image) runs on a second
-   * thread, in the order of the snapshots, while the next snapshot is
-   * encoded; at most two callbacks wait there. The memory held is thus at
-   * most two snapshots' inputs and two callbacks with what they captured. Each
+   * write() queues a snapshot and returns; at most N wait (the one being
+   * written included), N = queue_bytes / (the bytes of one snapshot's
+   * inputs in double), at least 2, so that a caller that produces
+   * snapshots faster than the disk takes them in bursts (the first ones
+   * while the geometry is built, say) goes on and waits only when all N
+   * places are taken. Each snapshot's @p after callback (a .pvd record, an
+   * image) runs on a second thread, in the order of the snapshots, while
+   * the next snapshot is encoded; at most N callbacks wait there. The
+   * memory held is thus about N snapshots' inputs, N callbacks with what
+   * they captured, and the inputs and array texts of the last snapshot
+   * written (for arrays whose inputs repeat). Each
    * file is written through AppUtilities::write_file: "<path>.partial", then
    * renamed. An error on the writer thread (a full disk, a missing directory)
    * stops the writing of later snapshots and is thrown, with the file's name
@@ -119,11 +159,18 @@ namespace AppUtilities
     /**
      * Prepare the series: @p input_sizes are the sizes of the vectors each
      * snapshot gives (in the order @p configure expects them), @p flags the
-     * VTU flags (compression level) the files are written with.
+     * VTU flags (compression level) the files are written with,
+     * @p queue_bytes the memory the queued snapshots' inputs may take
+     * (256 MiB unless given; two snapshots wait at least).
      */
     SnapshotWriter(const std::vector<std::size_t>      &input_sizes,
                    const Configure                     &configure,
-                   const dealii::DataOutBase::VtkFlags &flags);
+                   const dealii::DataOutBase::VtkFlags &flags,
+                   std::size_t queue_bytes = std::size_t(256) << 20);
+
+    /// How many snapshots may wait (the one being written included).
+    unsigned int
+    queue_length() const;
 
     /// Writes what is queued, then ends the thread. An error that was not
     /// thrown yet is printed on std::cerr: call flush() to have it thrown.
@@ -144,7 +191,8 @@ namespace AppUtilities
      * that names only complete files). @p complete, if
      * given, runs on the writer thread first and may fill inputs given
      * empty; it must only read what does not change during the run. Waits
-     * while two snapshots are queued. Throws the error of an earlier
+     * while queue_length() snapshots are queued. Throws the error of an
+     * earlier
      * snapshot, if one failed, and the sizes of @p inputs if they do not
      * match (after @p complete, on the writer thread, if given).
      */
@@ -162,6 +210,10 @@ namespace AppUtilities
     /// The VTU text of @p inputs (what write() puts in a file).
     std::string
     vtu(const std::vector<std::vector<double>> &inputs) const;
+
+    /// The timings of the snapshots written so far.
+    SnapshotTimings
+    timings() const;
 
   private:
     struct Source
@@ -181,6 +233,8 @@ namespace AppUtilities
       std::string         opening; // the DataArray line, with its newline
       std::string         closing; // "</DataArray>" line, with its newline
       std::vector<Source> sources; // one per value
+      // The inputs the values come from.
+      std::vector<std::uint32_t> reads;
     };
 
     struct Job
@@ -195,6 +249,16 @@ namespace AppUtilities
     void
     prepare(const Configure                     &configure,
             const dealii::DataOutBase::VtkFlags &flags);
+
+    /// The data text of each array for @p inputs; where @p known holds a
+    /// text for an array, that text, unencoded again.
+    std::vector<std::string>
+    encode_point_data(const std::vector<std::vector<double>> &inputs,
+                      std::vector<std::string>                known) const;
+
+    /// The file's text around the arrays' data texts @p data.
+    std::string
+    compose(const std::vector<std::string> &data) const;
 
     void
     run();
@@ -212,6 +276,7 @@ namespace AppUtilities
                 const std::vector<std::vector<double>> &inputs) const;
 
     std::vector<std::size_t> input_sizes;
+    unsigned int             max_queued;
     int                      zlib_level;
     // The file up to the end of the date line's text before the date, the
     // rest of the header up to the point data, and what follows the point
@@ -222,6 +287,9 @@ namespace AppUtilities
     std::string        header_after_date;
     std::string        trailer;
     std::vector<Array> arrays;
+    // The writer thread's last snapshot: its inputs and its arrays' texts.
+    std::vector<std::vector<double>> last_inputs;
+    std::vector<std::string>         last_texts;
 
     mutable std::mutex              mutex;
     mutable std::condition_variable changed;
@@ -237,9 +305,26 @@ namespace AppUtilities
     bool                              worker_done = false;
     std::exception_ptr                error;
     bool                              error_thrown = false;
+    SnapshotTimings                   times;
     std::thread                       worker;
     std::thread                       callback_worker;
   };
+
+  /// describe_output_share() with the timings of @p writer, if there is one.
+  template <int dim>
+  std::string
+  describe_output_share(const double               loop_seconds,
+                        const double               wall_seconds,
+                        const SnapshotWriter<dim> *writer)
+  {
+    if (writer == nullptr)
+      return describe_output_share(loop_seconds,
+                                   wall_seconds,
+                                   static_cast<const SnapshotTimings *>(
+                                     nullptr));
+    const SnapshotTimings timings = writer->timings();
+    return describe_output_share(loop_seconds, wall_seconds, &timings);
+  }
 } // namespace AppUtilities
 
 #endif

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "../common/app_utilities.h"
+#include "../common/snapshot_writer.h"
 #include "solid_common.h"
 
 namespace Hyperelastic
@@ -68,13 +69,12 @@ namespace Hyperelastic
     /// @p write (the postprocessors live until it returns).
     template <typename VectorType>
     void
-    write_boundary_faces(
-      const Mapping<3>                                   &mapping,
-      const DoFHandler<3>                                &dof_handler,
-      const VectorType                                   &u,
-      const double                                        mu,
-      const double                                        lambda,
-      const std::function<void(const DataOutFaces<3> &)> &write)
+    write_boundary_faces(const Mapping<3>    &mapping,
+                         const DoFHandler<3> &dof_handler,
+                         const VectorType    &u,
+                         const double         mu,
+                         const double         lambda,
+                         const std::function<void(DataOutFaces<3> &)> &write)
     {
       const StressField<DataPostprocessorVector<3>> traction(
         "first_Piola_traction",
@@ -113,23 +113,21 @@ namespace Hyperelastic
 
 
   void
-  write_boundary_vtu(const Mapping<3>     &mapping,
-                     const DoFHandler<3>  &dof_handler,
-                     const Vector<double> &u,
-                     const double          mu,
-                     const double          lambda,
-                     const std::string    &path)
+  write_boundary_vtu(const Mapping<3>            &mapping,
+                     const DoFHandler<3>         &dof_handler,
+                     const Vector<double>        &u,
+                     const double                 mu,
+                     const double                 lambda,
+                     const std::string           &path,
+                     const DataOutBase::VtkFlags &flags)
   {
     write_boundary_faces(mapping,
                          dof_handler,
                          u,
                          mu,
                          lambda,
-                         [&](const DataOutFaces<3> &data_out) {
-                           AppUtilities::write_file(path,
-                                                    [&](std::ostream &out) {
-                                                      data_out.write_vtu(out);
-                                                    });
+                         [&](DataOutFaces<3> &data_out) {
+                           AppUtilities::write_vtu(data_out, flags, path);
                          });
   }
 
@@ -144,6 +142,13 @@ namespace Hyperelastic
     const double                                        lambda,
     const std::function<void(const DataOutFaces<3> &)> &write)
   {
-    write_boundary_faces(mapping, dof_handler, u, mu, lambda, write);
+    write_boundary_faces(mapping,
+                         dof_handler,
+                         u,
+                         mu,
+                         lambda,
+                         [&](DataOutFaces<3> &data_out) {
+                           write(data_out);
+                         });
   }
 } // namespace Hyperelastic

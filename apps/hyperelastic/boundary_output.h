@@ -25,15 +25,19 @@ namespace Hyperelastic
    * the boundary carries: the applied traction on loaded faces, about zero
    * on free ones, the reaction on held ones) and "Cauchy_stress" (the
    * symmetric tensor sigma = P F^T / J). Each face's values come from its
-   * own cell's gradients.
+   * own cell's gradients. The arrays are compressed at the level of
+   * @p flags (the series' 'Output/Compression') on the threads of
+   * deal.II's task scheduler (AppUtilities::write_vtu()).
    */
   void
-  write_boundary_vtu(const dealii::Mapping<3>     &mapping,
-                     const dealii::DoFHandler<3>  &dof_handler,
-                     const dealii::Vector<double> &u,
-                     const double                  mu,
-                     const double                  lambda,
-                     const std::string            &path);
+  write_boundary_vtu(const dealii::Mapping<3>            &mapping,
+                     const dealii::DoFHandler<3>         &dof_handler,
+                     const dealii::Vector<double>        &u,
+                     const double                         mu,
+                     const double                         lambda,
+                     const std::string                   &path,
+                     const dealii::DataOutBase::VtkFlags &flags =
+                       dealii::DataOutBase::VtkFlags());
 
   /**
    * On several ranks: the boundary faces of the rank's locally owned cells

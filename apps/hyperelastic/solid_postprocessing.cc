@@ -435,7 +435,8 @@ namespace Hyperelastic
                                u,
                                parameters.material.mu,
                                parameters.material.lambda,
-                               boundary_path);
+                               boundary_path,
+                               vtk_flags(parameters.output));
             AppUtilities::write_file(boundary_pvd, [&](std::ostream &out) {
               DataOutBase::write_pvd_record(out, boundary_records);
             });

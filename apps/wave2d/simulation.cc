@@ -49,6 +49,7 @@ namespace Wave2D
     : parameters(parameters)
     , pcout(std::cout)
     , timer(pcout, TimerOutput::summary, TimerOutput::wall_times)
+    , started(std::chrono::steady_clock::now())
   {}
 
 
@@ -259,6 +260,9 @@ namespace Wave2D
           }
     }
     mesh = discretization.get_mesh();
+    // The writer's thread builds the files' geometry while the set-up
+    // goes on (the partition, the plan, the upload).
+    start_snapshot_writer();
 
     std::vector<AbsorbingLayer> layers;
     for (const std::string &side : parameters.absorbing.sides)
@@ -650,6 +654,36 @@ namespace Wave2D
 
 
   void
+  Simulation::start_snapshot_writer()
+  {
+    const auto configure = [this](DataOut<2>                        &data_out,
+                                  const std::vector<Vector<double>> &in) {
+      data_out.attach_dof_handler(discretization.get_dof_handler());
+      data_out.add_data_vector(
+        in[0],
+        std::vector<std::string>(2, "displacement"),
+        DataOut<2>::type_dof_data,
+        std::vector<DataComponentInterpretation::DataComponentInterpretation>(
+          2,
+          DataComponentInterpretation::component_is_part_of_vector));
+      data_out.add_data_vector(in[1], "material_id");
+      data_out.add_data_vector(in[2], "absorbing_damping");
+      data_out.build_patches(discretization.get_mapping());
+    };
+    DataOutBase::VtkFlags flags;
+    flags.compression_level    = parameters.output.compression;
+    const unsigned int n_cells = tria.n_active_cells();
+    snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<2>>(
+      std::vector<std::size_t>{discretization.get_dof_handler().n_dofs(),
+                               n_cells,
+                               n_cells},
+      configure,
+      flags);
+  }
+
+
+
+  void
   Simulation::write_snapshot(const unsigned int         step,
                              const std::vector<double> &u)
   {
@@ -661,30 +695,6 @@ namespace Wave2D
     Vector<double> displacement;
     discretization.nodal_to_dof_vector(u, displacement);
     const unsigned int n_cells = tria.n_active_cells();
-    if (!snapshot_writer)
-      {
-        const auto configure = [this](DataOut<2> &data_out,
-                                      const std::vector<Vector<double>> &in) {
-          data_out.attach_dof_handler(discretization.get_dof_handler());
-          data_out.add_data_vector(
-            in[0],
-            std::vector<std::string>(2, "displacement"),
-            DataOut<2>::type_dof_data,
-            std::vector<
-              DataComponentInterpretation::DataComponentInterpretation>(
-              2,
-              DataComponentInterpretation::component_is_part_of_vector));
-          data_out.add_data_vector(in[1], "material_id");
-          data_out.add_data_vector(in[2], "absorbing_damping");
-          data_out.build_patches(discretization.get_mapping());
-        };
-        DataOutBase::VtkFlags flags;
-        flags.compression_level = parameters.output.compression;
-        snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<2>>(
-          std::vector<std::size_t>{displacement.size(), n_cells, n_cells},
-          configure,
-          flags);
-      }
 
     auto records = snapshots;
     if (records.empty() || records.back().second != std::string(base) + ".vtu")
@@ -998,6 +1008,10 @@ namespace Wave2D
                                       now % checkpoint.interval == 0);
         if (snapshot || save)
           {
+            // The copy to the host is the snapshot's where there is one.
+            TimerOutput::Scope scope(timer,
+                                     snapshot ? "Output (snapshots)" :
+                                                "Checkpoints");
             stepper->get_state(u_previous, u_current);
             check_state();
             last_finite = {now, u_previous, u_current, snapshot};
@@ -1006,6 +1020,12 @@ namespace Wave2D
           write_snapshot(now, u_current);
         if (save)
           {
+            {
+              // The checkpoint's series names only complete snapshots: the
+              // wait for them is output's.
+              TimerOutput::Scope scope(timer, "Output (snapshots)");
+              finish_snapshots();
+            }
             TimerOutput::Scope scope(timer, "Checkpoints");
             write_checkpoint(now,
                              u_previous,
@@ -1033,26 +1053,27 @@ namespace Wave2D
       }
     if (stopped)
       {
-        write_traces(stepper->receiver_history());
+        {
+          TimerOutput::Scope scope(timer, "Output (traces)");
+          write_traces(stepper->receiver_history());
+        }
         pcout << "Stopped after step " << stepper->step()
               << " as 'Stop after steps' asks; checkpoint written. Set "
                  "'Restart = true' to continue."
               << std::endl;
+        print_output_share();
         return;
       }
-    stepper->get_state(u_previous, u_current);
-    check_state();
+    {
+      TimerOutput::Scope scope(timer, "Output (snapshots)");
+      stepper->get_state(u_previous, u_current);
+      check_state();
+    }
     if (snapshots.empty() ||
         snapshots.back().first < stepper->step() * time_step * (1 - 1e-12))
       write_snapshot(stepper->step(), u_current);
-    {
-      TimerOutput::Scope scope(timer, "Checkpoints");
-      write_checkpoint(stepper->step(),
-                       u_previous,
-                       u_current,
-                       stepper->receiver_history(),
-                       precision);
-    }
+    // The traces are written while the writer's threads finish the last
+    // snapshots.
     {
       TimerOutput::Scope scope(timer, "Output (traces)");
       write_traces(stepper->receiver_history());
@@ -1061,9 +1082,35 @@ namespace Wave2D
       TimerOutput::Scope scope(timer, "Output (snapshots)");
       finish_snapshots();
     }
+    {
+      TimerOutput::Scope scope(timer, "Checkpoints");
+      write_checkpoint(stepper->step(),
+                       u_previous,
+                       u_current,
+                       stepper->receiver_history(),
+                       precision);
+    }
     pcout << "Wrote " << parameters.output.directory
           << "/traces.csv, traces.png, checkpoint.bin, snapshots.pvd and "
           << snapshots.size() << " snapshots." << std::endl;
+    print_output_share();
+  }
+
+
+
+  void
+  Simulation::print_output_share() const
+  {
+    double loop_seconds = 0;
+    for (const auto &[section, seconds] :
+         timer.get_summary_data(TimerOutput::total_wall_time))
+      if (section.rfind("Output", 0) == 0)
+        loop_seconds += seconds;
+    pcout << AppUtilities::describe_output_share(loop_seconds,
+                                                 AppUtilities::seconds_since(
+                                                   started),
+                                                 snapshot_writer.get())
+          << std::endl;
   }
 
 

@@ -10,6 +10,7 @@
 #include <gpu_assembly/wave/wave_discretization.h>
 #include <gpu_assembly/wave/wave_stepper.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +46,11 @@ namespace Wave2D
     void
     time_loop();
 
+    /// Make the snapshot writer, whose thread builds the files' geometry
+    /// at once; the DoFHandler and the mapping are final.
+    void
+    start_snapshot_writer();
+
     /// Queue the snapshot of @p u at @p step; the VTU, the .pvd record
     /// naming it and the image are written on the snapshot writer's
     /// thread.
@@ -57,6 +63,12 @@ namespace Wave2D
 
     void
     write_traces(const std::vector<double> &history) const;
+
+    /// The summary line on the share of the wall time output cost the
+    /// time loop: the "Output" sections of the timer, with the writer's
+    /// work beside it.
+    void
+    print_output_share() const;
 
     void
     write_checkpoint(const unsigned int         step,
@@ -103,6 +115,8 @@ namespace Wave2D
     const Parameters           parameters;
     dealii::ConditionalOStream pcout;
     dealii::TimerOutput        timer;
+    // The start of the run, for the output share of the wall time.
+    const std::chrono::steady_clock::time_point started;
 
     dealii::Triangulation<2>                          tria;
     std::map<std::string, dealii::types::material_id> element_sets;
