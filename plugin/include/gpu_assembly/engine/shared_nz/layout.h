@@ -665,16 +665,21 @@ namespace GPUAssembly
      * Compact targets (SharedNZPlan::Parameters::compact_targets): a row's
      * targets as one record instead of one index per nonzero. Row c1 of the
      * lists' blocks (block_target(): position p = n_c l + c2 of n_c n_lists)
-     * holds the neighbouring nonzeros of a row node's neighbouring columns,
-     * so it splits into few runs of consecutive indices: a record keeps,
-     * from its first entry on,
+     * holds the nonzeros of a row node's neighbouring columns, which split
+     * into few runs of consecutive indices in one of two orders: p itself
+     * where the DoFs of a node are numbered together (column node after
+     * column node), or q = n_lists c2 + l where they are numbered component
+     * by component (the columns of one component of neighbouring nodes
+     * adjacent); each record takes the order of fewer runs
+     * (compact_position()). A record keeps, from its first entry on,
      *   - its length in entries (where the next row's record begins),
+     *   - its order (0: p, 1: q),
      *   - the right-hand-side DoFs of the diagonal lists, n_c l + c1 for
      *     list l (compact_rhs_target()),
-     *   - for each c1, n_c 32-bit words whose bit q of word i is set where
-     *     position 32 i + q of row c1 begins a run,
-     *   - each run's base, c1 after c1: position p of a run with base b
-     *     goes to nonzero b + p, none where b is no_target_run (the
+     *   - for each c1, n_c 32-bit words whose bit b of word i is set where
+     *     ordered position 32 i + b of row c1 begins a run,
+     *   - each run's base, c1 after c1: ordered position q of a run with
+     *     base b goes to nonzero b + q, none where b is no_target_run (the
      *     pattern has no nonzero there).
      * A lane finds the run of its position by counting the set bits before
      * it, so a warp reads a handful of words per row where the full form
@@ -686,7 +691,7 @@ namespace GPUAssembly
     GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
     compact_header(const RowClose row, const unsigned int n_c)
     {
-      return 1 + n_c * row.n_diagonal + n_c * n_c;
+      return 2 + n_c * row.n_diagonal + n_c * n_c;
     }
 
     /// Right-hand-side DoF c1 of the diagonal list in slot l of a compact
@@ -696,7 +701,7 @@ namespace GPUAssembly
                        const unsigned int l,
                        const unsigned int n_c)
     {
-      return 1 + n_c * l + c1;
+      return 2 + n_c * l + c1;
     }
 
     /// Word i of row c1's run starts in a compact record.
@@ -706,7 +711,18 @@ namespace GPUAssembly
                      const RowClose     row,
                      const unsigned int n_c)
     {
-      return 1 + n_c * row.n_diagonal + c1 * n_c + i;
+      return 2 + n_c * row.n_diagonal + c1 * n_c + i;
+    }
+
+    /// Ordered position of position @p p (n_c l + c2) of a row of
+    /// @p n_lists lists in a record of order @p order.
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
+    compact_position(const unsigned int p,
+                     const unsigned int order,
+                     const unsigned int n_lists,
+                     const unsigned int n_c)
+    {
+      return order == 0 ? p : (p % n_c) * n_lists + p / n_c;
     }
 
     GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
@@ -720,32 +736,33 @@ namespace GPUAssembly
     }
 
     /**
-     * Run (0-based, over all rows c1 of the record) of position p = l + 32
-     * i of row c1, given the record's run-start words @p words (word i of
-     * row c1 at words[c1 * n_c + i]) and the runs of the rows before c1,
-     * @p runs_before.
+     * Run (0-based, over all rows c1 of the record) of ordered position q
+     * = 32 i + b of row c1, given the record's run-start words @p words
+     * (word i of row c1 at words[c1 * n_c + i]) and the runs of the rows
+     * before c1, @p runs_before.
      */
     GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
     compact_run(const std::uint32_t *words,
                 const unsigned int   runs_before,
                 const unsigned int   c1,
                 const unsigned int   i,
-                const unsigned int   l,
+                const unsigned int   b,
                 const unsigned int   n_c)
     {
       unsigned int run = runs_before;
       for (unsigned int w = 0; w < i; ++w)
         run += count_bits(words[c1 * n_c + w]);
-      return run + count_bits(words[c1 * n_c + i] & (0xffffffffu >> (31 - l))) -
+      return run + count_bits(words[c1 * n_c + i] & (0xffffffffu >> (31 - b))) -
              1;
     }
 
-    /// The nonzero of position @p p with run base @p base; -1 for none.
+    /// The nonzero of ordered position @p q with run base @p base; -1 for
+    /// none.
     GPU_ASSEMBLY_HOST_DEVICE inline index_type
-    compact_target(const index_type base, const unsigned int p)
+    compact_target(const index_type base, const unsigned int q)
     {
       return base == no_target_run ? index_type(-1) :
-                                     base + static_cast<index_type>(p);
+                                     base + static_cast<index_type>(q);
     }
 
     /**
@@ -761,7 +778,10 @@ namespace GPUAssembly
                          const RowClose     row,
                          const unsigned int n_c)
     {
-      const unsigned int   p = block_target(0, c2, l, row, n_c);
+      const unsigned int q = compact_position(block_target(0, c2, l, row, n_c),
+                                              record[1],
+                                              row.n_lists,
+                                              n_c);
       const std::uint32_t *words =
         reinterpret_cast<const std::uint32_t *>(record) +
         compact_run_word(0, 0, row, n_c);
@@ -769,14 +789,14 @@ namespace GPUAssembly
       for (unsigned int w = 0; w < c1 * n_c; ++w)
         runs_before += count_bits(words[w]);
       const unsigned int run =
-        compact_run(words, runs_before, c1, p / 32, p % 32, n_c);
-      return compact_target(record[compact_header(row, n_c) + run], p);
+        compact_run(words, runs_before, c1, q / 32, q % 32, n_c);
+      return compact_target(record[compact_header(row, n_c) + run], q);
     }
 
     /**
      * Appends to @p record the compact form of a row of @p n_lists lists,
      * the first @p n_diagonal diagonal, whose full targets (block_target(),
-     * rhs_target()) are @p full.
+     * rhs_target()) are @p full, in the order of fewer runs.
      */
     template <typename Vector>
     inline void
@@ -787,9 +807,35 @@ namespace GPUAssembly
                        Vector            &record)
     {
       const RowClose     row{n_lists, n_diagonal, 0};
-      const std::size_t  start = record.size();
       const unsigned int width = n_c * n_lists;
+      // Target of ordered position q of row c1 in @p order.
+      const auto target = [&](const unsigned int c1,
+                              const unsigned int q,
+                              const unsigned int order) {
+        const unsigned int p =
+          order == 0 ? q : (q % n_lists) * n_c + q / n_lists;
+        return full[block_target(c1, 0, 0, row, n_c) + p];
+      };
+      const auto starts_run = [&](const unsigned int c1,
+                                  const unsigned int q,
+                                  const unsigned int order) {
+        if (q == 0)
+          return true;
+        const index_type t      = target(c1, q, order),
+                         before = target(c1, q - 1, order);
+        return !((t < 0 && before < 0) ||
+                 (t >= 0 && before >= 0 && t == before + 1));
+      };
+      unsigned int runs[2] = {0, 0};
+      for (unsigned int order = 0; order < 2; ++order)
+        for (unsigned int c1 = 0; c1 < n_c; ++c1)
+          for (unsigned int q = 0; q < width; ++q)
+            runs[order] += starts_run(c1, q, order);
+      const unsigned int order = runs[1] < runs[0] ? 1 : 0;
+
+      const std::size_t start = record.size();
       record.push_back(0);
+      record.push_back(static_cast<index_type>(order));
       for (unsigned int i = 0; i < n_c * n_diagonal; ++i)
         record.push_back(full[rhs_target(0, 0, row, n_c) + i]);
       const std::size_t words = record.size();
@@ -797,20 +843,14 @@ namespace GPUAssembly
       for (unsigned int c1 = 0; c1 < n_c; ++c1)
         {
           std::uint32_t word[32] = {};
-          for (unsigned int p = 0; p < width; ++p)
-            {
-              const index_type t = full[block_target(c1, 0, 0, row, n_c) + p];
-              const index_type before =
-                p > 0 ? full[block_target(c1, 0, 0, row, n_c) + p - 1] : -1;
-              const bool continues =
-                p > 0 && ((t < 0 && before < 0) ||
-                          (t >= 0 && before >= 0 && t == before + 1));
-              if (continues)
-                continue;
-              word[p / 32] |= std::uint32_t(1) << (p % 32);
-              record.push_back(t < 0 ? no_target_run :
-                                       t - static_cast<index_type>(p));
-            }
+          for (unsigned int q = 0; q < width; ++q)
+            if (starts_run(c1, q, order))
+              {
+                const index_type t = target(c1, q, order);
+                word[q / 32] |= std::uint32_t(1) << (q % 32);
+                record.push_back(t < 0 ? no_target_run :
+                                         t - static_cast<index_type>(q));
+              }
           for (unsigned int i = 0; i < n_c; ++i)
             record[words + c1 * n_c + i] = static_cast<index_type>(word[i]);
         }
