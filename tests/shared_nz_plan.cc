@@ -158,6 +158,20 @@ struct ZeroDiagonalKernel
 
 
 
+// The elasticity kernel the plans are assembled with.
+template <int dim>
+LinearElasticityKernel<dim, double>
+plan_test_elasticity()
+{
+  LinearElasticityKernel<dim, double> elasticity;
+  elasticity.lambda        = 3.;
+  elasticity.mu            = 1.25;
+  elasticity.body_force[0] = 1.;
+  return elasticity;
+}
+
+
+
 // Compact targets (SharedNZPlan::Parameters::compact_targets) against the
 // full ones of the same plan: the plan is otherwise the same, every
 // record decodes to the row's full targets, the records are smaller (the
@@ -243,28 +257,21 @@ test_compact_targets(Testing::Checks                &checks,
                      record == compact.compact_target_offsets[slice + 1];
     }
 
-  LinearElasticityKernel<dim, double> elasticity;
-  elasticity.lambda        = 3.;
-  elasticity.mu            = 1.25;
-  elasticity.body_force[0] = 1.;
+  const LinearElasticityKernel<dim, double> elasticity =
+    plan_test_elasticity<dim>();
   LaplaceKernel<dim, double> laplace;
   const std::vector<double>  nodal(arrays.nodal_coordinates);
   std::vector<double>        values, rhs, compact_values, compact_rhs;
-  const auto                 run = [&](const auto &kernel) {
-    shared_nz_on_host<dim>(plan,
-                           arrays,
-                           kernel,
-                           AssemblyOptions(),
-                           nodal,
-                           values,
-                           rhs);
-    shared_nz_on_host<dim>(compact,
-                           arrays,
-                           kernel,
-                           AssemblyOptions(),
-                           nodal,
-                           compact_values,
-                           compact_rhs);
+  // The host version with each plan: full, then compact targets.
+  const auto run = [&](const auto &kernel) {
+    for (const bool with_records : {false, true})
+      shared_nz_on_host<dim>(with_records ? compact : plan,
+                             arrays,
+                             kernel,
+                             AssemblyOptions(),
+                             nodal,
+                             with_records ? compact_values : values,
+                             with_records ? compact_rhs : rhs);
   };
   if (vector_valued)
     run(elasticity);
@@ -679,10 +686,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
      {plan.slice_offsets.back() == plan.sources.size(),
       "the warps' slices cover the sources"}});
 
-  LinearElasticityKernel<dim, double> elasticity;
-  elasticity.lambda        = 3.;
-  elasticity.mu            = 1.25;
-  elasticity.body_force[0] = 1.;
+  const LinearElasticityKernel<dim, double> elasticity =
+    plan_test_elasticity<dim>();
   LaplaceKernel<dim, double>       laplace;
   std::vector<double>              nodal(arrays.nodal_coordinates);
   std::vector<double>              reference_values, reference_rhs, values, rhs;

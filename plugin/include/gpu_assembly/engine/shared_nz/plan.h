@@ -79,9 +79,9 @@ namespace GPUAssembly
        * records), a few words per row of 32 lists instead of a 32-bit index
        * per nonzero, and finds each nonzero from its run. Sums and stores
        * are those of the full form, so the values are bitwise the same;
-       * only what the reduction reads changes (about 4 bytes per nonzero
-       * less, the full targets are not uploaded). Refused without
-       * node_pairs.
+       * only what the reduction reads changes (on tetrahedra of linear
+       * elasticity under 1 byte per nonzero instead of 4; the full targets
+       * are not uploaded). Refused without node_pairs.
        */
       bool compact_targets = false;
 
