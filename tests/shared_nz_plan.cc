@@ -203,7 +203,7 @@ test_compact_targets(Testing::Checks                &checks,
 
   // Each warp's rows, as the closing entries of its first lane give them,
   // decoded from the records and compared with the full targets.
-  bool        decodes = same_plan, records_end = same_plan;
+  bool decodes = same_plan, lanes_decode = same_plan, records_end = same_plan;
   std::size_t n_rows = 0, n_missing_runs = 0;
   for (std::size_t slice = 0;
        same_plan && slice + 1 < plan.slice_offsets.size();
@@ -244,6 +244,45 @@ test_compact_targets(Testing::Checks                &checks,
                         SharedNZLayout::compact_rhs_target(c1, l, n_c)] ==
                 plan
                   .targets[full + SharedNZLayout::rhs_target(c1, l, row, n_c)];
+          // Each device lane's targets (compact_lane_targets()).
+          for (unsigned int l = 0; l < 32; ++l)
+            {
+              index_type target[3][3];
+              if (n_c != 3 && n_c != 2 && n_c != 1)
+                lanes_decode = false;
+              const auto lane = [&](const auto n) {
+                constexpr unsigned int nc = decltype(n)::value;
+                index_type             t[nc][nc];
+                SharedNZLayout::compact_lane_targets<nc>(
+                  records + record,
+                  row,
+                  l,
+                  [](const index_type *address) {
+                    return *address;
+                  },
+                  t);
+                for (unsigned int c1 = 0; c1 < nc; ++c1)
+                  for (unsigned int i = 0; i < nc; ++i)
+                    target[c1][i] = t[c1][i];
+              };
+              if (n_c == 1)
+                lane(std::integral_constant<unsigned int, 1>());
+              else if (n_c == 2)
+                lane(std::integral_constant<unsigned int, 2>());
+              else
+                lane(std::integral_constant<unsigned int, 3>());
+              const unsigned int width = n_c * row.n_lists;
+              for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                for (unsigned int i = 0; i < n_c; ++i)
+                  lanes_decode &=
+                    target[c1][i] ==
+                    (l + 32 * i < width ?
+                       plan.targets
+                         [full +
+                          SharedNZLayout::block_target(c1, 0, 0, row, n_c) + l +
+                          32 * i] :
+                       -1);
+            }
           const std::size_t length = records[record];
           for (std::size_t i =
                  record + SharedNZLayout::compact_header(row, n_c);
@@ -295,6 +334,9 @@ test_compact_targets(Testing::Checks                &checks,
       "the plan is the same but for its compact records (and a plan "
       "without compact_targets has none)"},
      {decodes && n_rows > 0, "every record decodes to its row's full targets"},
+     {lanes_decode,
+      "every device lane's targets (compact_lane_targets()) are the full "
+      "targets of its positions, -1 past the row"},
      {records_end, "each warp's records end where the next warp's begin"},
      {compact.compact_targets.size() < plan.targets.size(),
       "the records take fewer entries than the full targets"},

@@ -248,47 +248,18 @@ namespace GPUAssembly
         unsigned int       next_first;
         if constexpr (compact_targets)
           {
-            // The record's order and run-start words, the same for every
-            // lane (one broadcast load each), then each lane's run bases:
-            // position p = l + 32 i of row c1, at ordered position q
-            // (SharedNZLayout::compact_position()), lies in the run of the
-            // set bits up to bit q % 32 of word q / 32
-            // (SharedNZLayout::compact_run()).
-            const int *const   record = targets + first;
-            const unsigned int order  = __ldg(record + 1);
-            std::uint32_t      words[nc * nc];
-            for (unsigned int w = 0; w < nc * nc; ++w)
-              words[w] = static_cast<std::uint32_t>(__ldg(
-                record + SharedNZLayout::compact_run_word(0, 0, row, nc) + w));
-            const int *const bases =
-              record + SharedNZLayout::compact_header(row, nc);
-            next_first       = first + __ldg(record);
-            unsigned int run = 0;
-            for (unsigned int c1 = 0; c1 < nc; ++c1)
-              {
-                for (unsigned int i = 0; i < nc; ++i)
-                  {
-                    const unsigned int p = l + 32 * i;
-                    const unsigned int q =
-                      SharedNZLayout::compact_position(p,
-                                                       order,
-                                                       row.n_lists,
-                                                       nc);
-                    target[c1][i] =
-                      p < width ?
-                        SharedNZLayout::compact_target(
-                          __ldg(bases + SharedNZLayout::compact_run(words,
-                                                                    run,
-                                                                    c1,
-                                                                    q / 32,
-                                                                    q % 32,
-                                                                    nc)),
-                          q) :
-                        -1;
-                  }
-                for (unsigned int i = 0; i < nc; ++i)
-                  run += __popc(words[c1 * nc + i]);
-              }
+            // Each lane's targets from the record's run starts and bases
+            // (SharedNZLayout::compact_lane_targets(); the words every lane
+            // reads are one broadcast load each).
+            SharedNZLayout::compact_lane_targets<nc>(
+              targets + first,
+              row,
+              l,
+              [](const int *address) {
+                return __ldg(address);
+              },
+              target);
+            next_first = first + __ldg(targets + first);
           }
         else
           {

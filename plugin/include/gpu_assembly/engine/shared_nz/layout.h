@@ -794,6 +794,50 @@ namespace GPUAssembly
     }
 
     /**
+     * The targets of a device lane @p l in the compact record at @p record:
+     * target[c1][i] of position p = l + 32 i of row c1 (the entries the
+     * lane stores, block_target()), -1 past the row's n_c n_lists positions
+     * or where the pattern has no nonzero. The order and the run-start
+     * words are read once for all (the same for every lane of the warp),
+     * then one base per position; @p load(address) reads an entry.
+     */
+    template <unsigned int n_c, class Load>
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    compact_lane_targets(const index_type  *record,
+                         const RowClose     row,
+                         const unsigned int l,
+                         const Load        &load,
+                         index_type (&target)[n_c][n_c])
+    {
+      const unsigned int width = n_c * row.n_lists;
+      const unsigned int order = load(record + 1);
+      std::uint32_t      words[n_c * n_c];
+      for (unsigned int w = 0; w < n_c * n_c; ++w)
+        words[w] = static_cast<std::uint32_t>(
+          load(record + compact_run_word(0, 0, row, n_c) + w));
+      const index_type *const bases = record + compact_header(row, n_c);
+      unsigned int            run   = 0;
+      for (unsigned int c1 = 0; c1 < n_c; ++c1)
+        {
+          for (unsigned int i = 0; i < n_c; ++i)
+            {
+              const unsigned int p = l + 32 * i;
+              const unsigned int q =
+                compact_position(p, order, row.n_lists, n_c);
+              target[c1][i] =
+                p < width ?
+                  compact_target(
+                    load(bases +
+                         compact_run(words, run, c1, q / 32, q % 32, n_c)),
+                    q) :
+                  -1;
+            }
+          for (unsigned int i = 0; i < n_c; ++i)
+            run += count_bits(words[c1 * n_c + i]);
+        }
+    }
+
+    /**
      * Appends to @p record the compact form of a row of @p n_lists lists,
      * the first @p n_diagonal diagonal, whose full targets (block_target(),
      * rhs_target()) are @p full, in the order of fewer runs.
