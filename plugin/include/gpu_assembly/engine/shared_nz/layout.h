@@ -736,24 +736,31 @@ namespace GPUAssembly
     }
 
     /**
-     * Run (0-based, over all rows c1 of the record) of ordered position q
-     * = 32 i + b of row c1, given the record's run-start words @p words
-     * (word i of row c1 at words[c1 * n_c + i]) and the runs of the rows
-     * before c1, @p runs_before.
+     * Run (0-based, over all rows c1 of the record) of ordered position @p q
+     * of row c1, given the record's run-start words @p words (word i of row
+     * c1 at words[c1 * n_c + i]) and the runs of the rows before c1,
+     * @p runs_before. Every word is read at an index known where n_c and c1
+     * are (a selection, not words[q / 32]), so that a device thread keeps
+     * them in registers rather than in local memory.
      */
     GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
     compact_run(const std::uint32_t *words,
                 const unsigned int   runs_before,
                 const unsigned int   c1,
-                const unsigned int   i,
-                const unsigned int   b,
+                const unsigned int   q,
                 const unsigned int   n_c)
     {
-      unsigned int run = runs_before;
-      for (unsigned int w = 0; w < i; ++w)
-        run += count_bits(words[c1 * n_c + w]);
-      return run + count_bits(words[c1 * n_c + i] & (0xffffffffu >> (31 - b))) -
-             1;
+      const unsigned int i   = q / 32;
+      unsigned int       run = runs_before;
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int w = 0; w < n_c; ++w)
+        {
+          const std::uint32_t word = words[c1 * n_c + w];
+          run += count_bits(w < i  ? word :
+                            w == i ? word & (0xffffffffu >> (31 - q % 32)) :
+                                     0u);
+        }
+      return run - 1;
     }
 
     /// The nonzero of ordered position @p q with run base @p base; -1 for
@@ -788,8 +795,7 @@ namespace GPUAssembly
       unsigned int runs_before = 0;
       for (unsigned int w = 0; w < c1 * n_c; ++w)
         runs_before += count_bits(words[w]);
-      const unsigned int run =
-        compact_run(words, runs_before, c1, q / 32, q % 32, n_c);
+      const unsigned int run = compact_run(words, runs_before, c1, q, n_c);
       return compact_target(record[compact_header(row, n_c) + run], q);
     }
 
@@ -812,13 +818,16 @@ namespace GPUAssembly
       const unsigned int width = n_c * row.n_lists;
       const unsigned int order = load(record + 1);
       std::uint32_t      words[n_c * n_c];
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int w = 0; w < n_c * n_c; ++w)
         words[w] = static_cast<std::uint32_t>(
           load(record + compact_run_word(0, 0, row, n_c) + w));
       const index_type *const bases = record + compact_header(row, n_c);
       unsigned int            run   = 0;
+      GPU_ASSEMBLY_UNROLL
       for (unsigned int c1 = 0; c1 < n_c; ++c1)
         {
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int i = 0; i < n_c; ++i)
             {
               const unsigned int p = l + 32 * i;
@@ -826,12 +835,12 @@ namespace GPUAssembly
                 compact_position(p, order, row.n_lists, n_c);
               target[c1][i] =
                 p < width ?
-                  compact_target(
-                    load(bases +
-                         compact_run(words, run, c1, q / 32, q % 32, n_c)),
-                    q) :
+                  compact_target(load(bases +
+                                      compact_run(words, run, c1, q, n_c)),
+                                 q) :
                   -1;
             }
+          GPU_ASSEMBLY_UNROLL
           for (unsigned int i = 0; i < n_c; ++i)
             run += count_bits(words[c1 * n_c + i]);
         }
