@@ -16,6 +16,7 @@
 //        Options: --precision double|float|both  --repetitions N
 //                 --method NAME (repeatable; default: all of GlobalNZ,
 //                 "GlobalNZ symmetric", SharedNZ, "SharedNZ node pairs",
+//                 "SharedNZ node pairs, compact targets",
 //                 LocalElem-atomic, LocalElem-colored)
 //                 --tune METHOD.NAME=VALUE (repeatable: overrides a value of
 //                 DeviceMethodData (each method's parameters) for every method
@@ -114,6 +115,9 @@ namespace
     double      bytes; // 0: no byte model
     double      setup_seconds;
     double      plan_bytes;
+    // SharedNZ's elements staged (or computed) per element of the mesh; 0
+    // for the other methods.
+    double recomputation = 0;
     // What a new mesh costs before its first result: the method's plan
     // and the constraint plan built on the host, the rest of reinit() (the
     // upload), and the first assemble().
@@ -372,7 +376,10 @@ namespace
            plan.slice_offsets.size() + plan.target_offsets.size()) *
             sizeof(int) +
           plan.sources.size() * sizeof(std::uint16_t) +
-          plan.targets.size() * sizeof(int) + output;
+          (plan.parameters.compact_targets ? plan.compact_targets.size() :
+                                             plan.targets.size()) *
+            sizeof(int) +
+          output;
         if (plan.parameters.node_pairs)
           {
             const double n_free = std::accumulate(plan.n_free_elements.begin(),
@@ -424,8 +431,9 @@ namespace
   {
     std::string    name;
     AssemblyMethod method;
-    bool           symmetric  = false;
-    bool           node_pairs = false;
+    bool           symmetric       = false;
+    bool           node_pairs      = false;
+    bool           compact_targets = false;
   };
 
   const std::vector<Variant> all_variants = {
@@ -433,6 +441,11 @@ namespace
     {"GlobalNZ symmetric", AssemblyMethod::global_nz, true},
     {"SharedNZ", AssemblyMethod::shared_nz},
     {"SharedNZ node pairs", AssemblyMethod::shared_nz, false, true},
+    {"SharedNZ node pairs, compact targets",
+     AssemblyMethod::shared_nz,
+     false,
+     true,
+     true},
     {"LocalElem-atomic", AssemblyMethod::local_elem_atomic},
     {"LocalElem-colored", AssemblyMethod::local_elem_colored}};
 
@@ -624,6 +637,7 @@ namespace
         data.method                           = method;
         data.global_nz.symmetric              = variant.symmetric;
         data.shared_nz.node_pairs             = variant.node_pairs;
+        data.shared_nz.compact_targets        = variant.compact_targets;
         DeviceAssembler<dim, Number> assembler;
         const bool                   was_recording = SetupTimes::recording();
         SetupTimes::set_recording(true);
@@ -675,6 +689,8 @@ namespace
         rows.push_back(row);
         if (method == AssemblyMethod::shared_nz)
           {
+            rows.back().recomputation =
+              assembler.get_shared_nz_plan().recomputation_factor;
             std::cout << variant.name << ": ";
             print_parts(assembler.get_shared_nz_plan(), sizeof(Number));
             std::cout << std::endl;
@@ -690,12 +706,21 @@ namespace
               const double            n_nonzeros,
               const double            bandwidth)
   {
+    // The method column as wide as the longest name. "model B/nnz" is the
+    // byte model per nonzero (what a re-assembly moves), "plan B/nnz" the
+    // device memory of the method's arrays per nonzero, "recomp." SharedNZ's
+    // elements staged or computed per element.
+    std::size_t name_width = 24;
+    for (const Row &row : rows)
+      name_width = std::max(name_width, row.method.size() + 2);
+    const int w = static_cast<int>(name_width);
     std::cout << "\n" << title << "\n";
-    std::cout << std::left << std::setw(24) << "method" << std::right
+    std::cout << std::left << std::setw(w) << "method" << std::right
               << std::setw(12) << "time [ms]" << std::setw(14) << "GNZ/s"
               << std::setw(12) << "model MB" << std::setw(10) << "GB/s"
-              << std::setw(12) << "of copy BW" << std::setw(12) << "set-up [s]"
-              << std::setw(12) << "B/nonzero" << std::setw(12) << "vs deal.II"
+              << std::setw(12) << "of copy BW" << std::setw(13) << "model B/nnz"
+              << std::setw(12) << "set-up [s]" << std::setw(12) << "plan B/nnz"
+              << std::setw(9) << "recomp." << std::setw(12) << "vs deal.II"
               << '\n';
     // With --skip-dealii the peer's row holds NaN: leave it and its column
     // out rather than print "nan".
@@ -704,7 +729,7 @@ namespace
       {
         if (!std::isfinite(row.seconds))
           continue;
-        std::cout << std::left << std::setw(24) << row.method << std::right
+        std::cout << std::left << std::setw(w) << row.method << std::right
                   << std::fixed << std::setprecision(3) << std::setw(12)
                   << row.seconds * 1e3 << std::setprecision(2) << std::setw(14)
                   << n_nonzeros / row.seconds * 1e-9;
@@ -713,13 +738,20 @@ namespace
                     << std::setw(10) << std::setprecision(0)
                     << row.bytes / row.seconds * 1e-9 << std::setw(11)
                     << std::setprecision(1)
-                    << 100. * row.bytes / row.seconds / bandwidth << '%';
+                    << 100. * row.bytes / row.seconds / bandwidth << '%'
+                    << std::setw(13) << std::setprecision(1)
+                    << row.bytes / n_nonzeros;
         else
           std::cout << std::setw(12) << "-" << std::setw(10) << "-"
-                    << std::setw(12) << "-";
+                    << std::setw(12) << "-" << std::setw(13) << "-";
         std::cout << std::setw(12) << std::setprecision(2) << row.setup_seconds
                   << std::setw(12) << std::setprecision(1)
                   << row.plan_bytes / n_nonzeros;
+        if (row.recomputation > 0)
+          std::cout << std::setw(9) << std::setprecision(2)
+                    << row.recomputation;
+        else
+          std::cout << std::setw(9) << "-";
         if (std::isfinite(dealii_seconds))
           std::cout << std::setw(11) << std::setprecision(0)
                     << dealii_seconds / row.seconds << 'x';
@@ -745,11 +777,15 @@ namespace
                              const AdapterStages    &adapter)
   {
     const double dealii_seconds = rows.back().seconds;
+    std::size_t  name_width     = 24;
+    for (const Row &row : rows)
+      name_width = std::max(name_width, row.method.size() + 2);
+    const int w = static_cast<int>(name_width);
     std::cout << "\nFirst assembly after a new mesh (adapter and plans on "
               << MultithreadInfo::n_threads()
               << " host threads, pattern and K on the " << adapter.built_on
               << ")\n";
-    std::cout << std::left << std::setw(24) << "method" << std::right
+    std::cout << std::left << std::setw(w) << "method" << std::right
               << std::setw(12) << "adapter [s]" << std::setw(12)
               << "pattern [s]" << std::setw(10) << "maps [s]" << std::setw(10)
               << "plan [s]" << std::setw(16) << "constr. plan [s]"
@@ -764,7 +800,7 @@ namespace
         const double sum = adapter.rest + adapter.pattern + adapter.maps +
                            row.plan_seconds + row.constraint_plan_seconds +
                            row.upload_seconds + row.first_assembly;
-        std::cout << std::left << std::setw(24) << row.method << std::right
+        std::cout << std::left << std::setw(w) << row.method << std::right
                   << std::fixed << std::setprecision(3) << std::setw(12)
                   << adapter.rest << std::setw(12) << adapter.pattern
                   << std::setw(10) << adapter.maps << std::setw(10)
@@ -826,10 +862,13 @@ namespace
                   << std::endl;
         print_recorded_steps();
       }
-    for (const bool node_pairs : {false, true})
+    // Slots, node pairs, node pairs with compact targets.
+    for (const unsigned int form : {0u, 1u, 2u})
       {
+        const bool               node_pairs = form > 0;
         SharedNZPlan::Parameters parameters = tuning.shared_nz;
         parameters.node_pairs               = node_pairs;
+        parameters.compact_targets          = form == 2;
         SharedNZPlan plan;
         SetupTimes::clear();
         const auto start = std::chrono::steady_clock::now();
@@ -846,13 +885,22 @@ namespace
                                     1024);
         plan.reinit(arrays, parameters, dim, sizeof(double), shared_memory);
         const double seconds = seconds_since(start);
-        std::cout << "SharedNZ" << (node_pairs ? " node pairs" : "")
+        std::cout << "SharedNZ"
+                  << (form == 2  ? " node pairs, compact targets" :
+                      node_pairs ? " node pairs" :
+                                   "")
                   << " plan: " << seconds << " s (with the adapter "
                   << adapter_seconds + seconds << " s), ";
         print_parts(plan, sizeof(double));
         print_stream(plan);
         std::cout << ", " << plan.sources.size() << " reduction entries, "
-                  << plan.targets.size() << " targets" << std::endl;
+                  << plan.targets.size() << " targets";
+        if (parameters.compact_targets)
+          std::cout << " (" << plan.compact_targets.size()
+                    << " in compact records, "
+                    << 4. * plan.compact_targets.size() / arrays.n_nonzeros()
+                    << " bytes per nonzero)";
+        std::cout << std::endl;
         print_recorded_steps();
       }
   }

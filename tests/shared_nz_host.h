@@ -80,44 +80,70 @@ namespace GPUAssembly
                   const unsigned int n_chunks = (plan.slice_offsets[slice + 1] -
                                                  plan.slice_offsets[slice]) /
                                                 (32 * chunk);
+                  // With compact targets the lane reads the compact
+                  // records alone, as the device does.
+                  const bool        compact = plan.parameters.compact_targets;
                   const index_type *targets =
-                    plan.targets.data() + plan.target_offsets[slice];
-                  const auto load_target = [&](const unsigned int i) {
-                    return targets[i];
+                    compact ? plan.compact_targets.data() +
+                                plan.compact_target_offsets[slice] :
+                                 plan.targets.data() + plan.target_offsets[slice];
+                  const auto walk_with = [&](const auto &row_form) {
+                    SharedNZLayout::walk_lane<Number, n_c>(
+                      plan.sources.data() + plan.slice_offsets[slice] +
+                        lane % 32 * chunk,
+                      n_chunks,
+                      32 * chunk,
+                      lane % 32,
+                      n_en,
+                      n_ed,
+                      load,
+                      [&](const Number(&sum)[n_c][n_c],
+                          const SharedNZLayout::RowClose row,
+                          const unsigned int             l,
+                          const unsigned int             first) {
+                        SharedNZLayout::store_lane_block<n_c>(
+                          sum,
+                          row,
+                          l,
+                          [&](const unsigned int c1,
+                              const unsigned int c2,
+                              const unsigned int slot) {
+                            return compact ?
+                                        SharedNZLayout::compact_block_target(
+                                       targets + first,
+                                       c1,
+                                       c2,
+                                       slot,
+                                       row,
+                                       n_c) :
+                                        targets[first +
+                                             SharedNZLayout::block_target(c1,
+                                                                          c2,
+                                                                          slot,
+                                                                          row,
+                                                                          n_c)];
+                          },
+                          [&](const index_type target,
+                              const Number     value,
+                              const bool       add) {
+                            values[target] =
+                              add ? values[target] + value : value;
+                          });
+                      },
+                      [&](const unsigned int i,
+                          const Number       sum,
+                          const bool         add) {
+                        rhs[targets[i]] = add ? rhs[targets[i]] + sum : sum;
+                      },
+                      SharedNZLayout::HalvesAddedWhenStored(),
+                      nullptr,
+                      add_pair,
+                      row_form);
                   };
-                  SharedNZLayout::walk_lane<Number, n_c>(
-                    plan.sources.data() + plan.slice_offsets[slice] +
-                      lane % 32 * chunk,
-                    n_chunks,
-                    32 * chunk,
-                    lane % 32,
-                    n_en,
-                    n_ed,
-                    load,
-                    [&](const Number(&sum)[n_c][n_c],
-                        const SharedNZLayout::RowClose row,
-                        const unsigned int             l,
-                        const unsigned int             first) {
-                      SharedNZLayout::store_lane_block<n_c>(
-                        sum,
-                        row,
-                        l,
-                        first,
-                        load_target,
-                        [&](const index_type target,
-                            const Number     value,
-                            const bool       add) {
-                          values[target] = add ? values[target] + value : value;
-                        });
-                    },
-                    [&](const unsigned int i,
-                        const Number       sum,
-                        const bool         add) {
-                      rhs[targets[i]] = add ? rhs[targets[i]] + sum : sum;
-                    },
-                    SharedNZLayout::HalvesAddedWhenStored(),
-                    nullptr,
-                    add_pair);
+                  if (compact)
+                    walk_with(SharedNZLayout::CompactTargets{targets});
+                  else
+                    walk_with(SharedNZLayout::FullTargets());
                 }
             };
 

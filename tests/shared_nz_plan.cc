@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <tuple>
 
 #include "rule_checks.h"
@@ -154,6 +155,205 @@ struct ZeroDiagonalKernel
     laplace.add_node_vector(element, a, vector);
   }
 };
+
+
+
+// The elasticity kernel the plans are assembled with.
+template <int dim>
+LinearElasticityKernel<dim, double>
+plan_test_elasticity()
+{
+  LinearElasticityKernel<dim, double> elasticity;
+  elasticity.lambda        = 3.;
+  elasticity.mu            = 1.25;
+  elasticity.body_force[0] = 1.;
+  return elasticity;
+}
+
+
+
+// Compact targets (SharedNZPlan::Parameters::compact_targets) against the
+// full ones of the same plan: the plan is otherwise the same, every
+// record decodes to the row's full targets, the records are smaller (the
+// test problems number their DoFs component by component), and the host
+// version stores bitwise the same values and right-hand side.
+template <int dim>
+void
+test_compact_targets(Testing::Checks                &checks,
+                     const std::string              &name,
+                     const MeshArrays               &arrays,
+                     const SharedNZPlan             &plan,
+                     const SharedNZPlan::Parameters &parameters,
+                     const std::size_t               limit,
+                     const bool                      vector_valued)
+{
+  SharedNZPlan::Parameters compact_parameters = parameters;
+  compact_parameters.compact_targets          = true;
+  SharedNZPlan compact;
+  compact.reinit(arrays, compact_parameters, dim, sizeof(double), limit);
+  const unsigned int n_c = plan.n_components;
+  const bool         same_plan =
+    compact.sources == plan.sources && compact.targets == plan.targets &&
+    compact.slice_offsets == plan.slice_offsets &&
+    compact.target_offsets == plan.target_offsets &&
+    compact.elements == plan.elements &&
+    compact.block_supplemental == plan.block_supplemental &&
+    plan.compact_targets.empty() && plan.compact_target_offsets.empty() &&
+    compact.compact_target_offsets.size() == plan.target_offsets.size();
+
+  // Each warp's rows, as the closing entries of its first lane give them,
+  // decoded from the records and compared with the full targets.
+  bool decodes = same_plan, lanes_decode = same_plan, records_end = same_plan;
+  std::size_t n_rows = 0, n_missing_runs = 0;
+  for (std::size_t slice = 0;
+       same_plan && slice + 1 < plan.slice_offsets.size();
+       ++slice)
+    {
+      constexpr unsigned int chunk = SharedNZLayout::chunk;
+      const std::size_t      begin = plan.slice_offsets[slice];
+      const std::size_t columns = (plan.slice_offsets[slice + 1] - begin) / 32;
+      std::size_t       full    = plan.target_offsets[slice];
+      std::size_t       record  = compact.compact_target_offsets[slice];
+      for (std::size_t j = 0; j < columns; ++j)
+        {
+          const std::uint16_t e =
+            plan.sources[begin + (j / chunk) * 32 * chunk + j % chunk];
+          if (e < SharedNZLayout::end_flag)
+            continue;
+          ++n_rows;
+          const SharedNZLayout::RowClose row =
+            SharedNZLayout::decode_row_close(e);
+          const index_type *const records = compact.compact_targets.data();
+          for (unsigned int l = 0; l < row.n_lists; ++l)
+            for (unsigned int c1 = 0; c1 < n_c; ++c1)
+              for (unsigned int c2 = 0; c2 < n_c; ++c2)
+                decodes &=
+                  SharedNZLayout::compact_block_target(records + record,
+                                                       c1,
+                                                       c2,
+                                                       l,
+                                                       row,
+                                                       n_c) ==
+                  plan
+                    .targets[full +
+                             SharedNZLayout::block_target(c1, c2, l, row, n_c)];
+          for (unsigned int l = 0; l < row.n_diagonal; ++l)
+            for (unsigned int c1 = 0; c1 < n_c; ++c1)
+              decodes &=
+                records[record +
+                        SharedNZLayout::compact_rhs_target(c1, l, n_c)] ==
+                plan
+                  .targets[full + SharedNZLayout::rhs_target(c1, l, row, n_c)];
+          // Each device lane's targets (compact_lane_targets()).
+          for (unsigned int l = 0; l < 32; ++l)
+            {
+              index_type target[3][3];
+              if (n_c != 3 && n_c != 2 && n_c != 1)
+                lanes_decode = false;
+              const auto lane = [&](const auto n) {
+                constexpr unsigned int nc = decltype(n)::value;
+                index_type             t[nc][nc];
+                SharedNZLayout::compact_lane_targets<nc>(
+                  records + record,
+                  row,
+                  l,
+                  [](const index_type *address) {
+                    return *address;
+                  },
+                  t);
+                for (unsigned int c1 = 0; c1 < nc; ++c1)
+                  for (unsigned int i = 0; i < nc; ++i)
+                    target[c1][i] = t[c1][i];
+              };
+              if (n_c == 1)
+                lane(std::integral_constant<unsigned int, 1>());
+              else if (n_c == 2)
+                lane(std::integral_constant<unsigned int, 2>());
+              else
+                lane(std::integral_constant<unsigned int, 3>());
+              const unsigned int width = n_c * row.n_lists;
+              for (unsigned int c1 = 0; c1 < n_c; ++c1)
+                for (unsigned int i = 0; i < n_c; ++i)
+                  lanes_decode &=
+                    target[c1][i] ==
+                    (l + 32 * i < width ?
+                       plan.targets
+                         [full +
+                          SharedNZLayout::block_target(c1, 0, 0, row, n_c) + l +
+                          32 * i] :
+                       -1);
+            }
+          const std::size_t length = records[record];
+          for (std::size_t i =
+                 record + SharedNZLayout::compact_header(row, n_c);
+               i < record + length;
+               ++i)
+            n_missing_runs += records[i] == SharedNZLayout::no_target_run;
+          full += SharedNZLayout::row_targets(row, n_c);
+          record += length;
+        }
+      records_end &= full == plan.target_offsets[slice + 1] &&
+                     record == compact.compact_target_offsets[slice + 1];
+    }
+
+  const LinearElasticityKernel<dim, double> elasticity =
+    plan_test_elasticity<dim>();
+  LaplaceKernel<dim, double> laplace;
+  const std::vector<double>  nodal(arrays.nodal_coordinates);
+  std::vector<double>        values, rhs, compact_values, compact_rhs;
+  // The host version with each plan: full, then compact targets.
+  const auto run = [&](const auto &kernel) {
+    for (const bool with_records : {false, true})
+      shared_nz_on_host<dim>(with_records ? compact : plan,
+                             arrays,
+                             kernel,
+                             AssemblyOptions(),
+                             nodal,
+                             with_records ? compact_values : values,
+                             with_records ? compact_rhs : rhs);
+  };
+  if (vector_valued)
+    run(elasticity);
+  else
+    run(laplace);
+  const bool bitwise =
+    values.size() == compact_values.size() &&
+    std::memcmp(values.data(),
+                compact_values.data(),
+                values.size() * sizeof(double)) == 0 &&
+    rhs.size() == compact_rhs.size() &&
+    std::memcmp(rhs.data(), compact_rhs.data(), rhs.size() * sizeof(double)) ==
+      0;
+  Testing::check_rules(
+    checks,
+    name + ", compact targets: " + std::to_string(n_rows) + " rows in " +
+      std::to_string(compact.compact_targets.size()) + " entries against " +
+      std::to_string(plan.targets.size()) + ", " +
+      std::to_string(n_missing_runs) + " runs without nonzeros",
+    {{same_plan,
+      "the plan is the same but for its compact records (and a plan "
+      "without compact_targets has none)"},
+     {decodes && n_rows > 0, "every record decodes to its row's full targets"},
+     {lanes_decode,
+      "every device lane's targets (compact_lane_targets()) are the full "
+      "targets of its positions, -1 past the row"},
+     {records_end, "each warp's records end where the next warp's begin"},
+     {compact.compact_targets.size() < plan.targets.size(),
+      "the records take fewer entries than the full targets"},
+     {bitwise,
+      "the host version stores bitwise the same values and right-hand "
+      "side with compact targets"}});
+
+  SharedNZPlan::Parameters without_pairs = compact_parameters;
+  without_pairs.node_pairs               = false;
+  checks.check_throws<ExcUnsupportedInput>(
+    [&] {
+      SharedNZPlan refused;
+      refused.reinit(arrays, without_pairs, dim, sizeof(double), limit);
+    },
+    "are read by the node-pair reduction only",
+    name + ": compact targets without node pairs are refused");
+}
 
 
 
@@ -528,10 +728,8 @@ test_shared_nz_plan(Testing::Checks      &checks,
      {plan.slice_offsets.back() == plan.sources.size(),
       "the warps' slices cover the sources"}});
 
-  LinearElasticityKernel<dim, double> elasticity;
-  elasticity.lambda        = 3.;
-  elasticity.mu            = 1.25;
-  elasticity.body_force[0] = 1.;
+  const LinearElasticityKernel<dim, double> elasticity =
+    plan_test_elasticity<dim>();
   LaplaceKernel<dim, double>       laplace;
   std::vector<double>              nodal(arrays.nodal_coordinates);
   std::vector<double>              reference_values, reference_rhs, values, rhs;
@@ -561,6 +759,15 @@ test_shared_nz_plan(Testing::Checks      &checks,
                  ": SharedNZ executed on the host equals the reference "
                  "assembly (relative error " +
                  Testing::scientific(error) + " <= 1e-13)");
+
+  if (node_pairs)
+    test_compact_targets<dim>(checks,
+                              name,
+                              arrays,
+                              plan,
+                              parameters,
+                              limit,
+                              vector_valued);
 
   // The condensation's substitutes for a zero diagonal entry, node pair by
   // node pair.

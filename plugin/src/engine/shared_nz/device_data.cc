@@ -40,6 +40,7 @@ namespace GPUAssembly
       plan.reinit(arrays, parameters, n_fields, sizeof(Number), shared_memory);
       AssertThrow(std::max({plan.sources.size(),
                             plan.targets.size(),
+                            plan.compact_targets.size(),
                             plan.block_supplemental.size()}) <
                     static_cast<std::size_t>(std::numeric_limits<int>::max()),
                   ExcUnsupportedInput("SharedNZ: the reduction or S(e) "
@@ -65,8 +66,11 @@ namespace GPUAssembly
       n_free_elements.copy_from_host(plan.n_free_elements);
       slice_offsets.copy_from_host(as_int(plan.slice_offsets));
       sources.copy_from_host(plan.sources);
-      target_offsets.copy_from_host(as_int(plan.target_offsets));
-      targets.copy_from_host(plan.targets);
+      // With compact targets the device reads the compact records alone.
+      const bool compact = plan.parameters.compact_targets;
+      target_offsets.copy_from_host(
+        as_int(compact ? plan.compact_target_offsets : plan.target_offsets));
+      targets.copy_from_host(compact ? plan.compact_targets : plan.targets);
     }
 
 

@@ -50,13 +50,13 @@ namespace GPUAssembly
             halo_nodes.size() + element_offsets.size() + elements.size() +
             block_connectivity.size() + n_slots.size() +
             n_free_elements.size() + n_diagonal_lists.size() +
-            block_location.size() + targets.size()) *
+            block_location.size() + targets.size() + compact_targets.size()) *
              sizeof(index_type) +
            (block_slots.size() + sources.size()) * sizeof(std::uint16_t) +
            block_supplemental.size() * sizeof(double) +
            block_has_constraints.size() +
            (slice_offsets.size() + target_offsets.size() +
-            supplemental_offsets.size()) *
+            compact_target_offsets.size() + supplemental_offsets.size()) *
              sizeof(std::size_t);
   }
 
@@ -107,6 +107,8 @@ namespace GPUAssembly
       std::vector<std::uint16_t> sources;
       std::vector<std::size_t>   slice_ends, target_slice_ends;
       std::vector<index_type>    targets;
+      std::vector<std::size_t>   compact_slice_ends;
+      std::vector<index_type>    compact_targets;
     };
 
 
@@ -124,6 +126,7 @@ namespace GPUAssembly
                    const std::vector<unsigned char> &constrained,
                    const std::vector<unsigned int>  &block_of_node,
                    const bool                        node_pairs,
+                   const bool                        compact_targets,
                    const bool                        reorder_nodes,
                    const unsigned int                threads_per_block)
         : arrays(arrays)
@@ -131,6 +134,7 @@ namespace GPUAssembly
         , constrained(constrained)
         , block_of_node(block_of_node)
         , node_pairs(node_pairs)
+        , compact_targets(compact_targets)
         , reorder_nodes(reorder_nodes)
         , threads_per_block(threads_per_block)
         , dim(arrays.dim)
@@ -475,13 +479,23 @@ namespace GPUAssembly
         };
         b.targets.clear();
         b.target_slice_ends.clear();
+        b.compact_targets.clear();
+        b.compact_slice_ends.clear();
+        const auto end_slices = [&](const std::size_t n_slices) {
+          while (b.target_slice_ends.size() < n_slices)
+            {
+              b.target_slice_ends.push_back(b.targets.size());
+              if (compact_targets)
+                b.compact_slice_ends.push_back(b.compact_targets.size());
+            }
+        };
         for (std::size_t r = 0; r + 1 < shapes.offsets.size(); ++r)
           {
-            while (b.target_slice_ends.size() < shapes.slice[r])
-              b.target_slice_ends.push_back(b.targets.size());
+            end_slices(shapes.slice[r]);
             const unsigned int *row = shapes.lists.data() + shapes.offsets[r];
             const unsigned int  n_row =
               shapes.offsets[r + 1] - shapes.offsets[r];
+            const std::size_t row_first = b.targets.size();
             for (unsigned int c1 = 0; c1 < n_c; ++c1)
               for (unsigned int i = 0; i < n_row; ++i)
                 for (unsigned int c2 = 0; c2 < n_c; ++c2)
@@ -489,10 +503,14 @@ namespace GPUAssembly
             for (unsigned int i = 0; i < shapes.n_leading[r]; ++i)
               for (unsigned int c1 = 0; c1 < n_c; ++c1)
                 b.targets.push_back(list_target(row[i])[n_c * n_c + c1]);
+            if (compact_targets)
+              SharedNZLayout::append_compact_row(b.targets.data() + row_first,
+                                                 n_row,
+                                                 shapes.n_leading[r],
+                                                 n_c,
+                                                 b.compact_targets);
           }
-        while (b.target_slice_ends.size() <
-               threads_per_block / SharedNZLayout::row_width)
-          b.target_slice_ends.push_back(b.targets.size());
+        end_slices(threads_per_block / SharedNZLayout::row_width);
         b.sources.assign(packed.begin(), packed.end());
       }
 
@@ -504,6 +522,7 @@ namespace GPUAssembly
       const std::vector<unsigned char> &constrained;
       const std::vector<unsigned int>  &block_of_node;
       const bool                        node_pairs;
+      const bool                        compact_targets;
       const bool                        reorder_nodes;
       const unsigned int                threads_per_block;
       const unsigned int                dim, n_en, n_ed, n_c, n_supplemental;
@@ -595,6 +614,19 @@ namespace GPUAssembly
                   "constrained in 64 bits, and this element has " +
                   std::to_string(arrays.layout.n_dofs) +
                   " DoFs; use SharedNZ without node pairs or GlobalNZ."));
+    AssertThrow(parameters.node_pairs || !parameters.compact_targets,
+                ExcUnsupportedInput(
+                  "SharedNZ: compact targets "
+                  "(SharedNZPlan::Parameters::compact_targets) are read by "
+                  "the node-pair reduction only; set node_pairs too, or "
+                  "leave compact_targets off."));
+    // A compact record keeps n_c words of run starts per row c1: 32
+    // components at most.
+    AssertThrow(!parameters.compact_targets || arrays.layout.n_components <= 32,
+                ExcUnsupportedInput(
+                  "SharedNZ: compact targets hold elements of at most 32 "
+                  "components, and this one has " +
+                  std::to_string(arrays.layout.n_components) + "."));
     // The node-pair staging reads the inhomogeneity of every DoF of an
     // element with constraints (SharedNZLayout::stage_constraints()).
     AssertThrow(arrays.dof_is_constrained.size() == arrays.n_dofs &&
@@ -698,6 +730,7 @@ namespace GPUAssembly
                              constrained,
                              block_of_node,
                              parameters.node_pairs,
+                             parameters.compact_targets,
                              reorder_nodes,
                              T);
         std::vector<index_type> owned;
@@ -762,6 +795,20 @@ namespace GPUAssembly
                         &Block::target_slice_ends,
                         targets,
                         target_offsets);
+    });
+    tasks += dealii::Threads::new_task([&]() {
+      if (parameters.compact_targets)
+        concatenate_warps(blocks,
+                          T / 32,
+                          &Block::compact_targets,
+                          &Block::compact_slice_ends,
+                          compact_targets,
+                          compact_target_offsets);
+      else
+        {
+          compact_targets.clear();
+          compact_target_offsets.clear();
+        }
     });
     tasks.join_all();
     n_slots.resize(n_blocks);

@@ -88,7 +88,10 @@ namespace GPUAssembly
     // (SharedNZLayout::row_targets()) can touch lines. Loaded only where
     // the row closes, they would hold up the warp for a round trip to L2
     // or memory at every close; asked for a row ahead, they wait in L1.
-    template <unsigned int n_c>
+    // A compact record (SharedNZLayout::append_compact_row()) is a few
+    // words but for rows of many diagonal lists: four lines cover all but
+    // those, where the full form's longest row needs twelve.
+    template <unsigned int n_c, bool compact = false>
     __device__ inline void
     prefetch_row_targets(const int         *targets,
                          const unsigned int first,
@@ -99,7 +102,7 @@ namespace GPUAssembly
         {SharedNZLayout::row_width, SharedNZLayout::max_row_diagonal, 0},
         n_c);
       constexpr unsigned int n_lines =
-        (max_targets * sizeof(int) + 127) / 128 + 1;
+        compact ? 4 : (max_targets * sizeof(int) + 127) / 128 + 1;
       if (l < n_lines && first + 32 * l < n_targets)
         prefetch_l1(targets + first + 32 * l);
     }
@@ -142,12 +145,16 @@ namespace GPUAssembly
     // elements, and the Dirichlet data of those with constraints, and the
     // reduction computes their node pairs: no element is computed ahead of
     // it, and no thread holds up the block's barrier with an element and
-    // its condensation.
+    // its condensation. With compact_targets
+    // (SharedNZPlan::Parameters::compact_targets, node pairs only) the
+    // targets are compact records, a few words per row instead of an index
+    // per nonzero.
     template <int dim,
               typename Number,
               class Kernel,
               ElementSpecialization specialization,
-              bool                  node_pairs>
+              bool                  node_pairs,
+              bool                  compact_targets = false>
     __global__ void __maxnreg__(128)
       shared_nz_kernel(const Kernel                    kernel,
                        const ElementStageData<Number>  data,
@@ -214,7 +221,7 @@ namespace GPUAssembly
           for (unsigned int b = (t % 32) * 32; b < n_targets; b += 32 * 32)
             prefetch_l2(targets + b);
         }
-      prefetch_row_targets<nc>(targets, 0, n_targets, t % 32);
+      prefetch_row_targets<nc, compact_targets>(targets, 0, n_targets, t % 32);
       using Sizes                = SpecializedSizes<dim, specialization>;
       constexpr bool     simplex = Sizes::linear_simplex;
       const unsigned int n_en    = Sizes::n_nodes(data);
@@ -238,18 +245,38 @@ namespace GPUAssembly
         // 0), in lane-then-c2 order.
         const unsigned int width = nc * row.n_lists;
         int                target[nc][nc];
-        for (unsigned int c1 = 0; c1 < nc; ++c1)
-          for (unsigned int i = 0; i < nc; ++i)
-            target[c1][i] =
-              l + 32 * i < width ?
-                __ldcs(targets + first +
-                       SharedNZLayout::block_target(c1, 0, 0, row, nc) + l +
-                       32 * i) :
-                -1;
-        prefetch_row_targets<nc>(targets,
-                                 first + SharedNZLayout::row_targets(row, nc),
-                                 n_targets,
-                                 l);
+        unsigned int       next_first;
+        if constexpr (compact_targets)
+          {
+            // Each lane's targets from the record's run starts and bases
+            // (SharedNZLayout::compact_lane_targets(); the words every lane
+            // reads are one broadcast load each).
+            SharedNZLayout::compact_lane_targets<nc>(
+              targets + first,
+              row,
+              l,
+              [](const int *address) {
+                return __ldg(address);
+              },
+              target);
+            next_first = first + __ldg(targets + first);
+          }
+        else
+          {
+            for (unsigned int c1 = 0; c1 < nc; ++c1)
+              for (unsigned int i = 0; i < nc; ++i)
+                target[c1][i] =
+                  l + 32 * i < width ?
+                    __ldcs(targets + first +
+                           SharedNZLayout::block_target(c1, 0, 0, row, nc) + l +
+                           32 * i) :
+                    -1;
+            next_first = first + SharedNZLayout::row_targets(row, nc);
+          }
+        prefetch_row_targets<nc, compact_targets>(targets,
+                                                  next_first,
+                                                  n_targets,
+                                                  l);
         const SharedNZLayout::RowLane role = SharedNZLayout::row_lane(l, row);
         for (unsigned int c1 = 0; c1 < nc; ++c1)
           {
@@ -291,6 +318,12 @@ namespace GPUAssembly
         return true;
       };
       const auto walk = [&](const auto &load, const auto &add_pair) {
+        const auto row_form = [&]() {
+          if constexpr (compact_targets)
+            return SharedNZLayout::CompactTargets{targets};
+          else
+            return SharedNZLayout::FullTargets();
+        }();
         SharedNZLayout::walk_lane<Number, nc>(lane,
                                               n_chunks,
                                               32 * chunk,
@@ -302,7 +335,8 @@ namespace GPUAssembly
                                               store_rhs,
                                               combine_halves,
                                               &first_chunk,
-                                              add_pair);
+                                              add_pair,
+                                              row_form);
       };
 
       if constexpr (node_pairs)
@@ -460,10 +494,19 @@ namespace GPUAssembly
         data,
         [&](const auto specialization) {
           constexpr ElementSpecialization s = decltype(specialization)::value;
-          const auto                      block_kernel =
-            has_node_pairs && plan.parameters.node_pairs ?
-                                   shared_nz_kernel<dim, Number, Kernel, s, has_node_pairs> :
-                                   shared_nz_kernel<dim, Number, Kernel, s, false>;
+          // Compact targets come with node pairs alone (the plan refuses
+          // them without): a kernel without a node-pair form instantiates
+          // one variant.
+          const auto block_kernel = [&]() {
+            if constexpr (has_node_pairs)
+              return !plan.parameters.node_pairs ?
+                       shared_nz_kernel<dim, Number, Kernel, s, false> :
+                     plan.parameters.compact_targets ?
+                       shared_nz_kernel<dim, Number, Kernel, s, true, true> :
+                       shared_nz_kernel<dim, Number, Kernel, s, true>;
+            else
+              return shared_nz_kernel<dim, Number, Kernel, s, false>;
+          }();
           launch_kernel("shared_nz_kernel",
                         block_kernel,
                         plan.n_blocks,

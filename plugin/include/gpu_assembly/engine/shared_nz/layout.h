@@ -662,6 +662,306 @@ namespace GPUAssembly
     }
 
     /**
+     * Compact targets (SharedNZPlan::Parameters::compact_targets): a row's
+     * targets as one record instead of one index per nonzero. Row c1 of the
+     * lists' blocks (block_target(): position p = n_c l + c2 of n_c n_lists)
+     * holds the nonzeros of a row node's neighbouring columns, which split
+     * into few runs of consecutive indices in one of two orders: p itself
+     * where the DoFs of a node are numbered together (column node after
+     * column node), or q = n_lists c2 + l where they are numbered component
+     * by component (the columns of one component of neighbouring nodes
+     * adjacent); each record takes the order of fewer runs
+     * (compact_position()). A record keeps, from its first entry on,
+     *   - its length in entries (where the next row's record begins),
+     *   - its order (0: p, 1: q),
+     *   - the right-hand-side DoFs of the diagonal lists, n_c l + c1 for
+     *     list l (compact_rhs_target()),
+     *   - for each c1, n_c 32-bit words whose bit b of word i is set where
+     *     ordered position 32 i + b of row c1 begins a run,
+     *   - each run's base, c1 after c1: ordered position q of a run with
+     *     base b goes to nonzero b + q, none where b is no_target_run (the
+     *     pattern has no nonzero there).
+     * A lane finds the run of its position by counting the set bits before
+     * it, so a warp reads a handful of words per row where the full form
+     * reads 4 bytes per nonzero.
+     */
+    constexpr index_type no_target_run = -2147483647 - 1;
+
+    /// Entries of a compact record before its run bases.
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
+    compact_header(const RowClose row, const unsigned int n_c)
+    {
+      return 2 + n_c * row.n_diagonal + n_c * n_c;
+    }
+
+    /// Right-hand-side DoF c1 of the diagonal list in slot l of a compact
+    /// record.
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
+    compact_rhs_target(const unsigned int c1,
+                       const unsigned int l,
+                       const unsigned int n_c)
+    {
+      return 2 + n_c * l + c1;
+    }
+
+    /// Word i of row c1's run starts in a compact record.
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
+    compact_run_word(const unsigned int c1,
+                     const unsigned int i,
+                     const RowClose     row,
+                     const unsigned int n_c)
+    {
+      return 2 + n_c * row.n_diagonal + c1 * n_c + i;
+    }
+
+    /// Ordered position of position @p p (n_c l + c2) of a row of
+    /// @p n_lists lists in a record of order @p order.
+    GPU_ASSEMBLY_HOST_DEVICE constexpr inline unsigned int
+    compact_position(const unsigned int p,
+                     const unsigned int order,
+                     const unsigned int n_lists,
+                     const unsigned int n_c)
+    {
+      return order == 0 ? p : (p % n_c) * n_lists + p / n_c;
+    }
+
+    GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
+    count_bits(const std::uint32_t word)
+    {
+#ifdef __CUDA_ARCH__
+      return __popc(word);
+#else
+      return __builtin_popcount(word);
+#endif
+    }
+
+    /**
+     * Run (0-based, over all rows c1 of the record) of ordered position @p q
+     * of row c1, given the record's run-start words @p words (word i of row
+     * c1 at words[c1 * n_c + i]) and the runs of the rows before c1,
+     * @p runs_before. Every word is read at an index known where n_c and c1
+     * are (a selection, not words[q / 32]), so that a device thread keeps
+     * them in registers rather than in local memory.
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline unsigned int
+    compact_run(const std::uint32_t *words,
+                const unsigned int   runs_before,
+                const unsigned int   c1,
+                const unsigned int   q,
+                const unsigned int   n_c)
+    {
+      const unsigned int i   = q / 32;
+      unsigned int       run = runs_before;
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int w = 0; w < n_c; ++w)
+        {
+          const std::uint32_t word = words[c1 * n_c + w];
+          run += count_bits(w < i  ? word :
+                            w == i ? word & (0xffffffffu >> (31 - q % 32)) :
+                                     0u);
+        }
+      return run - 1;
+    }
+
+    /// The nonzero of ordered position @p q with run base @p base; -1 for
+    /// none.
+    GPU_ASSEMBLY_HOST_DEVICE inline index_type
+    compact_target(const index_type base, const unsigned int q)
+    {
+      return base == no_target_run ? index_type(-1) :
+                                     base + static_cast<index_type>(q);
+    }
+
+    /**
+     * Target of entry (c1, c2) of the list in slot @p l of the compact
+     * record at @p record: what a thread on its own reads (the device warp
+     * reads a row's words once, in its store).
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline index_type
+    compact_block_target(const index_type  *record,
+                         const unsigned int c1,
+                         const unsigned int c2,
+                         const unsigned int l,
+                         const RowClose     row,
+                         const unsigned int n_c)
+    {
+      const unsigned int q = compact_position(block_target(0, c2, l, row, n_c),
+                                              record[1],
+                                              row.n_lists,
+                                              n_c);
+      const std::uint32_t *words =
+        reinterpret_cast<const std::uint32_t *>(record) +
+        compact_run_word(0, 0, row, n_c);
+      unsigned int runs_before = 0;
+      for (unsigned int w = 0; w < c1 * n_c; ++w)
+        runs_before += count_bits(words[w]);
+      const unsigned int run = compact_run(words, runs_before, c1, q, n_c);
+      return compact_target(record[compact_header(row, n_c) + run], q);
+    }
+
+    /**
+     * The targets of a device lane @p l in the compact record at @p record:
+     * target[c1][i] of position p = l + 32 i of row c1 (the entries the
+     * lane stores, block_target()), -1 past the row's n_c n_lists positions
+     * or where the pattern has no nonzero. The order and the run-start
+     * words are read once for all (the same for every lane of the warp),
+     * then one base per position; @p load(address) reads an entry.
+     */
+    template <unsigned int n_c, class Load>
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    compact_lane_targets(const index_type  *record,
+                         const RowClose     row,
+                         const unsigned int l,
+                         const Load        &load,
+                         index_type (&target)[n_c][n_c])
+    {
+      const unsigned int width = n_c * row.n_lists;
+      const unsigned int order = load(record + 1);
+      std::uint32_t      words[n_c * n_c];
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int w = 0; w < n_c * n_c; ++w)
+        words[w] = static_cast<std::uint32_t>(
+          load(record + compact_run_word(0, 0, row, n_c) + w));
+      const index_type *const bases = record + compact_header(row, n_c);
+      unsigned int            run   = 0;
+      GPU_ASSEMBLY_UNROLL
+      for (unsigned int c1 = 0; c1 < n_c; ++c1)
+        {
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int i = 0; i < n_c; ++i)
+            {
+              const unsigned int p = l + 32 * i;
+              const unsigned int q =
+                compact_position(p, order, row.n_lists, n_c);
+              target[c1][i] =
+                p < width ?
+                  compact_target(load(bases +
+                                      compact_run(words, run, c1, q, n_c)),
+                                 q) :
+                  -1;
+            }
+          GPU_ASSEMBLY_UNROLL
+          for (unsigned int i = 0; i < n_c; ++i)
+            run += count_bits(words[c1 * n_c + i]);
+        }
+    }
+
+    /**
+     * Appends to @p record the compact form of a row of @p n_lists lists,
+     * the first @p n_diagonal diagonal, whose full targets (block_target(),
+     * rhs_target()) are @p full, in the order of fewer runs.
+     */
+    template <typename Vector>
+    inline void
+    append_compact_row(const index_type  *full,
+                       const unsigned int n_lists,
+                       const unsigned int n_diagonal,
+                       const unsigned int n_c,
+                       Vector            &record)
+    {
+      const RowClose     row{n_lists, n_diagonal, 0};
+      const unsigned int width = n_c * n_lists;
+      // Target of ordered position q of row c1 in @p order.
+      const auto target = [&](const unsigned int c1,
+                              const unsigned int q,
+                              const unsigned int order) {
+        const unsigned int p =
+          order == 0 ? q : (q % n_lists) * n_c + q / n_lists;
+        return full[block_target(c1, 0, 0, row, n_c) + p];
+      };
+      const auto starts_run = [&](const unsigned int c1,
+                                  const unsigned int q,
+                                  const unsigned int order) {
+        if (q == 0)
+          return true;
+        const index_type t      = target(c1, q, order),
+                         before = target(c1, q - 1, order);
+        return !((t < 0 && before < 0) ||
+                 (t >= 0 && before >= 0 && t == before + 1));
+      };
+      unsigned int runs[2] = {0, 0};
+      for (unsigned int order = 0; order < 2; ++order)
+        for (unsigned int c1 = 0; c1 < n_c; ++c1)
+          for (unsigned int q = 0; q < width; ++q)
+            runs[order] += starts_run(c1, q, order);
+      const unsigned int order = runs[1] < runs[0] ? 1 : 0;
+
+      const std::size_t start = record.size();
+      record.push_back(0);
+      record.push_back(static_cast<index_type>(order));
+      for (unsigned int i = 0; i < n_c * n_diagonal; ++i)
+        record.push_back(full[rhs_target(0, 0, row, n_c) + i]);
+      const std::size_t words = record.size();
+      record.resize(words + n_c * n_c, 0);
+      for (unsigned int c1 = 0; c1 < n_c; ++c1)
+        {
+          std::uint32_t word[32] = {};
+          for (unsigned int q = 0; q < width; ++q)
+            if (starts_run(c1, q, order))
+              {
+                const index_type t = target(c1, q, order);
+                word[q / 32] |= std::uint32_t(1) << (q % 32);
+                record.push_back(t < 0 ? no_target_run :
+                                         t - static_cast<index_type>(q));
+              }
+          for (unsigned int i = 0; i < n_c; ++i)
+            record[words + c1 * n_c + i] = static_cast<index_type>(word[i]);
+        }
+      record[start] = static_cast<index_type>(record.size() - start);
+    }
+
+    /**
+     * Where walk_lane() finds a row's right-hand-side targets and the next
+     * row: the full form, one index per target (row_targets()).
+     */
+    struct FullTargets
+    {
+      GPU_ASSEMBLY_HOST_DEVICE unsigned int
+      rhs(const unsigned int first,
+          const unsigned int c1,
+          const unsigned int l,
+          const RowClose     row,
+          const unsigned int n_c) const
+      {
+        return first + rhs_target(c1, l, row, n_c);
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE unsigned int
+      next(const unsigned int first,
+           const RowClose     row,
+           const unsigned int n_c) const
+      {
+        return first + row_targets(row, n_c);
+      }
+    };
+
+    /// The same for compact records (append_compact_row()) at @p targets.
+    struct CompactTargets
+    {
+      const index_type *targets;
+
+      GPU_ASSEMBLY_HOST_DEVICE unsigned int
+      rhs(const unsigned int first,
+          const unsigned int c1,
+          const unsigned int l,
+          const RowClose,
+          const unsigned int n_c) const
+      {
+        return first + compact_rhs_target(c1, l, n_c);
+      }
+
+      GPU_ASSEMBLY_HOST_DEVICE unsigned int
+      next(const unsigned int first, const RowClose, const unsigned int) const
+      {
+#ifdef __CUDA_ARCH__
+        return first + __ldg(targets + first);
+#else
+        return first + targets[first];
+#endif
+      }
+    };
+
+    /**
      * Walks one lane, number @p l of its warp, of a block's packed
      * reduction stream: for each source, adds the n_c x n_c node-pair
      * block (and, for a diagonal list, the n_c vector entries) to
@@ -690,7 +990,9 @@ namespace GPUAssembly
      * stored: a kernel may sum a list's pairs in a form of its own
      * (kernel_accumulates_node_pairs), and @p blocks says when they have
      * become the sum of blocks instead. Without node pairs, sources are
-     * read from slots.
+     * read from slots. @p row_targets_form says where a row's
+     * right-hand-side targets lie and where the next row's begin
+     * (FullTargets, CompactTargets).
      */
     template <typename Number,
               unsigned int n_components,
@@ -698,7 +1000,8 @@ namespace GPUAssembly
               class StoreRow,
               class StoreRhs,
               class CombineHalves,
-              class AddPair = NoNodePairs>
+              class AddPair = NoNodePairs,
+              class RowForm = FullTargets>
     GPU_ASSEMBLY_HOST_DEVICE inline void
     walk_lane(const std::uint16_t *lane,
               const unsigned int   n_chunks,
@@ -710,8 +1013,9 @@ namespace GPUAssembly
               const StoreRow      &store_row,
               const StoreRhs      &store_rhs,
               const CombineHalves &combine_halves,
-              const Chunk         *first_chunk = nullptr,
-              const AddPair       &add_pair    = AddPair())
+              const Chunk         *first_chunk      = nullptr,
+              const AddPair       &add_pair         = AddPair(),
+              const RowForm       &row_targets_form = RowForm())
     {
       constexpr unsigned int nc    = n_components;
       const unsigned int     row   = n_dofs + 1;
@@ -767,16 +1071,17 @@ namespace GPUAssembly
               if (role.slot < shape.n_diagonal &&
                   !(role.second_half && combined))
                 for (unsigned int c1 = 0; c1 < nc; ++c1)
-                  store_rhs(first + rhs_target(c1, role.slot, shape, nc),
-                            rhs[c1],
-                            role.second_half);
+                  store_rhs(
+                    row_targets_form.rhs(first, c1, role.slot, shape, nc),
+                    rhs[c1],
+                    role.second_half);
               for (unsigned int c1 = 0; c1 < nc; ++c1)
                 {
                   rhs[c1] = 0;
                   for (unsigned int c2 = 0; c2 < nc; ++c2)
                     sum[c1][c2] = 0;
                 }
-              first += row_targets(shape, nc);
+              first = row_targets_form.next(first, shape, nc);
             }
           current = next;
         }
@@ -784,18 +1089,19 @@ namespace GPUAssembly
 
     /**
      * store_row() of walk_lane() for a thread on its own (the host
-     * version): each entry of the lane's block to its target through
+     * version): each entry of the lane's block to its target,
+     * @p target_of(c1, c2, slot) (block_target() in the row's full
+     * targets, or compact_block_target()), through
      * @p store(target, value, add), with add for the second half of a
      * halved list; none where the lane holds no list of the row or the
      * pattern has no nonzero.
      */
-    template <unsigned int n_c, typename Number, class LoadTarget, class Store>
+    template <unsigned int n_c, typename Number, class TargetOf, class Store>
     GPU_ASSEMBLY_HOST_DEVICE inline void
     store_lane_block(const Number (&sum)[n_c][n_c],
                      const RowClose     row,
                      const unsigned int l,
-                     const unsigned int first,
-                     const LoadTarget  &load_target,
+                     const TargetOf    &target_of,
                      const Store       &store)
     {
       const RowLane role = row_lane(l, row);
@@ -804,8 +1110,7 @@ namespace GPUAssembly
       for (unsigned int c1 = 0; c1 < n_c; ++c1)
         for (unsigned int c2 = 0; c2 < n_c; ++c2)
           {
-            const index_type target =
-              load_target(first + block_target(c1, c2, role.slot, row, n_c));
+            const index_type target = target_of(c1, c2, role.slot);
             if (target >= 0)
               store(target, sum[c1][c2], role.second_half);
           }

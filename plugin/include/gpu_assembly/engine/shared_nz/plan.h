@@ -74,6 +74,18 @@ namespace GPUAssembly
       bool node_pairs = false;
 
       /**
+       * With node_pairs: the device reads the reduction's targets in their
+       * compact form (compact_targets below; SharedNZLayout's compact
+       * records), a few words per row of 32 lists instead of a 32-bit index
+       * per nonzero, and finds each nonzero from its run. Sums and stores
+       * are those of the full form, so the values are bitwise the same;
+       * only what the reduction reads changes (on tetrahedra of linear
+       * elasticity under 1 byte per nonzero instead of 4; the full targets
+       * are not uploaded). Refused without node_pairs.
+       */
+      bool compact_targets = false;
+
+      /**
        * These parameters with the automatic (0) threads_per_block and
        * blocks_per_multiprocessor resolved for elements of
        * @p n_nodes_per_element nodes: four blocks of 128 threads per
@@ -173,6 +185,11 @@ namespace GPUAssembly
     /// nonzero), then the DoFs of the diagonal lists' nodes.
     std::vector<std::size_t> target_offsets;
     std::vector<index_type>  targets;
+    /// With Parameters::compact_targets, the same rows as compact records
+    /// (SharedNZLayout::append_compact_row()), warp w of block k's from
+    /// compact_target_offsets[k * W + w] on; else empty.
+    std::vector<std::size_t> compact_target_offsets;
+    std::vector<index_type>  compact_targets;
 
     /// Largest shared memory a block needs, in bytes.
     std::size_t max_shared_bytes = 0;
