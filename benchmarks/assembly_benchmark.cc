@@ -38,7 +38,7 @@
 //                 --pattern automatic|host|device (where the adapter
 //                 builds the CSR pattern and the nonzero map K, as
 //                 DoFHandlerAdapter's pattern_construction; default
-//                 automatic: on the GPU where one is present)
+//                 its default, the host)
 //                 --supplemental gradients|edge-matrix (S(e) of every
 //                 method: JxW and the 12 physical gradients, 13 values,
 //                 the default; or the inverse reference edge matrix and

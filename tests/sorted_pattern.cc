@@ -54,6 +54,7 @@ check_choice_without_device(Testing::Checks &checks)
                                      1,
                                      1);
   DoFHandlerAdapter<2>::AdditionalData data;
+  data.pattern_construction            = PatternConstruction::automatic;
   const DoFHandlerAdapter<2> automatic = Testing::make_adapter(problem, data);
   checks.check(automatic.pattern_built_on() == PatternConstruction::host,
                "pattern_construction automatic builds on the host where "

@@ -55,7 +55,9 @@ main()
 
   Testing::TestProblem<3> problem;
   Testing::setup_refined_octant(problem, 4);
-  const DoFHandlerAdapter<3> automatic = Testing::make_adapter(problem);
+  DoFHandlerAdapter<3>::AdditionalData data;
+  data.pattern_construction            = PatternConstruction::automatic;
+  const DoFHandlerAdapter<3> automatic = Testing::make_adapter(problem, data);
   checks.check(automatic.pattern_built_on() == PatternConstruction::device,
                "pattern_construction automatic builds on the device where "
                "one is present");

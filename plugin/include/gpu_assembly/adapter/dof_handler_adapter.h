@@ -95,8 +95,12 @@ namespace GPUAssembly
        * device memory of about 16 bytes per element coupling (n_elements
        * times the square of the element's DoFs), freed before reinit()
        * returns; the host build is the one for machines without a GPU.
+       * The default is the host build: on a 16-core host the GPU build
+       * saves about 0.05 s of 3 s of set-up at 0.5 M hexahedra with hanging
+       * nodes, and it is checked against the host build on the meshes of
+       * its own test only.
        */
-      PatternConstruction pattern_construction = PatternConstruction::automatic;
+      PatternConstruction pattern_construction = PatternConstruction::host;
     };
 
     DoFHandlerAdapter() = default;
