@@ -465,6 +465,16 @@ namespace Hyperelastic
     /// force region, in active-cell order: the reactions visit only these,
     /// so that the trace costs a boundary layer per step, not the mesh.
     std::vector<typename DoFHandler<dim>::active_cell_iterator> force_cells;
+    /// The held DoFs of the owned nodes, in the order of the owned nodes
+    /// and their components, each with a region it belongs to: where a
+    /// nodal load on a held DoF enters the reactions.
+    struct HeldNodeDoF
+    {
+      types::global_dof_index dof;
+      unsigned int            component;
+      unsigned int            region;
+    };
+    std::vector<HeldNodeDoF> held_node_dofs;
     /// Whether the force trace is recorded, and its rows: step, time,
     /// then per region force and mean displacement.
     bool                             force_trace = false;

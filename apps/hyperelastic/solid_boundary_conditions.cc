@@ -172,6 +172,18 @@ namespace Hyperelastic
     std::unordered_set<types::global_dof_index> region_dofs;
     for (const ForceRegion &region : force_regions)
       region_dofs.insert(region.dofs.begin(), region.dofs.end());
+    std::unordered_map<types::global_dof_index, std::vector<unsigned int>>
+      regions_of;
+    for (unsigned int r = 0; r < force_regions.size(); ++r)
+      for (const types::global_dof_index dof : force_regions[r].dofs)
+        regions_of[dof].push_back(r);
+    held_node_dofs.clear();
+    for (const OwnedNode &node : owned_nodes)
+      for (unsigned int c = 0; c < dim; ++c)
+        if (const auto found = regions_of.find(node.dofs[c]);
+            found != regions_of.end())
+          for (const unsigned int r : found->second)
+            held_node_dofs.push_back({node.dofs[c], c, r});
     const auto in_region = [&](const types::global_dof_index dof) {
       if (region_dofs.count(dof) > 0)
         return true;
@@ -368,14 +380,9 @@ namespace Hyperelastic
 
     // A nodal load on a held DoF acts on its support.
     const double load_amplitude = last_loads.load_amplitude;
-    for (const OwnedNode &node : owned_nodes)
-      for (unsigned int c = 0; c < dim; ++c)
-        if (const auto found = regions_of.find(node.dofs[c]);
-            found != regions_of.end())
-          for (const unsigned int r : found->second)
-            forces[r].force[c] -=
-              load_amplitude *
-              backend_data.load_pattern[owned_index(node.dofs[c])];
+    for (const HeldNodeDoF &held : held_node_dofs)
+      forces[held.region].force[held.component] -=
+        load_amplitude * backend_data.load_pattern[owned_index(held.dof)];
 
     for (unsigned int r = 0; r < force_regions.size(); ++r)
       {
