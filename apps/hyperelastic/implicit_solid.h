@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -465,6 +466,9 @@ namespace Hyperelastic
     /// force region, in active-cell order: the reactions visit only these,
     /// so that the trace costs a boundary layer per step, not the mesh.
     std::vector<typename DoFHandler<dim>::active_cell_iterator> force_cells;
+    /// The force regions of each DoF of force_regions, in increasing order.
+    std::unordered_map<types::global_dof_index, std::vector<unsigned int>>
+      regions_of;
     /// The held DoFs of the owned nodes, in the order of the owned nodes
     /// and their components, each with a region it belongs to: where a
     /// nodal load on a held DoF enters the reactions.

@@ -169,11 +169,7 @@ namespace Hyperelastic
       curve_region = force_regions.size() - 1;
 
     force_cells.clear();
-    std::unordered_set<types::global_dof_index> region_dofs;
-    for (const ForceRegion &region : force_regions)
-      region_dofs.insert(region.dofs.begin(), region.dofs.end());
-    std::unordered_map<types::global_dof_index, std::vector<unsigned int>>
-      regions_of;
+    regions_of.clear();
     for (unsigned int r = 0; r < force_regions.size(); ++r)
       for (const types::global_dof_index dof : force_regions[r].dofs)
         regions_of[dof].push_back(r);
@@ -185,11 +181,11 @@ namespace Hyperelastic
           for (const unsigned int r : found->second)
             held_node_dofs.push_back({node.dofs[c], c, r});
     const auto in_region = [&](const types::global_dof_index dof) {
-      if (region_dofs.count(dof) > 0)
+      if (regions_of.count(dof) > 0)
         return true;
       if (const auto *entries = constraints.get_constraint_entries(dof))
         for (const auto &entry : *entries)
-          if (region_dofs.count(entry.first) > 0)
+          if (regions_of.count(entry.first) > 0)
             return true;
       return false;
     };
@@ -311,11 +307,6 @@ namespace Hyperelastic
     // force and the nodal load, assembled cell by cell as the backends do
     // (the same quadrature), each cell on the rank that owns it; only the
     // cells of force_cells contribute.
-    std::unordered_map<types::global_dof_index, std::vector<unsigned int>>
-      regions_of;
-    for (unsigned int r = 0; r < force_regions.size(); ++r)
-      for (const types::global_dof_index dof : force_regions[r].dofs)
-        regions_of[dof].push_back(r);
     std::vector<RegionForce> forces(force_regions.size());
     const double             mu     = parameters.material.mu;
     const double             lambda = parameters.material.lambda;
@@ -335,7 +326,6 @@ namespace Hyperelastic
         // hanging DoF's to those of its line's DoFs.
         std::vector<std::vector<std::pair<unsigned int, double>>> targets(
           dofs.size());
-        bool any = false;
         for (unsigned int i = 0; i < dofs.size(); ++i)
           {
             const auto add = [&](const types::global_dof_index dof,
@@ -350,10 +340,7 @@ namespace Hyperelastic
                   constraints.get_constraint_entries(dofs[i]))
               for (const auto &[master, weight] : *entries)
                 add(master, weight);
-            any = any || !targets[i].empty();
           }
-        if (!any)
-          return;
         std::vector<Tensor<2, dim>> P(grad_u.size());
         for (unsigned int q = 0; q < grad_u.size(); ++q)
           {
