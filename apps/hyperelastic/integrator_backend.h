@@ -510,17 +510,40 @@ namespace Hyperelastic
 
     /**
      * Seconds this rank has spent so far exchanging values between ranks
-     * outside CG's own halo updates: DistributedAssembler's exchange of the
-     * interface contributions (its Times: communication, write and, on the
-     * resident device path, the staging copies) and the ghost updates of
-     * the state before an assembly and of the update before the
-     * constraints are distributed. A part of the Assembly and Solve
-     * stages' times; 0 on one process.
+     * outside CG's own halo updates, by part (all 0 on one process). A part
+     * of the Assembly and Solve stages' times.
      */
-    virtual double
-    exchange_seconds() const
+    struct ExchangeTimes
     {
-      return 0;
+      /// Ghost updates of the state before an assembly and of the update
+      /// before the constraints are distributed.
+      double ghost_updates = 0;
+      /// DistributedAssembler's messages of the interface contributions:
+      /// posting them and waiting for them (its Times::communication).
+      double messages = 0;
+      /// The part of messages spent waiting for messages that the interior
+      /// assembly did not hide (Times::exposed).
+      double waited = 0;
+      /// Adding the rank's own and the received contributions into the
+      /// matrix and vector (Times::write).
+      double writes = 0;
+      /// On the resident device path with host staging: the copies between
+      /// device and host memory of the messages (Times::transfer).
+      double staging = 0;
+      /// The surface loads' entries of rows other ranks own.
+      double surface_loads = 0;
+
+      double
+      total() const
+      {
+        return ghost_updates + messages + writes + staging + surface_loads;
+      }
+    };
+
+    virtual ExchangeTimes
+    exchange_times() const
+    {
+      return {};
     }
 
     /// The solver solve_and_update() runs: BackendData::linear_solver's,

@@ -603,14 +603,15 @@ namespace Hyperelastic
       std::string
       description() const override;
 
-      double
-      exchange_seconds() const override
+      ExchangeTimes
+      exchange_times() const override
       {
-        return exchange_time;
+        return exchange;
       }
 
     private:
-      /// update_ghost_values() of @p vector, timed into exchange_time.
+      /// update_ghost_values() of @p vector, timed into the exchange's
+      /// ghost updates.
       void
       update_ghosts(const ResidentVector &vector);
 
@@ -661,7 +662,7 @@ namespace Hyperelastic
       /// Position of each owned row's diagonal entry in the values.
       ResidentArray<int> diagonal_positions;
       double             residual_norm = 0;
-      double             exchange_time = 0;
+      ExchangeTimes      exchange;
     };
 
 
@@ -778,7 +779,7 @@ namespace Hyperelastic
     {
       const auto start = std::chrono::steady_clock::now();
       vector.update_ghost_values();
-      exchange_time +=
+      exchange.ghost_updates +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
     }
@@ -891,7 +892,10 @@ namespace Hyperelastic
           assembler.assemble(kernel, matrix, assembled, host_nodal_data);
         }
       const auto &times = assembler.get_times();
-      exchange_time += times.communication + times.write + times.transfer;
+      exchange.messages += times.communication;
+      exchange.waited += times.exposed;
+      exchange.writes += times.write;
+      exchange.staging += times.transfer;
 
       GPUAssembly::for_each_index(on_device,
                                   n_owned,
@@ -916,12 +920,12 @@ namespace Hyperelastic
       // load stiffness scaled as the element's (dt/2, dt/4 in dynamic
       // steps), after the assembly has written the matrix.
       if (pressure)
-        exchange_time += pressure->add(mid,
-                                       loads.pressure,
-                                       dynamic ? loads.dt / 2 : 1.,
-                                       dynamic ? loads.dt / 4 : 1.,
-                                       residual.data(),
-                                       matrix.values_data());
+        exchange.surface_loads += pressure->add(mid,
+                                                loads.pressure,
+                                                dynamic ? loads.dt / 2 : 1.,
+                                                dynamic ? loads.dt / 4 : 1.,
+                                                residual.data(),
+                                                matrix.values_data());
       // Every rank must take the Newton loop's same branch: a non-finite
       // entry anywhere, constrained ones included, makes the norm NaN on
       // every rank (the norm is global).

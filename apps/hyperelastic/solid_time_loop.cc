@@ -251,14 +251,24 @@ namespace Hyperelastic
     const double assembly = stage("Assembly");
     const double solve    = stage(solve_stage_name(backend->linear_solver()));
     const double update   = stage("Update");
-    const double exchange =
-      Utilities::MPI::max(backend->exchange_seconds(), communicator);
+    // The exchange's parts as the rank with the longest exchange spent
+    // them, so that they add up to its total.
+    IntegratorBackend::ExchangeTimes exchange = backend->exchange_times();
+    const unsigned int               slowest_rank =
+      Utilities::MPI::min_max_avg(exchange.total(), communicator).max_index;
+    exchange = Utilities::MPI::broadcast(communicator, exchange, slowest_rank);
     pcout << "Stages per step (ms, slowest rank): assembly " << std::fixed
           << std::setprecision(3) << assembly * per_step << ", solve "
           << solve * per_step << ", update " << update * per_step
-          << "; exchange between ranks " << exchange * per_step
-          << " of assembly and solve (assembly exchange and ghost updates, "
-          << "CG's halo not included)." << std::endl;
+          << "; exchange between ranks " << exchange.total() * per_step
+          << " of assembly and solve (ghost updates "
+          << exchange.ghost_updates * per_step << ", assembly messages "
+          << exchange.messages * per_step << " of which waited "
+          << exchange.waited * per_step << ", writes "
+          << exchange.writes * per_step << ", staging copies "
+          << exchange.staging * per_step << ", surface loads "
+          << exchange.surface_loads * per_step << "; CG's halo not included)."
+          << std::endl;
   }
 
 

@@ -84,10 +84,10 @@ namespace Hyperelastic
       std::string
       description() const override;
 
-      double
-      exchange_seconds() const override
+      ExchangeTimes
+      exchange_times() const override
       {
-        return exchange_time;
+        return exchange;
       }
 
     private:
@@ -148,7 +148,7 @@ namespace Hyperelastic
       /// The diagonal entry of each owned row in the matrix's values.
       std::vector<double *> diagonal;
       double                residual_norm = 0;
-      double                exchange_time = 0;
+      ExchangeTimes         exchange;
       /// Whether any rank has pressure faces: the pressure's exchange is
       /// collective.
       const bool pressure;
@@ -323,7 +323,7 @@ namespace Hyperelastic
         StepUpdates::Midpoint{dynamic, u.begin(), u_old.begin(), work.begin()});
       const auto start = std::chrono::steady_clock::now();
       ghosted          = work;
-      exchange_time +=
+      exchange.ghost_updates +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
       adapter.gather_nodal_values(ghosted, nodal_data);
@@ -331,8 +331,10 @@ namespace Hyperelastic
                          matrix,
                          assembled,
                          nodal_data);
-      exchange_time +=
-        assembler.get_times().communication + assembler.get_times().write;
+      const auto &times = assembler.get_times();
+      exchange.messages += times.communication;
+      exchange.waited += times.exposed;
+      exchange.writes += times.write;
 
       double *const r = residual.begin();
       GPUAssembly::for_each_index(
@@ -411,7 +413,7 @@ namespace Hyperelastic
       const auto start = std::chrono::steady_clock::now();
       surface_force.compress(VectorOperation::add);
       matrix.compress(VectorOperation::add);
-      exchange_time +=
+      exchange.surface_loads +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
       const double *const f = surface_force.begin();
@@ -509,7 +511,7 @@ namespace Hyperelastic
       // distribute() imports the lines' ghost entries: counted as exchange.
       const auto start = std::chrono::steady_clock::now();
       constraints.distribute(delta);
-      exchange_time +=
+      exchange.ghost_updates +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
       u += delta;

@@ -58,6 +58,14 @@ PRM
   [[ $(grep -c "5 steps in" <<<"$log") -eq 1 ]] || fail "$name: the summary must come once"
   [[ $(grep -c -E "^Stages per step \(ms, slowest rank\): assembly [0-9.]+, solve [0-9.]+, update [0-9.]+; exchange between ranks [0-9.]+ " <<<"$log") -eq 1 ]] \
     || fail "$name: the stage split (assembly, solve, update, exchange per step) must come once"
+  # The exchange's parts add up to it (each printed to 0.001 ms), and the
+  # waited time is a part of the messages' time.
+  local split
+  split=$(sed -n -E 's/^Stages per step.*exchange between ranks ([0-9.]+) of assembly and solve \(ghost updates ([0-9.]+), assembly messages ([0-9.]+) of which waited ([0-9.]+), writes ([0-9.]+), staging copies ([0-9.]+), surface loads ([0-9.]+);.*/\1 \2 \3 \4 \5 \6 \7/p' <<<"$log")
+  [[ -n $split ]] || fail "$name: the exchange's split into ghost updates, messages, waited, writes, staging copies and surface loads is missing"
+  awk '{ sum = $2 + $3 + $5 + $6 + $7; d = sum - $1; if (d < 0) d = -d;
+         exit !(d <= 0.006 && $4 <= $3 + 0.001 && $1 > 0) }' <<<"$split" \
+    || fail "$name: the exchange's parts ($split) must add up to its total, with waited within messages and a total above 0 on 2 ranks"
   local n_cells
   n_cells=$(sed -n "s/^Mesh: \([0-9]*\) $cells.*/\1/p" <<<"$log")
   [[ -n $n_cells ]] || fail "$name: the log must give the mesh's cells"
