@@ -145,6 +145,8 @@ namespace GPUAssembly
         };
         for (std::size_t p = 0; p < receives.ranks->size(); ++p)
           {
+            if (receives.selected != nullptr && (*receives.selected)[p] == 0)
+              continue;
             const std::size_t begin = (*receives.offsets)[p];
             note(ncclRecv(static_cast<char *>(receive) + begin * size,
                           (*receives.offsets)[p + 1] - begin,
@@ -155,6 +157,8 @@ namespace GPUAssembly
           }
         for (std::size_t p = 0; p < sends.ranks->size(); ++p)
           {
+            if (sends.selected != nullptr && (*sends.selected)[p] == 0)
+              continue;
             const std::size_t begin = (*sends.offsets)[p];
             note(ncclSend(static_cast<const char *>(send) + begin * size,
                           (*sends.offsets)[p + 1] - begin,

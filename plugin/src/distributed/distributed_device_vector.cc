@@ -220,6 +220,18 @@ namespace GPUAssembly
                                  new_partitioner->get_mpi_communicator(),
                                  communicator);
     reinit(new_partitioner, data, path, communicator);
+    // NCCL's connections for this layout's ghost updates, made here
+    // rather than by the first update (the entries are zero again after).
+    if (halo_path == HaloPath::nccl)
+      {
+        nccl->connect(send_buffer.data(),
+                      import_ranks,
+                      import_offsets,
+                      values.data() + n_owned,
+                      ghost_ranks,
+                      ghost_offsets);
+        zero_out_ghost_values();
+      }
   }
 
 

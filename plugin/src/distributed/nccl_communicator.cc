@@ -138,6 +138,68 @@ namespace GPUAssembly
 
 
 
+    template <typename Number>
+    void
+    NcclCommunicator::connect(
+      const Number                    *send,
+      const std::vector<unsigned int> &send_ranks,
+      const std::vector<std::size_t>  &send_offsets,
+      Number                          *receive,
+      const std::vector<unsigned int> &recv_ranks,
+      const std::vector<std::size_t>  &recv_offsets) const
+    {
+      if (!usable())
+        return;
+      bool       any    = false;
+      const auto choose = [&any](const std::vector<unsigned int>     &ranks,
+                                 const std::vector<std::size_t>      &offsets,
+                                 std::map<unsigned int, std::size_t> &longest) {
+        std::vector<unsigned char> chosen(ranks.size(), 0);
+        for (std::size_t p = 0; p < ranks.size(); ++p)
+          {
+            const std::size_t bytes =
+              (offsets[p + 1] - offsets[p]) * sizeof(Number);
+            std::size_t &known = longest[ranks[p]];
+            if (bytes > known)
+              {
+                known     = bytes;
+                chosen[p] = 1;
+                any       = true;
+              }
+          }
+        return chosen;
+      };
+      const std::vector<unsigned char> sends =
+        choose(send_ranks, send_offsets, connected_sends);
+      const std::vector<unsigned char> receives =
+        choose(recv_ranks, recv_offsets, connected_receives);
+      if (!any)
+        return;
+      NcclTransport::start_exchange(handles,
+                                    std::is_same_v<Number, double>,
+                                    send,
+                                    {&send_ranks, &send_offsets, &sends},
+                                    receive,
+                                    {&recv_ranks, &recv_offsets, &receives});
+      NcclTransport::wait(handles);
+    }
+
+
+
+    template void
+    NcclCommunicator::connect(const float *,
+                              const std::vector<unsigned int> &,
+                              const std::vector<std::size_t> &,
+                              float *,
+                              const std::vector<unsigned int> &,
+                              const std::vector<std::size_t> &) const;
+    template void
+    NcclCommunicator::connect(const double *,
+                              const std::vector<unsigned int> &,
+                              const std::vector<std::size_t> &,
+                              double *,
+                              const std::vector<unsigned int> &,
+                              const std::vector<std::size_t> &) const;
     template void
     NcclCommunicator::start_exchange(const float *,
                                      const std::vector<unsigned int> &,

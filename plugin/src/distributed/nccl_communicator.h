@@ -8,6 +8,7 @@
 #include <gpu_assembly/distributed/distributed_device_vector.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,6 +87,26 @@ namespace GPUAssembly
       void
       wait() const;
 
+      /**
+       * Make NCCL's connections for an exchange of these messages now, at
+       * set-up. NCCL connects two ranks when their first message is sent,
+       * and connects more of its channels when a longer one comes: the
+       * first exchanges of a time loop would pay for it. Exchanges once,
+       * and waits for, the messages longer than any connect() has sent
+       * between the same two ranks in the same direction (both ranks of a
+       * pair see the same history, so they choose the same messages).
+       * Collective over the ranks the messages name; overwrites the
+       * chosen segments of @p receive.
+       */
+      template <typename Number>
+      void
+      connect(const Number                    *send,
+              const std::vector<unsigned int> &send_ranks,
+              const std::vector<std::size_t>  &send_offsets,
+              Number                          *receive,
+              const std::vector<unsigned int> &recv_ranks,
+              const std::vector<std::size_t>  &recv_offsets) const;
+
     private:
       explicit NcclCommunicator(const MPI_Comm communicator);
 
@@ -94,6 +115,10 @@ namespace GPUAssembly
       MPI_Group               group   = MPI_GROUP_NULL;
       NcclTransport::Handles *handles = nullptr;
       std::string             reason;
+      // The longest message connect() has sent to (received from) each
+      // rank, in bytes.
+      mutable std::map<unsigned int, std::size_t> connected_sends;
+      mutable std::map<unsigned int, std::size_t> connected_receives;
     };
 
     /**

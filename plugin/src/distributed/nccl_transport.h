@@ -48,11 +48,13 @@ namespace GPUAssembly
       void
       destroy(Handles *handles) noexcept;
 
-      /// The messages of one exchange, in entries of the element type.
+      /// The messages of one exchange, in entries of the element type;
+      /// with @p selected, only the messages p where selected[p] is set.
       struct Messages
       {
-        const std::vector<unsigned int> *ranks;
-        const std::vector<std::size_t>  *offsets;
+        const std::vector<unsigned int>  *ranks;
+        const std::vector<std::size_t>   *offsets;
+        const std::vector<unsigned char> *selected = nullptr;
       };
 
       /**

@@ -179,6 +179,15 @@ namespace GPUAssembly
         path == HaloPath::staged_through_host ? lists.n_send() : 0);
       pinned_recv.reinit(
         path == HaloPath::staged_through_host ? lists.n_recv() : 0);
+      // NCCL's connections for these messages, made here rather than by
+      // the first assembly.
+      if (nccl)
+        nccl->connect(send_buffer.data(),
+                      send_ranks,
+                      send_offsets,
+                      recv_buffer.data(),
+                      recv_ranks,
+                      recv_offsets);
     }
 
 
