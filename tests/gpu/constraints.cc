@@ -4,8 +4,9 @@
 // 'constraints' compares with deal.II) to 1e-13 in double on hanging-node,
 // periodic and chained constraints; all methods but LocalElem-atomic are
 // bitwise repeatable; float is within float rounding; DeviceConstraints'
-// distribute() and set_zero() equal their host forms. Needs a GPU: exits
-// with 77 where there is none.
+// distribute() and set_zero() equal their host forms. With --pattern
+// device the adapters build their pattern and K on the GPU. Needs a GPU:
+// exits with 77 where there is none.
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/engine/device_assembler.h>
@@ -23,6 +24,9 @@ using namespace GPUAssembly;
 
 namespace
 {
+  // Where the adapters build their pattern and K (--pattern device).
+  PatternConstruction pattern_construction = PatternConstruction::host;
+
   struct Variant
   {
     AssemblyMethod method;
@@ -92,7 +96,8 @@ namespace
         const DoFHandlerAdapter<dim> adapter =
           Testing::make_adapter(problem,
                                 {SupplementalDataFormat::quadrature_gradients,
-                                 keep});
+                                 keep,
+                                 pattern_construction});
         const MeshArrays &arrays = adapter.get_arrays();
         AssemblyOptions   options;
         options.use_inhomogeneities_for_rhs = !keep;
@@ -202,7 +207,9 @@ namespace
                                        2,
                                        dim,
                                        1);
-    const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem);
+    typename DoFHandlerAdapter<dim>::AdditionalData data;
+    data.pattern_construction            = pattern_construction;
+    const DoFHandlerAdapter<dim> adapter = Testing::make_adapter(problem, data);
     const MeshArrays            &arrays  = adapter.get_arrays();
     const std::vector<double>    x = Testing::random_values(arrays.n_dofs, 11);
 
@@ -243,8 +250,27 @@ namespace
 int
 main(int argc, char **argv)
 {
-  // --quick: two cases, for the slower runs under compute-sanitizer.
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  // --quick: two cases, for the slower runs under compute-sanitizer;
+  // --pattern device: the adapters build their pattern and K on the GPU.
+  bool quick = false;
+  for (int i = 1; i < argc; ++i)
+    {
+      const std::string argument = argv[i];
+      if (argument == "--quick")
+        quick = true;
+      else if (argument == "--pattern" && i + 1 < argc &&
+               std::string(argv[i + 1]) == "device")
+        {
+          pattern_construction = PatternConstruction::device;
+          ++i;
+        }
+      else
+        {
+          std::cerr << "gpu_constraints: unknown argument '" << argument
+                    << "' (--quick, --pattern device)" << std::endl;
+          return 2;
+        }
+    }
   if (!Testing::cuda_device_present())
     return Testing::no_device_exit_code();
   Testing::Checks checks;
