@@ -43,7 +43,7 @@ namespace GPUAssembly
                 cudaEventCreateWithFlags(&cuda->drained[b],
                                          cudaEventDisableTiming));
             }
-          if (total_bytes >= staging_threshold)
+          if (total_bytes / 32 >= buffer_bytes)
             for (unsigned int b = 0; b < 2; ++b)
               {
                 const cudaError_t status =

@@ -18,7 +18,7 @@ namespace GPUAssembly
     {
       const auto *source = static_cast<const unsigned char *>(host);
       auto       *target = static_cast<unsigned char *>(device);
-      if (buffers[0] == nullptr)
+      if (!staged())
         {
           if (bytes > 0)
             send(2, device, host, bytes);

@@ -20,9 +20,9 @@ namespace GPUAssembly
      * Here the task threads fill one buffer (a parallel memcpy) while the
      * DMA engine drains the other, so that filling and transfer overlap,
      * across the arrays of one object too. Pinning the buffers costs
-     * milliseconds, more than it saves on small uploads: below
-     * staging_threshold bytes in all, the copies go straight from the
-     * pageable arrays.
+     * milliseconds, more than it saves on small uploads: below 32 buffers'
+     * worth in all (1 GiB with the default buffers), and where no pinned
+     * memory is left, the copies go straight from the pageable arrays.
      *
      * copy() reads the host array before it returns: the array may change
      * or go away right after. The device memory holds the data once
@@ -38,12 +38,9 @@ namespace GPUAssembly
     class StagedUpload
     {
     public:
-      /// Uploads of fewer bytes in all go straight from pageable memory.
-      static constexpr std::size_t staging_threshold = std::size_t(1) << 30;
-
       /**
        * Prepares the upload of about @p total_bytes, in as many copy()
-       * calls as needed: from @p staging_threshold bytes on, two pinned
+       * calls as needed: from 32 * @p buffer_bytes on, through two pinned
        * buffers of @p buffer_bytes each. The default of 32 MiB keeps a
        * buffer's transfer (about a millisecond) long against the cost of
        * a hand-over between the threads and the DMA engine.
@@ -70,6 +67,13 @@ namespace GPUAssembly
       /// Wait until every copy has reached the device.
       void
       finish();
+
+      /// Whether the copies go through pinned buffers.
+      bool
+      staged() const
+      {
+        return buffers[0] != nullptr;
+      }
 
     private:
       // Wait until the transfer out of buffer @p b is done, so that it can
