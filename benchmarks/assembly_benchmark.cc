@@ -585,6 +585,22 @@ namespace
 
 
 
+  // The adapter's arrays, which the plans are built from.
+  std::string
+  checksum(const MeshArrays &arrays)
+  {
+    Checksum c;
+    c << arrays.connectivity << arrays.location << arrays.supplemental
+      << arrays.nodal_coordinates << arrays.node_dofs << arrays.row_offsets
+      << arrays.column_indices << arrays.nonzero_map
+      << arrays.dof_is_constrained << arrays.inhomogeneities
+      << arrays.constraint_line_dofs << arrays.constraint_entry_offsets
+      << arrays.constraint_entry_dofs << arrays.constraint_entry_weights;
+    return c.hex();
+  }
+
+
+
   std::string
   checksum(const ConstraintPlan &plan)
   {
@@ -912,6 +928,7 @@ namespace
              const double                    adapter_seconds)
   {
     const std::size_t hopper_shared_memory = 227 * 1024;
+    std::cout << "Adapter arrays' checksum " << checksum(arrays) << std::endl;
     // Every plan, or those of the methods asked for (--method).
     const auto asked = [&](const std::string &method) {
       return methods.empty() ||
