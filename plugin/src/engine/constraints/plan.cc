@@ -302,30 +302,41 @@ namespace GPUAssembly
                            }) -
           contributions.begin();
       });
+      // The indices of each chunk that no one writes, increasing.
+      std::vector<std::vector<index_type>> unwritten(n_chunks);
       // Calls action(t, overwrite, first, last) for every target t of
-      // the chunk, with its contributions [first, last).
+      // the chunk, with its contributions [first, last): a merge of the
+      // chunk's contributions and unwritten indices.
       const auto for_each_target = [&](const std::size_t chunk,
                                        const auto       &action) {
-        std::size_t       k     = first_contribution[chunk];
-        const std::size_t k_end = first_contribution[chunk + 1];
-        for (std::size_t t = chunk * chunk_size;
-             t < std::min(n, (chunk + 1) * chunk_size);
-             ++t)
+        std::size_t                    k     = first_contribution[chunk];
+        const std::size_t              k_end = first_contribution[chunk + 1];
+        const std::vector<index_type> &u     = unwritten[chunk];
+        std::size_t                    i     = 0;
+        while (k < k_end || i < u.size())
           {
+            const index_type t =
+              i == u.size() ? contributions[k].target :
+              k == k_end    ? u[i] :
+                              std::min(contributions[k].target, u[i]);
+            const bool overwrite = i < u.size() && u[i] == t;
+            if (overwrite)
+              ++i;
             const std::size_t first = k;
-            for (; k < k_end &&
-                   static_cast<std::size_t>(contributions[k].target) == t;
-                 ++k)
+            for (; k < k_end && contributions[k].target == t; ++k)
               ;
-            const bool written = marks[t].load(std::memory_order_relaxed) != 0;
-            if (k > first || !written)
-              action(t, !written, first, k);
+            action(t, overwrite, first, k);
           }
       };
       std::vector<std::size_t> target_start(n_chunks + 1, 0);
       in_chunks([&](const std::size_t chunk) {
+        for (std::size_t t = chunk * chunk_size;
+             t < std::min(n, (chunk + 1) * chunk_size);
+             ++t)
+          if (marks[t].load(std::memory_order_relaxed) == 0)
+            unwritten[chunk].push_back(t);
         for_each_target(chunk,
-                        [&](const std::size_t,
+                        [&](const index_type,
                             const bool,
                             const std::size_t,
                             const std::size_t) {
@@ -345,7 +356,7 @@ namespace GPUAssembly
       in_chunks([&](const std::size_t chunk) {
         std::size_t i = target_base + target_start[chunk];
         for_each_target(chunk,
-                        [&](const std::size_t t,
+                        [&](const index_type  t,
                             const bool        overwrite,
                             const std::size_t first,
                             const std::size_t last) {
