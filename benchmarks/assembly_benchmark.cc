@@ -30,7 +30,8 @@
 //                 --skip-dealii (no CPU peer, for profiling runs)
 //                 --plans-only (no GPU needed: time the adapter and the
 //                 host construction of the constraint plan and of the
-//                 GlobalNZ and SharedNZ plans for
+//                 GlobalNZ and SharedNZ plans (those of the --method
+//                 options, if any) for
 //                 an H100/H200's 227 KiB of shared memory per block)
 //                 --threads N (host threads; default: all cores)
 //                 --verbose (the steps of the adapter and of each plan
@@ -84,11 +85,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <sstream>
+#include <type_traits>
 
 #include "dealii_elasticity.h"
 
@@ -536,6 +540,99 @@ namespace
 
 
 
+  // A checksum of a plan's arrays and sizes (FNV-1a over their bytes), by
+  // which plans built with different thread counts or builds are compared
+  // at sizes too large for the tests.
+  class Checksum
+  {
+  public:
+    template <typename T>
+    Checksum &
+    operator<<(const std::vector<T> &values)
+    {
+      *this << values.size();
+      add(values.data(), values.size() * sizeof(T));
+      return *this;
+    }
+
+    template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+    Checksum &
+    operator<<(const T value)
+    {
+      add(&value, sizeof(T));
+      return *this;
+    }
+
+    std::string
+    hex() const
+    {
+      std::ostringstream out;
+      out << std::hex << std::setw(16) << std::setfill('0') << hash;
+      return out.str();
+    }
+
+  private:
+    void
+    add(const void *data, const std::size_t n_bytes)
+    {
+      const unsigned char *bytes = static_cast<const unsigned char *>(data);
+      for (std::size_t i = 0; i < n_bytes; ++i)
+        hash = (hash ^ bytes[i]) * 0x100000001b3ULL;
+    }
+
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+  };
+
+
+
+  // The adapter's arrays, which the plans are built from.
+  std::string
+  checksum(const MeshArrays &arrays)
+  {
+    Checksum c;
+    c << arrays.connectivity << arrays.location << arrays.supplemental
+      << arrays.nodal_coordinates << arrays.node_dofs << arrays.row_offsets
+      << arrays.column_indices << arrays.nonzero_map
+      << arrays.dof_is_constrained << arrays.inhomogeneities
+      << arrays.constraint_line_dofs << arrays.constraint_entry_offsets
+      << arrays.constraint_entry_dofs << arrays.constraint_entry_weights;
+    return c.hex();
+  }
+
+
+
+  std::string
+  checksum(const ConstraintPlan &plan)
+  {
+    Checksum c;
+    c << plan.n_nodes_per_element << plan.n_dofs_per_element
+      << plan.n_supplemental << plan.elements << plan.connectivity
+      << plan.supplemental << plan.targets << plan.n_matrix_targets
+      << plan.overwrite << plan.source_offsets << plan.sources << plan.weights;
+    return c.hex();
+  }
+
+
+
+  std::string
+  checksum(const GlobalNZPlan &plan)
+  {
+    Checksum c;
+    c << plan.n_element_blocks << plan.n_nodes_per_element
+      << plan.n_dofs_per_element << plan.n_supplemental << plan.n_matrix_entries
+      << plan.n_entries << plan.entry_group << plan.n_nonzeros << plan.n_dofs
+      << plan.n_value_targets << plan.upper_position << plan.mirror_position
+      << plan.block_element << plan.cluster_node_offsets << plan.cluster_nodes
+      << plan.max_cluster_nodes << plan.block_connectivity
+      << plan.block_supplemental << plan.block_location
+      << plan.block_has_constraints << plan.reduction_target_begin
+      << plan.reduction_slice_offsets << plan.reduction_array
+      << plan.reduction_block_order;
+    return c.hex();
+  }
+
+
+
   // With --verbose: the steps recorded since the last call, one a line,
   // then forgotten.
   void
@@ -825,11 +922,18 @@ namespace
   // them in double for a Hopper GPU (227 KiB of shared memory per block):
   // the set-up column of the table without a GPU.
   void
-  time_plans(const MeshArrays &arrays,
-             const Tuning     &tuning,
-             const double      adapter_seconds)
+  time_plans(const MeshArrays               &arrays,
+             const Tuning                   &tuning,
+             const std::vector<std::string> &methods,
+             const double                    adapter_seconds)
   {
     const std::size_t hopper_shared_memory = 227 * 1024;
+    std::cout << "Adapter arrays' checksum " << checksum(arrays) << std::endl;
+    // Every plan, or those of the methods asked for (--method).
+    const auto asked = [&](const std::string &method) {
+      return methods.empty() ||
+             std::find(methods.begin(), methods.end(), method) != methods.end();
+    };
     {
       ConstraintPlan plan;
       SetupTimes::clear();
@@ -838,12 +942,15 @@ namespace
       const double seconds = seconds_since(start);
       std::cout << "Constraint plan: " << seconds << " s, "
                 << plan.elements.size() << " elements, " << plan.targets.size()
-                << " targets, " << plan.sources.size() << " weighted sources"
+                << " targets, " << plan.sources.size()
+                << " weighted sources, checksum " << checksum(plan)
                 << std::endl;
       print_recorded_steps();
     }
     for (const bool symmetric : {false, true})
       {
+        if (!asked(symmetric ? "GlobalNZ symmetric" : "GlobalNZ"))
+          continue;
         GlobalNZPlan::Parameters parameters = tuning.global_nz;
         parameters.symmetric                = symmetric;
         GlobalNZPlan plan;
@@ -858,14 +965,19 @@ namespace
         std::cout << "GlobalNZ" << (symmetric ? " symmetric" : "")
                   << " plan: " << seconds << " s (with the adapter "
                   << adapter_seconds + seconds << " s), "
-                  << plan.reduction_array.size() << " reduction entries"
+                  << plan.reduction_array.size()
+                  << " reduction entries, checksum " << checksum(plan)
                   << std::endl;
         print_recorded_steps();
       }
     // Slots, node pairs, node pairs with compact targets.
     for (const unsigned int form : {0u, 1u, 2u})
       {
-        const bool               node_pairs = form > 0;
+        const bool node_pairs = form > 0;
+        if (!asked(form == 2  ? "SharedNZ node pairs, compact targets" :
+                   node_pairs ? "SharedNZ node pairs" :
+                                "SharedNZ"))
+          continue;
         SharedNZPlan::Parameters parameters = tuning.shared_nz;
         parameters.node_pairs               = node_pairs;
         parameters.compact_targets          = form == 2;
@@ -1103,7 +1215,7 @@ main(int argc, char **argv)
           print_recorded_steps();
           if (plans_only)
             {
-              time_plans(arrays, tuning, adapter_seconds);
+              time_plans(arrays, tuning, methods, adapter_seconds);
               continue;
             }
 

@@ -7,11 +7,14 @@
 
 #include <deal.II/base/parallel.h>
 
+#include <gpu_assembly/lac/device_vector.h>
+
 #include <cstddef>
 #include <type_traits>
 #include <vector>
 
 #include "../base/first_touch.h"
+#include "../base/staged_upload.h"
 
 namespace GPUAssembly
 {
@@ -43,6 +46,22 @@ namespace GPUAssembly
             4096);
           return result;
         }
+    }
+
+    /**
+     * Copy @p host into @p device, resized to its size, through the pinned
+     * buffers of @p staging: on the device once staging.finish() returns.
+     */
+    template <typename T>
+    void
+    upload(StagedUpload         &staging,
+           DeviceVector<T>      &device,
+           const std::vector<T> &host)
+    {
+      // Every entry is overwritten: a new allocation needs no zeroing.
+      device.reinit(host.size(), /*omit_zeroing_entries=*/true);
+      if (!host.empty())
+        staging.copy(device.data(), host.data(), host.size() * sizeof(T));
     }
 
     inline std::vector<int>

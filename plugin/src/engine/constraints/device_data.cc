@@ -15,13 +15,16 @@ namespace GPUAssembly
       plan.reinit(arrays);
       if (plan.empty())
         return;
-      connectivity.copy_from_host(plan.connectivity);
-      supplemental.copy_from_host(convert<Number>(plan.supplemental));
-      targets.copy_from_host(plan.targets);
-      overwrite.copy_from_host(plan.overwrite);
-      source_offsets.copy_from_host(plan.source_offsets);
-      sources.copy_from_host(plan.sources);
-      weights.copy_from_host(convert<Number>(plan.weights));
+      // One staging object for all arrays: their transfers overlap.
+      StagedUpload staging(plan.memory_consumption());
+      upload(staging, connectivity, plan.connectivity);
+      upload(staging, supplemental, convert<Number>(plan.supplemental));
+      upload(staging, targets, plan.targets);
+      upload(staging, overwrite, plan.overwrite);
+      upload(staging, source_offsets, plan.source_offsets);
+      upload(staging, sources, plan.sources);
+      upload(staging, weights, convert<Number>(plan.weights));
+      staging.finish();
       element_data.reinit(plan.element_data_size());
     }
 

@@ -6,11 +6,13 @@
 #include <gpu_assembly/engine/constraints/plan.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <limits>
 #include <memory>
 #include <string>
 
+#include "../../base/first_touch.h"
 #include "../shared_nz/node_graph.h"
 
 namespace GPUAssembly
@@ -152,14 +154,16 @@ namespace GPUAssembly
     // The contributions of all chunks in increasing (target, source), the
     // chunks emptied: a counting sort by runs of 64 targets, counted and
     // placed in parallel (by atomic increments, so in any order within a
-    // run), then each run sorted. The pairs (target, source) are distinct,
-    // so the order is unique whatever the threads. Linear but for the
-    // short sorts, where one sort of all contributions is not.
+    // run), then each run ordered by a counting sort on its 64 targets and
+    // each target's few sources by insertion. The pairs (target, source)
+    // are distinct, so the order is unique whatever the threads. Linear
+    // but for the short sorts, where one sort of all contributions is not.
     std::vector<Contribution>
     sort_contributions(std::vector<std::vector<Contribution>> &chunks,
                        const std::size_t                       n_targets)
     {
       constexpr unsigned int run_bits       = 6;
+      constexpr unsigned int run_length     = 1u << run_bits;
       const std::size_t      n_runs         = (n_targets >> run_bits) + 1;
       const auto             for_each_chunk = [&](const auto &action) {
         dealii::parallel::apply_to_subranges(
@@ -185,21 +189,55 @@ namespace GPUAssembly
             run_offsets[run] + next[run].load(std::memory_order_relaxed);
           next[run].store(run_offsets[run], std::memory_order_relaxed);
         }
-      std::vector<Contribution> all(run_offsets.back());
+      std::vector<Contribution> unordered;
+      internal::assign_first_touched_in_parallel(unordered, run_offsets.back());
       for_each_chunk([&](std::vector<Contribution> &chunk) {
         for (const Contribution &c : chunk)
-          all[next[c.target >> run_bits].fetch_add(1,
-                                                   std::memory_order_relaxed)] =
-            c;
+          unordered[next[c.target >> run_bits]
+                      .fetch_add(1, std::memory_order_relaxed)] = c;
         std::vector<Contribution>().swap(chunk);
       });
+      std::vector<Contribution> all;
+      internal::assign_first_touched_in_parallel(all, unordered.size());
       dealii::parallel::apply_to_subranges(
         std::size_t(0),
         n_runs,
         [&](const std::size_t begin, const std::size_t end) {
+          std::array<std::size_t, run_length + 1> start;
           for (std::size_t run = begin; run < end; ++run)
-            std::sort(all.begin() + run_offsets[run],
-                      all.begin() + run_offsets[run + 1]);
+            {
+              const std::size_t first = run_offsets[run];
+              const std::size_t last  = run_offsets[run + 1];
+              start.fill(0);
+              for (std::size_t i = first; i < last; ++i)
+                ++start[(unordered[i].target & (run_length - 1)) + 1];
+              start[0] = first;
+              for (unsigned int t = 0; t < run_length; ++t)
+                start[t + 1] += start[t];
+              // start[t] is the end of target t's list so far.
+              for (std::size_t i = first; i < last; ++i)
+                {
+                  const Contribution &c                     = unordered[i];
+                  all[start[c.target & (run_length - 1)]++] = c;
+                }
+              // Each target's sources in increasing order: a target has a
+              // handful, sorted by insertion, unless long constraint lines
+              // give it many.
+              std::size_t list_begin = first;
+              for (unsigned int t = 0; t < run_length; ++t)
+                {
+                  const std::size_t list_end = start[t];
+                  if (list_end - list_begin > 32)
+                    std::sort(all.begin() + list_begin, all.begin() + list_end);
+                  else
+                    for (std::size_t i = list_begin + 1; i < list_end; ++i)
+                      for (std::size_t j = i;
+                           j > list_begin && all[j].source < all[j - 1].source;
+                           --j)
+                        std::swap(all[j], all[j - 1]);
+                  list_begin = list_end;
+                }
+            }
         },
         1024);
       return all;
@@ -207,66 +245,134 @@ namespace GPUAssembly
 
 
 
-    // The indices in [0, n) that no one marked, increasing: chunks of the
-    // range collect theirs in parallel, joined in chunk order.
-    std::vector<index_type>
-    unmarked(const std::atomic<std::uint8_t> *marks, const std::size_t n)
-    {
-      constexpr std::size_t chunk_size = std::size_t(1) << 16;
-      const std::size_t     n_chunks   = (n + chunk_size - 1) / chunk_size;
-      std::vector<std::vector<index_type>> chunks(n_chunks);
+    // n flags, all 0, cleared in parallel: the marks of every nonzero are
+    // a hundred megabytes on large meshes.
+    std::unique_ptr<std::atomic<std::uint8_t>[]>
+    zeroed_marks(const std::size_t n) {
+      std::unique_ptr<std::atomic<std::uint8_t>[]> marks(
+        new std::atomic<std::uint8_t>[n]);
       dealii::parallel::apply_to_subranges(
         std::size_t(0),
-        n_chunks,
-        [&](const std::size_t chunk_begin, const std::size_t chunk_end) {
-          for (std::size_t chunk = chunk_begin; chunk < chunk_end; ++chunk)
-            for (std::size_t i = chunk * chunk_size;
-                 i < std::min(n, (chunk + 1) * chunk_size);
-                 ++i)
-              if (marks[i].load(std::memory_order_relaxed) == 0)
-                chunks[chunk].push_back(i);
+        n,
+        [&](const std::size_t begin, const std::size_t end) {
+          for (std::size_t i = begin; i < end; ++i)
+            marks[i].store(0, std::memory_order_relaxed);
         },
-        1);
-      std::vector<index_type> result;
-      for (const std::vector<index_type> &chunk : chunks)
-        result.insert(result.end(), chunk.begin(), chunk.end());
-      return result;
+        1 << 16);
+      return marks;
     }
 
 
 
     // Fill targets, overwrite flags and lists from sorted contributions,
-    // appending the targets of one part: those with contributions and
-    // those no method writes (@p unwritten, increasing), in increasing
+    // appending the targets of one part, the indices in [0, n): those with
+    // contributions and those no method writes (not marked), in increasing
     // order. Targets that no one writes become stored zeros, so that every
     // entry of the pattern and of the right-hand side has a defined value
-    // after assembly.
-    void
-    append_part(const std::vector<Contribution> &contributions,
-                const std::vector<index_type>   &unwritten,
-                ConstraintPlan                  &plan)
+    // after assembly. Fixed chunks of the index range count their targets
+    // in parallel and then fill their places, so that the arrays are those
+    // of one sweep over the range whatever the threads.
+    void append_part(const std::vector<Contribution> &contributions,
+                     const std::atomic<std::uint8_t> *marks,
+                     const std::size_t                n,
+                     ConstraintPlan                  &plan)
     {
-      std::size_t k = 0, u = 0;
-      while (k < contributions.size() || u < unwritten.size())
-        {
-          const index_type t =
-            u == unwritten.size() ?
-              contributions[k].target :
-            k == contributions.size() ?
-              unwritten[u] :
-              std::min(contributions[k].target, unwritten[u]);
-          const bool written = u == unwritten.size() || unwritten[u] != t;
-          if (!written)
-            ++u;
-          plan.targets.push_back(t);
-          plan.overwrite.push_back(!written);
-          for (; k < contributions.size() && contributions[k].target == t; ++k)
-            {
-              plan.sources.push_back(contributions[k].source);
-              plan.weights.push_back(contributions[k].weight);
-            }
-          plan.source_offsets.push_back(plan.sources.size());
-        }
+      constexpr std::size_t chunk_size = std::size_t(1) << 16;
+      const std::size_t     n_chunks   = (n + chunk_size - 1) / chunk_size;
+      const auto            in_chunks  = [&](const auto &action) {
+        dealii::parallel::apply_to_subranges(
+          std::size_t(0),
+          n_chunks,
+          [&](const std::size_t begin, const std::size_t end) {
+            for (std::size_t chunk = begin; chunk < end; ++chunk)
+              action(chunk);
+          },
+          1);
+      };
+      // The first contribution of each chunk's range.
+      std::vector<std::size_t> first_contribution(n_chunks + 1,
+                                                  contributions.size());
+      in_chunks([&](const std::size_t chunk) {
+        first_contribution[chunk] =
+          std::lower_bound(contributions.begin(),
+                           contributions.end(),
+                           chunk * chunk_size,
+                           [](const Contribution &c, const std::size_t t) {
+                             return static_cast<std::size_t>(c.target) < t;
+                           }) -
+          contributions.begin();
+      });
+      // The indices of each chunk that no one writes, increasing.
+      std::vector<std::vector<index_type>> unwritten(n_chunks);
+      // Calls action(t, overwrite, first, last) for every target t of
+      // the chunk, with its contributions [first, last): a merge of the
+      // chunk's contributions and unwritten indices.
+      const auto for_each_target = [&](const std::size_t chunk,
+                                       const auto       &action) {
+        std::size_t                    k     = first_contribution[chunk];
+        const std::size_t              k_end = first_contribution[chunk + 1];
+        const std::vector<index_type> &u     = unwritten[chunk];
+        std::size_t                    i     = 0;
+        while (k < k_end || i < u.size())
+          {
+            const index_type t =
+              i == u.size() ? contributions[k].target :
+              k == k_end    ? u[i] :
+                              std::min(contributions[k].target, u[i]);
+            const bool overwrite = i < u.size() && u[i] == t;
+            if (overwrite)
+              ++i;
+            const std::size_t first = k;
+            for (; k < k_end && contributions[k].target == t; ++k)
+              ;
+            action(t, overwrite, first, k);
+          }
+      };
+      std::vector<std::size_t> target_start(n_chunks + 1, 0);
+      in_chunks([&](const std::size_t chunk) {
+        for (std::size_t t = chunk * chunk_size;
+             t < std::min(n, (chunk + 1) * chunk_size);
+             ++t)
+          if (marks[t].load(std::memory_order_relaxed) == 0)
+            unwritten[chunk].push_back(t);
+        for_each_target(chunk,
+                        [&](const index_type,
+                            const bool,
+                            const std::size_t,
+                            const std::size_t) {
+                          ++target_start[chunk + 1];
+                        });
+      });
+      for (std::size_t chunk = 0; chunk < n_chunks; ++chunk)
+        target_start[chunk + 1] += target_start[chunk];
+
+      const std::size_t target_base = plan.targets.size();
+      const std::size_t source_base = plan.sources.size();
+      plan.targets.resize(target_base + target_start.back());
+      plan.overwrite.resize(target_base + target_start.back());
+      plan.source_offsets.resize(target_base + target_start.back() + 1);
+      plan.sources.resize(source_base + contributions.size());
+      plan.weights.resize(source_base + contributions.size());
+      in_chunks([&](const std::size_t chunk) {
+        std::size_t i = target_base + target_start[chunk];
+        for_each_target(chunk,
+                        [&](const index_type  t,
+                            const bool        overwrite,
+                            const std::size_t first,
+                            const std::size_t last) {
+                          plan.targets[i]   = t;
+                          plan.overwrite[i] = overwrite;
+                          for (std::size_t k = first; k < last; ++k)
+                            {
+                              plan.sources[source_base + k] =
+                                contributions[k].source;
+                              plan.weights[source_base + k] =
+                                contributions[k].weight;
+                            }
+                          plan.source_offsets[i + 1] = source_base + last;
+                          ++i;
+                        });
+      });
     }
   } // namespace
 
@@ -363,8 +469,8 @@ namespace GPUAssembly
     // DoF of some element. Threads mark them at the same time; each only
     // ever stores 1.
     steps.next("targets");
-    const std::unique_ptr<std::atomic<std::uint8_t>[]> marks(
-      new std::atomic<std::uint8_t>[arrays.n_nonzeros()]());
+    const std::unique_ptr<std::atomic<std::uint8_t>[]> marks =
+      zeroed_marks(arrays.n_nonzeros());
     const auto mark_all = [](const std::vector<index_type> &indices,
                              std::atomic<std::uint8_t>     *marks) {
       dealii::parallel::apply_to_subranges(
@@ -378,18 +484,14 @@ namespace GPUAssembly
         1 << 16);
     };
     mark_all(arrays.nonzero_map, marks.get());
-    source_offsets.push_back(0);
-    append_part(matrix_contributions,
-                unmarked(marks.get(), arrays.n_nonzeros()),
-                *this);
-    n_matrix_targets = targets.size();
-
-    const std::unique_ptr<std::atomic<std::uint8_t>[]> dof_marks(
-      new std::atomic<std::uint8_t>[arrays.n_dofs]());
+    const std::unique_ptr<std::atomic<std::uint8_t>[]> dof_marks =
+      zeroed_marks(arrays.n_dofs);
     mark_all(arrays.location, dof_marks.get());
-    append_part(vector_contributions,
-                unmarked(dof_marks.get(), arrays.n_dofs),
-                *this);
+    steps.next("lists");
+    source_offsets.push_back(0);
+    append_part(matrix_contributions, marks.get(), arrays.n_nonzeros(), *this);
+    n_matrix_targets = targets.size();
+    append_part(vector_contributions, dof_marks.get(), arrays.n_dofs, *this);
   }
 
 

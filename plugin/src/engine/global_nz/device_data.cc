@@ -31,21 +31,26 @@ namespace GPUAssembly
                     static_cast<std::size_t>(std::numeric_limits<int>::max()),
                   ExcUnsupportedInput("GlobalNZ: the reduction array is "
                                       "too long for 32-bit offsets."));
-      block_element.copy_from_host(plan.block_element);
-      cluster_node_offsets.copy_from_host(plan.cluster_node_offsets);
-      cluster_nodes.copy_from_host(plan.cluster_nodes);
-      block_connectivity.copy_from_host(plan.block_connectivity);
-      block_supplemental.copy_from_host(
-        convert<Number>(plan.block_supplemental));
-      block_location.copy_from_host(plan.block_location);
-      block_has_constraints.copy_from_host(plan.block_has_constraints);
-      reduction_target_begin.copy_from_host(plan.reduction_target_begin);
-      reduction_slice_offsets.copy_from_host(
-        as_int(plan.reduction_slice_offsets));
-      reduction_array.copy_from_host(plan.reduction_array);
-      upper_position.copy_from_host(plan.upper_position);
-      reduction_block_order.copy_from_host(plan.reduction_block_order);
-      mirror_position.copy_from_host(plan.mirror_position);
+      // One staging object for all arrays: their transfers overlap.
+      StagedUpload staging(plan.memory_consumption());
+      upload(staging, block_element, plan.block_element);
+      upload(staging, cluster_node_offsets, plan.cluster_node_offsets);
+      upload(staging, cluster_nodes, plan.cluster_nodes);
+      upload(staging, block_connectivity, plan.block_connectivity);
+      upload(staging,
+             block_supplemental,
+             convert<Number>(plan.block_supplemental));
+      upload(staging, block_location, plan.block_location);
+      upload(staging, block_has_constraints, plan.block_has_constraints);
+      upload(staging, reduction_target_begin, plan.reduction_target_begin);
+      upload(staging,
+             reduction_slice_offsets,
+             as_int(plan.reduction_slice_offsets));
+      upload(staging, reduction_array, plan.reduction_array);
+      upload(staging, upper_position, plan.upper_position);
+      upload(staging, reduction_block_order, plan.reduction_block_order);
+      upload(staging, mirror_position, plan.mirror_position);
+      staging.finish();
       element_data.reinit(plan.element_data_size());
     }
 

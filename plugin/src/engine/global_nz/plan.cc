@@ -13,8 +13,10 @@
 #include <gpu_assembly/engine/packing.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <numeric>
 
 #include "../../base/first_touch.h"
@@ -54,19 +56,33 @@ namespace GPUAssembly
     class MortonKey
     {
     public:
+      // The bounds of ranges of nodes are found in parallel and merged:
+      // minima and maxima do not depend on the order of the merge.
       explicit MortonKey(const MeshArrays &arrays)
         : dim(arrays.dim)
         , lower(dim, std::numeric_limits<double>::max())
         , upper(dim, std::numeric_limits<double>::lowest())
       {
-        for (unsigned int n = 0; n < arrays.n_nodes; ++n)
-          for (unsigned int k = 0; k < dim; ++k)
-            {
-              lower[k] =
-                std::min(lower[k], arrays.nodal_coordinates[n * dim + k]);
-              upper[k] =
-                std::max(upper[k], arrays.nodal_coordinates[n * dim + k]);
-            }
+        std::mutex mutex;
+        dealii::parallel::apply_to_subranges(
+          0u,
+          arrays.n_nodes,
+          [&](const unsigned int begin, const unsigned int end) {
+            std::vector<double> l(lower), u(upper);
+            for (unsigned int n = begin; n < end; ++n)
+              for (unsigned int k = 0; k < dim; ++k)
+                {
+                  l[k] = std::min(l[k], arrays.nodal_coordinates[n * dim + k]);
+                  u[k] = std::max(u[k], arrays.nodal_coordinates[n * dim + k]);
+                }
+            const std::lock_guard<std::mutex> lock(mutex);
+            for (unsigned int k = 0; k < dim; ++k)
+              {
+                lower[k] = std::min(lower[k], l[k]);
+                upper[k] = std::max(upper[k], u[k]);
+              }
+          },
+          1 << 14);
       }
 
       /// The key of the point whose coordinate k is coordinate(k).
@@ -209,34 +225,58 @@ namespace GPUAssembly
 
 
 
+  namespace
+  {
+    // row_element_order() with the elements of every node at hand.
+    std::vector<index_type>
+    row_element_order(const MeshArrays              &arrays,
+                      const internal::SharedNZ::Csr &node_elements)
+    {
+      // The elements of smallest node k are those of k's (increasing)
+      // list whose smallest node is k: taken node by node, they give the
+      // order of sorting (smallest node, element) pairs. Ranges of nodes
+      // count their elements, then place them, in parallel.
+      const unsigned int n_nodes          = arrays.layout.n_nodes;
+      const auto         smallest_node_is = [&](const std::size_t e,
+                                        const index_type  node) {
+        const auto first = arrays.connectivity.begin() + e * n_nodes;
+        return *std::min_element(first, first + n_nodes) == node;
+      };
+      std::vector<std::size_t> start(arrays.n_nodes + 1, 0);
+      const auto               for_each_node = [&](const auto &action) {
+        dealii::parallel::apply_to_subranges(
+          0u,
+          arrays.n_nodes,
+          [&](const unsigned int begin, const unsigned int end) {
+            for (unsigned int node = begin; node < end; ++node)
+              for (std::size_t i = node_elements.offsets[node];
+                   i < node_elements.offsets[node + 1];
+                   ++i)
+                if (const index_type e = node_elements.entries[i];
+                    smallest_node_is(e, node))
+                  action(node, e);
+          },
+          4096);
+      };
+      for_each_node([&](const unsigned int node, const index_type) {
+        ++start[node + 1];
+      });
+      std::partial_sum(start.begin(), start.end(), start.begin());
+      std::vector<index_type> order(arrays.n_elements);
+      for_each_node([&](const unsigned int node, const index_type e) {
+        order[start[node]++] = e;
+      });
+      return order;
+    }
+  } // namespace
+
+
+
   std::vector<index_type>
   row_element_order(const MeshArrays &arrays)
   {
-    // A counting sort by smallest node keeps elements of equal key in
-    // increasing order: the order of sorting (key, element) pairs, in
-    // linear time.
-    const unsigned int      n_nodes = arrays.layout.n_nodes;
-    std::vector<index_type> key(arrays.n_elements);
-    dealii::parallel::apply_to_subranges(
-      0u,
-      arrays.n_elements,
-      [&](const unsigned int begin, const unsigned int end) {
-        for (unsigned int e = begin; e < end; ++e)
-          {
-            const auto first = arrays.connectivity.begin() +
-                               static_cast<std::size_t>(e) * n_nodes;
-            key[e] = *std::min_element(first, first + n_nodes);
-          }
-      },
-      4096);
-    std::vector<std::size_t> start(arrays.n_nodes + 1, 0);
-    for (const index_type k : key)
-      ++start[k + 1];
-    std::partial_sum(start.begin(), start.end(), start.begin());
-    std::vector<index_type> order(arrays.n_elements);
-    for (unsigned int e = 0; e < arrays.n_elements; ++e)
-      order[start[key[e]]++] = e;
-    return order;
+    return row_element_order(arrays,
+                             internal::SharedNZ::node_to_elements(arrays));
   }
 
 
@@ -332,20 +372,34 @@ namespace GPUAssembly
     const unsigned int n_en = n_nodes_per_element;
     const unsigned int n_ed = n_dofs_per_element;
 
+    // The elements of every node, in increasing order: the row order of
+    // the elements and the reduction lists walk them.
+    steps.next("node elements");
+    const internal::SharedNZ::Csr node_elements =
+      internal::SharedNZ::node_to_elements(arrays);
+
     // Element clusters, and the slot of each element.
     steps.next("element order");
     const std::vector<index_type> order =
       parameters.element_order == ElementOrder::morton ?
         morton_element_order(arrays) :
-        row_element_order(arrays);
+        row_element_order(arrays, node_elements);
     internal::assign_first_touched_in_parallel(
       block_element,
       static_cast<std::size_t>(n_element_blocks) * B,
       -1);
-    std::copy(order.begin(), order.end(), block_element.begin());
     std::vector<index_type> slot_of(arrays.n_elements);
-    for (unsigned int s = 0; s < arrays.n_elements; ++s)
-      slot_of[order[s]] = s;
+    dealii::parallel::apply_to_subranges(
+      0u,
+      arrays.n_elements,
+      [&](const unsigned int begin, const unsigned int end) {
+        for (unsigned int s = begin; s < end; ++s)
+          {
+            block_element[s]  = order[s];
+            slot_of[order[s]] = s;
+          }
+      },
+      4096);
 
     // The block element arrays are sized by tasks while the clusters are
     // found: sizing zero-fills an array on one thread (after the first touch
@@ -482,14 +536,23 @@ namespace GPUAssembly
                    static_cast<index_type>(it - arrays.column_indices.begin()) :
                    -1;
         };
-        for (unsigned int row = 0; row < n_dofs; ++row)
-          AssertThrow(std::is_sorted(arrays.column_indices.begin() +
-                                       arrays.row_offsets[row],
-                                     arrays.column_indices.begin() +
-                                       arrays.row_offsets[row + 1]),
-                      ExcUnsupportedInput(
-                        "GlobalNZ: symmetric element data need the column "
-                        "indices of each row sorted."));
+        std::atomic<bool> rows_sorted(true);
+        dealii::parallel::apply_to_subranges(
+          0u,
+          n_dofs,
+          [&](const unsigned int begin, const unsigned int end) {
+            for (unsigned int row = begin; row < end; ++row)
+              if (!std::is_sorted(arrays.column_indices.begin() +
+                                    arrays.row_offsets[row],
+                                  arrays.column_indices.begin() +
+                                    arrays.row_offsets[row + 1]))
+                rows_sorted.store(false, std::memory_order_relaxed);
+          },
+          4096);
+        AssertThrow(rows_sorted.load(),
+                    ExcUnsupportedInput(
+                      "GlobalNZ: symmetric element data need the column "
+                      "indices of each row sorted."));
         internal::assign_first_touched_in_parallel(target_of_position,
                                                    n_nonzeros,
                                                    -1);
@@ -518,7 +581,7 @@ namespace GPUAssembly
     // Reduction blocks: runs of at most R targets of the combined index
     // space (matrix targets, then right-hand-side entries), split where
     // the matrix targets end and the right-hand side begins.
-    steps.next("node elements");
+    steps.next("reduction blocks");
     const std::size_t n_targets = n_value_targets + n_dofs;
     reduction_target_begin.clear();
     for (std::size_t p = 0; p < n_value_targets; p += R)
@@ -538,20 +601,25 @@ namespace GPUAssembly
     // of a hanging node whose coarse edge ends on another rank's cell. Its
     // row holds couplings through constraints only, which the constraint
     // stage sums; no element of the rank contributes to it.
+    // A DoF belongs to one node: nodes write their DoFs' entries in
+    // parallel.
     const unsigned int      n_c = arrays.layout.n_components;
     std::vector<index_type> node_of_dof(n_dofs, invalid_index),
       component_of_dof(n_dofs);
-    for (unsigned int n = 0; n < arrays.n_nodes; ++n)
-      for (unsigned int c = 0; c < n_c; ++c)
-        {
-          const index_type dof =
-            arrays.node_dofs[static_cast<std::size_t>(n) * n_c + c];
-          node_of_dof[dof]      = n;
-          component_of_dof[dof] = c;
-        }
-    // The elements of every node, in increasing order.
-    const internal::SharedNZ::Csr node_elements =
-      internal::SharedNZ::node_to_elements(arrays);
+    dealii::parallel::apply_to_subranges(
+      0u,
+      arrays.n_nodes,
+      [&](const unsigned int begin, const unsigned int end) {
+        for (unsigned int n = begin; n < end; ++n)
+          for (unsigned int c = 0; c < n_c; ++c)
+            {
+              const index_type dof =
+                arrays.node_dofs[static_cast<std::size_t>(n) * n_c + c];
+              node_of_dof[dof]      = n;
+              component_of_dof[dof] = c;
+            }
+      },
+      4096);
     const std::vector<std::size_t> &elements_of_offsets = node_elements.offsets;
     const std::vector<index_type>  &elements_of         = node_elements.entries;
     const auto entry = [&](const unsigned int d1, const unsigned int d2) {
@@ -671,16 +739,11 @@ namespace GPUAssembly
 
     // Concatenate in block order.
     steps.next("reduction array");
-    reduction_slice_offsets.assign(static_cast<std::size_t>(n_blocks) * W + 1,
-                                   0);
     std::vector<std::size_t> block_start(n_blocks + 1, 0);
     for (unsigned int r = 0; r < n_blocks; ++r)
-      {
-        for (unsigned int w = 0; w < W; ++w)
-          reduction_slice_offsets[static_cast<std::size_t>(r) * W + w + 1] =
-            block_start[r] + slice_ends[r][w];
-        block_start[r + 1] = block_start[r] + packed[r].size();
-      }
+      block_start[r + 1] = block_start[r] + packed[r].size();
+    reduction_slice_offsets.resize(static_cast<std::size_t>(n_blocks) * W + 1);
+    reduction_slice_offsets[0] = 0;
     internal::assign_first_touched_in_parallel(reduction_array,
                                                block_start.back());
     dealii::parallel::apply_to_subranges(
@@ -689,10 +752,14 @@ namespace GPUAssembly
       [&](const unsigned int begin, const unsigned int end) {
         for (unsigned int r = begin; r < end; ++r)
           {
+            for (unsigned int w = 0; w < W; ++w)
+              reduction_slice_offsets[static_cast<std::size_t>(r) * W + w + 1] =
+                block_start[r] + slice_ends[r][w];
             std::copy(packed[r].begin(),
                       packed[r].end(),
                       reduction_array.begin() + block_start[r]);
             std::vector<index_type>().swap(packed[r]);
+            std::vector<std::size_t>().swap(slice_ends[r]);
           }
       },
       64);
@@ -705,22 +772,36 @@ namespace GPUAssembly
         // of the first target's nonzero; right-hand side: its DoF).
         const MortonKey                                   morton(arrays);
         std::vector<std::pair<std::uint64_t, index_type>> keys(n_blocks);
-        for (unsigned int r = 0; r < n_blocks; ++r)
-          {
-            const std::size_t first = reduction_target_begin[r];
-            const index_type  row =
-              first >= n_value_targets ?
-                 static_cast<index_type>(first - n_value_targets) :
-                 row_of_target(first);
-            // A row on no node sorts with the first node.
-            const index_type node = std::max<index_type>(node_of_dof[row], 0);
-            keys[r]               = {morton([&](const unsigned int k) {
-                         return arrays.nodal_coordinates
-                           [static_cast<std::size_t>(node) * arrays.dim + k];
-                       }),
-                                     static_cast<index_type>(r)};
-          }
+        dealii::parallel::apply_to_subranges(
+          0u,
+          n_blocks,
+          [&](const unsigned int begin, const unsigned int end) {
+            for (unsigned int r = begin; r < end; ++r)
+              {
+                const std::size_t first = reduction_target_begin[r];
+                const index_type  row =
+                  first >= n_value_targets ?
+                     static_cast<index_type>(first - n_value_targets) :
+                     row_of_target(first);
+                // A row on no node sorts with the first node.
+                const index_type node =
+                  std::max<index_type>(node_of_dof[row], 0);
+                keys[r] = {
+                  morton([&](const unsigned int k) {
+                    return arrays.nodal_coordinates
+                      [static_cast<std::size_t>(node) * arrays.dim + k];
+                  }),
+                  static_cast<index_type>(r)};
+              }
+          },
+          4096);
+        // Distinct pairs (the block number breaks ties): any correct
+        // sort gives the same order.
+#ifdef DEAL_II_WITH_TBB
+        tbb::parallel_sort(keys.begin(), keys.end());
+#else
         std::sort(keys.begin(), keys.end());
+#endif
         reduction_block_order.resize(n_blocks);
         for (unsigned int b = 0; b < n_blocks; ++b)
           reduction_block_order[b] = keys[b].second;

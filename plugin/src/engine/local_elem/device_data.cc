@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "../upload.h"
+
 namespace GPUAssembly
 {
   namespace internal
@@ -50,14 +52,28 @@ namespace GPUAssembly
       const std::vector<index_type> &order = plan.element_order;
 
       const unsigned int n_ed = arrays.layout.n_dofs;
-      connectivity.copy_from_host(
-        column_major<int>(arrays.connectivity, arrays.layout.n_nodes, order));
-      supplemental.copy_from_host(column_major<Number>(arrays.supplemental,
-                                                       arrays.n_supplemental,
-                                                       order));
-      location.copy_from_host(column_major<int>(arrays.location, n_ed, order));
-      nonzero_map.copy_from_host(
-        column_major<int>(arrays.nonzero_map, n_ed * n_ed, order));
+      // One staging object for all arrays: their transfers overlap.
+      StagedUpload staging(
+        (arrays.connectivity.size() + arrays.location.size() +
+         arrays.nonzero_map.size()) *
+          sizeof(int) +
+        arrays.supplemental.size() * sizeof(Number) + order.size());
+      upload(staging,
+             connectivity,
+             column_major<int>(arrays.connectivity,
+                               arrays.layout.n_nodes,
+                               order));
+      upload(staging,
+             supplemental,
+             column_major<Number>(arrays.supplemental,
+                                  arrays.n_supplemental,
+                                  order));
+      upload(staging,
+             location,
+             column_major<int>(arrays.location, n_ed, order));
+      upload(staging,
+             nonzero_map,
+             column_major<int>(arrays.nonzero_map, n_ed * n_ed, order));
       std::vector<unsigned char> constrained(order.size(), 0);
       for (std::size_t s = 0; s < order.size(); ++s)
         for (unsigned int d = 0; d < n_ed; ++d)
@@ -65,7 +81,8 @@ namespace GPUAssembly
                 [arrays
                    .location[static_cast<std::size_t>(order[s]) * n_ed + d]])
             constrained[s] = 1;
-      has_constraints.copy_from_host(constrained);
+      upload(staging, has_constraints, constrained);
+      staging.finish();
       element_data.reinit((n_ed * n_ed + n_ed) *
                           static_cast<std::size_t>(arrays.n_elements));
     }

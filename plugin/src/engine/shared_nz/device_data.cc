@@ -47,30 +47,39 @@ namespace GPUAssembly
                                       "arrays are too long for 32-bit "
                                       "offsets."));
       const bool node_pairs = plan.parameters.node_pairs;
-      halo_offsets.copy_from_host(plan.halo_offsets);
-      halo_nodes.copy_from_host(plan.halo_nodes);
-      element_offsets.copy_from_host(plan.element_offsets);
+      // One staging object for all arrays: their transfers overlap.
+      StagedUpload staging(plan.memory_consumption());
+      upload(staging, halo_offsets, plan.halo_offsets);
+      upload(staging, halo_nodes, plan.halo_nodes);
+      upload(staging, element_offsets, plan.element_offsets);
       // Node pairs read neither: each block stages S(e) and the Dirichlet
       // data of its elements alone.
-      connectivity.copy_from_host(node_pairs ? std::vector<index_type>() :
-                                               plan.block_connectivity);
-      slots.copy_from_host(node_pairs ? std::vector<std::uint16_t>() :
-                                        plan.block_slots);
-      supplemental.copy_from_host(convert<Number>(plan.block_supplemental));
+      upload(staging,
+             connectivity,
+             node_pairs ? std::vector<index_type>() : plan.block_connectivity);
+      upload(staging,
+             slots,
+             node_pairs ? std::vector<std::uint16_t>() : plan.block_slots);
+      upload(staging, supplemental, convert<Number>(plan.block_supplemental));
       // Only node pairs read these: without, a block's S(e) starts at its
       // first element.
-      supplemental_offsets.copy_from_host(
-        node_pairs ? as_int(plan.supplemental_offsets) : std::vector<int>());
-      location.copy_from_host(plan.block_location);
-      has_constraints.copy_from_host(plan.block_has_constraints);
-      n_free_elements.copy_from_host(plan.n_free_elements);
-      slice_offsets.copy_from_host(as_int(plan.slice_offsets));
-      sources.copy_from_host(plan.sources);
+      upload(staging,
+             supplemental_offsets,
+             node_pairs ? as_int(plan.supplemental_offsets) :
+                          std::vector<int>());
+      upload(staging, location, plan.block_location);
+      upload(staging, has_constraints, plan.block_has_constraints);
+      upload(staging, n_free_elements, plan.n_free_elements);
+      upload(staging, slice_offsets, as_int(plan.slice_offsets));
+      upload(staging, sources, plan.sources);
       // With compact targets the device reads the compact records alone.
       const bool compact = plan.parameters.compact_targets;
-      target_offsets.copy_from_host(
-        as_int(compact ? plan.compact_target_offsets : plan.target_offsets));
-      targets.copy_from_host(compact ? plan.compact_targets : plan.targets);
+      upload(staging,
+             target_offsets,
+             as_int(compact ? plan.compact_target_offsets :
+                              plan.target_offsets));
+      upload(staging, targets, compact ? plan.compact_targets : plan.targets);
+      staging.finish();
     }
 
 
