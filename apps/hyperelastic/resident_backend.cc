@@ -21,8 +21,6 @@
 #include <gpu_assembly/engine/device_assembler.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -665,10 +663,6 @@ namespace Hyperelastic
       ResidentArray<int> diagonal_positions;
       double             residual_norm = 0;
       ExchangeTimes      exchange;
-    public:
-      struct Diag { double bar_g=0, bar_a=0, g_mid=0, g_delta=0, first_mid=-1, max_mid=0, first_comm=-1, max_comm=0, second_mid=-1, local=0, comm=0, exposed=0, write=0, asm_total=0; int n_mid=0, n_delta=0, n_asm=0; bool on = getenv("HYPER_DIAG") != nullptr; bool barrier = getenv("HYPER_DIAG_BARRIER") != nullptr; } diag;
-      ~ResidentBackend() { if (diag.on) { std::fprintf(stderr, "DIAG rank %u: barrier ghost %.4f asm %.4f | mid %.4f (%d) delta %.4f (%d) | asm %d total %.4f local %.4f comm %.4f exposed %.4f write %.4f | first mid %.5f second %.5f max %.5f first comm %.5f max %.5f\n", Utilities::MPI::this_mpi_process(communicator), diag.bar_g, diag.bar_a, diag.g_mid, diag.n_mid, diag.g_delta, diag.n_delta, diag.n_asm, diag.asm_total, diag.local, diag.comm, diag.exposed, diag.write, diag.first_mid, diag.second_mid, diag.max_mid, diag.first_comm, diag.max_comm); } }
-      double diag_barrier() { if (!diag.barrier) return 0; if (on_device) GPUAssembly::internal::DeviceMemory::synchronize(); const auto s0 = std::chrono::steady_clock::now(); MPI_Barrier(communicator); return std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count(); }
     };
 
 
@@ -783,14 +777,11 @@ namespace Hyperelastic
     void
     ResidentBackend::update_ghosts(const ResidentVector &vector)
     {
-      diag.bar_g += diag_barrier();
       const auto start = std::chrono::steady_clock::now();
       vector.update_ghost_values();
-      const double dt =
+      exchange.ghost_updates +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-      exchange.ghost_updates += dt;
-      if (&vector == &mid) { diag.g_mid += dt; ++diag.n_mid; if (diag.first_mid < 0) diag.first_mid = dt; else if (diag.second_mid < 0) diag.second_mid = dt; else diag.max_mid = std::max(diag.max_mid, dt); } else { diag.g_delta += dt; ++diag.n_delta; }
     }
 
 
@@ -887,11 +878,7 @@ namespace Hyperelastic
               mid.data(),
               nodal_positions.data(),
               device_nodal_data.data()});
-          diag.bar_a += diag_barrier();
-          const auto s0 = std::chrono::steady_clock::now();
           assembler.assemble(kernel, matrix, assembled, device_nodal_data);
-          diag.asm_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
-          ++diag.n_asm; diag.local += assembler.get_times().local; diag.comm += assembler.get_times().communication; if (diag.first_comm < 0) diag.first_comm = assembler.get_times().communication; else diag.max_comm = std::max(diag.max_comm, assembler.get_times().communication); diag.exposed += assembler.get_times().exposed; diag.write += assembler.get_times().write;
         }
       else
         {
