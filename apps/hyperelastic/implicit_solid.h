@@ -25,6 +25,7 @@
 
 #include <array>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -40,6 +41,8 @@
 
 namespace Hyperelastic
 {
+  class BoundarySeries;
+
   using namespace dealii;
 
   class SurfaceLoadAmplitudes;
@@ -289,6 +292,12 @@ namespace Hyperelastic
     /// Stages of the steps run as device graphs, by the device's clock.
     void
     print_device_stages() const;
+    /// On one process: starts the VTU series' writer and the preparation
+    /// of the boundary files on threads of their own, so that the geometry
+    /// of both is built while the set-up goes on (once; the DoFs are
+    /// final).
+    void
+    start_output_writers();
     /// Writes the state @p u, @p p (owned entries). Collective.
     void
     write_output(const std::vector<double> &u, const std::vector<double> &p);
@@ -500,8 +509,10 @@ namespace Hyperelastic
     bool                                        dynamic     = true;
     RunStatistics                               stats;
     std::vector<std::pair<double, std::string>> pvd_records;
-    /// The VTU series on one process, made at the first output.
+    /// The VTU series on one process (start_output_writers()).
     std::unique_ptr<AppUtilities::SnapshotWriter<dim>> snapshot_writer;
+    /// Its boundary files, prepared on a thread of their own.
+    std::shared_future<std::shared_ptr<const BoundarySeries>> boundary_series;
   };
 } // namespace Hyperelastic
 

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <iomanip>
 #include <limits>
 #include <memory>
@@ -354,6 +355,39 @@ namespace Hyperelastic
 
 
   void
+  ImplicitSolid::start_output_writers()
+  {
+    if (snapshot_writer)
+      return;
+    const auto        &o       = parameters.output;
+    const unsigned int n_cells = triangulation->n_active_cells();
+    // The mesh is fixed: its geometry is written once, each output
+    // converts and compresses the point data on the writer's thread.
+    snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<dim>>(
+      std::vector<std::size_t>{dof_handler.n_dofs(),
+                               dof_handler.n_dofs(),
+                               n_cells,
+                               n_cells},
+      [this](DataOut<dim> &data_out, const std::vector<Vector<double>> &in) {
+        add_displacement_and_velocity(data_out, dof_handler, in[0], in[1]);
+        add_J_and_von_mises(data_out, in[2], in[3]);
+        data_out.build_patches(*mapping);
+      },
+      vtk_flags(o));
+    boundary_series =
+      std::async(std::launch::async, [this, flags = vtk_flags(o)]() {
+        return std::shared_ptr<const BoundarySeries>(
+          std::make_shared<BoundarySeries>(*mapping,
+                                           dof_handler,
+                                           parameters.material.mu,
+                                           parameters.material.lambda,
+                                           flags));
+      }).share();
+  }
+
+
+
+  void
   ImplicitSolid::write_output(const std::vector<double> &u_owned,
                               const std::vector<double> &p_owned)
   {
@@ -381,24 +415,7 @@ namespace Hyperelastic
     const unsigned int n_cells = triangulation->n_active_cells();
     if (!distributed)
       {
-        // The mesh is fixed: its geometry is written once, each output
-        // converts and compresses the point data on the writer's thread.
-        if (!snapshot_writer)
-          snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<dim>>(
-            std::vector<std::size_t>{u_owned.size(),
-                                     v_owned.size(),
-                                     n_cells,
-                                     n_cells},
-            [this](DataOut<dim>                      &data_out,
-                   const std::vector<Vector<double>> &in) {
-              add_displacement_and_velocity(data_out,
-                                            dof_handler,
-                                            in[0],
-                                            in[1]);
-              add_J_and_von_mises(data_out, in[2], in[3]);
-              data_out.build_patches(*mapping);
-            },
-            vtk_flags(o));
+        start_output_writers();
         std::ostringstream name;
         name << o.base_name << '-' << std::setw(5) << std::setfill('0')
              << step_number << ".vtu";
@@ -429,14 +446,9 @@ namespace Hyperelastic
            boundary_path = o.directory + "/" + boundary_name(name.str()),
            boundary_pvd  = o.directory + "/" + o.base_name + "-boundary.pvd",
            boundary_records,
-           u = Vector<double>(u_owned.begin(), u_owned.end())]() {
-            write_boundary_vtu(*mapping,
-                               dof_handler,
-                               u,
-                               parameters.material.mu,
-                               parameters.material.lambda,
-                               boundary_path,
-                               vtk_flags(parameters.output));
+           boundary = boundary_series,
+           u        = Vector<double>(u_owned.begin(), u_owned.end())]() {
+            boundary.get()->write(u, boundary_path);
             AppUtilities::write_file(boundary_pvd, [&](std::ostream &out) {
               DataOutBase::write_pvd_record(out, boundary_records);
             });
