@@ -285,9 +285,11 @@ namespace Hyperelastic
     , lambda(lambda)
     , flags(flags)
   {
-    // Faces of other shapes have points of other rules: DataOutFaces
-    // writes them.
-    if (!dof_handler.get_triangulation().all_reference_cells_are_hyper_cube())
+    // One shape of faces (all quadrilaterals or all triangles), whose
+    // vertices are the points of DataOutFaces' patches.
+    const Triangulation<3> &triangulation = dof_handler.get_triangulation();
+    const bool hexahedra = triangulation.all_reference_cells_are_hyper_cube();
+    if (!hexahedra && !triangulation.all_reference_cells_are_simplex())
       return;
 
     // A displacement of small, different values everywhere, whose fields
@@ -310,7 +312,12 @@ namespace Hyperelastic
         faces->component.push_back(fe.system_to_component_index(i).first);
       }
     // DataOutFaces' points: the vertices of each face, in its order.
-    const QIterated<2> points(QTrapezoid<1>(), 1);
+    const ReferenceCell face_shape =
+      hexahedra ? ReferenceCells::Quadrilateral : ReferenceCells::Triangle;
+    std::vector<Point<2>> vertices;
+    for (const unsigned int v : face_shape.vertex_indices())
+      vertices.push_back(face_shape.vertex<2>(v));
+    const Quadrature<2> points(vertices);
     faces->n_points = points.size();
     FEFaceValues<3>                      fe_face_values(mapping,
                                    fe,

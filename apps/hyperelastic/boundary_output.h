@@ -50,9 +50,9 @@ namespace Hyperelastic
    * the order of deal.II's FEFaceValues) and the compression of its point
    * data, on the threads of deal.II's task scheduler. The construction
    * checks this against DataOutFaces on a displacement of its own, bit for
-   * bit; where the two differ (a mesh of simplices, say), each file is
-   * written by write_boundary_vtu(). @p mapping and @p dof_handler must
-   * stay unchanged and alive as long as the object.
+   * bit; where the two differ (a mesh of hexahedra and tetrahedra, say),
+   * each file is written by write_boundary_vtu(). @p mapping and @p dof_handler
+   * must stay unchanged and alive as long as the object.
    */
   class BoundarySeries
   {
