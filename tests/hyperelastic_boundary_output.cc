@@ -30,27 +30,19 @@
 #include "boundary_output.h"
 #include "snapshot_writer.h"
 #include "solid_common.h"
+#include "tests.h"
 
 using namespace dealii;
 
 namespace
 {
-  int n_failures = 0;
-
-  void
-  check(const bool ok, const std::string &what)
-  {
-    std::cout << (ok ? "  ok: " : "  FAILED: ") << what << std::endl;
-    if (!ok)
-      ++n_failures;
-  }
+  Testing::Checks checks;
 
   std::string
   read(const std::string &path)
   {
-    std::ifstream      in(path);
     std::ostringstream text;
-    text << in.rdbuf();
+    text << std::ifstream(path).rdbuf();
     return text.str();
   }
 
@@ -153,8 +145,8 @@ namespace
                                                   mu,
                                                   lambda,
                                                   flags);
-        check(series.reuses_geometry(),
-              mesh.str() + ": the geometry is " + "written once");
+        checks.check(series.reuses_geometry(),
+                     mesh.str() + ": the geometry is " + "written once");
         for (const double scale : {0.0, 1e-3, 0.05})
           {
             const Vector<double> u =
@@ -172,9 +164,9 @@ namespace
                  << scale
                  << ": BoundarySeries writes DataOutFaces' point data, "
                     "points and connectivity";
-            check(same_content("boundary_series.vtu",
-                               "boundary_dataoutfaces.vtu"),
-                  what.str());
+            checks.check(same_content("boundary_series.vtu",
+                                      "boundary_dataoutfaces.vtu"),
+                         what.str());
           }
       }
 
@@ -185,19 +177,16 @@ namespace
                                               lambda,
                                               Flags());
     const std::string missing = "no_such_directory/boundary.vtu";
-    std::string       message;
-    try
-      {
+    checks.check_throws<std::exception>(
+      [&]() {
         series.write(Vector<double>(dof_handler.n_dofs()), missing);
-      }
-    catch (const std::exception &e)
-      {
-        message = e.what();
-      }
-    check(message.find(missing) != std::string::npos &&
-            !std::filesystem::exists(missing),
-          mesh.str() + ": a file that cannot be written throws with its "
-                       "name and leaves no file");
+      },
+      missing,
+      mesh.str() + ": a file that cannot be written throws with its name");
+    checks.check(
+      !std::filesystem::exists(missing),
+      mesh.str() +
+        ": a file that cannot be written leaves nothing under its name");
   }
 } // namespace
 
@@ -211,11 +200,5 @@ main()
   compare(false, {24, 8, 8});
   compare(true, {3, 2, 2});
   compare(true, {18, 6, 6});
-  if (n_failures > 0)
-    {
-      std::cout << n_failures << " check(s) failed." << std::endl;
-      return 1;
-    }
-  std::cout << "All checks passed." << std::endl;
-  return 0;
+  return checks.exit_code();
 }
