@@ -333,6 +333,22 @@ namespace Hyperelastic
              const std::vector<Tensor<2, dim>> &)>                      &f,
       const std::vector<typename DoFHandler<dim>::active_cell_iterator> *cells =
         nullptr) const;
+    /**
+     * for_each_cell_gradient() on every locally owned cell, with the cells
+     * spread over the threads of deal.II's task scheduler on one process
+     * (one after the other on several ranks): @p f is given the cell's
+     * position in the locally owned active cells and may run for several
+     * cells at once, so it writes only what is its cell's.
+     */
+    void
+    for_each_cell_gradient_concurrently(
+      const std::vector<double> &u,
+      const UpdateFlags          flags,
+      const std::function<
+        void(std::size_t,
+             const typename DoFHandler<dim>::active_cell_iterator &,
+             const FEValues<dim> &,
+             const std::vector<Tensor<2, dim>> &)> &f) const;
     /// The smallest J over all ranks' quadrature points for displacement
     /// @p u (owned entries) and where it is. Collective.
     std::pair<double, std::string>
