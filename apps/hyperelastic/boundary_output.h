@@ -50,9 +50,13 @@ namespace Hyperelastic
    * the order of deal.II's FEFaceValues) and the compression of its point
    * data, on the threads of deal.II's task scheduler. The construction
    * checks this against DataOutFaces on a displacement of its own, bit for
-   * bit; where the two differ (a mesh of hexahedra and tetrahedra, say),
-   * each file is written by write_boundary_vtu(). @p mapping and @p dof_handler
-   * must stay unchanged and alive as long as the object.
+   * bit; where the two differ (a mesh of hexahedra and tetrahedra, say)
+   * or the boundary holds 2^24 field values or more (about 280 000
+   * quadrilaterals or 370 000 triangles), each file is written by
+   * write_boundary_vtu(). The memory held is, per face point, the values
+   * and gradients of the cell's shape functions (32 bytes per DoF of the
+   * cell) and the file's text outside the point data. @p mapping and @p
+   * dof_handler must stay unchanged and alive as long as the object.
    */
   class BoundarySeries
   {
