@@ -687,14 +687,6 @@ namespace AppUtilities
 
 
 
-  const std::vector<std::size_t> &
-  FixedMeshVtu::point_data_sizes() const
-  {
-    return sizes;
-  }
-
-
-
   std::string
   FixedMeshVtu::text(const std::vector<std::vector<float>> &values) const
   {

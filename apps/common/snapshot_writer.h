@@ -61,12 +61,9 @@ namespace AppUtilities
     static std::vector<std::vector<float>>
     point_data(const std::string &vtu);
 
-    /// The number of values of each point data array, in the file's order.
-    const std::vector<std::size_t> &
-    point_data_sizes() const;
-
-    /// The file's text with the point data @p values (point_data_sizes()
-    /// of them); throws, naming the array, on other sizes.
+    /// The file's text with the point data @p values (as many arrays and
+    /// values as the text given at construction); throws, naming the
+    /// array, on other sizes.
     std::string
     text(const std::vector<std::vector<float>> &values) const;
 
