@@ -39,6 +39,46 @@ namespace AppUtilities
             const std::string                       &path);
 
   /**
+   * A VTU file of a mesh that does not change, written again and again with
+   * other point data. It is built once from the text that write_vtu() of a
+   * DataOut or DataOutFaces writes with @p flags set to no compression
+   * (@p uncompressed): its geometry, connectivity and any other binary
+   * array outside the point data are compressed then, at the level of
+   * @p flags, as AppUtilities::write_vtu() compresses them. text() then
+   * converts, compresses and encodes only the point data, on the threads of
+   * deal.II's task scheduler (MultithreadInfo::n_threads()), so that its
+   * text decodes to the file AppUtilities::write_vtu() writes for the same
+   * point data; the date line holds the time of text(), as DataOut's does.
+   */
+  class FixedMeshVtu
+  {
+  public:
+    FixedMeshVtu(const std::string                   &uncompressed,
+                 const dealii::DataOutBase::VtkFlags &flags);
+
+    /// The values of the point data arrays of a VTU text (e.g. of the text
+    /// given at construction), decoded, in the order of the file.
+    static std::vector<std::vector<float>>
+    point_data(const std::string &vtu);
+
+    /// The file's text with the point data @p values (as many arrays and
+    /// values as the text given at construction); throws, naming the
+    /// array, on other sizes.
+    std::string
+    text(const std::vector<std::vector<float>> &values) const;
+
+  private:
+    std::string              header_before_date;
+    bool                     header_has_date;
+    std::string              header_after_date;
+    std::vector<std::string> openings;
+    std::vector<std::string> closings;
+    std::vector<std::size_t> sizes;
+    std::string              trailer;
+    int                      zlib_level;
+  };
+
+  /**
    * One zlib stream (RFC 1950) of the @p n bytes at @p data, at zlib level
    * @p level (0 to 9, or Z_DEFAULT_COMPRESSION = -1): compress2()'s bytes
    * up to 64 KiB; above, 64 KiB blocks deflated on the threads of deal.II's

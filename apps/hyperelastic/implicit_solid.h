@@ -25,6 +25,7 @@
 
 #include <array>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -40,6 +41,8 @@
 
 namespace Hyperelastic
 {
+  class BoundarySeries;
+
   using namespace dealii;
 
   class SurfaceLoadAmplitudes;
@@ -289,6 +292,12 @@ namespace Hyperelastic
     /// Stages of the steps run as device graphs, by the device's clock.
     void
     print_device_stages() const;
+    /// On one process: starts the VTU series' writer and the preparation
+    /// of the boundary files on threads of their own, so that the geometry
+    /// of both is built while the set-up goes on (once; the DoFs are
+    /// final).
+    void
+    start_output_writers();
     /// Writes the state @p u, @p p (owned entries). Collective.
     void
     write_output(const std::vector<double> &u, const std::vector<double> &p);
@@ -324,6 +333,22 @@ namespace Hyperelastic
              const std::vector<Tensor<2, dim>> &)>                      &f,
       const std::vector<typename DoFHandler<dim>::active_cell_iterator> *cells =
         nullptr) const;
+    /**
+     * for_each_cell_gradient() on every locally owned cell, with the cells
+     * spread over the threads of deal.II's task scheduler on one process
+     * (one after the other on several ranks): @p f is given the cell's
+     * position in the locally owned active cells and may run for several
+     * cells at once, so it writes only what is its cell's.
+     */
+    void
+    for_each_cell_gradient_concurrently(
+      const std::vector<double> &u,
+      const UpdateFlags          flags,
+      const std::function<
+        void(std::size_t,
+             const typename DoFHandler<dim>::active_cell_iterator &,
+             const FEValues<dim> &,
+             const std::vector<Tensor<2, dim>> &)> &f) const;
     /// The smallest J over all ranks' quadrature points for displacement
     /// @p u (owned entries) and where it is. Collective.
     std::pair<double, std::string>
@@ -500,8 +525,10 @@ namespace Hyperelastic
     bool                                        dynamic     = true;
     RunStatistics                               stats;
     std::vector<std::pair<double, std::string>> pvd_records;
-    /// The VTU series on one process, made at the first output.
+    /// The VTU series on one process (start_output_writers()).
     std::unique_ptr<AppUtilities::SnapshotWriter<dim>> snapshot_writer;
+    /// Its boundary files, prepared on a thread of their own.
+    std::shared_future<std::shared_ptr<const BoundarySeries>> boundary_series;
   };
 } // namespace Hyperelastic
 

@@ -5,6 +5,7 @@
 
 #include <deal.II/base/data_out_base.h>
 #include <deal.II/base/mpi.h>
+#include <deal.II/base/parallel.h>
 #include <deal.II/base/utilities.h>
 
 #include <deal.II/fe/fe_values.h>
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <iomanip>
 #include <limits>
 #include <memory>
@@ -216,26 +218,81 @@ namespace Hyperelastic
 
 
 
+  void
+  ImplicitSolid::for_each_cell_gradient_concurrently(
+    const std::vector<double> &u_owned,
+    const UpdateFlags          flags,
+    const std::function<
+      void(std::size_t,
+           const typename DoFHandler<dim>::active_cell_iterator &,
+           const FEValues<dim> &,
+           const std::vector<Tensor<2, dim>> &)> &f) const
+  {
+    if (distributed)
+      {
+        std::size_t k = 0;
+        for_each_cell_gradient(u_owned,
+                               flags,
+                               [&](const auto                        &cell,
+                                   const FEValues<dim>               &fe_values,
+                                   const std::vector<Tensor<2, dim>> &grad_u) {
+                                 f(k++, cell, fe_values, grad_u);
+                               });
+        return;
+      }
+    std::vector<typename DoFHandler<dim>::active_cell_iterator> cells;
+    cells.reserve(triangulation->n_active_cells());
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      cells.push_back(cell);
+    const Vector<double> u(u_owned.begin(), u_owned.end());
+    parallel::apply_to_subranges(
+      std::size_t(0),
+      cells.size(),
+      [&](const std::size_t begin, const std::size_t end) {
+        FEValues<dim> fe_values(*mapping, *fe, *quadrature, flags);
+        const FEValuesExtractors::Vector displacement(0);
+        std::vector<Tensor<2, dim>>      grad_u(quadrature->size());
+        for (std::size_t k = begin; k < end; ++k)
+          {
+            fe_values.reinit(cells[k]);
+            fe_values[displacement].get_function_gradients(u, grad_u);
+            f(k, cells[k], fe_values, grad_u);
+          }
+      },
+      64);
+  }
+
+
+
   double
   ImplicitSolid::strain_energy(const std::vector<double> &u) const
   {
-    const double mu     = parameters.material.mu;
-    const double lambda = parameters.material.lambda;
-    double       energy = 0;
-    for_each_cell_gradient(u,
-                           update_gradients | update_JxW_values,
-                           [&](const auto &,
-                               const FEValues<dim>               &fe_values,
-                               const std::vector<Tensor<2, dim>> &grad_u) {
-                             for (unsigned int q = 0; q < grad_u.size(); ++q)
-                               {
-                                 const Tensor<2, dim> F =
-                                   unit_symmetric_tensor<dim>() + grad_u[q];
-                                 energy +=
-                                   strain_energy_density(F, mu, lambda) *
-                                   fe_values.JxW(q);
-                               }
-                           });
+    const double       mu     = parameters.material.mu;
+    const double       lambda = parameters.material.lambda;
+    const unsigned int n_q    = quadrature->size();
+    // Each point's term on the task threads, summed in the order of the
+    // cells and their points: the sum of one thread, bit for bit.
+    std::size_t n_cells = 0;
+    for (const auto &cell : triangulation->active_cell_iterators())
+      n_cells += cell->is_locally_owned();
+    std::vector<double> terms(n_cells * n_q);
+    for_each_cell_gradient_concurrently(
+      u,
+      update_gradients | update_JxW_values,
+      [&](const std::size_t k,
+          const auto &,
+          const FEValues<dim>               &fe_values,
+          const std::vector<Tensor<2, dim>> &grad_u) {
+        for (unsigned int q = 0; q < grad_u.size(); ++q)
+          {
+            const Tensor<2, dim> F = unit_symmetric_tensor<dim>() + grad_u[q];
+            terms[k * n_q + q] =
+              strain_energy_density(F, mu, lambda) * fe_values.JxW(q);
+          }
+      });
+    double energy = 0;
+    for (const double term : terms)
+      energy += term;
     return global_sum(energy);
   }
 
@@ -318,27 +375,26 @@ namespace Hyperelastic
     von_mises.assign(n_cells, 0.);
     const double mu     = parameters.material.mu;
     const double lambda = parameters.material.lambda;
-    for_each_cell_gradient(u_owned,
-                           update_gradients | update_JxW_values,
-                           [&](const auto                        &cell,
-                               const FEValues<dim>               &fe_values,
-                               const std::vector<Tensor<2, dim>> &grad_u) {
-                             double volume = 0, J_sum = 0, mises_sum = 0;
-                             for (unsigned int q = 0; q < grad_u.size(); ++q)
-                               {
-                                 const Tensor<2, dim> F =
-                                   unit_symmetric_tensor<dim>() + grad_u[q];
-                                 const double JxW = fe_values.JxW(q);
-                                 volume += JxW;
-                                 J_sum += determinant(F) * JxW;
-                                 mises_sum +=
-                                   von_mises_stress(F, mu, lambda) * JxW;
-                               }
-                             const unsigned int index =
-                               cell->active_cell_index();
-                             J[index]         = J_sum / volume;
-                             von_mises[index] = mises_sum / volume;
-                           });
+    for_each_cell_gradient_concurrently(
+      u_owned,
+      update_gradients | update_JxW_values,
+      [&](const std::size_t,
+          const auto                        &cell,
+          const FEValues<dim>               &fe_values,
+          const std::vector<Tensor<2, dim>> &grad_u) {
+        double volume = 0, J_sum = 0, mises_sum = 0;
+        for (unsigned int q = 0; q < grad_u.size(); ++q)
+          {
+            const Tensor<2, dim> F   = unit_symmetric_tensor<dim>() + grad_u[q];
+            const double         JxW = fe_values.JxW(q);
+            volume += JxW;
+            J_sum += determinant(F) * JxW;
+            mises_sum += von_mises_stress(F, mu, lambda) * JxW;
+          }
+        const unsigned int index = cell->active_cell_index();
+        J[index]                 = J_sum / volume;
+        von_mises[index]         = mises_sum / volume;
+      });
   }
 
 
@@ -349,6 +405,39 @@ namespace Hyperelastic
     TimerOutput::Scope scope(timer, "Output");
     if (snapshot_writer)
       snapshot_writer->flush();
+  }
+
+
+
+  void
+  ImplicitSolid::start_output_writers()
+  {
+    if (snapshot_writer)
+      return;
+    const auto        &o       = parameters.output;
+    const unsigned int n_cells = triangulation->n_active_cells();
+    // The mesh is fixed: its geometry is written once, each output
+    // converts and compresses the point data on the writer's thread.
+    snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<dim>>(
+      std::vector<std::size_t>{dof_handler.n_dofs(),
+                               dof_handler.n_dofs(),
+                               n_cells,
+                               n_cells},
+      [this](DataOut<dim> &data_out, const std::vector<Vector<double>> &in) {
+        add_displacement_and_velocity(data_out, dof_handler, in[0], in[1]);
+        add_J_and_von_mises(data_out, in[2], in[3]);
+        data_out.build_patches(*mapping);
+      },
+      vtk_flags(o));
+    boundary_series =
+      std::async(std::launch::async, [this, flags = vtk_flags(o)]() {
+        return std::shared_ptr<const BoundarySeries>(
+          std::make_shared<BoundarySeries>(*mapping,
+                                           dof_handler,
+                                           parameters.material.mu,
+                                           parameters.material.lambda,
+                                           flags));
+      }).share();
   }
 
 
@@ -381,24 +470,7 @@ namespace Hyperelastic
     const unsigned int n_cells = triangulation->n_active_cells();
     if (!distributed)
       {
-        // The mesh is fixed: its geometry is written once, each output
-        // converts and compresses the point data on the writer's thread.
-        if (!snapshot_writer)
-          snapshot_writer = std::make_unique<AppUtilities::SnapshotWriter<dim>>(
-            std::vector<std::size_t>{u_owned.size(),
-                                     v_owned.size(),
-                                     n_cells,
-                                     n_cells},
-            [this](DataOut<dim>                      &data_out,
-                   const std::vector<Vector<double>> &in) {
-              add_displacement_and_velocity(data_out,
-                                            dof_handler,
-                                            in[0],
-                                            in[1]);
-              add_J_and_von_mises(data_out, in[2], in[3]);
-              data_out.build_patches(*mapping);
-            },
-            vtk_flags(o));
+        start_output_writers();
         std::ostringstream name;
         name << o.base_name << '-' << std::setw(5) << std::setfill('0')
              << step_number << ".vtu";
@@ -429,14 +501,9 @@ namespace Hyperelastic
            boundary_path = o.directory + "/" + boundary_name(name.str()),
            boundary_pvd  = o.directory + "/" + o.base_name + "-boundary.pvd",
            boundary_records,
-           u = Vector<double>(u_owned.begin(), u_owned.end())]() {
-            write_boundary_vtu(*mapping,
-                               dof_handler,
-                               u,
-                               parameters.material.mu,
-                               parameters.material.lambda,
-                               boundary_path,
-                               vtk_flags(parameters.output));
+           boundary = boundary_series,
+           u        = Vector<double>(u_owned.begin(), u_owned.end())]() {
+            boundary.get()->write(u, boundary_path);
             AppUtilities::write_file(boundary_pvd, [&](std::ostream &out) {
               DataOutBase::write_pvd_record(out, boundary_records);
             });

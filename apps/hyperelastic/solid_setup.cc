@@ -68,6 +68,9 @@ namespace Hyperelastic
     // The writer's threads compute cell fields from the DoFHandler: they
     // end (after the snapshots queued, or at once after an error) first.
     snapshot_writer.reset();
+    if (boundary_series.valid())
+      boundary_series.wait();
+    boundary_series = {};
     // The DoFHandler lets go of the triangulation before it goes.
     dof_handler.clear();
   }
@@ -255,6 +258,9 @@ namespace Hyperelastic
       DoFRenumbering::Cuthill_McKee(dof_handler);
     owned_dofs    = dof_handler.locally_owned_dofs();
     relevant_dofs = DoFTools::extract_locally_relevant_dofs(dof_handler);
+    // The output's geometry is built beside the rest of the set-up.
+    if (!distributed && parameters.output.output_interval > 0)
+      start_output_writers();
 
     // Hanging nodes first, then the fixed boundary ids and the fixed
     // region; on a communicator on the locally relevant DoFs (step-40).
