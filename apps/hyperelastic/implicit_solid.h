@@ -20,6 +20,7 @@
 #include <deal.II/grid/tria.h>
 
 #include <deal.II/lac/affine_constraints.h>
+#include <deal.II/lac/vector.h>
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 
@@ -29,6 +30,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -334,21 +336,28 @@ namespace Hyperelastic
       const std::vector<typename DoFHandler<dim>::active_cell_iterator> *cells =
         nullptr) const;
     /**
-     * for_each_cell_gradient() on every locally owned cell, with the cells
-     * spread over the threads of deal.II's task scheduler on one process
-     * (one after the other on several ranks): @p f is given the cell's
-     * position in the locally owned active cells and may run for several
-     * cells at once, so it writes only what is its cell's.
+     * The gradients of the displacement @p u (owned entries) at the
+     * quadrature points of every locally owned cell, with the cells spread
+     * over the threads of deal.II's task scheduler on one process (one
+     * after the other on several ranks): @p f is given the cell's position
+     * in the locally owned active cells, the cell, its JxW values and the
+     * gradients, and may run for several cells at once, so it writes only
+     * what is its cell's. On one process the gradients come from
+     * cell_gradient_cache where it is built, bit for bit those of FEValues.
      */
     void
     for_each_cell_gradient_concurrently(
       const std::vector<double> &u,
-      const UpdateFlags          flags,
       const std::function<
         void(std::size_t,
              const typename DoFHandler<dim>::active_cell_iterator &,
-             const FEValues<dim> &,
+             const double *,
              const std::vector<Tensor<2, dim>> &)> &f) const;
+    /// Builds cell_gradient_cache from FEValues, checked against
+    /// FEValues' gradients of @p u; leaves it empty where it would take
+    /// more than cell_gradient_cache_limit bytes or differs.
+    void
+    build_cell_gradient_cache(const Vector<double> &u) const;
     /// The smallest J over all ranks' quadrature points for displacement
     /// @p u (owned entries) and where it is. Collective.
     std::pair<double, std::string>
@@ -452,6 +461,32 @@ namespace Hyperelastic
     /// The adapter: all cells on one process, the owned ones on a
     /// communicator.
     GPUAssembly::DoFHandlerAdapter<dim> adapter;
+
+    /**
+     * The shape functions' gradients and JxW at every quadrature point of
+     * every cell, as FEValues gives them, for the state summary and the
+     * writer's cell fields on one process: the mesh does not change during
+     * a run, so the FEValues pass runs once (at the first output) instead
+     * of at every output, and each output only sums the gradients of its
+     * displacement in FEValues' order. Not built on several ranks, nor
+     * where it would take more than cell_gradient_cache_limit bytes.
+     */
+    struct CellGradientCache
+    {
+      std::vector<typename DoFHandler<dim>::active_cell_iterator> cells;
+      /// The vector component of each of a cell's shape functions.
+      std::vector<unsigned int> components;
+      /// Cell k's DoFs at k * dofs_per_cell.
+      std::vector<types::global_dof_index> dofs;
+      /// Shape function i of cell k at point q at
+      /// (k * dofs_per_cell + i) * n_q_points + q.
+      std::vector<Tensor<1, dim>> gradients;
+      /// Cell k's JxW at k * n_q_points.
+      std::vector<double> JxW;
+    };
+    static constexpr std::size_t cell_gradient_cache_limit = 256 << 20;
+    mutable std::once_flag       cell_gradient_cache_built;
+    mutable std::unique_ptr<CellGradientCache> cell_gradient_cache;
 
     /// Largest distance between two vertices of the (coarse) mesh.
     double                          diameter = 0;

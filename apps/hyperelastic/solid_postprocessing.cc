@@ -16,7 +16,9 @@
 #include <deal.II/numerics/data_out.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <iomanip>
@@ -221,13 +223,13 @@ namespace Hyperelastic
   void
   ImplicitSolid::for_each_cell_gradient_concurrently(
     const std::vector<double> &u_owned,
-    const UpdateFlags          flags,
     const std::function<
       void(std::size_t,
            const typename DoFHandler<dim>::active_cell_iterator &,
-           const FEValues<dim> &,
+           const double *,
            const std::vector<Tensor<2, dim>> &)> &f) const
   {
+    const UpdateFlags flags = update_gradients | update_JxW_values;
     if (distributed)
       {
         std::size_t k = 0;
@@ -236,30 +238,145 @@ namespace Hyperelastic
                                [&](const auto                        &cell,
                                    const FEValues<dim>               &fe_values,
                                    const std::vector<Tensor<2, dim>> &grad_u) {
-                                 f(k++, cell, fe_values, grad_u);
+                                 f(k++,
+                                   cell,
+                                   fe_values.get_JxW_values().data(),
+                                   grad_u);
                                });
         return;
       }
+    const Vector<double> u(u_owned.begin(), u_owned.end());
+    // The writer's thread and the loop's may both get here first.
+    std::call_once(cell_gradient_cache_built, [&]() {
+      build_cell_gradient_cache(u);
+    });
+    const unsigned int n_q = quadrature->size();
+    if (cell_gradient_cache)
+      {
+        const CellGradientCache &cache  = *cell_gradient_cache;
+        const unsigned int       n_dofs = cache.components.size();
+        parallel::apply_to_subranges(
+          std::size_t(0),
+          cache.cells.size(),
+          [&](const std::size_t begin, const std::size_t end) {
+            std::vector<Tensor<2, dim>> grad_u(n_q);
+            for (std::size_t k = begin; k < end; ++k)
+              {
+                // FEValuesViews::Vector::get_function_gradients()'s sum:
+                // the shape functions in order, those of zero value
+                // skipped.
+                std::fill(grad_u.begin(), grad_u.end(), Tensor<2, dim>());
+                for (unsigned int i = 0; i < n_dofs; ++i)
+                  {
+                    const double value = u[cache.dofs[k * n_dofs + i]];
+                    if (value == 0.)
+                      continue;
+                    const unsigned int    c = cache.components[i];
+                    const Tensor<1, dim> *g =
+                      &cache.gradients[(k * n_dofs + i) * n_q];
+                    for (unsigned int q = 0; q < n_q; ++q)
+                      grad_u[q][c] += value * g[q];
+                  }
+                f(k, cache.cells[k], &cache.JxW[k * n_q], grad_u);
+              }
+          },
+          64);
+        return;
+      }
+
     std::vector<typename DoFHandler<dim>::active_cell_iterator> cells;
     cells.reserve(triangulation->n_active_cells());
     for (const auto &cell : dof_handler.active_cell_iterators())
       cells.push_back(cell);
-    const Vector<double> u(u_owned.begin(), u_owned.end());
     parallel::apply_to_subranges(
       std::size_t(0),
       cells.size(),
       [&](const std::size_t begin, const std::size_t end) {
         FEValues<dim> fe_values(*mapping, *fe, *quadrature, flags);
         const FEValuesExtractors::Vector displacement(0);
-        std::vector<Tensor<2, dim>>      grad_u(quadrature->size());
+        std::vector<Tensor<2, dim>>      grad_u(n_q);
         for (std::size_t k = begin; k < end; ++k)
           {
             fe_values.reinit(cells[k]);
             fe_values[displacement].get_function_gradients(u, grad_u);
-            f(k, cells[k], fe_values, grad_u);
+            f(k, cells[k], fe_values.get_JxW_values().data(), grad_u);
           }
       },
       64);
+  }
+
+
+
+  void
+  ImplicitSolid::build_cell_gradient_cache(const Vector<double> &u) const
+  {
+    const std::size_t  n_cells = triangulation->n_active_cells();
+    const unsigned int n_dofs  = fe->n_dofs_per_cell();
+    const unsigned int n_q     = quadrature->size();
+    const std::size_t  bytes =
+      n_cells * (n_dofs * (n_q * sizeof(Tensor<1, dim>) +
+                           sizeof(types::global_dof_index)) +
+                 n_q * sizeof(double));
+    if (bytes > cell_gradient_cache_limit || !fe->is_primitive())
+      return;
+    auto cache = std::make_unique<CellGradientCache>();
+    cache->cells.reserve(n_cells);
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      cache->cells.push_back(cell);
+    for (unsigned int i = 0; i < n_dofs; ++i)
+      cache->components.push_back(fe->system_to_component_index(i).first);
+    cache->dofs.resize(n_cells * n_dofs);
+    cache->gradients.resize(n_cells * n_dofs * n_q);
+    cache->JxW.resize(n_cells * n_q);
+
+    // The same FEValues pass as the one it replaces (subranges of at
+    // least 64 cells, a FEValues each), and the gradients of @p u from
+    // both compared: a cache that would change a bit is not kept.
+    std::atomic<bool> equal{true};
+    parallel::apply_to_subranges(
+      std::size_t(0),
+      n_cells,
+      [&](const std::size_t begin, const std::size_t end) {
+        FEValues<dim>                        fe_values(*mapping,
+                                *fe,
+                                *quadrature,
+                                update_gradients | update_JxW_values);
+        const FEValuesExtractors::Vector     displacement(0);
+        std::vector<Tensor<2, dim>>          expected(n_q), grad_u(n_q);
+        std::vector<types::global_dof_index> local(n_dofs);
+        for (std::size_t k = begin; k < end; ++k)
+          {
+            const auto &cell = cache->cells[k];
+            fe_values.reinit(cell);
+            cell->get_dof_indices(local);
+            std::fill(grad_u.begin(), grad_u.end(), Tensor<2, dim>());
+            for (unsigned int i = 0; i < n_dofs; ++i)
+              {
+                const unsigned int c        = cache->components[i];
+                cache->dofs[k * n_dofs + i] = local[i];
+                Tensor<1, dim> *g = &cache->gradients[(k * n_dofs + i) * n_q];
+                for (unsigned int q = 0; q < n_q; ++q)
+                  g[q] = fe_values.shape_grad_component(i, q, c);
+                const double value = u[local[i]];
+                if (value != 0.)
+                  for (unsigned int q = 0; q < n_q; ++q)
+                    grad_u[q][c] += value * g[q];
+              }
+            for (unsigned int q = 0; q < n_q; ++q)
+              cache->JxW[k * n_q + q] = fe_values.JxW(q);
+            fe_values[displacement].get_function_gradients(u, expected);
+            for (unsigned int q = 0; q < n_q; ++q)
+              for (unsigned int c = 0; c < dim; ++c)
+                for (unsigned int d = 0; d < dim; ++d)
+                  if (std::memcmp(&grad_u[q][c][d],
+                                  &expected[q][c][d],
+                                  sizeof(double)) != 0)
+                    equal = false;
+          }
+      },
+      64);
+    if (equal)
+      cell_gradient_cache = std::move(cache);
   }
 
 
@@ -278,16 +395,14 @@ namespace Hyperelastic
     std::vector<double> terms(n_cells * n_q);
     for_each_cell_gradient_concurrently(
       u,
-      update_gradients | update_JxW_values,
       [&](const std::size_t k,
           const auto &,
-          const FEValues<dim>               &fe_values,
+          const double                      *JxW,
           const std::vector<Tensor<2, dim>> &grad_u) {
         for (unsigned int q = 0; q < grad_u.size(); ++q)
           {
             const Tensor<2, dim> F = unit_symmetric_tensor<dim>() + grad_u[q];
-            terms[k * n_q + q] =
-              strain_energy_density(F, mu, lambda) * fe_values.JxW(q);
+            terms[k * n_q + q] = strain_energy_density(F, mu, lambda) * JxW[q];
           }
       });
     double energy = 0;
@@ -377,16 +492,15 @@ namespace Hyperelastic
     const double lambda = parameters.material.lambda;
     for_each_cell_gradient_concurrently(
       u_owned,
-      update_gradients | update_JxW_values,
       [&](const std::size_t,
           const auto                        &cell,
-          const FEValues<dim>               &fe_values,
+          const double                      *JxW_values,
           const std::vector<Tensor<2, dim>> &grad_u) {
         double volume = 0, J_sum = 0, mises_sum = 0;
         for (unsigned int q = 0; q < grad_u.size(); ++q)
           {
             const Tensor<2, dim> F   = unit_symmetric_tensor<dim>() + grad_u[q];
-            const double         JxW = fe_values.JxW(q);
+            const double         JxW = JxW_values[q];
             volume += JxW;
             J_sum += determinant(F) * JxW;
             mises_sum += von_mises_stress(F, mu, lambda) * JxW;
