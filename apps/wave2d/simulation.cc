@@ -712,24 +712,27 @@ namespace Wave2D
         image = directory + base + ".png";
         title = text;
       }
+    // The image is drawn and encoded ahead, beside other snapshots' images,
+    // and written after the snapshot's file, as its record.
+    const auto            png = std::make_shared<std::string>();
+    std::function<void()> draw;
+    if (!image.empty())
+      draw = [this, png, image, title, u]() {
+        // The mesh outlives the writer, a member declared after it.
+        *png = field_image(image, mesh, u, 0, title).png();
+      };
     // The series names only files that were written whole: the record
     // follows its file on the writer's thread.
     snapshot_writer->write(
       directory + base + ".vtu",
       {std::vector<double>(displacement.begin(), displacement.end()), {}, {}},
-      [this,
-       directory,
-       records,
-       image,
-       title,
-       u = image.empty() ? std::vector<double>() : u]() {
+      [directory, records, image, png]() {
         AppUtilities::write_file(directory + "snapshots.pvd",
                                  [&](std::ostream &out) {
                                    DataOutBase::write_pvd_record(out, records);
                                  });
-        // The mesh outlives the writer, a member declared after it.
         if (!image.empty())
-          render_field(image, mesh, u, 0, title);
+          write_png_file(image, *png);
       },
       // The cell fields depend on the fixed mesh only: they are filled on
       // the writer's thread, off the time loop.
@@ -743,7 +746,8 @@ namespace Wave2D
             in[2][cell->active_cell_index()] =
               float(mesh.cell_extra_damping[cell->active_cell_index()]);
           }
-      });
+      },
+      std::move(draw));
     snapshots = records;
   }
 
