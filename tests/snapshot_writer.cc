@@ -429,6 +429,27 @@ namespace
     check(refused, "'Compression' = 'fast' is refused");
   }
 
+  // The configuration of a series of one scalar field "u" on @p mesh.
+  AppUtilities::SnapshotWriter<2>::Configure
+  scalar_field(const Mesh<2> &mesh)
+  {
+    return
+      [&mesh](DataOut<2> &data_out, const std::vector<Vector<double>> &in) {
+        data_out.attach_dof_handler(mesh.dof_handler);
+        data_out.add_data_vector(in[0], "u");
+        data_out.build_patches(*mesh.mapping);
+      };
+  }
+
+  // The directory @p name, emptied.
+  std::string
+  empty_directory(const std::string &name)
+  {
+    std::filesystem::remove_all(name);
+    std::filesystem::create_directories(name);
+    return name;
+  }
+
   // The files of write() hold what vtu() returns (up to the date line),
   // each callback runs after its file is complete, and an error on the
   // writer thread reaches flush() with the file's name.
@@ -436,18 +457,11 @@ namespace
   files_and_errors()
   {
     std::cout << "write(), callbacks and errors" << std::endl;
-    const Mesh<2> mesh(false);
-    const auto    configure = [&](DataOut<2>                        &data_out,
-                               const std::vector<Vector<double>> &in) {
-      data_out.attach_dof_handler(mesh.dof_handler);
-      data_out.add_data_vector(in[0], "u");
-      data_out.build_patches(*mesh.mapping);
-    };
-    const std::string directory = "snapshot_writer_output";
-    std::filesystem::remove_all(directory);
-    std::filesystem::create_directories(directory);
-    std::mt19937             random(1);
-    DataOutBase::VtkFlags    flags;
+    const Mesh<2>         mesh(false);
+    const auto            configure = scalar_field(mesh);
+    const std::string     directory = empty_directory("snapshot_writer_output");
+    std::mt19937          random(1);
+    DataOutBase::VtkFlags flags;
     std::vector<std::string> expected;
     std::vector<std::string> completed;
     std::vector<std::string> paths;
@@ -559,16 +573,9 @@ namespace
   ahead_work()
   {
     std::cout << "ahead work" << std::endl;
-    const Mesh<2> mesh(false);
-    const auto    configure = [&](DataOut<2>                        &data_out,
-                               const std::vector<Vector<double>> &in) {
-      data_out.attach_dof_handler(mesh.dof_handler);
-      data_out.add_data_vector(in[0], "u");
-      data_out.build_patches(*mesh.mapping);
-    };
-    const std::string directory = "snapshot_writer_ahead";
-    std::filesystem::remove_all(directory);
-    std::filesystem::create_directories(directory);
+    const Mesh<2>     mesh(false);
+    const auto        configure = scalar_field(mesh);
+    const std::string directory = empty_directory("snapshot_writer_ahead");
     const DataOutBase::VtkFlags flags;
     const unsigned int          n = 6;
     const std::vector<double>   zeros(mesh.dof_handler.n_dofs(), 0.);
