@@ -188,9 +188,10 @@ namespace AppUtilities
    * it starts as soon as write() queues the snapshot, on threads of its own
    * (MultithreadInfo::n_threads() / 8 of them, 1 to 4), side by side with
    * other snapshots' work and without waiting for the geometry or the
-   * files, and the snapshot's callback runs once it is done. The
-   * memory held is thus about N snapshots' inputs, N callbacks with what
-   * they captured, and the inputs and array texts of the last snapshot
+   * files, and the snapshot's callback runs once it is done (the work of
+   * every queued snapshot runs, after an error too). The memory held is
+   * thus about N snapshots' inputs, N callbacks and their ahead work with
+   * what they captured, and the inputs and array texts of the last snapshot
    * written (for arrays whose inputs repeat). Each
    * file is written through AppUtilities::write_file: "<path>.partial", then
    * renamed. An error on the writer thread (a full disk, a missing directory)
