@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -713,26 +714,41 @@ namespace Wave2D
         title = text;
       }
     // The image is drawn and encoded ahead, beside other snapshots' images,
-    // and written after the snapshot's file, as its record.
-    const auto            png = std::make_shared<std::string>();
+    // and written after the snapshot's file and its record; an error in
+    // drawing is thrown there too, after the record.
+    struct Drawn
+    {
+      std::string        png;
+      std::exception_ptr error;
+    };
+    const auto            drawn = std::make_shared<Drawn>();
     std::function<void()> draw;
     if (!image.empty())
-      draw = [this, png, image, title, u]() {
-        // The mesh outlives the writer, a member declared after it.
-        *png = field_image(image, mesh, u, 0, title).png();
+      draw = [this, drawn, image, title, u]() {
+        try
+          {
+            // The mesh outlives the writer, a member declared after it.
+            drawn->png = field_image(image, mesh, u, 0, title).png();
+          }
+        catch (...)
+          {
+            drawn->error = std::current_exception();
+          }
       };
     // The series names only files that were written whole: the record
     // follows its file on the writer's thread.
     snapshot_writer->write(
       directory + base + ".vtu",
       {std::vector<double>(displacement.begin(), displacement.end()), {}, {}},
-      [directory, records, image, png]() {
+      [directory, records, image, drawn]() {
         AppUtilities::write_file(directory + "snapshots.pvd",
                                  [&](std::ostream &out) {
                                    DataOutBase::write_pvd_record(out, records);
                                  });
+        if (drawn->error)
+          std::rethrow_exception(drawn->error);
         if (!image.empty())
-          write_png_file(image, *png);
+          write_png_file(image, drawn->png);
       },
       // The cell fields depend on the fixed mesh only: they are filled on
       // the writer's thread, off the time loop.
