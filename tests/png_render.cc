@@ -5,9 +5,15 @@
 // after the other in the order of the cells does. Checked on meshes of
 // triangles and of quadrilaterals whose cells overlap heavily, span many
 // bands, and reach beyond the image, by comparing the PNG files byte for
-// byte (the same pixels give the same bytes).
+// byte (the same pixels give the same bytes). Then the PNG encoding of an
+// image larger than many compression blocks (its zlib stream deflated in
+// blocks on the task threads and joined): a valid PNG whose chunks' CRCs
+// hold and whose zlib stream (its Adler-32 checked by zlib) expands to the
+// image's rows, as the stream of one compress2() call over them does.
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -15,6 +21,7 @@
 #include <string>
 
 #include "png_image.h"
+#include <zlib.h>
 
 namespace
 {
@@ -90,6 +97,106 @@ namespace
     check(a != contents(name + "_blank.png"),
           "the cells coloured the image (it differs from a blank one)");
   }
+  std::uint32_t
+  read32(const std::string &bytes, const std::size_t at)
+  {
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 4; ++k)
+      v = (v << 8) | static_cast<unsigned char>(bytes[at + k]);
+    return v;
+  }
+
+  // The bytes zlib expands @p stream to (@p size of them expected); empty
+  // if zlib refuses the stream (a bad deflate block or Adler-32).
+  std::vector<unsigned char>
+  expand(const std::vector<unsigned char> &stream, const std::size_t size)
+  {
+    std::vector<unsigned char> out(size + 1);
+    uLongf                     length = out.size();
+    if (uncompress(out.data(), &length, stream.data(), stream.size()) != Z_OK)
+      return {};
+    out.resize(length);
+    return out;
+  }
+
+  void
+  encoding()
+  {
+    const int width = 1200, height = 700;
+    // Rows of 3601 bytes: 2.5 MB, about 38 blocks of 64 KiB.
+    std::cout << "PNG encoding of " << width << " x " << height << " pixels"
+              << std::endl;
+    std::mt19937                       random(7);
+    std::uniform_int_distribution<int> byte(0, 255);
+    Wave2D::Image                      image(width, height);
+    std::vector<unsigned char>         rows;
+    for (int y = 0; y < height; ++y)
+      {
+        rows.push_back(0); // filter: none
+        for (int x = 0; x < width; ++x)
+          {
+            // Smooth bands with noise in every fourth row: some of the
+            // image compresses well, some hardly.
+            Wave2D::Image::Color c = Wave2D::color_map((x + y) % 256 / 255.);
+            if (y % 4 == 0)
+              c = {{std::uint8_t(byte(random)),
+                    std::uint8_t(byte(random)),
+                    std::uint8_t(byte(random))}};
+            image.set(x, y, c);
+            rows.insert(rows.end(), c.begin(), c.end());
+          }
+      }
+    const std::string png = image.png();
+
+    const unsigned char signature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
+    check(png.size() > 8 && std::memcmp(png.data(), signature, 8) == 0,
+          "the file starts with the PNG signature");
+    std::vector<std::string>   types;
+    std::vector<unsigned char> idat;
+    bool                       crcs_hold = true, header_right = false;
+    std::size_t                at = 8;
+    while (at + 12 <= png.size())
+      {
+        const std::uint32_t length = read32(png, at);
+        if (at + 12 + length > png.size())
+          break;
+        const std::string type = png.substr(at + 4, 4);
+        const auto *body = reinterpret_cast<const Bytef *>(png.data() + at + 4);
+        crcs_hold        = crcs_hold &&
+                    crc32(0, body, 4 + length) == read32(png, at + 8 + length);
+        if (type == "IHDR")
+          header_right = length == 13 &&
+                         read32(png, at + 8) == std::uint32_t(width) &&
+                         read32(png, at + 12) == std::uint32_t(height) &&
+                         png.compare(at + 16, 5, "\x08\x02\0\0\0", 5) == 0;
+        if (type == "IDAT")
+          idat.insert(idat.end(), body + 4, body + 4 + length);
+        types.push_back(type);
+        at += 12 + length;
+      }
+    check(at == png.size() &&
+            types == std::vector<std::string>{"IHDR", "IDAT", "IEND"},
+          "the file is the chunks IHDR, IDAT, IEND, nothing after them");
+    check(crcs_hold, "every chunk's CRC holds");
+    check(header_right, "IHDR gives the size and 8-bit RGB");
+
+    uLongf                     single_length = compressBound(rows.size());
+    std::vector<unsigned char> single(single_length);
+    compress2(single.data(), &single_length, rows.data(), rows.size(), 1);
+    single.resize(single_length);
+    check(idat != single,
+          "the image's zlib stream is not one compress2() stream (the "
+          "image is large enough to be compressed in blocks)");
+    const std::vector<unsigned char> pixels    = expand(idat, rows.size()),
+                                     reference = expand(single, rows.size());
+    check(!pixels.empty(),
+          "zlib expands the image's stream (deflate blocks and Adler-32 "
+          "valid)");
+    check(pixels == reference && reference == rows,
+          "the stream expands to the rows of the image, as the stream of "
+          "one compress2() call does (" +
+            std::to_string(rows.size()) + " bytes)");
+  }
 } // namespace
 
 int
@@ -97,6 +204,7 @@ main()
 {
   compare(3, 4000);
   compare(4, 3000);
+  encoding();
   if (n_failures != 0)
     {
       std::cout << n_failures << " check(s) failed" << std::endl;

@@ -9,7 +9,9 @@
 // array's decoded bytes must be equal, at every compression level. The same
 // for write_vtu() (one DataOut file). Then the 'Compression' entry, the
 // files of write(), the order of the callbacks, and an error on the writer
-// thread thrown by flush() with the file's name. A series whose cell fields
+// thread thrown by flush() with the file's name; ahead work (wave2d's images)
+// done before its callback, while earlier callbacks wait, its error
+// reported as the callback's. A series whose cell fields
 // repeat (their encoded text is reused) writes DataOut's files all the
 // same; write_vtu() of a DataOutFaces holds what its write_vtu() writes; the
 // timings and the output share line add up; the queue holds as many
@@ -427,6 +429,27 @@ namespace
     check(refused, "'Compression' = 'fast' is refused");
   }
 
+  // The configuration of a series of one scalar field "u" on @p mesh.
+  AppUtilities::SnapshotWriter<2>::Configure
+  scalar_field(const Mesh<2> &mesh)
+  {
+    return
+      [&mesh](DataOut<2> &data_out, const std::vector<Vector<double>> &in) {
+        data_out.attach_dof_handler(mesh.dof_handler);
+        data_out.add_data_vector(in[0], "u");
+        data_out.build_patches(*mesh.mapping);
+      };
+  }
+
+  // The directory @p name, emptied.
+  std::string
+  empty_directory(const std::string &name)
+  {
+    std::filesystem::remove_all(name);
+    std::filesystem::create_directories(name);
+    return name;
+  }
+
   // The files of write() hold what vtu() returns (up to the date line),
   // each callback runs after its file is complete, and an error on the
   // writer thread reaches flush() with the file's name.
@@ -434,18 +457,11 @@ namespace
   files_and_errors()
   {
     std::cout << "write(), callbacks and errors" << std::endl;
-    const Mesh<2> mesh(false);
-    const auto    configure = [&](DataOut<2>                        &data_out,
-                               const std::vector<Vector<double>> &in) {
-      data_out.attach_dof_handler(mesh.dof_handler);
-      data_out.add_data_vector(in[0], "u");
-      data_out.build_patches(*mesh.mapping);
-    };
-    const std::string directory = "snapshot_writer_output";
-    std::filesystem::remove_all(directory);
-    std::filesystem::create_directories(directory);
-    std::mt19937             random(1);
-    DataOutBase::VtkFlags    flags;
+    const Mesh<2>         mesh(false);
+    const auto            configure = scalar_field(mesh);
+    const std::string     directory = empty_directory("snapshot_writer_output");
+    std::mt19937          random(1);
+    DataOutBase::VtkFlags flags;
     std::vector<std::string> expected;
     std::vector<std::string> completed;
     std::vector<std::string> paths;
@@ -548,6 +564,119 @@ namespace
     check(!later_ran, "no callback runs after a failed one");
   }
 
+  // Each snapshot's ahead work ends before its callback runs, the callbacks
+  // keep the order of the snapshots whichever work ends first, the work of
+  // later snapshots runs while an earlier callback waits, flush() waits for
+  // work without a callback, and an error of ahead work is thrown as the
+  // callback's: that callback and later ones do not run, earlier ones do.
+  void
+  ahead_work()
+  {
+    std::cout << "ahead work" << std::endl;
+    const Mesh<2>     mesh(false);
+    const auto        configure = scalar_field(mesh);
+    const std::string directory = empty_directory("snapshot_writer_ahead");
+    const DataOutBase::VtkFlags flags;
+    const unsigned int          n = 6;
+    const std::vector<double>   zeros(mesh.dof_handler.n_dofs(), 0.);
+
+    std::mutex                mutex;
+    std::condition_variable   changed;
+    std::vector<int>          drawn(n, -1);
+    std::vector<unsigned int> order;
+    bool                      all_saw_their_work           = true;
+    bool                      last_drawn_while_first_waits = false;
+    {
+      AppUtilities::SnapshotWriter<2> writer({mesh.dof_handler.n_dofs()},
+                                             configure,
+                                             flags);
+      for (unsigned int i = 0; i < n; ++i)
+        writer.write(
+          directory + "/s" + std::to_string(i) + ".vtu",
+          {zeros},
+          [&, i]() {
+            std::unique_lock<std::mutex> lock(mutex);
+            if (i == 0)
+              // A guard against a writer that never runs the work: the
+              // check below fails then instead of the test hanging.
+              last_drawn_while_first_waits =
+                changed.wait_for(lock, std::chrono::seconds(120), [&]() {
+                  return drawn[n - 1] >= 0;
+                });
+            all_saw_their_work = all_saw_their_work && drawn[i] == int(i);
+            order.push_back(i);
+          },
+          {},
+          [&, i]() {
+            // Earlier snapshots' work takes longer, so that later work may
+            // end first.
+            std::this_thread::sleep_for(std::chrono::milliseconds(5 * (n - i)));
+            std::unique_lock<std::mutex> lock(mutex);
+            drawn[i] = i;
+            changed.notify_all();
+          });
+      writer.flush();
+      check(writer.timings().ahead > 0,
+            "the timings count the time of the ahead work");
+    }
+    std::vector<unsigned int> expected(n);
+    for (unsigned int i = 0; i < n; ++i)
+      expected[i] = i;
+    check(order == expected, "the callbacks ran in the order of the snapshots");
+    check(all_saw_their_work,
+          "each callback ran after its snapshot's ahead work");
+    check(last_drawn_while_first_waits,
+          "the last snapshot's ahead work ran while the first callback "
+          "waited");
+
+    bool alone_done = false;
+    {
+      AppUtilities::SnapshotWriter<2> writer({mesh.dof_handler.n_dofs()},
+                                             configure,
+                                             flags);
+      writer.write(directory + "/alone.vtu", {zeros}, {}, {}, [&]() {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        alone_done = true;
+      });
+      writer.flush();
+      check(alone_done,
+            "flush() returns after ahead work without a callback is done");
+    }
+
+    std::vector<bool> ran(3, false);
+    std::string       message;
+    {
+      AppUtilities::SnapshotWriter<2> writer({mesh.dof_handler.n_dofs()},
+                                             configure,
+                                             flags);
+      try
+        {
+          for (unsigned int i = 0; i < 3; ++i)
+            writer.write(
+              directory + "/e" + std::to_string(i) + ".vtu",
+              {zeros},
+              [&ran, i]() {
+                ran[i] = true;
+              },
+              {},
+              [i]() {
+                if (i == 1)
+                  throw std::runtime_error("the image of e1 failed");
+              });
+          writer.flush();
+        }
+      catch (const std::exception &e)
+        {
+          message = e.what();
+        }
+    }
+    check(message.find("the image of e1 failed") != std::string::npos,
+          "an error of ahead work is thrown by write() or flush()");
+    check(ran[0] && !ran[1] && !ran[2],
+          "the callback before the failed work ran, its own and later ones "
+          "did not");
+  }
+
   // A series whose inputs repeat in part (wave2d's cell fields do in every
   // snapshot): each file of write() is DataOut's file of its inputs, byte
   // for byte (the arrays fit one block, no date), whether an array's text
@@ -617,7 +746,7 @@ namespace
     const AppUtilities::SnapshotTimings &t = timings;
     check(t.files == series.size() && t.waited >= 0 && t.preparing > 0 &&
             t.encoding > 0 && t.writing > 0 && t.completing >= 0 &&
-            t.callbacks >= 0,
+            t.callbacks >= 0 && t.ahead >= 0,
           "the timings count " + std::to_string(t.files) +
             " files and positive times for the probes, the encoding and "
             "the writing");
@@ -774,6 +903,7 @@ main()
   single_file(8, Flags::best_speed);
   compression_entry();
   files_and_errors();
+  ahead_work();
   repeated_inputs();
   faces_file(3);
   faces_file(20);

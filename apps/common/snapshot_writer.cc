@@ -2,6 +2,7 @@
 #include "snapshot_writer.h"
 
 #include <deal.II/base/exceptions.h>
+#include <deal.II/base/multithread_info.h>
 #include <deal.II/base/parallel.h>
 #include <deal.II/base/utilities.h>
 
@@ -607,7 +608,8 @@ namespace AppUtilities
            << " files, geometry " << writer->preparing << " s, derived fields "
            << writer->completing << " s, conversion and compression "
            << writer->encoding << " s, writing " << writer->writing
-           << " s, records and images " << writer->callbacks << " s.";
+           << " s, records and images " << writer->callbacks
+           << " s, images drawn ahead " << writer->ahead << " s.";
     else
       line << ").";
     return line.str();
@@ -783,6 +785,14 @@ namespace AppUtilities
     callback_worker = std::thread([this]() {
       run_callbacks();
     });
+    // Each piece of ahead work spreads over the task threads itself; a few
+    // side by side overlap their serial parts.
+    const unsigned int n_ahead =
+      std::clamp(dealii::MultithreadInfo::n_threads() / 8, 1u, 4u);
+    for (unsigned int i = 0; i < n_ahead; ++i)
+      ahead_workers.emplace_back([this]() {
+        run_ahead();
+      });
   }
 
   template <int dim>
@@ -946,6 +956,8 @@ namespace AppUtilities
     changed.notify_all();
     worker.join();
     callback_worker.join();
+    for (std::thread &ahead_worker : ahead_workers)
+      ahead_worker.join();
     if (error && !error_thrown)
       try
         {
@@ -1090,7 +1102,8 @@ namespace AppUtilities
   SnapshotWriter<dim>::write(const std::string               &path,
                              std::vector<std::vector<double>> inputs,
                              std::function<void()>            after,
-                             Complete                         complete)
+                             Complete                         complete,
+                             std::function<void()>            ahead)
   {
     if (!complete)
       check_sizes(path, inputs);
@@ -1101,8 +1114,17 @@ namespace AppUtilities
     });
     times.waited += seconds_since(start);
     throw_pending_error();
-    queue.push_back(
-      {path, std::move(inputs), std::move(after), std::move(complete)});
+    std::shared_ptr<Ahead> work;
+    if (ahead)
+      {
+        work       = std::make_shared<Ahead>();
+        work->work = std::move(ahead);
+        ahead_queue.push_back(work);
+      }
+    queue.push_back({path,
+                     std::move(inputs),
+                     {std::move(after), std::move(work)},
+                     std::move(complete)});
     lock.unlock();
     changed.notify_all();
   }
@@ -1115,7 +1137,7 @@ namespace AppUtilities
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&]() {
       return prepared && queue.empty() && !busy && callbacks.empty() &&
-             !calling;
+             !calling && ahead_queue.empty() && ahead_running == 0;
     });
     times.waited += seconds_since(start);
     throw_pending_error();
@@ -1201,13 +1223,15 @@ namespace AppUtilities
         times.files += spent.files;
         // The callback goes to the second thread, so that the next
         // snapshot is encoded while it runs.
-        if (!failure && job.after)
+        // A callback without an after function still reports the error of
+        // its ahead work.
+        if (!failure && (job.callback.after || job.callback.ahead))
           {
             changed.wait(lock, [&]() {
               return error || callbacks.size() < max_queued;
             });
             if (!error)
-              callbacks.push_back(std::move(job.after));
+              callbacks.push_back(std::move(job.callback));
             changed.notify_all();
           }
         busy = false;
@@ -1232,7 +1256,7 @@ namespace AppUtilities
         });
         if (callbacks.empty())
           return;
-        std::function<void()> callback = std::move(callbacks.front());
+        Callback callback = std::move(callbacks.front());
         callbacks.pop_front();
         if (failed)
           {
@@ -1240,24 +1264,70 @@ namespace AppUtilities
             continue;
           }
         calling = true;
+        if (callback.ahead)
+          changed.wait(lock, [&]() {
+            return callback.ahead->done;
+          });
+        std::exception_ptr failure =
+          callback.ahead ? callback.ahead->error : nullptr;
         lock.unlock();
-        std::exception_ptr failure;
-        const auto         start = std::chrono::steady_clock::now();
-        try
-          {
-            callback();
-          }
-        catch (...)
-          {
-            failure = std::current_exception();
-          }
-        callback = nullptr;
+        const auto start = std::chrono::steady_clock::now();
+        if (!failure && callback.after)
+          try
+            {
+              callback.after();
+            }
+          catch (...)
+            {
+              failure = std::current_exception();
+            }
+        callback = {};
         lock.lock();
         times.callbacks += seconds_since(start);
         calling = false;
         failed  = failed || failure;
         if (failure && !error)
           error = failure;
+        changed.notify_all();
+      }
+  }
+
+  template <int dim>
+  void
+  SnapshotWriter<dim>::run_ahead()
+  {
+    // The work runs even after an error: the callbacks of files written
+    // before it still run, and need their work done.
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true)
+      {
+        changed.wait(lock, [&]() {
+          return stopping || !ahead_queue.empty();
+        });
+        if (ahead_queue.empty())
+          return;
+        const std::shared_ptr<Ahead> item = std::move(ahead_queue.front());
+        ahead_queue.pop_front();
+        ++ahead_running;
+        lock.unlock();
+        std::exception_ptr failure;
+        const auto         start = std::chrono::steady_clock::now();
+        try
+          {
+            item->work();
+          }
+        catch (...)
+          {
+            failure = std::current_exception();
+          }
+        // What the work captured is not needed any more.
+        item->work         = nullptr;
+        const double spent = seconds_since(start);
+        lock.lock();
+        times.ahead += spent;
+        item->error = failure;
+        item->done  = true;
+        --ahead_running;
         changed.notify_all();
       }
   }

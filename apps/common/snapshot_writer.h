@@ -13,6 +13,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -124,6 +125,9 @@ namespace AppUtilities
     double writing = 0;
     /// The snapshots' @p after callbacks (records, images, extra files).
     double callbacks = 0;
+    /// The snapshots' @p ahead work (images drawn into memory, say), summed
+    /// over the writer's threads that run it side by side.
+    double ahead = 0;
     /// Files written.
     unsigned int files = 0;
   };
@@ -178,9 +182,16 @@ namespace AppUtilities
    * while the geometry is built, say) goes on and waits only when all N
    * places are taken. Each snapshot's @p after callback (a .pvd record, an
    * image) runs on a second thread, in the order of the snapshots, while
-   * the next snapshot is encoded; at most N callbacks wait there. The
-   * memory held is thus about N snapshots' inputs, N callbacks with what
-   * they captured, and the inputs and array texts of the last snapshot
+   * the next snapshot is encoded; at most N callbacks wait there. What a
+   * callback needs that depends on the snapshot's data only (an image drawn
+   * and encoded into memory) may be given as the snapshot's @p ahead work:
+   * it starts as soon as write() queues the snapshot, on threads of its own
+   * (MultithreadInfo::n_threads() / 8 of them, 1 to 4), side by side with
+   * other snapshots' work and without waiting for the geometry or the
+   * files, and the snapshot's callback runs once it is done (the work of
+   * every queued snapshot runs, after an error too). The memory held is
+   * thus about N snapshots' inputs, N callbacks and their ahead work with
+   * what they captured, and the inputs and array texts of the last snapshot
    * written (for arrays whose inputs repeat). Each
    * file is written through AppUtilities::write_file: "<path>.partial", then
    * renamed. An error on the writer thread (a full disk, a missing directory)
@@ -230,7 +241,11 @@ namespace AppUtilities
      * after the callbacks of earlier snapshots (e.g. to write a .pvd record
      * that names only complete files). @p complete, if
      * given, runs on the writer thread first and may fill inputs given
-     * empty; it must only read what does not change during the run. Waits
+     * empty; it must only read what does not change during the run.
+     * @p ahead, if given, starts at once on the threads of ahead work, and
+     * @p after runs only once it is done; an error it throws is reported as
+     * an error of @p after (which then does not run). It must only read
+     * what it captured and what does not change during the run. Waits
      * while queue_length() snapshots are queued. Throws the error of an
      * earlier
      * snapshot, if one failed, and the sizes of @p inputs if they do not
@@ -240,10 +255,11 @@ namespace AppUtilities
     write(const std::string               &path,
           std::vector<std::vector<double>> inputs,
           std::function<void()>            after    = {},
-          Complete                         complete = {});
+          Complete                         complete = {},
+          std::function<void()>            ahead    = {});
 
-    /// Wait until every queued snapshot is written and its callback has
-    /// run; throw the first error.
+    /// Wait until every queued snapshot is written, its ahead work done and
+    /// its callback run; throw the first error.
     void
     flush();
 
@@ -277,11 +293,26 @@ namespace AppUtilities
       std::vector<std::uint32_t> reads;
     };
 
+    // A snapshot's ahead work, whether it ended, and its error.
+    struct Ahead
+    {
+      std::function<void()> work;
+      bool                  done = false;
+      std::exception_ptr    error;
+    };
+
+    // A callback, and the ahead work it waits for (if any).
+    struct Callback
+    {
+      std::function<void()>  after;
+      std::shared_ptr<Ahead> ahead;
+    };
+
     struct Job
     {
       std::string                      path;
       std::vector<std::vector<double>> inputs;
-      std::function<void()>            after;
+      Callback                         callback;
       Complete                         complete;
     };
 
@@ -306,6 +337,10 @@ namespace AppUtilities
     /// The second thread: runs the callbacks of written files in order.
     void
     run_callbacks();
+
+    /// A thread of ahead work: runs the queued work in turn.
+    void
+    run_ahead();
 
     void
     throw_pending_error();
@@ -340,14 +375,18 @@ namespace AppUtilities
     bool               busy     = false;
     bool               stopping = false;
     // The callbacks of written files, and whether one runs.
-    std::deque<std::function<void()>> callbacks;
-    bool                              calling     = false;
-    bool                              worker_done = false;
-    std::exception_ptr                error;
-    bool                              error_thrown = false;
-    SnapshotTimings                   times;
-    std::thread                       worker;
-    std::thread                       callback_worker;
+    std::deque<Callback> callbacks;
+    bool                 calling     = false;
+    bool                 worker_done = false;
+    // The ahead work not started yet, and how much of it runs.
+    std::deque<std::shared_ptr<Ahead>> ahead_queue;
+    unsigned int                       ahead_running = 0;
+    std::exception_ptr                 error;
+    bool                               error_thrown = false;
+    SnapshotTimings                    times;
+    std::thread                        worker;
+    std::thread                        callback_worker;
+    std::vector<std::thread>           ahead_workers;
   };
 
   /// describe_output_share() with the timings of @p writer, if there is one.

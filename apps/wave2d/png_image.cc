@@ -230,8 +230,8 @@ namespace Wave2D
 
 
 
-  void
-  Image::write_png(const std::string &filename) const
+  std::string
+  Image::png() const
   {
     std::vector<std::uint8_t> raw;
     raw.reserve((3 * std::size_t(w) + 1) * h);
@@ -273,10 +273,26 @@ namespace Wave2D
     chunk("IHDR", header);
     chunk("IDAT", compressed);
     chunk("IEND", {});
+    return out.str();
+  }
+
+
+
+  void
+  Image::write_png(const std::string &filename) const
+  {
+    write_png_file(filename, png());
+  }
+
+
+
+  void
+  write_png_file(const std::string &filename, const std::string &png)
+  {
     AppUtilities::write_file(
       filename,
       [&](std::ostream &file) {
-        file << out.str();
+        file.write(png.data(), png.size());
       },
       true);
   }
@@ -451,12 +467,12 @@ namespace Wave2D
 
 
 
-  void
-  render_field(const std::string                 &filename,
-               const GPUAssembly::Wave::WaveMesh &mesh,
-               const std::vector<double>         &u,
-               const double                       scale,
-               const std::string                 &title)
+  Image
+  field_image(const std::string                 &filename,
+              const GPUAssembly::Wave::WaveMesh &mesh,
+              const std::vector<double>         &u,
+              const double                       scale,
+              const std::string                 &title)
   {
     const auto   box   = mesh.bounding_box();
     const int    width = 1200, margin = 20, header = 40;
@@ -501,6 +517,6 @@ namespace Wave2D
                10,
                title + "  |u| from 0 to " + short_number(top) + " m",
                {{0, 0, 0}});
-    image.write_png(filename);
+    return image;
   }
 } // namespace Wave2D

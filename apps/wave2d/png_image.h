@@ -56,6 +56,12 @@ namespace Wave2D
              const int end_row = std::numeric_limits<int>::max());
 
     /// Throws if the file cannot be written.
+    /// The bytes of the image's PNG file (8-bit RGB, unfiltered rows, one
+    /// zlib stream compressed in blocks on the task threads).
+    std::string
+    png() const;
+
+    /// Writes png() to @p filename, as write_png_file() does.
     void
     write_png(const std::string &filename) const;
 
@@ -143,17 +149,23 @@ namespace Wave2D
                  const std::vector<double>         &y,
                  const std::vector<double>         &value);
 
-  /**
-   * The displacement magnitude |u| on the mesh (quadrilaterals split in
-   * two triangles), colour scale from 0 to @p scale (0: the field's own
-   * maximum), with a title.
-   */
+  /// Writes the PNG bytes @p png (Image::png()) to @p filename through
+  /// AppUtilities::write_file ("<filename>.partial", then renamed).
   void
-  render_field(const std::string                 &filename,
-               const GPUAssembly::Wave::WaveMesh &mesh,
-               const std::vector<double>         &displacement,
-               const double                       scale,
-               const std::string                 &title);
+  write_png_file(const std::string &filename, const std::string &png);
+
+  /**
+   * The image of the displacement magnitude |u| on the mesh (quadrilaterals
+   * split in two triangles), colour scale from 0 to @p scale (0: the
+   * field's own maximum), with a title; @p filename, the file it is drawn
+   * for, names it in errors (a value that is not finite).
+   */
+  Image
+  field_image(const std::string                 &filename,
+              const GPUAssembly::Wave::WaveMesh &mesh,
+              const std::vector<double>         &displacement,
+              const double                       scale,
+              const std::string                 &title);
 } // namespace Wave2D
 
 #endif

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -712,24 +713,42 @@ namespace Wave2D
         image = directory + base + ".png";
         title = text;
       }
+    // The image is drawn and encoded ahead, beside other snapshots' images,
+    // and written after the snapshot's file and its record; an error in
+    // drawing is thrown there too, after the record.
+    struct Drawn
+    {
+      std::string        png;
+      std::exception_ptr error;
+    };
+    const auto            drawn = std::make_shared<Drawn>();
+    std::function<void()> draw;
+    if (!image.empty())
+      draw = [this, drawn, image, title, u]() {
+        try
+          {
+            // The mesh outlives the writer, a member declared after it.
+            drawn->png = field_image(image, mesh, u, 0, title).png();
+          }
+        catch (...)
+          {
+            drawn->error = std::current_exception();
+          }
+      };
     // The series names only files that were written whole: the record
     // follows its file on the writer's thread.
     snapshot_writer->write(
       directory + base + ".vtu",
       {std::vector<double>(displacement.begin(), displacement.end()), {}, {}},
-      [this,
-       directory,
-       records,
-       image,
-       title,
-       u = image.empty() ? std::vector<double>() : u]() {
+      [directory, records, image, drawn]() {
         AppUtilities::write_file(directory + "snapshots.pvd",
                                  [&](std::ostream &out) {
                                    DataOutBase::write_pvd_record(out, records);
                                  });
-        // The mesh outlives the writer, a member declared after it.
+        if (drawn->error)
+          std::rethrow_exception(drawn->error);
         if (!image.empty())
-          render_field(image, mesh, u, 0, title);
+          write_png_file(image, drawn->png);
       },
       // The cell fields depend on the fixed mesh only: they are filled on
       // the writer's thread, off the time loop.
@@ -743,7 +762,8 @@ namespace Wave2D
             in[2][cell->active_cell_index()] =
               float(mesh.cell_extra_damping[cell->active_cell_index()]);
           }
-      });
+      },
+      std::move(draw));
     snapshots = records;
   }
 
