@@ -146,7 +146,8 @@ namespace GPUAssembly
     operator=(const DistributedDeviceVector &) = delete;
 
     /// Entries for @p partitioner's owned and ghost indices, all zero.
-    /// Collective where choose_halo_path() is.
+    /// Collective where choose_halo_path() is, and on the NCCL path, where
+    /// it makes NCCL's connections for the layout's ghost updates.
     void
     reinit(const std::shared_ptr<const dealii::Utilities::MPI::Partitioner>
                                 &partitioner,
