@@ -483,6 +483,15 @@ namespace Hyperelastic
       std::vector<Tensor<1, dim>> gradients;
       /// Cell k's JxW at k * n_q_points.
       std::vector<double> JxW;
+
+      /// The gradients of @p u at cell @p k's points into @p grad_u (one
+      /// per point), summed as FEValuesViews::Vector::
+      /// get_function_gradients() sums them: the shape functions in
+      /// order, those of zero value skipped.
+      void
+      gradients_of(const Vector<double>        &u,
+                   const std::size_t            k,
+                   std::vector<Tensor<2, dim>> &grad_u) const;
     };
     static constexpr std::size_t cell_gradient_cache_limit = 256 << 20;
     mutable std::once_flag       cell_gradient_cache_built;

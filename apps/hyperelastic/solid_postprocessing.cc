@@ -253,8 +253,7 @@ namespace Hyperelastic
     const unsigned int n_q = quadrature->size();
     if (cell_gradient_cache)
       {
-        const CellGradientCache &cache  = *cell_gradient_cache;
-        const unsigned int       n_dofs = cache.components.size();
+        const CellGradientCache &cache = *cell_gradient_cache;
         parallel::apply_to_subranges(
           std::size_t(0),
           cache.cells.size(),
@@ -262,21 +261,7 @@ namespace Hyperelastic
             std::vector<Tensor<2, dim>> grad_u(n_q);
             for (std::size_t k = begin; k < end; ++k)
               {
-                // FEValuesViews::Vector::get_function_gradients()'s sum:
-                // the shape functions in order, those of zero value
-                // skipped.
-                std::fill(grad_u.begin(), grad_u.end(), Tensor<2, dim>());
-                for (unsigned int i = 0; i < n_dofs; ++i)
-                  {
-                    const double value = u[cache.dofs[k * n_dofs + i]];
-                    if (value == 0.)
-                      continue;
-                    const unsigned int    c = cache.components[i];
-                    const Tensor<1, dim> *g =
-                      &cache.gradients[(k * n_dofs + i) * n_q];
-                    for (unsigned int q = 0; q < n_q; ++q)
-                      grad_u[q][c] += value * g[q];
-                  }
+                cache.gradients_of(u, k, grad_u);
                 f(k, cache.cells[k], &cache.JxW[k * n_q], grad_u);
               }
           },
@@ -349,21 +334,17 @@ namespace Hyperelastic
             const auto &cell = cache->cells[k];
             fe_values.reinit(cell);
             cell->get_dof_indices(local);
-            std::fill(grad_u.begin(), grad_u.end(), Tensor<2, dim>());
             for (unsigned int i = 0; i < n_dofs; ++i)
               {
-                const unsigned int c        = cache->components[i];
                 cache->dofs[k * n_dofs + i] = local[i];
-                Tensor<1, dim> *g = &cache->gradients[(k * n_dofs + i) * n_q];
                 for (unsigned int q = 0; q < n_q; ++q)
-                  g[q] = fe_values.shape_grad_component(i, q, c);
-                const double value = u[local[i]];
-                if (value != 0.)
-                  for (unsigned int q = 0; q < n_q; ++q)
-                    grad_u[q][c] += value * g[q];
+                  cache->gradients[(k * n_dofs + i) * n_q + q] =
+                    fe_values.shape_grad_component(i, q, cache->components[i]);
               }
             for (unsigned int q = 0; q < n_q; ++q)
               cache->JxW[k * n_q + q] = fe_values.JxW(q);
+            // The sum the outputs will make, against FEValues'.
+            cache->gradients_of(u, k, grad_u);
             fe_values[displacement].get_function_gradients(u, expected);
             for (unsigned int q = 0; q < n_q; ++q)
               for (unsigned int c = 0; c < dim; ++c)
@@ -377,6 +358,28 @@ namespace Hyperelastic
       64);
     if (equal)
       cell_gradient_cache = std::move(cache);
+  }
+
+
+
+  void
+  ImplicitSolid::CellGradientCache::gradients_of(
+    const Vector<double>        &u,
+    const std::size_t            k,
+    std::vector<Tensor<2, dim>> &grad_u) const
+  {
+    const unsigned int n_dofs = components.size();
+    const unsigned int n_q    = grad_u.size();
+    std::fill(grad_u.begin(), grad_u.end(), Tensor<2, dim>());
+    for (unsigned int i = 0; i < n_dofs; ++i)
+      {
+        const double value = u[dofs[k * n_dofs + i]];
+        if (value == 0.)
+          continue;
+        const Tensor<1, dim> *g = &gradients[(k * n_dofs + i) * n_q];
+        for (unsigned int q = 0; q < n_q; ++q)
+          grad_u[q][components[i]] += value * g[q];
+      }
   }
 
 
