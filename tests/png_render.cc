@@ -21,19 +21,12 @@
 #include <string>
 
 #include "png_image.h"
+#include "tests.h"
 #include <zlib.h>
 
 namespace
 {
-  int n_failures = 0;
-
-  void
-  check(const bool ok, const std::string &what)
-  {
-    std::cout << (ok ? "  ok: " : "  FAILED: ") << what << std::endl;
-    if (!ok)
-      ++n_failures;
-  }
+  Testing::Checks checks;
 
   std::string
   contents(const std::string &path)
@@ -90,12 +83,12 @@ namespace
     blank.write_png(name + "_blank.png");
     const std::string a = contents(name + "_banded.png"),
                       b = contents(name + "_sequential.png");
-    check(!a.empty() && a == b,
-          "the banded image's PNG (" + std::to_string(a.size()) +
-            " bytes) equals the one of the triangles filled in order (" +
-            std::to_string(b.size()) + " bytes)");
-    check(a != contents(name + "_blank.png"),
-          "the cells coloured the image (it differs from a blank one)");
+    checks.check(!a.empty() && a == b,
+                 "the banded image's PNG (" + std::to_string(a.size()) +
+                   " bytes) equals the one of the triangles filled in order (" +
+                   std::to_string(b.size()) + " bytes)");
+    checks.check(a != contents(name + "_blank.png"),
+                 "the cells coloured the image (it differs from a blank one)");
   }
   std::uint32_t
   read32(const std::string &bytes, const std::size_t at)
@@ -149,8 +142,8 @@ namespace
     const std::string png = image.png();
 
     const unsigned char signature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
-    check(png.size() > 8 && std::memcmp(png.data(), signature, 8) == 0,
-          "the file starts with the PNG signature");
+    checks.check(png.size() > 8 && std::memcmp(png.data(), signature, 8) == 0,
+                 "the file starts with the PNG signature");
     std::vector<std::string>   types;
     std::vector<unsigned char> idat;
     bool                       crcs_hold = true, header_right = false;
@@ -174,28 +167,29 @@ namespace
         types.push_back(type);
         at += 12 + length;
       }
-    check(at == png.size() &&
-            types == std::vector<std::string>{"IHDR", "IDAT", "IEND"},
-          "the file is the chunks IHDR, IDAT, IEND, nothing after them");
-    check(crcs_hold, "every chunk's CRC holds");
-    check(header_right, "IHDR gives the size and 8-bit RGB");
+    checks.check(at == png.size() &&
+                   types == std::vector<std::string>{"IHDR", "IDAT", "IEND"},
+                 "the file is the chunks IHDR, IDAT, IEND, nothing after them");
+    checks.check(crcs_hold, "every chunk's CRC holds");
+    checks.check(header_right, "IHDR gives the size and 8-bit RGB");
 
     uLongf                     single_length = compressBound(rows.size());
     std::vector<unsigned char> single(single_length);
     compress2(single.data(), &single_length, rows.data(), rows.size(), 1);
     single.resize(single_length);
-    check(idat != single,
-          "the image's zlib stream is not one compress2() stream (the "
-          "image is large enough to be compressed in blocks)");
+    checks.check(idat != single,
+                 "the image's zlib stream is not one compress2() stream (the "
+                 "image is large enough to be compressed in blocks)");
     const std::vector<unsigned char> pixels    = expand(idat, rows.size()),
                                      reference = expand(single, rows.size());
-    check(!pixels.empty(),
-          "zlib expands the image's stream (deflate blocks and Adler-32 "
-          "valid)");
-    check(pixels == reference && reference == rows,
-          "the stream expands to the rows of the image, as the stream of "
-          "one compress2() call does (" +
-            std::to_string(rows.size()) + " bytes)");
+    checks.check(!pixels.empty(),
+                 "zlib expands the image's stream (deflate blocks and Adler-32 "
+                 "valid)");
+    checks.check(
+      pixels == reference && reference == rows,
+      "the stream expands to the rows of the image, as the stream of "
+      "one compress2() call does (" +
+        std::to_string(rows.size()) + " bytes)");
   }
 } // namespace
 
@@ -205,11 +199,5 @@ main()
   compare(3, 4000);
   compare(4, 3000);
   encoding();
-  if (n_failures != 0)
-    {
-      std::cout << n_failures << " check(s) failed" << std::endl;
-      return 1;
-    }
-  std::cout << "All checks passed." << std::endl;
-  return 0;
+  return checks.exit_code();
 }
