@@ -626,8 +626,8 @@ namespace
       << plan.max_cluster_nodes << plan.block_connectivity
       << plan.block_supplemental << plan.block_location
       << plan.block_has_constraints << plan.reduction_target_begin
-      << plan.reduction_slice_offsets << plan.reduction_array
-      << plan.reduction_block_order;
+      << plan.reduction_slice_offsets << plan.reduction_source_base
+      << plan.reduction_array << plan.reduction_block_order;
     return c.hex();
   }
 

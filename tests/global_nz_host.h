@@ -153,7 +153,8 @@ namespace GPUAssembly
                   {
                     const index_type i = array[j * 32 + lane % 32];
                     if (i > 0)
-                      sum += element_data[i - 1];
+                      sum +=
+                        element_data[plan.reduction_source_base[r] + i - 1];
                     else if (i < 0)
                       {
                         shared[-i - 1] = sum;

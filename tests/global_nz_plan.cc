@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 #include "global_nz_host.h"
@@ -131,9 +132,20 @@ check_reduction_lists(Testing::Checks    &checks,
   std::vector<int>   source_seen(plan.element_data_size(), 0);
   std::vector<int>   target_seen(plan.n_value_targets + plan.n_dofs, 0);
   bool               targets_right = true;
+  bool               bases_tight   = true;
   const unsigned int T             = plan.parameters.reduction_threads;
   for (unsigned int r = 0; r < plan.n_reduction_blocks(); ++r)
     {
+      // The smallest relative entry of a block with sources is 1: its base
+      // is its smallest source.
+      index_type smallest = std::numeric_limits<index_type>::max();
+      for (std::size_t p = plan.reduction_slice_offsets[r * (T / 32)];
+           p < plan.reduction_slice_offsets[(r + 1) * (T / 32)];
+           ++p)
+        if (plan.reduction_array[p] > 0)
+          smallest = std::min(smallest, plan.reduction_array[p]);
+      bases_tight &=
+        smallest == 1 || smallest == std::numeric_limits<index_type>::max();
       for (unsigned int lane = 0; lane < T; ++lane)
         {
           const std::size_t slice = std::size_t(r) * (T / 32) + lane / 32;
@@ -141,20 +153,20 @@ check_reduction_lists(Testing::Checks    &checks,
             (plan.reduction_slice_offsets[slice + 1] -
              plan.reduction_slice_offsets[slice]) /
             32;
-          std::vector<index_type> pending;
+          std::vector<std::size_t> pending;
           for (std::size_t j = 0; j < n_columns; ++j)
             {
               const index_type i =
                 plan.reduction_array[plan.reduction_slice_offsets[slice] +
                                      j * 32 + lane % 32];
               if (i > 0)
-                pending.push_back(i - 1);
+                pending.push_back(plan.reduction_source_base[r] + i - 1);
               else if (i < 0)
                 {
                   const index_type target =
                     plan.reduction_target_begin[r] + (-i - 1);
                   ++target_seen[target];
-                  for (const index_type source : pending)
+                  for (const std::size_t source : pending)
                     {
                       ++source_seen[source];
                       targets_right &= target_of[source] == target;
@@ -173,6 +185,9 @@ check_reduction_lists(Testing::Checks    &checks,
     name + (symmetric ? ", symmetric element data" : "") + ": reduction lists",
     {{sources_complete, "each contribution is a source exactly once"},
      {targets_right, "each source is summed under its own target"},
+     {bases_tight,
+      "each block's entries are relative to its smallest source "
+      "(reduction_source_base)"},
      {Testing::each_once(target_seen), "each target is stored exactly once"},
      {positions_once,
       symmetric ? "each of the " + std::to_string(plan.n_nonzeros) +

@@ -109,6 +109,7 @@ test_plans_independent_of_threads(Testing::Checks &checks)
           "same block element arrays E_k, S(e), L(e)"},
          {a.reduction_target_begin == b.reduction_target_begin &&
             a.reduction_slice_offsets == b.reduction_slice_offsets &&
+            a.reduction_source_base == b.reduction_source_base &&
             a.reduction_array == b.reduction_array,
           "same packed reduction lists"}});
       const GlobalNZPlan &s = symmetric[0], &t = symmetric[i];
@@ -126,6 +127,7 @@ test_plans_independent_of_threads(Testing::Checks &checks)
           "same pairs of transposed nonzeros, numbered alike"},
          {s.reduction_target_begin == t.reduction_target_begin &&
             s.reduction_slice_offsets == t.reduction_slice_offsets &&
+            s.reduction_source_base == t.reduction_source_base &&
             s.reduction_array == t.reduction_array,
           "same packed reduction lists"}});
       for (const bool node_pairs : {false, true})

@@ -74,6 +74,9 @@ namespace
     c("reduction_slice_offsets",
       a.reduction_slice_offsets,
       b.reduction_slice_offsets);
+    c("reduction_source_base",
+      a.reduction_source_base,
+      b.reduction_source_base);
     c("reduction_array", a.reduction_array, b.reduction_array);
     c("reduction_block_order",
       a.reduction_block_order,

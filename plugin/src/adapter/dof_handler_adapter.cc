@@ -1582,13 +1582,6 @@ namespace GPUAssembly
                        additional_data.supplemental_format,
                        a);
     const ElementLayout &layout = a.layout;
-    AssertThrow(
-      static_cast<std::size_t>(a.n_elements) * layout.n_dofs * layout.n_dofs <
-        static_cast<std::size_t>(std::numeric_limits<index_type>::max()),
-      ExcUnsupportedInput(std::string(is_distributed ?
-                                        "the rank's part of the mesh" :
-                                        "the mesh") +
-                          " is too large for 32-bit element data indices."));
 
     // K(e, d1, d2) is the largest array. Its pages are first touched in
     // parallel, but its zero-fill that std::vector requires runs on one

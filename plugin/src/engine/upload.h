@@ -69,6 +69,14 @@ namespace GPUAssembly
     {
       return std::vector<int>(values.begin(), values.end());
     }
+
+    /// Offsets into device arrays that may exceed 32 bits (DeviceVector is
+    /// instantiated for unsigned long long, which std::size_t need not be).
+    inline std::vector<unsigned long long>
+    as_uint64(const std::vector<std::size_t> &values)
+    {
+      return std::vector<unsigned long long>(values.begin(), values.end());
+    }
   } // namespace internal
 } // namespace GPUAssembly
 

@@ -2,8 +2,6 @@
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/global_nz/device_data.h>
 
-#include <limits>
-
 #include "../upload.h"
 
 namespace GPUAssembly
@@ -27,10 +25,6 @@ namespace GPUAssembly
                   n_fields,
                   sizeof(Number),
                   shared_memory_limit);
-      AssertThrow(plan.reduction_array.size() <
-                    static_cast<std::size_t>(std::numeric_limits<int>::max()),
-                  ExcUnsupportedInput("GlobalNZ: the reduction array is "
-                                      "too long for 32-bit offsets."));
       // One staging object for all arrays: their transfers overlap.
       StagedUpload staging(plan.memory_consumption());
       upload(staging, block_element, plan.block_element);
@@ -45,7 +39,10 @@ namespace GPUAssembly
       upload(staging, reduction_target_begin, plan.reduction_target_begin);
       upload(staging,
              reduction_slice_offsets,
-             as_int(plan.reduction_slice_offsets));
+             as_uint64(plan.reduction_slice_offsets));
+      upload(staging,
+             reduction_source_base,
+             as_uint64(plan.reduction_source_base));
       upload(staging, reduction_array, plan.reduction_array);
       upload(staging, upper_position, plan.upper_position);
       upload(staging, reduction_block_order, plan.reduction_block_order);
@@ -69,6 +66,7 @@ namespace GPUAssembly
              block_has_constraints.memory_consumption() +
              reduction_target_begin.memory_consumption() +
              reduction_slice_offsets.memory_consumption() +
+             reduction_source_base.memory_consumption() +
              reduction_array.memory_consumption() +
              upper_position.memory_consumption() +
              reduction_block_order.memory_consumption() +

@@ -292,7 +292,8 @@ namespace GPUAssembly
              sizeof(index_type) +
            block_supplemental.size() * sizeof(double) +
            block_has_constraints.size() +
-           reduction_slice_offsets.size() * sizeof(std::size_t);
+           (reduction_slice_offsets.size() + reduction_source_base.size()) *
+             sizeof(std::size_t);
   }
 
 
@@ -358,13 +359,6 @@ namespace GPUAssembly
     n_nonzeros       = arrays.n_nonzeros();
     n_dofs           = arrays.n_dofs;
     n_element_blocks = (arrays.n_elements + B - 1) / B;
-    AssertThrow(element_data_size() < static_cast<std::size_t>(
-                                        std::numeric_limits<index_type>::max()),
-                ExcUnsupportedInput(
-                  "GlobalNZ: " + std::to_string(element_data_size()) +
-                  " element data values exceed what 32-bit reduction "
-                  "indices can address; use SharedNZ or a smaller mesh."));
-
     AssertThrow(n_nonzeros + n_dofs < static_cast<std::size_t>(
                                         std::numeric_limits<index_type>::max()),
                 ExcUnsupportedInput("GlobalNZ: too many nonzeros for 32-bit "
@@ -632,13 +626,18 @@ namespace GPUAssembly
     const unsigned int                    W = T / 32;
     std::vector<std::vector<index_type>>  packed(n_blocks);
     std::vector<std::vector<std::size_t>> slice_ends(n_blocks);
+    reduction_source_base.assign(n_blocks, 0);
+    // A block's sources relative to its smallest must fit the positive
+    // 32-bit entries.
+    constexpr std::size_t max_source_span =
+      static_cast<std::size_t>(std::numeric_limits<index_type>::max()) - 1;
     dealii::parallel::apply_to_subranges(
       0u,
       n_blocks,
       [&](const unsigned int begin, const unsigned int end) {
-        std::vector<std::pair<index_type, index_type>> contributions;
-        IndexLists                                     lists;
-        std::vector<index_type>                        fill;
+        std::vector<std::pair<index_type, std::size_t>> contributions;
+        IndexLists                                      lists;
+        std::vector<index_type>                         fill;
         for (unsigned int r = begin; r < end; ++r)
           {
             const std::size_t first = reduction_target_begin[r];
@@ -692,22 +691,44 @@ namespace GPUAssembly
                               static_cast<std::size_t>(target) < last)
                             contributions.emplace_back(
                               target - first,
-                              element_data_index(k, t, entry(d1, d2)) + 1);
+                              element_data_index(k, t, entry(d1, d2)));
                         }
                     });
               }
             else
               for (std::size_t p = first; p < last; ++p)
-                for_each_element(
-                  p - n_value_targets,
-                  [&](const std::size_t,
-                      const unsigned int d,
-                      const unsigned int k,
-                      const unsigned int t) {
-                    contributions.emplace_back(
-                      p - first,
-                      element_data_index(k, t, n_matrix_entries + d) + 1);
-                  });
+                for_each_element(p - n_value_targets,
+                                 [&](const std::size_t,
+                                     const unsigned int d,
+                                     const unsigned int k,
+                                     const unsigned int t) {
+                                   contributions.emplace_back(
+                                     p - first,
+                                     element_data_index(k,
+                                                        t,
+                                                        n_matrix_entries + d));
+                                 });
+            std::size_t base = 0;
+            if (!contributions.empty())
+              {
+                const auto [low, high] =
+                  std::minmax_element(contributions.begin(),
+                                      contributions.end(),
+                                      [](const auto &a, const auto &b) {
+                                        return a.second < b.second;
+                                      });
+                base = low->second;
+                AssertThrow(
+                  high->second - base < max_source_span,
+                  ExcUnsupportedInput(
+                    "GlobalNZ: reduction block " + std::to_string(r) +
+                    " reads element data " + std::to_string(base) + " to " +
+                    std::to_string(high->second) +
+                    ", more than its 32-bit entries can span; number the "
+                    "elements so that those sharing a node are near each "
+                    "other (ElementOrder::rows does)."));
+              }
+            reduction_source_base[r] = base;
             // Bucket by target (a counting sort: targets are a short
             // range), each list closed by its target. A list has a source
             // per element of its nonzero, a handful: each source is put
@@ -721,8 +742,10 @@ namespace GPUAssembly
               lists.offsets[p + 1] += lists.offsets[p] + 1;
             lists.entries.resize(lists.offsets.back());
             fill.assign(lists.offsets.begin(), lists.offsets.end() - 1);
-            for (const auto &[p, source] : contributions)
+            for (const auto &[p, element_data_position] : contributions)
               {
+                const index_type source =
+                  static_cast<index_type>(element_data_position - base + 1);
                 index_type *const list_begin =
                   lists.entries.data() + lists.offsets[p];
                 index_type *place = lists.entries.data() + fill[p]++;

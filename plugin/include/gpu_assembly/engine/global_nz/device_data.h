@@ -72,20 +72,21 @@ namespace GPUAssembly
       /// Whether any element touches a constrained DoF.
       bool any_constrained_element = false;
 
-      DeviceVector<int>            block_element;
-      DeviceVector<int>            cluster_node_offsets;
-      DeviceVector<int>            cluster_nodes;
-      DeviceVector<int>            block_connectivity;
-      DeviceVector<Number>         block_supplemental;
-      DeviceVector<int>            block_location;
-      DeviceVector<unsigned char>  block_has_constraints;
-      DeviceVector<int>            reduction_target_begin;
-      DeviceVector<int>            reduction_slice_offsets;
-      DeviceVector<int>            reduction_array;
-      DeviceVector<int>            upper_position;
-      DeviceVector<int>            reduction_block_order;
-      DeviceVector<int>            mirror_position;
-      mutable DeviceVector<Number> element_data;
+      DeviceVector<int>                block_element;
+      DeviceVector<int>                cluster_node_offsets;
+      DeviceVector<int>                cluster_nodes;
+      DeviceVector<int>                block_connectivity;
+      DeviceVector<Number>             block_supplemental;
+      DeviceVector<int>                block_location;
+      DeviceVector<unsigned char>      block_has_constraints;
+      DeviceVector<int>                reduction_target_begin;
+      DeviceVector<unsigned long long> reduction_slice_offsets;
+      DeviceVector<unsigned long long> reduction_source_base;
+      DeviceVector<int>                reduction_array;
+      DeviceVector<int>                upper_position;
+      DeviceVector<int>                reduction_block_order;
+      DeviceVector<int>                mirror_position;
+      mutable DeviceVector<Number>     element_data;
     };
   } // namespace internal
 } // namespace GPUAssembly

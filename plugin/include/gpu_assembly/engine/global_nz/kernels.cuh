@@ -161,16 +161,18 @@ namespace GPUAssembly
     // member coalesced along the row, the mirror scattered.
     template <typename Number>
     __global__ void
-    global_nz_reduction_kernel(const int *__restrict__ block_order,
-                               const int *__restrict__ reduction_target_begin,
-                               const int *__restrict__ slice_offsets,
-                               const int *__restrict__ reduction_array,
-                               const Number *__restrict__ element_data,
-                               const int n_value_targets,
-                               const int *__restrict__ upper_position,
-                               const int *__restrict__ mirror_position,
-                               Number *values,
-                               Number *rhs)
+    global_nz_reduction_kernel(
+      const int *__restrict__ block_order,
+      const int *__restrict__ reduction_target_begin,
+      const unsigned long long *__restrict__ slice_offsets,
+      const unsigned long long *__restrict__ source_base,
+      const int *__restrict__ reduction_array,
+      const Number *__restrict__ element_data,
+      const int n_value_targets,
+      const int *__restrict__ upper_position,
+      const int *__restrict__ mirror_position,
+      Number *values,
+      Number *rhs)
     {
       extern __shared__ __align__(16) unsigned char shared_bytes[];
       Number *targets = reinterpret_cast<Number *>(shared_bytes);
@@ -181,14 +183,15 @@ namespace GPUAssembly
       const int          first     = reduction_target_begin[r];
       const int          n_targets = reduction_target_begin[r + 1] - first;
 
-      const int slice       = r * (T / 32) + threadIdx.x / 32;
-      const int first_entry = slice_offsets[slice];
+      const unsigned int  slice       = r * (T / 32) + threadIdx.x / 32;
+      const std::size_t   first_entry = slice_offsets[slice];
+      const Number *const sources     = element_data + source_base[r];
       walk_reduction_lane<Number>(
         reduction_array + first_entry + threadIdx.x % 32,
-        (slice_offsets[slice + 1] - first_entry) / 32,
+        static_cast<int>((slice_offsets[slice + 1] - first_entry) / 32),
         32,
         [&](const int i) {
-          return __ldg(element_data + i);
+          return __ldg(sources + i);
         },
         [&](const int target, const Number sum) {
           targets[target] = sum;
@@ -313,6 +316,7 @@ namespace GPUAssembly
                       reduction_block_order.data(),
                     reduction_target_begin.data(),
                     reduction_slice_offsets.data(),
+                    reduction_source_base.data(),
                     reduction_array.data(),
                     element_data.data(),
                     static_cast<int>(plan.n_value_targets),

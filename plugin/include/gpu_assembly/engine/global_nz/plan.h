@@ -174,9 +174,16 @@ namespace GPUAssembly
     /// 32, entry j of its lane l at j * 32 + l. Storing by warps pads a lane
     /// only to the longest lane of its warp, not of the block.
     std::vector<std::size_t> reduction_slice_offsets;
-    /// Entries > 0: element data index + 1 to add; < 0: -(local target + 1)
-    /// to store the sum to; 0: padding.
+    /// Entries > 0: s + 1 for the source element_data[reduction_source_base[r]
+    /// + s] of block r to add; < 0: -(local target + 1) to store the sum to;
+    /// 0: padding.
     std::vector<index_type> reduction_array;
+    /// The smallest element data index that block r reads. Its entries are
+    /// relative to it, so that 32-bit entries address element data of any
+    /// size as long as one block's sources lie within 2^31 - 2 values of
+    /// each other: a block's targets are a few consecutive rows, and the
+    /// elements touching them are near each other in the element order.
+    std::vector<std::size_t> reduction_source_base;
     /// Block b of the reduction kernel runs reduction block
     /// reduction_block_order[b]; empty for target order.
     std::vector<index_type> reduction_block_order;
