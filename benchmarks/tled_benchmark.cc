@@ -5,12 +5,12 @@
 // and at 100^3 = 1 M hexahedra. For each size, precision and nodal sum
 // (plan, atomic, and fused and element blocks for each block size and
 // register budget) it prints ms per step, steps and element updates per
-// second, the bytes the path moves per step
-// and their fraction of the device's measured copy bandwidth, the fraction
-// of the byte floor (TLED::Model::minimum_bytes_per_step(): element data
-// once, displacements and nodal state) that the step reaches, and the
-// recomputation factor of the fused sum, next to the host stepper on all
-// cores (timed over fewer steps), in the same run.
+// second, the bytes the path moves per step and their fraction of the
+// device's measured copy bandwidth, the fraction of the byte floor
+// (TLED::Model::minimum_bytes_per_step(): element data once, displacements
+// and nodal state) that the step reaches, and the recomputation factor of
+// the fused sum, next to the host stepper on all cores (timed over fewer
+// steps), in the same run.
 //
 // Usage: tled_benchmark [--steps N] [--host-steps N] [--sizes n1,n2,...]
 //                       [--steps-per-graph N] [--no-host] [--drift]

@@ -42,13 +42,12 @@ namespace GPUAssembly
       constexpr unsigned int max_elements_per_block       = 512;
       constexpr unsigned int registers_per_multiprocessor = 65536;
 
-      // The register budgets of the fused kernel that DeviceStepper offers
-      // (registers_per_thread): the largest, the compiler's choice, and two
-      // caps that trade spills to local memory for threads per
-      // multiprocessor (168: 3 blocks of 128 threads, 128: 4).
-      constexpr std::array<unsigned int, 3> fused_register_caps = {255,
-                                                                   168,
-                                                                   128};
+      // The register budgets of the fused and element-block kernels that
+      // DeviceStepper offers (registers_per_thread): the largest, the
+      // compiler's choice, and two caps that trade spills to local memory
+      // for threads per multiprocessor (168: 3 blocks of 128 threads, 128:
+      // 4, or 2 of 256).
+      constexpr std::array<unsigned int, 3> register_caps = {255, 168, 128};
 
       /// The structure-of-arrays element data of the model on the device.
       template <typename Number>
@@ -504,7 +503,7 @@ namespace GPUAssembly
       NodalSum     nodal_sum       = NodalSum::plan;
       unsigned int steps_per_graph = 300;
       unsigned int nodes_per_block = default_nodes_per_block;
-      // 0: the compiler's choice (fused_register_caps[0]).
+      // 0: the compiler's choice (register_caps[0]).
       unsigned int registers_per_thread = 0;
       unsigned int elements_per_block   = default_elements_per_block;
       unsigned int n_blocks             = 0;
@@ -599,12 +598,12 @@ namespace GPUAssembly
       // The register budget is a template argument of the kernels (the
       // compiler allocates registers per kernel): one instance each.
       const auto by_registers = [&](const auto &launch) {
-        if (registers_per_thread == fused_register_caps[1])
-          launch(std::integral_constant<int, fused_register_caps[1]>());
-        else if (registers_per_thread == fused_register_caps[2])
-          launch(std::integral_constant<int, fused_register_caps[2]>());
+        if (registers_per_thread == register_caps[1])
+          launch(std::integral_constant<int, register_caps[1]>());
+        else if (registers_per_thread == register_caps[2])
+          launch(std::integral_constant<int, register_caps[2]>());
         else
-          launch(std::integral_constant<int, fused_register_caps[0]>());
+          launch(std::integral_constant<int, register_caps[0]>());
       };
       if (nodal_sum == NodalSum::element_blocks)
         {
@@ -734,13 +733,13 @@ namespace GPUAssembly
       const unsigned int elements_per_block)
     {
       if (registers_per_thread != 0 &&
-          registers_per_thread != fused_register_caps[1] &&
-          registers_per_thread != fused_register_caps[2])
+          registers_per_thread != register_caps[1] &&
+          registers_per_thread != register_caps[2])
         GPUAssembly::internal::throw_error(
           "TLED::DeviceStepper: registers_per_thread = " +
           std::to_string(registers_per_thread) + " is none of 0, " +
-          std::to_string(fused_register_caps[1]) + " and " +
-          std::to_string(fused_register_caps[2]) + ".");
+          std::to_string(register_caps[1]) + " and " +
+          std::to_string(register_caps[2]) + ".");
       if (nodal_sum == NodalSum::fused &&
           (nodes_per_block == 0 || nodes_per_block % 32 != 0 ||
            nodes_per_block > max_nodes_per_block))
@@ -758,9 +757,8 @@ namespace GPUAssembly
               std::to_string(elements_per_block) +
               " is not a multiple of 32 from 32 to " +
               std::to_string(max_elements_per_block) + ".");
-          const unsigned int registers = registers_per_thread == 0 ?
-                                           fused_register_caps[0] :
-                                           registers_per_thread;
+          const unsigned int registers =
+            registers_per_thread == 0 ? register_caps[0] : registers_per_thread;
           if (elements_per_block * registers > registers_per_multiprocessor)
             GPUAssembly::internal::throw_error(
               "TLED::DeviceStepper: a block of " +
@@ -769,7 +767,7 @@ namespace GPUAssembly
               " registers each needs more than the " +
               std::to_string(registers_per_multiprocessor) +
               " registers of a multiprocessor; set registers_per_thread to " +
-              std::to_string(fused_register_caps[2]) +
+              std::to_string(register_caps[2]) +
               " or use fewer elements per block.");
         }
       if (n_cuda_devices() == 0)
