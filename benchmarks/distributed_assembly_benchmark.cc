@@ -71,6 +71,12 @@
 //                                  the checks, without the one-thread loop
 //                                  (its column shows nan): for meshes where
 //                                  that loop takes minutes
+//                 --host-reference no deal.II assembly at all (nor its
+//                                  pattern; its columns show nan): the
+//                                  device assembly is checked against the
+//                                  plugin's host path on the same mesh,
+//                                  which the tests check against deal.II;
+//                                  for one rank's tens of millions of cells
 //                 --exchange auto|host|nccl|cuda-aware-mpi  the path of
 //                                  the resident target's messages
 //                                  (HaloPath; default auto: NCCL where the
@@ -212,6 +218,8 @@ namespace
     bool                      dealii_only        = false;
     // deal.II's WorkStream assembly alone, as the reference and the peer.
     bool dealii_threaded_only = false;
+    // No deal.II assembly: the device assembly checked against the host path.
+    bool host_reference = false;
     // The resident target runs once per path, on the same mesh.
     std::vector<std::string> exchange_names = {"auto"};
     bool                     resident       = true;
@@ -792,106 +800,126 @@ namespace
                 << " (mesh, DoFs, constraints: " << mesh_seconds << " s)"
                 << std::endl;
 
-    // deal.II's peer on step-40's sparsity pattern.
-    start = Clock::now();
+    // deal.II's peer on step-40's sparsity pattern; none with
+    // --host-reference (its times NaN, printed as nan).
     TrilinosWrappers::SparseMatrix dealii_matrix;
     TrilinosWrappers::MPI::Vector  dealii_rhs(owned, world);
-    {
-      DynamicSparsityPattern dsp(relevant);
-      DoFTools::make_sparsity_pattern(dof_handler, dsp, constraints, false);
-      SparsityTools::distribute_sparsity_pattern(dsp, owned, world, relevant);
-      dealii_matrix.reinit(owned, owned, dsp, world);
-    }
-    const double        dealii_setup = max_over_ranks(seconds_since(start));
-    std::vector<double> dealii_times;
-    for (unsigned int r = 0;
-         r < (options.dealii_threaded_only ? 0 : options.dealii_repetitions);
-         ++r)
+    double                         dealii_setup = 0,
+           dealii_seconds = std::numeric_limits<double>::quiet_NaN(),
+           dealii_max = dealii_seconds, threaded_max = dealii_seconds,
+           n_nonzeros = 0;
+    if (!options.host_reference)
       {
-        const int ierr = MPI_Barrier(world);
-        AssertThrowMPI(ierr);
-        dealii_times.push_back(dealii_assembly(mapping,
-                                               dof_handler,
-                                               quadrature,
-                                               constraints,
-                                               1,
-                                               dealii_matrix,
-                                               dealii_rhs));
-      }
-    // NaN where the loop was skipped: printed as such, never a time.
-    const double dealii_seconds = dealii_times.empty() ?
-                                    std::numeric_limits<double>::quiet_NaN() :
-                                    median(dealii_times);
-    const double dealii_max =
-      dealii_times.empty() ? dealii_seconds : max_over_ranks(dealii_seconds);
-    const double n_nonzeros = dealii_matrix.n_nonzero_elements();
+        start = Clock::now();
+        {
+          DynamicSparsityPattern dsp(relevant);
+          DoFTools::make_sparsity_pattern(dof_handler, dsp, constraints, false);
+          SparsityTools::distribute_sparsity_pattern(dsp,
+                                                     owned,
+                                                     world,
+                                                     relevant);
+          dealii_matrix.reinit(owned, owned, dsp, world);
+        }
+        dealii_setup = max_over_ranks(seconds_since(start));
+        std::vector<double> dealii_times;
+        for (unsigned int r = 0;
+             r <
+             (options.dealii_threaded_only ? 0 : options.dealii_repetitions);
+             ++r)
+          {
+            const int ierr = MPI_Barrier(world);
+            AssertThrowMPI(ierr);
+            dealii_times.push_back(dealii_assembly(mapping,
+                                                   dof_handler,
+                                                   quadrature,
+                                                   constraints,
+                                                   1,
+                                                   dealii_matrix,
+                                                   dealii_rhs));
+          }
+        // NaN where the loop was skipped: printed as such, never a time.
+        dealii_seconds = dealii_times.empty() ?
+                           std::numeric_limits<double>::quiet_NaN() :
+                           median(dealii_times);
+        dealii_max     = dealii_times.empty() ? dealii_seconds :
+                                                max_over_ranks(dealii_seconds);
+        n_nonzeros     = dealii_matrix.n_nonzero_elements();
 
-    // deal.II's threaded peer on the rank's threads, the same pattern; with
-    // --dealii-threaded-only it assembles the reference itself.
-    const unsigned int             n_threads = MultithreadInfo::n_threads();
-    TrilinosWrappers::SparseMatrix threaded_copy;
-    TrilinosWrappers::MPI::Vector  threaded_copy_rhs;
-    if (!options.dealii_threaded_only)
-      {
-        threaded_copy.reinit(dealii_matrix);
-        threaded_copy_rhs.reinit(owned, world);
+        // deal.II's threaded peer on the rank's threads, the same pattern; with
+        // --dealii-threaded-only it assembles the reference itself.
+        const unsigned int             n_threads = MultithreadInfo::n_threads();
+        TrilinosWrappers::SparseMatrix threaded_copy;
+        TrilinosWrappers::MPI::Vector  threaded_copy_rhs;
+        if (!options.dealii_threaded_only)
+          {
+            threaded_copy.reinit(dealii_matrix);
+            threaded_copy_rhs.reinit(owned, world);
+          }
+        TrilinosWrappers::SparseMatrix &threaded_matrix =
+          options.dealii_threaded_only ? dealii_matrix : threaded_copy;
+        TrilinosWrappers::MPI::Vector &threaded_rhs =
+          options.dealii_threaded_only ? dealii_rhs : threaded_copy_rhs;
+        std::vector<double> threaded_times;
+        for (unsigned int r = 0; r < options.dealii_repetitions; ++r)
+          {
+            const int ierr = MPI_Barrier(world);
+            AssertThrowMPI(ierr);
+            threaded_times.push_back(dealii_assembly(mapping,
+                                                     dof_handler,
+                                                     quadrature,
+                                                     constraints,
+                                                     n_threads,
+                                                     threaded_matrix,
+                                                     threaded_rhs));
+          }
+        const double threaded_seconds = median(threaded_times);
+        threaded_max                  = max_over_ranks(threaded_seconds);
+        if (!options.dealii_threaded_only)
+          {
+            // The copier adds cell systems in another order than the loop:
+            // round-off only.
+            const double matrix_error =
+              matrix_difference(dealii_matrix, threaded_matrix);
+            TrilinosWrappers::MPI::Vector difference = threaded_rhs;
+            difference -= dealii_rhs;
+            const double rhs_error =
+              difference.l2_norm() / dealii_rhs.l2_norm();
+            AssertThrow(matrix_error <= threaded_tolerance &&
+                          rhs_error <= threaded_tolerance,
+                        ExcMessage(
+                          "deal.II's threaded assembly (WorkStream) "
+                          "differs from its one-thread assembly by more "
+                          "than 1e-13 (matrix " +
+                          std::to_string(matrix_error) + ", right-hand side " +
+                          std::to_string(rhs_error) + ")."));
+          }
+        if (is_root())
+          {
+            std::cout
+              << "deal.II, one loop over the cells per rank (one thread): "
+                 "sparsity pattern and matrix "
+              << dealii_setup << " s; assembly ";
+            if (options.dealii_threaded_only)
+              std::cout << "skipped (--dealii-threaded-only)";
+            else
+              std::cout << dealii_max * 1e3 << " ms (median of "
+                        << options.dealii_repetitions << ", slowest rank)";
+            std::cout
+              << ", " << n_nonzeros << " nonzeros\n"
+              << "deal.II, WorkStream on " << MultithreadInfo::n_threads()
+              << " thread(s) per rank (the peer of the speed-up columns): "
+              << "assembly " << threaded_max * 1e3 << " ms; "
+              << (options.dealii_threaded_only ?
+                    "the reference of the checks below" :
+                    "equals the one-thread assembly to 1e-13")
+              << std::endl;
+          }
       }
-    TrilinosWrappers::SparseMatrix &threaded_matrix =
-      options.dealii_threaded_only ? dealii_matrix : threaded_copy;
-    TrilinosWrappers::MPI::Vector &threaded_rhs =
-      options.dealii_threaded_only ? dealii_rhs : threaded_copy_rhs;
-    std::vector<double> threaded_times;
-    for (unsigned int r = 0; r < options.dealii_repetitions; ++r)
-      {
-        const int ierr = MPI_Barrier(world);
-        AssertThrowMPI(ierr);
-        threaded_times.push_back(dealii_assembly(mapping,
-                                                 dof_handler,
-                                                 quadrature,
-                                                 constraints,
-                                                 n_threads,
-                                                 threaded_matrix,
-                                                 threaded_rhs));
-      }
-    const double threaded_seconds = median(threaded_times);
-    const double threaded_max     = max_over_ranks(threaded_seconds);
-    if (!options.dealii_threaded_only)
-      {
-        // The copier adds cell systems in another order than the loop:
-        // round-off only.
-        const double matrix_error =
-          matrix_difference(dealii_matrix, threaded_matrix);
-        TrilinosWrappers::MPI::Vector difference = threaded_rhs;
-        difference -= dealii_rhs;
-        const double rhs_error = difference.l2_norm() / dealii_rhs.l2_norm();
-        AssertThrow(matrix_error <= threaded_tolerance &&
-                      rhs_error <= threaded_tolerance,
-                    ExcMessage("deal.II's threaded assembly (WorkStream) "
-                               "differs from its one-thread assembly by more "
-                               "than 1e-13 (matrix " +
-                               std::to_string(matrix_error) +
-                               ", right-hand side " +
-                               std::to_string(rhs_error) + ")."));
-      }
-    if (is_root())
-      {
-        std::cout << "deal.II, one loop over the cells per rank (one thread): "
-                     "sparsity pattern and matrix "
-                  << dealii_setup << " s; assembly ";
-        if (options.dealii_threaded_only)
-          std::cout << "skipped (--dealii-threaded-only)";
-        else
-          std::cout << dealii_max * 1e3 << " ms (median of "
-                    << options.dealii_repetitions << ", slowest rank)";
-        std::cout << ", " << n_nonzeros << " nonzeros\n"
-                  << "deal.II, WorkStream on " << MultithreadInfo::n_threads()
-                  << " thread(s) per rank (the peer of the speed-up columns): "
-                  << "assembly " << threaded_max * 1e3 << " ms; "
-                  << (options.dealii_threaded_only ?
-                        "the reference of the checks below" :
-                        "equals the one-thread assembly to 1e-13")
-                  << std::endl;
-      }
+
+    if (options.host_reference && is_root())
+      std::cout << "deal.II: no assembly (--host-reference); the reference "
+                   "of the check below is the plugin's host path"
+                << std::endl;
 
     const auto print_header = [&]() {
       std::cout << "\n"
@@ -952,6 +980,8 @@ namespace
       matrix.reinit(owned, owned, dsp, world);
     }
     const double pattern_seconds = seconds_since(start);
+    if (options.host_reference)
+      n_nonzeros = matrix.n_nonzero_elements();
 
     DistributedAssembler<dim, double>::AdditionalData data;
     data.use_device    = use_device;
@@ -976,20 +1006,35 @@ namespace
     const ExchangePlan &plan          = assembler->get_exchange_plan();
     const double floor_seconds = mpi_floor_seconds(plan, options.repetitions);
 
-    // A benchmark of wrong results is worthless.
+    // A benchmark of wrong results is worthless. With --host-reference the
+    // reference is the host path's assembly of the same matrix.
+    if (options.host_reference)
+      {
+        dealii_matrix.reinit(matrix);
+        DistributedAssembler<dim, double>::AdditionalData host_data;
+        host_data.use_device = false;
+        DistributedAssembler<dim, double> host_assembler;
+        host_assembler.reinit(adapter, dealii_matrix, dealii_rhs, host_data);
+        host_assembler.assemble(kernel, dealii_matrix, dealii_rhs);
+      }
     const double matrix_error = matrix_difference(dealii_matrix, matrix);
     TrilinosWrappers::MPI::Vector rhs_difference = rhs;
     rhs_difference -= dealii_rhs;
     const double rhs_error = rhs_difference.l2_norm() / dealii_rhs.l2_norm();
     if (is_root())
-      std::cout << "Plugin vs deal.II: relative Frobenius difference "
-                << matrix_error << " (matrix), relative l2 difference "
-                << rhs_error << " (right-hand side)" << std::endl;
-    AssertThrow(matrix_error <= tolerance && rhs_error <= tolerance,
-                ExcMessage("the plugin's distributed assembly differs from "
-                           "deal.II's by more than 1e-12 (matrix " +
-                           std::to_string(matrix_error) + ", right-hand side " +
-                           std::to_string(rhs_error) + ")."));
+      std::cout << (options.host_reference ?
+                      "Plugin vs its host path (--host-reference): " :
+                      "Plugin vs deal.II: ")
+                << "relative Frobenius difference " << matrix_error
+                << " (matrix), relative l2 difference " << rhs_error
+                << " (right-hand side)" << std::endl;
+    AssertThrow(
+      matrix_error <= tolerance && rhs_error <= tolerance,
+      ExcMessage(std::string("the plugin's distributed assembly "
+                             "differs from ") +
+                 (options.host_reference ? "its host path's" : "deal.II's") +
+                 " by more than 1e-12 (matrix " + std::to_string(matrix_error) +
+                 ", right-hand side " + std::to_string(rhs_error) + ")."));
 
     // Per rank.
     const double bytes_sent   = plan.n_bytes_sent();
@@ -1152,6 +1197,8 @@ main(int argc, char **argv)
             options.dealii_only = true;
           else if (argument == "--dealii-threaded-only")
             options.dealii_threaded_only = true;
+          else if (argument == "--host-reference")
+            options.host_reference = true;
           else if (argument == "--exchange")
             {
               AssertThrow(i + 1 < argc,
@@ -1199,6 +1246,7 @@ main(int argc, char **argv)
                                      "--hanging-nodes, --tetrahedra, "
                                      "--method NAME, --host, --threads N, "
                                      "--dealii-only, --dealii-threaded-only, "
+                                     "--host-reference, "
                                      "--exchange " +
                                      halo_path_choices() +
                                      ", --force-host-staging, "
@@ -1215,6 +1263,11 @@ main(int argc, char **argv)
       AssertThrow(!(options.hanging_nodes && options.tetrahedra),
                   ExcMessage("--hanging-nodes refines hexahedra with p4est; "
                              "it cannot be combined with --tetrahedra."));
+      AssertThrow(!(options.host_reference &&
+                    (options.dealii_only || options.dealii_threaded_only)),
+                  ExcMessage("--host-reference runs no deal.II assembly; it "
+                             "cannot be combined with --dealii-only or "
+                             "--dealii-threaded-only."));
 
       // Collective: every rank calls it, whichever path runs.
       const int device =
