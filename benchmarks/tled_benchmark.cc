@@ -3,30 +3,22 @@
 // (E = 3000 Pa, nu = 0.49, bottom on rollers, top pressed down 10 %,
 // one-point hexahedra with hourglass control) at 45^3 = 91,125 hexahedra
 // and at 100^3 = 1 M hexahedra. For each size, precision and nodal sum
-// (plan, atomic, and fused and element blocks for each block size and
-// register budget) it prints ms per step, steps and element updates per
-// second, the bytes the path moves per step and their fraction of the
-// device's measured copy bandwidth, the fraction of the byte floor
-// (TLED::Model::minimum_bytes_per_step(): element data once, displacements
-// and nodal state) that the step reaches, and the recomputation factor of
-// the fused sum, next to the host stepper on all cores (timed over fewer
-// steps), in the same run.
+// (plan, atomic, and fused for each block size) it prints ms per step,
+// steps and element updates per second, the bytes the path moves per step
+// and their fraction of the device's measured copy bandwidth, the fraction
+// of the byte floor (TLED::Model::minimum_bytes_per_step(): element data
+// once, displacements and nodal state) that the step reaches, and the
+// recomputation factor of the fused sum, next to the host stepper on all
+// cores (timed over fewer steps), in the same run.
 //
 // Usage: tled_benchmark [--steps N] [--host-steps N] [--sizes n1,n2,...]
 //                       [--steps-per-graph N] [--no-host] [--drift]
-//                       [--nodal-sum plan,atomic,fused,element_blocks]
-//                       [--nodes-per-block b1,b2,...]
-//                       [--elements-per-block e1,e2,...]
-//                       [--registers r1,r2,...] [--precision double,float]
-//   --nodal-sum: the sums to time (all four by default);
+//                       [--nodal-sum plan,atomic,fused]
+//                       [--nodes-per-block b1,b2,...] [--precision
+//                       double,float]
+//   --nodal-sum: the sums to time (all three by default);
 //   --nodes-per-block: the node blocks of the fused sum, a row each
 //   (multiples of 32 up to 256; default 128);
-//   --elements-per-block: the element blocks of the element-block sum, a
-//   row each (multiples of 32 up to 512; default 256);
-//   --registers: the register budgets of the fused and element-block
-//   kernels, a row each for each block size (0: the compiler's choice, the
-//   default; 168; 128; element blocks whose threads would need more
-//   registers than a multiprocessor has are left out);
 //   --precision: the precisions to time (both by default);
 //   --drift: instead, run the 45^3 cube (or the first size) N steps in
 //   float and in double on the GPU and print how far float drifts from
@@ -72,7 +64,7 @@ namespace
   void
   print_header()
   {
-    std::cout << std::left << std::setw(50) << "path" << std::right
+    std::cout << std::left << std::setw(38) << "path" << std::right
               << std::setw(8) << "steps" << std::setw(11) << "ms/step"
               << std::setw(12) << "steps/s" << std::setw(12) << "elem/s"
               << std::setw(10) << "MiB/step" << std::setw(12) << "of copy BW"
@@ -84,7 +76,7 @@ namespace
   print(const Row &row, const double bandwidth, const double host_ms)
   {
     const double ms = 1e3 * row.seconds / row.steps;
-    std::cout << std::left << std::setw(50) << row.what << std::right
+    std::cout << std::left << std::setw(38) << row.what << std::right
               << std::setw(8) << row.steps << std::fixed << std::setprecision(3)
               << std::setw(11) << ms << std::setw(12) << std::setprecision(0)
               << 1e3 / ms << std::scientific << std::setprecision(3)
@@ -107,8 +99,7 @@ namespace
   {
     return sum == NodalSum::plan   ? "plan" :
            sum == NodalSum::atomic ? "atomic" :
-           sum == NodalSum::fused  ? "fused" :
-                                     "element blocks";
+                                     "fused";
   }
 
   template <typename Number>
@@ -149,14 +140,11 @@ int
 main(int argc, char *argv[])
 {
   unsigned int n_steps = 50000, host_steps = 200, steps_per_graph = 300;
-  std::vector<unsigned int> sizes          = {45, 100};
-  std::vector<NodalSum>     sums           = {NodalSum::plan,
-                                              NodalSum::atomic,
-                                              NodalSum::fused,
-                                              NodalSum::element_blocks};
-  std::vector<unsigned int> blocks         = {default_nodes_per_block};
-  std::vector<unsigned int> registers      = {0};
-  std::vector<unsigned int> element_blocks = {default_elements_per_block};
+  std::vector<unsigned int> sizes  = {45, 100};
+  std::vector<NodalSum>     sums   = {NodalSum::plan,
+                                      NodalSum::atomic,
+                                      NodalSum::fused};
+  std::vector<unsigned int> blocks = {default_nodes_per_block};
   bool no_host = false, drift = false, use_double = true, use_float = true;
   const auto split = [](const std::string &text) {
     std::vector<std::string> items;
@@ -205,55 +193,20 @@ main(int argc, char *argv[])
                 }
             }
         }
-      else if (arg == "--elements-per-block")
-        {
-          element_blocks.clear();
-          for (const std::string &item : split(next()))
-            {
-              element_blocks.push_back(std::stoul(item));
-              if (element_blocks.back() == 0 ||
-                  element_blocks.back() % 32 != 0 ||
-                  element_blocks.back() > 512)
-                {
-                  std::cerr << "--elements-per-block: " << item
-                            << " is not a multiple of 32 from 32 to 512"
-                            << std::endl;
-                  return 1;
-                }
-            }
-        }
-      else if (arg == "--registers")
-        {
-          registers.clear();
-          for (const std::string &item : split(next()))
-            {
-              registers.push_back(std::stoul(item));
-              if (registers.back() != 0 && registers.back() != 168 &&
-                  registers.back() != 128)
-                {
-                  std::cerr << "--registers: " << item
-                            << " is none of 0, 168 and 128" << std::endl;
-                  return 1;
-                }
-            }
-        }
       else if (arg == "--nodal-sum")
         {
           sums.clear();
           for (const std::string &item : split(next()))
             {
-              if (item != "plan" && item != "atomic" && item != "fused" &&
-                  item != "element_blocks")
+              if (item != "plan" && item != "atomic" && item != "fused")
                 {
                   std::cerr << "--nodal-sum: unknown sum '" << item
-                            << "' (plan, atomic, fused or element_blocks)"
-                            << std::endl;
+                            << "' (plan, atomic or fused)" << std::endl;
                   return 1;
                 }
               sums.push_back(item == "plan"   ? NodalSum::plan :
                              item == "atomic" ? NodalSum::atomic :
-                             item == "fused"  ? NodalSum::fused :
-                                                NodalSum::element_blocks);
+                                                NodalSum::fused);
             }
         }
       else if (arg == "--precision")
@@ -279,10 +232,8 @@ main(int argc, char *argv[])
           std::cerr << "Usage: " << argv[0]
                     << " [--steps N] [--host-steps N] [--sizes n1,n2,...] "
                        "[--steps-per-graph N] [--no-host] [--drift] "
-                       "[--nodal-sum plan,atomic,fused,element_blocks] "
+                       "[--nodal-sum plan,atomic,fused] "
                        "[--nodes-per-block b1,b2,...] "
-                       "[--elements-per-block e1,e2,...] "
-                       "[--registers r1,r2,...] "
                        "[--precision double,float]"
                     << std::endl;
           return 1;
@@ -388,83 +339,51 @@ main(int argc, char *argv[])
           print(row, 0, 0);
         }
       for (const NodalSum sum : sums)
-        {
-          // The block sizes and register budgets this sum has rows for.
-          const bool blocked =
-            sum == NodalSum::fused || sum == NodalSum::element_blocks;
-          const std::vector<unsigned int> sizes_of_sum =
-            sum == NodalSum::fused          ? blocks :
-            sum == NodalSum::element_blocks ? element_blocks :
-                                              std::vector<unsigned int>{0};
-          for (const unsigned int block : sizes_of_sum)
-            for (const unsigned int budget : registers)
-              {
-                if (!blocked && budget != registers.front())
-                  continue;
-                // A block whose threads would need more registers than a
-                // multiprocessor has (the stepper refuses it).
-                if (sum == NodalSum::element_blocks &&
-                    block * (budget == 0 ? 255 : budget) > 65536)
-                  continue;
-                const std::string what =
-                  name(sum) +
-                  (sum == NodalSum::fused ?
-                     ", " + std::to_string(block) + " nodes/block" :
-                   sum == NodalSum::element_blocks ?
-                     ", " + std::to_string(block) + " elements/block" :
-                     std::string()) +
-                  (blocked && budget != 0 ?
-                     ", " + std::to_string(budget) + " regs" :
-                     std::string());
-                // The blocked sums' own traffic and recomputation.
-                const auto blocked_row = [&](Row row, const auto &m) {
-                  if (sum == NodalSum::fused)
-                    {
-                      const internal::NodeBlocks b =
-                        internal::make_node_blocks(m, block);
-                      row.bytes     = b.bytes_per_step;
-                      row.recompute = b.recomputation_factor;
-                    }
-                  else if (sum == NodalSum::element_blocks)
-                    row.bytes =
-                      internal::make_element_blocks(m, block).bytes_per_step;
-                  return row;
-                };
-                const auto time_device = [&](const auto        &m,
-                                             const std::string &precision) {
-                  DeviceStepper<std::decay_t<decltype(m.mu)>> stepper(
-                    sum,
-                    steps_per_graph,
-                    sum == NodalSum::fused ? block : default_nodes_per_block,
-                    budget,
-                    sum == NodalSum::element_blocks ?
-                      block :
-                      default_elements_per_block);
-                  print(blocked_row(time_stepper(stepper,
-                                                 m,
-                                                 bc,
-                                                 integration,
-                                                 n_steps,
-                                                 steps_per_graph,
-                                                 "GPU, " + precision + ", " +
-                                                   what),
-                                    m),
-                        bandwidth,
-                        host_ms);
-                };
-                if (use_double)
-                  time_device(model, "double");
-                if (use_float)
-                  time_device(model_f, "float");
-              }
-        }
+        for (const unsigned int block : blocks)
+          {
+            if (sum != NodalSum::fused && block != blocks.front())
+              continue;
+            const std::string what =
+              name(sum) + (sum == NodalSum::fused ?
+                             ", " + std::to_string(block) + " nodes/block" :
+                             std::string());
+            // The fused sum's own traffic and recomputation.
+            const auto fused_row = [&](Row row, const auto &m) {
+              if (sum == NodalSum::fused)
+                {
+                  const internal::NodeBlocks b =
+                    internal::make_node_blocks(m, block);
+                  row.bytes     = b.bytes_per_step;
+                  row.recompute = b.recomputation_factor;
+                }
+              return row;
+            };
+            const auto time_device = [&](const auto        &m,
+                                         const std::string &precision) {
+              DeviceStepper<std::decay_t<decltype(m.mu)>>
+                stepper(sum, steps_per_graph, block);
+              print(fused_row(time_stepper(stepper,
+                                           m,
+                                           bc,
+                                           integration,
+                                           n_steps,
+                                           steps_per_graph,
+                                           "GPU, " + precision + ", " + what),
+                              m),
+                    bandwidth,
+                    host_ms);
+            };
+            if (use_double)
+              time_device(model, "double");
+            if (use_float)
+              time_device(model_f, "float");
+          }
     }
   std::cout
     << "\nMiB/step: the bytes the path moves at least per step (plan and "
        "atomic: the plan layout, element forces written and read back; "
        "fused: the floor, the element data of recomputed elements and the "
-       "block lists; element blocks: the floor, the border forces written "
-       "and read back and the block lists); of copy BW: those bytes / time over the measured copy "
+       "block lists); of copy BW: those bytes / time over the measured copy "
        "bandwidth; of floor: the byte floor (element data once, "
        "displacements and nodal state) / time over the copy bandwidth; "
        "recomp.: elements computed per element; vs host: host ms/step over "

@@ -8,13 +8,8 @@
 // stepper gives states bitwise equal to the plan's after 300 steps with
 // prescribed displacements, loads and damping (the sums are the same additions
 // in the same order), on distorted hexahedra, tetrahedra and a refined ball of
-// irregular valence, for node blocks of 1, 7, 32 and 128 nodes. The same for
-// the element-block sum, for element blocks of 1, 7, 32 and 256 elements: its
-// blocks hold every element once (Morton order), every node is an interior
-// node of the one block holding all its elements or a border node, with the
-// plan's entries in the plan's order, every border entry is written once by
-// the block of its element, and larger blocks leave fewer border entries
-// (printed for a 20^3 cube). The atomic sum is refused on the host.
+// irregular valence, for node blocks of 1, 7, 32 and 128 nodes. The atomic sum
+// is refused on the host.
 
 #include <deal.II/grid/grid_generator.h>
 #include <deal.II/grid/grid_tools.h>
@@ -160,120 +155,6 @@ namespace
   }
 
   void
-  check_element_blocks(Testing::Checks               &checks,
-                       const Model<double>           &model,
-                       const internal::ElementBlocks &blocks,
-                       const std::string             &name)
-  {
-    const int         E           = blocks.elements_per_block;
-    const std::size_t s           = model.element_stride;
-    std::vector<int>  permutation = blocks.element_permutation;
-    std::sort(permutation.begin(), permutation.end());
-    bool is_permutation = permutation.size() == model.n_elements;
-    for (unsigned int e = 0; is_permutation && e < model.n_elements; ++e)
-      is_permutation = permutation[e] == int(e);
-    checks.check(is_permutation &&
-                   blocks.n_blocks == (model.n_elements + E - 1) / E,
-                 name + ": the element blocks hold every element once");
-    if (!is_permutation)
-      return;
-    std::vector<int> position(model.n_elements);
-    for (unsigned int p = 0; p < model.n_elements; ++p)
-      position[blocks.element_permutation[p]] = int(p);
-    // Whether @p entry of block k stands for plan entry p.
-    const auto is_entry = [&](const int k, const int entry, const int p) {
-      const int slot = entry >> 3;
-      return entry >= 0 && slot < E && k * E + slot < int(model.n_elements) &&
-             blocks.element_permutation[k * E + slot] == int(p % s) &&
-             (entry & 7) == int(p / (3 * s));
-    };
-
-    std::vector<int> seen(model.n_nodes, 0);
-    bool             interior_ok = true, entries_ok = true;
-    for (unsigned int k = 0; k < blocks.n_blocks; ++k)
-      for (int i = blocks.interior_offsets[k];
-           i < blocks.interior_offsets[k + 1];
-           ++i)
-        {
-          const int node = blocks.interior_nodes[i];
-          ++seen[node];
-          const int j0 = model.node_offsets[node],
-                    j1 = model.node_offsets[node + 1];
-          const int q0 = blocks.interior_entry_offsets[i],
-                    q1 = blocks.interior_entry_offsets[i + 1];
-          entries_ok &= q1 - q0 == j1 - j0;
-          for (int j = j0; j < j1 && q1 - q0 == j1 - j0; ++j)
-            {
-              const int p = model.node_entries[j];
-              interior_ok &= position[p % s] / E == int(k);
-              entries_ok &=
-                is_entry(k, blocks.interior_entries[q0 + j - j0], p);
-            }
-        }
-    bool border_ok = true;
-    for (std::size_t b = 0; b < blocks.border_nodes.size(); ++b)
-      {
-        const int node = blocks.border_nodes[b];
-        ++seen[node];
-        const int j0 = model.node_offsets[node],
-                  j1 = model.node_offsets[node + 1];
-        border_ok &=
-          blocks.border_entry_offsets[b + 1] - blocks.border_entry_offsets[b] ==
-          j1 - j0;
-        bool several = j1 == j0;
-        for (int j = j0 + 1; j < j1; ++j)
-          several |= position[model.node_entries[j] % s] / E !=
-                     position[model.node_entries[j0] % s] / E;
-        border_ok &= several;
-      }
-    checks.check(std::all_of(seen.begin(),
-                             seen.end(),
-                             [](int c) {
-                               return c == 1;
-                             }),
-                 name + ": every node once, interior or border");
-    checks.check(interior_ok && border_ok,
-                 name + ": interior nodes have all their elements in their "
-                        "block, border nodes in several");
-    checks.check(entries_ok,
-                 name + ": each interior node's entries are its plan entries "
-                        "in the plan's order");
-
-    // Each border entry written once, by the block of its element.
-    std::vector<int> written(blocks.n_border_entries, 0);
-    bool             copies_ok = true;
-    for (unsigned int k = 0; k < blocks.n_blocks; ++k)
-      for (int c = blocks.copy_offsets[k]; c < blocks.copy_offsets[k + 1]; ++c)
-        {
-          const int target = blocks.copy_targets[c];
-          if (target < 0 || target >= int(blocks.n_border_entries))
-            {
-              copies_ok = false;
-              continue;
-            }
-          ++written[target];
-          copies_ok &=
-            c == blocks.copy_offsets[k] || blocks.copy_targets[c - 1] < target;
-          const std::size_t b =
-            std::upper_bound(blocks.border_entry_offsets.begin(),
-                             blocks.border_entry_offsets.end(),
-                             target) -
-            blocks.border_entry_offsets.begin() - 1;
-          const int node = blocks.border_nodes[b];
-          const int p = model.node_entries[model.node_offsets[node] + target -
-                                           blocks.border_entry_offsets[b]];
-          copies_ok &= is_entry(k, blocks.copy_sources[c], p);
-        }
-    checks.check(copies_ok && std::all_of(written.begin(),
-                                          written.end(),
-                                          [](int c) {
-                                            return c == 1;
-                                          }),
-                 name + ": every border entry written once, by its "
-                        "element's block, in ascending positions");
-  }
-
-  void
   check_mesh(Testing::Checks &checks, const Mesh &mesh, const std::string &name)
   {
     const Model<double> model =
@@ -311,29 +192,6 @@ namespace
         checks.check(prev == plan_prev && curr == plan_curr,
                      what +
                        ": fused states bitwise equal to the plan's after " +
-                       std::to_string(n_steps) + " steps (max difference " +
-                       Testing::scientific(
-                         Testing::max_relative_difference(curr, plan_curr)) +
-                       ")");
-      }
-    for (const unsigned int E : {1u, 7u, 32u, 256u})
-      {
-        const std::string what =
-          name + ", " + std::to_string(E) + " elements per block";
-        check_element_blocks(checks,
-                             model,
-                             internal::make_element_blocks(model, E),
-                             what);
-        HostStepper<double> blocked(NodalSum::element_blocks,
-                                    default_nodes_per_block,
-                                    E);
-        blocked.reinit(model, bc, integration);
-        blocked.advance(n_steps);
-        blocked.get_state(prev, curr);
-        checks.check(prev == plan_prev && curr == plan_curr,
-                     what +
-                       ": element-block states bitwise equal to the plan's "
-                       "after " +
                        std::to_string(n_steps) + " steps (max difference " +
                        Testing::scientific(
                          Testing::max_relative_difference(curr, plan_curr)) +
@@ -401,27 +259,6 @@ main()
                      "20^3 cube, " + std::to_string(B) +
                        " nodes per block: Morton blocks recompute fewer "
                        "elements than slabs of consecutive node numbers");
-      }
-  }
-
-  // Larger element blocks: fewer entries through the border-force array.
-  {
-    const Mesh          mesh = Testing::make_hexahedral_cube(20, 1.);
-    const Model<double> model =
-      make_model<double>(mesh, Testing::truth_cube_material());
-    double previous = 1;
-    for (const unsigned int E : {64u, 256u, 512u})
-      {
-        const double fraction =
-          internal::make_element_blocks(model, E).border_fraction;
-        std::cout << "      20^3 cube, " << E
-                  << " elements per block: border entries "
-                  << Testing::scientific(fraction) << " of all" << std::endl;
-        checks.check(fraction > 0 && fraction < previous,
-                     "20^3 cube, " + std::to_string(E) +
-                       " elements per block: fewer border entries than "
-                       "smaller blocks");
-        previous = fraction;
       }
   }
 

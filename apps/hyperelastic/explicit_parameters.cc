@@ -99,17 +99,13 @@ namespace Hyperelastic
                       "GPU: steps per CUDA graph launch.");
     prm.declare_entry("Nodal sum",
                       "plan",
-                      Patterns::Selection("plan|atomic|fused|element_blocks"),
+                      Patterns::Selection("plan|atomic|fused"),
                       "GPU: plan sums each node's element forces in a fixed "
                       "order (bitwise reproducible, equal to the host); "
                       "atomic adds them with atomicAdd (last bits vary); "
                       "fused computes each block of nodes' elements in "
                       "shared memory and sums them in plan's order (one "
-                      "kernel, bitwise equal to plan); element_blocks "
-                      "computes each element once in a block of elements, "
-                      "sums the nodes inside the block there and the others "
-                      "in a second kernel, in plan's order (bitwise equal to "
-                      "plan).");
+                      "kernel, bitwise equal to plan).");
     prm.leave_subsection();
   }
 

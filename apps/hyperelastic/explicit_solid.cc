@@ -49,10 +49,9 @@ namespace Hyperelastic
     {
       if (device)
         return std::make_unique<TLED::DeviceStepper<Number>>(
-          e.nodal_sum == "atomic"         ? TLED::NodalSum::atomic :
-          e.nodal_sum == "fused"          ? TLED::NodalSum::fused :
-          e.nodal_sum == "element_blocks" ? TLED::NodalSum::element_blocks :
-                                            TLED::NodalSum::plan,
+          e.nodal_sum == "atomic" ? TLED::NodalSum::atomic :
+          e.nodal_sum == "fused"  ? TLED::NodalSum::fused :
+                                    TLED::NodalSum::plan,
           e.steps_per_graph);
       return std::make_unique<TLED::HostStepper<Number>>();
     }

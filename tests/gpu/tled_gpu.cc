@@ -8,14 +8,11 @@
 // float too, and the float states stay within 1e-3 of the double ones
 // (printed). The fused nodal sum gives the same states, bitwise, as the
 // plan and as the host's fused stepper (the same additions in the same
-// order), for node blocks of 32 to 256 nodes and each register budget of
-// the fused kernel (the compiler's choice, 168 and 128), and two runs are
-// bitwise equal. So does the element-block sum, for element blocks of 32 to
-// 512 elements and each register budget that fits. The atomic nodal sum
-// agrees with the plan to 1e-9. A cube pressed through itself stops at the
-// first step that is not finite, at the host's step and node with bitwise
-// the host's last finite state (plan and element-block sums), for every
-// graph and advance() size. Exits with 77 (skipped) without a CUDA
+// order), for node blocks of 32 to 256 nodes, and two runs are bitwise
+// equal. The atomic nodal sum agrees with the plan to 1e-9. A cube
+// pressed through itself stops at the first step that is not finite, at
+// the host's step and node with bitwise the host's last finite state, for
+// every graph and advance() size. Exits with 77 (skipped) without a CUDA
 // device.
 
 #include <deal.II/grid/grid_generator.h>
@@ -31,15 +28,6 @@ using namespace GPUAssembly::TLED;
 
 namespace
 {
-  std::string
-  sum_name(const NodalSum sum)
-  {
-    return sum == NodalSum::plan   ? "plan" :
-           sum == NodalSum::atomic ? "atomic" :
-           sum == NodalSum::fused  ? "fused" :
-                                     "element blocks";
-  }
-
   template <typename Number>
   void
   run(Stepper<Number>          &stepper,
@@ -85,8 +73,7 @@ namespace
                  name + ": the cube was compressed (max |u| = " +
                    Testing::scientific(moved) + ")");
 
-    for (const NodalSum sum :
-         {NodalSum::plan, NodalSum::fused, NodalSum::element_blocks})
+    for (const NodalSum sum : {NodalSum::plan, NodalSum::fused})
       for (const unsigned int graph : {300u, 7u})
         for (const unsigned int chunk : {n_steps, 250u})
           {
@@ -94,7 +81,8 @@ namespace
             run(device, model, bc, integration, n_steps, chunk, prev, curr);
             checks.check(
               prev == host_prev && curr == host_curr,
-              name + ", double, " + sum_name(sum) + ", " +
+              name + ", double, " +
+                (sum == NodalSum::plan ? "plan, " : "fused, ") +
                 std::to_string(graph) + " steps per graph, advance() by " +
                 std::to_string(chunk) +
                 ": GPU states bitwise equal to the host's after " +
@@ -122,73 +110,10 @@ namespace
                    name + ", double: the host's fused stepper bitwise equal "
                           "to its plan stepper");
       for (const unsigned int block : {32u, 64u, 128u, 256u})
-        for (const unsigned int budget : {0u, 168u, 128u})
-          {
-            const std::string variant =
-              name + ", double, fused, " + std::to_string(block) +
-              " nodes per block, " +
-              (budget == 0 ? std::string("compiler's register choice") :
-                             std::to_string(budget) + " registers");
-            std::vector<double>   again_prev, again_curr;
-            DeviceStepper<double> first(NodalSum::fused, 300, block, budget),
-              second(NodalSum::fused, 300, block, budget);
-            run(first, model, bc, integration, n_steps, n_steps, prev, curr);
-            run(second,
-                model,
-                bc,
-                integration,
-                n_steps,
-                n_steps,
-                again_prev,
-                again_curr);
-            checks.check(prev == fused_prev && curr == fused_curr,
-                         variant +
-                           ": GPU states bitwise equal to the "
-                           "host's fused stepper (max difference " +
-                           Testing::scientific(
-                             Testing::max_relative_difference(curr,
-                                                              fused_curr)) +
-                           ")");
-            checks.check(again_prev == prev && again_curr == curr,
-                         variant + ": two runs bitwise equal");
-          }
-      checks.check_throws<dealii::ExceptionBase>(
-        []() {
-          DeviceStepper<double> bad(NodalSum::fused, 300, 100);
-        },
-        "multiple of 32",
-        name + ": 100 nodes per block is refused");
-      checks.check_throws<dealii::ExceptionBase>(
-        []() {
-          DeviceStepper<double> bad(NodalSum::fused, 300, 128, 100);
-        },
-        "registers_per_thread = 100",
-        name + ": a register budget of 100 is refused");
-    }
-
-    // The element-block sum: the plan's states, bitwise, for every block
-    // size and register budget that fits a multiprocessor.
-    for (const unsigned int elements : {32u, 256u, 512u})
-      for (const unsigned int budget : {0u, 168u, 128u})
         {
-          if (elements * (budget == 0 ? 255 : budget) > 65536)
-            continue;
-          const std::string variant =
-            name + ", double, element blocks of " + std::to_string(elements) +
-            ", " +
-            (budget == 0 ? std::string("compiler's register choice") :
-                           std::to_string(budget) + " registers");
           std::vector<double>   again_prev, again_curr;
-          DeviceStepper<double> first(NodalSum::element_blocks,
-                                      300,
-                                      default_nodes_per_block,
-                                      budget,
-                                      elements),
-            second(NodalSum::element_blocks,
-                   300,
-                   default_nodes_per_block,
-                   budget,
-                   elements);
+          DeviceStepper<double> first(NodalSum::fused, 300, block),
+            second(NodalSum::fused, 300, block);
           run(first, model, bc, integration, n_steps, n_steps, prev, curr);
           run(second,
               model,
@@ -198,34 +123,24 @@ namespace
               n_steps,
               again_prev,
               again_curr);
-          checks.check(prev == host_prev && curr == host_curr,
-                       variant +
-                         ": GPU states bitwise equal to the host's plan "
-                         "stepper (max difference " +
+          checks.check(prev == fused_prev && curr == fused_curr,
+                       name + ", double, fused, " + std::to_string(block) +
+                         " nodes per block: GPU states bitwise equal to the "
+                         "host's fused stepper (max difference " +
                          Testing::scientific(
-                           Testing::max_relative_difference(curr, host_curr)) +
+                           Testing::max_relative_difference(curr, fused_curr)) +
                          ")");
           checks.check(again_prev == prev && again_curr == curr,
-                       variant + ": two runs bitwise equal");
+                       name + ", double, fused, " + std::to_string(block) +
+                         " nodes per block: two runs bitwise equal");
         }
-    // 100 elements: no multiple of 32; 512 with up to 255 registers each:
-    // more than a multiprocessor's registers.
-    for (const auto &[elements, message] :
-         {std::pair<unsigned int, std::string>{100, "elements_per_block = 100"},
-          {512, "registers of a multiprocessor"}})
       checks.check_throws<dealii::ExceptionBase>(
-        [elements = elements]() {
-          DeviceStepper<double> bad(NodalSum::element_blocks,
-                                    300,
-                                    default_nodes_per_block,
-                                    0,
-                                    elements);
+        []() {
+          DeviceStepper<double> bad(NodalSum::fused, 300, 100);
         },
-        message,
-        name + ": " + std::to_string(elements) +
-          " elements per block with the compiler's register choice is "
-          "refused, naming \"" +
-          message + "\"");
+        "multiple of 32",
+        name + ": 100 nodes per block is refused");
+    }
 
     {
       DeviceStepper<double> device(NodalSum::atomic, 300);
@@ -250,19 +165,18 @@ namespace
           n_steps,
           host_f_prev,
           host_f_curr);
-      for (const NodalSum sum :
-           {NodalSum::fused, NodalSum::element_blocks, NodalSum::plan})
+      for (const NodalSum sum : {NodalSum::fused, NodalSum::plan})
         {
           DeviceStepper<float> device(sum, 300);
           run(device, model_f, bc, integration, n_steps, n_steps, prev, curr);
-          checks.check(curr == host_f_curr && prev == host_f_prev,
-                       name + ", float, " + sum_name(sum) +
-                         ": GPU states bitwise equal to the host's "
-                         "float stepper (max difference " +
-                         Testing::scientific(
-                           Testing::max_relative_difference(curr,
-                                                            host_f_curr)) +
-                         ")");
+          checks.check(
+            curr == host_f_curr && prev == host_f_prev,
+            name + ", float, " + (sum == NodalSum::plan ? "plan" : "fused") +
+              ": GPU states bitwise equal to the host's "
+              "float stepper (max difference " +
+              Testing::scientific(
+                Testing::max_relative_difference(curr, host_f_curr)) +
+              ")");
         }
       const double drift = Testing::max_relative_difference(curr, host_curr);
       std::cout << "      " << name
@@ -301,20 +215,19 @@ main()
       Testing::check_non_finite_stop(checks, host, 1000, "host");
     for (const unsigned int graph : {300u, 7u})
       for (const unsigned int chunk : {1000u, 5u})
-        for (const NodalSum sum :
-             {NodalSum::plan, NodalSum::atomic, NodalSum::element_blocks})
+        for (const NodalSum sum : {NodalSum::plan, NodalSum::atomic})
           {
-            const std::string name = std::string("GPU, ") + sum_name(sum) +
-                                     " nodal sum, " + std::to_string(graph) +
-                                     " steps per graph, advance(" +
-                                     std::to_string(chunk) + ")";
+            const std::string name =
+              std::string("GPU, ") +
+              (sum == NodalSum::plan ? "plan" : "atomic") + " nodal sum, " +
+              std::to_string(graph) + " steps per graph, advance(" +
+              std::to_string(chunk) + ")";
             DeviceStepper<double>        device(sum, graph);
             const Testing::NonFiniteStop stop =
               Testing::check_non_finite_stop(checks, device, chunk, name);
             // The atomic sum's last bits vary: check_non_finite_stop()'s
-            // rules hold for it; the plan's and the element blocks' stop is
-            // the host's, bitwise.
-            if (sum != NodalSum::atomic)
+            // rules hold for it; the plan's stop is the host's, bitwise.
+            if (sum == NodalSum::plan)
               checks.check(stop.step == reference.step &&
                              stop.node == reference.node &&
                              stop.u_previous == reference.u_previous &&

@@ -31,23 +31,9 @@ namespace GPUAssembly
       constexpr unsigned int element_block = 128;
       constexpr unsigned int node_block    = 256;
       // The largest node block of the fused sum (threads per block): the
-      // element arithmetic of a hexahedron in double takes about 250
-      // registers a thread where the compiler may choose, and 256 such
-      // threads fill a multiprocessor's registers.
+      // element arithmetic of a hexahedron in double needs about 250
+      // registers a thread.
       constexpr unsigned int max_nodes_per_block = 256;
-
-      // The largest element block of the element-block sum (threads per
-      // block), and the registers of a multiprocessor, which a block's
-      // threads share.
-      constexpr unsigned int max_elements_per_block       = 512;
-      constexpr unsigned int registers_per_multiprocessor = 65536;
-
-      // The register budgets of the fused and element-block kernels that
-      // DeviceStepper offers (registers_per_thread): the largest, the
-      // compiler's choice, and two caps that trade spills to local memory
-      // for threads per multiprocessor (168: 3 blocks of 128 threads, 128:
-      // 4, or 2 of 256).
-      constexpr std::array<unsigned int, 3> register_caps = {255, 168, 128};
 
       /// The structure-of-arrays element data of the model on the device.
       template <typename Number>
@@ -63,30 +49,28 @@ namespace GPUAssembly
         Number lambda;
       };
 
-      /// Node @p a of element @p e.
-      template <typename Number>
-      __device__ __forceinline__ int
-      element_node(const ElementData<Number> &d, const int e, const int a)
-      {
-        return __ldg(d.connectivity + a * d.element_stride + e);
-      }
-
-      /**
-       * The forces of element @p e at displacements @p u, handed node by
-       * node to @p store(a, f_a) (element_forces_by_node()): a node's
-       * displacements and gradients are loaded where they are used and its
-       * forces leave as soon as they are computed, so that a thread holds
-       * the sums of one element rather than all its nodal data.
-       */
-      template <int npe, typename Number, typename Store>
+      /// Forces @p f of element @p e at displacements @p u, and its nodes.
+      template <int npe, typename Number>
       __device__ __forceinline__ void
       compute_element(const ElementData<Number> &d,
                       const Number *__restrict__ u,
-                      const int    e,
-                      const Store &store)
+                      const int e,
+                      int (&nodes)[npe],
+                      Number (&f)[npe][3])
       {
         const int s = d.element_stride;
-        Number    c[4][3], k = 0;
+        Number    ue[npe][3], b[npe][3], c[4][3], k = 0;
+#pragma unroll
+        for (int a = 0; a < npe; ++a)
+          nodes[a] = __ldg(d.connectivity + a * s + e);
+#pragma unroll
+        for (int a = 0; a < npe; ++a)
+#pragma unroll
+          for (int i = 0; i < 3; ++i)
+            {
+              ue[a][i] = __ldg(u + i * d.node_stride + nodes[a]);
+              b[a][i]  = __ldg(d.gradients + (3 * a + i) * s + e);
+            }
 #pragma unroll
         for (int alpha = 0; alpha < 4; ++alpha)
 #pragma unroll
@@ -96,26 +80,14 @@ namespace GPUAssembly
                             Number(0);
         if (npe == 8)
           k = __ldg(d.hourglass + 12 * s + e);
-        const auto gradient = [&](const int a, Number(&b)[3]) {
-#pragma unroll
-          for (int i = 0; i < 3; ++i)
-            b[i] = __ldg(d.gradients + (3 * a + i) * s + e);
-        };
-        element_forces_by_node<npe>(
-          [&](const int a, Number(&u_a)[3], Number(&b)[3]) {
-            const int n = element_node(d, e, a);
-#pragma unroll
-            for (int i = 0; i < 3; ++i)
-              u_a[i] = __ldg(u + i * d.node_stride + n);
-            gradient(a, b);
-          },
-          gradient,
-          __ldg(d.volumes + e),
-          c,
-          k,
-          d.mu,
-          d.lambda,
-          store);
+        element_forces<npe>(ue,
+                            b,
+                            __ldg(d.volumes + e),
+                            c,
+                            k,
+                            d.mu,
+                            d.lambda,
+                            f);
       }
 
 
@@ -136,19 +108,17 @@ namespace GPUAssembly
         const int e = blockIdx.x * blockDim.x + threadIdx.x;
         if (e >= n_elements)
           return;
-        compute_element<npe>(d, u, e, [&](const int a, const Number(&f)[3]) {
-          if (atomic)
-            {
-              const int n = element_node(d, e, a);
+        int    nodes[npe];
+        Number f[npe][3];
+        compute_element<npe>(d, u, e, nodes, f);
 #pragma unroll
-              for (int i = 0; i < 3; ++i)
-                atomicAdd(forces + i * d.node_stride + n, f[i]);
-            }
-          else
+        for (int a = 0; a < npe; ++a)
 #pragma unroll
-            for (int i = 0; i < 3; ++i)
-              forces[(3 * a + i) * d.element_stride + e] = f[i];
-        });
+          for (int i = 0; i < 3; ++i)
+            if (atomic)
+              atomicAdd(forces + i * d.node_stride + nodes[a], f[a][i]);
+            else
+              forces[(3 * a + i) * d.element_stride + e] = f[a][i];
       }
 
 
@@ -300,9 +270,9 @@ namespace GPUAssembly
        * order of its list, plan's order, and applies the update. No element
        * force reaches global memory.
        */
-      template <int npe, typename Number, int max_registers>
+      template <int npe, typename Number>
       __global__ void
-      __maxnreg__(max_registers)
+      __launch_bounds__(max_nodes_per_block)
         fused_kernel(const int *__restrict__ block_nodes,
                      const int *__restrict__ element_offsets,
                      const int *__restrict__ elements,
@@ -320,19 +290,21 @@ namespace GPUAssembly
         const int B = blockDim.x, t = threadIdx.x, k = blockIdx.x;
         const int e0 = __ldg(element_offsets + k),
                   e1 = __ldg(element_offsets + k + 1);
-#pragma unroll 1
         for (int q = e0 + t; q < e1; q += B)
           {
+            int       nodes[npe];
+            Number    fe[npe][3];
             const int slot = __ldg(slots + q);
-            compute_element<npe>(
-              element_data,
-              node_data.u_curr,
-              __ldg(elements + q),
-              [&](const int a, const Number(&f)[3]) {
+            compute_element<npe>(element_data,
+                                 node_data.u_curr,
+                                 __ldg(elements + q),
+                                 nodes,
+                                 fe);
 #pragma unroll
-                for (int i = 0; i < 3; ++i)
-                  shared_forces[(3 * a + i) * max_elements + slot] = f[i];
-              });
+            for (int a = 0; a < npe; ++a)
+#pragma unroll
+              for (int i = 0; i < 3; ++i)
+                shared_forces[(3 * a + i) * max_elements + slot] = fe[a][i];
           }
         __syncthreads();
         const int node = __ldg(block_nodes + k * B + t);
@@ -358,135 +330,6 @@ namespace GPUAssembly
 
 
 
-      /// The lists of internal::ElementBlocks on the device.
-      struct ElementBlockLists
-      {
-        const int *__restrict__ interior_offsets;
-        const int *__restrict__ interior_nodes;
-        const int *__restrict__ interior_entry_offsets;
-        const int *__restrict__ interior_entries;
-        const int *__restrict__ copy_offsets;
-        const int *__restrict__ copy_sources;
-        const int *__restrict__ copy_targets;
-        const int *__restrict__ border_nodes;
-        const int *__restrict__ border_entry_offsets;
-        int n_border_entries;
-        int n_elements;
-      };
-
-      /// -0 + x = x for every x: a sum that starts from -0 starts with its
-      /// first entry, as the plan's does.
-      template <typename Number, typename Force>
-      __device__ __forceinline__ void
-      add_entries(Number (&f)[3],
-                  const int    begin,
-                  const int    end,
-                  const Force &force)
-      {
-#pragma unroll
-        for (int i = 0; i < 3; ++i)
-          f[i] = Number(-0.);
-        for (int q = begin; q < end; ++q)
-#pragma unroll
-          for (int i = 0; i < 3; ++i)
-            f[i] = f[i] + force(q, i);
-      }
-
-      /**
-       * The element pass of NodalSum::element_blocks: thread block k
-       * computes the elements of element block k (positions k blockDim.x +
-       * t of the device's element arrays), a thread per element, into
-       * shared memory (component i of local node a of slot t at
-       * (3 a + i) blockDim.x + t); then it copies its entries of border
-       * nodes to the border-force array and sums and updates its interior
-       * nodes, each in the plan's order.
-       */
-      template <int npe, typename Number, int max_registers>
-      __global__ void
-      __maxnreg__(max_registers)
-        element_block_kernel(const ElementBlockLists lists,
-                             Number *__restrict__ border_forces,
-                             const ElementData<Number> element_data,
-                             const NodeData<Number>    node_data)
-      {
-        if (after_non_finite_step(node_data))
-          return;
-        extern __shared__ __align__(16) unsigned char shared_bytes[];
-        Number   *shared_forces = reinterpret_cast<Number *>(shared_bytes);
-        const int E = blockDim.x, t = threadIdx.x, k = blockIdx.x;
-        const int p = k * E + t;
-        if (p < lists.n_elements)
-          compute_element<npe>(element_data,
-                               node_data.u_curr,
-                               p,
-                               [&](const int a, const Number(&f)[3]) {
-#pragma unroll
-                                 for (int i = 0; i < 3; ++i)
-                                   shared_forces[(3 * a + i) * E + t] = f[i];
-                               });
-        __syncthreads();
-        const auto force = [&](const int entry, const int i) {
-          return shared_forces[(3 * (entry & 7) + i) * E + (entry >> 3)];
-        };
-        const int nb = lists.n_border_entries;
-        for (int c  = __ldg(lists.copy_offsets + k) + t,
-                 c1 = __ldg(lists.copy_offsets + k + 1);
-             c < c1;
-             c += E)
-          {
-            const int source = __ldg(lists.copy_sources + c),
-                      target = __ldg(lists.copy_targets + c);
-#pragma unroll
-            for (int i = 0; i < 3; ++i)
-              border_forces[i * nb + target] = force(source, i);
-          }
-        for (int j  = __ldg(lists.interior_offsets + k) + t,
-                 j1 = __ldg(lists.interior_offsets + k + 1);
-             j < j1;
-             j += E)
-          {
-            Number f[3];
-            add_entries(f,
-                        __ldg(lists.interior_entry_offsets + j),
-                        __ldg(lists.interior_entry_offsets + j + 1),
-                        [&](const int q, const int i) {
-                          return force(__ldg(lists.interior_entries + q), i);
-                        });
-            update_node(node_data, __ldg(lists.interior_nodes + j), f);
-          }
-      }
-
-      /**
-       * The border pass of NodalSum::element_blocks: a thread per border
-       * node sums its entries of the border-force array in the plan's order
-       * and applies the update.
-       */
-      template <typename Number>
-      __global__ void
-      __launch_bounds__(node_block)
-        border_kernel(const ElementBlockLists lists,
-                      const Number *__restrict__ border_forces,
-                      const NodeData<Number> node_data,
-                      const int              n_border_nodes)
-      {
-        const int j = blockIdx.x * blockDim.x + threadIdx.x;
-        if (j >= n_border_nodes)
-          return;
-        if (after_non_finite_step(node_data))
-          return;
-        const int nb = lists.n_border_entries;
-        Number    f[3];
-        add_entries(f,
-                    __ldg(lists.border_entry_offsets + j),
-                    __ldg(lists.border_entry_offsets + j + 1),
-                    [&](const int q, const int i) {
-                      return border_forces[i * nb + q];
-                    });
-        update_node(node_data, __ldg(lists.border_nodes + j), f);
-      }
-
-
-
       __global__ void
       advance_counter_kernel(unsigned int      *step_counter,
                              const unsigned int n_steps)
@@ -503,12 +346,8 @@ namespace GPUAssembly
       NodalSum     nodal_sum       = NodalSum::plan;
       unsigned int steps_per_graph = 300;
       unsigned int nodes_per_block = default_nodes_per_block;
-      // 0: the compiler's choice (register_caps[0]).
-      unsigned int registers_per_thread = 0;
-      unsigned int elements_per_block   = default_elements_per_block;
-      unsigned int n_blocks             = 0;
-      int          n_border_nodes = 0, n_border_entries = 0;
-      unsigned int max_elements = 0;
+      unsigned int n_blocks        = 0;
+      unsigned int max_elements    = 0;
 
       ElementType element_type = ElementType::hexahedron;
       int         npe = 8, n_nodes = 0, n_elements = 0, element_stride = 0,
@@ -526,11 +365,6 @@ namespace GPUAssembly
       // The node blocks of the fused sum (internal::NodeBlocks).
       DeviceVector<int> block_nodes, block_element_offsets, block_elements,
         block_slots, block_entry_offsets, block_entries;
-      // The lists of the element-block sum (internal::ElementBlocks); its
-      // border-force array is forces.
-      DeviceVector<int> interior_offsets, interior_nodes,
-        interior_entry_offsets, interior_entries, copy_offsets, copy_sources,
-        copy_targets, border_nodes, border_entry_offsets;
       DeviceVector<int> step_counter; // the step n, as unsigned
       // The node kernels' status (node, step), as unsigned (NodeData).
       DeviceVector<int>                   non_finite_status;
@@ -595,59 +429,6 @@ namespace GPUAssembly
                              step_offset,
                              u[states.current].data(),
                              step_force.data());
-      // The register budget is a template argument of the kernels (the
-      // compiler allocates registers per kernel): one instance each.
-      const auto by_registers = [&](const auto &launch) {
-        if (registers_per_thread == register_caps[1])
-          launch(std::integral_constant<int, register_caps[1]>());
-        else if (registers_per_thread == register_caps[2])
-          launch(std::integral_constant<int, register_caps[2]>());
-        else
-          launch(std::integral_constant<int, register_caps[0]>());
-      };
-      if (nodal_sum == NodalSum::element_blocks)
-        {
-          const ElementBlockLists lists{interior_offsets.data(),
-                                        interior_nodes.data(),
-                                        interior_entry_offsets.data(),
-                                        interior_entries.data(),
-                                        copy_offsets.data(),
-                                        copy_sources.data(),
-                                        copy_targets.data(),
-                                        border_nodes.data(),
-                                        border_entry_offsets.data(),
-                                        n_border_entries,
-                                        n_elements};
-          by_registers([&](const auto registers) {
-            constexpr int     r = decltype(registers)::value;
-            const std::size_t shared_bytes =
-              std::size_t(3) * npe * elements_per_block * sizeof(Number);
-            const auto kernel = npe == 8 ? element_block_kernel<8, Number, r> :
-                                           element_block_kernel<4, Number, r>;
-            GPUAssembly::internal::launch_kernel("TLED element_block_kernel",
-                                                 kernel,
-                                                 n_blocks,
-                                                 elements_per_block,
-                                                 shared_bytes,
-                                                 s,
-                                                 lists,
-                                                 forces.data(),
-                                                 element_data,
-                                                 node_data);
-          });
-          if (n_border_nodes > 0)
-            GPUAssembly::internal::launch_kernel_over("TLED border_kernel",
-                                                      border_kernel<Number>,
-                                                      n_border_nodes,
-                                                      node_block,
-                                                      s,
-                                                      lists,
-                                                      forces.data(),
-                                                      node_data,
-                                                      n_border_nodes);
-          states.rotate();
-          return;
-        }
       if (nodal_sum == NodalSum::fused)
         {
           const auto fused = [&](const auto kernel) {
@@ -669,13 +450,10 @@ namespace GPUAssembly
                                                  element_data,
                                                  node_data);
           };
-          by_registers([&](const auto registers) {
-            constexpr int r = decltype(registers)::value;
-            if (npe == 8)
-              fused(fused_kernel<8, Number, r>);
-            else
-              fused(fused_kernel<4, Number, r>);
-          });
+          if (npe == 8)
+            fused(fused_kernel<8, Number>);
+          else
+            fused(fused_kernel<4, Number>);
           states.rotate();
           return;
         }
@@ -725,21 +503,10 @@ namespace GPUAssembly
 
 
     template <typename Number>
-    DeviceStepper<Number>::DeviceStepper(
-      const NodalSum     nodal_sum,
-      const unsigned int steps_per_graph,
-      const unsigned int nodes_per_block,
-      const unsigned int registers_per_thread,
-      const unsigned int elements_per_block)
+    DeviceStepper<Number>::DeviceStepper(const NodalSum     nodal_sum,
+                                         const unsigned int steps_per_graph,
+                                         const unsigned int nodes_per_block)
     {
-      if (registers_per_thread != 0 &&
-          registers_per_thread != register_caps[1] &&
-          registers_per_thread != register_caps[2])
-        GPUAssembly::internal::throw_error(
-          "TLED::DeviceStepper: registers_per_thread = " +
-          std::to_string(registers_per_thread) + " is none of 0, " +
-          std::to_string(register_caps[1]) + " and " +
-          std::to_string(register_caps[2]) + ".");
       if (nodal_sum == NodalSum::fused &&
           (nodes_per_block == 0 || nodes_per_block % 32 != 0 ||
            nodes_per_block > max_nodes_per_block))
@@ -748,28 +515,6 @@ namespace GPUAssembly
           std::to_string(nodes_per_block) +
           " is not a multiple of 32 from 32 to " +
           std::to_string(max_nodes_per_block) + ".");
-      if (nodal_sum == NodalSum::element_blocks)
-        {
-          if (elements_per_block == 0 || elements_per_block % 32 != 0 ||
-              elements_per_block > max_elements_per_block)
-            GPUAssembly::internal::throw_error(
-              "TLED::DeviceStepper: elements_per_block = " +
-              std::to_string(elements_per_block) +
-              " is not a multiple of 32 from 32 to " +
-              std::to_string(max_elements_per_block) + ".");
-          const unsigned int registers =
-            registers_per_thread == 0 ? register_caps[0] : registers_per_thread;
-          if (elements_per_block * registers > registers_per_multiprocessor)
-            GPUAssembly::internal::throw_error(
-              "TLED::DeviceStepper: a block of " +
-              std::to_string(elements_per_block) + " threads with up to " +
-              std::to_string(registers) +
-              " registers each needs more than the " +
-              std::to_string(registers_per_multiprocessor) +
-              " registers of a multiprocessor; set registers_per_thread to " +
-              std::to_string(register_caps[2]) +
-              " or use fewer elements per block.");
-        }
       if (n_cuda_devices() == 0)
         GPUAssembly::internal::throw_error(
           "TLED::DeviceStepper needs a CUDA device, and none was found. "
@@ -778,9 +523,7 @@ namespace GPUAssembly
       implementation->nodal_sum = nodal_sum;
       implementation->steps_per_graph =
         steps_per_graph > 0 ? steps_per_graph : 1;
-      implementation->nodes_per_block      = nodes_per_block;
-      implementation->registers_per_thread = registers_per_thread;
-      implementation->elements_per_block   = elements_per_block;
+      implementation->nodes_per_block = nodes_per_block;
     }
 
 
@@ -823,52 +566,35 @@ namespace GPUAssembly
       d.lambda         = model.lambda;
       d.dt             = integration.time_step;
       d.ramp_time      = bc.ramp_time;
-      // The forces of @p n_elements elements in shared memory: refused
-      // where the device has less.
-      const auto check_shared_memory = [&](const unsigned int n_elements,
-                                           const std::string &block) {
-        const std::size_t shared_bytes =
-          std::size_t(3) * d.npe * n_elements * sizeof(Number);
-        int device = 0;
-        GPU_ASSEMBLY_CHECK_CUDA(cudaGetDevice(&device));
-        const std::size_t limit =
-          get_device_info(device).shared_memory_per_block_optin;
-        if (shared_bytes > limit)
-          GPUAssembly::internal::throw_error(
-            "TLED::DeviceStepper: " + block + " of " +
-            std::to_string(n_elements) + " elements, whose forces need " +
-            std::to_string(shared_bytes) +
-            " bytes of shared memory, more than the device's " +
-            std::to_string(limit) + ". Use smaller blocks.");
-      };
-      internal::NodeBlocks    blocks;
-      internal::ElementBlocks element_blocks;
-      // The blocked sums read the element arrays in their blocks' order.
-      const std::vector<int> *permutation = nullptr;
+      internal::NodeBlocks blocks;
       if (d.nodal_sum == NodalSum::fused)
         {
           blocks = internal::make_node_blocks(model, d.nodes_per_block);
-          check_shared_memory(blocks.max_elements,
-                              "a node block of " +
-                                std::to_string(d.nodes_per_block) +
-                                " nodes touches a block");
-          permutation = &blocks.element_permutation;
+          const std::size_t shared_bytes =
+            std::size_t(3) * d.npe * blocks.max_elements * sizeof(Number);
+          int device = 0;
+          GPU_ASSEMBLY_CHECK_CUDA(cudaGetDevice(&device));
+          const std::size_t limit =
+            get_device_info(device).shared_memory_per_block_optin;
+          if (shared_bytes > limit)
+            GPUAssembly::internal::throw_error(
+              "TLED::DeviceStepper: a node block of " +
+              std::to_string(d.nodes_per_block) + " nodes touches " +
+              std::to_string(blocks.max_elements) +
+              " elements, whose forces need " + std::to_string(shared_bytes) +
+              " bytes of shared memory, more than the device's " +
+              std::to_string(limit) + ". Use fewer nodes per block.");
         }
-      else if (d.nodal_sum == NodalSum::element_blocks)
-        {
-          element_blocks =
-            internal::make_element_blocks(model, d.elements_per_block);
-          check_shared_memory(d.elements_per_block, "an element block");
-          permutation = &element_blocks.element_permutation;
-        }
+      // The fused sum reads the element arrays in the blocks' order.
       const auto element_array = [&](const auto &array, const int n_rows) {
-        if (permutation == nullptr || array.empty())
+        if (d.nodal_sum != NodalSum::fused || array.empty())
           return array;
         std::decay_t<decltype(array)> permuted(array.size());
         const std::size_t             stride = model.element_stride;
         for (int r = 0; r < n_rows; ++r)
           for (unsigned int p = 0; p < model.n_elements; ++p)
-            permuted[r * stride + p] = array[r * stride + (*permutation)[p]];
+            permuted[r * stride + p] =
+              array[r * stride + blocks.element_permutation[p]];
         return permuted;
       };
       d.connectivity.copy_from_host(element_array(model.connectivity, d.npe));
@@ -900,32 +626,6 @@ namespace GPUAssembly
           else
             d.block_entries.copy_from_host(blocks.entries);
           d.forces.reinit(1);
-        }
-      else if (d.nodal_sum == NodalSum::element_blocks)
-        {
-          const internal::ElementBlocks &eb = element_blocks;
-          d.n_blocks                        = eb.n_blocks;
-          d.n_border_nodes                  = eb.border_nodes.size();
-          d.n_border_entries                = eb.n_border_entries;
-          // Empty lists as one entry: a device vector of no entries has no
-          // address for the kernels' arguments.
-          const auto upload = [](DeviceVector<int>      &target,
-                                 const std::vector<int> &list) {
-            if (list.empty())
-              target.reinit(1);
-            else
-              target.copy_from_host(list);
-          };
-          upload(d.interior_offsets, eb.interior_offsets);
-          upload(d.interior_nodes, eb.interior_nodes);
-          upload(d.interior_entry_offsets, eb.interior_entry_offsets);
-          upload(d.interior_entries, eb.interior_entries);
-          upload(d.copy_offsets, eb.copy_offsets);
-          upload(d.copy_sources, eb.copy_sources);
-          upload(d.copy_targets, eb.copy_targets);
-          upload(d.border_nodes, eb.border_nodes);
-          upload(d.border_entry_offsets, eb.border_entry_offsets);
-          d.forces.reinit(std::max<std::size_t>(3 * eb.n_border_entries, 1));
         }
       else
         d.forces.reinit(d.nodal_sum == NodalSum::atomic ?
@@ -1088,16 +788,7 @@ namespace GPUAssembly
         d.block_elements.memory_consumption() +
         d.block_slots.memory_consumption() +
         d.block_entry_offsets.memory_consumption() +
-        d.block_entries.memory_consumption() +
-        d.interior_offsets.memory_consumption() +
-        d.interior_nodes.memory_consumption() +
-        d.interior_entry_offsets.memory_consumption() +
-        d.interior_entries.memory_consumption() +
-        d.copy_offsets.memory_consumption() +
-        d.copy_sources.memory_consumption() +
-        d.copy_targets.memory_consumption() +
-        d.border_nodes.memory_consumption() +
-        d.border_entry_offsets.memory_consumption();
+        d.block_entries.memory_consumption();
       for (const auto &v : d.u)
         bytes += v.memory_consumption();
       return bytes;

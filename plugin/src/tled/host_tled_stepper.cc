@@ -120,72 +120,6 @@ namespace GPUAssembly
 
 
 
-    namespace
-    {
-      /**
-       * The indices 0 .. size - 1 in Morton order of the points
-       * point(v, d): 21 bits per coordinate over the bounding box of the
-       * model's nodes, interleaved; ties (coincident points) by index.
-       */
-      template <typename Number, typename Point>
-      std::vector<int>
-      morton_order(const Model<Number> &model,
-                   const unsigned int   size,
-                   const Point         &point)
-      {
-        double lo[3], hi[3];
-        for (unsigned int d = 0; d < 3; ++d)
-          lo[d] = hi[d] = model.coordinates[d];
-        for (unsigned int v = 0; v < model.n_nodes; ++v)
-          for (unsigned int d = 0; d < 3; ++d)
-            {
-              lo[d] = std::min(lo[d], model.coordinates[3 * v + d]);
-              hi[d] = std::max(hi[d], model.coordinates[3 * v + d]);
-            }
-        std::vector<std::pair<std::uint64_t, int>> order(size);
-        for (unsigned int v = 0; v < size; ++v)
-          {
-            std::uint64_t code = 0;
-            for (unsigned int d = 0; d < 3; ++d)
-              {
-                const double  extent = hi[d] - lo[d];
-                std::uint64_t q =
-                  extent > 0 ?
-                    std::uint64_t((point(v, d) - lo[d]) / extent * 2097151.) :
-                    0;
-                for (unsigned int bit = 0; bit < 21; ++bit)
-                  code |= ((q >> bit) & 1u) << (3 * bit + d);
-              }
-            order[v] = {code, int(v)};
-          }
-        std::sort(order.begin(), order.end());
-        std::vector<int> indices(size);
-        for (unsigned int v = 0; v < size; ++v)
-          indices[v] = order[v].second;
-        return indices;
-      }
-
-      /// The elements in Morton order of their centroids.
-      template <typename Number>
-      std::vector<int>
-      element_morton_order(const Model<Number> &model)
-      {
-        const std::size_t  s   = model.element_stride;
-        const unsigned int npe = model.nodes_per_element;
-        return morton_order(
-          model,
-          model.n_elements,
-          [&](const unsigned int e, const unsigned int d) {
-            double sum = 0;
-            for (unsigned int a = 0; a < npe; ++a)
-              sum += model.coordinates[3 * model.connectivity[a * s + e] + d];
-            return sum / npe;
-          });
-      }
-    } // namespace
-
-
-
     namespace internal
     {
       template <typename Number>
@@ -199,26 +133,64 @@ namespace GPUAssembly
         const unsigned int n = model.n_nodes, B = nodes_per_block;
         const std::size_t  s = model.element_stride;
 
-        const std::vector<int> order =
-          morton_order(model,
-                       n,
-                       [&](const unsigned int v, const unsigned int d) {
-                         return model.coordinates[3 * v + d];
-                       });
-        const std::vector<int> element_order = element_morton_order(model);
+        // Morton order: 21 bits per coordinate over the bounding box,
+        // interleaved; ties (coincident points) by number.
+        double lo[3], hi[3];
+        for (unsigned int d = 0; d < 3; ++d)
+          lo[d] = hi[d] = model.coordinates[d];
+        for (unsigned int v = 0; v < n; ++v)
+          for (unsigned int d = 0; d < 3; ++d)
+            {
+              lo[d] = std::min(lo[d], model.coordinates[3 * v + d]);
+              hi[d] = std::max(hi[d], model.coordinates[3 * v + d]);
+            }
+        const auto morton_order = [&](const unsigned int size,
+                                      const auto        &point) {
+          std::vector<std::pair<std::uint64_t, int>> order(size);
+          for (unsigned int v = 0; v < size; ++v)
+            {
+              std::uint64_t code = 0;
+              for (unsigned int d = 0; d < 3; ++d)
+                {
+                  const double  extent = hi[d] - lo[d];
+                  std::uint64_t q =
+                    extent > 0 ?
+                      std::uint64_t((point(v, d) - lo[d]) / extent * 2097151.) :
+                      0;
+                  for (unsigned int bit = 0; bit < 21; ++bit)
+                    code |= ((q >> bit) & 1u) << (3 * bit + d);
+                }
+              order[v] = {code, int(v)};
+            }
+          std::sort(order.begin(), order.end());
+          return order;
+        };
+        const auto order =
+          morton_order(n, [&](const unsigned int v, const unsigned int d) {
+            return model.coordinates[3 * v + d];
+          });
+        const unsigned int npe           = model.nodes_per_element;
+        const auto         element_order = morton_order(
+          model.n_elements,
+          [&](const unsigned int e, const unsigned int d) {
+            double sum = 0;
+            for (unsigned int a = 0; a < npe; ++a)
+              sum += model.coordinates[3 * model.connectivity[a * s + e] + d];
+            return sum / npe;
+          });
 
         NodeBlocks blocks;
         blocks.nodes_per_block = B;
         blocks.n_blocks        = (n + B - 1) / B;
         blocks.nodes.assign(std::size_t(blocks.n_blocks) * B, -1);
         for (unsigned int v = 0; v < n; ++v)
-          blocks.nodes[v] = order[v];
+          blocks.nodes[v] = order[v].second;
         blocks.element_permutation.resize(model.n_elements);
         std::vector<int> position(model.n_elements);
         for (unsigned int p = 0; p < model.n_elements; ++p)
           {
-            blocks.element_permutation[p] = element_order[p];
-            position[element_order[p]]    = int(p);
+            blocks.element_permutation[p]     = element_order[p].second;
+            position[element_order[p].second] = int(p);
           }
         blocks.element_offsets.assign(1, 0);
         blocks.entry_offsets.assign(1, 0);
@@ -298,155 +270,23 @@ namespace GPUAssembly
       make_node_blocks(const Model<double> &, const unsigned int);
       template NodeBlocks
       make_node_blocks(const Model<float> &, const unsigned int);
-
-
-
-      template <typename Number>
-      ElementBlocks
-      make_element_blocks(const Model<Number> &model,
-                          const unsigned int   elements_per_block)
-      {
-        AssertThrow(elements_per_block > 0,
-                    dealii::ExcMessage(
-                      "An element block needs at least one element."));
-        const unsigned int E = elements_per_block, n = model.n_nodes;
-        const std::size_t  s = model.element_stride;
-        ElementBlocks      blocks;
-        blocks.elements_per_block  = E;
-        blocks.n_blocks            = (model.n_elements + E - 1) / E;
-        blocks.element_permutation = element_morton_order(model);
-        std::vector<int> position(model.n_elements);
-        for (unsigned int p = 0; p < model.n_elements; ++p)
-          position[blocks.element_permutation[p]] = int(p);
-        // Plan entry p = 3 a s + e with e < s: its block, and 8 slot + a.
-        const auto block_of = [&](const int p) {
-          return position[p % s] / int(E);
-        };
-        const auto entry_of = [&](const int p) {
-          return 8 * (position[p % s] % int(E)) + int(p / (3 * s));
-        };
-
-        // The block of each interior node, -1 for a border node (also one
-        // without elements: its sum is empty).
-        std::vector<int> owner(n, -1);
-        for (unsigned int v = 0; v < n; ++v)
-          for (int j = model.node_offsets[v]; j < model.node_offsets[v + 1];
-               ++j)
-            {
-              const int k = block_of(model.node_entries[j]);
-              if (j == model.node_offsets[v])
-                owner[v] = k;
-              else if (owner[v] != k)
-                {
-                  owner[v] = -1;
-                  break;
-                }
-            }
-
-        blocks.interior_offsets.assign(blocks.n_blocks + 1, 0);
-        for (unsigned int v = 0; v < n; ++v)
-          if (owner[v] >= 0)
-            ++blocks.interior_offsets[owner[v] + 1];
-        for (unsigned int k = 0; k < blocks.n_blocks; ++k)
-          blocks.interior_offsets[k + 1] += blocks.interior_offsets[k];
-        blocks.interior_nodes.resize(blocks.interior_offsets.back());
-        {
-          std::vector<int> next(blocks.interior_offsets.begin(),
-                                blocks.interior_offsets.end() - 1);
-          for (unsigned int v = 0; v < n; ++v)
-            if (owner[v] >= 0)
-              blocks.interior_nodes[next[owner[v]]++] = int(v);
-        }
-        blocks.interior_entry_offsets.assign(1, 0);
-        for (const int v : blocks.interior_nodes)
-          {
-            for (int j = model.node_offsets[v]; j < model.node_offsets[v + 1];
-                 ++j)
-              blocks.interior_entries.push_back(
-                entry_of(model.node_entries[j]));
-            blocks.interior_entry_offsets.push_back(
-              blocks.interior_entries.size());
-          }
-
-        std::vector<std::vector<std::pair<int, int>>> copies(blocks.n_blocks);
-        blocks.border_entry_offsets.assign(1, 0);
-        for (unsigned int v = 0; v < n; ++v)
-          if (owner[v] < 0)
-            {
-              blocks.border_nodes.push_back(int(v));
-              for (int j = model.node_offsets[v]; j < model.node_offsets[v + 1];
-                   ++j)
-                {
-                  const int p = model.node_entries[j];
-                  copies[block_of(p)].emplace_back(int(blocks.n_border_entries),
-                                                   entry_of(p));
-                  ++blocks.n_border_entries;
-                }
-              blocks.border_entry_offsets.push_back(
-                int(blocks.n_border_entries));
-            }
-        blocks.copy_offsets.assign(1, 0);
-        for (const auto &list : copies)
-          {
-            for (const auto &[target, source] : list)
-              {
-                blocks.copy_targets.push_back(target);
-                blocks.copy_sources.push_back(source);
-              }
-            blocks.copy_offsets.push_back(blocks.copy_targets.size());
-          }
-        AssertThrow(std::size_t(E) < (std::size_t(1) << 28) &&
-                      blocks.interior_entries.size() <
-                        std::size_t(std::numeric_limits<int>::max()) &&
-                      3 * blocks.n_border_entries <
-                        std::size_t(std::numeric_limits<int>::max()),
-                    dealii::ExcMessage(
-                      "The element blocks of this mesh exceed the 32-bit "
-                      "indices of the element-block nodal sum."));
-
-        blocks.border_fraction =
-          model.node_entries.empty() ?
-            0. :
-            double(blocks.n_border_entries) / model.node_entries.size();
-        blocks.bytes_per_step =
-          model.minimum_bytes_per_step() +
-          2 * 3 * sizeof(Number) * blocks.n_border_entries +
-          4 * (blocks.interior_offsets.size() + blocks.interior_nodes.size() +
-               blocks.interior_entry_offsets.size() +
-               blocks.interior_entries.size() + blocks.border_nodes.size() +
-               blocks.border_entry_offsets.size() + blocks.copy_offsets.size() +
-               2 * blocks.copy_targets.size());
-        return blocks;
-      }
-
-      template ElementBlocks
-      make_element_blocks(const Model<double> &, const unsigned int);
-      template ElementBlocks
-      make_element_blocks(const Model<float> &, const unsigned int);
     } // namespace internal
 
 
 
     template <typename Number>
     HostStepper<Number>::HostStepper(const NodalSum     nodal_sum,
-                                     const unsigned int nodes_per_block,
-                                     const unsigned int elements_per_block)
+                                     const unsigned int nodes_per_block)
       : nodal_sum(nodal_sum)
       , nodes_per_block(nodes_per_block)
-      , elements_per_block(elements_per_block)
     {
       AssertThrow(nodal_sum != NodalSum::atomic,
                   dealii::ExcMessage(
                     "TLED::HostStepper: the atomic nodal sum exists on the "
-                    "device only; use NodalSum::plan, NodalSum::fused or "
-                    "NodalSum::element_blocks."));
+                    "device only; use NodalSum::plan or NodalSum::fused."));
       AssertThrow(nodes_per_block > 0,
                   dealii::ExcMessage(
                     "TLED::HostStepper: nodes_per_block must be positive."));
-      AssertThrow(elements_per_block > 0,
-                  dealii::ExcMessage(
-                    "TLED::HostStepper: elements_per_block must be "
-                    "positive."));
     }
 
 
@@ -471,25 +311,16 @@ namespace GPUAssembly
       step_force.assign(this->step_forces ? 3 * std::size_t(model.node_stride) :
                                             0,
                         Number(0));
-      dt             = integration.time_step;
-      ramp_time      = bc.ramp_time;
-      blocks         = {};
-      element_blocks = {};
-      border_force.clear();
+      dt        = integration.time_step;
+      ramp_time = bc.ramp_time;
       if (nodal_sum == NodalSum::fused)
         {
           blocks = internal::make_node_blocks(model, nodes_per_block);
           element_force.clear();
         }
-      else if (nodal_sum == NodalSum::element_blocks)
-        {
-          element_blocks =
-            internal::make_element_blocks(model, elements_per_block);
-          border_force.assign(3 * element_blocks.n_border_entries, Number(0));
-          element_force.clear();
-        }
       else
         {
+          blocks = {};
           element_force.assign(3 * std::size_t(model.nodes_per_element) *
                                  model.element_stride,
                                Number(0));
@@ -589,88 +420,7 @@ namespace GPUAssembly
           }
       };
 
-      if (nodal_sum == NodalSum::element_blocks)
-        {
-          // Each block's elements into a buffer of its own, its entries of
-          // border nodes into the border-force array and its interior
-          // nodes' sums, then the border nodes' sums: what the two kernels
-          // do on the device.
-          const internal::ElementBlocks &eb = element_blocks;
-          const std::size_t              nb = eb.n_border_entries;
-          const auto by_blocks = [&](const auto         npe_constant,
-                                     const unsigned int begin,
-                                     const unsigned int end) {
-            constexpr int       npe = decltype(npe_constant)::value;
-            const unsigned int  E   = eb.elements_per_block;
-            std::vector<Number> fe;
-            for (unsigned int k = begin; k < end; ++k)
-              {
-                const unsigned int p0 = k * E,
-                                   p1 = std::min(p0 + E, model.n_elements);
-                fe.resize(std::size_t(p1 - p0) * 3 * npe);
-                for (unsigned int p = p0; p < p1; ++p)
-                  {
-                    Number f[npe][3];
-                    internal::element_force<npe>(model,
-                                                 displacement,
-                                                 eb.element_permutation[p],
-                                                 f);
-                    std::copy(&f[0][0],
-                              &f[0][0] + 3 * npe,
-                              fe.data() + std::size_t(3 * npe) * (p - p0));
-                  }
-                const auto force = [&](const int entry) {
-                  return fe.data() + 3 * (npe * (entry >> 3) + (entry & 7));
-                };
-                for (int c = eb.copy_offsets[k]; c < eb.copy_offsets[k + 1];
-                     ++c)
-                  for (int i = 0; i < 3; ++i)
-                    border_force[i * nb + eb.copy_targets[c]] =
-                      force(eb.copy_sources[c])[i];
-                for (int j = eb.interior_offsets[k];
-                     j < eb.interior_offsets[k + 1];
-                     ++j)
-                  {
-                    // -0 + x = x for every x: the sum starts with the first
-                    // entry as plan's does.
-                    Number f[3] = {Number(-0.), Number(-0.), Number(-0.)};
-                    for (int q = eb.interior_entry_offsets[j];
-                         q < eb.interior_entry_offsets[j + 1];
-                         ++q)
-                      for (int i = 0; i < 3; ++i)
-                        f[i] = f[i] + force(eb.interior_entries[q])[i];
-                    update(eb.interior_nodes[j], f);
-                  }
-              }
-          };
-          dealii::parallel::apply_to_subranges(
-            0u,
-            eb.n_blocks,
-            [&](const unsigned int begin, const unsigned int end) {
-              if (model.nodes_per_element == 8)
-                by_blocks(std::integral_constant<int, 8>(), begin, end);
-              else
-                by_blocks(std::integral_constant<int, 4>(), begin, end);
-            },
-            4);
-          dealii::parallel::apply_to_subranges(
-            0u,
-            static_cast<unsigned int>(eb.border_nodes.size()),
-            [&](const unsigned int begin, const unsigned int end) {
-              for (unsigned int j = begin; j < end; ++j)
-                {
-                  Number f[3] = {Number(-0.), Number(-0.), Number(-0.)};
-                  for (int q = eb.border_entry_offsets[j];
-                       q < eb.border_entry_offsets[j + 1];
-                       ++q)
-                    for (int i = 0; i < 3; ++i)
-                      f[i] = f[i] + border_force[i * nb + q];
-                  update(eb.border_nodes[j], f);
-                }
-            },
-            1024);
-        }
-      else if (nodal_sum == NodalSum::fused)
+      if (nodal_sum == NodalSum::fused)
         {
           // Each block's elements into a buffer of its own, then its nodes'
           // sums in plan's order: what a thread block does on the device.

@@ -95,106 +95,31 @@ namespace GPUAssembly
      * hourglass stiffness. gamma^alpha is orthogonal to every linear field,
      * so uniform strains produce no hourglass force.
      *
-     * The nodes are visited twice, so that neither the nodal inputs nor
-     * the forces of all nodes are held at once (on the GPU: registers, and
-     * so threads per multiprocessor): first @p load(a, u_a, b_a) fills
-     * u_a[i] and b_a[K] of node a = 0, 1, ..., whose terms enter F and the
-     * hourglass sums at once; then, for a = 0, 1, ..., @p gradient(a, b_a)
-     * fills b_a[K] again and @p store(a, f_a) receives f_a[i]. c[alpha][K].
-     * Every number is the same sum of the same products in the same order
-     * as in element_forces(), which calls this. An inverted element
-     * (J <= 0) gives NaN forces.
+     * u[a][i], b[a][K], c[alpha][K], f[a][i]. An inverted element (J <= 0)
+     * gives NaN forces.
      */
-    template <int n_nodes,
-              typename Number,
-              typename Load,
-              typename Gradient,
-              typename Store>
+    template <int n_nodes, typename Number>
     GPU_ASSEMBLY_HOST_DEVICE inline void
-    element_forces_by_node(const Load     &load,
-                           const Gradient &gradient,
-                           const Number    volume,
-                           const Number (&c)[4][3],
-                           const Number hourglass_stiffness,
-                           const Number mu,
-                           const Number lambda,
-                           const Store &store)
+    element_forces(const Number (&u)[n_nodes][3],
+                   const Number (&b)[n_nodes][3],
+                   const Number volume,
+                   const Number (&c)[4][3],
+                   const Number hourglass_stiffness,
+                   const Number mu,
+                   const Number lambda,
+                   Number (&f)[n_nodes][3])
     {
-      // h^alpha in deal.II's vertex order v = x + 2 y + 4 z (x, y, z in
-      // {0, 1}): products of the signs s_d = 2 d - 1. gamma_a is rebuilt
-      // in each pass rather than kept for all nodes: 32 numbers fewer held.
-      const auto gamma = [&](const int a, const Number(&b)[3], Number(&g)[4]) {
-        const int sx = (a & 1) ? 1 : -1, sy = (a & 2) ? 1 : -1,
-                  sz   = (a & 4) ? 1 : -1;
-        const int h[4] = {sy * sz, sx * sz, sx * sy, sx * sy * sz};
-        GPU_ASSEMBLY_UNROLL
-        for (int alpha = 0; alpha < 4; ++alpha)
-          g[alpha] =
-            Number(h[alpha]) -
-            (c[alpha][0] * b[0] + c[alpha][1] * b[1] + c[alpha][2] * b[2]);
-      };
-
-      // sum_a u_a (x) b_a and q^alpha = sum_a gamma_a^alpha u_a, a term per
-      // node as it is loaded.
-      Number F[3][3], q[4][3];
-      {
-        Number u[3], b[3];
-        load(0, u, b);
-        GPU_ASSEMBLY_UNROLL
-        for (int i = 0; i < 3; ++i)
-          GPU_ASSEMBLY_UNROLL
-        for (int K = 0; K < 3; ++K)
-          F[i][K] = u[i] * b[K];
-        if constexpr (n_nodes == 8)
-          {
-            Number g[4];
-            gamma(0, b, g);
-            GPU_ASSEMBLY_UNROLL
-            for (int alpha = 0; alpha < 4; ++alpha)
-              GPU_ASSEMBLY_UNROLL
-            for (int i = 0; i < 3; ++i)
-              q[alpha][i] = g[alpha] * u[i];
-          }
-      }
-      GPU_ASSEMBLY_UNROLL
-      for (int a = 1; a < n_nodes; ++a)
-        {
-          Number u[3], b[3];
-          load(a, u, b);
-          GPU_ASSEMBLY_UNROLL
-          for (int i = 0; i < 3; ++i)
-            GPU_ASSEMBLY_UNROLL
-          for (int K = 0; K < 3; ++K)
-            F[i][K] = F[i][K] + u[i] * b[K];
-          if constexpr (n_nodes == 8)
-            {
-              Number g[4];
-              gamma(a, b, g);
-              GPU_ASSEMBLY_UNROLL
-              for (int alpha = 0; alpha < 4; ++alpha)
-                GPU_ASSEMBLY_UNROLL
-              for (int i = 0; i < 3; ++i)
-                q[alpha][i] = q[alpha][i] + g[alpha] * u[i];
-            }
-        }
+      Number F[3][3];
       GPU_ASSEMBLY_UNROLL
       for (int i = 0; i < 3; ++i)
         GPU_ASSEMBLY_UNROLL
       for (int K = 0; K < 3; ++K)
-        F[i][K] = (i == K ? Number(1) : Number(0)) + F[i][K];
-      if constexpr (n_nodes == 8)
         {
+          Number sum = u[0][i] * b[0][K];
           GPU_ASSEMBLY_UNROLL
-          for (int alpha = 0; alpha < 4; ++alpha)
-            GPU_ASSEMBLY_UNROLL
-          for (int i = 0; i < 3; ++i)
-            q[alpha][i] = hourglass_stiffness * q[alpha][i];
-        }
-      else
-        {
-          (void)c;
-          (void)hourglass_stiffness;
-          (void)gamma;
+          for (int a = 1; a < n_nodes; ++a)
+            sum = sum + u[a][i] * b[a][K];
+          F[i][K] = (i == K ? Number(1) : Number(0)) + sum;
         }
 
       // C = F^T F (symmetric), its cofactors and det C = J^2.
@@ -233,7 +158,7 @@ namespace GPUAssembly
       S[0][2] = S[2][0] = factor * Ci[0][2];
       S[1][2] = S[2][1] = factor * Ci[1][2];
 
-      // V P = V F S, then f_a = (V P) b_a (+ the hourglass force).
+      // V P = V F S, then f_a = (V P) b_a.
       Number P[3][3];
       GPU_ASSEMBLY_UNROLL
       for (int i = 0; i < 3; ++i)
@@ -243,66 +168,68 @@ namespace GPUAssembly
           volume * (F[i][0] * S[0][K] + F[i][1] * S[1][K] + F[i][2] * S[2][K]);
       GPU_ASSEMBLY_UNROLL
       for (int a = 0; a < n_nodes; ++a)
+        GPU_ASSEMBLY_UNROLL
+      for (int i = 0; i < 3; ++i)
+        f[a][i] = P[i][0] * b[a][0] + P[i][1] * b[a][1] + P[i][2] * b[a][2];
+
+      if constexpr (n_nodes == 8)
         {
-          Number b[3], f[3];
-          gradient(a, b);
+          // h^alpha in deal.II's vertex order v = x + 2 y + 4 z (x, y, z in
+          // {0, 1}): products of the signs s_d = 2 d - 1. gamma_a is
+          // rebuilt where it is needed rather than kept for all nodes: 32
+          // numbers fewer in registers.
+          const auto gamma = [&](const int a, Number(&g)[4]) {
+            const int sx = (a & 1) ? 1 : -1, sy = (a & 2) ? 1 : -1,
+                      sz   = (a & 4) ? 1 : -1;
+            const int h[4] = {sy * sz, sx * sz, sx * sy, sx * sy * sz};
+            GPU_ASSEMBLY_UNROLL
+            for (int alpha = 0; alpha < 4; ++alpha)
+              g[alpha] = Number(h[alpha]) -
+                         (c[alpha][0] * b[a][0] + c[alpha][1] * b[a][1] +
+                          c[alpha][2] * b[a][2]);
+          };
+          Number q[4][3];
+          {
+            Number g[4];
+            gamma(0, g);
+            GPU_ASSEMBLY_UNROLL
+            for (int alpha = 0; alpha < 4; ++alpha)
+              GPU_ASSEMBLY_UNROLL
+            for (int i = 0; i < 3; ++i)
+              q[alpha][i] = g[alpha] * u[0][i];
+          }
           GPU_ASSEMBLY_UNROLL
-          for (int i = 0; i < 3; ++i)
-            f[i] = P[i][0] * b[0] + P[i][1] * b[1] + P[i][2] * b[2];
-          if constexpr (n_nodes == 8)
+          for (int a = 1; a < 8; ++a)
             {
               Number g[4];
-              gamma(a, b, g);
+              gamma(a, g);
+              GPU_ASSEMBLY_UNROLL
+              for (int alpha = 0; alpha < 4; ++alpha)
+                GPU_ASSEMBLY_UNROLL
+              for (int i = 0; i < 3; ++i)
+                q[alpha][i] = q[alpha][i] + g[alpha] * u[a][i];
+            }
+          GPU_ASSEMBLY_UNROLL
+          for (int alpha = 0; alpha < 4; ++alpha)
+            GPU_ASSEMBLY_UNROLL
+          for (int i = 0; i < 3; ++i)
+            q[alpha][i] = hourglass_stiffness * q[alpha][i];
+          GPU_ASSEMBLY_UNROLL
+          for (int a = 0; a < 8; ++a)
+            {
+              Number g[4];
+              gamma(a, g);
               GPU_ASSEMBLY_UNROLL
               for (int i = 0; i < 3; ++i)
-                f[i] = f[i] + (g[0] * q[0][i] + g[1] * q[1][i] +
-                               g[2] * q[2][i] + g[3] * q[3][i]);
+                f[a][i] = f[a][i] + (g[0] * q[0][i] + g[1] * q[1][i] +
+                                     g[2] * q[2][i] + g[3] * q[3][i]);
             }
-          store(a, f);
         }
-    }
-
-
-
-    /**
-     * element_forces_by_node() with the nodal inputs u[a][i], b[a][K] and
-     * the forces f[a][i] as arrays.
-     */
-    template <int n_nodes, typename Number>
-    GPU_ASSEMBLY_HOST_DEVICE inline void
-    element_forces(const Number (&u)[n_nodes][3],
-                   const Number (&b)[n_nodes][3],
-                   const Number volume,
-                   const Number (&c)[4][3],
-                   const Number hourglass_stiffness,
-                   const Number mu,
-                   const Number lambda,
-                   Number (&f)[n_nodes][3])
-    {
-      element_forces_by_node<n_nodes>(
-        [&](const int a, Number(&u_a)[3], Number(&b_a)[3]) {
-          GPU_ASSEMBLY_UNROLL
-          for (int i = 0; i < 3; ++i)
-            {
-              u_a[i] = u[a][i];
-              b_a[i] = b[a][i];
-            }
-        },
-        [&](const int a, Number(&b_a)[3]) {
-          GPU_ASSEMBLY_UNROLL
-          for (int i = 0; i < 3; ++i)
-            b_a[i] = b[a][i];
-        },
-        volume,
-        c,
-        hourglass_stiffness,
-        mu,
-        lambda,
-        [&](const int a, const Number(&f_a)[3]) {
-          GPU_ASSEMBLY_UNROLL
-          for (int i = 0; i < 3; ++i)
-            f[a][i] = f_a[i];
-        });
+      else
+        {
+          (void)c;
+          (void)hourglass_stiffness;
+        }
     }
 
 

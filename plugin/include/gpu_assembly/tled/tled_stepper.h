@@ -33,16 +33,7 @@ namespace GPUAssembly
       /// in the order of plan, so the results are bitwise equal to plan's.
       /// Elements on the border of two blocks are computed by both (the
       /// recomputation factor, NodeBlocks::recomputation_factor).
-      fused,
-      /// Each element computed once, no atomics: the elements are cut into
-      /// blocks of nearby elements (internal::ElementBlocks); a block
-      /// computes its elements (into shared memory on the device) and
-      /// finishes the nodes whose elements are all its own (interior
-      /// nodes) at once; it writes only its entries of the other nodes
-      /// (border nodes) to a border-force array, which a second pass sums
-      /// node by node. Every node adds its entries in the order of plan:
-      /// bitwise equal to plan.
-      element_blocks
+      fused
     };
 
     /// The nodal sum of DeviceStepper, and of make_stepper()'s device
@@ -52,11 +43,6 @@ namespace GPUAssembly
     /// Nodes per block of NodalSum::fused unless told otherwise (on the
     /// device also the threads of a block: a multiple of 32, at most 256).
     constexpr unsigned int default_nodes_per_block = 128;
-
-    /// Elements per block of NodalSum::element_blocks unless told otherwise
-    /// (on the device also the threads of a block: a multiple of 32, at most
-    /// 512).
-    constexpr unsigned int default_elements_per_block = 256;
 
     namespace internal
     {
@@ -112,55 +98,6 @@ namespace GPUAssembly
       NodeBlocks
       make_node_blocks(const Model<Number> &model,
                        const unsigned int   nodes_per_block);
-
-      /**
-       * The blocks of NodalSum::element_blocks. The elements, ordered along
-       * a Morton curve through their centroids (element_permutation: the
-       * device stores them in this order), are cut into blocks of
-       * elements_per_block consecutive ones; the slot of an element is its
-       * position in its block. A node all of whose elements lie in one
-       * block is an interior node of that block, every other node a border
-       * node. Entries are 8 times a slot plus the local node; every node's
-       * entries are those of Model::node_entries in their order.
-       */
-      struct ElementBlocks
-      {
-        unsigned int elements_per_block = 0, n_blocks = 0;
-        /// Position p of the device's element arrays holds element
-        /// element_permutation[p]; block k holds positions
-        /// k elements_per_block ... .
-        std::vector<int> element_permutation;
-        /// Block k's interior nodes at interior_offsets[k] ..
-        /// interior_offsets[k + 1] - 1 of interior_nodes; the entries of
-        /// interior node i at interior_entry_offsets[i] ..
-        /// interior_entry_offsets[i + 1] - 1 of interior_entries.
-        std::vector<int> interior_offsets, interior_nodes,
-          interior_entry_offsets, interior_entries;
-        /// Border node j is border_nodes[j]; its forces at
-        /// border_entry_offsets[j] .. border_entry_offsets[j + 1] - 1 of the
-        /// border-force array (component i of position q at
-        /// i n_border_entries + q).
-        std::vector<int> border_nodes, border_entry_offsets;
-        /// Block k writes its entries copy_sources[c] to positions
-        /// copy_targets[c] of the border-force array, c from
-        /// copy_offsets[k] to copy_offsets[k + 1] - 1 (ascending targets).
-        std::vector<int> copy_offsets, copy_sources, copy_targets;
-        std::size_t      n_border_entries = 0;
-        /// Entries of border nodes over all entries.
-        double border_fraction = 0;
-        /// Bytes one step moves at least: the byte floor
-        /// (Model::minimum_bytes_per_step()), the border forces written and
-        /// read back, and these lists.
-        std::size_t bytes_per_step = 0;
-      };
-
-      /**
-       * The element blocks of @p model; @p elements_per_block at least 1.
-       */
-      template <typename Number>
-      ElementBlocks
-      make_element_blocks(const Model<Number> &model,
-                          const unsigned int   elements_per_block);
 
     } // namespace internal
 
@@ -292,14 +229,13 @@ namespace GPUAssembly
     class HostStepper : public Stepper<Number>
     {
     public:
-      /// @p nodal_sum: plan (the default: each element computed once),
-      /// fused or element_blocks (the blocks of the device's sums, on host
-      /// threads; bitwise equal to plan). The atomic sum exists on the device
-      /// only and is refused.
+      /// @p nodal_sum: plan (the default: each element computed once) or
+      /// fused (the blocks of the device's fused sum, on host threads;
+      /// bitwise equal to plan). The atomic sum exists on the device only
+      /// and is refused.
       explicit HostStepper(
-        const NodalSum     nodal_sum          = NodalSum::plan,
-        const unsigned int nodes_per_block    = default_nodes_per_block,
-        const unsigned int elements_per_block = default_elements_per_block);
+        const NodalSum     nodal_sum       = NodalSum::plan,
+        const unsigned int nodes_per_block = default_nodes_per_block);
 
       void
       reinit(const Model<Number>      &model,
@@ -322,14 +258,11 @@ namespace GPUAssembly
       void
       do_step();
 
-      NodalSum                nodal_sum;
-      unsigned int            nodes_per_block, elements_per_block;
-      Model<Number>           model;
-      std::vector<Number>     element_force;
-      internal::NodeBlocks    blocks;
-      internal::ElementBlocks element_blocks;
-      /// The border-force array of NodalSum::element_blocks.
-      std::vector<Number>       border_force;
+      NodalSum                  nodal_sum;
+      unsigned int              nodes_per_block;
+      Model<Number>             model;
+      std::vector<Number>       element_force;
+      internal::NodeBlocks      blocks;
       std::vector<Number>       u[3];
       std::vector<Number>       update_coefficient;
       std::vector<std::uint8_t> flags;
@@ -357,12 +290,9 @@ namespace GPUAssembly
      * NodalSum::atomic the element kernel adds to nodal forces with
      * atomicAdd instead; with NodalSum::fused one kernel does both, a
      * thread block per node block (elements in shared memory, no element
-     * force in global memory); with NodalSum::element_blocks a thread block
-     * per element block computes its elements into shared memory, updates
-     * its interior nodes and writes its border entries, then a thread per
-     * border node sums those and updates it. A batch of steps is one CUDA graph
-     * launch (graphs are built on the first advance() of that size and kept).
-     * Throws if no CUDA device exists.
+     * force in global memory). A batch of steps is one CUDA graph launch
+     * (graphs are built on the first advance() of that size and kept). Throws
+     * if no CUDA device exists.
      */
     template <typename Number>
     class DeviceStepper : public Stepper<Number>
@@ -373,24 +303,10 @@ namespace GPUAssembly
       /// @p nodes_per_block: the node blocks of NodalSum::fused, also the
       /// threads per block (a multiple of 32, at most 256; others are
       /// refused with the fused sum, unused with the others).
-      /// @p registers_per_thread: the register budget of the fused kernel,
-      /// 0 for the compiler's choice (about 250 for the hexahedron in
-      /// double), or a cap of 168 or 128 (more threads per multiprocessor
-      /// to hide the latencies of the element arithmetic, some values spilled
-      /// to local memory); the same for the element kernel of
-      /// NodalSum::element_blocks; others are refused, as are blocks whose
-      /// threads would need more registers than a multiprocessor has. The
-      /// states are the same for every budget.
-      /// @p elements_per_block: the element blocks of
-      /// NodalSum::element_blocks, also the threads per block (a multiple of
-      /// 32, at most 512; others are refused with that sum, unused with the
-      /// others).
       explicit DeviceStepper(
-        const NodalSum     nodal_sum            = default_nodal_sum,
-        const unsigned int steps_per_graph      = 300,
-        const unsigned int nodes_per_block      = default_nodes_per_block,
-        const unsigned int registers_per_thread = 0,
-        const unsigned int elements_per_block   = default_elements_per_block);
+        const NodalSum     nodal_sum       = default_nodal_sum,
+        const unsigned int steps_per_graph = 300,
+        const unsigned int nodes_per_block = default_nodes_per_block);
       ~DeviceStepper() override;
 
       void
