@@ -821,22 +821,33 @@ namespace
           dealii_matrix.reinit(owned, owned, dsp, world);
         }
         dealii_setup = max_over_ranks(seconds_since(start));
-        std::vector<double> dealii_times;
-        for (unsigned int r = 0;
-             r <
-             (options.dealii_threaded_only ? 0 : options.dealii_repetitions);
-             ++r)
-          {
-            const int ierr = MPI_Barrier(world);
-            AssertThrowMPI(ierr);
-            dealii_times.push_back(dealii_assembly(mapping,
-                                                   dof_handler,
-                                                   quadrature,
-                                                   constraints,
-                                                   1,
-                                                   dealii_matrix,
-                                                   dealii_rhs));
-          }
+        // The times of @p repetitions assemblies on @p n_threads threads,
+        // each after a barrier.
+        const auto time_dealii = [&](const unsigned int repetitions,
+                                     const unsigned int n_threads,
+                                     TrilinosWrappers::SparseMatrix &A,
+                                     TrilinosWrappers::MPI::Vector  &b) {
+          std::vector<double> times;
+          for (unsigned int r = 0; r < repetitions; ++r)
+            {
+              const int ierr = MPI_Barrier(world);
+              AssertThrowMPI(ierr);
+              times.push_back(dealii_assembly(mapping,
+                                              dof_handler,
+                                              quadrature,
+                                              constraints,
+                                              n_threads,
+                                              A,
+                                              b));
+            }
+          return times;
+        };
+        const std::vector<double> dealii_times =
+          time_dealii(options.dealii_threaded_only ? 0 :
+                                                     options.dealii_repetitions,
+                      1,
+                      dealii_matrix,
+                      dealii_rhs);
         // NaN where the loop was skipped: printed as such, never a time.
         dealii_seconds = dealii_times.empty() ?
                            std::numeric_limits<double>::quiet_NaN() :
@@ -859,19 +870,11 @@ namespace
           options.dealii_threaded_only ? dealii_matrix : threaded_copy;
         TrilinosWrappers::MPI::Vector &threaded_rhs =
           options.dealii_threaded_only ? dealii_rhs : threaded_copy_rhs;
-        std::vector<double> threaded_times;
-        for (unsigned int r = 0; r < options.dealii_repetitions; ++r)
-          {
-            const int ierr = MPI_Barrier(world);
-            AssertThrowMPI(ierr);
-            threaded_times.push_back(dealii_assembly(mapping,
-                                                     dof_handler,
-                                                     quadrature,
-                                                     constraints,
-                                                     n_threads,
-                                                     threaded_matrix,
-                                                     threaded_rhs));
-          }
+        const std::vector<double> threaded_times =
+          time_dealii(options.dealii_repetitions,
+                      n_threads,
+                      threaded_matrix,
+                      threaded_rhs);
         const double threaded_seconds = median(threaded_times);
         threaded_max                  = max_over_ranks(threaded_seconds);
         if (!options.dealii_threaded_only)
