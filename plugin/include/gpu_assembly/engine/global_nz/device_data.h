@@ -25,7 +25,9 @@ namespace GPUAssembly
     public:
       /**
        * Build the plan for @p arrays (which must outlive this object) with
-       * @p parameters and upload it.
+       * @p parameters and upload it; the reduction arrays are built where
+       * parameters.reduction_construction says, on the device straight
+       * into the arrays below.
        */
       void
       reinit(const MeshArrays               &arrays,
@@ -51,6 +53,15 @@ namespace GPUAssembly
       {
         return plan;
       }
+
+      /**
+       * Copy the reduction arrays on the device into those of @p host_plan
+       * (reduction_slice_offsets, reduction_source_base, reduction_array):
+       * for checks and checksums of a plan whose reduction arrays the
+       * device built (GlobalNZPlan::reduction_arrays_on_device).
+       */
+      void
+      copy_reduction_arrays_to(GlobalNZPlan &host_plan) const;
 
       /// The element data of the last launch(), in the plan's layout.
       const DeviceVector<Number> &
