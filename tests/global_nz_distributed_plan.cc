@@ -195,8 +195,8 @@ namespace
 
             // The reduction arrays as the device builds them (K by search
             // in the pattern), also for the DoFs on no node of the rank.
-            GlobalNZPlan                  partial;
-            internal::ReductionListSource source;
+            GlobalNZPlan                               partial;
+            GPUAssembly::internal::ReductionListSource source;
             partial.reinit(arrays,
                            parameters,
                            1,

@@ -76,7 +76,7 @@ main()
 
       GlobalNZPlan::Parameters on_device = parameters;
       on_device.reduction_construction   = ReductionConstruction::device;
-      internal::GlobalNZDeviceData<double> device_data;
+      GPUAssembly::internal::GlobalNZDeviceData<double> device_data;
       device_data.reinit(arrays, on_device, dim, shared_memory);
       const GlobalNZPlan &device_plan = device_data.get_plan();
       checks.check(device_plan.reduction_arrays_on_device &&
@@ -124,7 +124,7 @@ main()
       {
         GlobalNZPlan::Parameters parameters;
         parameters.reduction_construction = construction;
-        internal::GlobalNZDeviceData<double> device_data;
+        GPUAssembly::internal::GlobalNZDeviceData<double> device_data;
         device_data.reinit(arrays, parameters, 3, shared_memory);
         const bool automatic = construction == ReductionConstruction::automatic;
         checks.check(device_data.get_plan().reduction_arrays_on_device ==

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <gpu_assembly/base/cuda_check.h>
+#include <gpu_assembly/base/device_scan.cuh>
 #include <gpu_assembly/base/kernel_launch.cuh>
 #include <gpu_assembly/engine/global_nz/reduction_lists.h>
 
-#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -26,43 +26,10 @@ namespace GPUAssembly
       static_assert(sizeof(std::size_t) == sizeof(unsigned long long),
                     "Device offsets are stored as unsigned long long.");
 
-      template <typename T>
-      T
-      read_value(const T *const address)
-      {
-        T value;
-        GPU_ASSEMBLY_CHECK_CUDA(
-          cudaMemcpy(&value, address, sizeof(T), cudaMemcpyDeviceToHost));
-        return value;
-      }
-
       std::size_t *
       as_size_t(DeviceVector<unsigned long long> &v)
       {
         return reinterpret_cast<std::size_t *>(v.data());
-      }
-
-      // The exclusive sum of counts[0, n] into offsets[0, n]; returns
-      // offsets[n], the sum of the first n counts.
-      std::size_t
-      exclusive_sum(const std::size_t *const counts,
-                    std::size_t *const       offsets,
-                    const std::size_t        n)
-      {
-        std::size_t temp_bytes = 0;
-        GPU_ASSEMBLY_CHECK_CUDA(cub::DeviceScan::ExclusiveSum(nullptr,
-                                                              temp_bytes,
-                                                              counts,
-                                                              offsets,
-                                                              n + 1));
-        DeviceVector<unsigned char> temp;
-        temp.reinit(temp_bytes, /*omit_zeroing_entries=*/true);
-        GPU_ASSEMBLY_CHECK_CUDA(cub::DeviceScan::ExclusiveSum(temp.data(),
-                                                              temp_bytes,
-                                                              counts,
-                                                              offsets,
-                                                              n + 1));
-        return read_value(offsets + n);
       }
 
       __global__ void
@@ -286,14 +253,17 @@ namespace GPUAssembly
                              as_size_t(source_high),
                              wide_block);
         }
-      if (const unsigned int r = read_value(wide_block); r < n_blocks)
-        check_reduction_source_span(r,
-                                    read_value(as_size_t(source_base) + r),
-                                    read_value(as_size_t(source_high) + r));
+      if (const unsigned int r = read_device_value(wide_block); r < n_blocks)
+        check_reduction_source_span(
+          r,
+          read_device_value(as_size_t(source_base) + r),
+          read_device_value(as_size_t(source_high) + r));
       source_high.reinit(0);
 
       const std::size_t n_entries =
-        exclusive_sum(as_size_t(block_sizes), as_size_t(block_start), n_blocks);
+        exclusive_sum_on_device(as_size_t(block_sizes),
+                                as_size_t(block_start),
+                                n_blocks);
       launch_kernel_over("shift_slice_offsets",
                          shift_slice_offsets,
                          std::size_t(n_blocks) * W,
@@ -314,9 +284,9 @@ namespace GPUAssembly
         {
           const unsigned int n = std::min(batch, n_blocks - first);
           const std::size_t  n_list_entries =
-            exclusive_sum(as_size_t(list_entries) + first,
-                          as_size_t(entry_offsets),
-                          n);
+            exclusive_sum_on_device(as_size_t(list_entries) + first,
+                                    as_size_t(entry_offsets),
+                                    n);
           if (n_list_entries > entries.size())
             entries.reinit(n_list_entries, true);
           launch_kernel_over("write_blocks",

@@ -12,6 +12,21 @@ namespace GPUAssembly
   {
     namespace
     {
+      // The reduction arrays of @p plan, through @p staging.
+      void
+      upload_reduction_arrays(StagedUpload                     &staging,
+                              const GlobalNZPlan               &plan,
+                              DeviceVector<unsigned long long> &slice_offsets,
+                              DeviceVector<unsigned long long> &source_base,
+                              DeviceVector<int>                &array)
+      {
+        upload(staging, slice_offsets, as_uint64(plan.reduction_slice_offsets));
+        upload(staging, source_base, as_uint64(plan.reduction_source_base));
+        upload(staging, array, plan.reduction_array);
+      }
+
+
+
       // The reduction arrays of @p plan built on the device into @p
       // slice_offsets, @p source_base and @p reduction_array, from the
       // plan's arrays there (@p target_begin, @p upper_position,
@@ -125,13 +140,11 @@ namespace GPUAssembly
         upload(staging, block_location, plan.block_location);
         upload(staging, block_has_constraints, plan.block_has_constraints);
         upload(staging, reduction_target_begin, plan.reduction_target_begin);
-        upload(staging,
-               reduction_slice_offsets,
-               as_uint64(plan.reduction_slice_offsets));
-        upload(staging,
-               reduction_source_base,
-               as_uint64(plan.reduction_source_base));
-        upload(staging, reduction_array, plan.reduction_array);
+        upload_reduction_arrays(staging,
+                                plan,
+                                reduction_slice_offsets,
+                                reduction_source_base,
+                                reduction_array);
         upload(staging, upper_position, plan.upper_position);
         upload(staging, reduction_block_order, plan.reduction_block_order);
         upload(staging, mirror_position, plan.mirror_position);
@@ -168,13 +181,11 @@ namespace GPUAssembly
               build_reduction_arrays_on_host(plan, new_arrays, source, steps);
               steps.next("reduction array upload");
               StagedUpload staging(plan.memory_consumption());
-              upload(staging,
-                     reduction_slice_offsets,
-                     as_uint64(plan.reduction_slice_offsets));
-              upload(staging,
-                     reduction_source_base,
-                     as_uint64(plan.reduction_source_base));
-              upload(staging, reduction_array, plan.reduction_array);
+              upload_reduction_arrays(staging,
+                                      plan,
+                                      reduction_slice_offsets,
+                                      reduction_source_base,
+                                      reduction_array);
               staging.finish();
             }
         }
