@@ -81,8 +81,9 @@ namespace Testing
    * (build_reduction_arrays_on_device()), from @p plan without them and
    * the @p source its reinit() handed over: K found by search in the
    * pattern, the targets of symmetric data from upper_position, every
-   * block's size first and then every block into its place of an array
-   * filled with a value that is no entry, each with fresh scratch.
+   * block's size and list lengths first and then every block into its place
+   * of an array filled with a value that is no entry, each with fresh
+   * scratch.
    */
   inline GPUAssembly::GlobalNZPlan
   reduction_arrays_as_on_device(
@@ -119,7 +120,9 @@ namespace Testing
     GPUAssembly::GlobalNZPlan result;
     result.reduction_slice_offsets.assign(std::size_t(n_blocks) * W + 1, 0);
     result.reduction_source_base.assign(n_blocks, 0);
-    std::vector<std::size_t>   block_start(n_blocks + 1, 0);
+    std::vector<std::size_t> block_start(n_blocks + 1, 0);
+    std::vector<GPUAssembly::internal::ReductionListLength> lengths(
+      plan.n_value_targets + plan.n_dofs);
     std::vector<std::uint64_t> memory;
     for (unsigned int r = 0; r < n_blocks; ++r)
       {
@@ -127,10 +130,12 @@ namespace Testing
         block_start[r + 1] = GPUAssembly::internal::reduction_block_layout(
           in,
           r,
+          GPUAssembly::internal::VisitedContributions{in, r},
           scratch(memory),
           result.reduction_slice_offsets.data() + std::size_t(r) * W + 1,
           result.reduction_source_base[r],
-          high);
+          high,
+          lengths.data());
       }
     std::partial_sum(block_start.begin(),
                      block_start.end(),
@@ -142,20 +147,17 @@ namespace Testing
     for (unsigned int r = 0; r < n_blocks; ++r)
       {
         const GPUAssembly::internal::ReductionBlockScratch s = scratch(memory);
-        std::vector<std::size_t>                           slice_ends(W);
-        std::size_t                                        low = 0, high = 0;
-        GPUAssembly::internal::reduction_block_layout(in,
-                                                      r,
-                                                      s,
-                                                      slice_ends.data(),
-                                                      low,
-                                                      high);
+        GPUAssembly::internal::relayout_reduction_block(in,
+                                                        r,
+                                                        s,
+                                                        lengths.data());
         std::vector<GPUAssembly::index_type> entries(
           s.list_offsets[plan.reduction_target_begin[r + 1] -
                          plan.reduction_target_begin[r]]);
         GPUAssembly::internal::write_reduction_block(
           in,
           r,
+          GPUAssembly::internal::VisitedContributions{in, r},
           result.reduction_source_base[r],
           s,
           entries.data(),

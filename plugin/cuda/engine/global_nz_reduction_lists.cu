@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 // GlobalNZ's reduction arrays built on the device: the per-block steps of
 // reduction_lists.h, a thread per reduction block, in batches of blocks
@@ -25,6 +26,8 @@ namespace GPUAssembly
 
       static_assert(sizeof(std::size_t) == sizeof(unsigned long long),
                     "Device offsets are stored as unsigned long long.");
+      static_assert(std::is_same_v<ReductionListLength, std::uint16_t>,
+                    "List lengths are stored as std::uint16_t.");
 
       std::size_t *
       as_size_t(DeviceVector<unsigned long long> &v)
@@ -72,19 +75,21 @@ namespace GPUAssembly
       };
 
       // Pass 1, blocks [first, first + n): each block's size, its slice
-      // ends relative to its start, its source base, the entries of its
-      // lists, and the first block whose sources span too far.
+      // ends relative to its start, its source base, the lengths and
+      // entries of its lists, and the first block whose sources span too
+      // far.
       __global__ void
-      lay_out_blocks(const ReductionListInput in,
-                     const unsigned int       first,
-                     const unsigned int       n,
-                     const BatchScratch       scratch,
-                     std::size_t *const       slice_offsets,
-                     std::size_t *const       source_base,
-                     std::size_t *const       block_sizes,
-                     std::size_t *const       list_entries,
-                     std::size_t *const       source_high,
-                     unsigned int *const      wide_block)
+      lay_out_blocks(const ReductionListInput   in,
+                     const unsigned int         first,
+                     const unsigned int         n,
+                     const BatchScratch         scratch,
+                     std::size_t *const         slice_offsets,
+                     std::size_t *const         source_base,
+                     std::size_t *const         block_sizes,
+                     std::size_t *const         list_entries,
+                     std::size_t *const         source_high,
+                     ReductionListLength *const lengths,
+                     unsigned int *const        wide_block)
       {
         const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i >= n)
@@ -96,10 +101,12 @@ namespace GPUAssembly
         block_sizes[r] =
           reduction_block_layout(in,
                                  r,
+                                 VisitedContributions{in, r},
                                  s,
                                  slice_offsets + std::size_t(r) * W + 1,
                                  low,
-                                 high);
+                                 high,
+                                 lengths);
         source_base[r] = low;
         source_high[r] = high;
         list_entries[r] =
@@ -121,33 +128,30 @@ namespace GPUAssembly
           slice_offsets[i + 1] += block_start[i / W];
       }
 
-      // Pass 2, blocks [first, first + n): each block's lists, from
-      // entries + entry_offsets[i], stored into its place of the array.
+      // Pass 2, blocks [first, first + n): each block's lists, packed again
+      // from their lengths, filled at entries + entry_offsets[i] and
+      // stored into the block's place of the array.
       __global__ void
-      write_blocks(const ReductionListInput in,
-                   const unsigned int       first,
-                   const unsigned int       n,
-                   const BatchScratch       scratch,
-                   const std::size_t *const source_base,
-                   const std::size_t *const block_start,
-                   const std::size_t *const entry_offsets,
-                   index_type *const        entries,
-                   index_type *const        reduction_array)
+      write_blocks(const ReductionListInput         in,
+                   const unsigned int               first,
+                   const unsigned int               n,
+                   const BatchScratch               scratch,
+                   const std::size_t *const         source_base,
+                   const std::size_t *const         block_start,
+                   const std::size_t *const         entry_offsets,
+                   const ReductionListLength *const lengths,
+                   index_type *const                entries,
+                   index_type *const                reduction_array)
       {
         const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i >= n)
           return;
         const unsigned int          r = first + i;
         const ReductionBlockScratch s = scratch.of(i);
-        // The layout again, into this batch's scratch; its slice ends are
-        // already stored, and go to a place of their own here.
-        std::size_t *const slice_ends = reinterpret_cast<std::size_t *>(
-          s.bits + (std::size_t(scratch.max_list_length) + 1) *
-                     ((in.n_lanes + 63) / 64));
-        std::size_t low = 0, high = 0;
-        reduction_block_layout(in, r, s, slice_ends, low, high);
+        relayout_reduction_block(in, r, s, lengths);
         write_reduction_block(in,
                               r,
+                              VisitedContributions{in, r},
                               source_base[r],
                               s,
                               entries + entry_offsets[i],
@@ -197,9 +201,8 @@ namespace GPUAssembly
         }
 
       // Scratch of a batch: at most an eighth of the free memory.
-      // The write pass keeps a block's slice ends after its scratch.
       const std::size_t words =
-        reduction_scratch_words(max_lists, in.n_lanes, max_list_length) + W;
+        reduction_scratch_words(max_lists, in.n_lanes, max_list_length);
       std::size_t free_bytes = 0, total_bytes = 0;
       GPU_ASSEMBLY_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
       const unsigned int batch =
@@ -225,6 +228,10 @@ namespace GPUAssembly
       block_sizes.reinit(std::size_t(n_blocks) + 1);
       list_entries.reinit(std::size_t(n_blocks) + 1);
       source_high.reinit(n_blocks, true);
+      // The lengths of every block's lists, from the first pass to the
+      // second.
+      DeviceVector<std::uint16_t> lengths;
+      lengths.reinit(in.n_value_targets + in.n_dofs, true);
       block_start.reinit(std::size_t(n_blocks) + 1, true);
       DeviceVector<unsigned char> wide(sizeof(unsigned int));
       {
@@ -251,6 +258,7 @@ namespace GPUAssembly
                              as_size_t(block_sizes),
                              as_size_t(list_entries),
                              as_size_t(source_high),
+                             lengths.data(),
                              wide_block);
         }
       if (const unsigned int r = read_device_value(wide_block); r < n_blocks)
@@ -301,6 +309,7 @@ namespace GPUAssembly
                              as_size_t(source_base),
                              as_size_t(block_start),
                              as_size_t(entry_offsets),
+                             lengths.data(),
                              entries.data(),
                              reduction_array.data());
         }

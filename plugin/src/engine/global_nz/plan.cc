@@ -662,6 +662,12 @@ namespace GPUAssembly
                                  source.node_element_offsets[n]);
     // A list holds a source per element of its row's node, and its target.
     ++source.max_list_length;
+    AssertThrow(source.max_list_length <=
+                  std::numeric_limits<internal::ReductionListLength>::max(),
+                ExcUnsupportedInput(
+                  "GlobalNZ: a node of the mesh belongs to " +
+                  std::to_string(source.max_list_length - 1) +
+                  " elements, more than a reduction list can hold."));
     reduction_slice_offsets.clear();
     reduction_source_base.clear();
     reduction_array.clear();
@@ -739,8 +745,11 @@ namespace GPUAssembly
                                    const ReductionListSource &source,
                                    SetupTimes::Steps         &steps)
     {
-      // Each block's sizes first, then every block straight into its place
-      // of the array: no block's lists are stored twice.
+      // Each block's contributions are found once and stored, then counted,
+      // packed and written from there into a buffer of the block's own;
+      // the buffers are concatenated in block order. Finding them is the
+      // costly part, which the device's two passes pay twice to keep no
+      // buffers.
       steps.next("reduction lists");
       const ReductionListInput in =
         host_reduction_list_input(plan, arrays, source, true);
@@ -752,7 +761,8 @@ namespace GPUAssembly
         reduction_scratch_words(R, T, source.max_list_length);
       plan.reduction_slice_offsets.assign(std::size_t(n_blocks) * W + 1, 0);
       plan.reduction_source_base.assign(n_blocks, 0);
-      std::vector<std::size_t> block_start(n_blocks + 1, 0);
+      std::vector<std::size_t>             block_start(n_blocks + 1, 0);
+      std::vector<std::vector<index_type>> packed(n_blocks);
       // The first block whose sources span too far, if any, and its span.
       std::mutex   mutex;
       unsigned int wide_block = n_blocks;
@@ -761,20 +771,33 @@ namespace GPUAssembly
         0u,
         n_blocks,
         [&](const unsigned int begin, const unsigned int end) {
-          std::vector<std::uint64_t>  memory(words);
-          const ReductionBlockScratch scratch =
+          std::vector<std::uint64_t>         memory(words);
+          std::vector<ReductionContribution> contributions;
+          std::vector<index_type>            lists;
+          const ReductionBlockScratch        scratch =
             make_reduction_scratch(memory.data(), R, T, source.max_list_length);
+          const auto collect = [&](const std::size_t p,
+                                   const std::size_t element_data) {
+            contributions.push_back({p, element_data});
+          };
           for (unsigned int r = begin; r < end; ++r)
             {
-              std::size_t low = 0, high = 0;
-              block_start[r + 1] =
+              contributions.clear();
+              for_each_reduction_contribution(in, r, collect);
+              const StoredContributions stored{contributions.data(),
+                                               contributions.size()};
+              std::size_t               low = 0, high = 0;
+              const std::size_t         size =
                 reduction_block_layout(in,
                                        r,
+                                       stored,
                                        scratch,
                                        plan.reduction_slice_offsets.data() +
                                          std::size_t(r) * W + 1,
                                        low,
-                                       high);
+                                       high,
+                                       nullptr);
+              block_start[r + 1]            = size;
               plan.reduction_source_base[r] = low;
               if (high - low >= max_reduction_source_span)
                 {
@@ -785,7 +808,18 @@ namespace GPUAssembly
                       wide_low   = low;
                       wide_high  = high;
                     }
+                  continue;
                 }
+              lists.resize(scratch.list_offsets[in.target_begin[r + 1] -
+                                                in.target_begin[r]]);
+              packed[r].resize(size);
+              write_reduction_block(in,
+                                    r,
+                                    stored,
+                                    low,
+                                    scratch,
+                                    lists.data(),
+                                    packed[r].data());
             }
         },
         16);
@@ -803,30 +837,18 @@ namespace GPUAssembly
         0u,
         n_blocks,
         [&](const unsigned int begin, const unsigned int end) {
-          std::vector<std::uint64_t>  memory(words);
-          std::vector<index_type>     entries;
-          const ReductionBlockScratch scratch =
-            make_reduction_scratch(memory.data(), R, T, source.max_list_length);
           for (unsigned int r = begin; r < end; ++r)
             {
-              std::size_t *const slice_ends =
-                plan.reduction_slice_offsets.data() + std::size_t(r) * W + 1;
-              std::size_t low = 0, high = 0;
-              reduction_block_layout(in, r, scratch, slice_ends, low, high);
               for (unsigned int w = 0; w < W; ++w)
-                slice_ends[w] += block_start[r];
-              entries.resize(scratch.list_offsets[in.target_begin[r + 1] -
-                                                  in.target_begin[r]]);
-              write_reduction_block(in,
-                                    r,
-                                    low,
-                                    scratch,
-                                    entries.data(),
-                                    plan.reduction_array.data() +
-                                      block_start[r]);
+                plan.reduction_slice_offsets[std::size_t(r) * W + w + 1] +=
+                  block_start[r];
+              std::copy(packed[r].begin(),
+                        packed[r].end(),
+                        plan.reduction_array.begin() + block_start[r]);
+              std::vector<index_type>().swap(packed[r]);
             }
         },
-        16);
+        64);
     }
   } // namespace internal
 } // namespace GPUAssembly

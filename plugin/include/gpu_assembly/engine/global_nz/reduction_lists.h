@@ -23,11 +23,12 @@
  * block (build_reduction_arrays_on_device()).
  *
  * A block is built in two steps: reduction_block_layout() counts the
- * sources of each of its targets and packs the lists into lanes (LPT,
- * pack_lists_sliced()), which gives the block's size and slice ends, and
- * write_reduction_block() then fills the sorted lists and stores them by
- * slices. The sizes of all blocks come first, so that every block writes
- * straight into its place of the final array.
+ * sources of each of its targets, keeps the lengths of the lists and packs
+ * them into lanes (LPT, pack_lists_sliced()), which gives the block's size
+ * and slice ends; relayout_reduction_block() packs them again from their
+ * lengths, and write_reduction_block() fills the sorted lists and stores
+ * them by slices. The sizes of all blocks come first, so that every block
+ * writes straight into its place of the final array.
  */
 
 namespace GPUAssembly
@@ -222,10 +223,18 @@ namespace GPUAssembly
      */
     template <class Action>
     GPU_ASSEMBLY_HOST_DEVICE inline void
-    for_each_reduction_contribution(const ReductionListInput &in,
+    for_each_reduction_contribution(const ReductionListInput &input,
                                     const unsigned int        r,
                                     Action                   &action)
     {
+#if defined(__CUDA_ARCH__)
+      const ReductionListInput &in = input;
+#else
+      // A copy, which the action's stores cannot alias: the host compiler
+      // then keeps its fields in registers instead of reloading them after
+      // every call of the action.
+      const ReductionListInput in = input;
+#endif
       const std::size_t  first = in.target_begin[r];
       const std::size_t  last  = in.target_begin[r + 1];
       const unsigned int n_en  = in.n_element_nodes;
@@ -297,6 +306,44 @@ namespace GPUAssembly
             }
         }
     }
+
+    /// The contributions of block r as for_each_reduction_contribution()
+    /// finds them, for reduction_block_layout() and write_reduction_block().
+    struct VisitedContributions
+    {
+      const ReductionListInput &in;
+      unsigned int              r;
+
+      template <class Action>
+      GPU_ASSEMBLY_HOST_DEVICE void
+      operator()(Action &action) const
+      {
+        for_each_reduction_contribution(in, r, action);
+      }
+    };
+
+    /// A contribution found once: the target's place in its block and the
+    /// source's element-data index.
+    struct ReductionContribution
+    {
+      std::size_t place, source;
+    };
+
+    /// The contributions of a block stored as it found them, for a caller
+    /// that reads them twice without finding them twice.
+    struct StoredContributions
+    {
+      const ReductionContribution *contributions;
+      std::size_t                  n;
+
+      template <class Action>
+      GPU_ASSEMBLY_HOST_DEVICE void
+      operator()(Action &action) const
+      {
+        for (std::size_t i = 0; i < n; ++i)
+          action(contributions[i].place, contributions[i].source);
+      }
+    };
 
     // Counts the sources of each list and their smallest and largest.
     struct ReductionListCounter
@@ -443,21 +490,54 @@ namespace GPUAssembly
         s.lane_order[s.start[max_load - s.lane_load[t]]++] = t;
     }
 
+    /// The length of a list, its sources and its target, kept from a
+    /// block's layout for its write: a node has fewer elements.
+    using ReductionListLength = std::uint16_t;
+
     /**
-     * Count the lists of block @p r into s.list_offsets (each closed by its
-     * target) and pack them into lanes (assign_reduction_lanes()). Writes
-     * the end of each of the block's n_lanes / 32 slices, relative to the
-     * block's start, to @p slice_ends, its smallest and largest source to
-     * @p low and @p high (0 without sources), and returns the number of
-     * its entries.
+     * Pack the @p n_lists lists of s.list_offsets into lanes
+     * (assign_reduction_lanes()) and return the number of entries of the
+     * block's slices of 32 lanes, each as wide as its longest lane; the end
+     * of each, relative to the block's start, to @p slice_ends unless null.
      */
+    GPU_ASSEMBLY_HOST_DEVICE inline std::size_t
+    pack_reduction_block(const ReductionListInput    &in,
+                         const unsigned int           n_lists,
+                         const ReductionBlockScratch &s,
+                         std::size_t *const           slice_ends)
+    {
+      assign_reduction_lanes(s.list_offsets, n_lists, in.n_lanes, s);
+      std::size_t end = 0;
+      for (unsigned int w = 0; w < in.n_lanes / reduction_slice_width; ++w)
+        {
+          end +=
+            std::size_t(s.lane_load[s.lane_order[w * reduction_slice_width]]) *
+            reduction_slice_width;
+          if (slice_ends != nullptr)
+            slice_ends[w] = end;
+        }
+      return end;
+    }
+
+    /**
+     * Count the lists of block @p r, whose @p contributions
+     * (VisitedContributions or StoredContributions) it visits, into
+     * s.list_offsets (each closed by its target), their lengths into
+     * @p lengths (at the block's targets) unless null, and pack them
+     * (pack_reduction_block()). Writes the block's slice ends to
+     * @p slice_ends, its smallest and largest source to @p low and @p high
+     * (0 without sources), and returns the number of its entries.
+     */
+    template <class Contributions>
     GPU_ASSEMBLY_HOST_DEVICE inline std::size_t
     reduction_block_layout(const ReductionListInput    &in,
                            const unsigned int           r,
+                           const Contributions         &contributions,
                            const ReductionBlockScratch &s,
                            std::size_t *const           slice_ends,
                            std::size_t                 &low,
-                           std::size_t                 &high)
+                           std::size_t                 &high,
+                           ReductionListLength *const   lengths)
     {
       const unsigned int n_local = in.target_begin[r + 1] - in.target_begin[r];
       for (unsigned int p = 0; p <= n_local; ++p)
@@ -465,36 +545,53 @@ namespace GPUAssembly
       ReductionListCounter counter{s.list_offsets,
                                    ~std::size_t(0),
                                    std::size_t(0)};
-      for_each_reduction_contribution(in, r, counter);
+      contributions(counter);
       for (unsigned int p = 0; p < n_local; ++p)
-        s.list_offsets[p + 1] += s.list_offsets[p] + 1;
+        {
+          if (lengths != nullptr)
+            lengths[in.target_begin[r] + p] =
+              static_cast<ReductionListLength>(s.list_offsets[p + 1] + 1);
+          s.list_offsets[p + 1] += s.list_offsets[p] + 1;
+        }
       const bool any = s.list_offsets[n_local] > index_type(n_local);
       low            = any ? counter.low : 0;
       high           = any ? counter.high : 0;
-      assign_reduction_lanes(s.list_offsets, n_local, in.n_lanes, s);
-      // Slices of 32 lanes, each as wide as its longest lane.
-      std::size_t end = 0;
-      for (unsigned int w = 0; w < in.n_lanes / reduction_slice_width; ++w)
-        {
-          end +=
-            std::size_t(s.lane_load[s.lane_order[w * reduction_slice_width]]) *
-            reduction_slice_width;
-          slice_ends[w] = end;
-        }
-      return end;
+      return pack_reduction_block(in, n_local, s, slice_ends);
     }
 
     /**
-     * Block @p r's sorted lists, each closed by -(p + 1) for its target p,
+     * The list offsets and lanes of block @p r again, from the @p lengths
+     * of its reduction_block_layout(), for write_reduction_block().
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    relayout_reduction_block(const ReductionListInput        &in,
+                             const unsigned int               r,
+                             const ReductionBlockScratch     &s,
+                             const ReductionListLength *const lengths)
+    {
+      const unsigned int n_local = in.target_begin[r + 1] - in.target_begin[r];
+      const ReductionListLength *const length = lengths + in.target_begin[r];
+      s.list_offsets[0]                       = 0;
+      for (unsigned int p = 0; p < n_local; ++p)
+        s.list_offsets[p + 1] = s.list_offsets[p] + length[p];
+      pack_reduction_block(in, n_local, s, nullptr);
+    }
+
+    /**
+     * Block @p r's sorted lists of its @p contributions, each closed by
+     * -(p + 1) for its target p,
      * relative to @p base (its smallest source), into @p entries
      * (s.list_offsets[n_targets] of them), then stored by slices into
      * @p out (reduction_block_layout()'s number of entries), entry j of
      * lane i of slice w at slice start + j * 32 + i, padded with 0. Needs
-     * the scratch that reduction_block_layout() left for the block.
+     * the scratch that reduction_block_layout() or
+     * relayout_reduction_block() left for the block.
      */
+    template <class Contributions>
     GPU_ASSEMBLY_HOST_DEVICE inline void
     write_reduction_block(const ReductionListInput    &in,
                           const unsigned int           r,
+                          const Contributions         &contributions,
                           const std::size_t            base,
                           const ReductionBlockScratch &s,
                           index_type *const            entries,
@@ -504,7 +601,7 @@ namespace GPUAssembly
       for (unsigned int p = 0; p < n_local; ++p)
         s.fill[p] = s.list_offsets[p];
       ReductionListFiller filler{s.list_offsets, s.fill, entries, base};
-      for_each_reduction_contribution(in, r, filler);
+      contributions(filler);
       for (unsigned int p = 0; p < n_local; ++p)
         entries[s.fill[p]] = -static_cast<index_type>(p + 1);
 
@@ -550,7 +647,9 @@ namespace GPUAssembly
       /// Symmetric element data: the target of each nonzero summed from its
       /// own row, else -1 (ReductionListInput::target_of_position).
       std::vector<index_type> target_of_position;
-      /// The most elements of a node, plus one: no list is longer.
+      /// The most elements of a node, plus one: no list is longer
+      /// (GlobalNZPlan::reinit() refuses a mesh whose lists do not fit
+      /// ReductionListLength).
       unsigned int max_list_length = 0;
     };
 
