@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // GlobalNZ's reduction arrays built on the GPU (ReductionConstruction::
-// device) against the host plan's, byte for byte, and an assembly with them
-// against one with the host-built arrays, bit for bit, on the meshes of
+// device) against the host plan's, byte for byte (also built in batches of
+// a few blocks), and an assembly with them against one with the host-built
+// arrays, bit for bit, on the meshes of
 // global_nz_reduction_cases.h (the cube with a refined octant at 16^3
 // cells among them); and where each construction builds them.
 
@@ -94,6 +95,20 @@ main()
                                            downloaded);
       ++n_plans;
       n_entries += downloaded.reduction_array.size();
+
+      // In batches of a few blocks each, as a device with little free
+      // memory builds them.
+      {
+        GPUAssembly::internal::GlobalNZDeviceData<double> batched;
+        batched.reinit(arrays, on_device, dim, shared_memory, 64 * 1024);
+        GlobalNZPlan batched_arrays;
+        batched.copy_reduction_arrays_to(batched_arrays);
+        Testing::check_same_reduction_arrays(
+          checks,
+          what + ", built on the GPU in batches of 64 KiB of scratch",
+          host_plan,
+          batched_arrays);
+      }
 
       // Assemblies with either arrays: the same bits.
       std::vector<double>      host_values, host_rhs, device_values, device_rhs;

@@ -171,7 +171,8 @@ namespace GPUAssembly
       DeviceVector<unsigned long long> &slice_offsets,
       DeviceVector<unsigned long long> &source_base,
       DeviceVector<int>                &reduction_array,
-      SetupTimes::Steps                &steps)
+      SetupTimes::Steps                &steps,
+      const std::size_t                 scratch_bytes)
     {
       const unsigned int W = in.n_lanes / reduction_slice_width;
 
@@ -200,17 +201,22 @@ namespace GPUAssembly
           in.target_of_position = target_of_position.data();
         }
 
-      // Scratch of a batch: at most an eighth of the free memory.
+      // Scratch of a batch: at most scratch_bytes, by default an eighth of
+      // the free memory.
       const std::size_t words =
         reduction_scratch_words(max_lists, in.n_lanes, max_list_length);
-      std::size_t free_bytes = 0, total_bytes = 0;
-      GPU_ASSEMBLY_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+      std::size_t budget = scratch_bytes;
+      if (budget == 0)
+        {
+          std::size_t free_bytes = 0, total_bytes = 0;
+          GPU_ASSEMBLY_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+          budget = free_bytes / 8;
+        }
       const unsigned int batch =
         static_cast<unsigned int>(std::max<std::size_t>(
           1,
           std::min<std::size_t>(n_blocks,
-                                free_bytes / 8 /
-                                  (words * sizeof(std::uint64_t)))));
+                                budget / (words * sizeof(std::uint64_t)))));
       DeviceVector<unsigned long long> memory;
       memory.reinit(std::size_t(batch) * words, true);
       const BatchScratch scratch{reinterpret_cast<std::uint64_t *>(

@@ -42,7 +42,8 @@ namespace GPUAssembly
                       DeviceVector<unsigned long long> &slice_offsets,
                       DeviceVector<unsigned long long> &source_base,
                       DeviceVector<int>                &reduction_array,
-                      SetupTimes::Steps                &steps)
+                      SetupTimes::Steps                &steps,
+                      const std::size_t                 scratch_bytes)
       {
         steps.next("reduction list inputs (device)");
         DeviceVector<int> row_offsets, column_indices, node_of_dof,
@@ -98,7 +99,8 @@ namespace GPUAssembly
                                          slice_offsets,
                                          source_base,
                                          reduction_array,
-                                         steps);
+                                         steps,
+                                         scratch_bytes);
       }
     } // namespace
 
@@ -110,7 +112,8 @@ namespace GPUAssembly
       const MeshArrays               &new_arrays,
       const GlobalNZPlan::Parameters &parameters,
       const unsigned int              n_fields,
-      const std::size_t               shared_memory_limit)
+      const std::size_t               shared_memory_limit,
+      const std::size_t               reduction_scratch_bytes)
     {
       arrays                  = &new_arrays;
       arrays_checked_by       = nullptr;
@@ -164,7 +167,8 @@ namespace GPUAssembly
                               reduction_slice_offsets,
                               reduction_source_base,
                               reduction_array,
-                              steps);
+                              steps,
+                              reduction_scratch_bytes);
               plan.reduction_arrays_on_device = true;
               plan.n_reduction_entries        = reduction_array.size();
             }

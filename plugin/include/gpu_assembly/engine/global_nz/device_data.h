@@ -27,13 +27,16 @@ namespace GPUAssembly
        * Build the plan for @p arrays (which must outlive this object) with
        * @p parameters and upload it; the reduction arrays are built where
        * parameters.reduction_construction says, on the device straight
-       * into the arrays below.
+       * into the arrays below, in batches of reduction blocks whose scratch
+       * takes at most @p reduction_scratch_bytes (0: an eighth of the free
+       * device memory; tests choose less, for many batches).
        */
       void
       reinit(const MeshArrays               &arrays,
              const GlobalNZPlan::Parameters &parameters,
              const unsigned int              n_fields,
-             const std::size_t               shared_memory_limit);
+             const std::size_t               shared_memory_limit,
+             const std::size_t               reduction_scratch_bytes = 0);
 
       /**
        * Enqueue the element and the reduction kernel on the stream of

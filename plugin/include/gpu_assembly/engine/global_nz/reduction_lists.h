@@ -696,7 +696,9 @@ namespace GPUAssembly
      * blocks of at most @p max_lists targets and lists of at most
      * @p max_list_length entries (ReductionListSource::max_list_length):
      * the three arrays that uploading build_reduction_arrays_on_host()'s
-     * would give, byte for byte. Timed as the steps "reduction lists
+     * would give, byte for byte. Blocks are built in batches whose scratch
+     * takes at most @p scratch_bytes (0: an eighth of the free device
+     * memory), at least one block. Timed as the steps "reduction lists
      * (device)" and "reduction array (device)" of @p steps. Throws
      * ExcUnsupportedInput as the host build does, and ExcDeviceMemory where
      * the device's memory does not hold the build.
@@ -711,7 +713,8 @@ namespace GPUAssembly
       DeviceVector<unsigned long long> &slice_offsets,
       DeviceVector<unsigned long long> &source_base,
       DeviceVector<int>                &reduction_array,
-      SetupTimes::Steps                &steps);
+      SetupTimes::Steps                &steps,
+      const std::size_t                 scratch_bytes = 0);
   } // namespace internal
 } // namespace GPUAssembly
 
