@@ -176,25 +176,25 @@ namespace Testing
                               const GPUAssembly::GlobalNZPlan &reference,
                               const GPUAssembly::GlobalNZPlan &built)
   {
-    bool       same  = true;
-    const auto check = [&](const auto &a, const auto &b, const char *name) {
-      const long long i = first_difference(a, b);
-      same &= i < 0;
-      checks.check(i < 0,
-                   what + ": " + name + " (" + std::to_string(b.size()) +
-                     " entries) equals the host plan's" +
-                     (i < 0 ? std::string() :
-                              " (first difference at " + std::to_string(i) +
-                                ", sizes " + std::to_string(a.size()) +
-                                " and " + std::to_string(b.size()) + ")"));
-    };
-    check(built.reduction_slice_offsets,
-          reference.reduction_slice_offsets,
-          "reduction_slice_offsets");
-    check(built.reduction_source_base,
-          reference.reduction_source_base,
-          "reduction_source_base");
-    check(built.reduction_array, reference.reduction_array, "reduction_array");
+    const std::string whose = "the host plan's";
+    bool              same  = check_same_array(checks,
+                                 what,
+                                 built.reduction_slice_offsets,
+                                 reference.reduction_slice_offsets,
+                                 "reduction_slice_offsets",
+                                 whose);
+    same &= check_same_array(checks,
+                             what,
+                             built.reduction_source_base,
+                             reference.reduction_source_base,
+                             "reduction_source_base",
+                             whose);
+    same &= check_same_array(checks,
+                             what,
+                             built.reduction_array,
+                             reference.reduction_array,
+                             "reduction_array",
+                             whose);
     return same;
   }
 } // namespace Testing
