@@ -40,6 +40,11 @@
 //                 builds the CSR pattern and the nonzero map K, as
 //                 DoFHandlerAdapter's pattern_construction; default
 //                 its default, the host)
+//                 --plan automatic|host|device (where GlobalNZ's
+//                 reduction arrays are built, as GlobalNZPlan::Parameters'
+//                 reduction_construction; default its default, automatic:
+//                 on the device; --plans-only builds every plan on the
+//                 host)
 //                 --supplemental gradients|edge-matrix (S(e) of every
 //                 method: JxW and the 12 physical gradients, 13 values,
 //                 the default; or the inverse reference edge matrix and
@@ -123,12 +128,14 @@ namespace
     // for the other methods.
     double recomputation = 0;
     // What a new mesh costs before its first result: the method's plan
-    // and the constraint plan built on the host, the rest of reinit() (the
+    // (GlobalNZ's reduction arrays on the host or the device) and the
+    // constraint plan built on the host, the rest of reinit() (the
     // upload), and the first assemble().
-    double plan_seconds            = 0;
-    double constraint_plan_seconds = 0;
-    double upload_seconds          = 0;
-    double first_assembly          = 0;
+    std::string plan_built_on           = "host";
+    double      plan_seconds            = 0;
+    double      constraint_plan_seconds = 0;
+    double      upload_seconds          = 0;
+    double      first_assembly          = 0;
   };
 
   // deal.II's own assembly, the way a deal.II program does it (step-8's
@@ -358,7 +365,7 @@ namespace
       {
         const GlobalNZPlan &plan = assembler.get_global_nz_plan();
         return 2. * n_el * plan.n_entries * s + // element data written, read
-               plan.reduction_array.size() * sizeof(int) +
+               plan.n_reduction_entries * sizeof(int) +
                // symmetric data: where each pair's sum goes
                (plan.upper_position.size() + plan.mirror_position.size()) *
                  sizeof(int) +
@@ -617,6 +624,10 @@ namespace
   std::string
   checksum(const GlobalNZPlan &plan)
   {
+    AssertThrow(!plan.reduction_arrays_on_device,
+                ExcMessage("The checksum of a GlobalNZ plan covers its "
+                           "reduction arrays, which this plan holds on the "
+                           "device only."));
     Checksum c;
     c << plan.n_element_blocks << plan.n_nodes_per_element
       << plan.n_dofs_per_element << plan.n_supplemental << plan.n_matrix_entries
@@ -649,18 +660,21 @@ namespace
 
 
 
-  // The method's host plan's share of the set-up just recorded:
+  // The method's plan's share of the set-up just recorded:
   // GlobalNZPlan, SharedNZPlan, LocalElemPlan and ConstraintPlan time their
   // reinit() while SetupTimes records, so that the plans, timed inside
   // DeviceAssembler::reinit(), and the upload, the rest of it, add up to
-  // reinit() itself. The constraint plan is
+  // reinit() itself; GlobalNZ's reduction arrays built on the device are
+  // "GlobalNZ plan (device)". The constraint plan is
   // SetupTimes::seconds("constraint plan").
   double
   recorded_plan_seconds()
   {
     double seconds = 0;
-    for (const char *plan :
-         {"GlobalNZ plan", "SharedNZ plan", "LocalElem plan"})
+    for (const char *plan : {"GlobalNZ plan",
+                             "GlobalNZ plan (device)",
+                             "SharedNZ plan",
+                             "LocalElem plan"})
       seconds += SetupTimes::seconds(plan);
     return seconds;
   }
@@ -783,6 +797,9 @@ namespace
         row.constraint_plan_seconds = constraint_plan_seconds;
         row.upload_seconds = setup - plan_seconds - constraint_plan_seconds;
         row.first_assembly = first_assembly;
+        if (method == AssemblyMethod::global_nz &&
+            assembler.get_global_nz_plan().reduction_arrays_on_device)
+          row.plan_built_on = "host, reduction arrays on the device";
         rows.push_back(row);
         if (method == AssemblyMethod::shared_nz)
           {
@@ -913,6 +930,11 @@ namespace
         std::cout << std::setw(16) << std::setprecision(0) << row.plan_bytes
                   << '\n';
       }
+    for (const Row &row : rows)
+      if (std::isfinite(row.seconds) && row.plan_bytes > 0 &&
+          row.plan_built_on != "host")
+        std::cout << row.method << ": plan on the " << row.plan_built_on
+                  << " (--plan)\n";
     std::cout << std::defaultfloat << std::setprecision(6);
   }
 
@@ -1079,6 +1101,19 @@ main(int argc, char **argv)
                 where == "host"   ? PatternConstruction::host :
                 where == "device" ? PatternConstruction::device :
                                     PatternConstruction::automatic;
+            }
+          else if (argument == "--plan" && i + 1 < argc)
+            {
+              const std::string where = argv[++i];
+              AssertThrow(where == "automatic" || where == "host" ||
+                            where == "device",
+                          ExcMessage("--plan must be automatic, host or "
+                                     "device, not '" +
+                                     where + "'."));
+              tuning.global_nz.reduction_construction =
+                where == "host"   ? ReductionConstruction::host :
+                where == "device" ? ReductionConstruction::device :
+                                    ReductionConstruction::automatic;
             }
           else if (argument == "--threads" && i + 1 < argc)
             MultithreadInfo::set_thread_limit(std::stoi(argv[++i]));

@@ -10,7 +10,8 @@
 // reduction lists must take nothing from the rank's elements for them. The
 // meshes are step-40's: a square refined where the right-hand side jumps,
 // FE_Q(2), zero Dirichlet values, constrained DoFs condensed out of the
-// pattern.
+// pattern. Each plan's reduction arrays are also built as the device builds
+// them and compared with the host plan's.
 
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/quadrature_lib.h>
@@ -45,6 +46,7 @@
 
 #include "distributed_problems.h"
 #include "global_nz_host.h"
+#include "global_nz_reduction_cases.h"
 #include "tests.h"
 
 using namespace dealii;
@@ -190,6 +192,26 @@ namespace
                                       nodal.data(),
                                       values.data(),
                                       rhs.data());
+
+            // The reduction arrays as the device builds them (K by search
+            // in the pattern), also for the DoFs on no node of the rank.
+            GlobalNZPlan                               partial;
+            GPUAssembly::internal::ReductionListSource source;
+            partial.reinit(arrays,
+                           parameters,
+                           1,
+                           sizeof(double),
+                           48 * 1024,
+                           &source);
+            all_passed &= Testing::check_same_reduction_arrays(
+              checks,
+              "rank " + std::to_string(rank) + ", cycle " +
+                std::to_string(cycle) + ", " +
+                std::to_string(plan.parameters.targets_per_block) +
+                " targets per reduction block, built block by block as the "
+                "device does",
+              plan,
+              Testing::reduction_arrays_as_on_device(partial, arrays, source));
 
             const double error =
               Testing::max_relative_difference(values, reference_values);

@@ -50,6 +50,11 @@ namespace GPUAssembly
                   std::to_string(plan.entry_group) +
                   " entries, but the element kernel has " +
                   std::to_string(Kernel::n_components) + " components."));
+    AssertThrow(!plan.reduction_arrays_on_device,
+                dealii::ExcMessage(
+                  "The GlobalNZ plan's reduction arrays were built on the "
+                  "device; executing it on the host needs a plan of "
+                  "GlobalNZPlan::reinit()."));
     const unsigned int             B    = plan.parameters.elements_per_block;
     const unsigned int             n_ed = plan.n_dofs_per_element;
     const std::vector<Number>      supplemental(plan.block_supplemental.begin(),

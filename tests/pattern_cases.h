@@ -139,6 +139,30 @@ namespace Testing
     return a.size() == b.size() ? -1 : static_cast<long long>(n);
   }
 
+  /// One check that the array @p name of @p built equals that of
+  /// @p reference (@p whose: "the host build's"), entry for entry, naming
+  /// the first difference; returns whether it does.
+  template <typename T>
+  bool
+  check_same_array(Checks               &checks,
+                   const std::string    &what,
+                   const std::vector<T> &built,
+                   const std::vector<T> &reference,
+                   const std::string    &name,
+                   const std::string    &whose)
+  {
+    const long long i = first_difference(built, reference);
+    checks.check(i < 0,
+                 what + ": " + name + " (" + std::to_string(reference.size()) +
+                   " entries) equals " + whose +
+                   (i < 0 ?
+                      std::string() :
+                      " (first difference at " + std::to_string(i) +
+                        ", sizes " + std::to_string(built.size()) + " and " +
+                        std::to_string(reference.size()) + ")"));
+    return i < 0;
+  }
+
   /// One check per array: @p built's pattern and K equal @p reference's,
   /// entry for entry.
   inline void
@@ -147,19 +171,25 @@ namespace Testing
                      const GPUAssembly::MeshArrays &reference,
                      const GPUAssembly::MeshArrays &built)
   {
-    const auto check = [&](const auto &a, const auto &b, const char *name) {
-      const long long i = first_difference(a, b);
-      checks.check(i < 0,
-                   what + ": " + name + " (" + std::to_string(b.size()) +
-                     " entries) equals the host build's" +
-                     (i < 0 ? std::string() :
-                              " (first difference at " + std::to_string(i) +
-                                ", sizes " + std::to_string(a.size()) +
-                                " and " + std::to_string(b.size()) + ")"));
-    };
-    check(built.row_offsets, reference.row_offsets, "row_offsets");
-    check(built.column_indices, reference.column_indices, "column_indices");
-    check(built.nonzero_map, reference.nonzero_map, "nonzero_map K");
+    const std::string whose = "the host build's";
+    check_same_array(checks,
+                     what,
+                     built.row_offsets,
+                     reference.row_offsets,
+                     "row_offsets",
+                     whose);
+    check_same_array(checks,
+                     what,
+                     built.column_indices,
+                     reference.column_indices,
+                     "column_indices",
+                     whose);
+    check_same_array(checks,
+                     what,
+                     built.nonzero_map,
+                     reference.nonzero_map,
+                     "nonzero_map K",
+                     whose);
   }
 } // namespace Testing
 

@@ -2,10 +2,10 @@
 #include <gpu_assembly/adapter/sorted_pattern.h>
 #include <gpu_assembly/base/cuda_check.h>
 #include <gpu_assembly/base/device_memory.h>
+#include <gpu_assembly/base/device_scan.cuh>
 #include <gpu_assembly/base/kernel_launch.cuh>
 
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 
@@ -76,39 +76,6 @@ namespace GPUAssembly
         T          *pointer = nullptr;
         std::size_t size    = 0;
       };
-
-      // One value from device memory.
-      template <typename T>
-      T
-      read_value(const T *const address)
-      {
-        T value;
-        GPU_ASSEMBLY_CHECK_CUDA(
-          cudaMemcpy(&value, address, sizeof(T), cudaMemcpyDeviceToHost));
-        return value;
-      }
-
-      // The exclusive sum of @p counts (n + 1 entries, the last one any
-      // value) into @p offsets: offsets[n] is the total, which is returned.
-      std::size_t
-      exclusive_sum(const std::size_t *const counts,
-                    std::size_t *const       offsets,
-                    const std::size_t        n)
-      {
-        std::size_t temp_bytes = 0;
-        GPU_ASSEMBLY_CHECK_CUDA(cub::DeviceScan::ExclusiveSum(nullptr,
-                                                              temp_bytes,
-                                                              counts,
-                                                              offsets,
-                                                              n + 1));
-        Buffer<unsigned char> temp(temp_bytes);
-        GPU_ASSEMBLY_CHECK_CUDA(cub::DeviceScan::ExclusiveSum(temp.pointer,
-                                                              temp_bytes,
-                                                              counts,
-                                                              offsets,
-                                                              n + 1));
-        return read_value(offsets + n);
-      }
 
       __global__ void
       count_entries(const PatternInput in, std::size_t *const counts)
@@ -288,9 +255,9 @@ namespace GPUAssembly
                              nullptr,
                              in,
                              counts.pointer);
-          entries.resize(exclusive_sum(counts.pointer,
-                                       entry_offsets.pointer,
-                                       in.n_elements));
+          entries.resize(exclusive_sum_on_device(counts.pointer,
+                                                 entry_offsets.pointer,
+                                                 in.n_elements));
           n_entries.resize(in.n_elements);
           launch_kernel_over("gather_entries",
                              gather_entries,
@@ -303,8 +270,9 @@ namespace GPUAssembly
                              n_entries.pointer,
                              counts.pointer);
           key_offsets.resize(in.n_elements + 1);
-          n_keys +=
-            exclusive_sum(counts.pointer, key_offsets.pointer, in.n_elements);
+          n_keys += exclusive_sum_on_device(counts.pointer,
+                                            key_offsets.pointer,
+                                            in.n_elements);
         }
 
       d.keys[0].resize(n_keys);
@@ -376,10 +344,10 @@ namespace GPUAssembly
                                                           d.unique,
                                                           n_selected.pointer,
                                                           n_keys));
-        n_unique = read_value(n_selected.pointer);
+        n_unique = read_device_value(n_selected.pointer);
       }
       if (n_unique > 0 &&
-          read_value(d.unique + n_unique - 1) == d.coding.sentinel())
+          read_device_value(d.unique + n_unique - 1) == d.coding.sentinel())
         --n_unique;
       check_nonzero_count(n_unique);
       d.n_nonzeros = n_unique;

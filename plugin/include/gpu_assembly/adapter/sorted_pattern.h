@@ -273,20 +273,17 @@ namespace GPUAssembly
     }
 
     /**
-     * K(e, d1, d2) at @p index = (e * n_element_dofs + d1) * n_element_dofs
-     * + d2: the position of (L(e, d1), L(e, d2)) in the columns of its row,
-     * by binary search, or invalid_index where keeps_coupling() drops it.
+     * The position of the coupling (@p row, @p col) of two DoFs of one
+     * element in the columns of its row, by binary search, or
+     * invalid_index where keeps_coupling() drops it.
      */
     GPU_ASSEMBLY_HOST_DEVICE inline index_type
-    nonzero_map_entry(const PatternInput     &in,
-                      const index_type *const row_offsets,
-                      const index_type *const column_indices,
-                      const std::size_t       index)
+    nonzero_position(const PatternInput     &in,
+                     const index_type *const row_offsets,
+                     const index_type *const column_indices,
+                     const index_type        row,
+                     const index_type        col)
     {
-      const std::size_t n_ed = in.n_element_dofs;
-      const std::size_t e    = index / (n_ed * n_ed);
-      const index_type  row  = in.location[e * n_ed + (index / n_ed) % n_ed];
-      const index_type  col  = in.location[e * n_ed + index % n_ed];
       if (!keeps_coupling(in, row, col))
         return invalid_index;
       index_type begin = row_offsets[row], end = row_offsets[row + 1];
@@ -299,6 +296,25 @@ namespace GPUAssembly
             end = middle;
         }
       return begin;
+    }
+
+    /**
+     * K(e, d1, d2) at @p index = (e * n_element_dofs + d1) * n_element_dofs
+     * + d2: nonzero_position() of (L(e, d1), L(e, d2)).
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline index_type
+    nonzero_map_entry(const PatternInput     &in,
+                      const index_type *const row_offsets,
+                      const index_type *const column_indices,
+                      const std::size_t       index)
+    {
+      const std::size_t n_ed = in.n_element_dofs;
+      const std::size_t e    = index / (n_ed * n_ed);
+      return nonzero_position(in,
+                              row_offsets,
+                              column_indices,
+                              in.location[e * n_ed + (index / n_ed) % n_ed],
+                              in.location[e * n_ed + index % n_ed]);
     }
 
     /**

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <gpu_assembly/base/exceptions.h>
+#include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/engine/global_nz/device_data.h>
+#include <gpu_assembly/engine/global_nz/reduction_lists.h>
 
 #include "../upload.h"
 
@@ -8,47 +10,209 @@ namespace GPUAssembly
 {
   namespace internal
   {
+    namespace
+    {
+      // The reduction arrays of @p plan, through @p staging.
+      void
+      upload_reduction_arrays(StagedUpload                     &staging,
+                              const GlobalNZPlan               &plan,
+                              DeviceVector<unsigned long long> &slice_offsets,
+                              DeviceVector<unsigned long long> &source_base,
+                              DeviceVector<int>                &array)
+      {
+        upload(staging, slice_offsets, as_uint64(plan.reduction_slice_offsets));
+        upload(staging, source_base, as_uint64(plan.reduction_source_base));
+        upload(staging, array, plan.reduction_array);
+      }
+
+
+
+      // The reduction arrays of @p plan built on the device into @p
+      // slice_offsets, @p source_base and @p reduction_array, from the
+      // plan's arrays there (@p target_begin, @p upper_position,
+      // @p block_location) and the other inputs, uploaded here and freed on
+      // return.
+      void
+      build_on_device(const GlobalNZPlan               &plan,
+                      const MeshArrays                 &arrays,
+                      const ReductionListSource        &source,
+                      const DeviceVector<int>          &target_begin,
+                      const DeviceVector<int>          &upper_position,
+                      const DeviceVector<int>          &block_location,
+                      DeviceVector<unsigned long long> &slice_offsets,
+                      DeviceVector<unsigned long long> &source_base,
+                      DeviceVector<int>                &reduction_array,
+                      SetupTimes::Steps                &steps,
+                      const std::size_t                 scratch_bytes)
+      {
+        steps.next("reduction list inputs (device)");
+        DeviceVector<int> row_offsets, column_indices, node_of_dof,
+          component_of_dof, node_elements, connectivity, slot_of;
+        DeviceVector<unsigned long long> node_element_offsets;
+        DeviceVector<unsigned char>      dof_is_constrained;
+        {
+          StagedUpload staging(
+            (arrays.row_offsets.size() + arrays.column_indices.size() +
+             source.node_of_dof.size() + source.component_of_dof.size() +
+             source.node_elements.size() + arrays.connectivity.size() +
+             source.slot_of.size()) *
+              sizeof(int) +
+            source.node_element_offsets.size() * sizeof(std::size_t) +
+            arrays.dof_is_constrained.size());
+          upload(staging, row_offsets, arrays.row_offsets);
+          upload(staging, column_indices, arrays.column_indices);
+          upload(staging, node_of_dof, source.node_of_dof);
+          upload(staging, component_of_dof, source.component_of_dof);
+          upload(staging, node_elements, source.node_elements);
+          upload(staging, connectivity, arrays.connectivity);
+          upload(staging, slot_of, source.slot_of);
+          upload(staging,
+                 node_element_offsets,
+                 as_uint64(source.node_element_offsets));
+          upload(staging,
+                 dof_is_constrained,
+                 std::vector<unsigned char>(arrays.dof_is_constrained.begin(),
+                                            arrays.dof_is_constrained.end()));
+          staging.finish();
+        }
+        ReductionListInput in =
+          host_reduction_list_input(plan, arrays, source, false);
+        in.target_begin       = target_begin.data();
+        in.row_offsets        = row_offsets.data();
+        in.column_indices     = column_indices.data();
+        in.upper_position     = upper_position.data();
+        in.target_of_position = nullptr;
+        in.node_of_dof        = node_of_dof.data();
+        in.component_of_dof   = component_of_dof.data();
+        in.node_element_offsets =
+          reinterpret_cast<const std::size_t *>(node_element_offsets.data());
+        in.node_elements              = node_elements.data();
+        in.connectivity               = connectivity.data();
+        in.slot_of                    = slot_of.data();
+        in.block_location             = block_location.data();
+        in.pattern.dof_is_constrained = dof_is_constrained.data();
+        build_reduction_arrays_on_device(in,
+                                         plan.n_nonzeros,
+                                         plan.n_reduction_blocks(),
+                                         plan.parameters.targets_per_block,
+                                         source.max_list_length,
+                                         slice_offsets,
+                                         source_base,
+                                         reduction_array,
+                                         steps,
+                                         scratch_bytes);
+      }
+    } // namespace
+
+
+
     template <typename Number>
     void
     GlobalNZDeviceData<Number>::reinit(
       const MeshArrays               &new_arrays,
       const GlobalNZPlan::Parameters &parameters,
       const unsigned int              n_fields,
-      const std::size_t               shared_memory_limit)
+      const std::size_t               shared_memory_limit,
+      const std::size_t               reduction_scratch_bytes)
     {
       arrays                  = &new_arrays;
       arrays_checked_by       = nullptr;
       any_constrained_element = new_arrays.n_constrained_elements() > 0;
 
+      // The reduction arrays on the device: the host plan then leaves them
+      // out, and hands over what their build needs.
+      const bool on_device =
+        parameters.reduction_construction != ReductionConstruction::host;
+      ReductionListSource source;
       plan.reinit(new_arrays,
                   parameters,
                   n_fields,
                   sizeof(Number),
-                  shared_memory_limit);
+                  shared_memory_limit,
+                  on_device ? &source : nullptr);
       // One staging object for all arrays: their transfers overlap.
-      StagedUpload staging(plan.memory_consumption());
-      upload(staging, block_element, plan.block_element);
-      upload(staging, cluster_node_offsets, plan.cluster_node_offsets);
-      upload(staging, cluster_nodes, plan.cluster_nodes);
-      upload(staging, block_connectivity, plan.block_connectivity);
-      upload(staging,
-             block_supplemental,
-             convert<Number>(plan.block_supplemental));
-      upload(staging, block_location, plan.block_location);
-      upload(staging, block_has_constraints, plan.block_has_constraints);
-      upload(staging, reduction_target_begin, plan.reduction_target_begin);
-      upload(staging,
-             reduction_slice_offsets,
-             as_uint64(plan.reduction_slice_offsets));
-      upload(staging,
-             reduction_source_base,
-             as_uint64(plan.reduction_source_base));
-      upload(staging, reduction_array, plan.reduction_array);
-      upload(staging, upper_position, plan.upper_position);
-      upload(staging, reduction_block_order, plan.reduction_block_order);
-      upload(staging, mirror_position, plan.mirror_position);
-      staging.finish();
+      {
+        StagedUpload staging(plan.memory_consumption());
+        upload(staging, block_element, plan.block_element);
+        upload(staging, cluster_node_offsets, plan.cluster_node_offsets);
+        upload(staging, cluster_nodes, plan.cluster_nodes);
+        upload(staging, block_connectivity, plan.block_connectivity);
+        upload(staging,
+               block_supplemental,
+               convert<Number>(plan.block_supplemental));
+        upload(staging, block_location, plan.block_location);
+        upload(staging, block_has_constraints, plan.block_has_constraints);
+        upload(staging, reduction_target_begin, plan.reduction_target_begin);
+        upload_reduction_arrays(staging,
+                                plan,
+                                reduction_slice_offsets,
+                                reduction_source_base,
+                                reduction_array);
+        upload(staging, upper_position, plan.upper_position);
+        upload(staging, reduction_block_order, plan.reduction_block_order);
+        upload(staging, mirror_position, plan.mirror_position);
+        staging.finish();
+      }
+      if (on_device)
+        {
+          SetupTimes::Steps steps("GlobalNZ plan (device)");
+          try
+            {
+              build_on_device(plan,
+                              new_arrays,
+                              source,
+                              reduction_target_begin,
+                              upper_position,
+                              block_location,
+                              reduction_slice_offsets,
+                              reduction_source_base,
+                              reduction_array,
+                              steps,
+                              reduction_scratch_bytes);
+              plan.reduction_arrays_on_device = true;
+              plan.n_reduction_entries        = reduction_array.size();
+            }
+          catch (const ExcDeviceMemory &)
+            {
+              if (parameters.reduction_construction ==
+                  ReductionConstruction::device)
+                throw;
+              // Too little device memory for the build's inputs and
+              // scratch: the host build needs none of it.
+              reduction_slice_offsets.reinit(0);
+              reduction_source_base.reinit(0);
+              reduction_array.reinit(0);
+              build_reduction_arrays_on_host(plan, new_arrays, source, steps);
+              steps.next("reduction array upload");
+              StagedUpload staging(plan.memory_consumption());
+              upload_reduction_arrays(staging,
+                                      plan,
+                                      reduction_slice_offsets,
+                                      reduction_source_base,
+                                      reduction_array);
+              staging.finish();
+            }
+        }
       element_data.reinit(plan.element_data_size());
+    }
+
+
+
+    template <typename Number>
+    void
+    GlobalNZDeviceData<Number>::copy_reduction_arrays_to(
+      GlobalNZPlan &host_plan) const
+    {
+      std::vector<unsigned long long> slice_offsets, source_base;
+      reduction_slice_offsets.copy_to_host(slice_offsets);
+      reduction_source_base.copy_to_host(source_base);
+      reduction_array.copy_to_host(host_plan.reduction_array);
+      host_plan.reduction_slice_offsets.assign(slice_offsets.begin(),
+                                               slice_offsets.end());
+      host_plan.reduction_source_base.assign(source_base.begin(),
+                                             source_base.end());
+      host_plan.n_reduction_entries        = host_plan.reduction_array.size();
+      host_plan.reduction_arrays_on_device = false;
     }
 
 

@@ -10,6 +10,7 @@
 #include <gpu_assembly/base/setup_times.h>
 #include <gpu_assembly/element/element_views.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
+#include <gpu_assembly/engine/global_nz/reduction_lists.h>
 #include <gpu_assembly/engine/packing.h>
 
 #include <algorithm>
@@ -299,11 +300,12 @@ namespace GPUAssembly
 
 
   void
-  GlobalNZPlan::reinit(const MeshArrays  &arrays,
-                       const Parameters  &new_parameters,
-                       const unsigned int n_fields,
-                       const std::size_t  number_size,
-                       const std::size_t  shared_memory_limit)
+  GlobalNZPlan::reinit(const MeshArrays              &arrays,
+                       const Parameters              &new_parameters,
+                       const unsigned int             n_fields,
+                       const std::size_t              number_size,
+                       const std::size_t              shared_memory_limit,
+                       internal::ReductionListSource *device_lists)
   {
     SetupTimes::Steps steps("GlobalNZ plan");
     parameters = new_parameters;
@@ -369,7 +371,7 @@ namespace GPUAssembly
     // The elements of every node, in increasing order: the row order of
     // the elements and the reduction lists walk them.
     steps.next("node elements");
-    const internal::SharedNZ::Csr node_elements =
+    internal::SharedNZ::Csr node_elements =
       internal::SharedNZ::node_to_elements(arrays);
 
     // Element clusters, and the slot of each element.
@@ -585,21 +587,12 @@ namespace GPUAssembly
     reduction_target_begin.push_back(n_targets);
     const unsigned int n_blocks = n_reduction_blocks();
 
-    // Each block gathers the sources of its targets from the rows they lie
-    // in: the elements of a row's node, in the row's local DoF. This needs
-    // neither atomics nor a global list of sources, and the blocks are
-    // independent. Sources are sorted within a list, so the order of every
-    // sum is fixed whatever the number of threads.
-    //
-    // A DoF can be on no node: on a rank of a distributed mesh, the master
-    // of a hanging node whose coarse edge ends on another rank's cell. Its
-    // row holds couplings through constraints only, which the constraint
-    // stage sums; no element of the rank contributes to it.
-    // A DoF belongs to one node: nodes write their DoFs' entries in
-    // parallel.
-    const unsigned int      n_c = arrays.layout.n_components;
-    std::vector<index_type> node_of_dof(n_dofs, invalid_index),
-      component_of_dof(n_dofs);
+    // The node of each DoF and its component there. A DoF belongs to one
+    // node: nodes write their DoFs' entries in parallel.
+    internal::ReductionListSource source;
+    const unsigned int            n_c = arrays.layout.n_components;
+    source.node_of_dof.assign(n_dofs, invalid_index);
+    source.component_of_dof.resize(n_dofs);
     dealii::parallel::apply_to_subranges(
       0u,
       arrays.n_nodes,
@@ -609,183 +602,11 @@ namespace GPUAssembly
             {
               const index_type dof =
                 arrays.node_dofs[static_cast<std::size_t>(n) * n_c + c];
-              node_of_dof[dof]      = n;
-              component_of_dof[dof] = c;
+              source.node_of_dof[dof]      = n;
+              source.component_of_dof[dof] = c;
             }
       },
       4096);
-    const std::vector<std::size_t> &elements_of_offsets = node_elements.offsets;
-    const std::vector<index_type>  &elements_of         = node_elements.entries;
-    const auto entry = [&](const unsigned int d1, const unsigned int d2) {
-      return parameters.symmetric ?
-               SymmetricElementOutput<double>::packed_index(n_ed, d1, d2) :
-               d1 * n_ed + d2;
-    };
-
-    steps.next("reduction lists");
-    const unsigned int                    W = T / 32;
-    std::vector<std::vector<index_type>>  packed(n_blocks);
-    std::vector<std::vector<std::size_t>> slice_ends(n_blocks);
-    reduction_source_base.assign(n_blocks, 0);
-    // A block's sources relative to its smallest must fit the positive
-    // 32-bit entries.
-    constexpr std::size_t max_source_span =
-      static_cast<std::size_t>(std::numeric_limits<index_type>::max()) - 1;
-    dealii::parallel::apply_to_subranges(
-      0u,
-      n_blocks,
-      [&](const unsigned int begin, const unsigned int end) {
-        std::vector<std::pair<index_type, std::size_t>> contributions;
-        IndexLists                                      lists;
-        std::vector<index_type>                         fill;
-        for (unsigned int r = begin; r < end; ++r)
-          {
-            const std::size_t first = reduction_target_begin[r];
-            const std::size_t last  = reduction_target_begin[r + 1];
-            contributions.clear();
-            // Every element of a DoF's node, with the DoF's local index.
-            const auto for_each_element = [&](const index_type dof,
-                                              const auto      &action) {
-              const index_type node = node_of_dof[dof];
-              if (node == invalid_index)
-                return;
-              const std::size_t begin = elements_of_offsets[node];
-              const std::size_t end   = elements_of_offsets[node + 1];
-              for (std::size_t i = begin; i < end; ++i)
-                {
-                  const std::size_t e = elements_of[i];
-                  unsigned int      a = 0;
-                  while (arrays.connectivity[e * n_en + a] != node)
-                    ++a;
-                  const index_type slot = slot_of[e];
-                  action(e,
-                         a * n_c + component_of_dof[dof],
-                         slot / B,
-                         slot % B);
-                }
-            };
-            if (first < n_value_targets)
-              {
-                // The rows of the block's targets: those of their
-                // nonzeros (the upper members, with symmetric data).
-                const index_type first_row = row_of_target(first);
-                const index_type last_row  = row_of_target(last - 1);
-                for (index_type row = first_row; row <= last_row; ++row)
-                  for_each_element(
-                    row,
-                    [&](const std::size_t  e,
-                        const unsigned int d1,
-                        const unsigned int k,
-                        const unsigned int t) {
-                      const index_type *K =
-                        arrays.nonzero_map.data() + (e * n_ed + d1) * n_ed;
-                      for (unsigned int d2 = 0; d2 < n_ed; ++d2)
-                        {
-                          if (K[d2] == invalid_index)
-                            continue;
-                          const index_type target =
-                            parameters.symmetric ? target_of_position[K[d2]] :
-                                                   K[d2];
-                          if (target >= 0 &&
-                              static_cast<std::size_t>(target) >= first &&
-                              static_cast<std::size_t>(target) < last)
-                            contributions.emplace_back(
-                              target - first,
-                              element_data_index(k, t, entry(d1, d2)));
-                        }
-                    });
-              }
-            else
-              for (std::size_t p = first; p < last; ++p)
-                for_each_element(p - n_value_targets,
-                                 [&](const std::size_t,
-                                     const unsigned int d,
-                                     const unsigned int k,
-                                     const unsigned int t) {
-                                   contributions.emplace_back(
-                                     p - first,
-                                     element_data_index(k,
-                                                        t,
-                                                        n_matrix_entries + d));
-                                 });
-            std::size_t base = 0;
-            if (!contributions.empty())
-              {
-                const auto [low, high] =
-                  std::minmax_element(contributions.begin(),
-                                      contributions.end(),
-                                      [](const auto &a, const auto &b) {
-                                        return a.second < b.second;
-                                      });
-                base = low->second;
-                AssertThrow(
-                  high->second - base < max_source_span,
-                  ExcUnsupportedInput(
-                    "GlobalNZ: reduction block " + std::to_string(r) +
-                    " reads element data " + std::to_string(base) + " to " +
-                    std::to_string(high->second) +
-                    ", more than its 32-bit entries can span; number the "
-                    "elements so that those sharing a node are near each "
-                    "other (ElementOrder::rows does)."));
-              }
-            reduction_source_base[r] = base;
-            // Bucket by target (a counting sort: targets are a short
-            // range), each list closed by its target. A list has a source
-            // per element of its nonzero, a handful: each source is put
-            // in its sorted place as it arrives (an insertion sort, which
-            // for lists this short beats sorting them afterwards).
-            const std::size_t n_local = last - first;
-            lists.offsets.assign(n_local + 1, 0);
-            for (const auto &c : contributions)
-              ++lists.offsets[c.first + 1];
-            for (std::size_t p = 0; p < n_local; ++p)
-              lists.offsets[p + 1] += lists.offsets[p] + 1;
-            lists.entries.resize(lists.offsets.back());
-            fill.assign(lists.offsets.begin(), lists.offsets.end() - 1);
-            for (const auto &[p, element_data_position] : contributions)
-              {
-                const index_type source =
-                  static_cast<index_type>(element_data_position - base + 1);
-                index_type *const list_begin =
-                  lists.entries.data() + lists.offsets[p];
-                index_type *place = lists.entries.data() + fill[p]++;
-                for (; place != list_begin && place[-1] > source; --place)
-                  *place = place[-1];
-                *place = source;
-              }
-            for (std::size_t p = 0; p < n_local; ++p)
-              lists.entries[fill[p]] = -static_cast<index_type>(p + 1);
-            pack_lists_sliced(lists, T, 32, packed[r], slice_ends[r]);
-          }
-      },
-      16);
-
-    // Concatenate in block order.
-    steps.next("reduction array");
-    std::vector<std::size_t> block_start(n_blocks + 1, 0);
-    for (unsigned int r = 0; r < n_blocks; ++r)
-      block_start[r + 1] = block_start[r] + packed[r].size();
-    reduction_slice_offsets.resize(static_cast<std::size_t>(n_blocks) * W + 1);
-    reduction_slice_offsets[0] = 0;
-    internal::assign_first_touched_in_parallel(reduction_array,
-                                               block_start.back());
-    dealii::parallel::apply_to_subranges(
-      0u,
-      n_blocks,
-      [&](const unsigned int begin, const unsigned int end) {
-        for (unsigned int r = begin; r < end; ++r)
-          {
-            for (unsigned int w = 0; w < W; ++w)
-              reduction_slice_offsets[static_cast<std::size_t>(r) * W + w + 1] =
-                block_start[r] + slice_ends[r][w];
-            std::copy(packed[r].begin(),
-                      packed[r].end(),
-                      reduction_array.begin() + block_start[r]);
-            std::vector<index_type>().swap(packed[r]);
-            std::vector<std::size_t>().swap(slice_ends[r]);
-          }
-      },
-      64);
 
     steps.next("block order");
     reduction_block_order.clear();
@@ -808,7 +629,7 @@ namespace GPUAssembly
                      row_of_target(first);
                 // A row on no node sorts with the first node.
                 const index_type node =
-                  std::max<index_type>(node_of_dof[row], 0);
+                  std::max<index_type>(source.node_of_dof[row], 0);
                 keys[r] = {
                   morton([&](const unsigned int k) {
                     return arrays.nodal_coordinates
@@ -829,5 +650,205 @@ namespace GPUAssembly
         for (unsigned int b = 0; b < n_blocks; ++b)
           reduction_block_order[b] = keys[b].second;
       }
+
+    source.slot_of              = std::move(slot_of);
+    source.node_element_offsets = std::move(node_elements.offsets);
+    source.node_elements        = std::move(node_elements.entries);
+    source.target_of_position   = std::move(target_of_position);
+    for (unsigned int n = 0; n < arrays.n_nodes; ++n)
+      source.max_list_length =
+        std::max<unsigned int>(source.max_list_length,
+                               source.node_element_offsets[n + 1] -
+                                 source.node_element_offsets[n]);
+    // A list holds a source per element of its row's node, and its target.
+    ++source.max_list_length;
+    AssertThrow(source.max_list_length <=
+                  std::numeric_limits<internal::ReductionListLength>::max(),
+                ExcUnsupportedInput(
+                  "GlobalNZ: a node of the mesh belongs to " +
+                  std::to_string(source.max_list_length - 1) +
+                  " elements, more than a reduction list can hold."));
+    reduction_slice_offsets.clear();
+    reduction_source_base.clear();
+    reduction_array.clear();
+    n_reduction_entries        = 0;
+    reduction_arrays_on_device = false;
+    if (device_lists != nullptr)
+      *device_lists = std::move(source);
+    else
+      internal::build_reduction_arrays_on_host(*this, arrays, source, steps);
   }
+
+
+
+  namespace internal
+  {
+    ReductionListInput
+    host_reduction_list_input(const GlobalNZPlan        &plan,
+                              const MeshArrays          &arrays,
+                              const ReductionListSource &source,
+                              const bool                 use_nonzero_map)
+    {
+      ReductionListInput in;
+      in.n_value_targets      = plan.n_value_targets;
+      in.n_dofs               = plan.n_dofs;
+      in.n_element_nodes      = plan.n_nodes_per_element;
+      in.n_element_dofs       = plan.n_dofs_per_element;
+      in.n_components         = arrays.layout.n_components;
+      in.elements_per_block   = plan.parameters.elements_per_block;
+      in.n_entries            = plan.n_entries;
+      in.n_matrix_entries     = plan.n_matrix_entries;
+      in.entry_group          = plan.entry_group;
+      in.n_lanes              = plan.parameters.reduction_threads;
+      in.symmetric            = plan.parameters.symmetric;
+      in.target_begin         = plan.reduction_target_begin.data();
+      in.row_offsets          = arrays.row_offsets.data();
+      in.column_indices       = arrays.column_indices.data();
+      in.upper_position       = plan.upper_position.data();
+      in.target_of_position   = source.target_of_position.data();
+      in.node_of_dof          = source.node_of_dof.data();
+      in.component_of_dof     = source.component_of_dof.data();
+      in.node_element_offsets = source.node_element_offsets.data();
+      in.node_elements        = source.node_elements.data();
+      in.connectivity         = arrays.connectivity.data();
+      in.slot_of              = source.slot_of.data();
+      in.block_location       = plan.block_location.data();
+      in.nonzero_map = use_nonzero_map ? arrays.nonzero_map.data() : nullptr;
+      in.pattern.keep_constrained_dofs = arrays.keep_constrained_dofs;
+      in.pattern.dof_is_constrained    = arrays.dof_is_constrained.data();
+      return in;
+    }
+
+
+
+    void
+    check_reduction_source_span(const unsigned int r,
+                                const std::size_t  low,
+                                const std::size_t  high)
+    {
+      AssertThrow(
+        high - low < max_reduction_source_span,
+        ExcUnsupportedInput(
+          "GlobalNZ: reduction block " + std::to_string(r) +
+          " reads element data " + std::to_string(low) + " to " +
+          std::to_string(high) +
+          ", more than its 32-bit entries can span; number the elements so "
+          "that those sharing a node are near each other (ElementOrder::rows "
+          "does)."));
+    }
+
+
+
+    void
+    build_reduction_arrays_on_host(GlobalNZPlan              &plan,
+                                   const MeshArrays          &arrays,
+                                   const ReductionListSource &source,
+                                   SetupTimes::Steps         &steps)
+    {
+      // Each block's contributions are found once and stored, then counted,
+      // packed and written from there into a buffer of the block's own;
+      // the buffers are concatenated in block order. Finding them is the
+      // costly part, which the device's two passes pay twice to keep no
+      // buffers.
+      steps.next("reduction lists");
+      const ReductionListInput in =
+        host_reduction_list_input(plan, arrays, source, true);
+      const unsigned int n_blocks = plan.n_reduction_blocks();
+      const unsigned int T        = plan.parameters.reduction_threads;
+      const unsigned int W        = T / reduction_slice_width;
+      const unsigned int R        = plan.parameters.targets_per_block;
+      const std::size_t  words =
+        reduction_scratch_words(R, T, source.max_list_length);
+      plan.reduction_slice_offsets.assign(std::size_t(n_blocks) * W + 1, 0);
+      plan.reduction_source_base.assign(n_blocks, 0);
+      std::vector<std::size_t>             block_start(n_blocks + 1, 0);
+      std::vector<std::vector<index_type>> packed(n_blocks);
+      // The first block whose sources span too far, if any, and its span.
+      std::mutex   mutex;
+      unsigned int wide_block = n_blocks;
+      std::size_t  wide_low = 0, wide_high = 0;
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_blocks,
+        [&](const unsigned int begin, const unsigned int end) {
+          std::vector<std::uint64_t>         memory(words);
+          std::vector<ReductionContribution> contributions;
+          std::vector<index_type>            lists;
+          const ReductionBlockScratch        scratch =
+            make_reduction_scratch(memory.data(), R, T, source.max_list_length);
+          const auto collect = [&](const std::size_t p,
+                                   const std::size_t element_data) {
+            contributions.push_back({p, element_data});
+          };
+          for (unsigned int r = begin; r < end; ++r)
+            {
+              contributions.clear();
+              for_each_reduction_contribution(in, r, collect);
+              const StoredContributions stored{contributions.data(),
+                                               contributions.size()};
+              std::size_t               low = 0, high = 0;
+              const std::size_t         size =
+                reduction_block_layout(in,
+                                       r,
+                                       stored,
+                                       scratch,
+                                       plan.reduction_slice_offsets.data() +
+                                         std::size_t(r) * W + 1,
+                                       low,
+                                       high,
+                                       nullptr);
+              block_start[r + 1]            = size;
+              plan.reduction_source_base[r] = low;
+              if (high - low >= max_reduction_source_span)
+                {
+                  const std::lock_guard<std::mutex> lock(mutex);
+                  if (r < wide_block)
+                    {
+                      wide_block = r;
+                      wide_low   = low;
+                      wide_high  = high;
+                    }
+                  continue;
+                }
+              lists.resize(scratch.list_offsets[in.target_begin[r + 1] -
+                                                in.target_begin[r]]);
+              packed[r].resize(size);
+              write_reduction_block(in,
+                                    r,
+                                    stored,
+                                    low,
+                                    scratch,
+                                    lists.data(),
+                                    packed[r].data());
+            }
+        },
+        16);
+      if (wide_block < n_blocks)
+        check_reduction_source_span(wide_block, wide_low, wide_high);
+
+      steps.next("reduction array");
+      std::partial_sum(block_start.begin(),
+                       block_start.end(),
+                       block_start.begin());
+      plan.n_reduction_entries = block_start.back();
+      assign_first_touched_in_parallel(plan.reduction_array,
+                                       block_start.back());
+      dealii::parallel::apply_to_subranges(
+        0u,
+        n_blocks,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int r = begin; r < end; ++r)
+            {
+              for (unsigned int w = 0; w < W; ++w)
+                plan.reduction_slice_offsets[std::size_t(r) * W + w + 1] +=
+                  block_start[r];
+              std::copy(packed[r].begin(),
+                        packed[r].end(),
+                        plan.reduction_array.begin() + block_start[r]);
+              std::vector<index_type>().swap(packed[r]);
+            }
+        },
+        64);
+    }
+  } // namespace internal
 } // namespace GPUAssembly

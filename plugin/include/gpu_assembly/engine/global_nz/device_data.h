@@ -25,13 +25,18 @@ namespace GPUAssembly
     public:
       /**
        * Build the plan for @p arrays (which must outlive this object) with
-       * @p parameters and upload it.
+       * @p parameters and upload it; the reduction arrays are built where
+       * parameters.reduction_construction says, on the device straight
+       * into the arrays below, in batches of reduction blocks whose scratch
+       * takes at most @p reduction_scratch_bytes (0: an eighth of the free
+       * device memory; tests choose less, for many batches).
        */
       void
       reinit(const MeshArrays               &arrays,
              const GlobalNZPlan::Parameters &parameters,
              const unsigned int              n_fields,
-             const std::size_t               shared_memory_limit);
+             const std::size_t               shared_memory_limit,
+             const std::size_t               reduction_scratch_bytes = 0);
 
       /**
        * Enqueue the element and the reduction kernel on the stream of
@@ -51,6 +56,15 @@ namespace GPUAssembly
       {
         return plan;
       }
+
+      /**
+       * Copy the reduction arrays on the device into those of @p host_plan
+       * (reduction_slice_offsets, reduction_source_base, reduction_array):
+       * for checks and checksums of a plan whose reduction arrays the
+       * device built (GlobalNZPlan::reduction_arrays_on_device).
+       */
+      void
+      copy_reduction_arrays_to(GlobalNZPlan &host_plan) const;
 
       /// The element data of the last launch(), in the plan's layout.
       const DeviceVector<Number> &

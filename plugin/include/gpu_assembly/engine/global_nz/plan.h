@@ -60,6 +60,36 @@ namespace GPUAssembly
 
 
   /**
+   * Where DeviceAssembler builds GlobalNZ's reduction arrays
+   * (GlobalNZPlan::reduction_array, reduction_slice_offsets and
+   * reduction_source_base), the largest part of its plan. Both builds give
+   * the same arrays, byte for byte; GlobalNZPlan::reinit() on its own
+   * always builds them on the host.
+   */
+  enum class ReductionConstruction
+  {
+    /// On the device, where they are read, unless its memory does not
+    /// hold the build's inputs: then on the host and uploaded.
+    automatic,
+    /// On the host's threads, then uploaded: the reference.
+    host,
+    /// On the device, a thread per reduction block, straight into the
+    /// arrays the reduction kernel reads: nothing of them is built on the
+    /// host or uploaded. Throws ExcDeviceMemory where the device's memory
+    /// does not hold the build.
+    device
+  };
+
+
+
+  namespace internal
+  {
+    struct ReductionListSource;
+  }
+
+
+
+  /**
    * The precomputed structures of GlobalNZ (Sec. 16.3.1 of the GPU Gems
    * chapter), built once on the host for a fixed mesh and reused by every
    * assembly:
@@ -110,6 +140,9 @@ namespace GPUAssembly
       /// gathers, whose scattered reads of element data are what the
       /// reduction's time goes to.
       bool symmetric = false;
+      /// Where DeviceAssembler builds the reduction arrays.
+      ReductionConstruction reduction_construction =
+        ReductionConstruction::automatic;
     };
 
     Parameters parameters;
@@ -184,6 +217,12 @@ namespace GPUAssembly
     /// each other: a block's targets are a few consecutive rows, and the
     /// elements touching them are near each other in the element order.
     std::vector<std::size_t> reduction_source_base;
+    /// Entries of the reduction array, wherever it was built.
+    std::size_t n_reduction_entries = 0;
+    /// Whether the device built the three reduction arrays above
+    /// (ReductionConstruction), which are then empty here: host code that
+    /// reads them needs a plan of GlobalNZPlan::reinit().
+    bool reduction_arrays_on_device = false;
     /// Block b of the reduction kernel runs reduction block
     /// reduction_block_order[b]; empty for target order.
     std::vector<index_type> reduction_block_order;
@@ -220,13 +259,19 @@ namespace GPUAssembly
      * Build the plan. @p n_fields is the number of nodal values per node
      * the element kernel will read; it decides the shared memory the element
      * kernel needs, which must not exceed @p shared_memory_limit (bytes).
+     *
+     * With @p device_lists the reduction arrays are left empty and what
+     * their build needs besides the plan and the mesh arrays is moved into
+     * it, for a build on the device (reduction_arrays_on_device is then
+     * the caller's to set).
      */
     void
-    reinit(const MeshArrays  &arrays,
-           const Parameters  &parameters,
-           const unsigned int n_fields,
-           const std::size_t  number_size,
-           const std::size_t  shared_memory_limit);
+    reinit(const MeshArrays              &arrays,
+           const Parameters              &parameters,
+           const unsigned int             n_fields,
+           const std::size_t              number_size,
+           const std::size_t              shared_memory_limit,
+           internal::ReductionListSource *device_lists = nullptr);
   };
 } // namespace GPUAssembly
 
