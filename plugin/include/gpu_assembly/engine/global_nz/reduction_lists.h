@@ -259,7 +259,7 @@ namespace GPUAssembly
         rhs ? static_cast<index_type>(last - 1 - in.n_value_targets) :
               row_of_reduction_target(in, last - 1);
       // The number of the current element's first contribution, modulo
-      // stride.
+      // stride (no division on the host, where one lane takes all).
       unsigned int number = 0;
       for (index_type row = first_row; row <= last_row; ++row)
         {
@@ -268,7 +268,7 @@ namespace GPUAssembly
             continue;
           for (std::size_t i = in.node_element_offsets[node];
                i < in.node_element_offsets[node + 1];
-               ++i, number = (number + n_items) % stride)
+               ++i, number = stride == 1 ? 0 : (number + n_items) % stride)
             {
               // This lane's first d2 of the element.
               const unsigned int d2_first =
