@@ -266,15 +266,29 @@ namespace GPUAssembly
           const index_type node = in.node_of_dof[row];
           if (node == invalid_index)
             continue;
-          for (std::size_t i = in.node_element_offsets[node];
-               i < in.node_element_offsets[node + 1];
+          const std::size_t end = in.node_element_offsets[node + 1];
+          for (std::size_t i = in.node_element_offsets[node]; i < end;
                ++i, number = stride == 1 ? 0 : (number + n_items) % stride)
             {
               // This lane's first d2 of the element.
               const unsigned int d2_first =
                 lane >= number ? lane - number : lane + stride - number;
               if (d2_first >= n_items)
-                continue;
+                {
+                  // Neither this nor the next d2_first / n_items - 1
+                  // elements have contributions of this lane: with few
+                  // per element (the right-hand side, simplices), a lane
+                  // steps over most elements.
+                  const std::size_t skip_more =
+                    (d2_first / n_items < end - i ? d2_first / n_items :
+                                                    end - i) -
+                    1;
+                  i += skip_more;
+                  number =
+                    (number + static_cast<unsigned int>(skip_more) * n_items) %
+                    stride;
+                  continue;
+                }
               const std::size_t e = in.node_elements[i];
               unsigned int      a = 0;
               while (in.connectivity[e * n_en + a] != node)
