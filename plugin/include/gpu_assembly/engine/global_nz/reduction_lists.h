@@ -620,18 +620,31 @@ namespace GPUAssembly
           const unsigned int width = s.lane_load[s.lane_order[first]];
           const unsigned int lane  = s.lane_order[first + i];
           index_type *const  to    = out + start + i;
-          std::size_t        j     = 0;
-          for (unsigned int a = s.lane_offsets[lane];
-               a < s.lane_offsets[lane + 1];
-               ++a)
+          // One step per row of the slice, the lane's next entry or its
+          // padding: the 32 lanes of a warp store each row together. No
+          // list is empty (its target closes it).
+          unsigned int a     = s.lane_offsets[lane];
+          unsigned int a_end = s.lane_offsets[lane + 1];
+          index_type   k = 0, k_end = 0;
+          if (a < a_end)
             {
-              const unsigned int l = s.lane_lists[a];
-              for (index_type k = s.list_offsets[l]; k < s.list_offsets[l + 1];
-                   ++k)
-                to[j++ * reduction_slice_width] = entries[k];
+              k     = s.list_offsets[s.lane_lists[a]];
+              k_end = s.list_offsets[s.lane_lists[a] + 1];
             }
-          for (; j < width; ++j)
-            to[j * reduction_slice_width] = 0;
+          for (unsigned int j = 0; j < width; ++j)
+            {
+              index_type entry = 0;
+              if (k < k_end)
+                {
+                  entry = entries[k++];
+                  if (k == k_end && ++a < a_end)
+                    {
+                      k     = s.list_offsets[s.lane_lists[a]];
+                      k_end = s.list_offsets[s.lane_lists[a] + 1];
+                    }
+                }
+              to[std::size_t(j) * reduction_slice_width] = entry;
+            }
           start += std::size_t(width) * reduction_slice_width;
         }
     }
