@@ -174,8 +174,8 @@ namespace GPUAssembly
         if (w.lane == 0)
           {
             // Without sources a block's lists hold their targets only.
-            const bool any =
-              n_entries > in.target_begin[r + 1] - in.target_begin[r];
+            const bool any  = n_entries > std::size_t(in.target_begin[r + 1] -
+                                                     in.target_begin[r]);
             low             = any ? low : 0;
             high            = any ? high : 0;
             source_base[r]  = low;
