@@ -83,7 +83,10 @@ namespace Testing
    * pattern, the targets of symmetric data from upper_position, every
    * block's size and list lengths first and then every block into its place
    * of an array filled with a value that is no entry, each with fresh
-   * scratch.
+   * scratch; the steps of a warp's lanes one lane after another, in
+   * decreasing lane order, where the device runs them together (the
+   * contributions then reach their lists in another order than the host
+   * plan's).
    */
   inline GPUAssembly::GlobalNZPlan
   reduction_arrays_as_on_device(
@@ -123,19 +126,51 @@ namespace Testing
     std::vector<std::size_t> block_start(n_blocks + 1, 0);
     std::vector<GPUAssembly::internal::ReductionListLength> lengths(
       plan.n_value_targets + plan.n_dofs);
-    std::vector<std::uint64_t> memory;
+    std::vector<std::uint64_t>           memory;
+    std::vector<GPUAssembly::index_type> counts(R);
+    const auto                           for_each_lane = [](const auto &step) {
+      for (unsigned int lane = 32; lane-- > 0;)
+        step(lane);
+    };
     for (unsigned int r = 0; r < n_blocks; ++r)
       {
-        std::size_t high   = 0;
-        block_start[r + 1] = GPUAssembly::internal::reduction_block_layout(
+        std::size_t low = ~std::size_t(0), high = 0, n_entries = 0;
+        for_each_lane([&](const unsigned int lane) {
+          GPUAssembly::internal::clear_reduction_counts(in,
+                                                        r,
+                                                        lane,
+                                                        counts.data());
+        });
+        for_each_lane([&](const unsigned int lane) {
+          std::size_t lane_low, lane_high;
+          GPUAssembly::internal::count_reduction_lane(in,
+                                                      r,
+                                                      lane,
+                                                      counts.data(),
+                                                      lane_low,
+                                                      lane_high);
+          low  = std::min(low, lane_low);
+          high = std::max(high, lane_high);
+        });
+        for_each_lane([&](const unsigned int lane) {
+          n_entries +=
+            GPUAssembly::internal::store_reduction_lengths(in,
+                                                           r,
+                                                           lane,
+                                                           counts.data(),
+                                                           lengths.data());
+        });
+        // Without sources a block's lists hold their targets only.
+        if (n_entries == std::size_t(plan.reduction_target_begin[r + 1] -
+                                     plan.reduction_target_begin[r]))
+          low = 0;
+        result.reduction_source_base[r] = low;
+        block_start[r + 1] = GPUAssembly::internal::relayout_reduction_block(
           in,
           r,
-          GPUAssembly::internal::VisitedContributions{in, r},
           scratch(memory),
-          result.reduction_slice_offsets.data() + std::size_t(r) * W + 1,
-          result.reduction_source_base[r],
-          high,
-          lengths.data());
+          lengths.data(),
+          result.reduction_slice_offsets.data() + std::size_t(r) * W + 1);
       }
     std::partial_sum(block_start.begin(),
                      block_start.end(),
@@ -154,14 +189,37 @@ namespace Testing
         std::vector<GPUAssembly::index_type> entries(
           s.list_offsets[plan.reduction_target_begin[r + 1] -
                          plan.reduction_target_begin[r]]);
-        GPUAssembly::internal::write_reduction_block(
-          in,
-          r,
-          GPUAssembly::internal::VisitedContributions{in, r},
-          result.reduction_source_base[r],
-          s,
-          entries.data(),
-          result.reduction_array.data() + block_start[r]);
+        for_each_lane([&](const unsigned int lane) {
+          GPUAssembly::internal::start_reduction_fill(in,
+                                                      r,
+                                                      lane,
+                                                      s,
+                                                      counts.data());
+        });
+        for_each_lane([&](const unsigned int lane) {
+          GPUAssembly::internal::place_reduction_sources(
+            in,
+            r,
+            lane,
+            result.reduction_source_base[r],
+            counts.data(),
+            entries.data());
+        });
+        for_each_lane([&](const unsigned int lane) {
+          GPUAssembly::internal::close_reduction_lists(in,
+                                                       r,
+                                                       lane,
+                                                       s,
+                                                       entries.data());
+        });
+        for_each_lane([&](const unsigned int lane) {
+          GPUAssembly::internal::store_reduction_slices(
+            in,
+            lane,
+            s,
+            entries.data(),
+            result.reduction_array.data() + block_start[r]);
+        });
       }
     return result;
   }

@@ -4,7 +4,8 @@
 // a few blocks), and an assembly with them against one with the host-built
 // arrays, bit for bit, on the meshes of
 // global_nz_reduction_cases.h (the cube with a refined octant at 16^3
-// cells among them); and where each construction builds them.
+// cells among them) and with blocks of 4096 targets; and where each
+// construction builds them.
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/base/device.h>
@@ -127,6 +128,30 @@ main()
                      "entries)");
       ++n_assemblies;
     });
+
+  // Blocks of 4096 targets, more than the shared memory of a block of
+  // warps holds the list counters of: they are counted in global memory.
+  {
+    Testing::TestProblem<3> problem;
+    Testing::setup_refined_octant(problem, 4);
+    const auto               adapter = Testing::make_adapter(problem);
+    const MeshArrays        &arrays  = adapter.get_arrays();
+    GlobalNZPlan::Parameters parameters;
+    parameters.targets_per_block = 4096;
+    GlobalNZPlan host_plan;
+    host_plan.reinit(arrays, parameters, 3, sizeof(double), shared_memory);
+    parameters.reduction_construction = ReductionConstruction::device;
+    GPUAssembly::internal::GlobalNZDeviceData<double> device_data;
+    device_data.reinit(arrays, parameters, 3, shared_memory);
+    GlobalNZPlan downloaded;
+    device_data.copy_reduction_arrays_to(downloaded);
+    Testing::check_same_reduction_arrays(
+      checks,
+      "3D cube with a refined octant, blocks of 4096 targets, built on the "
+      "GPU",
+      host_plan,
+      downloaded);
+  }
 
   // Where each construction builds them.
   {

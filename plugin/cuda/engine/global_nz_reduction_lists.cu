@@ -11,10 +11,12 @@
 #include <type_traits>
 
 // GlobalNZ's reduction arrays built on the device: the per-block steps of
-// reduction_lists.h, a thread per reduction block, in batches of blocks
-// whose scratch stays within a share of the device's free memory. All work
-// runs on the default stream; each host read of a device value
-// synchronises with it.
+// reduction_lists.h, a warp per reduction block where the work is parallel
+// (finding, counting and placing the contributions, sorting the lists,
+// storing the slices) and a thread per block for the lane assignment, in
+// batches of blocks whose scratch stays within a share of the device's
+// free memory. All work runs on the default stream; each host read of a
+// device value synchronises with it.
 
 namespace GPUAssembly
 {
@@ -22,7 +24,13 @@ namespace GPUAssembly
   {
     namespace
     {
-      constexpr unsigned int block_size = 64;
+      // Threads per block of the kernels with a thread per reduction
+      // block, and warps per block of those with a warp per reduction
+      // block.
+      constexpr unsigned int block_size          = 64;
+      constexpr unsigned int warps_per_cta       = 4;
+      constexpr unsigned int warp_cta_size       = warps_per_cta * 32;
+      constexpr std::size_t  shared_counts_limit = 48 * 1024;
 
       static_assert(sizeof(std::size_t) == sizeof(unsigned long long),
                     "Device offsets are stored as unsigned long long.");
@@ -74,45 +82,137 @@ namespace GPUAssembly
         }
       };
 
-      // Pass 1, blocks [first, first + n): each block's size, its slice
-      // ends relative to its start, its source base, the lengths and
-      // entries of its lists, and the first block whose sources span too
-      // far.
+      // The reduction block of a warp's lane: its index i in the batch and
+      // the lane.
+      struct WarpOfBlock
+      {
+        unsigned int i, lane;
+      };
+
+      __device__ WarpOfBlock
+      warp_of_block()
+      {
+        return {(blockIdx.x * blockDim.x + threadIdx.x) / 32, threadIdx.x % 32};
+      }
+
+      // The counters of the lists of warp i's block: in shared memory where
+      // a block of warps_per_cta warps holds them (shared_counts), else in
+      // the block's scratch.
+      __device__ index_type *
+      counters_of(const BatchScratch &scratch,
+                  const unsigned int  i,
+                  const bool          shared_counts)
+      {
+        extern __shared__ index_type counters[];
+        return shared_counts ? counters + (threadIdx.x / 32) *
+                                            std::size_t(scratch.max_lists) :
+                               scratch.of(i).fill;
+      }
+
+      template <typename T>
+      __device__ T
+      warp_min(T value)
+      {
+        for (unsigned int d = 16; d > 0; d /= 2)
+          {
+            const T other = __shfl_xor_sync(0xffffffffu, value, d);
+            value         = other < value ? other : value;
+          }
+        return value;
+      }
+
+      template <typename T>
+      __device__ T
+      warp_max(T value)
+      {
+        for (unsigned int d = 16; d > 0; d /= 2)
+          {
+            const T other = __shfl_xor_sync(0xffffffffu, value, d);
+            value         = other > value ? other : value;
+          }
+        return value;
+      }
+
+      template <typename T>
+      __device__ T
+      warp_sum(T value)
+      {
+        for (unsigned int d = 16; d > 0; d /= 2)
+          value += __shfl_xor_sync(0xffffffffu, value, d);
+        return value;
+      }
+
+      // Pass 1, a warp per block of [first, first + n): the lengths of the
+      // block's lists, their number of entries, its source base and
+      // highest source, and the first block whose sources span too far.
       __global__ void
-      lay_out_blocks(const ReductionListInput   in,
-                     const unsigned int         first,
-                     const unsigned int         n,
-                     const BatchScratch         scratch,
-                     std::size_t *const         slice_offsets,
-                     std::size_t *const         source_base,
-                     std::size_t *const         block_sizes,
-                     std::size_t *const         list_entries,
-                     std::size_t *const         source_high,
-                     ReductionListLength *const lengths,
-                     unsigned int *const        wide_block)
+      count_lists(const ReductionListInput   in,
+                  const unsigned int         first,
+                  const unsigned int         n,
+                  const BatchScratch         scratch,
+                  const bool                 shared_counts,
+                  std::size_t *const         source_base,
+                  std::size_t *const         list_entries,
+                  std::size_t *const         source_high,
+                  ReductionListLength *const lengths,
+                  unsigned int *const        wide_block)
+      {
+        const WarpOfBlock w = warp_of_block();
+        if (w.i >= n)
+          return;
+        const unsigned int r      = first + w.i;
+        index_type *const  counts = counters_of(scratch, w.i, shared_counts);
+        clear_reduction_counts(in, r, w.lane, counts);
+        __syncwarp();
+        std::size_t low, high;
+        count_reduction_lane(in, r, w.lane, counts, low, high);
+        __syncwarp();
+        const std::size_t n_entries =
+          warp_sum(store_reduction_lengths(in, r, w.lane, counts, lengths));
+        low  = warp_min<unsigned long long>(low);
+        high = warp_max<unsigned long long>(high);
+        if (w.lane == 0)
+          {
+            // Without sources a block's lists hold their targets only.
+            const bool any  = n_entries > std::size_t(in.target_begin[r + 1] -
+                                                     in.target_begin[r]);
+            low             = any ? low : 0;
+            high            = any ? high : 0;
+            source_base[r]  = low;
+            source_high[r]  = high;
+            list_entries[r] = n_entries;
+            if (high - low >= max_reduction_source_span)
+              atomicMin(wide_block, r);
+          }
+      }
+
+      // Blocks [first, first + n), a thread each: packed from their lists'
+      // lengths, their sizes and, unless null, their slice ends relative to
+      // their starts.
+      __global__ void
+      pack_blocks(const ReductionListInput         in,
+                  const unsigned int               first,
+                  const unsigned int               n,
+                  const BatchScratch               scratch,
+                  const ReductionListLength *const lengths,
+                  std::size_t *const               slice_offsets,
+                  std::size_t *const               block_sizes)
       {
         const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i >= n)
           return;
-        const unsigned int          r   = first + i;
-        const ReductionBlockScratch s   = scratch.of(i);
-        const unsigned int          W   = in.n_lanes / reduction_slice_width;
-        std::size_t                 low = 0, high = 0;
-        block_sizes[r] =
-          reduction_block_layout(in,
-                                 r,
-                                 VisitedContributions{in, r},
-                                 s,
-                                 slice_offsets + std::size_t(r) * W + 1,
-                                 low,
-                                 high,
-                                 lengths);
-        source_base[r] = low;
-        source_high[r] = high;
-        list_entries[r] =
-          s.list_offsets[in.target_begin[r + 1] - in.target_begin[r]];
-        if (high - low >= max_reduction_source_span)
-          atomicMin(wide_block, r);
+        const unsigned int r = first + i;
+        const unsigned int W = in.n_lanes / reduction_slice_width;
+        const std::size_t  size =
+          relayout_reduction_block(in,
+                                   r,
+                                   scratch.of(i),
+                                   lengths,
+                                   slice_offsets == nullptr ?
+                                     nullptr :
+                                     slice_offsets + std::size_t(r) * W + 1);
+        if (block_sizes != nullptr)
+          block_sizes[r] = size;
       }
 
       // Each block's slice ends moved by its start.
@@ -128,34 +228,40 @@ namespace GPUAssembly
           slice_offsets[i + 1] += block_start[i / W];
       }
 
-      // Pass 2, blocks [first, first + n): each block's lists, packed again
-      // from their lengths, filled at entries + entry_offsets[i] and
-      // stored into the block's place of the array.
+      // Pass 2, a warp per block of [first, first + n), packed by
+      // pack_blocks() into its scratch: its lists filled at entries +
+      // entry_offsets[i], sorted and stored into the block's place of the
+      // array.
       __global__ void
-      write_blocks(const ReductionListInput         in,
-                   const unsigned int               first,
-                   const unsigned int               n,
-                   const BatchScratch               scratch,
-                   const std::size_t *const         source_base,
-                   const std::size_t *const         block_start,
-                   const std::size_t *const         entry_offsets,
-                   const ReductionListLength *const lengths,
-                   index_type *const                entries,
-                   index_type *const                reduction_array)
+      write_blocks(const ReductionListInput in,
+                   const unsigned int       first,
+                   const unsigned int       n,
+                   const BatchScratch       scratch,
+                   const bool               shared_counts,
+                   const std::size_t *const source_base,
+                   const std::size_t *const block_start,
+                   const std::size_t *const entry_offsets,
+                   index_type *const        entries,
+                   index_type *const        reduction_array)
       {
-        const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i >= n)
+        const WarpOfBlock w = warp_of_block();
+        if (w.i >= n)
           return;
-        const unsigned int          r = first + i;
-        const ReductionBlockScratch s = scratch.of(i);
-        relayout_reduction_block(in, r, s, lengths);
-        write_reduction_block(in,
-                              r,
-                              VisitedContributions{in, r},
-                              source_base[r],
-                              s,
-                              entries + entry_offsets[i],
-                              reduction_array + block_start[r]);
+        const unsigned int          r = first + w.i;
+        const ReductionBlockScratch s = scratch.of(w.i);
+        index_type *const fill = counters_of(scratch, w.i, shared_counts);
+        index_type *const list = entries + entry_offsets[w.i];
+        start_reduction_fill(in, r, w.lane, s, fill);
+        __syncwarp();
+        place_reduction_sources(in, r, w.lane, source_base[r], fill, list);
+        __syncwarp();
+        close_reduction_lists(in, r, w.lane, s, list);
+        __syncwarp();
+        store_reduction_slices(in,
+                               w.lane,
+                               s,
+                               list,
+                               reduction_array + block_start[r]);
       }
     } // namespace
 
@@ -247,11 +353,36 @@ namespace GPUAssembly
       }
       unsigned int *const wide_block =
         reinterpret_cast<unsigned int *>(wide.data());
+      // The lists' counters of the warps of a block in its shared memory
+      // where they fit without opting in, else in each block's scratch.
+      const std::size_t counters_bytes =
+        std::size_t(warps_per_cta) * max_lists * sizeof(index_type);
+      const bool        shared_counts = counters_bytes <= shared_counts_limit;
+      const std::size_t shared_bytes  = shared_counts ? counters_bytes : 0;
+      const auto        warp_blocks   = [](const unsigned int n) {
+        return n_blocks_covering(std::size_t(n) * 32, warp_cta_size);
+      };
       for (unsigned int first = 0; first < n_blocks; first += batch)
         {
           const unsigned int n = std::min(batch, n_blocks - first);
-          launch_kernel_over("lay_out_blocks",
-                             lay_out_blocks,
+          launch_kernel("count_lists",
+                        count_lists,
+                        warp_blocks(n),
+                        warp_cta_size,
+                        shared_bytes,
+                        nullptr,
+                        in,
+                        first,
+                        n,
+                        scratch,
+                        shared_counts,
+                        as_size_t(source_base),
+                        as_size_t(list_entries),
+                        as_size_t(source_high),
+                        lengths.data(),
+                        wide_block);
+          launch_kernel_over("pack_blocks",
+                             pack_blocks,
                              n,
                              block_size,
                              nullptr,
@@ -259,13 +390,10 @@ namespace GPUAssembly
                              first,
                              n,
                              scratch,
+                             static_cast<const ReductionListLength *>(
+                               lengths.data()),
                              as_size_t(slice_offsets),
-                             as_size_t(source_base),
-                             as_size_t(block_sizes),
-                             as_size_t(list_entries),
-                             as_size_t(source_high),
-                             lengths.data(),
-                             wide_block);
+                             as_size_t(block_sizes));
         }
       if (const unsigned int r = read_device_value(wide_block); r < n_blocks)
         check_reduction_source_span(
@@ -303,8 +431,8 @@ namespace GPUAssembly
                                     n);
           if (n_list_entries > entries.size())
             entries.reinit(n_list_entries, true);
-          launch_kernel_over("write_blocks",
-                             write_blocks,
+          launch_kernel_over("pack_blocks",
+                             pack_blocks,
                              n,
                              block_size,
                              nullptr,
@@ -312,12 +440,27 @@ namespace GPUAssembly
                              first,
                              n,
                              scratch,
-                             as_size_t(source_base),
-                             as_size_t(block_start),
-                             as_size_t(entry_offsets),
-                             lengths.data(),
-                             entries.data(),
-                             reduction_array.data());
+                             static_cast<const ReductionListLength *>(
+                               lengths.data()),
+                             static_cast<std::size_t *>(nullptr),
+                             static_cast<std::size_t *>(nullptr));
+          launch_kernel(
+            "write_blocks",
+            write_blocks,
+            warp_blocks(n),
+            warp_cta_size,
+            shared_bytes,
+            nullptr,
+            in,
+            first,
+            n,
+            scratch,
+            shared_counts,
+            static_cast<const std::size_t *>(as_size_t(source_base)),
+            static_cast<const std::size_t *>(as_size_t(block_start)),
+            static_cast<const std::size_t *>(as_size_t(entry_offsets)),
+            entries.data(),
+            reduction_array.data());
         }
       GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
     }

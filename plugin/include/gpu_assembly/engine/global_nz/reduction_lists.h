@@ -19,8 +19,9 @@
  * once for the host and the device: raw pointers and explicit scratch, so
  * that a host thread or a CUDA thread builds a block's packed entries, its
  * slice ends and its source base by the same code. The host plan runs it
- * block by block on its threads; the device build runs it a thread per
- * block (build_reduction_arrays_on_device()).
+ * block by block on its threads; the device build runs it a warp per
+ * block (build_reduction_arrays_on_device()), its lanes sharing the
+ * block's contributions.
  *
  * A block is built in two steps: reduction_block_layout() counts the
  * sources of each of its targets, keeps the lengths of the lists and packs
@@ -220,12 +221,19 @@ namespace GPUAssembly
      * whose coarse edge ends on another rank's cell) has couplings through
      * constraints only, which the constraint stage sums. The order of the
      * calls is no part of the result: the lists are sorted.
+     *
+     * The contributions are numbered over the block's rows, elements and
+     * d2 in turn; this call visits those of number lane, lane + stride,
+     * ... only, so that the lanes of a warp share a block, all of them
+     * in the same row's elements at a time (the defaults: all of them).
      */
     template <class Action>
     GPU_ASSEMBLY_HOST_DEVICE inline void
     for_each_reduction_contribution(const ReductionListInput &input,
                                     const unsigned int        r,
-                                    Action                   &action)
+                                    Action                   &action,
+                                    const unsigned int        lane   = 0,
+                                    const unsigned int        stride = 1)
     {
 #if defined(__CUDA_ARCH__)
       const ReductionListInput &in = input;
@@ -241,21 +249,46 @@ namespace GPUAssembly
       const unsigned int n_ed  = in.n_element_dofs;
       const unsigned int B     = in.elements_per_block;
       const bool         rhs   = first >= in.n_value_targets;
+      // Contributions of an element to a row: one d2 each, or its
+      // right-hand side entry.
+      const unsigned int n_items = rhs ? 1 : n_ed;
       const index_type   first_row =
         rhs ? static_cast<index_type>(first - in.n_value_targets) :
                 row_of_reduction_target(in, first);
       const index_type last_row =
         rhs ? static_cast<index_type>(last - 1 - in.n_value_targets) :
               row_of_reduction_target(in, last - 1);
+      // The number of the current element's first contribution, modulo
+      // stride (no division on the host, where one lane takes all).
+      unsigned int number = 0;
       for (index_type row = first_row; row <= last_row; ++row)
         {
           const index_type node = in.node_of_dof[row];
           if (node == invalid_index)
             continue;
-          for (std::size_t i = in.node_element_offsets[node];
-               i < in.node_element_offsets[node + 1];
-               ++i)
+          const std::size_t end = in.node_element_offsets[node + 1];
+          for (std::size_t i = in.node_element_offsets[node]; i < end;
+               ++i, number = stride == 1 ? 0 : (number + n_items) % stride)
             {
+              // This lane's first d2 of the element.
+              const unsigned int d2_first =
+                lane >= number ? lane - number : lane + stride - number;
+              if (d2_first >= n_items)
+                {
+                  // Neither this nor the next d2_first / n_items - 1
+                  // elements have contributions of this lane: with few
+                  // per element (the right-hand side, simplices), a lane
+                  // steps over most elements.
+                  const std::size_t skip_more =
+                    (d2_first / n_items < end - i ? d2_first / n_items :
+                                                    end - i) -
+                    1;
+                  i += skip_more;
+                  number =
+                    (number + static_cast<unsigned int>(skip_more) * n_items) %
+                    stride;
+                  continue;
+                }
               const std::size_t e = in.node_elements[i];
               unsigned int      a = 0;
               while (in.connectivity[e * n_en + a] != node)
@@ -272,7 +305,7 @@ namespace GPUAssembly
                          reduction_source(in, k, t, in.n_matrix_entries + d1));
                   continue;
                 }
-              for (unsigned int d2 = 0; d2 < n_ed; ++d2)
+              for (unsigned int d2 = d2_first; d2 < n_ed; d2 += stride)
                 {
                   index_type position;
                   if (in.nonzero_map != nullptr)
@@ -306,21 +339,6 @@ namespace GPUAssembly
             }
         }
     }
-
-    /// The contributions of block r as for_each_reduction_contribution()
-    /// finds them, for reduction_block_layout() and write_reduction_block().
-    struct VisitedContributions
-    {
-      const ReductionListInput &in;
-      unsigned int              r;
-
-      template <class Action>
-      GPU_ASSEMBLY_HOST_DEVICE void
-      operator()(Action &action) const
-      {
-        for_each_reduction_contribution(in, r, action);
-      }
-    };
 
     /// A contribution found once: the target's place in its block and the
     /// source's element-data index.
@@ -521,7 +539,7 @@ namespace GPUAssembly
 
     /**
      * Count the lists of block @p r, whose @p contributions
-     * (VisitedContributions or StoredContributions) it visits, into
+     * (StoredContributions) it visits, into
      * s.list_offsets (each closed by its target), their lengths into
      * @p lengths (at the block's targets) unless null, and pack them
      * (pack_reduction_block()). Writes the block's slice ends to
@@ -561,31 +579,85 @@ namespace GPUAssembly
 
     /**
      * The list offsets and lanes of block @p r again, from the @p lengths
-     * of its reduction_block_layout(), for write_reduction_block().
+     * of its lists, for write_reduction_block() or
+     * store_reduction_slices(): returns the block's number of entries and
+     * writes its slice ends to @p slice_ends unless null, as
+     * pack_reduction_block().
      */
-    GPU_ASSEMBLY_HOST_DEVICE inline void
+    GPU_ASSEMBLY_HOST_DEVICE inline std::size_t
     relayout_reduction_block(const ReductionListInput        &in,
                              const unsigned int               r,
                              const ReductionBlockScratch     &s,
-                             const ReductionListLength *const lengths)
+                             const ReductionListLength *const lengths,
+                             std::size_t *const slice_ends = nullptr)
     {
       const unsigned int n_local = in.target_begin[r + 1] - in.target_begin[r];
       const ReductionListLength *const length = lengths + in.target_begin[r];
       s.list_offsets[0]                       = 0;
       for (unsigned int p = 0; p < n_local; ++p)
         s.list_offsets[p + 1] = s.list_offsets[p] + length[p];
-      pack_reduction_block(in, n_local, s, nullptr);
+      return pack_reduction_block(in, n_local, s, slice_ends);
     }
 
     /**
-     * Block @p r's sorted lists of its @p contributions, each closed by
-     * -(p + 1) for its target p,
+     * Lane @p i's column of every slice of a block whose lists @p entries
+     * holds at s.list_offsets: entry j of lane s.lane_order[w * 32 + i] at
+     * slice start + j * 32 + i of @p out, padded with 0. The 32 columns
+     * of a slice make it whole, so that the 32 threads of a warp store a
+     * slice's rows together.
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    store_reduction_slices(const ReductionListInput    &in,
+                           const unsigned int           i,
+                           const ReductionBlockScratch &s,
+                           const index_type *const      entries,
+                           index_type *const            out)
+    {
+      std::size_t start = 0;
+      for (unsigned int w = 0; w < in.n_lanes / reduction_slice_width; ++w)
+        {
+          const unsigned int first = w * reduction_slice_width;
+          const unsigned int width = s.lane_load[s.lane_order[first]];
+          const unsigned int lane  = s.lane_order[first + i];
+          index_type *const  to    = out + start + i;
+          // One step per row of the slice, the lane's next entry or its
+          // padding: the 32 lanes of a warp store each row together. No
+          // list is empty (its target closes it).
+          unsigned int a     = s.lane_offsets[lane];
+          unsigned int a_end = s.lane_offsets[lane + 1];
+          index_type   k = 0, k_end = 0;
+          if (a < a_end)
+            {
+              k     = s.list_offsets[s.lane_lists[a]];
+              k_end = s.list_offsets[s.lane_lists[a] + 1];
+            }
+          for (unsigned int j = 0; j < width; ++j)
+            {
+              index_type entry = 0;
+              if (k < k_end)
+                {
+                  entry = entries[k++];
+                  if (k == k_end && ++a < a_end)
+                    {
+                      k     = s.list_offsets[s.lane_lists[a]];
+                      k_end = s.list_offsets[s.lane_lists[a] + 1];
+                    }
+                }
+              to[std::size_t(j) * reduction_slice_width] = entry;
+            }
+          start += std::size_t(width) * reduction_slice_width;
+        }
+    }
+
+    /**
+     * Block @p r's sorted lists of its @p contributions
+     * (StoredContributions), each closed by -(p + 1) for its target p,
      * relative to @p base (its smallest source), into @p entries
      * (s.list_offsets[n_targets] of them), then stored by slices into
-     * @p out (reduction_block_layout()'s number of entries), entry j of
-     * lane i of slice w at slice start + j * 32 + i, padded with 0. Needs
-     * the scratch that reduction_block_layout() or
-     * relayout_reduction_block() left for the block.
+     * @p out (reduction_block_layout()'s number of entries) by
+     * store_reduction_slices(). Needs the scratch that
+     * reduction_block_layout() or relayout_reduction_block() left for the
+     * block.
      */
     template <class Contributions>
     GPU_ASSEMBLY_HOST_DEVICE inline void
@@ -604,33 +676,197 @@ namespace GPUAssembly
       contributions(filler);
       for (unsigned int p = 0; p < n_local; ++p)
         entries[s.fill[p]] = -static_cast<index_type>(p + 1);
+      for (unsigned int i = 0; i < reduction_slice_width; ++i)
+        store_reduction_slices(in, i, s, entries, out);
+    }
 
-      std::size_t start = 0;
-      for (unsigned int w = 0; w < in.n_lanes / reduction_slice_width; ++w)
+    /**
+     * @name A block built by a warp
+     *
+     * The device builds a block by the 32 threads of a warp: each finds
+     * its share of the block's contributions (for_each_reduction_contribution()
+     * with stride 32), so that the lanes read the same row's elements
+     * together, and counts or places them by atomic operations, which the
+     * host, running the lanes one after another, does by plain ones. The
+     * steps of a block, each for lane 0 to 31 before the next:
+     *
+     * - layout: clear_reduction_counts(), count_reduction_lane(),
+     *   store_reduction_lengths(); the block's smallest and largest source
+     *   and its number of list entries are the least, the greatest and the
+     *   sum over its lanes. Then relayout_reduction_block() with slice
+     *   ends, a thread per block: the lane assignment (LPT) is sequential.
+     * - write: relayout_reduction_block(), a thread per block, then
+     *   start_reduction_fill(), place_reduction_sources(),
+     *   close_reduction_lists() and store_reduction_slices().
+     *
+     * The lists come out as the host plan's: counts do not depend on the
+     * order of the contributions, and the sources of a list are distinct,
+     * so that sorting them gives one order.
+     */
+    ///@{
+
+    /// Take the next of @p counter's values: atomically on the device,
+    /// where the lanes of a warp run together.
+    GPU_ASSEMBLY_HOST_DEVICE inline index_type
+    claim_reduction_slot(index_type *const counter)
+    {
+#if defined(__CUDA_ARCH__)
+      return atomicAdd(counter, 1);
+#else
+      return (*counter)++;
+#endif
+    }
+
+    /// Lane @p lane's share of zeroing the counts of block @p r's lists.
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    clear_reduction_counts(const ReductionListInput &in,
+                           const unsigned int        r,
+                           const unsigned int        lane,
+                           index_type *const         counts)
+    {
+      const unsigned int n_local = in.target_begin[r + 1] - in.target_begin[r];
+      for (unsigned int p = lane; p < n_local; p += reduction_slice_width)
+        counts[p] = 0;
+    }
+
+    // Counts the sources of each list and the lane's smallest and largest.
+    struct ReductionLaneCounter
+    {
+      index_type *counts;
+      std::size_t low, high;
+
+      GPU_ASSEMBLY_HOST_DEVICE void
+      operator()(const std::size_t p, const std::size_t source)
+      {
+        claim_reduction_slot(counts + p);
+        low  = source < low ? source : low;
+        high = source > high ? source : high;
+      }
+    };
+
+    /**
+     * Count lane @p lane's share of the contributions of block @p r into
+     * @p counts (a count per list, cleared); its smallest and largest
+     * source to @p low and @p high (~0 and 0 without any).
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    count_reduction_lane(const ReductionListInput &in,
+                         const unsigned int        r,
+                         const unsigned int        lane,
+                         index_type *const         counts,
+                         std::size_t              &low,
+                         std::size_t              &high)
+    {
+      ReductionLaneCounter counter{counts, ~std::size_t(0), std::size_t(0)};
+      for_each_reduction_contribution(in,
+                                      r,
+                                      counter,
+                                      lane,
+                                      reduction_slice_width);
+      low  = counter.low;
+      high = counter.high;
+    }
+
+    /**
+     * Store the lengths of lane @p lane's share of block @p r's lists (each
+     * with its target) from @p counts to @p lengths, at the block's
+     * targets, and return their number of entries.
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline std::size_t
+    store_reduction_lengths(const ReductionListInput  &in,
+                            const unsigned int         r,
+                            const unsigned int         lane,
+                            const index_type *const    counts,
+                            ReductionListLength *const lengths)
+    {
+      const unsigned int n_local = in.target_begin[r + 1] - in.target_begin[r];
+      std::size_t        n       = 0;
+      for (unsigned int p = lane; p < n_local; p += reduction_slice_width)
         {
-          const unsigned int first = w * reduction_slice_width;
-          const unsigned int width = s.lane_load[s.lane_order[first]];
-          for (unsigned int i = 0; i < reduction_slice_width; ++i)
+          lengths[in.target_begin[r] + p] =
+            static_cast<ReductionListLength>(counts[p] + 1);
+          n += counts[p] + 1;
+        }
+      return n;
+    }
+
+    /// Lane @p lane's share of setting the fill counters @p fill of block
+    /// @p r's lists to their starts (s.list_offsets).
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    start_reduction_fill(const ReductionListInput    &in,
+                         const unsigned int           r,
+                         const unsigned int           lane,
+                         const ReductionBlockScratch &s,
+                         index_type *const            fill)
+    {
+      const unsigned int n_local = in.target_begin[r + 1] - in.target_begin[r];
+      for (unsigned int p = lane; p < n_local; p += reduction_slice_width)
+        fill[p] = s.list_offsets[p];
+    }
+
+    // Puts each source, relative to base, into the next free place of its
+    // list.
+    struct ReductionLanePlacer
+    {
+      index_type *fill;
+      index_type *entries;
+      std::size_t base;
+
+      GPU_ASSEMBLY_HOST_DEVICE void
+      operator()(const std::size_t p, const std::size_t element_data)
+      {
+        entries[claim_reduction_slot(fill + p)] =
+          static_cast<index_type>(element_data - base + 1);
+      }
+    };
+
+    /// Place lane @p lane's share of the contributions of block @p r into
+    /// its lists in @p entries, unsorted, by the counters @p fill.
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    place_reduction_sources(const ReductionListInput &in,
+                            const unsigned int        r,
+                            const unsigned int        lane,
+                            const std::size_t         base,
+                            index_type *const         fill,
+                            index_type *const         entries)
+    {
+      ReductionLanePlacer placer{fill, entries, base};
+      for_each_reduction_contribution(in,
+                                      r,
+                                      placer,
+                                      lane,
+                                      reduction_slice_width);
+    }
+
+    /// Sort the sources of lane @p lane's share of block @p r's lists in
+    /// @p entries (lists at s.list_offsets, their sources placed) and
+    /// close each by -(p + 1) for its target p.
+    GPU_ASSEMBLY_HOST_DEVICE inline void
+    close_reduction_lists(const ReductionListInput    &in,
+                          const unsigned int           r,
+                          const unsigned int           lane,
+                          const ReductionBlockScratch &s,
+                          index_type *const            entries)
+    {
+      const unsigned int n_local = in.target_begin[r + 1] - in.target_begin[r];
+      for (unsigned int p = lane; p < n_local; p += reduction_slice_width)
+        {
+          const index_type begin = s.list_offsets[p];
+          const index_type end   = s.list_offsets[p + 1] - 1;
+          // Lists of a handful of sources: insertion.
+          for (index_type i = begin + 1; i < end; ++i)
             {
-              const unsigned int lane = s.lane_order[first + i];
-              index_type *const  to   = out + start + i;
-              std::size_t        j    = 0;
-              for (unsigned int a = s.lane_offsets[lane];
-                   a < s.lane_offsets[lane + 1];
-                   ++a)
-                {
-                  const unsigned int l = s.lane_lists[a];
-                  for (index_type k = s.list_offsets[l];
-                       k < s.list_offsets[l + 1];
-                       ++k)
-                    to[j++ * reduction_slice_width] = entries[k];
-                }
-              for (; j < width; ++j)
-                to[j * reduction_slice_width] = 0;
+              const index_type source = entries[i];
+              index_type       j      = i;
+              for (; j > begin && entries[j - 1] > source; --j)
+                entries[j] = entries[j - 1];
+              entries[j] = source;
             }
-          start += std::size_t(width) * reduction_slice_width;
+          entries[end] = -static_cast<index_type>(p + 1);
         }
     }
+
+    ///@}
 
 
 
