@@ -6,8 +6,9 @@
 // pack_lists_sliced(). Then the function as the device runs it: K found by
 // search in the pattern instead of read from nonzero_map, the targets of
 // symmetric data found from upper_position, every block's size first and
-// then every block into its place, each with fresh scratch. On the meshes
-// of global_nz_reduction_cases.h.
+// then every block into its place, each with fresh scratch; and S(e) in
+// the block layout, which the device gathers. On the meshes of
+// global_nz_reduction_cases.h.
 
 #include <gpu_assembly/adapter/dof_handler_adapter.h>
 #include <gpu_assembly/engine/global_nz/plan.h>
@@ -163,10 +164,36 @@ main()
                      partial.reduction_target_begin ==
                        plan.reduction_target_begin &&
                      partial.block_location == plan.block_location &&
+                     partial.block_supplemental.empty() &&
                      partial.reduction_block_order ==
                        plan.reduction_block_order,
                    what + ": a plan for the device build leaves the reduction "
                           "arrays out and builds the rest alike");
+      // S(e) in the block layout, which the device then gathers: the
+      // gather's sources, and the host fill of a device too small for it.
+      {
+        std::vector<double> gathered(plan.block_supplemental.size(), -1.);
+        for (std::size_t v = 0; v < gathered.size(); ++v)
+          {
+            const long long source =
+              GPUAssembly::internal::block_supplemental_source(
+                partial.block_element.data(),
+                v,
+                partial.parameters.elements_per_block,
+                partial.n_supplemental);
+            gathered[v] = source >= 0 ? arrays.supplemental[source] : 0.;
+          }
+        GPUAssembly::internal::fill_block_supplemental(partial, arrays);
+        checks.check(gathered == plan.block_supplemental &&
+                       partial.block_supplemental == plan.block_supplemental,
+                     what +
+                       ": S(e) in the block layout, left out for the "
+                       "device build, gathered value by value as the "
+                       "device does and filled on the host equals the "
+                       "host plan's (" +
+                       std::to_string(plan.block_supplemental.size()) +
+                       " values)");
+      }
       Testing::check_same_reduction_arrays(
         checks,
         what + ", built block by block as the device does (K by search)",

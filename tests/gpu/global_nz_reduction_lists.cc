@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// GlobalNZ's reduction arrays built on the GPU (ReductionConstruction::
-// device) against the host plan's, byte for byte (also built in batches of
+// GlobalNZ's reduction arrays and S(e) in the block layout built on the
+// GPU (ReductionConstruction::device) against the host plan's, byte for
+// byte (the reduction arrays also built in batches of
 // a few blocks), and an assembly with them against one with the host-built
 // arrays, bit for bit, on the meshes of
 // global_nz_reduction_cases.h (the cube with a refined octant at 16^3
@@ -94,6 +95,14 @@ main()
                                            what + ", built on the GPU",
                                            host_plan,
                                            downloaded);
+      checks.check(device_plan.block_supplemental.empty() &&
+                     device_data.get_block_supplemental().to_host() ==
+                       host_plan.block_supplemental,
+                   what +
+                     ": S(e) in the block layout, gathered on the GPU, "
+                     "equals the host plan's bit for bit (" +
+                     std::to_string(host_plan.block_supplemental.size()) +
+                     " values, padding slots 0)");
       ++n_plans;
       n_entries += downloaded.reduction_array.size();
 

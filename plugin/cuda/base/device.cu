@@ -12,6 +12,8 @@
 #include <memory>
 #include <sstream>
 
+#include "../../src/base/device_task.h"
+
 namespace GPUAssembly
 {
   unsigned int
@@ -188,6 +190,24 @@ namespace GPUAssembly
       const auto error = static_cast<cusparseStatus_t>(status);
       return std::string(cusparseGetErrorName(error)) + ": " +
              cusparseGetErrorString(error);
+    }
+
+
+
+    int
+    current_cuda_device()
+    {
+      int device = 0;
+      GPU_ASSEMBLY_CHECK_CUDA(cudaGetDevice(&device));
+      return device;
+    }
+
+
+
+    void
+    set_cuda_device(const int device)
+    {
+      GPU_ASSEMBLY_CHECK_CUDA(cudaSetDevice(device));
     }
   } // namespace internal
 } // namespace GPUAssembly

@@ -11,12 +11,12 @@
 #include <type_traits>
 
 // GlobalNZ's reduction arrays built on the device: the per-block steps of
-// reduction_lists.h, a warp per reduction block where the work is parallel
-// (finding, counting and placing the contributions, sorting the lists,
-// storing the slices) and a thread per block for the lane assignment, in
-// batches of blocks whose scratch stays within a share of the device's
-// free memory. All work runs on the default stream; each host read of a
-// device value synchronises with it.
+// reduction_lists.h, a warp per reduction block (finding, counting and
+// placing the contributions, sorting the lists, storing the slices), and
+// the lane assignment by a warp too, with the result of the host's
+// one-thread packing, in batches of blocks whose scratch stays within a
+// share of the device's free memory. All work runs on the default stream; each
+// host read of a device value synchronises with it.
 
 namespace GPUAssembly
 {
@@ -24,10 +24,7 @@ namespace GPUAssembly
   {
     namespace
     {
-      // Threads per block of the kernels with a thread per reduction
-      // block, and warps per block of those with a warp per reduction
-      // block.
-      constexpr unsigned int block_size          = 64;
+      // Warps per block of the kernels with a warp per reduction block.
       constexpr unsigned int warps_per_cta       = 4;
       constexpr unsigned int warp_cta_size       = warps_per_cta * 32;
       constexpr std::size_t  shared_counts_limit = 48 * 1024;
@@ -186,7 +183,248 @@ namespace GPUAssembly
           }
       }
 
-      // Blocks [first, first + n), a thread each: packed from their lists'
+      constexpr unsigned int all_lanes = 0xffffffffu;
+
+      __device__ unsigned int
+      warp_min_of(const unsigned int value)
+      {
+#if __CUDA_ARCH__ >= 800
+        return __reduce_min_sync(all_lanes, value);
+#else
+        return warp_min(value);
+#endif
+      }
+
+      __device__ unsigned int
+      warp_max_of(const unsigned int value)
+      {
+#if __CUDA_ARCH__ >= 800
+        return __reduce_max_sync(all_lanes, value);
+#else
+        return warp_max(value);
+#endif
+      }
+
+      template <typename T>
+      __device__ T
+      warp_inclusive_sum(T value, const unsigned int lane)
+      {
+        for (unsigned int d = 1; d < 32; d *= 2)
+          {
+            const T other = __shfl_up_sync(all_lanes, value, d);
+            if (lane >= d)
+              value += other;
+          }
+        return value;
+      }
+
+      // Items [0, n) into out by increasing key_of(item) < n_keys, ties in
+      // item order, by a warp: a counting sort whose offsets go to start
+      // (n_keys + 1 entries), its items placed 32 at a time in item order,
+      // each after the items of its key before it.
+      template <class KeyOf>
+      __device__ void
+      stable_counting_sort(const unsigned int  n,
+                           const unsigned int  n_keys,
+                           const KeyOf        &key_of,
+                           unsigned int *const start,
+                           unsigned int *const out,
+                           const unsigned int  lane)
+      {
+        for (unsigned int k = lane; k <= n_keys; k += 32)
+          start[k] = 0;
+        __syncwarp();
+        for (unsigned int x = lane; x < n; x += 32)
+          atomicAdd(start + key_of(x) + 1, 1u);
+        __syncwarp();
+        // start[k] becomes the number of items of keys below k.
+        unsigned int carry = 0;
+        for (unsigned int base = 0; base <= n_keys; base += 32)
+          {
+            const unsigned int k = base + lane;
+            const unsigned int sum =
+              warp_inclusive_sum(k <= n_keys ? start[k] : 0u, lane) + carry;
+            if (k <= n_keys)
+              start[k] = sum;
+            carry = __shfl_sync(all_lanes, sum, 31);
+          }
+        __syncwarp();
+        for (unsigned int base = 0; base < n; base += 32)
+          {
+            const unsigned int x     = base + lane;
+            const bool         valid = x < n;
+            const unsigned int key   = valid ? key_of(x) : ~0u;
+            const unsigned int peers = __match_any_sync(all_lanes, key);
+            const unsigned int rank  = __popc(peers & ((1u << lane) - 1));
+            if (valid)
+              out[start[key] + rank] = x;
+            __syncwarp();
+            if (valid && rank == 0)
+              start[key] += __popc(peers);
+            __syncwarp();
+          }
+      }
+
+      // relayout_reduction_block() of block r by the 32 lanes of a warp:
+      // the same list offsets, lane assignment (Largest Processing Time,
+      // lists longest first, ties by index, each onto the lane of least
+      // (load, lane)), lane lists, loads and order, slice ends and size.
+      // The loads of the n_lanes lanes are held in registers, n_lanes / 32
+      // consecutive lanes per thread, and each list's lane is a minimum
+      // over the warp: the host's one-thread packing walks a ring of
+      // buckets in memory instead, which on the device made the packing a
+      // chain of scattered loads per block.
+      __device__ std::size_t
+                 relayout_reduction_block_by_warp(const ReductionListInput        &in,
+                                                  const unsigned int               r,
+                                                  const ReductionBlockScratch     &s,
+                                                  const ReductionListLength *const lengths,
+                                                  std::size_t *const slice_ends,
+                                                  const unsigned int lane)
+      {
+        const unsigned int n_lists =
+          in.target_begin[r + 1] - in.target_begin[r];
+        const ReductionListLength *const length = lengths + in.target_begin[r];
+
+        // The list offsets, and the longest list.
+        unsigned int carry = 0, max_length = 0;
+        if (lane == 0)
+          s.list_offsets[0] = 0;
+        for (unsigned int base = 0; base < n_lists; base += 32)
+          {
+            const unsigned int p   = base + lane;
+            const unsigned int n   = p < n_lists ? length[p] : 0u;
+            const unsigned int end = warp_inclusive_sum(n, lane) + carry;
+            if (p < n_lists)
+              s.list_offsets[p + 1] = end;
+            carry      = __shfl_sync(all_lanes, end, 31);
+            max_length = n > max_length ? n : max_length;
+          }
+        max_length = warp_max_of(max_length);
+
+        // Lists by decreasing length, ties by index.
+        stable_counting_sort(
+          n_lists,
+          max_length + 1,
+          [&](const unsigned int l) {
+            return max_length - length[l];
+          },
+          s.start,
+          s.order,
+          lane);
+
+        // Each list onto the lane of least (load, lane), in that order.
+        constexpr unsigned int max_per_thread = 1024 / 32;
+        const unsigned int     per_thread     = in.n_lanes / 32;
+        const unsigned int     first_lane     = lane * per_thread;
+        unsigned int           load[max_per_thread], count[max_per_thread];
+        for (unsigned int j = 0; j < per_thread; ++j)
+          {
+            load[j]  = 0;
+            count[j] = 0;
+          }
+        unsigned int least_load = 0, least_lane = first_lane;
+        for (unsigned int base = 0; base < n_lists; base += 32)
+          {
+            // 32 lists at a time, one per thread, then handed round.
+            const unsigned int x       = base + lane;
+            unsigned int       my_list = 0, my_length = 0;
+            if (x < n_lists)
+              {
+                my_list   = s.order[x];
+                my_length = length[my_list];
+              }
+            const unsigned int n_here =
+              n_lists - base < 32 ? n_lists - base : 32;
+            for (unsigned int k = 0; k < n_here; ++k)
+              {
+                const unsigned int l     = __shfl_sync(all_lanes, my_list, k);
+                const unsigned int n     = __shfl_sync(all_lanes, my_length, k);
+                const unsigned int least = warp_min_of(least_load);
+                const unsigned int target =
+                  warp_min_of(least_load == least ? least_lane : ~0u);
+                if (target / per_thread == lane)
+                  {
+                    const unsigned int j = target - first_lane;
+                    load[j] += n;
+                    ++count[j];
+                    s.lane_of[l] = target;
+                    least_load   = load[0];
+                    least_lane   = first_lane;
+                    for (unsigned int i = 1; i < per_thread; ++i)
+                      if (load[i] < least_load)
+                        {
+                          least_load = load[i];
+                          least_lane = first_lane + i;
+                        }
+                  }
+              }
+          }
+
+        // Loads, and lane offsets from the counts.
+        unsigned int my_lists = 0, max_load = 0;
+        for (unsigned int j = 0; j < per_thread; ++j)
+          {
+            s.lane_load[first_lane + j] = load[j];
+            my_lists += count[j];
+            max_load = load[j] > max_load ? load[j] : max_load;
+          }
+        max_load         = warp_max_of(max_load);
+        unsigned int end = warp_inclusive_sum(my_lists, lane) - my_lists;
+        if (lane == 0)
+          s.lane_offsets[0] = 0;
+        for (unsigned int j = 0; j < per_thread; ++j)
+          {
+            end += count[j];
+            s.lane_offsets[first_lane + j + 1] = end;
+          }
+        __syncwarp();
+
+        // Each lane's lists in the order they were given to it, lane_order
+        // serving as the lanes' cursors.
+        for (unsigned int t = lane; t < in.n_lanes; t += 32)
+          s.lane_order[t] = s.lane_offsets[t];
+        __syncwarp();
+        for (unsigned int base = 0; base < n_lists; base += 32)
+          {
+            const unsigned int x       = base + lane;
+            const bool         valid   = x < n_lists;
+            const unsigned int l       = valid ? s.order[x] : 0u;
+            const unsigned int to_lane = valid ? s.lane_of[l] : ~0u;
+            const unsigned int peers   = __match_any_sync(all_lanes, to_lane);
+            const unsigned int rank    = __popc(peers & ((1u << lane) - 1));
+            if (valid)
+              s.lane_lists[s.lane_order[to_lane] + rank] = l;
+            __syncwarp();
+            if (valid && rank == 0)
+              s.lane_order[to_lane] += __popc(peers);
+            __syncwarp();
+          }
+
+        // Lanes by decreasing load, ties by lane: the loads lie within
+        // max_length of each other.
+        stable_counting_sort(
+          in.n_lanes,
+          max_length + 1,
+          [&](const unsigned int t) {
+            return max_load - s.lane_load[t];
+          },
+          s.start,
+          s.lane_order,
+          lane);
+
+        // Slice ends: each slice as wide as its longest lane.
+        const unsigned int W         = in.n_lanes / reduction_slice_width;
+        const std::size_t  slice_end = warp_inclusive_sum(
+          lane < W ? std::size_t(s.lane_load[s.lane_order[lane * 32]]) * 32 :
+                     std::size_t(0),
+          lane);
+        if (slice_ends != nullptr && lane < W)
+          slice_ends[lane] = slice_end;
+        return __shfl_sync(all_lanes, slice_end, W - 1);
+      }
+
+      // Blocks [first, first + n), a warp each: packed from their lists'
       // lengths, their sizes and, unless null, their slice ends relative to
       // their starts.
       __global__ void
@@ -198,20 +436,20 @@ namespace GPUAssembly
                   std::size_t *const               slice_offsets,
                   std::size_t *const               block_sizes)
       {
-        const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i >= n)
+        const WarpOfBlock w = warp_of_block();
+        if (w.i >= n)
           return;
-        const unsigned int r = first + i;
-        const unsigned int W = in.n_lanes / reduction_slice_width;
-        const std::size_t  size =
-          relayout_reduction_block(in,
-                                   r,
-                                   scratch.of(i),
-                                   lengths,
-                                   slice_offsets == nullptr ?
-                                     nullptr :
-                                     slice_offsets + std::size_t(r) * W + 1);
-        if (block_sizes != nullptr)
+        const unsigned int r    = first + w.i;
+        const unsigned int W    = in.n_lanes / reduction_slice_width;
+        const std::size_t  size = relayout_reduction_block_by_warp(
+          in,
+          r,
+          scratch.of(w.i),
+          lengths,
+          slice_offsets == nullptr ? nullptr :
+                                      slice_offsets + std::size_t(r) * W + 1,
+          w.lane);
+        if (block_sizes != nullptr && w.lane == 0)
           block_sizes[r] = size;
       }
 
@@ -381,19 +619,20 @@ namespace GPUAssembly
                         as_size_t(source_high),
                         lengths.data(),
                         wide_block);
-          launch_kernel_over("pack_blocks",
-                             pack_blocks,
-                             n,
-                             block_size,
-                             nullptr,
-                             in,
-                             first,
-                             n,
-                             scratch,
-                             static_cast<const ReductionListLength *>(
-                               lengths.data()),
-                             as_size_t(slice_offsets),
-                             as_size_t(block_sizes));
+          launch_kernel("pack_blocks",
+                        pack_blocks,
+                        warp_blocks(n),
+                        warp_cta_size,
+                        0,
+                        nullptr,
+                        in,
+                        first,
+                        n,
+                        scratch,
+                        static_cast<const ReductionListLength *>(
+                          lengths.data()),
+                        as_size_t(slice_offsets),
+                        as_size_t(block_sizes));
         }
       if (const unsigned int r = read_device_value(wide_block); r < n_blocks)
         check_reduction_source_span(
@@ -422,7 +661,13 @@ namespace GPUAssembly
       DeviceVector<unsigned long long> entry_offsets;
       entry_offsets.reinit(std::size_t(batch) + 1, true);
       DeviceVector<int> entries;
-      for (unsigned int first = 0; first < n_blocks; first += batch)
+      // The batches from the last to the first: the scratch still holds
+      // the lane assignment that the first pass made for the last batch
+      // (all blocks, where one batch holds them), and only the others are
+      // packed again.
+      const unsigned int last_first =
+        n_blocks > 0 ? (n_blocks - 1) / batch * batch : 0;
+      for (unsigned int first = last_first; n_blocks > 0; first -= batch)
         {
           const unsigned int n = std::min(batch, n_blocks - first);
           const std::size_t  n_list_entries =
@@ -431,19 +676,21 @@ namespace GPUAssembly
                                     n);
           if (n_list_entries > entries.size())
             entries.reinit(n_list_entries, true);
-          launch_kernel_over("pack_blocks",
-                             pack_blocks,
-                             n,
-                             block_size,
-                             nullptr,
-                             in,
-                             first,
-                             n,
-                             scratch,
-                             static_cast<const ReductionListLength *>(
-                               lengths.data()),
-                             static_cast<std::size_t *>(nullptr),
-                             static_cast<std::size_t *>(nullptr));
+          if (first != last_first)
+            launch_kernel("pack_blocks",
+                          pack_blocks,
+                          warp_blocks(n),
+                          warp_cta_size,
+                          0,
+                          nullptr,
+                          in,
+                          first,
+                          n,
+                          scratch,
+                          static_cast<const ReductionListLength *>(
+                            lengths.data()),
+                          static_cast<std::size_t *>(nullptr),
+                          static_cast<std::size_t *>(nullptr));
           launch_kernel(
             "write_blocks",
             write_blocks,
@@ -461,6 +708,8 @@ namespace GPUAssembly
             static_cast<const std::size_t *>(as_size_t(entry_offsets)),
             entries.data(),
             reduction_array.data());
+          if (first == 0)
+            break;
         }
       GPU_ASSEMBLY_CHECK_CUDA(cudaDeviceSynchronize());
     }

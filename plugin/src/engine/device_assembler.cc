@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <deal.II/base/thread_management.h>
+
 #include <gpu_assembly/base/device.h>
 #include <gpu_assembly/base/exceptions.h>
 #include <gpu_assembly/engine/device_assembler.h>
+
+#include <utility>
 
 #include "upload.h"
 
@@ -75,6 +79,20 @@ namespace GPUAssembly
       std::vector<unsigned char>(arrays->dof_is_constrained.begin(),
                                  arrays->dof_is_constrained.end()));
 
+    // The constraint plan needs only the mesh arrays, and the host build
+    // of a method's plan leaves cores idle while the device builds its
+    // part (GlobalNZ's reduction arrays): made by a task beside it, the
+    // constraint plan fills that time. A task, not a thread: its parallel
+    // loops then share the method's pool of threads rather than compete
+    // with it. Should the method's plan throw, the task is waited for on
+    // destruction, before the arrays can go.
+    dealii::Threads::Task<ConstraintPlan> constraint_plan =
+      dealii::Threads::new_task([&new_arrays]() {
+        ConstraintPlan plan;
+        plan.reinit(new_arrays);
+        return plan;
+      });
+
     switch (additional_data.method)
       {
         case AssemblyMethod::global_nz:
@@ -97,7 +115,7 @@ namespace GPUAssembly
                             additional_data.local_elem);
           break;
       }
-    constraint_stage.reinit(*arrays);
+    constraint_stage.reinit(std::move(constraint_plan.return_value()));
   }
 
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <gpu_assembly/engine/constraints/device_data.h>
 
+#include <utility>
+
 #include "../upload.h"
 
 namespace GPUAssembly
@@ -11,8 +13,19 @@ namespace GPUAssembly
     void
     ConstraintDeviceData<Number>::reinit(const MeshArrays &arrays)
     {
+      ConstraintPlan new_plan;
+      new_plan.reinit(arrays);
+      reinit(std::move(new_plan));
+    }
+
+
+
+    template <typename Number>
+    void
+    ConstraintDeviceData<Number>::reinit(ConstraintPlan &&new_plan)
+    {
       *this = ConstraintDeviceData();
-      plan.reinit(arrays);
+      plan  = std::move(new_plan);
       if (plan.empty())
         return;
       // One staging object for all arrays: their transfers overlap.

@@ -4,6 +4,9 @@
 #include <gpu_assembly/engine/global_nz/device_data.h>
 #include <gpu_assembly/engine/global_nz/reduction_lists.h>
 
+#include <future>
+
+#include "../../base/device_task.h"
 #include "../upload.h"
 
 namespace GPUAssembly
@@ -27,15 +30,56 @@ namespace GPUAssembly
 
 
 
+      // What the device build reads of the mesh arrays, uploaded while the
+      // host plan is made: the CSR pattern, the connectivity, the
+      // constrained DoFs, and S(e) for the block layout.
+      template <typename Number>
+      struct MeshInputs
+      {
+        DeviceVector<int>           row_offsets;
+        DeviceVector<int>           column_indices;
+        DeviceVector<int>           connectivity;
+        DeviceVector<unsigned char> dof_is_constrained;
+        DeviceVector<Number>        supplemental;
+      };
+
+      template <typename Number>
+      MeshInputs<Number>
+      upload_mesh_inputs(const MeshArrays &arrays)
+      {
+        SetupTimes::Scope  time("GlobalNZ plan (device): mesh inputs");
+        MeshInputs<Number> in;
+        StagedUpload       staging((arrays.row_offsets.size() +
+                              arrays.column_indices.size() +
+                              arrays.connectivity.size()) *
+                               sizeof(int) +
+                             arrays.dof_is_constrained.size() +
+                             arrays.supplemental.size() * sizeof(Number));
+        upload(staging, in.row_offsets, arrays.row_offsets);
+        upload(staging, in.column_indices, arrays.column_indices);
+        upload(staging, in.connectivity, arrays.connectivity);
+        upload(staging,
+               in.dof_is_constrained,
+               std::vector<unsigned char>(arrays.dof_is_constrained.begin(),
+                                          arrays.dof_is_constrained.end()));
+        upload(staging, in.supplemental, convert<Number>(arrays.supplemental));
+        staging.finish();
+        return in;
+      }
+
+
+
       // The reduction arrays of @p plan built on the device into @p
       // slice_offsets, @p source_base and @p reduction_array, from the
       // plan's arrays there (@p target_begin, @p upper_position,
-      // @p block_location) and the other inputs, uploaded here and freed on
-      // return.
+      // @p block_location), the mesh inputs @p mesh and what @p source
+      // adds, uploaded here and freed on return.
+      template <typename Number>
       void
       build_on_device(const GlobalNZPlan               &plan,
                       const MeshArrays                 &arrays,
                       const ReductionListSource        &source,
+                      const MeshInputs<Number>         &mesh,
                       const DeviceVector<int>          &target_begin,
                       const DeviceVector<int>          &upper_position,
                       const DeviceVector<int>          &block_location,
@@ -46,40 +90,28 @@ namespace GPUAssembly
                       const std::size_t                 scratch_bytes)
       {
         steps.next("reduction list inputs (device)");
-        DeviceVector<int> row_offsets, column_indices, node_of_dof,
-          component_of_dof, node_elements, connectivity, slot_of;
+        DeviceVector<int> node_of_dof, component_of_dof, node_elements, slot_of;
         DeviceVector<unsigned long long> node_element_offsets;
-        DeviceVector<unsigned char>      dof_is_constrained;
         {
           StagedUpload staging(
-            (arrays.row_offsets.size() + arrays.column_indices.size() +
-             source.node_of_dof.size() + source.component_of_dof.size() +
-             source.node_elements.size() + arrays.connectivity.size() +
-             source.slot_of.size()) *
+            (source.node_of_dof.size() + source.component_of_dof.size() +
+             source.node_elements.size() + source.slot_of.size()) *
               sizeof(int) +
-            source.node_element_offsets.size() * sizeof(std::size_t) +
-            arrays.dof_is_constrained.size());
-          upload(staging, row_offsets, arrays.row_offsets);
-          upload(staging, column_indices, arrays.column_indices);
+            source.node_element_offsets.size() * sizeof(std::size_t));
           upload(staging, node_of_dof, source.node_of_dof);
           upload(staging, component_of_dof, source.component_of_dof);
           upload(staging, node_elements, source.node_elements);
-          upload(staging, connectivity, arrays.connectivity);
           upload(staging, slot_of, source.slot_of);
           upload(staging,
                  node_element_offsets,
                  as_uint64(source.node_element_offsets));
-          upload(staging,
-                 dof_is_constrained,
-                 std::vector<unsigned char>(arrays.dof_is_constrained.begin(),
-                                            arrays.dof_is_constrained.end()));
           staging.finish();
         }
         ReductionListInput in =
           host_reduction_list_input(plan, arrays, source, false);
         in.target_begin       = target_begin.data();
-        in.row_offsets        = row_offsets.data();
-        in.column_indices     = column_indices.data();
+        in.row_offsets        = mesh.row_offsets.data();
+        in.column_indices     = mesh.column_indices.data();
         in.upper_position     = upper_position.data();
         in.target_of_position = nullptr;
         in.node_of_dof        = node_of_dof.data();
@@ -87,10 +119,10 @@ namespace GPUAssembly
         in.node_element_offsets =
           reinterpret_cast<const std::size_t *>(node_element_offsets.data());
         in.node_elements              = node_elements.data();
-        in.connectivity               = connectivity.data();
+        in.connectivity               = mesh.connectivity.data();
         in.slot_of                    = slot_of.data();
         in.block_location             = block_location.data();
-        in.pattern.dof_is_constrained = dof_is_constrained.data();
+        in.pattern.dof_is_constrained = mesh.dof_is_constrained.data();
         build_reduction_arrays_on_device(in,
                                          plan.n_nonzeros,
                                          plan.n_reduction_blocks(),
@@ -120,9 +152,16 @@ namespace GPUAssembly
       any_constrained_element = new_arrays.n_constrained_elements() > 0;
 
       // The reduction arrays on the device: the host plan then leaves them
-      // out, and hands over what their build needs.
+      // and S(e) in the block layout out, and hands over what their build
+      // needs. The mesh arrays the build reads are uploaded meanwhile, on
+      // a thread of its own.
       const bool on_device =
         parameters.reduction_construction != ReductionConstruction::host;
+      std::future<MeshInputs<Number>> mesh_inputs;
+      if (on_device)
+        mesh_inputs = run_on_device_thread([&new_arrays]() {
+          return upload_mesh_inputs<Number>(new_arrays);
+        });
       ReductionListSource source;
       plan.reinit(new_arrays,
                   parameters,
@@ -158,9 +197,23 @@ namespace GPUAssembly
           SetupTimes::Steps steps("GlobalNZ plan (device)");
           try
             {
+              steps.next("mesh inputs (wait)");
+              const MeshInputs<Number> mesh = mesh_inputs.get();
+              steps.next("block supplemental (device)");
+              block_supplemental.reinit(std::size_t(plan.n_element_blocks) *
+                                          plan.n_supplemental *
+                                          plan.parameters.elements_per_block,
+                                        /*omit_zeroing_entries=*/true);
+              gather_block_supplemental(block_element.data(),
+                                        mesh.supplemental.data(),
+                                        plan.n_element_blocks,
+                                        plan.parameters.elements_per_block,
+                                        plan.n_supplemental,
+                                        block_supplemental.data());
               build_on_device(plan,
                               new_arrays,
                               source,
+                              mesh,
                               reduction_target_begin,
                               upper_position,
                               block_location,
@@ -179,12 +232,17 @@ namespace GPUAssembly
                 throw;
               // Too little device memory for the build's inputs and
               // scratch: the host build needs none of it.
+              block_supplemental.reinit(0);
               reduction_slice_offsets.reinit(0);
               reduction_source_base.reinit(0);
               reduction_array.reinit(0);
+              fill_block_supplemental(plan, new_arrays);
               build_reduction_arrays_on_host(plan, new_arrays, source, steps);
               steps.next("reduction array upload");
               StagedUpload staging(plan.memory_consumption());
+              upload(staging,
+                     block_supplemental,
+                     convert<Number>(plan.block_supplemental));
               upload_reduction_arrays(staging,
                                       plan,
                                       reduction_slice_offsets,

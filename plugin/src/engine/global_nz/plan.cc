@@ -25,6 +25,31 @@
 
 namespace GPUAssembly
 {
+  namespace internal
+  {
+    namespace
+    {
+      /// S(e) of the element in slot (@p k, @p t) of @p plan into the
+      /// plan's block_supplemental, from @p arrays.
+      void
+      copy_block_supplemental(GlobalNZPlan      &plan,
+                              const MeshArrays  &arrays,
+                              const unsigned int k,
+                              const unsigned int t)
+      {
+        const unsigned int B = plan.parameters.elements_per_block;
+        const unsigned int n = plan.n_supplemental;
+        const std::size_t  e = plan.block_element[k * B + t];
+        for (unsigned int i = 0; i < n; ++i)
+          plan
+            .block_supplemental[(static_cast<std::size_t>(k) * n + i) * B + t] =
+            arrays.supplemental[e * n + i];
+      }
+    } // namespace
+  }   // namespace internal
+
+
+
   namespace
   {
     // Spreads the low 21 bits of x so that two zero bits separate them.
@@ -409,11 +434,16 @@ namespace GPUAssembly
         block_connectivity,
         static_cast<std::size_t>(n_element_blocks) * n_en * B);
     });
-    size_block_arrays += dealii::Threads::new_task([&]() {
-      internal::assign_first_touched_in_parallel(
-        block_supplemental,
-        static_cast<std::size_t>(n_element_blocks) * n_supplemental * B);
-    });
+    // S(e) in the block layout is most of the plan's bytes: a build on the
+    // device gathers it there from the mesh arrays' copy instead.
+    const bool supplemental_here = device_lists == nullptr;
+    block_supplemental.clear();
+    if (supplemental_here)
+      size_block_arrays += dealii::Threads::new_task([&]() {
+        internal::assign_first_touched_in_parallel(
+          block_supplemental,
+          static_cast<std::size_t>(n_element_blocks) * n_supplemental * B);
+      });
     size_block_arrays += dealii::Threads::new_task([&]() {
       internal::assign_first_touched_in_parallel(
         block_location,
@@ -493,10 +523,8 @@ namespace GPUAssembly
                                      nodes.end(),
                                      arrays.connectivity[element * n_en + a]) -
                     nodes.begin();
-                for (unsigned int i = 0; i < n_supplemental; ++i)
-                  block_supplemental
-                    [(static_cast<std::size_t>(k) * n_supplemental + i) * B +
-                     t] = arrays.supplemental[element * n_supplemental + i];
+                if (supplemental_here)
+                  internal::copy_block_supplemental(*this, arrays, k, t);
                 for (unsigned int d = 0; d < n_ed; ++d)
                   {
                     const index_type dof = arrays.location[element * n_ed + d];
@@ -683,6 +711,28 @@ namespace GPUAssembly
 
   namespace internal
   {
+    void
+    fill_block_supplemental(GlobalNZPlan &plan, const MeshArrays &arrays)
+    {
+      const unsigned int B = plan.parameters.elements_per_block;
+      assign_first_touched_in_parallel(plan.block_supplemental,
+                                       static_cast<std::size_t>(
+                                         plan.n_element_blocks) *
+                                         plan.n_supplemental * B);
+      dealii::parallel::apply_to_subranges(
+        0u,
+        plan.n_element_blocks,
+        [&](const unsigned int begin, const unsigned int end) {
+          for (unsigned int k = begin; k < end; ++k)
+            for (unsigned int t = 0; t < B; ++t)
+              if (plan.block_element[k * B + t] >= 0)
+                copy_block_supplemental(plan, arrays, k, t);
+        },
+        64);
+    }
+
+
+
     ReductionListInput
     host_reduction_list_input(const GlobalNZPlan        &plan,
                               const MeshArrays          &arrays,

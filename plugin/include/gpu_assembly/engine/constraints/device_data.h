@@ -28,6 +28,11 @@ namespace GPUAssembly
       void
       reinit(const MeshArrays &arrays);
 
+      /// Upload @p new_plan, built for the arrays of the method's plan,
+      /// which it keeps.
+      void
+      reinit(ConstraintPlan &&new_plan);
+
       bool
       empty() const
       {

@@ -25,7 +25,8 @@ namespace GPUAssembly
     public:
       /**
        * Build the plan for @p arrays (which must outlive this object) with
-       * @p parameters and upload it; the reduction arrays are built where
+       * @p parameters and upload it; the reduction arrays (and with them
+       * S(e) in the block layout) are built where
        * parameters.reduction_construction says, on the device straight
        * into the arrays below, in batches of reduction blocks whose scratch
        * takes at most @p reduction_scratch_bytes (0: an eighth of the free
@@ -65,6 +66,13 @@ namespace GPUAssembly
        */
       void
       copy_reduction_arrays_to(GlobalNZPlan &host_plan) const;
+
+      /// S(e) in the plan's block layout on the device, for checks.
+      const DeviceVector<Number> &
+      get_block_supplemental() const
+      {
+        return block_supplemental;
+      }
 
       /// The element data of the last launch(), in the plan's layout.
       const DeviceVector<Number> &

@@ -187,7 +187,9 @@ namespace GPUAssembly
     unsigned int            max_cluster_nodes = 0;
     /// E_k(e, a): block-local node of node a, at (k * n_nodes + a) * B + t.
     std::vector<index_type> block_connectivity;
-    /// S(e) at (k * n_supplemental + i) * B + t.
+    /// S(e) at (k * n_supplemental + i) * B + t; empty where the device
+    /// builds the reduction arrays, which then gathers it on the device
+    /// too.
     std::vector<double> block_supplemental;
     /// L(e, d) at (k * n_dofs + d) * B + t, read only for constrained
     /// elements to apply the Dirichlet condensation.
@@ -260,10 +262,10 @@ namespace GPUAssembly
      * the element kernel will read; it decides the shared memory the element
      * kernel needs, which must not exceed @p shared_memory_limit (bytes).
      *
-     * With @p device_lists the reduction arrays are left empty and what
-     * their build needs besides the plan and the mesh arrays is moved into
-     * it, for a build on the device (reduction_arrays_on_device is then
-     * the caller's to set).
+     * With @p device_lists the reduction arrays and block_supplemental are
+     * left empty and what the reduction arrays' build needs besides the
+     * plan and the mesh arrays is moved into it, for a build on the device
+     * (reduction_arrays_on_device is then the caller's to set).
      */
     void
     reinit(const MeshArrays              &arrays,

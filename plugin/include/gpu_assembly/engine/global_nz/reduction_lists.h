@@ -902,6 +902,37 @@ namespace GPUAssembly
                               const bool                 use_nonzero_map);
 
     /**
+     * Where value @p v of a plan's block_supplemental comes from: its
+     * index in the mesh's S(e) (@p n_supplemental values per element), or
+     * -1 in a padding slot, which holds 0. The gather that builds the block
+     * layout on the device (gather_block_supplemental()) reads this for
+     * each value; @p block_element is GlobalNZPlan::block_element with
+     * @p elements_per_block slots per block.
+     */
+    GPU_ASSEMBLY_HOST_DEVICE inline long long
+    block_supplemental_source(const index_type *const block_element,
+                              const std::size_t       v,
+                              const unsigned int      elements_per_block,
+                              const unsigned int      n_supplemental)
+    {
+      const std::size_t  slab = v / elements_per_block; // k * n + i
+      const unsigned int t    = v % elements_per_block;
+      const std::size_t  k    = slab / n_supplemental;
+      const index_type   e    = block_element[k * elements_per_block + t];
+      return e < 0 ? -1 :
+                     static_cast<long long>(e) * n_supplemental +
+                       static_cast<long long>(slab % n_supplemental);
+    }
+
+    /**
+     * Size and fill @p plan's block_supplemental on the host's threads
+     * from @p arrays, as GlobalNZPlan::reinit() does without a build on
+     * the device: where the device could not gather it.
+     */
+    void
+    fill_block_supplemental(GlobalNZPlan &plan, const MeshArrays &arrays);
+
+    /**
      * Throw ExcUnsupportedInput where the sources @p low to @p high of
      * reduction block @p r span more than its 32-bit entries address.
      */
@@ -951,6 +982,24 @@ namespace GPUAssembly
       DeviceVector<int>                &reduction_array,
       SetupTimes::Steps                &steps,
       const std::size_t                 scratch_bytes = 0);
+
+    /**
+     * A plan's block_supplemental built on the current CUDA device, on the
+     * default stream: @p block_supplemental (n_element_blocks *
+     * n_supplemental * elements_per_block values) from the mesh's S(e) in
+     * @p supplemental (n_supplemental values per element) and the slots'
+     * elements @p block_element (GlobalNZPlan::block_element), 0 in the
+     * padding slots; all device memory. The values that uploading the
+     * host plan's block_supplemental gives, bit for bit.
+     */
+    template <typename Number>
+    void
+    gather_block_supplemental(const index_type *block_element,
+                              const Number     *supplemental,
+                              unsigned int      n_element_blocks,
+                              unsigned int      elements_per_block,
+                              unsigned int      n_supplemental,
+                              Number           *block_supplemental);
   } // namespace internal
 } // namespace GPUAssembly
 
