@@ -201,13 +201,5 @@ namespace GPUAssembly
       GPU_ASSEMBLY_CHECK_CUDA(cudaGetDevice(&device));
       return device;
     }
-
-
-
-    void
-    set_cuda_device(const int device)
-    {
-      GPU_ASSEMBLY_CHECK_CUDA(cudaSetDevice(device));
-    }
   } // namespace internal
 } // namespace GPUAssembly

@@ -8,7 +8,8 @@ namespace GPUAssembly
   namespace internal
   {
     // Declared in gpu_assembly/distributed/device_selection.h, which nvcc
-    // does not read (it includes MPI's headers).
+    // does not read (it includes MPI's headers), and in
+    // src/base/device_task.h.
     void
     set_cuda_device(const int index);
 

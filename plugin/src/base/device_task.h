@@ -16,9 +16,10 @@ namespace GPUAssembly
     int
     current_cuda_device();
 
-    /// Make @p device the calling thread's current CUDA device.
+    /// Make @p index the calling thread's current CUDA device (defined
+    /// with device selection, cuda/distributed/device_selection.cu).
     void
-    set_cuda_device(const int device);
+    set_cuda_device(const int index);
 
     /**
      * @p work() run on a new thread, with the calling thread's CUDA device
