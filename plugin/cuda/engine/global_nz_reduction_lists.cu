@@ -600,6 +600,26 @@ namespace GPUAssembly
       const auto        warp_blocks   = [](const unsigned int n) {
         return n_blocks_covering(std::size_t(n) * 32, warp_cta_size);
       };
+      // The lanes of blocks [first, first + n) into their scratch, with
+      // their slice ends and sizes unless null.
+      const auto pack = [&](const unsigned int first,
+                            const unsigned int n,
+                            std::size_t *const block_slice_offsets,
+                            std::size_t *const sizes) {
+        launch_kernel("pack_blocks",
+                      pack_blocks,
+                      warp_blocks(n),
+                      warp_cta_size,
+                      0,
+                      nullptr,
+                      in,
+                      first,
+                      n,
+                      scratch,
+                      static_cast<const ReductionListLength *>(lengths.data()),
+                      block_slice_offsets,
+                      sizes);
+      };
       for (unsigned int first = 0; first < n_blocks; first += batch)
         {
           const unsigned int n = std::min(batch, n_blocks - first);
@@ -619,20 +639,7 @@ namespace GPUAssembly
                         as_size_t(source_high),
                         lengths.data(),
                         wide_block);
-          launch_kernel("pack_blocks",
-                        pack_blocks,
-                        warp_blocks(n),
-                        warp_cta_size,
-                        0,
-                        nullptr,
-                        in,
-                        first,
-                        n,
-                        scratch,
-                        static_cast<const ReductionListLength *>(
-                          lengths.data()),
-                        as_size_t(slice_offsets),
-                        as_size_t(block_sizes));
+          pack(first, n, as_size_t(slice_offsets), as_size_t(block_sizes));
         }
       if (const unsigned int r = read_device_value(wide_block); r < n_blocks)
         check_reduction_source_span(
@@ -677,20 +684,7 @@ namespace GPUAssembly
           if (n_list_entries > entries.size())
             entries.reinit(n_list_entries, true);
           if (first != last_first)
-            launch_kernel("pack_blocks",
-                          pack_blocks,
-                          warp_blocks(n),
-                          warp_cta_size,
-                          0,
-                          nullptr,
-                          in,
-                          first,
-                          n,
-                          scratch,
-                          static_cast<const ReductionListLength *>(
-                            lengths.data()),
-                          static_cast<std::size_t *>(nullptr),
-                          static_cast<std::size_t *>(nullptr));
+            pack(first, n, nullptr, nullptr);
           launch_kernel(
             "write_blocks",
             write_blocks,
