@@ -48,6 +48,42 @@ namespace GPUAssembly
 
 
 
+    // Contributions in increasing (target, source): storage of their final
+    // size that no one fills with zeros first (every entry is written by
+    // the parallel passes of sort_contributions(), which also touch its
+    // pages first), read as a range.
+    struct SortedContributions
+    {
+      std::unique_ptr<Contribution[]> data;
+      std::size_t                     n = 0;
+
+      std::size_t
+      size() const
+      {
+        return n;
+      }
+
+      const Contribution *
+      begin() const
+      {
+        return data.get();
+      }
+
+      const Contribution *
+      end() const
+      {
+        return data.get() + n;
+      }
+
+      const Contribution &
+      operator[](const std::size_t i) const
+      {
+        return data[i];
+      }
+    };
+
+
+
     index_type
     find_nonzero(const MeshArrays &arrays,
                  const index_type  row,
@@ -154,11 +190,15 @@ namespace GPUAssembly
     // The contributions of all chunks in increasing (target, source), the
     // chunks emptied: a counting sort by runs of 64 targets, counted and
     // placed in parallel (by atomic increments, so in any order within a
-    // run), then each run ordered by a counting sort on its 64 targets and
-    // each target's few sources by insertion. The pairs (target, source)
-    // are distinct, so the order is unique whatever the threads. Linear
-    // but for the short sorts, where one sort of all contributions is not.
-    std::vector<Contribution>
+    // run), then each run ordered in place by a counting sort on its 64
+    // targets and each target's few sources by insertion. The pairs
+    // (target, source) are distinct, so the order is unique whatever the
+    // threads. Linear but for the short sorts, where one sort of all
+    // contributions is not. The storage is neither zero-filled nor copied
+    // into a second array: on hanging-node meshes there are tens of
+    // millions of contributions, and sizing such arrays on one thread cost
+    // more than the sort.
+    SortedContributions
     sort_contributions(std::vector<std::vector<Contribution>> &chunks,
                        const std::size_t                       n_targets)
     {
@@ -189,37 +229,36 @@ namespace GPUAssembly
             run_offsets[run] + next[run].load(std::memory_order_relaxed);
           next[run].store(run_offsets[run], std::memory_order_relaxed);
         }
-      std::vector<Contribution> unordered;
-      internal::assign_first_touched_in_parallel(unordered, run_offsets.back());
+      SortedContributions all;
+      all.n = run_offsets.back();
+      all.data.reset(new Contribution[all.n]);
+      Contribution *const placed = all.data.get();
       for_each_chunk([&](std::vector<Contribution> &chunk) {
         for (const Contribution &c : chunk)
-          unordered[next[c.target >> run_bits]
-                      .fetch_add(1, std::memory_order_relaxed)] = c;
+          placed[next[c.target >> run_bits]
+                   .fetch_add(1, std::memory_order_relaxed)] = c;
         std::vector<Contribution>().swap(chunk);
       });
-      std::vector<Contribution> all;
-      internal::assign_first_touched_in_parallel(all, unordered.size());
       dealii::parallel::apply_to_subranges(
         std::size_t(0),
         n_runs,
         [&](const std::size_t begin, const std::size_t end) {
           std::array<std::size_t, run_length + 1> start;
+          std::vector<Contribution>               run_copy;
           for (std::size_t run = begin; run < end; ++run)
             {
               const std::size_t first = run_offsets[run];
               const std::size_t last  = run_offsets[run + 1];
+              run_copy.assign(placed + first, placed + last);
               start.fill(0);
-              for (std::size_t i = first; i < last; ++i)
-                ++start[(unordered[i].target & (run_length - 1)) + 1];
+              for (const Contribution &c : run_copy)
+                ++start[(c.target & (run_length - 1)) + 1];
               start[0] = first;
               for (unsigned int t = 0; t < run_length; ++t)
                 start[t + 1] += start[t];
               // start[t] is the end of target t's list so far.
-              for (std::size_t i = first; i < last; ++i)
-                {
-                  const Contribution &c                     = unordered[i];
-                  all[start[c.target & (run_length - 1)]++] = c;
-                }
+              for (const Contribution &c : run_copy)
+                placed[start[c.target & (run_length - 1)]++] = c;
               // Each target's sources in increasing order: a target has a
               // handful, sorted by insertion, unless long constraint lines
               // give it many.
@@ -228,13 +267,14 @@ namespace GPUAssembly
                 {
                   const std::size_t list_end = start[t];
                   if (list_end - list_begin > 32)
-                    std::sort(all.begin() + list_begin, all.begin() + list_end);
+                    std::sort(placed + list_begin, placed + list_end);
                   else
                     for (std::size_t i = list_begin + 1; i < list_end; ++i)
                       for (std::size_t j = i;
-                           j > list_begin && all[j].source < all[j - 1].source;
+                           j > list_begin &&
+                           placed[j].source < placed[j - 1].source;
                            --j)
-                        std::swap(all[j], all[j - 1]);
+                        std::swap(placed[j], placed[j - 1]);
                   list_begin = list_end;
                 }
             }
@@ -272,7 +312,7 @@ namespace GPUAssembly
     // after assembly. Fixed chunks of the index range count their targets
     // in parallel and then fill their places, so that the arrays are those
     // of one sweep over the range whatever the threads.
-    void append_part(const std::vector<Contribution> &contributions,
+    void append_part(const SortedContributions       &contributions,
                      const std::atomic<std::uint8_t> *marks,
                      const std::size_t                n,
                      ConstraintPlan                  &plan)
@@ -460,9 +500,9 @@ namespace GPUAssembly
       },
       1);
     steps.next("sort");
-    const std::vector<Contribution> matrix_contributions =
+    const SortedContributions matrix_contributions =
       sort_contributions(matrix_chunks, arrays.n_nonzeros());
-    const std::vector<Contribution> vector_contributions =
+    const SortedContributions vector_contributions =
       sort_contributions(vector_chunks, arrays.n_dofs);
 
     // What the methods write: every nonzero some element maps to, every
@@ -488,6 +528,10 @@ namespace GPUAssembly
       zeroed_marks(arrays.n_dofs);
     mark_all(arrays.location, dof_marks.get());
     steps.next("lists");
+    // Both parts' sources at once: the vector part's would otherwise move
+    // the matrix part's, tens of millions of them, to new storage.
+    sources.reserve(matrix_contributions.size() + vector_contributions.size());
+    weights.reserve(matrix_contributions.size() + vector_contributions.size());
     source_offsets.push_back(0);
     append_part(matrix_contributions, marks.get(), arrays.n_nonzeros(), *this);
     n_matrix_targets = targets.size();
