@@ -28,8 +28,8 @@ namespace GPUAssembly
       void
       reinit(const MeshArrays &arrays);
 
-      /// Upload @p new_plan, built for the arrays of the method's plan,
-      /// which it keeps.
+      /// Keep and upload @p new_plan, a plan already built for the mesh
+      /// arrays that the method's plan reads.
       void
       reinit(ConstraintPlan &&new_plan);
 
