@@ -11,17 +11,6 @@ namespace GPUAssembly
   {
     template <typename Number>
     void
-    ConstraintDeviceData<Number>::reinit(const MeshArrays &arrays)
-    {
-      ConstraintPlan new_plan;
-      new_plan.reinit(arrays);
-      reinit(std::move(new_plan));
-    }
-
-
-
-    template <typename Number>
-    void
     ConstraintDeviceData<Number>::reinit(ConstraintPlan &&new_plan)
     {
       *this = ConstraintDeviceData();

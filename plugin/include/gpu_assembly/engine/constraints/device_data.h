@@ -23,13 +23,9 @@ namespace GPUAssembly
     class ConstraintDeviceData
     {
     public:
-      /// Build the plan for @p arrays and upload it (nothing if no
-      /// constraint line has entries).
-      void
-      reinit(const MeshArrays &arrays);
-
-      /// Keep and upload @p new_plan, a plan already built for the mesh
-      /// arrays that the method's plan reads.
+      /// Keep and upload @p new_plan, a ConstraintPlan built for the mesh
+      /// arrays that the method's plan reads (nothing if no constraint
+      /// line has entries).
       void
       reinit(ConstraintPlan &&new_plan);
 
