@@ -361,17 +361,19 @@ main(int argc, char *argv[])
             const auto time_device = [&](const auto        &m,
                                          const std::string &precision) {
               DeviceStepper<std::decay_t<decltype(m.mu)>>
-                stepper(sum, steps_per_graph, block);
-              print(fused_row(time_stepper(stepper,
-                                           m,
-                                           bc,
-                                           integration,
-                                           n_steps,
-                                           steps_per_graph,
-                                           "GPU, " + precision + ", " + what),
-                              m),
-                    bandwidth,
-                    host_ms);
+                  stepper(sum, steps_per_graph, block);
+              Row row =
+                fused_row(time_stepper(stepper,
+                                       m,
+                                       bc,
+                                       integration,
+                                       n_steps,
+                                       steps_per_graph,
+                                       "GPU, " + precision + ", " + what),
+                          m);
+              if (stepper.streams_element_data())
+                row.what += ", evict-first";
+              print(row, bandwidth, host_ms);
             };
             if (use_double)
               time_device(model, "double");
@@ -387,7 +389,9 @@ main(int argc, char *argv[])
        "bandwidth; of floor: the byte floor (element data once, "
        "displacements and nodal state) / time over the copy bandwidth; "
        "recomp.: elements computed per element; vs host: host ms/step over "
-       "GPU ms/step."
+       "GPU ms/step; evict-first: the plan's element kernel reads the "
+       "element data as the lines L2 evicts first "
+       "(DeviceStepper::streams_element_data())."
     << std::endl;
   return 0;
 }

@@ -12,11 +12,14 @@
 // equal. The atomic nodal sum agrees with the plan to 1e-9. A cube
 // pressed through itself stops at the first step that is not finite, at
 // the host's step and node with bitwise the host's last finite state, for
-// every graph and advance() size. Exits with 77 (skipped) without a CUDA
-// device.
+// every graph and advance() size. On a cube sized to the device's L2 the
+// plan reads its element data evict-first, and as usual on a cube whose
+// element forces and nodal state do not fit in L2, with bitwise the host's
+// states on both. Exits with 77 (skipped) without a CUDA device.
 
 #include <deal.II/grid/grid_generator.h>
 
+#include <gpu_assembly/base/device.h>
 #include <gpu_assembly/tled/tled_mesh.h>
 #include <gpu_assembly/tled/tled_stepper.h>
 
@@ -188,6 +191,79 @@ namespace
                      Testing::scientific(drift) + ")");
     }
   }
+
+  // The plan reads its element data evict-first (streams_element_data())
+  // where the element forces and the nodal state fit in the device's L2 but
+  // all of a step's data take more than half of it, as usual elsewhere. In
+  // double a hexahedron's forces take 192 bytes, its element data 328 and a
+  // node's state about 81: a cube of about 0.75 L2 streams, one whose forces
+  // and state take 1.3 L2 and the 8^3 cube do not. In both of the first two
+  // the plan's states are bitwise the host's.
+  void
+  check_element_data_loads(Testing::Checks &checks)
+  {
+    const Material      material    = Testing::truth_cube_material();
+    const Mesh          small_mesh  = Testing::make_hexahedral_cube(8, 1.);
+    const Model<double> small_model = make_model<double>(small_mesh, material);
+    Integration         integration;
+    integration.time_step = 0.5 * small_model.critical_time_step;
+    DeviceStepper<double> small(NodalSum::plan, 300);
+    small.reinit(small_model,
+                 Testing::compression_conditions(small_mesh, 1., 0.1, 1.),
+                 integration);
+    checks.check(!small.streams_element_data(),
+                 "8^3 cube: its data take little of L2, the plan reads the "
+                 "element data as usual");
+
+    const std::size_t l2 = GPUAssembly::get_device_info().l2_cache_bytes;
+    for (const bool streamed : {true, false})
+      {
+        const unsigned int  n       = static_cast<unsigned int>(std::lround(
+          std::cbrt(streamed ? 0.75 * l2 / 601. : 1.3 * l2 / 273.)));
+        const unsigned int  n_steps = 100;
+        const Mesh          mesh    = Testing::make_hexahedral_cube(n, 1., 0.2);
+        const Model<double> model   = make_model<double>(mesh, material);
+        integration.time_step       = 0.5 * model.critical_time_step;
+        integration.damping         = 2.;
+        const BoundaryConditions bc =
+          Testing::compression_conditions(mesh,
+                                          1.,
+                                          0.1,
+                                          300 * integration.time_step,
+                                          0.01);
+        std::vector<double> host_prev, host_curr, prev, curr;
+        HostStepper<double> host;
+        run(host,
+            model,
+            bc,
+            integration,
+            n_steps,
+            n_steps,
+            host_prev,
+            host_curr);
+        double moved = 0;
+        for (const double x : host_curr)
+          moved = std::max(moved, std::abs(x));
+        DeviceStepper<double> device(NodalSum::plan, 300);
+        run(device, model, bc, integration, n_steps, 75, prev, curr);
+        const std::string name = std::to_string(n) + "^3 cube, L2 of " +
+                                 std::to_string(l2 >> 20) + " MiB";
+        checks.check(device.streams_element_data() == streamed,
+                     name + (streamed ?
+                               ": the plan reads the element data evict-first" :
+                               ": its forces and state do not fit in L2, the "
+                               "plan reads the element data as usual"));
+        checks.check(moved > 1e-4 && prev == host_prev && curr == host_curr,
+                     name +
+                       ", double, plan: GPU states bitwise equal to the "
+                       "host's after " +
+                       std::to_string(n_steps) + " steps (max |u| " +
+                       Testing::scientific(moved) + ", max difference " +
+                       Testing::scientific(
+                         Testing::max_relative_difference(curr, host_curr)) +
+                       ")");
+      }
+  }
 } // namespace
 
 int
@@ -197,6 +273,7 @@ main()
     return Testing::no_device_exit_code();
   Testing::Checks checks;
   check_mesh(checks, Testing::make_hexahedral_cube(8, 1., 0.2), "hexahedra");
+  check_element_data_loads(checks);
   {
     dealii::Triangulation<3> tria;
     dealii::GridGenerator::subdivided_hyper_rectangle_with_simplices(

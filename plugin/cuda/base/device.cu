@@ -70,6 +70,7 @@ namespace GPUAssembly
     info.shared_memory_per_multiprocessor =
       properties.sharedMemPerMultiprocessor;
     info.global_memory_bytes   = properties.totalGlobalMem;
+    info.l2_cache_bytes        = properties.l2CacheSize;
     info.max_threads_per_block = properties.maxThreadsPerBlock;
     return info;
   }

@@ -49,8 +49,63 @@ namespace GPUAssembly
         Number lambda;
       };
 
+      /**
+       * Loads of element data. With @p evict_first they are marked as the
+       * first lines for L2 to evict (an L2 cache policy from sm_80 on,
+       * ld.global.cs before): read once a step, they then do not push out
+       * the element forces and the nodal state, which the node kernel reads
+       * right after (DeviceStepper::Implementation::stream_element_data).
+       */
+      template <bool evict_first>
+      struct ElementDataLoad
+      {
+        std::uint64_t policy = 0;
+
+        __device__
+        ElementDataLoad()
+        {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+          if constexpr (evict_first)
+            asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
+                : "=l"(policy));
+#endif
+        }
+
+        template <typename T>
+        __device__ __forceinline__ T
+        operator()(const T *address) const
+        {
+          if constexpr (!evict_first)
+            return __ldg(address);
+          else
+            {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+              T value;
+              if constexpr (std::is_same_v<T, double>)
+                asm("ld.global.nc.L2::cache_hint.f64 %0, [%1], %2;"
+                    : "=d"(value)
+                    : "l"(address), "l"(policy));
+              else if constexpr (std::is_same_v<T, float>)
+                asm("ld.global.nc.L2::cache_hint.f32 %0, [%1], %2;"
+                    : "=f"(value)
+                    : "l"(address), "l"(policy));
+              else
+                {
+                  static_assert(std::is_same_v<T, int>);
+                  asm("ld.global.nc.L2::cache_hint.s32 %0, [%1], %2;"
+                      : "=r"(value)
+                      : "l"(address), "l"(policy));
+                }
+              return value;
+#else
+              return __ldcs(address);
+#endif
+            }
+        }
+      };
+
       /// Forces @p f of element @p e at displacements @p u, and its nodes.
-      template <int npe, typename Number>
+      template <int npe, typename Number, bool evict_first = false>
       __device__ __forceinline__ void
       compute_element(const ElementData<Number> &d,
                       const Number *__restrict__ u,
@@ -58,31 +113,32 @@ namespace GPUAssembly
                       int (&nodes)[npe],
                       Number (&f)[npe][3])
       {
-        const int s = d.element_stride;
-        Number    ue[npe][3], b[npe][3], c[4][3], k = 0;
+        const ElementDataLoad<evict_first> load;
+        const int                          s = d.element_stride;
+        Number ue[npe][3], b[npe][3], c[4][3], k = 0;
 #pragma unroll
         for (int a = 0; a < npe; ++a)
-          nodes[a] = __ldg(d.connectivity + a * s + e);
+          nodes[a] = load(d.connectivity + a * s + e);
 #pragma unroll
         for (int a = 0; a < npe; ++a)
 #pragma unroll
           for (int i = 0; i < 3; ++i)
             {
               ue[a][i] = __ldg(u + i * d.node_stride + nodes[a]);
-              b[a][i]  = __ldg(d.gradients + (3 * a + i) * s + e);
+              b[a][i]  = load(d.gradients + (3 * a + i) * s + e);
             }
 #pragma unroll
         for (int alpha = 0; alpha < 4; ++alpha)
 #pragma unroll
           for (int K = 0; K < 3; ++K)
             c[alpha][K] = npe == 8 ?
-                            __ldg(d.hourglass + (3 * alpha + K) * s + e) :
+                            load(d.hourglass + (3 * alpha + K) * s + e) :
                             Number(0);
         if (npe == 8)
-          k = __ldg(d.hourglass + 12 * s + e);
+          k = load(d.hourglass + 12 * s + e);
         element_forces<npe>(ue,
                             b,
-                            __ldg(d.volumes + e),
+                            load(d.volumes + e),
                             c,
                             k,
                             d.mu,
@@ -96,8 +152,9 @@ namespace GPUAssembly
        * Forces of element e from the structure-of-arrays model; with @p
        * atomic added to the nodal forces (component i of node n at i *
        * node_stride + n), else stored at (3 a + i) * element_stride + e.
+       * @p evict_first: ElementDataLoad.
        */
-      template <int npe, typename Number, bool atomic>
+      template <int npe, typename Number, bool atomic, bool evict_first = false>
       __global__ void
       __launch_bounds__(element_block)
         element_kernel(const ElementData<Number> d,
@@ -110,7 +167,7 @@ namespace GPUAssembly
           return;
         int    nodes[npe];
         Number f[npe][3];
-        compute_element<npe>(d, u, e, nodes, f);
+        compute_element<npe, Number, evict_first>(d, u, e, nodes, f);
 #pragma unroll
         for (int a = 0; a < npe; ++a)
 #pragma unroll
@@ -348,6 +405,14 @@ namespace GPUAssembly
       unsigned int nodes_per_block = default_nodes_per_block;
       unsigned int n_blocks        = 0;
       unsigned int max_elements    = 0;
+      // The plan's element kernel reads the element data evict-first
+      // (ElementDataLoad) where the element forces and the nodal state fit
+      // in L2 together: they then stay there from the element kernel to the
+      // node kernel and to the next step, while the element data, read once
+      // a step, stream through. Where the forces and the state alone do not
+      // fit, and where all of a step's data take less than half of L2, the
+      // hint costs a little and the plain loads are kept.
+      bool stream_element_data = false;
 
       ElementType element_type = ElementType::hexahedron;
       int         npe = 8, n_nodes = 0, n_elements = 0, element_stride = 0,
@@ -474,6 +539,8 @@ namespace GPUAssembly
         {
           if (is_atomic)
             elements(element_kernel<8, Number, true>);
+          else if (stream_element_data)
+            elements(element_kernel<8, Number, false, true>);
           else
             elements(element_kernel<8, Number, false>);
         }
@@ -481,6 +548,8 @@ namespace GPUAssembly
         {
           if (is_atomic)
             elements(element_kernel<4, Number, true>);
+          else if (stream_element_data)
+            elements(element_kernel<4, Number, false, true>);
           else
             elements(element_kernel<4, Number, false>);
         }
@@ -534,6 +603,15 @@ namespace GPUAssembly
 
 
     template <typename Number>
+    bool
+    DeviceStepper<Number>::streams_element_data() const
+    {
+      return implementation->stream_element_data;
+    }
+
+
+
+    template <typename Number>
     void
     DeviceStepper<Number>::reinit(const Model<Number>      &model,
                                   const BoundaryConditions &bc,
@@ -566,16 +644,16 @@ namespace GPUAssembly
       d.lambda         = model.lambda;
       d.dt             = integration.time_step;
       d.ramp_time      = bc.ramp_time;
+      int device_index = 0;
+      GPU_ASSEMBLY_CHECK_CUDA(cudaGetDevice(&device_index));
+      const DeviceInfo     device = get_device_info(device_index);
       internal::NodeBlocks blocks;
       if (d.nodal_sum == NodalSum::fused)
         {
           blocks = internal::make_node_blocks(model, d.nodes_per_block);
           const std::size_t shared_bytes =
             std::size_t(3) * d.npe * blocks.max_elements * sizeof(Number);
-          int device = 0;
-          GPU_ASSEMBLY_CHECK_CUDA(cudaGetDevice(&device));
-          const std::size_t limit =
-            get_device_info(device).shared_memory_per_block_optin;
+          const std::size_t limit = device.shared_memory_per_block_optin;
           if (shared_bytes > limit)
             GPUAssembly::internal::throw_error(
               "TLED::DeviceStepper: a node block of " +
@@ -631,6 +709,23 @@ namespace GPUAssembly
         d.forces.reinit(d.nodal_sum == NodalSum::atomic ?
                           3 * std::size_t(d.node_stride) :
                           3 * std::size_t(d.npe) * d.element_stride);
+      {
+        const std::size_t l2_bytes = device.l2_cache_bytes;
+        // The element forces, the three displacement vectors, the update
+        // coefficient and the flags.
+        const std::size_t hot_bytes =
+          (3 * std::size_t(d.npe) * d.element_stride +
+           10 * std::size_t(d.node_stride)) *
+            sizeof(Number) +
+          std::size_t(d.node_stride);
+        const std::size_t element_data_bytes =
+          std::size_t(d.element_stride) *
+          (d.npe * sizeof(int) +
+           (3 * d.npe + 1 + (d.npe == 8 ? 13 : 0)) * sizeof(Number));
+        d.stream_element_data = d.nodal_sum == NodalSum::plan &&
+                                hot_bytes <= l2_bytes &&
+                                2 * (hot_bytes + element_data_bytes) > l2_bytes;
+      }
       d.step_counter.reinit(1);
       d.reset_status();
       this->first_non_finite_node = static_cast<unsigned int>(-1);

@@ -23,6 +23,7 @@ namespace GPUAssembly
     std::size_t shared_memory_per_block_optin    = 0;
     std::size_t shared_memory_per_multiprocessor = 0;
     std::size_t global_memory_bytes              = 0;
+    std::size_t l2_cache_bytes                   = 0;
     int         max_threads_per_block            = 0;
   };
 
