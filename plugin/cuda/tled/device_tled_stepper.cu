@@ -405,11 +405,12 @@ namespace GPUAssembly
       unsigned int nodes_per_block = default_nodes_per_block;
       unsigned int n_blocks        = 0;
       unsigned int max_elements    = 0;
-      // The plan's element kernel reads the element data evict-first
-      // (ElementDataLoad) where the element forces and the nodal state fit
-      // in L2 together: they then stay there from the element kernel to the
-      // node kernel and to the next step, while the element data, read once
-      // a step, stream through. Where the forces and the state alone do not
+      // The plan's element kernel of hexahedra (where it was measured)
+      // reads the element data evict-first (ElementDataLoad) where the
+      // element forces and the nodal state fit in L2 together: they then
+      // stay there from the element kernel to the node kernel and to the
+      // next step, while the element data, read once a step, stream
+      // through. Where the forces and the state alone do not
       // fit, and where all of a step's data take less than half of L2, the
       // hint costs a little and the plain loads are kept.
       bool stream_element_data = false;
@@ -548,8 +549,6 @@ namespace GPUAssembly
         {
           if (is_atomic)
             elements(element_kernel<4, Number, true>);
-          else if (stream_element_data)
-            elements(element_kernel<4, Number, false, true>);
           else
             elements(element_kernel<4, Number, false>);
         }
@@ -720,9 +719,8 @@ namespace GPUAssembly
           std::size_t(d.node_stride);
         const std::size_t element_data_bytes =
           std::size_t(d.element_stride) *
-          (d.npe * sizeof(int) +
-           (3 * d.npe + 1 + (d.npe == 8 ? 13 : 0)) * sizeof(Number));
-        d.stream_element_data = d.nodal_sum == NodalSum::plan &&
+          (8 * sizeof(int) + (3 * 8 + 1 + 13) * sizeof(Number));
+        d.stream_element_data = d.nodal_sum == NodalSum::plan && d.npe == 8 &&
                                 hot_bytes <= l2_bytes &&
                                 2 * (hot_bytes + element_data_bytes) > l2_bytes;
       }

@@ -332,12 +332,12 @@ namespace GPUAssembly
 
       /**
        * Whether the plan's element kernel reads the element data as the
-       * lines L2 evicts first, as reinit() decided for the model: where the
-       * element forces and the nodal state fit in the device's L2 but the
-       * step's data, element data included, take more than half of it, so
-       * that the forces and the state stay in L2 from the element kernel to
-       * the node kernel rather than give way to element data that are read
-       * once a step. The values are the same either way.
+       * lines L2 evicts first, as reinit() decided for the model: for
+       * hexahedra where the element forces and the nodal state fit in the
+       * device's L2 but the step's data, element data included, take more
+       * than half of it, so that the forces and the state stay in L2 from
+       * the element kernel to the node kernel rather than give way to
+       * element data that are read once a step. The values are the same either way.
        */
       bool
       streams_element_data() const;
