@@ -410,9 +410,9 @@ namespace GPUAssembly
       // element forces and the nodal state fit in L2 together: they then
       // stay there from the element kernel to the node kernel and to the
       // next step, while the element data, read once a step, stream
-      // through. Where the forces and the state alone do not
-      // fit, and where all of a step's data take less than half of L2, the
-      // hint costs a little and the plain loads are kept.
+      // through. Where the forces and the state alone do not fit, and where
+      // all of a step's data take less than half of L2, the hint costs a
+      // little and the plain loads are kept.
       bool stream_element_data = false;
 
       ElementType element_type = ElementType::hexahedron;
@@ -709,20 +709,20 @@ namespace GPUAssembly
                           3 * std::size_t(d.node_stride) :
                           3 * std::size_t(d.npe) * d.element_stride);
       {
+        // A step's data: the byte floor (element data, displacements and
+        // nodal state) and the element forces; all but the element data are
+        // touched twice.
         const std::size_t l2_bytes = device.l2_cache_bytes;
-        // The element forces, the three displacement vectors, the update
-        // coefficient and the flags.
+        const std::size_t force_bytes =
+          std::size_t(3) * d.npe * model.n_elements * sizeof(Number);
+        const std::size_t step_bytes =
+          model.minimum_bytes_per_step() + force_bytes;
         const std::size_t hot_bytes =
-          (3 * std::size_t(d.npe) * d.element_stride +
-           10 * std::size_t(d.node_stride)) *
-            sizeof(Number) +
-          std::size_t(d.node_stride);
-        const std::size_t element_data_bytes =
-          std::size_t(d.element_stride) *
-          (8 * sizeof(int) + (3 * 8 + 1 + 13) * sizeof(Number));
+          step_bytes -
+          std::size_t(model.n_elements) * model.bytes_per_element();
         d.stream_element_data = d.nodal_sum == NodalSum::plan && d.npe == 8 &&
                                 hot_bytes <= l2_bytes &&
-                                2 * (hot_bytes + element_data_bytes) > l2_bytes;
+                                2 * step_bytes > l2_bytes;
       }
       d.step_counter.reinit(1);
       d.reset_status();

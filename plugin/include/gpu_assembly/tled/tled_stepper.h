@@ -337,7 +337,8 @@ namespace GPUAssembly
        * device's L2 but the step's data, element data included, take more
        * than half of it, so that the forces and the state stay in L2 from
        * the element kernel to the node kernel rather than give way to
-       * element data that are read once a step. The values are the same either way.
+       * element data that are read once a step. The values are the same
+       * either way.
        */
       bool
       streams_element_data() const;
